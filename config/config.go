@@ -1,0 +1,129 @@
+package config
+
+import (
+	"net/url"
+	"time"
+)
+
+// API names, as they appear in YAML sections and in the api label.
+const (
+	APIData      = "data"
+	APIIndicator = "indicator"
+	APIConsensus = "consensus"
+)
+
+// APINames lists the APIs in the order they are collected and documented.
+var APINames = []string{APIData, APIIndicator, APIConsensus}
+
+// Config is a loaded, validated configuration.
+type Config struct {
+	File string
+	// APIs holds the configured sections by API name; absent sections are
+	// not in the map.
+	APIs map[string]*API
+	// Tuples is every upstream series of every API, in file order.
+	Tuples []*Tuple
+	// TupleLabelNames are the label names of the per-tuple families
+	// (onchain_data_timestamp_seconds, onchain_exporter_query_success...):
+	// api, endpoint, asset, window and every parameter label of the file.
+	TupleLabelNames []string
+}
+
+// API is one upstream API section (data:, indicator:, consensus:).
+type API struct {
+	Name        string
+	URL         *url.URL
+	TokenEnv    string
+	TokenFile   string
+	Auth        string // header | query
+	Timeout     time.Duration
+	Concurrency int
+	// RateLimit is the most requests per minute sent to this API; 0 means
+	// no limit of our own.
+	RateLimit float64
+	// MaxStaleness is how long a series keeps its last good value while
+	// its refreshes fail; after that it disappears from /metrics.
+	MaxStaleness time.Duration
+	// Revalidate, when set, re-fetches a series at least this often even
+	// when no new row is due, to pick up revised data.
+	Revalidate time.Duration
+	MaxTuples  int
+	Metrics    []*Entry
+	Tuples     []*Tuple
+
+	token Secret
+}
+
+// Token returns the credential read from token_env or token_file.
+func (a *API) Token() Secret { return a.token }
+
+// Defaults of an API section.
+const (
+	DefaultTimeout      = 10 * time.Second
+	DefaultConcurrency  = 4
+	DefaultMaxStaleness = time.Hour
+	DefaultMaxTuples    = 1000
+	DefaultLimit        = 5
+)
+
+// Entry is one item of a section's metrics list, before expansion.
+type Entry struct {
+	// Key names the entry in messages (data.metrics[2]); Line is its line.
+	Key      string
+	Line     int
+	Path     string
+	Windows  []string
+	CacheTTL time.Duration
+	// Fields, when set, selects and renames row fields; nil exports every
+	// numeric field.
+	Fields map[string]*Field
+	// Rows, TimeKey and LabelFields describe the payload of APIs whose
+	// shape is not fixed by the specification (dotted JSON paths).
+	Rows        string
+	TimeKey     string
+	LabelFields []string
+	// Params are the request parameters in file order, each a list.
+	Params []Param
+
+	lines map[string]int // line of each key
+}
+
+// line returns the line of one of the entry's keys, or the entry's own.
+func (e *Entry) line(key string) int {
+	if n, ok := e.lines[key]; ok {
+		return n
+	}
+	return e.Line
+}
+
+// Param is one request parameter of an entry with its listed values.
+type Param struct {
+	Name   string
+	Values []string
+	Line   int
+}
+
+// Field describes how one row field becomes a metric family.
+type Field struct {
+	Name string // family name without the onchain_ prefix
+	Help string
+	Type string // gauge | counter
+	// Scale multiplies the value (0.01 turns a percent into a ratio).
+	Scale float64
+	// Labels are constant labels added to the series (kind="mint").
+	Labels map[string]string
+	// KeyLabel, for a field whose value is an object of numbers, names the
+	// label that carries each key (multiple="1.5").
+	KeyLabel string
+}
+
+// Secret is a credential. It never prints.
+type Secret string
+
+func (s Secret) String() string { return "<secret>" }
+
+// MarshalText keeps a Secret out of any encoding.
+func (s Secret) MarshalText() ([]byte, error) { return []byte("<secret>"), nil }
+
+// GoString keeps a Secret out of %#v.
+func (s Secret) GoString() string { return `"<secret>"` }

@@ -1,0 +1,179 @@
+package config
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Keys of a metrics entry that are not request parameters.
+var reservedKeys = map[string]bool{
+	"path": true, "window": true, "cache_ttl": true, "fields": true,
+	"rows": true, "time_key": true, "labels": true,
+}
+
+// Parameters the exporter sets itself or that would defeat "latest row".
+var forbiddenParams = map[string]string{
+	"from":    "the exporter always asks for the latest rows",
+	"to":      "the exporter always asks for the latest rows",
+	"format":  "the exporter reads JSON only",
+	"api_key": "credentials come from token_env or token_file only",
+}
+
+var (
+	metricNameRE = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+	labelNameRE  = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+	paramNameRE  = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+)
+
+func (l *errorList) entries(api string, n *yaml.Node) []*Entry {
+	key := join(api, "metrics")
+	if n.Kind != yaml.SequenceNode {
+		l.add(n, key, "must be a list, got %s", kindName(n))
+		return nil
+	}
+	if len(n.Content) == 0 {
+		l.add(n, key, "must not be an empty list")
+		return nil
+	}
+	out := make([]*Entry, 0, len(n.Content))
+	for i, c := range n.Content {
+		if e := l.entry(fmt.Sprintf("%s[%d]", key, i), c); e != nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (l *errorList) entry(key string, n *yaml.Node) *Entry {
+	pairs, ok := l.mapping(n, key)
+	if !ok {
+		return nil
+	}
+	e := &Entry{Line: n.Line, Key: key, lines: map[string]int{}}
+	hasPath := false
+	for _, p := range pairs {
+		k := join(key, p.key)
+		e.lines[p.key] = p.keyN.Line
+		switch p.key {
+		case "path":
+			hasPath = true
+			l.str(p.value, k, &e.Path)
+		case "window":
+			e.Windows = l.values(p.value, k)
+		case "cache_ttl":
+			l.duration(p.value, k, &e.CacheTTL)
+		case "rows":
+			l.str(p.value, k, &e.Rows)
+		case "time_key":
+			l.str(p.value, k, &e.TimeKey)
+		case "labels":
+			e.LabelFields = l.values(p.value, k)
+		case "fields":
+			e.Fields = l.fields(k, p.value)
+		default:
+			if why, bad := forbiddenParams[p.key]; bad {
+				l.add(p.keyN, k, "parameter cannot be set: %s", why)
+				continue
+			}
+			if !paramNameRE.MatchString(p.key) {
+				l.add(p.keyN, k, "parameter name must match %s", paramNameRE)
+				continue
+			}
+			if vs := l.values(p.value, k); vs != nil {
+				e.Params = append(e.Params, Param{Name: p.key, Values: vs, Line: p.keyN.Line})
+			}
+		}
+	}
+	if !hasPath {
+		l.add(n, join(key, "path"), "is required")
+		return nil
+	}
+	return e
+}
+
+func (l *errorList) fields(key string, n *yaml.Node) map[string]*Field {
+	pairs, ok := l.mapping(n, key)
+	if !ok {
+		return nil
+	}
+	if len(pairs) == 0 {
+		l.add(n, key, "must list at least one field (leave it out to export every numeric field)")
+		return nil
+	}
+	out := make(map[string]*Field, len(pairs))
+	for _, p := range pairs {
+		k := join(key, p.key)
+		f := &Field{Type: "gauge", Scale: 1}
+		out[p.key] = f
+		if p.value.Kind == yaml.ScalarNode && p.value.Tag == "!!null" {
+			continue
+		}
+		fp, ok := l.mapping(p.value, k)
+		if !ok {
+			continue
+		}
+		for _, q := range fp {
+			fk := join(k, q.key)
+			switch q.key {
+			case "name":
+				l.str(q.value, fk, &f.Name)
+				if f.Name != "" && !metricNameRE.MatchString(f.Name) {
+					l.add(q.value, fk, "%q is not a valid metric name", f.Name)
+				}
+			case "help":
+				l.str(q.value, fk, &f.Help)
+			case "type":
+				l.str(q.value, fk, &f.Type)
+				if f.Type != "gauge" && f.Type != "counter" {
+					l.add(q.value, fk, "must be gauge or counter, got %q", f.Type)
+				}
+			case "scale":
+				l.float(q.value, fk, &f.Scale)
+				if f.Scale == 0 {
+					l.add(q.value, fk, "must not be 0")
+				}
+			case "key_label":
+				l.str(q.value, fk, &f.KeyLabel)
+				if f.KeyLabel != "" && !labelNameRE.MatchString(f.KeyLabel) {
+					l.add(q.value, fk, "%q is not a valid label name", f.KeyLabel)
+				}
+			case "labels":
+				f.Labels = l.constLabels(fk, q.value)
+			default:
+				l.add(q.keyN, fk, "unknown key (expected name, help, type, scale, labels, key_label)")
+			}
+		}
+	}
+	return out
+}
+
+func (l *errorList) constLabels(key string, n *yaml.Node) map[string]string {
+	pairs, ok := l.mapping(n, key)
+	if !ok {
+		return nil
+	}
+	out := map[string]string{}
+	for _, p := range pairs {
+		if !labelNameRE.MatchString(p.key) {
+			l.add(p.keyN, join(key, p.key), "%q is not a valid label name", p.key)
+			continue
+		}
+		if v, ok := l.scalar(p.value, join(key, p.key)); ok {
+			out[p.key] = v
+		}
+	}
+	return out
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,198 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Load reads, parses and validates a configuration file. Credentials named
+// by token_env and token_file are read now: a missing one is an error.
+func Load(file string) (*Config, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	return Parse(file, b, os.Getenv)
+}
+
+// Parse validates the YAML in b as if read from file; getenv resolves
+// token_env.
+func Parse(file string, b []byte, getenv func(string) string) (*Config, error) {
+	l := &errorList{file: file}
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			l.add(nil, "", "the file is empty: configure at least one of %s", strings.Join(APINames, ", "))
+			return nil, l.err()
+		}
+		return nil, &Error{Problems: []string{yamlError(file, err)}}
+	}
+	cfg := &Config{File: file, APIs: map[string]*API{}}
+	root := doc.Content[0]
+	pairs, ok := l.mapping(root, "")
+	if !ok {
+		return nil, l.err()
+	}
+	for _, p := range pairs {
+		if !isAPIName(p.key) {
+			l.add(p.keyN, p.key, "unknown key (expected one of %s)", strings.Join(APINames, ", "))
+			continue
+		}
+		if a := l.api(p.key, p.value, getenv); a != nil {
+			cfg.APIs[p.key] = a
+		}
+	}
+	if len(pairs) > 0 && len(cfg.APIs) == 0 && len(l.errs) == 0 {
+		l.add(root, "", "configure at least one of %s", strings.Join(APINames, ", "))
+	}
+	if len(l.errs) == 0 {
+		l.expand(cfg)
+	}
+	if err := l.err(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// yamlError rewrites a YAML syntax error as file:line: message.
+func yamlError(file string, err error) string {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	var line int
+	if n, _ := fmt.Sscanf(msg, "line %d:", &line); n == 1 {
+		_, rest, _ := strings.Cut(msg, ":")
+		return fmt.Sprintf("%s:%d: invalid YAML:%s", file, line, rest)
+	}
+	return fmt.Sprintf("%s: invalid YAML: %s", file, msg)
+}
+
+func isAPIName(s string) bool {
+	for _, n := range APINames {
+		if n == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *errorList) api(name string, n *yaml.Node, getenv func(string) string) *API {
+	a := &API{
+		Name:         name,
+		Auth:         "header",
+		Timeout:      DefaultTimeout,
+		Concurrency:  DefaultConcurrency,
+		MaxStaleness: DefaultMaxStaleness,
+		MaxTuples:    DefaultMaxTuples,
+	}
+	pairs, ok := l.mapping(n, name)
+	if !ok {
+		return nil
+	}
+	var rawURL string
+	var urlNode, metricsNode *yaml.Node
+	for _, p := range pairs {
+		k := join(name, p.key)
+		switch p.key {
+		case "url":
+			urlNode = p.value
+			l.str(p.value, k, &rawURL)
+		case "token_env":
+			l.str(p.value, k, &a.TokenEnv)
+		case "token_file":
+			l.str(p.value, k, &a.TokenFile)
+		case "auth":
+			l.str(p.value, k, &a.Auth)
+			if a.Auth != "header" && a.Auth != "query" {
+				l.add(p.value, k, "must be header or query, got %q", a.Auth)
+			}
+		case "timeout":
+			l.duration(p.value, k, &a.Timeout)
+			if a.Timeout == 0 {
+				l.add(p.value, k, "must be greater than 0")
+			}
+		case "concurrency":
+			l.integer(p.value, k, &a.Concurrency)
+			if a.Concurrency < 1 || a.Concurrency > 64 {
+				l.add(p.value, k, "must be between 1 and 64, got %d", a.Concurrency)
+			}
+		case "rate_limit":
+			l.float(p.value, k, &a.RateLimit)
+			if a.RateLimit < 0 {
+				l.add(p.value, k, "must not be negative (requests per minute; 0 = no limit)")
+			}
+		case "max_staleness":
+			l.duration(p.value, k, &a.MaxStaleness)
+		case "revalidate":
+			l.duration(p.value, k, &a.Revalidate)
+		case "max_tuples":
+			l.integer(p.value, k, &a.MaxTuples)
+			if a.MaxTuples < 1 {
+				l.add(p.value, k, "must be at least 1, got %d", a.MaxTuples)
+			}
+		case "metrics":
+			metricsNode = p.value
+		default:
+			l.add(p.keyN, k, "unknown key")
+		}
+	}
+	if urlNode == nil {
+		l.add(n, join(name, "url"), "is required")
+	} else if rawURL != "" {
+		u, err := url.Parse(rawURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			l.add(urlNode, join(name, "url"), "must be an absolute http(s) URL, got %q", rawURL)
+		} else if u.User != nil || u.RawQuery != "" {
+			l.add(urlNode, join(name, "url"), "must not carry credentials or a query; use token_env or token_file")
+		} else {
+			u.Path = strings.TrimSuffix(u.Path, "/")
+			a.URL = u
+		}
+	}
+	if a.Auth == "query" && name == APIIndicator {
+		l.add(n, join(name, "auth"), "the Indicator API takes its key only as a bearer header")
+	}
+	l.credential(a, n, getenv)
+	if metricsNode == nil {
+		l.add(n, join(name, "metrics"), "is required: list at least one metric")
+	} else {
+		a.Metrics = l.entries(name, metricsNode)
+	}
+	return a
+}
+
+// credential reads token_env or token_file. The value is never part of an
+// error message.
+func (l *errorList) credential(a *API, n *yaml.Node, getenv func(string) string) {
+	switch {
+	case a.TokenEnv != "" && a.TokenFile != "":
+		l.add(n, a.Name, "set token_env or token_file, not both")
+	case a.TokenEnv != "":
+		v := strings.TrimSpace(getenv(a.TokenEnv))
+		if v == "" {
+			l.add(n, join(a.Name, "token_env"), "environment variable %s is not set or empty", a.TokenEnv)
+		}
+		a.token = Secret(v)
+	case a.TokenFile != "":
+		b, err := os.ReadFile(a.TokenFile)
+		if err != nil {
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			l.add(n, join(a.Name, "token_file"), "cannot read %s: %v", a.TokenFile, err)
+			return
+		}
+		v := strings.TrimSpace(string(b))
+		if v == "" {
+			l.add(n, join(a.Name, "token_file"), "%s is empty", a.TokenFile)
+		}
+		a.token = Secret(v)
+	}
+}

@@ -1,0 +1,427 @@
+package config
+
+import (
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Tuple is one upstream series: an entry with one value chosen for each of
+// its listed parameters and windows.
+type Tuple struct {
+	API      string
+	Entry    *Entry
+	Endpoint *Endpoint // nil for paths outside the catalog
+	// Path is the request path with placeholders filled.
+	Path   string
+	Window string // "" where the API takes no window
+	// Query is what is sent besides the path: parameters, window, limit.
+	Query url.Values
+	// Key identifies the tuple; two entries producing one key are an error.
+	Key string
+	// Params holds every parameter value, placeholders included.
+	Params map[string]string
+	// LabelNames and LabelValues label the tuple's data families.
+	LabelNames, LabelValues []string
+	// TupleLabelValues follow Config.TupleLabelNames.
+	TupleLabelValues []string
+	// Fields maps row fields to families; with AllNumeric, fields missing
+	// here are exported too, with derived names.
+	Fields     map[string]*Field
+	AllNumeric bool
+	// Rows, TimeKey and LabelFields locate the rows in the payload.
+	Rows        string
+	TimeKey     string
+	LabelFields []string
+	CacheTTL    float64 // seconds; 0 = by schedule
+}
+
+// Parameters that do not tell two series apart and so are not labels.
+var nonLabelParams = map[string]bool{"limit": true, "order": true, "source_text": true}
+
+// Windows the data API knows; paths outside the catalog may use any of them.
+var knownWindows = []string{"block", "min", "10min", "hour", "day"}
+
+var (
+	placeholderRE = regexp.MustCompile(`\{([a-zA-Z_][a-zA-Z0-9_]*)\}`)
+	segmentRE     = `([a-z0-9_.-]+|\{[a-zA-Z_][a-zA-Z0-9_]*\})`
+	v1PathRE      = regexp.MustCompile(`^/v1/` + segmentRE + `/` + segmentRE + `/` + segmentRE + `$`)
+	v2PathRE      = regexp.MustCompile(`^/v2/` + segmentRE + `/` + segmentRE + `(/` + segmentRE + `)?$`)
+	otherPathRE   = regexp.MustCompile(`^(/([a-zA-Z0-9_.:-]+|\{[a-zA-Z_][a-zA-Z0-9_]*\}))+$`)
+	chainSuffixRE = regexp.MustCompile(`_(eth|ethereum|trx|tron|bsc|sol|polygon|arb|avax|op|base)$`)
+)
+
+// expand turns every entry into tuples, validates them and computes the
+// label sets. It runs only on a file without parse errors.
+func (l *errorList) expand(cfg *Config) {
+	seen := map[string]*Entry{}
+	tupleLabels := map[string]bool{}
+	for _, name := range APINames {
+		a := cfg.APIs[name]
+		if a == nil {
+			continue
+		}
+		groups := map[string]map[string]bool{} // label group -> param labels
+		keyed := false
+		for _, e := range a.Metrics {
+			if !l.checkPath(a, e) {
+				continue
+			}
+			for _, t := range l.tuples(a, e) {
+				if prev, dup := seen[t.Key]; dup {
+					l.addAt(e.Line, e.Key, "the series %s is listed twice (also by %s at line %d)", t.describe(), prev.Key, prev.Line)
+					continue
+				}
+				seen[t.Key] = e
+				a.Tuples = append(a.Tuples, t)
+				if a.Name == APIData || t.Endpoint == nil || t.Endpoint.Keyed {
+					keyed = true
+				}
+				g := groups[labelGroup(t)]
+				if g == nil {
+					g = map[string]bool{}
+					groups[labelGroup(t)] = g
+				}
+				for p := range t.Params {
+					if !nonLabelParams[p] {
+						g[p] = true
+						tupleLabels[p] = true
+					}
+				}
+			}
+		}
+		if len(a.Tuples) > a.MaxTuples {
+			l.addAt(0, join(name, "max_tuples"), "the metrics list expands to %d series, more than max_tuples (%d)", len(a.Tuples), a.MaxTuples)
+		}
+		if keyed && a.token == "" && a.TokenEnv == "" && a.TokenFile == "" {
+			l.addAt(0, name, "a credential is required: set token_env or token_file")
+		}
+		for _, t := range a.Tuples {
+			setLabels(t, groups[labelGroup(t)])
+		}
+		cfg.Tuples = append(cfg.Tuples, a.Tuples...)
+	}
+	delete(tupleLabels, "asset")
+	cfg.TupleLabelNames = append([]string{"api", "endpoint", "asset", "window"}, sortedKeys(tupleLabels)...)
+	for _, t := range cfg.Tuples {
+		t.TupleLabelValues = make([]string, len(cfg.TupleLabelNames))
+		t.TupleLabelValues[0], t.TupleLabelValues[1], t.TupleLabelValues[2], t.TupleLabelValues[3] = t.API, t.Path, t.asset(), t.Window
+		for i, n := range cfg.TupleLabelNames[4:] {
+			t.TupleLabelValues[4+i] = t.Params[n]
+		}
+	}
+}
+
+// labelGroup is the set of tuples whose families share one label set.
+func labelGroup(t *Tuple) string {
+	if t.Endpoint != nil {
+		return t.API + " " + t.Endpoint.Template
+	}
+	p := t.Entry.Path
+	if strings.HasPrefix(p, "/v1/") {
+		segs := strings.Split(p, "/")
+		segs[2] = "{asset}"
+		p = strings.Join(segs, "/")
+	}
+	return t.API + " " + p
+}
+
+// asset is the path's asset for v1 and the asset parameter elsewhere.
+func (t *Tuple) asset() string {
+	if t.API == APIData && strings.HasPrefix(t.Path, "/v1/") {
+		return strings.Split(t.Path, "/")[2]
+	}
+	return t.Params["asset"]
+}
+
+func setLabels(t *Tuple, params map[string]bool) {
+	names := []string{}
+	if t.API == APIData {
+		names = append(names, "asset", "window")
+	}
+	for _, p := range sortedKeys(params) {
+		if p == "asset" && t.API == APIData {
+			continue
+		}
+		names = append(names, p)
+		if p == "equity" {
+			names = append(names, "exchange_code", "security_code")
+		}
+	}
+	t.LabelNames = names
+	t.LabelValues = make([]string, len(names))
+	for i, n := range names {
+		switch n {
+		case "asset":
+			t.LabelValues[i] = t.asset()
+		case "window":
+			t.LabelValues[i] = t.Window
+		case "exchange_code", "security_code":
+			code, sec, _ := strings.Cut(t.Params["equity"], ":")
+			if n == "exchange_code" {
+				t.LabelValues[i] = code
+			} else {
+				t.LabelValues[i] = sec
+			}
+		default:
+			t.LabelValues[i] = t.Params[n]
+		}
+	}
+}
+
+func (t *Tuple) describe() string {
+	if len(t.Query) == 0 {
+		return t.Path
+	}
+	q := url.Values{}
+	for k, v := range t.Query {
+		if k != "limit" {
+			q[k] = v
+		}
+	}
+	return t.Path + "?" + q.Encode()
+}
+
+// checkPath validates the path scheme of an entry and its placeholders.
+func (l *errorList) checkPath(a *API, e *Entry) bool {
+	key := join(e.Key, "path")
+	line := e.line("path")
+	ok := true
+	switch a.Name {
+	case APIData:
+		if !v1PathRE.MatchString(e.Path) && !v2PathRE.MatchString(e.Path) {
+			l.addAt(line, key, "%q does not fit /v1/{asset}/{category}/{metric} or /v2/{domain}/{category}/{metric}", e.Path)
+			ok = false
+		}
+	case APIIndicator:
+		if !strings.HasPrefix(e.Path, "/api/") || !otherPathRE.MatchString(e.Path) {
+			l.addAt(line, key, "%q is not an Indicator API path (/api/...)", e.Path)
+			ok = false
+		}
+	default:
+		if !otherPathRE.MatchString(e.Path) {
+			l.addAt(line, key, "%q is not a valid path", e.Path)
+			ok = false
+		}
+	}
+	for _, m := range placeholderRE.FindAllStringSubmatch(e.Path, -1) {
+		if e.param(m[1]) == nil {
+			l.addAt(line, key, "placeholder {%s} has no parameter %s in this entry", m[1], m[1])
+			ok = false
+		}
+	}
+	if a.Name != APIData && len(e.Windows) > 0 {
+		l.addAt(e.line("window"), join(e.Key, "window"), "the %s API takes no window", a.Name)
+		ok = false
+	}
+	return ok
+}
+
+func (e *Entry) param(name string) *Param {
+	for i := range e.Params {
+		if e.Params[i].Name == name {
+			return &e.Params[i]
+		}
+	}
+	return nil
+}
+
+// tuples expands an entry into the cartesian product of its lists.
+func (l *errorList) tuples(a *API, e *Entry) []*Tuple {
+	windows := e.Windows
+	if a.Name == APIData && len(windows) == 0 {
+		windows = []string{"day"} // the data API's default window
+	} else if len(windows) == 0 {
+		windows = []string{""}
+	}
+	combos := []map[string]string{{}}
+	for _, p := range e.Params {
+		var next []map[string]string
+		for _, c := range combos {
+			for _, v := range p.Values {
+				m := make(map[string]string, len(c)+1)
+				for k, x := range c {
+					m[k] = x
+				}
+				m[p.Name] = v
+				next = append(next, m)
+			}
+		}
+		combos = next
+	}
+	var out []*Tuple
+	for _, w := range windows {
+		for _, params := range combos {
+			if t := l.tuple(a, e, w, params); t != nil {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+func (l *errorList) tuple(a *API, e *Entry, window string, params map[string]string) *Tuple {
+	inPath := map[string]bool{}
+	path := placeholderRE.ReplaceAllStringFunc(e.Path, func(m string) string {
+		name := m[1 : len(m)-1]
+		inPath[name] = true
+		return params[name]
+	})
+	t := &Tuple{API: a.Name, Entry: e, Path: path, Window: window, Params: params, Query: url.Values{},
+		TimeKey: e.TimeKey, Rows: e.Rows, LabelFields: e.LabelFields}
+	if e.CacheTTL > 0 {
+		t.CacheTTL = e.CacheTTL.Seconds()
+	}
+	if strings.Contains(path, "//") || strings.ContainsAny(path, "?#") {
+		l.addAt(e.line("path"), join(e.Key, "path"), "a parameter filled into %q gives the bad path %q", e.Path, path)
+		return nil
+	}
+	t.Endpoint = endpointFor(a.Name, path)
+	ok := l.checkTuple(a, e, t, inPath)
+	for k, v := range params {
+		if !inPath[k] {
+			t.Query.Set(k, v)
+		}
+	}
+	if window != "" {
+		t.Query.Set("window", window)
+	}
+	if t.Query.Get("limit") == "" && (a.Name == APIData || (t.Endpoint != nil && t.Endpoint.MaxLimit > 0 && t.Endpoint.Rows != "")) {
+		t.Query.Set("limit", strconv.Itoa(DefaultLimit))
+	}
+	t.resolveFields()
+	keyQ := url.Values{}
+	for k, v := range t.Query {
+		if k != "limit" {
+			keyQ[k] = v
+		}
+	}
+	t.Key = a.Name + " " + path + "?" + keyQ.Encode()
+	if !ok {
+		return nil
+	}
+	return t
+}
+
+func (l *errorList) checkTuple(a *API, e *Entry, t *Tuple, inPath map[string]bool) bool {
+	ok := true
+	ep := t.Endpoint
+	windows := knownWindows
+	if ep != nil && a.Name == APIData {
+		windows = ep.Windows
+	}
+	if t.Window != "" && !contains(windows, t.Window) {
+		where := "the data API"
+		if ep != nil {
+			where = ep.Template
+		}
+		l.addAt(e.line("window"), join(e.Key, "window"), "%q is not allowed for %s (allowed: %s)", t.Window, where, strings.Join(windows, ", "))
+		ok = false
+	}
+	maxLimit := 0
+	if ep != nil {
+		maxLimit = ep.MaxLimit
+		for _, p := range e.Params {
+			if inPath[p.Name] || p.Name == "limit" || contains(ep.Params, p.Name) {
+				continue
+			}
+			accepted := "none"
+			if len(ep.Params) > 0 {
+				accepted = strings.Join(ep.Params, ", ")
+			}
+			l.addAt(p.Line, join(e.Key, p.Name), "unknown parameter for %s (accepted: %s)", ep.Template, accepted)
+			ok = false
+		}
+		for _, r := range ep.Required {
+			if _, has := t.Params[r]; !has {
+				l.addAt(e.Line, join(e.Key, r), "is required by %s", ep.Template)
+				ok = false
+			}
+		}
+	} else if a.Name == APIData {
+		maxLimit = 100000
+		if strings.HasPrefix(t.Path, "/v2/") {
+			maxLimit = 10000
+		}
+	}
+	if v, has := t.Params["limit"]; has {
+		n, err := strconv.Atoi(v)
+		switch {
+		case maxLimit == 0 && ep != nil:
+			l.addAt(e.line("limit"), join(e.Key, "limit"), "%s takes no limit", ep.Template)
+			ok = false
+		case err != nil || n < 1 || (maxLimit > 0 && n > maxLimit):
+			l.addAt(e.line("limit"), join(e.Key, "limit"), "%q is out of range (1 to %d)", v, max(maxLimit, 1))
+			ok = false
+		}
+	}
+	if a.Name == APIData && strings.HasPrefix(t.Path, "/v2/") {
+		if as, has := t.Params["asset"]; has && chainSuffixRE.MatchString(as) {
+			l.addAt(e.line("asset"), join(e.Key, "asset"), "%q carries a chain suffix; v2 takes the alias without it (and chain: ethereum where needed)", as)
+			ok = false
+		}
+		if ch, has := t.Params["chain"]; has && ch != "ethereum" {
+			l.addAt(e.line("chain"), join(e.Key, "chain"), "%q is not a supported chain (allowed: ethereum)", ch)
+			ok = false
+		}
+	}
+	return ok
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// resolveFields merges the entry's field selection onto the catalog.
+func (t *Tuple) resolveFields() {
+	var catalog map[string]*Field
+	if t.Endpoint != nil {
+		catalog = t.Endpoint.Fields
+		if t.Rows == "" {
+			t.Rows = t.Endpoint.Rows
+		}
+		if t.TimeKey == "" {
+			t.TimeKey = t.Endpoint.TimeKey
+		}
+		if t.LabelFields == nil {
+			t.LabelFields = t.Endpoint.LabelFields
+		}
+	}
+	if t.Entry.Fields == nil {
+		t.Fields = catalog
+		t.AllNumeric = true
+		return
+	}
+	t.Fields = make(map[string]*Field, len(t.Entry.Fields))
+	for name, f := range t.Entry.Fields {
+		merged := Field{Type: "gauge", Scale: 1}
+		if c := catalog[name]; c != nil {
+			merged = *c
+		}
+		if f.Name != "" {
+			merged.Name = f.Name
+		}
+		if f.Help != "" {
+			merged.Help = f.Help
+		}
+		if f.Type != "gauge" || merged.Type == "" {
+			merged.Type = f.Type
+		}
+		if f.Scale != 1 {
+			merged.Scale = f.Scale
+		}
+		if f.Labels != nil {
+			merged.Labels = f.Labels
+		}
+		if f.KeyLabel != "" {
+			merged.KeyLabel = f.KeyLabel
+		}
+		t.Fields[name] = &merged
+	}
+}
