@@ -22,6 +22,8 @@ type Tuple struct {
 	Key string
 	// Params holds every parameter value, placeholders included.
 	Params map[string]string
+	// LabelGroup names the tuples whose families share one label set.
+	LabelGroup string
 	// LabelNames and LabelValues label the tuple's data families.
 	LabelNames, LabelValues []string
 	// TupleLabelValues follow Config.TupleLabelNames.
@@ -98,7 +100,8 @@ func (l *errorList) expand(cfg *Config) {
 			l.addAt(0, name, "a credential is required: set token_env or token_file")
 		}
 		for _, t := range a.Tuples {
-			setLabels(t, groups[labelGroup(t)])
+			t.LabelGroup = labelGroup(t)
+			setLabels(t, groups[t.LabelGroup])
 		}
 		cfg.Tuples = append(cfg.Tuples, a.Tuples...)
 	}
@@ -293,7 +296,7 @@ func (l *errorList) tuple(a *API, e *Entry, window string, params map[string]str
 	t.resolveFields()
 	keyQ := url.Values{}
 	for k, v := range t.Query {
-		if k != "limit" {
+		if !nonLabelParams[k] {
 			keyQ[k] = v
 		}
 	}

@@ -1,0 +1,234 @@
+package collector
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+)
+
+// apiCollector serves the tuples of one API from their cache entries,
+// refreshing those that are due.
+type apiCollector struct {
+	api    *config.API
+	up     *upstream
+	sched  *schedule
+	fams   *families
+	descs  *tupleDescs
+	m      *selfMetrics
+	now    func() time.Time
+	logger log.Logger
+
+	ctx    context.Context // parent of every refresh; cancelled on close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu     sync.Mutex // guards every tupleState of this API
+	states []*tupleState
+	closed bool
+}
+
+// collect serves every tuple: those not due straight from the cache; those
+// due after their refresh, or, if it does not end before ctx does, from
+// the last good value. It reports whether every tuple was served fresh.
+func (c *apiCollector) collect(ctx context.Context, ch chan<- prometheus.Metric) bool {
+	now := c.now()
+	var waits []chan struct{}
+	var hits, joined float64
+	c.mu.Lock()
+	for _, st := range c.states {
+		switch {
+		case st.inflight != nil:
+			joined++
+			waits = append(waits, st.inflight)
+		case now.Before(st.next) || c.closed:
+			hits++
+		default:
+			st.inflight = make(chan struct{})
+			waits = append(waits, st.inflight)
+			c.wg.Add(1)
+			go c.refresh(st, st.inflight)
+		}
+	}
+	c.mu.Unlock()
+	name := c.api.Name
+	c.m.cacheHits.WithLabelValues(name).Add(hits)
+	c.m.cacheMisses.WithLabelValues(name).Add(float64(len(waits)))
+	c.m.callsSaved.WithLabelValues(name).Add(hits + joined)
+
+	timedOut := false
+	for _, w := range waits {
+		select {
+		case <-w:
+		case <-ctx.Done():
+			timedOut = true
+		}
+		if timedOut {
+			break
+		}
+	}
+	now = c.now()
+	fresh := !timedOut
+	var stale float64
+	c.mu.Lock()
+	for _, st := range c.states {
+		if !st.ok || st.inflight != nil {
+			fresh = false
+			if st.showValues(now, c.api.MaxStaleness) {
+				stale++
+			}
+		}
+		st.emit(ch, c.descs, now, c.api.MaxStaleness)
+	}
+	c.mu.Unlock()
+	c.m.staleServed.WithLabelValues(name).Add(stale)
+	return fresh
+}
+
+// refresh calls upstream for one tuple and stores the outcome. It runs
+// detached from the scrape that started it, bounded by the API timeout, so
+// that a scrape that gives up does not waste a call others are waiting on.
+func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
+	defer c.wg.Done()
+	ctx, cancel := context.WithTimeout(c.ctx, c.api.Timeout)
+	defer cancel()
+	c.mu.Lock()
+	t, dropSource := st.tuple, st.dropSourceText
+	c.mu.Unlock()
+
+	start := c.now()
+	d, err := c.fetch(ctx, t, dropSource)
+	if e := asAPIErrorOrNil(err); e != nil && e.Code == "RAW_ACCESS_REQUIRED" && !dropSource && t.Query.Has("source_text") {
+		level.Warn(c.logger).Log("msg", "key has no raw access; asking for the excerpt instead of source_text", "endpoint", t.Path)
+		dropSource = true
+		d, err = c.fetch(ctx, t, true)
+	}
+	var values []prometheus.Metric
+	var problems []string
+	if err == nil {
+		values, problems = c.fams.build(t, d)
+		if len(values) == 0 {
+			err = c.up.fail(&apiError{Code: "no_data", Message: "the answer holds no value for any field"})
+		}
+	}
+	now := c.now()
+	c.mu.Lock()
+	defer func() {
+		st.inflight = nil
+		close(done)
+		c.mu.Unlock()
+	}()
+	st.dropSourceText = dropSource
+	st.lastAttempt = start
+	if err != nil {
+		e := asAPIError(err)
+		st.ok, st.lastCode = false, e.Code
+		st.failures++
+		if st.failingSince.IsZero() {
+			st.failingSince = start
+		}
+		st.next = c.sched.afterError(st, e, now)
+		c.logOnce(st, level.Warn(c.logger), "refresh failed; serving the last good value while it is fresh enough", e.Error())
+		return
+	}
+	if !st.newest.IsZero() && d.newest.After(st.newest) {
+		c.sched.delays.observe(t.Window, d.newest, st.missedAt, now)
+		st.missedAt = time.Time{}
+	}
+	st.values, st.decoded, st.rowTime, st.interval = values, d, d.rowTime, d.interval
+	if d.newest.After(st.newest) || st.newest.IsZero() {
+		st.newest = d.newest
+	}
+	st.block, st.hasBlock = d.block, d.hasBlock
+	st.ok, st.everOK, st.lastCode, st.failures = true, true, "", 0
+	st.lastSuccess, st.failingSince = now, time.Time{}
+	st.logged = ""
+	if d.deprecated != st.deprecated || (d.deprecated && !st.deprecatedLog) {
+		st.deprecated = d.deprecated
+		if d.deprecated && !st.deprecatedLog {
+			st.deprecatedLog = true
+			level.Warn(c.logger).Log("msg", "upstream marks this series deprecated; its data may no longer update", "endpoint", t.Path, "query", redactedQuery(t.Query))
+		}
+	}
+	st.next = c.sched.afterSuccess(st, now)
+	if len(problems) > 0 {
+		c.m.apiErrors.WithLabelValues(c.api.Name, "bad_value").Add(float64(len(problems)))
+		c.logOnce(st, level.Warn(c.logger), "some fields of the answer were skipped", strings.Join(problems, "; "))
+	}
+}
+
+// fetch is one GET and decode of a tuple.
+func (c *apiCollector) fetch(ctx context.Context, t *config.Tuple, dropSource bool) (*decoded, error) {
+	q := t.Query
+	if dropSource {
+		q = cloneWithout(q, "source_text")
+	}
+	keyed := t.Endpoint == nil || t.Endpoint.Keyed
+	body, err := c.up.get(ctx, t.Path, q, keyed)
+	if err != nil {
+		return nil, err
+	}
+	d, err := decode(body, t, c.up.dialect.defaultRows())
+	if err != nil {
+		return nil, c.up.fail(&apiError{Code: "decode", Message: err.Error()})
+	}
+	return d, nil
+}
+
+// logOnce logs an error the first time it is seen for a tuple; the same
+// error again is logged at debug level only.
+func (c *apiCollector) logOnce(st *tupleState, l log.Logger, msg, err string) {
+	if st.logged == err {
+		l = level.Debug(c.logger)
+	}
+	st.logged = err
+	l.Log("msg", msg, "endpoint", st.tuple.Path, "query", redactedQuery(st.tuple.Query), "err", err)
+}
+
+// close stops refreshes under way and waits for them.
+func (c *apiCollector) close() {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	c.cancel()
+	c.wg.Wait()
+	c.up.close()
+}
+
+func asAPIErrorOrNil(err error) *apiError {
+	if err == nil {
+		return nil
+	}
+	return asAPIError(err)
+}
+
+func cloneWithout(q url.Values, key string) url.Values {
+	out := url.Values{}
+	for k, v := range q {
+		if k != key {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// redactedQuery renders a query for logs; the credential is never in a
+// tuple's query, but a value named like one is masked all the same.
+func redactedQuery(q url.Values) string {
+	out := url.Values{}
+	for k, v := range q {
+		if k == "api_key" || strings.Contains(strings.ToLower(k), "token") && k != "token" {
+			out[k] = []string{"<redacted>"}
+			continue
+		}
+		out[k] = v
+	}
+	return out.Encode()
+}

@@ -1,0 +1,110 @@
+package collector
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+)
+
+// consensusDialect: key in X-API-Key (or api_key with auth: query); every
+// error is one JSON object whose stable `code` decides the handling.
+type consensusDialect struct{}
+
+func (consensusDialect) authorize(req *http.Request, q url.Values, a *config.API) {
+	if a.Token() == "" {
+		return
+	}
+	if a.Auth == "query" {
+		q.Set("api_key", string(a.Token()))
+		return
+	}
+	req.Header.Set("X-API-Key", string(a.Token()))
+}
+
+func (consensusDialect) defaultRows() string { return "data" }
+
+// consensusError is the Analyst Consensus API's error body.
+type consensusError struct {
+	Error         string   `json:"error"`
+	Code          string   `json:"code"`
+	Message       string   `json:"message"`
+	DocsURL       string   `json:"docs_url"`
+	Param         string   `json:"param"`
+	Plan          string   `json:"plan"`
+	RequiredPlans []string `json:"required_plans"`
+	UpgradeURL    string   `json:"upgrade_url"`
+	UpgradeURL2   string   `json:"upgradeUrl"`
+	ContactURL    string   `json:"contact_url"`
+	ContactEmail  string   `json:"contact_email"`
+	Limit         *int64   `json:"limit"`
+	Used          *int64   `json:"used"`
+	RetryAfter    *int64   `json:"retry_after"`
+}
+
+func (consensusDialect) check(status int, h http.Header, body []byte, now time.Time) *apiError {
+	if status >= 200 && status <= 299 {
+		if !json.Valid(body) {
+			return &apiError{Code: "decode", HTTP: status, Message: "invalid JSON"}
+		}
+		return nil
+	}
+	var b consensusError
+	if json.Unmarshal(body, &b) != nil || b.Code == "" {
+		return httpError(status, "", "", h, now)
+	}
+	e := &apiError{Code: b.Code, HTTP: status, Message: b.Message}
+	var details []string
+	if b.Param != "" {
+		details = append(details, "param="+b.Param)
+	}
+	if b.Plan != "" {
+		details = append(details, "plan="+b.Plan)
+	}
+	if len(b.RequiredPlans) > 0 {
+		details = append(details, "required_plans="+strings.Join(b.RequiredPlans, ","))
+	}
+	if b.Limit != nil && b.Used != nil {
+		details = append(details, fmt.Sprintf("used=%d/%d", *b.Used, *b.Limit))
+	}
+	switch b.Code {
+	case "API_KEY_REQUIRED", "PLAN_REQUIRED":
+		e.Hold = authPause // this endpoint, not the key, is out of reach
+	case "INVALID_API_KEY":
+		e.Pause = authPause // the key itself is bad: every call would fail
+	case "RAW_ACCESS_REQUIRED":
+		e.Hold = authPause // the caller drops source_text and asks again
+	case "DAILY_LIMIT_EXCEEDED":
+		e.PauseUntil = nextUTCMidnight(now)
+	case "RATE_LIMIT_EXCEEDED":
+		e.RetryAfter = retryAfter(h, now)
+		if b.RetryAfter != nil && time.Duration(*b.RetryAfter)*time.Second > e.RetryAfter {
+			e.RetryAfter = time.Duration(*b.RetryAfter) * time.Second
+		}
+		if e.RetryAfter == 0 {
+			e.RetryAfter = defaultRetry
+		}
+		e.Pause = e.RetryAfter
+	case "INVALID_PARAMETER", "UNKNOWN_ASSET", "ANALYST_NOT_FOUND", "ANALYST_NOT_ELIGIBLE", "NO_DATA":
+		e.Hold = holdNotFound
+		if b.Code == "UNKNOWN_ASSET" {
+			details = append(details, "resolve the asset through /assets")
+		}
+	case "SERVICE_UNAVAILABLE", "INTERNAL_ERROR":
+		e.Retryable = true
+		e.RetryAfter = retryAfter(h, now)
+	default:
+		return httpError(status, b.Code, b.Message, h, now)
+	}
+	e.Details = strings.Join(details, " ")
+	return e
+}
+
+func nextUTCMidnight(now time.Time) time.Time {
+	y, m, d := now.UTC().Date()
+	return time.Date(y, m, d+1, 0, 0, 0, 0, time.UTC)
+}

@@ -1,0 +1,133 @@
+package collector
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// apiError is an upstream call that did not yield data, classified once so
+// that every caller handles it the same way.
+type apiError struct {
+	// Code is the api_errors_total label: the upstream's status word or
+	// error code, or timeout, transport, decode, no_data, paused.
+	Code    string
+	HTTP    int
+	Message string
+	// RetryAfter is the least time to wait before calling again.
+	RetryAfter time.Duration
+	// Retryable errors may be retried at once by the transport.
+	Retryable bool
+	// Pause, when set, stops every call of the API for that long (bad
+	// credential, quota used, rate limited); PauseUntil wins when set.
+	Pause      time.Duration
+	PauseUntil time.Time
+	// Hold stops calls of this one tuple for that long (not retryable).
+	Hold time.Duration
+	// Details such as required_plans or param, for the log line.
+	Details string
+}
+
+func (e *apiError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Code)
+	if e.HTTP != 0 {
+		fmt.Fprintf(&b, " (HTTP %d)", e.HTTP)
+	}
+	if e.Message != "" && e.Message != e.Code {
+		b.WriteString(": ")
+		b.WriteString(e.Message)
+	}
+	if e.Details != "" {
+		b.WriteString(" [")
+		b.WriteString(e.Details)
+		b.WriteString("]")
+	}
+	return b.String()
+}
+
+func asAPIError(err error) *apiError {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	return &apiError{Code: "transport", Message: err.Error(), Retryable: true}
+}
+
+// Back-off lengths for errors that retrying at once cannot fix.
+const (
+	authPause    = 30 * time.Minute // bad or unentitled credential: until reload or this
+	holdNotFound = time.Hour        // a request the upstream rejects as malformed or unknown
+	defaultRetry = time.Minute      // rate limited without a Retry-After
+)
+
+// statusWords are the data API's words per HTTP status.
+var statusWords = map[int]string{
+	400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+	405: "not_allowed", 429: "too_many_requests", 500: "internal_server_error",
+}
+
+// httpError classifies a non-2xx answer, or a 200 whose body says otherwise,
+// by its HTTP status. code is the upstream's own word where it gave one.
+func httpError(status int, code, message string, h http.Header, now time.Time) *apiError {
+	if code == "" {
+		code = statusWords[status]
+		if code == "" {
+			code = "http_" + strconv.Itoa(status)
+		}
+	}
+	e := &apiError{Code: code, HTTP: status, Message: message}
+	switch {
+	case status == 401 || status == 403:
+		e.Pause = authPause
+	case status == 429:
+		e.RetryAfter = retryAfter(h, now)
+		if e.RetryAfter == 0 {
+			e.RetryAfter = defaultRetry
+		}
+		e.Pause = e.RetryAfter
+	case status == 400 || status == 404 || status == 405:
+		e.Hold = holdNotFound
+	case status >= 500:
+		e.Retryable = true
+		e.RetryAfter = retryAfter(h, now)
+	}
+	return e
+}
+
+// retryAfter reads Retry-After (seconds or an HTTP date).
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	v := h.Get("Retry-After")
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && s >= 0 {
+		return time.Duration(s) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// envelopeStatus is the data API's status object.
+type envelopeStatus struct {
+	Code    json.Number `json:"code"`
+	Message string      `json:"message"`
+}
+
+// statusWord reduces a status message to a label-safe word: the message
+// when it is one word, else the word for the HTTP code.
+func statusWord(status int, message string) string {
+	m := strings.ToLower(strings.TrimSpace(message))
+	if m != "" && len(m) <= 40 && strings.IndexFunc(m, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r == '_')
+	}) < 0 {
+		return m
+	}
+	return ""
+}

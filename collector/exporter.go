@@ -1,0 +1,240 @@
+package collector
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+)
+
+// Options tune an Exporter; the zero value is the production default.
+type Options struct {
+	// Now is the clock (tests and benchmarks simulate time with it).
+	Now func() time.Time
+	// DefaultTimeout bounds a scrape that does not send
+	// X-Prometheus-Scrape-Timeout-Seconds.
+	DefaultTimeout time.Duration
+	// TimeoutOffset is kept free of the Prometheus scrape timeout for
+	// encoding and transfer.
+	TimeoutOffset time.Duration
+}
+
+// Exporter serves /metrics for a configuration and keeps every tuple's
+// cache across scrapes and reloads.
+type Exporter struct {
+	logger log.Logger
+	opts   Options
+	reg    *prometheus.Registry
+	m      *selfMetrics
+
+	mu   sync.RWMutex
+	cfg  *config.Config
+	apis []*apiCollector
+
+	collectorDuration, collectorSuccess *prometheus.Desc
+}
+
+// New builds an Exporter whose own metrics are registered in reg; /metrics
+// serves reg and the data of cfg.
+func New(cfg *config.Config, logger log.Logger, reg *prometheus.Registry, opts ...Options) (*Exporter, error) {
+	e := &Exporter{logger: logger, reg: reg, m: newSelfMetrics(reg)}
+	if len(opts) > 0 {
+		e.opts = opts[0]
+	}
+	if e.opts.Now == nil {
+		e.opts.Now = time.Now
+	}
+	if e.opts.DefaultTimeout <= 0 {
+		e.opts.DefaultTimeout = 10 * time.Second
+	}
+	if e.opts.TimeoutOffset <= 0 {
+		e.opts.TimeoutOffset = 500 * time.Millisecond
+	}
+	e.collectorDuration = prometheus.NewDesc(namespace+"_scrape_collector_duration_seconds",
+		"Duration of this scrape's collection per collector, in seconds.", []string{"collector"}, nil)
+	e.collectorSuccess = prometheus.NewDesc(namespace+"_scrape_collector_success",
+		"1 when every tuple of the collector was served fresh in this scrape, 0 when some came from a failed or unfinished refresh.", []string{"collector"}, nil)
+	if err := e.ApplyConfig(cfg); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// ApplyConfig switches to a new configuration. Tuples that survive keep
+// their cached values and schedule; credentials and pauses start afresh.
+func (e *Exporter) ApplyConfig(cfg *config.Config) error {
+	fams := newFamilies()
+	descs := newTupleDescs(cfg.TupleLabelNames)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	old := map[string]*tupleState{}
+	for _, c := range e.apis {
+		c.close()
+		for _, st := range c.states {
+			old[st.tuple.Key] = st
+		}
+	}
+	e.apis = nil
+	for _, name := range config.APINames {
+		a := cfg.APIs[name]
+		if a == nil {
+			e.m.tuples.DeleteLabelValues(name)
+			continue
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		logger := log.With(e.logger, "api", name)
+		c := &apiCollector{
+			api: a, sched: &schedule{revalidate: a.Revalidate}, fams: fams, descs: descs, m: e.m,
+			now: e.opts.Now, logger: logger, ctx: ctx, cancel: cancel,
+			up: newUpstream(a, e.m, e.opts.Now, logger),
+		}
+		for _, t := range a.Tuples {
+			st := &tupleState{tuple: t}
+			if prev := old[t.Key]; prev != nil {
+				st = carryOver(prev, t, fams)
+				if prev.decoded != nil && st.values == nil {
+					level.Debug(logger).Log("msg", "cached values dropped: the tuple's labels changed", "endpoint", t.Path)
+				}
+			}
+			c.states = append(c.states, st)
+		}
+		e.m.tuples.WithLabelValues(name).Set(float64(len(a.Tuples)))
+		e.apis = append(e.apis, c)
+	}
+	e.cfg = cfg
+	return nil
+}
+
+// carryOver keeps what a tuple had learned across a reload. Values are
+// rebuilt with the new labels; the schedule stays.
+func carryOver(prev *tupleState, t *config.Tuple, fams *families) *tupleState {
+	st := &tupleState{tuple: t}
+	st.rowTime, st.newest, st.interval = prev.rowTime, prev.newest, prev.interval
+	st.block, st.hasBlock, st.deprecated, st.deprecatedLog = prev.block, prev.hasBlock, prev.deprecated, prev.deprecatedLog
+	st.ok, st.everOK, st.lastCode, st.lastSuccess = prev.ok, prev.everOK, prev.lastCode, prev.lastSuccess
+	st.lastAttempt, st.failingSince, st.failures = prev.lastAttempt, prev.failingSince, prev.failures
+	st.next, st.polls, st.missedAt = prev.next, prev.polls, prev.missedAt
+	if prev.decoded != nil {
+		if values, problems := fams.build(t, prev.decoded); len(problems) == 0 {
+			st.values, st.decoded = values, prev.decoded
+		} else {
+			st.next = time.Time{}
+		}
+	}
+	if !prev.ok {
+		st.next = time.Time{} // a new credential may fix it: try at once
+	}
+	return st
+}
+
+// Close stops every refresh under way.
+func (e *Exporter) Close() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, c := range e.apis {
+		c.close()
+	}
+	e.apis = nil
+}
+
+// ServeHTTP serves one scrape: the exporter's own metrics and the data of
+// the collectors chosen by collect[] (all by default), within the scrape
+// timeout Prometheus announces.
+func (e *Exporter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	timeout := e.opts.DefaultTimeout
+	if v := r.Header.Get("X-Prometheus-Scrape-Timeout-Seconds"); v != "" {
+		if s, err := strconv.ParseFloat(v, 64); err == nil && s > 0 {
+			timeout = time.Duration(s*float64(time.Second)) - e.opts.TimeoutOffset
+			timeout = max(timeout, 100*time.Millisecond)
+		}
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	defer cancel()
+
+	e.mu.RLock()
+	apis := e.apis
+	e.mu.RUnlock()
+	selected, err := selectCollectors(apis, r.URL.Query()["collect[]"])
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(&scrape{e: e, ctx: ctx, apis: selected}); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	promhttp.HandlerFor(prometheus.Gatherers{e.reg, reg}, promhttp.HandlerOpts{
+		ErrorLog:      promLogger{level.Error(e.logger)},
+		ErrorHandling: promhttp.ContinueOnError,
+	}).ServeHTTP(w, r)
+}
+
+func selectCollectors(apis []*apiCollector, names []string) ([]*apiCollector, error) {
+	if len(names) == 0 {
+		return apis, nil
+	}
+	want := map[string]bool{}
+	for _, n := range names {
+		known := false
+		for _, a := range config.APINames {
+			known = known || a == n
+		}
+		if !known {
+			return nil, fmt.Errorf("collect[]=%q: unknown collector (known: %s)", n, strings.Join(config.APINames, ", "))
+		}
+		want[n] = true
+	}
+	var out []*apiCollector
+	for _, c := range apis {
+		if want[c.api.Name] {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// scrape is the collector of one request: it knows its deadline.
+type scrape struct {
+	e    *Exporter
+	ctx  context.Context
+	apis []*apiCollector
+}
+
+// Describe sends nothing: the data families depend on what upstream
+// answers, and families checks their consistency instead.
+func (s *scrape) Describe(chan<- *prometheus.Desc) {}
+
+func (s *scrape) Collect(ch chan<- prometheus.Metric) {
+	var wg sync.WaitGroup
+	for _, c := range s.apis {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			ok := c.collect(s.ctx, ch)
+			success := 0.0
+			if ok {
+				success = 1
+			}
+			ch <- prometheus.MustNewConstMetric(s.e.collectorDuration, prometheus.GaugeValue, time.Since(start).Seconds(), c.api.Name)
+			ch <- prometheus.MustNewConstMetric(s.e.collectorSuccess, prometheus.GaugeValue, success, c.api.Name)
+		}()
+	}
+	wg.Wait()
+}
+
+// promLogger adapts a go-kit logger to promhttp's Println.
+type promLogger struct{ l log.Logger }
+
+func (p promLogger) Println(v ...any) { p.l.Log("msg", fmt.Sprint(v...)) }

@@ -1,0 +1,86 @@
+package collector
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+const namespace = "onchain_exporter"
+
+// selfMetrics are the exporter's own families, registered once; they live
+// across reloads.
+type selfMetrics struct {
+	requests        *prometheus.CounterVec
+	requestDuration *prometheus.HistogramVec
+	cacheHits       *prometheus.CounterVec
+	cacheMisses     *prometheus.CounterVec
+	callsSaved      *prometheus.CounterVec
+	staleServed     *prometheus.CounterVec
+	apiErrors       *prometheus.CounterVec
+	rateLimit       *prometheus.GaugeVec
+	rateRemaining   *prometheus.GaugeVec
+	rateReset       *prometheus.GaugeVec
+	dailyLimit      *prometheus.GaugeVec
+	dailyUsed       *prometheus.GaugeVec
+	apiPaused       *prometheus.GaugeVec
+	tuples          *prometheus.GaugeVec
+}
+
+func newSelfMetrics(reg prometheus.Registerer) *selfMetrics {
+	api := []string{"api"}
+	m := &selfMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "upstream_requests_total",
+			Help: "Requests sent to an upstream API, by HTTP status code (error: no answer)."}, []string{"api", "code"}),
+		requestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "upstream_request_duration_seconds",
+			Help: "Duration of upstream requests, in seconds.", Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30}}, api),
+		cacheHits: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "cache_hits_total",
+			Help: "Tuple reads answered from the cache because no new row was due."}, api),
+		cacheMisses: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "cache_misses_total",
+			Help: "Tuple reads that needed a refresh from upstream (their own call or one already in flight)."}, api),
+		callsSaved: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "upstream_calls_saved_total",
+			Help: "Upstream calls a cacheless exporter would have made and this one did not (cache hits plus reads that joined a call in flight)."}, api),
+		staleServed: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "stale_values_served_total",
+			Help: "Tuple reads served from the last good value because the refresh failed or did not finish in time."}, api),
+		apiErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "api_errors_total",
+			Help: "Failed upstream calls, by the upstream's error word or code, or timeout, transport, decode, no_data."}, []string{"api", "code"}),
+		rateLimit: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "ratelimit_limit",
+			Help: "Requests allowed per minute, from the last X-RateLimit-Limit header."}, api),
+		rateRemaining: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "ratelimit_remaining",
+			Help: "Requests remaining in the current rate-limit window, from the last X-RateLimit-Remaining header."}, api),
+		rateReset: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "ratelimit_reset_timestamp_seconds",
+			Help: "When the rate-limit window resets, from the last X-RateLimit-Reset header, as a Unix time."}, api),
+		dailyLimit: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "daily_quota_limit",
+			Help: "Requests allowed per day, from the last X-Daily-Limit header."}, api),
+		dailyUsed: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "daily_quota_used",
+			Help: "Requests used today, from the last X-Daily-Used header."}, api),
+		apiPaused: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "api_paused",
+			Help: "1 while calls to the API are paused (bad credential, rate limit, daily quota), with the error code that paused them."}, []string{"api", "code"}),
+		tuples: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "tuples",
+			Help: "Upstream series configured per API."}, api),
+	}
+	reg.MustRegister(m.requests, m.requestDuration, m.cacheHits, m.cacheMisses, m.callsSaved, m.staleServed,
+		m.apiErrors, m.rateLimit, m.rateRemaining, m.rateReset, m.dailyLimit, m.dailyUsed, m.apiPaused, m.tuples)
+	return m
+}
+
+// observeHeaders copies the rate-limit and quota headers into gauges.
+func (m *selfMetrics) observeHeaders(api string, h http.Header) {
+	for _, g := range []struct {
+		header string
+		vec    *prometheus.GaugeVec
+	}{
+		{"X-RateLimit-Limit", m.rateLimit},
+		{"X-RateLimit-Remaining", m.rateRemaining},
+		{"X-RateLimit-Reset", m.rateReset},
+		{"X-Daily-Limit", m.dailyLimit},
+		{"X-Daily-Used", m.dailyUsed},
+	} {
+		if v := h.Get(g.header); v != "" {
+			if f, err := strconv.ParseFloat(v, 64); err == nil {
+				g.vec.WithLabelValues(api).Set(f)
+			}
+		}
+	}
+}

@@ -1,0 +1,97 @@
+package collector
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// retryTransport retries an idempotent request once when the upstream
+// failed in a way worth retrying (a transport error, 500, 502, 503, 504),
+// waiting at least what Retry-After asks, and never past the request's
+// deadline. Everything that retrying cannot fix passes through untouched.
+type retryTransport struct {
+	next  http.RoundTripper
+	now   func() time.Time
+	sleep func(context.Context, time.Duration) error
+}
+
+func (rt *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := rt.next.RoundTrip(req)
+	if req.Method != http.MethodGet && req.Method != http.MethodHead {
+		return resp, err
+	}
+	wait, retry := retryDelay(resp, err, rt.now())
+	if !retry || req.Context().Err() != nil {
+		return resp, err
+	}
+	if dl, ok := req.Context().Deadline(); ok && rt.now().Add(wait).Add(100*time.Millisecond).After(dl) {
+		return resp, err // no time left for a second try
+	}
+	if resp != nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+	}
+	if err := rt.sleep(req.Context(), wait); err != nil {
+		return nil, err
+	}
+	return rt.next.RoundTrip(req)
+}
+
+// retryDelay says whether an answer is worth one more try, and after how
+// long: Retry-After is a floor, a few seconds for 503 (the upstream asks
+// for that), one second for other server faults.
+func retryDelay(resp *http.Response, err error, now time.Time) (time.Duration, bool) {
+	if err != nil {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return 0, false
+		}
+		return 500 * time.Millisecond, true
+	}
+	var floor time.Duration
+	switch resp.StatusCode {
+	case http.StatusServiceUnavailable:
+		floor = 2 * time.Second
+	case http.StatusInternalServerError, http.StatusBadGateway, http.StatusGatewayTimeout:
+		floor = time.Second
+	default:
+		return 0, false
+	}
+	return max(floor, retryAfter(resp.Header, now)), true
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// instrumentTransport counts every attempt that reaches the network and
+// reads the rate-limit headers of every answer.
+type instrumentTransport struct {
+	next http.RoundTripper
+	api  string
+	m    *selfMetrics
+	now  func() time.Time
+}
+
+func (it *instrumentTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	start := time.Now()
+	resp, err := it.next.RoundTrip(req)
+	it.m.requestDuration.WithLabelValues(it.api).Observe(time.Since(start).Seconds())
+	if err != nil {
+		it.m.requests.WithLabelValues(it.api, "error").Inc()
+		return resp, err
+	}
+	it.m.requests.WithLabelValues(it.api, strconv.Itoa(resp.StatusCode)).Inc()
+	it.m.observeHeaders(it.api, resp.Header)
+	return resp, nil
+}

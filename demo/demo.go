@@ -1,0 +1,78 @@
+package demo
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+)
+
+//go:embed demo.yml
+var demoYAML string
+
+// Credentials of the demo: the fake upstream accepts exactly these.
+const (
+	DataToken = "demo-data-token"
+	tokenEnv  = "ONCHAIN_DEMO_DATA_TOKEN"
+)
+
+// Demo is a running fake upstream and the configuration that points at it.
+type Demo struct {
+	Config *config.Config
+	Fake   *fakeapi.Server
+	URL    string
+	srv    *http.Server
+}
+
+// YAML returns the demo configuration for a fake upstream at url.
+func YAML(url string) []byte {
+	return []byte(strings.ReplaceAll(demoYAML, "{{URL}}", url))
+}
+
+// Getenv resolves the demo's credential variables, and nothing else.
+func Getenv(name string) string {
+	if name == tokenEnv {
+		return DataToken
+	}
+	return ""
+}
+
+// Start serves the fake upstream on 127.0.0.1 and loads the demo config.
+func Start(logger log.Logger) (*Demo, error) {
+	fake := fakeapi.New(fakeapi.Options{DataToken: DataToken})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("demo upstream: %w", err)
+	}
+	d := &Demo{Fake: fake, URL: "http://" + ln.Addr().String(),
+		srv: &http.Server{Handler: fake, ReadHeaderTimeout: 5 * time.Second}}
+	go func() {
+		if err := d.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			level.Error(logger).Log("msg", "demo upstream stopped", "err", err)
+		}
+	}()
+	d.Config, err = config.Parse("demo.yml (embedded)", YAML(d.URL), Getenv)
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	level.Info(logger).Log("msg", "demo upstream serving", "url", d.URL, "tuples", len(d.Config.Tuples))
+	return d, nil
+}
+
+// Close stops the fake upstream.
+func (d *Demo) Close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = d.srv.Shutdown(ctx)
+}

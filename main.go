@@ -1,0 +1,153 @@
+// Command onchain_exporter exports on-chain and market data, equity
+// price-to-book bands and analyst consensus from paid APIs as Prometheus
+// metrics, calling each upstream series about once per new data row.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/version"
+	"github.com/prometheus/exporter-toolkit/web"
+	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
+	slgk "github.com/tjhop/slog-gokit"
+
+	"github.com/onchain-exporter/onchain_exporter/collector"
+	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/demo"
+)
+
+const exporterName = "onchain_exporter"
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	app := kingpin.New(exporterName, "Prometheus exporter for on-chain, equity indicator and analyst consensus APIs.")
+	app.UsageWriter(stdout)
+	app.ErrorWriter(stderr)
+	var (
+		configFile     = app.Flag("config.file", "Configuration file.").Default("onchain.yml").String()
+		configCheck    = app.Flag("config.check", "Load and validate the configuration, print OK or the errors, and exit.").Bool()
+		demoMode       = app.Flag("demo", "Serve the embedded demo: a fake upstream in process and a config covering every endpoint.").Bool()
+		metricsPath    = app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
+		timeoutOffset  = app.Flag("scrape.timeout-offset", "Time kept free of the Prometheus scrape timeout for encoding and transfer.").Default("500ms").Duration()
+		defaultTimeout = app.Flag("scrape.default-timeout", "Scrape deadline when Prometheus sends no X-Prometheus-Scrape-Timeout-Seconds.").Default("10s").Duration()
+		logLevel       = app.Flag("log.level", "Only log messages with the given severity or above.").Default("info").Enum("debug", "info", "warn", "error")
+		logFormat      = app.Flag("log.format", "Output format of log messages.").Default("logfmt").Enum("logfmt", "json")
+		webFlags       = kingpinflag.AddFlags(app, ":9799")
+	)
+	app.Version(version.Print(exporterName))
+	app.HelpFlag.Short('h')
+	if _, err := app.Parse(args); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", exporterName, err)
+		return 2
+	}
+	logger, slogger := newLoggers(stderr, *logLevel, *logFormat)
+
+	var d *demo.Demo
+	load := func() (*config.Config, error) { return config.Load(*configFile) }
+	if *demoMode {
+		var err error
+		if d, err = demo.Start(logger); err != nil {
+			level.Error(logger).Log("msg", "cannot start the demo", "err", err)
+			return 1
+		}
+		defer d.Close()
+		load = func() (*config.Config, error) { return config.Parse("demo.yml (embedded)", demo.YAML(d.URL), demo.Getenv) }
+	}
+	cfg, err := load()
+	if *configCheck {
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "OK: %s: %d tuples\n", cfg.File, len(cfg.Tuples))
+		return 0
+	}
+	if err != nil {
+		level.Error(logger).Log("msg", "cannot load the configuration", "err", err)
+		return 1
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(versioncollector.NewCollector(exporterName), collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	exp, err := collector.New(cfg, logger, reg, collector.Options{DefaultTimeout: *defaultTimeout, TimeoutOffset: *timeoutOffset})
+	if err != nil {
+		level.Error(logger).Log("msg", "cannot start the collectors", "err", err)
+		return 1
+	}
+	defer exp.Close()
+	safe := config.NewSafeConfig(reg, load, exp.ApplyConfig)
+	if err := safe.Reload(); err != nil { // in force already; this sets the reload metrics
+		level.Error(logger).Log("msg", "cannot load the configuration", "err", err)
+		return 1
+	}
+	level.Info(logger).Log("msg", "starting "+exporterName, "version", version.Info(), "config", cfg.File, "tuples", len(cfg.Tuples))
+
+	mux := http.NewServeMux()
+	mux.Handle(*metricsPath, promhttp.InstrumentMetricHandler(reg, exp))
+	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "Healthy") })
+	mux.HandleFunc("/-/ready", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "Ready") })
+	reloads := make(chan chan error)
+	mux.HandleFunc("/-/reload", reloadHandler(reloads))
+	if d != nil {
+		mux.Handle("/-/demo/fault", demo.FaultHandler(d.Fake))
+	}
+	if *metricsPath != "/" {
+		landing, err := web.NewLandingPage(landingConfig(*metricsPath, *demoMode))
+		if err != nil {
+			level.Error(logger).Log("msg", "cannot build the landing page", "err", err)
+			return 1
+		}
+		mux.Handle("/", landing)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go reloadLoop(ctx, logger, safe, reloads)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	if err := web.ListenAndServe(srv, webFlags, slogger); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		level.Error(logger).Log("msg", "cannot serve", "err", err)
+		return 1
+	}
+	return 0
+}
+
+// newLoggers builds the project's go-kit logger and, for libraries that
+// take *slog.Logger, a bridge that writes through the same go-kit logger.
+func newLoggers(w io.Writer, lvl, format string) (log.Logger, *slog.Logger) {
+	base := log.NewLogfmtLogger(log.NewSyncWriter(w))
+	if format == "json" {
+		base = log.NewJSONLogger(log.NewSyncWriter(w))
+	}
+	filtered := level.NewFilter(base, level.Allow(level.ParseDefault(lvl, level.InfoValue())))
+	logger := log.With(filtered, "ts", log.DefaultTimestampUTC, "caller", log.DefaultCaller)
+	var sl slog.Level
+	_ = sl.UnmarshalText([]byte(lvl))
+	// The bridge adds its own time and caller keys: give it the logger
+	// without ours.
+	slogger := slog.New(slgk.NewGoKitHandler(filtered, sl))
+	return logger, slogger
+}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+	"github.com/prometheus/common/version"
+	"github.com/prometheus/exporter-toolkit/web"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+)
+
+// reloadLoop reloads the configuration on SIGHUP and on POST /-/reload,
+// one at a time, through the same SafeConfig.Reload.
+func reloadLoop(ctx context.Context, logger log.Logger, safe *config.SafeConfig, requests <-chan chan error) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		var reply chan error
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+		case reply = <-requests:
+		}
+		err := safe.Reload()
+		if err != nil {
+			level.Error(logger).Log("msg", "configuration reload failed; the previous configuration stays in force", "err", err)
+		} else {
+			level.Info(logger).Log("msg", "configuration reloaded", "tuples", len(safe.Get().Tuples))
+		}
+		if reply != nil {
+			reply <- err
+		}
+	}
+}
+
+func reloadHandler(requests chan<- chan error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost && r.Method != http.MethodPut {
+			w.Header().Set("Allow", "POST, PUT")
+			http.Error(w, "use POST to reload the configuration", http.StatusMethodNotAllowed)
+			return
+		}
+		reply := make(chan error, 1)
+		select {
+		case requests <- reply:
+		case <-r.Context().Done():
+			return
+		}
+		if err := <-reply; err != nil {
+			http.Error(w, fmt.Sprintf("failed to reload config: %s", err), http.StatusInternalServerError)
+			return
+		}
+		fmt.Fprintln(w, "OK")
+	}
+}
+
+func landingConfig(metricsPath string, demoMode bool) web.LandingConfig {
+	desc := "Prometheus exporter for on-chain, equity indicator and analyst consensus APIs"
+	if demoMode {
+		desc += " (demo: serving a built-in fake upstream)"
+	}
+	return web.LandingConfig{
+		Name:        exporterName,
+		Description: desc,
+		Version:     version.Info(),
+		Links: []web.LandingLinks{
+			{Address: metricsPath, Text: "Metrics"},
+			{Address: metricsPath + "?collect[]=data", Text: "Metrics of the data API only"},
+			{Address: "/-/healthy", Text: "Health"},
+		},
+	}
+}
