@@ -68,7 +68,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		defer d.Close()
-		load = func() (*config.Config, error) { return config.Parse("demo.yml (embedded)", demo.YAML(d.URL), demo.Getenv) }
+		load = func() (*config.Config, error) {
+			return config.Parse("demo.yml (embedded)", demo.YAML(d.URL), demo.Getenv)
+		}
 	}
 	cfg, err := load()
 	if *configCheck {

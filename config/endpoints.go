@@ -38,7 +38,9 @@ var (
 
 func gauge(name, help string) *Field { return &Field{Name: name, Help: help, Type: "gauge", Scale: 1} }
 
-func counter(name, help string) *Field { return &Field{Name: name, Help: help, Type: "counter", Scale: 1} }
+func counter(name, help string) *Field {
+	return &Field{Name: name, Help: help, Type: "counter", Scale: 1}
+}
 
 func ratioFromPercent(name, help string) *Field {
 	return &Field{Name: name, Help: help, Type: "gauge", Scale: 0.01}
