@@ -52,6 +52,7 @@ type API struct {
 	Tuples     []*Tuple
 
 	token Secret
+	line  int // of the section's key
 }
 
 // Token returns the credential read from token_env or token_file.

@@ -30,7 +30,7 @@ func Parse(file string, b []byte, getenv func(string) string) (*Config, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			l.add(nil, "", "the file is empty: configure at least one of %s", strings.Join(APINames, ", "))
+			l.addAt(1, "", "the file is empty: configure at least one of %s", strings.Join(APINames, ", "))
 			return nil, l.err()
 		}
 		return nil, &Error{Problems: []string{yamlError(file, err)}}
@@ -47,6 +47,7 @@ func Parse(file string, b []byte, getenv func(string) string) (*Config, error) {
 			continue
 		}
 		if a := l.api(p.key, p.value, getenv); a != nil {
+			a.line = p.keyN.Line
 			cfg.APIs[p.key] = a
 		}
 	}

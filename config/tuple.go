@@ -94,10 +94,10 @@ func (l *errorList) expand(cfg *Config) {
 			}
 		}
 		if len(a.Tuples) > a.MaxTuples {
-			l.addAt(0, join(name, "max_tuples"), "the metrics list expands to %d series, more than max_tuples (%d)", len(a.Tuples), a.MaxTuples)
+			l.addAt(a.line, join(name, "max_tuples"), "the metrics list expands to %d series, more than max_tuples (%d)", len(a.Tuples), a.MaxTuples)
 		}
 		if keyed && a.token == "" && a.TokenEnv == "" && a.TokenFile == "" {
-			l.addAt(0, name, "a credential is required: set token_env or token_file")
+			l.addAt(a.line, name, "a credential is required: set token_env or token_file")
 		}
 		for _, t := range a.Tuples {
 			t.LabelGroup = labelGroup(t)

@@ -1,0 +1,229 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// testEnv resolves token_env in tests: T is set, everything else is unset.
+func testEnv(name string) string {
+	if name == "T" {
+		return "s3cret-value"
+	}
+	return ""
+}
+
+// TestBadConfigs loads every testdata/bad_*.yml and compares the whole error
+// text, so that messages keep naming file, line and key.
+func TestBadConfigs(t *testing.T) {
+	want := map[string]string{
+		"bad_auth.yml":                      "testdata/bad_auth.yml:4: data.auth: must be header or query, got \"cookie\"",
+		"bad_both_credentials.yml":          "testdata/bad_both_credentials.yml:2: data: set token_env or token_file, not both",
+		"bad_chain.yml":                     "testdata/bad_chain.yml:7: data.metrics[0].chain: \"tron\" is not a supported chain (allowed: ethereum)",
+		"bad_chain_suffix.yml":              "testdata/bad_chain_suffix.yml:6: data.metrics[0].asset: \"usdt_eth\" carries a chain suffix; v2 takes the alias without it (and chain: ethereum where needed)",
+		"bad_concurrency_range.yml":         "testdata/bad_concurrency_range.yml:4: data.concurrency: must be between 1 and 64, got 0",
+		"bad_duplicate_key.yml":             "testdata/bad_duplicate_key.yml:4: data.url: key is given twice",
+		"bad_duplicate_list_value.yml":      "testdata/bad_duplicate_list_value.yml:6: data.metrics[0].exchange[1]: \"binance\" is listed twice",
+		"bad_duplicate_tuple.yml":           "testdata/bad_duplicate_tuple.yml:7: data.metrics[1]: the series /v1/btc/market-data/open-interest?exchange=bybit&window=day is listed twice (also by data.metrics[0] at line 5)",
+		"bad_duration.yml":                  "testdata/bad_duration.yml:4: data.timeout: \"10 seconds\" is not a duration (use e.g. 30s, 10m, 2h, 1d)",
+		"bad_empty_file.yml":                "testdata/bad_empty_file.yml:1: the file is empty: configure at least one of data, indicator, consensus",
+		"bad_empty_list.yml":                "testdata/bad_empty_list.yml:6: data.metrics[0].exchange: must not be an empty list",
+		"bad_empty_metrics.yml":             "testdata/bad_empty_metrics.yml:4: data.metrics: must not be an empty list",
+		"bad_field_spec.yml":                "testdata/bad_field_spec.yml:8: data.metrics[0].fields.supply_total.name: \"supply-total\" is not a valid metric name\ntestdata/bad_field_spec.yml:9: data.metrics[0].fields.supply_total.type: must be gauge or counter, got \"histogram\"",
+		"bad_forbidden_param.yml":           "testdata/bad_forbidden_param.yml:6: data.metrics[0].from: parameter cannot be set: the exporter always asks for the latest rows",
+		"bad_indicator_window.yml":          "testdata/bad_indicator_window.yml:7: indicator.metrics[0].window: the indicator API takes no window",
+		"bad_limit_out_of_range.yml":        "testdata/bad_limit_out_of_range.yml:7: data.metrics[0].limit: \"20000\" is out of range (1 to 10000)",
+		"bad_max_tuples.yml":                "testdata/bad_max_tuples.yml:1: data.max_tuples: the metrics list expands to 3 series, more than max_tuples (2)",
+		"bad_metrics_not_list.yml":          "testdata/bad_metrics_not_list.yml:5: data.metrics: must be a list, got a mapping",
+		"bad_missing_credential.yml":        "testdata/bad_missing_credential.yml:1: data: a credential is required: set token_env or token_file",
+		"bad_missing_credential_env.yml":    "testdata/bad_missing_credential_env.yml:2: data.token_env: environment variable ONCHAIN_TEST_UNSET_VARIABLE is not set or empty",
+		"bad_missing_path.yml":              "testdata/bad_missing_path.yml:5: data.metrics[0].path: is required",
+		"bad_missing_required.yml":          "testdata/bad_missing_required.yml:5: data.metrics[0].asset: is required by /v2/indicator/valuation/mvrv-z-score",
+		"bad_missing_url.yml":               "testdata/bad_missing_url.yml:2: data.url: is required",
+		"bad_negative_duration.yml":         "testdata/bad_negative_duration.yml:6: data.metrics[0].cache_ttl: must not be negative, got \"-5m\"",
+		"bad_nested_param.yml":              "testdata/bad_nested_param.yml:6: data.metrics[0].exchange: must be a value or a list of values, got a mapping",
+		"bad_no_metrics.yml":                "testdata/bad_no_metrics.yml:2: data.metrics: is required: list at least one metric",
+		"bad_not_a_mapping.yml":             "testdata/bad_not_a_mapping.yml:1: must be a mapping, got a list",
+		"bad_path.yml":                      "testdata/bad_path.yml:5: data.metrics[0].path: \"/v3/btc/network-data/supply\" does not fit /v1/{asset}/{category}/{metric} or /v2/{domain}/{category}/{metric}",
+		"bad_placeholder_without_param.yml": "testdata/bad_placeholder_without_param.yml:5: data.metrics[0].path: placeholder {asset} has no parameter asset in this entry",
+		"bad_unknown_api_key.yml":           "testdata/bad_unknown_api_key.yml:4: data.retries: unknown key",
+		"bad_unknown_parameter.yml":         "testdata/bad_unknown_parameter.yml:6: data.metrics[0].exchange: unknown parameter for /v1/btc/network-data/supply (accepted: none)",
+		"bad_unknown_top_key.yml":           "testdata/bad_unknown_top_key.yml:1: datum: unknown key (expected one of data, indicator, consensus)",
+		"bad_unknown_window.yml":            "testdata/bad_unknown_window.yml:6: data.metrics[0].window: \"week\" is not allowed for the data API (allowed: block, min, 10min, hour, day)",
+		"bad_unreadable_token_file.yml":     "testdata/bad_unreadable_token_file.yml:2: data.token_file: cannot read testdata/no-such-token-file: no such file or directory",
+		"bad_url.yml":                       "testdata/bad_url.yml:2: data.url: must be an absolute http(s) URL, got \"ftp://example.com\"",
+		"bad_url_with_credentials.yml":      "testdata/bad_url_with_credentials.yml:2: data.url: must not carry credentials or a query; use token_env or token_file",
+		"bad_window_not_allowed.yml":        "testdata/bad_window_not_allowed.yml:6: data.metrics[0].window: \"block\" is not allowed for /v1/btc/market-data/open-interest (allowed: day, hour, min)",
+		"bad_wrong_type_concurrency.yml":    "testdata/bad_wrong_type_concurrency.yml:4: data.concurrency: must be an integer, got \"four\"",
+		"bad_yaml.yml":                      "testdata/bad_yaml.yml:1: invalid YAML: did not find expected ',' or ']'",
+	}
+	files, err := filepath.Glob("testdata/bad_*.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != len(want) {
+		t.Errorf("testdata has %d bad configs, the table %d", len(files), len(want))
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = Parse(f, b, testEnv)
+			if err == nil {
+				t.Fatal("loaded without error")
+			}
+			if got := err.Error(); got != want[filepath.Base(f)] {
+				t.Errorf("error:\n got %q\nwant %q", got, want[filepath.Base(f)])
+			}
+			if strings.Contains(err.Error(), "s3cret-value") {
+				t.Error("error text carries the credential")
+			}
+		})
+	}
+}
+
+func TestExampleConfigExpands(t *testing.T) {
+	t.Setenv("ONCHAIN_DATA_TOKEN", "example-token")
+	cfg, err := Load("../examples/config.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := cfg.APIs[APIData]
+	if got := a.Token(); got != "example-token" {
+		t.Errorf("token = %q", string(got))
+	}
+	if a.URL.String() != "https://data-api.example.com" || a.Concurrency != 4 || a.Auth != "header" {
+		t.Errorf("section = %+v", a)
+	}
+	// 3 open interest + 4 reserves + 2 supply + netflow + 2 events-count + mvrv.
+	if len(cfg.Tuples) != 13 {
+		t.Fatalf("%d tuples, want 13", len(cfg.Tuples))
+	}
+	byKey := map[string]*Tuple{}
+	for _, tp := range cfg.Tuples {
+		byKey[tp.Key] = tp
+	}
+	oi := byKey["data /v1/btc/market-data/open-interest?exchange=bybit&window=hour"]
+	if oi == nil {
+		t.Fatalf("no open interest tuple for bybit; keys: %v", keys(byKey))
+	}
+	if got := oi.Query.Encode(); got != "exchange=bybit&limit=5&window=hour" {
+		t.Errorf("query = %s", got)
+	}
+	if !reflect.DeepEqual(oi.LabelNames, []string{"asset", "window", "exchange"}) ||
+		!reflect.DeepEqual(oi.LabelValues, []string{"btc", "hour", "bybit"}) {
+		t.Errorf("labels = %v %v", oi.LabelNames, oi.LabelValues)
+	}
+	supply := byKey["data /v1/btc/network-data/supply?window=block"]
+	if supply == nil || supply.Path != "/v1/btc/network-data/supply" || supply.Query.Has("asset") {
+		t.Fatalf("placeholder tuple = %+v", supply)
+	}
+	if supply.Endpoint == nil || supply.Fields["supply_total"].Name != "supply" {
+		t.Error("supply tuple did not find its catalog entry")
+	}
+	netflow := byKey["data /v1/btc/exchange-flows/netflow?exchange=binance&window=day"]
+	if netflow == nil || netflow.Endpoint != nil || !netflow.AllNumeric || netflow.Window != "day" {
+		t.Errorf("netflow tuple = %+v (default window must be day)", netflow)
+	}
+	events := byKey["data /v2/network/events-count?asset=usdt&window=block"]
+	if events == nil || !reflect.DeepEqual(events.LabelValues, []string{"usdt", "block"}) {
+		t.Errorf("events-count tuple = %+v", events)
+	}
+	mvrv := byKey["data /v2/indicator/valuation/mvrv-z-score?asset=btc&window=day"]
+	if mvrv == nil || mvrv.CacheTTL != 3600 {
+		t.Errorf("mvrv tuple = %+v", mvrv)
+	}
+	want := []string{"api", "endpoint", "asset", "window", "exchange", "token"}
+	if !reflect.DeepEqual(cfg.TupleLabelNames, want) {
+		t.Errorf("tuple labels = %v, want %v", cfg.TupleLabelNames, want)
+	}
+	if got := oi.TupleLabelValues; !reflect.DeepEqual(got, []string{"data", "/v1/btc/market-data/open-interest", "btc", "hour", "bybit", ""}) {
+		t.Errorf("tuple label values = %v", got)
+	}
+}
+
+func keys[V any](m map[string]V) []string { return sortedKeys(m) }
+
+// A label group shares one label set: a second entry of the same endpoint
+// that adds a parameter adds that label to the first entry's series too.
+func TestLabelGroupUnion(t *testing.T) {
+	cfg, err := Parse("x.yml", []byte(`
+data:
+  url: http://127.0.0.1:1
+  token_env: T
+  metrics:
+    - path: /v1/btc/market-data/open-interest
+      exchange: binance
+    - path: /v1/btc/market-data/open-interest
+      exchange: okx
+      symbol: btc_usdt
+`), testEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tp := range cfg.Tuples {
+		if !reflect.DeepEqual(tp.LabelNames, []string{"asset", "window", "exchange", "symbol"}) {
+			t.Errorf("%s: labels %v", tp.Key, tp.LabelNames)
+		}
+	}
+	if got := cfg.Tuples[0].LabelValues; !reflect.DeepEqual(got, []string{"btc", "day", "binance", ""}) {
+		t.Errorf("values = %v", got)
+	}
+}
+
+func TestFieldsOverrideCatalog(t *testing.T) {
+	cfg, err := Parse("x.yml", []byte(`
+data:
+  url: http://127.0.0.1:1
+  token_file: testdata/token
+  auth: query
+  metrics:
+    - path: /v1/btc/network-indicator/pnl-utxo
+      fields:
+        profit_percent: {help: Share in profit.}
+        loss_amount: {name: utxo_losses, type: counter, scale: 2}
+`), testEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.APIs[APIData].Token() != "file-token" {
+		t.Error("token_file not read and trimmed")
+	}
+	tp := cfg.Tuples[0]
+	if tp.AllNumeric || len(tp.Fields) != 2 {
+		t.Fatalf("fields = %v (AllNumeric %v)", tp.Fields, tp.AllNumeric)
+	}
+	if f := tp.Fields["profit_percent"]; f.Name != "utxo_profit_ratio" || f.Scale != 0.01 || f.Help != "Share in profit." {
+		t.Errorf("profit_percent = %+v", f)
+	}
+	if f := tp.Fields["loss_amount"]; f.Name != "utxo_losses" || f.Type != "counter" || f.Scale != 2 {
+		t.Errorf("loss_amount = %+v", f)
+	}
+}
+
+func TestSecretNeverPrints(t *testing.T) {
+	s := Secret("abc123")
+	for _, got := range []string{s.String(), fmt.Sprintf("%v %s %+v %#v", s, s, s, s)} {
+		if strings.Contains(got, "abc123") {
+			t.Errorf("secret printed: %s", got)
+		}
+	}
+	b, _ := json.Marshal(struct{ S Secret }{s})
+	if strings.Contains(string(b), "abc123") {
+		t.Errorf("secret marshalled: %s", b)
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	_, err := Load("testdata/does-not-exist.yml")
+	if err == nil || !strings.Contains(err.Error(), "testdata/does-not-exist.yml") {
+		t.Errorf("err = %v", err)
+	}
+}
