@@ -174,7 +174,9 @@ func (e *Exporter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	promhttp.HandlerFor(prometheus.Gatherers{e.reg, reg}, promhttp.HandlerOpts{
+	// The scrape's own registry is gathered first: it updates the
+	// exporter's counters (cache hits, stale values) that e.reg serves.
+	promhttp.HandlerFor(prometheus.Gatherers{reg, e.reg}, promhttp.HandlerOpts{
 		ErrorLog:      promLogger{level.Error(e.logger)},
 		ErrorHandling: promhttp.ContinueOnError,
 	}).ServeHTTP(w, r)

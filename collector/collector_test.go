@@ -1,0 +1,203 @@
+package collector
+
+import (
+	"encoding/json"
+	"net/http"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+)
+
+const supplyConfig = `
+data:
+  url: "{{URL}}"
+  token_env: T
+  metrics:
+    - path: /v1/btc/network-data/supply
+      window: [day, block]
+    - path: /v1/btc/market-data/open-interest
+      window: hour
+      exchange: [binance, bybit]
+`
+
+// rawRows asks the fake directly, as a reference independent of the
+// exporter's decoder, for the rows of one series.
+func rawRows(t *testing.T, e *env, pathAndQuery string) []map[string]any {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, e.srv.URL+pathAndQuery, nil)
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var env struct {
+		Result struct {
+			Data []map[string]any `json:"data"`
+		} `json:"result"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&env); err != nil {
+		t.Fatal(err)
+	}
+	e.fake.ResetCalls()
+	return env.Result.Data
+}
+
+func formatValue(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+func TestExpositionMatchesUpstream(t *testing.T) {
+	e := newEnv(t, supplyConfig, fakeapi.Options{})
+	day := rawRows(t, e, "/v1/btc/network-data/supply?window=day&limit=5")
+	block := rawRows(t, e, "/v1/btc/network-data/supply?window=block&limit=5")
+	bybit := rawRows(t, e, "/v1/btc/market-data/open-interest?window=hour&exchange=bybit&limit=5")
+	if bybit[0]["open_interest"] != nil || bybit[1]["open_interest"] == nil {
+		t.Fatalf("the fake's bybit rows no longer start with a null: %v", bybit[:2])
+	}
+	body := e.scrape("10")
+
+	ts := func(row map[string]any) string {
+		s, _ := row["date"].(string)
+		for _, layout := range []string{"2006-01-02 15:04:05", "2006-01-02"} {
+			if tm, err := time.Parse(layout, s); err == nil {
+				return formatValue(float64(tm.Unix()))
+			}
+		}
+		t.Fatalf("row time %q", s)
+		return ""
+	}
+	want := []string{
+		`onchain_supply{asset="btc",window="block"} ` + formatValue(block[0]["supply_total"].(float64)),
+		`onchain_supply{asset="btc",window="day"} ` + formatValue(day[0]["supply_total"].(float64)),
+		`onchain_supply_new{asset="btc",window="block"} ` + formatValue(block[0]["supply_new"].(float64)),
+		`onchain_supply_new{asset="btc",window="day"} ` + formatValue(day[0]["supply_new"].(float64)),
+	}
+	sort.Strings(want)
+	if got := lines(body, "onchain_supply"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("supply:\n got %s\nwant %s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// The newest bybit row is null: its value and time come from the row before.
+	if got, want := valueOf(body, `onchain_open_interest_usd{asset="btc",exchange="bybit",window="hour"}`), formatValue(bybit[1]["open_interest"].(float64)); got != want {
+		t.Errorf("bybit open interest = %q, want the latest non-null %q", got, want)
+	}
+	if got, want := valueOf(body, `onchain_data_timestamp_seconds{api="data",asset="btc",endpoint="/v1/btc/market-data/open-interest",exchange="bybit",window="hour"}`), ts(bybit[1]); got != want {
+		t.Errorf("bybit timestamp = %q, want %q", got, want)
+	}
+	if got, want := valueOf(body, `onchain_data_block_height{api="data",asset="btc",endpoint="/v1/btc/network-data/supply",exchange="",window="block"}`), formatValue(block[0]["blockheight"].(float64)); got != want {
+		t.Errorf("block height = %q, want %q", got, want)
+	}
+	if got := lines(body, "onchain_exporter_query_success"); len(got) != 4 || strings.Count(strings.Join(got, "\n"), "} 1") != 4 {
+		t.Errorf("query_success:\n%s", strings.Join(got, "\n"))
+	}
+	checkMetrics(t, body)
+}
+
+// checkMetrics runs promtool check metrics on an exposition when promtool
+// is installed (CI installs it).
+func checkMetrics(t *testing.T, body string) {
+	t.Helper()
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Log("promtool not on PATH: exposition lint skipped")
+		return
+	}
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = strings.NewReader(body)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("promtool check metrics: %v\n%s", err, out)
+	}
+}
+
+func TestSecondScrapeWithinScheduleMakesNoCall(t *testing.T) {
+	e := newEnv(t, supplyConfig, fakeapi.Options{})
+	e.scrape("10")
+	first := e.fake.Calls("data")
+	if first != 4 {
+		t.Fatalf("first scrape made %d calls, want 4 (one per tuple)", first)
+	}
+	e.clock.Add(15 * time.Second)
+	body := e.scrape("10")
+	if got := e.fake.Calls("data"); got != first {
+		t.Errorf("second scrape within the schedule made %d more calls", got-first)
+	}
+	if got := valueOf(body, `onchain_exporter_cache_hits_total{api="data"}`); got != "4" {
+		t.Errorf("cache hits = %q, want 4", got)
+	}
+	if got := valueOf(body, `onchain_exporter_upstream_calls_saved_total{api="data"}`); got != "4" {
+		t.Errorf("calls saved = %q, want 4", got)
+	}
+}
+
+func TestConcurrentScrapesShareOneCallPerTuple(t *testing.T) {
+	e := newEnv(t, supplyConfig, fakeapi.Options{Latency: 200 * time.Millisecond})
+	var wg sync.WaitGroup
+	bodies := make([]string, 8)
+	for i := range bodies {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			bodies[i] = e.scrape("10")
+		}()
+	}
+	wg.Wait()
+	if got := e.fake.Calls("data"); got != 4 {
+		t.Errorf("8 concurrent scrapes made %d upstream calls, want 4", got)
+	}
+	for i, b := range bodies {
+		if len(lines(b, "onchain_supply{")) != 2 {
+			t.Errorf("scrape %d lacks supply values:\n%s", i, strings.Join(lines(b, "onchain_"), "\n"))
+		}
+	}
+}
+
+func TestSlowUpstreamDoesNotHoldTheScrape(t *testing.T) {
+	e := newEnv(t, supplyConfig, fakeapi.Options{})
+	e.scrape("10") // values cached
+	e.clock.Add(48 * time.Hour)
+	e.fake.SetFault("data", fakeapi.Fault{Kind: fakeapi.Slow, Delay: 5 * time.Second})
+	start := time.Now()
+	body := e.scrape("1.5") // 1.5 s scrape timeout, minus the 0.5 s offset
+	if took := time.Since(start); took > 1500*time.Millisecond {
+		t.Errorf("scrape took %v with a 1.5 s scrape timeout", took)
+	}
+	if len(lines(body, "onchain_supply{")) != 2 {
+		t.Errorf("last good values not served:\n%s", body)
+	}
+	if valueOf(body, `onchain_exporter_stale_values_served_total{api="data"}`) == "0" {
+		t.Error("stale serving not counted")
+	}
+	if got := valueOf(body, `onchain_exporter_scrape_collector_success{collector="data"}`); got != "0" {
+		t.Errorf("collector success = %q during a timed-out refresh", got)
+	}
+}
+
+func TestCollectSelectsAPIs(t *testing.T) {
+	e := newEnv(t, supplyConfig, fakeapi.Options{})
+	for _, tc := range []struct {
+		query string
+		code  int
+		data  bool
+	}{
+		{"collect[]=data", 200, true},
+		{"collect[]=consensus", 200, false},
+		{"collect[]=nope", 400, false},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, "/metrics?"+tc.query, nil)
+		rec := newRecorder()
+		e.exp.ServeHTTP(rec, req)
+		if rec.Code != tc.code {
+			t.Errorf("%s: HTTP %d, want %d", tc.query, rec.Code, tc.code)
+		}
+		if has := strings.Contains(rec.Body.String(), "onchain_supply{"); has != tc.data {
+			t.Errorf("%s: data families present = %v", tc.query, has)
+		}
+	}
+	if got := e.fake.Calls("data"); got != 4 {
+		t.Errorf("%d calls, want 4", got)
+	}
+}
