@@ -1,0 +1,215 @@
+package collector
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+)
+
+func tupleFor(t *testing.T, yml string) *config.Tuple {
+	t.Helper()
+	cfg, err := config.Parse("t.yml", []byte(yml), func(string) string { return "x" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg.Tuples[0]
+}
+
+const netflowYAML = `
+data:
+  url: http://127.0.0.1:1
+  token_env: T
+  metrics:
+    - path: /v1/btc/exchange-flows/netflow
+      exchange: binance
+`
+
+func values(d *decoded) map[string]float64 {
+	out := map[string]float64{}
+	for _, s := range d.samples {
+		out[s.field.Name+"{"+strings.Join(s.extraValues, ",")+"}"] = s.value
+	}
+	return out
+}
+
+func TestDecodeLatestNonNullWhateverTheOrder(t *testing.T) {
+	tp := tupleFor(t, netflowYAML)
+	for name, body := range map[string]string{
+		"latest first": `{"status":{"code":200,"message":"success"},"result":{"window":"day","data":[
+			{"date":"2026-11-20","netflow_total":null,"inflow_total":7},
+			{"date":"2026-11-19","netflow_total":-3.5,"inflow_total":6},
+			{"date":"2026-11-18","netflow_total":1,"inflow_total":5}]}}`,
+		"oldest first": `{"status":{"code":200,"message":"success"},"result":{"window":"day","data":[
+			{"date":"2026-11-18","netflow_total":1,"inflow_total":5},
+			{"date":"2026-11-19","netflow_total":-3.5,"inflow_total":6},
+			{"date":"2026-11-20","netflow_total":null,"inflow_total":7}]}}`,
+	} {
+		d, err := decode([]byte(body), tp, "result.data")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got := values(d)
+		if got["netflow{}"] != -3.5 || got["inflow{}"] != 7 || len(got) != 2 {
+			t.Errorf("%s: values %v, want netflow -3.5 (latest non-null) and inflow 7", name, got)
+		}
+		if want := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC); !d.rowTime.Equal(want) || !d.newest.Equal(want) {
+			t.Errorf("%s: row time %v newest %v", name, d.rowTime, d.newest)
+		}
+		if d.interval != 24*time.Hour {
+			t.Errorf("%s: interval %v", name, d.interval)
+		}
+	}
+}
+
+func TestDecodeTimeKeysAndBlockHeight(t *testing.T) {
+	tp := tupleFor(t, `
+data:
+  url: http://127.0.0.1:1
+  token_env: T
+  metrics:
+    - path: /v2/network/events-count
+      asset: usdt
+      window: block
+`)
+	body := `{"status":{"code":200,"message":"success"},"result":{"window":"block","data":[
+		{"datetime":"2026-11-20 12:00:24","blockheight":21000002,"events_mint_count":2,"events_burn_count":0},
+		{"datetime":"2026-11-20 12:00:12","blockheight":21000001,"events_mint_count":1,"events_burn_count":4}]}}`
+	d, err := decode([]byte(body), tp, "result.data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.hasBlock || d.block != 21000002 {
+		t.Errorf("block = %v %v", d.hasBlock, d.block)
+	}
+	if want := time.Date(2026, 11, 20, 12, 0, 24, 0, time.UTC); !d.rowTime.Equal(want) {
+		t.Errorf("row time %v", d.rowTime)
+	}
+	if d.interval != 12*time.Second {
+		t.Errorf("interval %v", d.interval)
+	}
+	got := values(d)
+	if got["stablecoin_events{mint}"] != 2 || got["stablecoin_events{burn}"] != 0 {
+		t.Errorf("values %v", got)
+	}
+	// v2 daily rows may carry date instead of datetime.
+	d, err = decode([]byte(`{"status":{"code":200,"message":"success"},"result":{"data":[{"date":"2026-11-19","events_mint_count":3}]}}`), tp, "result.data")
+	if err != nil || !d.rowTime.Equal(time.Date(2026, 11, 19, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("date key: %v %v", d.rowTime, err)
+	}
+}
+
+func TestDecodeBadValuesAreSkippedNotFatal(t *testing.T) {
+	tp := tupleFor(t, netflowYAML)
+	body := `{"status":{"code":200,"message":"success"},"result":{"data":[
+		{"date":"2026-11-20","netflow_total":"12.5","inflow_total":"NaN","outflow_total":1e999,"ok_total":3},
+		{"date":"2026-11-19","netflow_total":2,"inflow_total":4,"outflow_total":5,"ok_total":1}]}}`
+	d, err := decode([]byte(body), tp, "result.data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := values(d)
+	// The newest valid value of each field wins; bad ones are reported.
+	if got["netflow{}"] != 2 || got["inflow{}"] != 4 || got["outflow{}"] != 5 || got["ok{}"] != 3 {
+		t.Errorf("values %v", got)
+	}
+	if len(d.problems) != 3 {
+		t.Errorf("problems %q, want 3", d.problems)
+	}
+}
+
+func TestDecodeRejectsWhatIsNotRows(t *testing.T) {
+	tp := tupleFor(t, netflowYAML)
+	for body, want := range map[string]string{
+		`{"status":{"code":200},"result":{"data":[`: "invalid JSON",
+		`{"status":{"code":200},"result":{}}`:       `no "result.data"`,
+		`{"status":{"code":200},"result":{"data":5}}`: "not a list of rows",
+	} {
+		if _, err := decode([]byte(body), tp, "result.data"); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err %v, want %q", body, err, want)
+		}
+	}
+	d, err := decode([]byte(`{"status":{"code":200},"result":{"data":[]}}`), tp, "result.data")
+	if err != nil || len(d.samples) != 0 {
+		t.Errorf("empty data: %v %v", d, err)
+	}
+}
+
+func TestDataDialectStatus(t *testing.T) {
+	now := time.Now()
+	dd := dataDialect{}
+	for _, tc := range []struct {
+		status int
+		body   string
+		code   string
+	}{
+		{200, `{"status":{"code":200,"message":"success"},"result":{"data":[]}}`, ""},
+		{200, `{"status":{"code":200,"message":"deprecated"},"result":{"data":[]}}`, ""},
+		{200, `{"status":{"code":500,"message":"internal_server_error"},"result":{}}`, "internal_server_error"},
+		{200, `{"status":{"code":403,"message":"Your plan cannot read this endpoint."},"result":{}}`, "forbidden"},
+		{401, `{"status":{"code":401,"message":"unauthorized"},"result":{}}`, "unauthorized"},
+		{429, `not json`, "too_many_requests"},
+		{502, ``, "http_502"},
+		{200, `{"result":{"data":[]}}`, "decode"},
+		{200, `<html>`, "decode"},
+	} {
+		e := dd.check(tc.status, http.Header{}, []byte(tc.body), now)
+		got := ""
+		if e != nil {
+			got = e.Code
+		}
+		if got != tc.code {
+			t.Errorf("HTTP %d %s: code %q, want %q", tc.status, tc.body, got, tc.code)
+		}
+	}
+	if e := dd.check(401, http.Header{}, []byte(`{}`), now); e.Pause != authPause {
+		t.Errorf("401 pauses the API for %v", e.Pause)
+	}
+	h := http.Header{"Retry-After": []string{"7"}}
+	if e := dd.check(429, h, nil, now); e.Pause != 7*time.Second {
+		t.Errorf("429 with Retry-After 7 pauses for %v", e.Pause)
+	}
+}
+
+func TestDecodeKeyLabelAndRowLabels(t *testing.T) {
+	cfg, err := config.Parse("t.yml", []byte(`
+consensus:
+  url: http://127.0.0.1:1
+  token_env: T
+  metrics:
+    - path: /calls
+      asset: bitcoin
+      labels: [direction]
+      fields:
+        count: {name: analyst_calls}
+    - path: /bands
+      asset: bitcoin
+      fields:
+        bands: {name: band_price, key_label: multiple}
+`), func(string) string { return "x" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := cfg.Tuples[0]
+	body := `{"asset":"bitcoin","date":"2026-11-22","data":[{"direction":"long","count":7},{"direction":"short","count":2}]}`
+	d, err := decode([]byte(body), tp, "data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := values(d); got["analyst_calls{long}"] != 7 || got["analyst_calls{short}"] != 2 || len(got) != 2 {
+		t.Errorf("values %v", got)
+	}
+	if !d.rowTime.Equal(time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("row time from the payload's root: %v", d.rowTime)
+	}
+	bands := `{"data":[{"date":"2026-11-20","bands":{"0.5":10,"1.0":20,"x":"bad"}},{"date":"2026-11-19","bands":{"0.5":9}}]}`
+	d, err = decode([]byte(bands), cfg.Tuples[1], "data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := values(d); got["band_price{0.5}"] != 10 || got["band_price{1.0}"] != 20 || len(got) != 2 || len(d.problems) != 1 {
+		t.Errorf("values %v problems %q", got, d.problems)
+	}
+}
