@@ -1,0 +1,188 @@
+package benchmark
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/onchain-exporter/onchain_exporter/collector"
+	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+)
+
+// Clock is a simulated time shared by the fake upstream and the exporter.
+type Clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+// NewClock starts at t.
+func NewClock(t time.Time) *Clock { return &Clock{t: t} }
+
+// Now is the simulated time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+// Advance moves the simulated time on.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// EconomyOptions shape a simulated day.
+type EconomyOptions struct {
+	// Tuples per kind: day, hour, block (btc, 10 min blocks) and
+	// fast-block (eth, 12 s blocks) windows.
+	Day, Hour, Block, FastBlock int
+	Replicas                    int
+	Interval, Duration          time.Duration
+}
+
+// Economy is the outcome of a simulated run, per window kind.
+type Economy struct {
+	Rows []EconomyRow
+	// Scrapes is the number of scrapes all replicas made.
+	Scrapes int
+}
+
+// EconomyRow counts one kind of tuple.
+type EconomyRow struct {
+	Kind   string
+	Tuples int
+	// NewRows counts the rows the exporter had to deliver: the row
+	// visible at the start plus every row published during the run.
+	NewRows int
+	Calls   int64
+	// Naive is what an exporter without a cache would have called.
+	Naive int64
+}
+
+// Ratio is calls per new row.
+func (r EconomyRow) Ratio() float64 { return float64(r.Calls) / float64(max(r.NewRows, 1)) }
+
+type kind struct {
+	name, path, window, asset string
+	params                    func(i int) string
+	count                     int
+}
+
+var exchanges = []string{"all_exchange", "binance", "bybit", "okx", "deribit", "bitmex", "gate_io", "huobi", "kraken", "bitfinex", "bitget"}
+var tokens = []string{"usdt", "usdc", "link", "uni", "shib", "dai", "matic", "aave", "mkr", "wbtc", "ape", "ldo", "grt", "pepe"}
+
+// entries lays out n tuples of a kind as metrics entries, one per tuple.
+func (k kind) entries() string {
+	var b strings.Builder
+	for i := 0; i < k.count; i++ {
+		fmt.Fprintf(&b, "    - path: %s\n      window: %s\n%s", k.path, k.window, k.params(i))
+	}
+	return b.String()
+}
+
+// RunEconomy scrapes the exporter every Interval from each replica (the
+// replicas offset within the interval) for Duration of simulated time.
+func RunEconomy(o EconomyOptions) (*Economy, error) {
+	start := time.Date(2026, 11, 20, 0, 3, 7, 0, time.UTC)
+	clock := NewClock(start)
+	fake := fakeapi.New(fakeapi.Options{Now: clock.Now, DataToken: "bench"})
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	kinds := []kind{
+		{name: "day", path: "/v1/erc20/exchange-flows/reserve", window: "day", asset: "erc20", count: o.Day,
+			params: func(i int) string {
+				return fmt.Sprintf("      token: %s\n      exchange: %s\n", tokens[i%len(tokens)], exchanges[i/len(tokens)%len(exchanges)])
+			}},
+		{name: "hour", path: "/v1/btc/market-data/open-interest", window: "hour", asset: "btc", count: o.Hour,
+			params: func(i int) string {
+				return fmt.Sprintf("      exchange: %s\n      symbol: %s\n", exchanges[i%len(exchanges)], []string{"all_symbol", "btc_usd", "btc_usdt"}[i/len(exchanges)%3])
+			}},
+		{name: "block (btc, 10 min)", path: "/v1/btc/network-data/supply", window: "block", asset: "btc", count: min(o.Block, 1),
+			params: func(int) string { return "" }},
+		{name: "block (eth, 12 s)", path: "/v2/network/events-count", window: "block", asset: "", count: o.FastBlock,
+			params: func(i int) string { return fmt.Sprintf("      asset: %s\n", tokens[i%len(tokens)]) }},
+	}
+	var yml strings.Builder
+	fmt.Fprintf(&yml, "data:\n  url: %s\n  token_env: T\n  concurrency: 8\n  metrics:\n", srv.URL)
+	for _, k := range kinds {
+		yml.WriteString(k.entries())
+	}
+	cfg, err := config.Parse("economy.yml", []byte(yml.String()), func(string) string { return "bench" })
+	if err != nil {
+		return nil, err
+	}
+	exp, err := collector.New(cfg, log.NewNopLogger(), prometheus.NewRegistry(), collector.Options{Now: clock.Now})
+	if err != nil {
+		return nil, err
+	}
+	defer exp.Close()
+
+	econ := &Economy{}
+	offset := o.Interval / time.Duration(max(o.Replicas, 1))
+	for elapsed := time.Duration(0); elapsed < o.Duration; elapsed += o.Interval {
+		for r := 0; r < o.Replicas; r++ {
+			req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+			req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", "10")
+			rec := httptest.NewRecorder()
+			exp.ServeHTTP(rec, req)
+			if rec.Code != http.StatusOK {
+				return nil, fmt.Errorf("scrape at %s: HTTP %d", clock.Now(), rec.Code)
+			}
+			econ.Scrapes++
+			clock.Advance(offset)
+		}
+	}
+	end := clock.Now()
+	for _, k := range kinds {
+		if k.count == 0 {
+			continue
+		}
+		row := EconomyRow{Kind: k.name, Tuples: k.count, Naive: int64(econ.Scrapes * k.count)}
+		for _, t := range cfg.Tuples {
+			if t.Path != k.path || t.Window != k.window {
+				continue
+			}
+			asset := t.Params["asset"]
+			if asset == "" {
+				asset = k.asset
+			}
+			row.NewRows += 1 + fake.RowsPublished(t.Path, t.Window, asset, start, end)
+		}
+		row.Calls = fake.CallsFor(k.path)
+		econ.Rows = append(econ.Rows, row)
+	}
+	return econ, nil
+}
+
+// Total sums the rows.
+func (e *Economy) Total() EconomyRow {
+	t := EconomyRow{Kind: "all"}
+	for _, r := range e.Rows {
+		t.Tuples += r.Tuples
+		t.NewRows += r.NewRows
+		t.Calls += r.Calls
+		t.Naive += r.Naive
+	}
+	return t
+}
+
+// Table renders the economy as a markdown table.
+func (e *Economy) Table() string {
+	var b strings.Builder
+	b.WriteString("| tuples | window | new rows | upstream calls | calls per new row | no-cache calls |\n|---:|---|---:|---:|---:|---:|\n")
+	rows := append([]EconomyRow(nil), e.Rows...)
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Kind < rows[j].Kind })
+	for _, r := range append(rows, e.Total()) {
+		fmt.Fprintf(&b, "| %d | %s | %d | %d | %.2f | %d |\n", r.Tuples, r.Kind, r.NewRows, r.Calls, r.Ratio(), r.Naive)
+	}
+	return b.String()
+}

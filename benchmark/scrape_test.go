@@ -1,0 +1,77 @@
+package benchmark
+
+import (
+	"math"
+	"sort"
+	"testing"
+	"time"
+)
+
+func fixedNow() time.Time { return time.Date(2026, 11, 19, 12, 0, 0, 0, time.UTC) }
+
+// BenchmarkWarmScrape serves a scrape of 10 000 series, all cached: the
+// cost Prometheus sees every 15 s. It reports p50/p99 per scrape and the
+// resident memory of the process.
+func BenchmarkWarmScrape(b *testing.B) {
+	rig, err := NewScrapeRig(2500, 8, 0, fixedNow) // 2500 tuples x 4 series
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rig.Close()
+	n, err := rig.Scrape(30 * time.Second)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if n < 10000 {
+		b.Fatalf("warm-up scrape served %d series, want at least 10000", n)
+	}
+	durations := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		if _, err := rig.Scrape(10 * time.Second); err != nil {
+			b.Fatal(err)
+		}
+		durations = append(durations, time.Since(start))
+	}
+	b.StopTimer()
+	sort.Slice(durations, func(i, j int) bool { return durations[i] < durations[j] })
+	pct := func(p float64) float64 {
+		return float64(durations[int(math.Ceil(p*float64(len(durations))))-1].Microseconds()) / 1000
+	}
+	b.ReportMetric(pct(0.5), "p50-ms")
+	b.ReportMetric(pct(0.99), "p99-ms")
+	b.ReportMetric(float64(n), "series")
+	if rss, err := RSS(); err == nil {
+		b.ReportMetric(float64(rss)/(1<<20), "rss-MiB")
+	}
+}
+
+// BenchmarkColdScrape fills an empty cache: N tuples, upstream latency L,
+// concurrency C. It reports the scrape time against the bound
+// ceil(N/C)*L (target: at most 1.2 of it).
+func BenchmarkColdScrape(b *testing.B) {
+	const tuples, concurrency, latency = 40, 4, 100 * time.Millisecond
+	bound := time.Duration(math.Ceil(float64(tuples)/concurrency)) * latency
+	var worst time.Duration
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		rig, err := NewScrapeRig(tuples, concurrency, latency, fixedNow)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		start := time.Now()
+		n, err := rig.Scrape(30 * time.Second)
+		took := time.Since(start)
+		b.StopTimer()
+		rig.Close()
+		if err != nil || n < tuples*4 {
+			b.Fatalf("cold scrape: %d series, %v", n, err)
+		}
+		worst = max(worst, took)
+	}
+	b.ReportMetric(float64(worst.Milliseconds()), "worst-ms")
+	b.ReportMetric(float64(worst)/float64(bound), "x-bound")
+}

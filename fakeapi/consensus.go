@@ -1,0 +1,363 @@
+package fakeapi
+
+import (
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Analyst Consensus API limits.
+const (
+	keyFreeLimit   = 30  // requests per minute per IP without a key
+	freeDailyLimit = 100 // requests per UTC day on the free plan
+	forcedRetry    = 2   // retry_after of a forced RATE_LIMIT_EXCEEDED
+)
+
+var planLimits = map[string]int{"free": 10, "pro": 60, "premium": 300, "enterprise": 1000}
+
+// premiumPlans can read the per-analyst endpoints.
+var premiumPlans = []string{"premium", "enterprise"}
+
+const (
+	consensusSite = "https://consensus.example.com"
+	contactEmail  = "data-partnerships@consensus.example.com"
+)
+
+// errorKinds maps each error code to its HTTP status, legacy wording and
+// message.
+var errorKinds = map[string]struct {
+	status  int
+	legacy  string
+	message string
+}{
+	"API_KEY_REQUIRED":     {401, "api key required", "This endpoint needs an API key: send it in the X-API-Key header or the api_key query parameter."},
+	"INVALID_API_KEY":      {401, "invalid api key", "The API key is unknown, inactive or expired, or its subscription is not active. Do not retry with the same key."},
+	"PLAN_REQUIRED":        {401, "plan required", "The plan of this key cannot read this endpoint; required_plans lists the plans that can."},
+	"RAW_ACCESS_REQUIRED":  {403, "raw access required", "source_text=statement needs raw access on the key. Drop it to get the excerpt."},
+	"DAILY_LIMIT_EXCEEDED": {429, "daily limit exceeded", "The Free plan's daily quota is used up; it resets at 00:00 UTC."},
+	"RATE_LIMIT_EXCEEDED":  {429, "rate limit exceeded", "Too many requests this minute. Wait retry_after seconds."},
+	"INVALID_PARAMETER":    {400, "invalid parameter", "A query parameter is malformed or outside the accepted values; param names it."},
+	"UNKNOWN_ASSET":        {400, "unknown asset", "The asset is not registered; resolve it through /assets."},
+	"ANALYST_NOT_FOUND":    {404, "analyst not found", "No tracked analyst matches; pick a handle from /analysts/top."},
+	"ANALYST_NOT_ELIGIBLE": {404, "analyst not eligible", "The analyst is excluded from the stance pipeline."},
+	"NO_DATA":              {404, "no data", "No rows for this analyst and asset in the range."},
+	"SERVICE_UNAVAILABLE":  {503, "service unavailable", "The upstream list is unavailable. Retry after a few seconds with the same request."},
+	"INTERNAL_ERROR":       {500, "internal error", "Server fault. Retry once after a few seconds."},
+	"NOT_FOUND":            {404, "not found", "No such endpoint."},
+	"METHOD_NOT_ALLOWED":   {405, "method not allowed", "Only GET is served."},
+}
+
+// apiError is one Analyst Consensus error answer.
+type apiError struct {
+	Code          string
+	Param         string
+	Plan          string
+	RequiredPlans []string
+	Limit, Used   int
+	RetryAfter    int
+}
+
+// ident is who a consensus request counts against.
+type ident struct {
+	key    string
+	plan   string // "" without a key
+	bucket string
+	limit  int // per minute
+	daily  bool
+}
+
+// rateBucket holds the allowance used by one key or IP.
+type rateBucket struct {
+	minute int64
+	n      int
+	day    int64
+	dayN   int
+}
+
+func clientIP(r *http.Request) string {
+	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return h
+	}
+	return r.RemoteAddr
+}
+
+// identify resolves the key of a request; an unknown key yields
+// INVALID_API_KEY and the request's IP identity.
+func (s *Server) identify(r *http.Request) (ident, *apiError) {
+	ipID := ident{bucket: "ip:" + clientIP(r), limit: keyFreeLimit}
+	key := r.Header.Get("X-API-Key")
+	if key == "" {
+		key = r.URL.Query().Get("api_key")
+	}
+	if key == "" {
+		return ipID, nil
+	}
+	plan := "enterprise"
+	if s.opts.ConsensusKeys != nil {
+		p, ok := s.opts.ConsensusKeys[key]
+		if !ok {
+			return ipID, &apiError{Code: "INVALID_API_KEY"}
+		}
+		plan = p
+	}
+	limit, ok := planLimits[plan]
+	if !ok {
+		limit = planLimits["free"]
+	}
+	return ident{key: key, plan: plan, bucket: "key:" + key, limit: limit, daily: plan == "free"}, nil
+}
+
+// rate checks, and when consume is set uses, one request of id's
+// allowance. A refused request uses nothing.
+func (s *Server) rate(id ident, now time.Time, consume bool) (rateBucket, *apiError) {
+	minute, day := floorDiv(now.Unix(), 60), floorDiv(now.Unix(), 86400)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.buckets[id.bucket]
+	if b == nil {
+		b = &rateBucket{}
+		if consume {
+			s.buckets[id.bucket] = b
+		}
+	}
+	if b.minute != minute {
+		b.minute, b.n = minute, 0
+	}
+	if b.day != day {
+		b.day, b.dayN = day, 0
+	}
+	switch {
+	case !consume:
+	case id.daily && b.dayN >= freeDailyLimit:
+		return *b, &apiError{Code: "DAILY_LIMIT_EXCEEDED", Limit: freeDailyLimit, Used: b.dayN}
+	case b.n >= id.limit:
+		return *b, &apiError{Code: "RATE_LIMIT_EXCEEDED", RetryAfter: secondsUntil(now, time.Minute)}
+	default:
+		b.n++
+		if id.daily {
+			b.dayN++
+		}
+	}
+	return *b, nil
+}
+
+// secondsUntil is the whole seconds, at least 1, until the next multiple
+// of d.
+func secondsUntil(now time.Time, d time.Duration) int {
+	next := floorTo(now, d).Add(d)
+	return max(int((next.Sub(now)+time.Second-1)/time.Second), 1)
+}
+
+func setRateHeaders(w http.ResponseWriter, id ident, b rateBucket) {
+	h := w.Header()
+	h.Set("X-RateLimit-Limit", strconv.Itoa(id.limit))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(max(id.limit-b.n, 0)))
+	if id.daily {
+		h.Set("X-Daily-Limit", strconv.Itoa(freeDailyLimit))
+		h.Set("X-Daily-Used", strconv.Itoa(b.dayN))
+	}
+}
+
+// writeConsensusError answers with the error object of e.
+func writeConsensusError(w http.ResponseWriter, now time.Time, e *apiError) {
+	status, body := consensusErrorBody(w, now, e)
+	writeJSON(w, status, body)
+}
+
+// consensusErrorBody builds the error object of e and its HTTP status, and
+// sets the Retry-After header of the 429 codes.
+func consensusErrorBody(w http.ResponseWriter, now time.Time, e *apiError) (int, obj) {
+	kind, ok := errorKinds[e.Code]
+	if !ok {
+		kind.status = http.StatusInternalServerError
+		kind.legacy = strings.ToLower(strings.ReplaceAll(e.Code, "_", " "))
+		kind.message = "Error " + e.Code + "."
+	}
+	body := obj{
+		{"error", kind.legacy},
+		{"code", e.Code},
+		{"message", kind.message},
+		{"docs_url", consensusSite + "/docs/errors#" + strings.ToLower(e.Code)},
+	}
+	if e.Param != "" {
+		body.add("param", e.Param)
+	}
+	upgrade := func() {
+		body.add("upgrade_url", consensusSite+"/pricing")
+		body.add("upgradeUrl", consensusSite+"/pricing")
+	}
+	switch e.Code {
+	case "PLAN_REQUIRED":
+		plan, req := e.Plan, e.RequiredPlans
+		if plan == "" {
+			plan = "free"
+		}
+		if req == nil {
+			req = premiumPlans
+		}
+		body.add("plan", plan)
+		body.add("required_plans", req)
+		upgrade()
+		body.add("contact_url", consensusSite+"/contact")
+	case "RAW_ACCESS_REQUIRED":
+		body.add("contact_url", consensusSite+"/contact")
+		body.add("contact_email", contactEmail)
+	case "DAILY_LIMIT_EXCEEDED":
+		body.add("limit", e.Limit)
+		body.add("used", e.Used)
+		upgrade()
+		w.Header().Set("Retry-After", strconv.Itoa(secondsUntil(now, 24*time.Hour)))
+	case "RATE_LIMIT_EXCEEDED":
+		retry := max(e.RetryAfter, 1)
+		body.add("retry_after", retry)
+		upgrade()
+		w.Header().Set("Retry-After", strconv.Itoa(retry))
+	}
+	return kind.status, body
+}
+
+// forcedError is the error SetConsensusError asked for, with the fields
+// its code carries.
+func forcedError(code string, id ident) *apiError {
+	e := &apiError{Code: code}
+	switch code {
+	case "RATE_LIMIT_EXCEEDED":
+		e.RetryAfter = forcedRetry
+	case "DAILY_LIMIT_EXCEEDED":
+		e.Limit, e.Used = freeDailyLimit, freeDailyLimit
+	case "PLAN_REQUIRED":
+		e.Plan = id.plan
+	case "INVALID_PARAMETER", "UNKNOWN_ASSET":
+		e.Param = "asset"
+	}
+	return e
+}
+
+// consensusRoute is a matched Analyst Consensus path.
+type consensusRoute struct {
+	name    string
+	handle  string
+	keyed   bool
+	premium bool
+	params  []string // accepted besides api_key and source_text
+}
+
+func matchConsensus(path string, q url.Values) (consensusRoute, bool) {
+	p := strings.TrimPrefix(path, "/consensus")
+	switch p {
+	case "/assets":
+		return consensusRoute{name: "assets", params: []string{"q"}}, true
+	case "/analysts/top":
+		return consensusRoute{name: "top", params: []string{"asset", "limit"}}, true
+	case "/analyst-views":
+		return consensusRoute{name: "views", params: []string{"asset"}}, true
+	case "/calls":
+		return consensusRoute{name: "calls", params: []string{"asset"}}, true
+	case "/consensus":
+		return consensusRoute{name: "consensus", keyed: q.Has("days"), params: []string{"asset", "days"}}, true
+	}
+	rest, ok := strings.CutPrefix(p, "/analysts/")
+	if !ok {
+		return consensusRoute{}, false
+	}
+	parts := strings.Split(rest, "/")
+	switch {
+	case len(parts) == 1 && parts[0] != "":
+		return consensusRoute{name: "analyst", handle: parts[0], keyed: true, premium: true}, true
+	case len(parts) == 2 && parts[0] != "" && parts[1] == "calls":
+		return consensusRoute{name: "analystCalls", handle: parts[0], keyed: true, premium: true, params: []string{"asset", "days"}}, true
+	}
+	return consensusRoute{}, false
+}
+
+// serveConsensus serves the Analyst Consensus API.
+func (s *Server) serveConsensus(w http.ResponseWriter, r *http.Request) {
+	now := s.now()
+	id, keyErr := s.identify(r)
+	fail := func(e *apiError) { writeConsensusError(w, now, e) }
+	peek := func() {
+		b, _ := s.rate(id, now, false)
+		setRateHeaders(w, id, b)
+	}
+	s.mu.Lock()
+	forced := s.consensusErr
+	s.mu.Unlock()
+	if forced != "" {
+		peek()
+		if forced == "RATE_LIMIT_EXCEEDED" {
+			w.Header().Set("X-RateLimit-Remaining", "0")
+		}
+		if forced == "DAILY_LIMIT_EXCEEDED" {
+			w.Header().Set("X-Daily-Limit", strconv.Itoa(freeDailyLimit))
+			w.Header().Set("X-Daily-Used", strconv.Itoa(freeDailyLimit))
+		}
+		fail(forcedError(forced, id))
+		return
+	}
+	q := r.URL.Query()
+	rt, ok := matchConsensus(r.URL.Path, q)
+	switch {
+	case r.Method != http.MethodGet && r.Method != http.MethodHead:
+		peek()
+		fail(&apiError{Code: "METHOD_NOT_ALLOWED"})
+		return
+	case !ok:
+		peek()
+		fail(&apiError{Code: "NOT_FOUND"})
+		return
+	case keyErr != nil:
+		peek()
+		fail(keyErr)
+		return
+	case rt.keyed && id.key == "" && s.opts.ConsensusKeys != nil:
+		peek()
+		fail(&apiError{Code: "API_KEY_REQUIRED"})
+		return
+	}
+	b, err := s.rate(id, now, true)
+	setRateHeaders(w, id, b)
+	if err != nil {
+		fail(err)
+		return
+	}
+	if rt.premium && s.opts.ConsensusKeys != nil && !slices.Contains(premiumPlans, id.plan) {
+		fail(&apiError{Code: "PLAN_REQUIRED", Plan: id.plan, RequiredPlans: premiumPlans})
+		return
+	}
+	names := make([]string, 0, len(q))
+	for name := range q {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if name != "api_key" && name != "source_text" && !slices.Contains(rt.params, name) {
+			fail(&apiError{Code: "INVALID_PARAMETER", Param: name})
+			return
+		}
+	}
+	raw := false
+	if q.Has("source_text") {
+		switch q.Get("source_text") {
+		case "statement":
+			if !s.raw[id.key] {
+				fail(&apiError{Code: "RAW_ACCESS_REQUIRED"})
+				return
+			}
+			raw = true
+		case "excerpt":
+		default:
+			fail(&apiError{Code: "INVALID_PARAMETER", Param: "source_text"})
+			return
+		}
+	}
+	payload, e := consensusPayload(rt, q, now, raw)
+	if e != nil {
+		fail(e)
+		return
+	}
+	writeJSON(w, http.StatusOK, payload)
+}

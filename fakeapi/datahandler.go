@@ -1,0 +1,201 @@
+package fakeapi
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// statusWords are the data API's status.message words per HTTP status.
+var statusWords = map[int]string{
+	200: "success",
+	400: "bad_request",
+	401: "unauthorized",
+	403: "forbidden",
+	404: "not_found",
+	405: "not_allowed",
+	429: "too_many_requests",
+	500: "internal_server_error",
+	503: "service_unavailable",
+}
+
+func statusObj(code int, message string) obj {
+	return obj{{"code", code}, {"message", message}}
+}
+
+// writeEnvelopeError answers with the data API's error envelope.
+func writeEnvelopeError(w http.ResponseWriter, code int) {
+	writeJSON(w, code, obj{{"status", statusObj(code, statusWords[code])}, {"result", obj{}}})
+}
+
+func (s *Server) dataAuthorized(r *http.Request) bool {
+	if s.opts.DataToken == "" {
+		return true
+	}
+	if scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok &&
+		strings.EqualFold(scheme, "Bearer") && strings.TrimSpace(tok) == s.opts.DataToken {
+		return true
+	}
+	return r.URL.Query().Get("api_key") == s.opts.DataToken
+}
+
+// serveData serves the data API (v1 and v2).
+func (s *Server) serveData(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		writeEnvelopeError(w, http.StatusMethodNotAllowed)
+		return
+	}
+	if !s.dataAuthorized(r) {
+		writeEnvelopeError(w, http.StatusUnauthorized)
+		return
+	}
+	switch r.URL.Path {
+	case "/v1/discovery/endpoints":
+		writeJSON(w, http.StatusOK, discovery(false))
+		return
+	case "/v2/discovery/endpoints":
+		writeJSON(w, http.StatusOK, discovery(true))
+		return
+	}
+	ep, pathAsset, ok := lookupEndpoint(r.URL.Path)
+	if !ok {
+		writeEnvelopeError(w, http.StatusNotFound)
+		return
+	}
+	window, rows, message, code := s.rows(ep, pathAsset, r.URL.Query())
+	if code != http.StatusOK {
+		writeEnvelopeError(w, code)
+		return
+	}
+	writeJSON(w, http.StatusOK, obj{
+		{"status", statusObj(http.StatusOK, message)},
+		{"result", obj{{"window", window}, {"data", rows}}},
+	})
+}
+
+// rows validates the query of a series request and generates its rows,
+// newest first. The work is proportional to the rows returned.
+func (s *Server) rows(ep *endpoint, pathAsset string, q url.Values) (window string, rows []obj, message string, code int) {
+	window = q.Get("window")
+	if window == "" {
+		window = "day"
+	}
+	if !contains(ep.windows, window) {
+		return window, nil, "", http.StatusBadRequest
+	}
+	if f := q.Get("format"); f != "" && f != "json" {
+		return window, nil, "", http.StatusBadRequest
+	}
+	limit := 100
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > ep.maxLimit {
+			return window, nil, "", http.StatusBadRequest
+		}
+		limit = n
+	}
+	params := map[string]string{}
+	key := []string{ep.path, "window=" + window}
+	for _, p := range ep.params {
+		v := q.Get(p.name)
+		if v == "" {
+			if p.required {
+				return window, nil, "", http.StatusBadRequest
+			}
+			v = p.def
+		}
+		if v == "" {
+			continue
+		}
+		if p.values != nil && !contains(p.values, v) {
+			return window, nil, "", http.StatusBadRequest
+		}
+		params[p.name] = v
+		key = append(key, p.name+"="+v)
+	}
+	asset := pathAsset
+	if ep.v2 {
+		asset = params["asset"]
+	}
+	tl := s.timeline(window, asset)
+	end := tl.latest(s.now())
+	message = "success"
+	if params["exchange"] == "ftx" {
+		message = "deprecated"
+		if last := floorTo(ftxStop.Add(-1), tl.step); last.Before(end) {
+			end = last
+		}
+	}
+	newest := end
+	if v := q.Get("to"); v != "" {
+		t, err := tl.parseBound(v)
+		if err != nil {
+			return window, nil, "", http.StatusBadRequest
+		}
+		if t = floorTo(t, tl.step); t.Before(end) {
+			end = t
+		}
+	}
+	start := tl.first
+	if v := q.Get("from"); v != "" {
+		t, err := tl.parseBound(v)
+		if err != nil {
+			return window, nil, "", http.StatusBadRequest
+		}
+		if t = ceilTo(t, tl.step); t.After(start) {
+			start = t
+		}
+	}
+	c := &rowCtx{key: strings.Join(key, "&"), step: tl.step, block: window == "block", params: params}
+	rows = make([]obj, 0, min(limit, 4096))
+	for t := end; len(rows) < limit && !t.Before(start); t = t.Add(-tl.step) {
+		c.newest = t.Equal(newest)
+		row := make(obj, 0, 7)
+		switch {
+		case ep.v2:
+			row.add("datetime", t.Format(time.DateTime))
+		case window == "day":
+			row.add("date", t.Format(time.DateOnly))
+		default:
+			row.add("date", t.Format(time.DateTime))
+		}
+		if c.block {
+			row.add("blockheight", tl.height(t))
+		}
+		ep.fields(c, t, &row)
+		rows = append(rows, row)
+	}
+	return window, rows, message, http.StatusOK
+}
+
+// discovery lists the endpoints served, v1 or v2, in the data envelope.
+func discovery(v2 bool) obj {
+	list := make([]obj, 0, len(endpoints)+len(genericExamples))
+	add := func(ep *endpoint) {
+		ps := obj{{"window", ep.windows}}
+		required := []string{}
+		for _, p := range ep.params {
+			if p.values != nil {
+				ps.add(p.name, p.values)
+			}
+			if p.required {
+				required = append(required, p.name)
+			}
+		}
+		list = append(list, obj{{"path", ep.path}, {"parameters", ps}, {"required_parameters", required}})
+	}
+	for _, ep := range endpoints {
+		if ep.v2 == v2 {
+			add(ep)
+		}
+	}
+	if !v2 {
+		for _, p := range genericExamples {
+			ep, _, _ := lookupEndpoint(p)
+			add(ep)
+		}
+	}
+	return obj{{"status", statusObj(http.StatusOK, "success")}, {"result", obj{{"data", list}}}}
+}

@@ -1,0 +1,24 @@
+// Package fakeapi is the project's own fake upstream. It owns a single
+// http.Handler that serves all three paid APIs the exporter reads, with
+// deterministic data and a controllable clock:
+//
+//   - the blockchain data API (v1 and v2) at "/" (paths /v1/..., /v2/...),
+//     with the status/result envelope, windows, limits, block series,
+//     discovery and bearer or api_key authentication;
+//   - the Indicator API under "/indicator" (public catalog, keyed
+//     price-to-book band series);
+//   - the Analyst Consensus API under "/consensus", with its full error
+//     contract, plan checks and per-minute and daily rate limits.
+//
+// Rows are published on a model the tests can reason about: the row of the
+// interval [t, t+W) of a window of length W becomes visible at t+W+lag,
+// block rows at their block time (see WindowDuration, BlockInterval and
+// Server.RowsPublished). Every value is a pure function of the request's
+// path, its series parameters, the window and the row time, so identical
+// requests give identical answers across runs and processes.
+//
+// Faults (slow answers, resets, bad statuses, malformed or huge bodies,
+// redirects) can be switched on and off while the server runs, so the
+// exporter's error handling can be tested end to end. The same handler
+// serves the exporter's --demo mode.
+package fakeapi

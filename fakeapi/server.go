@@ -1,0 +1,270 @@
+package fakeapi
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Clock is an injectable time source; nil means time.Now.
+type Clock func() time.Time
+
+// Options configure a Server. The zero value serves every API without
+// authentication, with real time and the default publication lags.
+type Options struct {
+	Now Clock
+	// DataToken is the bearer token (or api_key) the data API accepts;
+	// "" means no authentication is required.
+	DataToken string
+	// IndicatorToken is the bearer key of the Indicator API's value
+	// endpoints; "" means no authentication is required.
+	IndicatorToken string
+	// IndicatorLowPlanToken is a key that exists but whose plan is below
+	// Pro: it is rejected with 401 plan_required.
+	IndicatorLowPlanToken string
+	// ConsensusKeys maps Analyst Consensus API keys to their plan ("free",
+	// "pro", "premium", "enterprise"). nil means keyed endpoints need no
+	// key, and any key sent is accepted as an enterprise key.
+	ConsensusKeys map[string]string
+	// RawAccessKeys are consensus keys with raw access
+	// (source_text=statement).
+	RawAccessKeys []string
+	// Latency is added to every response; a cancelled request stops waiting.
+	Latency time.Duration
+	// PublishLag overrides, per window, the delay after an interval closes
+	// before its row appears. Windows not listed keep their default.
+	PublishLag map[string]time.Duration
+}
+
+// Server is the fake upstream; it implements http.Handler.
+type Server struct {
+	opts Options
+	now  Clock
+	lags map[string]time.Duration
+	raw  map[string]bool
+
+	dataCalls, indicatorCalls, consensusCalls atomic.Int64
+
+	mu           sync.Mutex
+	pathCalls    map[string]int64
+	faults       map[string]Fault
+	consensusErr string
+	dataMinute   int64
+	dataMinuteN  int
+	buckets      map[string]*rateBucket
+}
+
+// New returns a Server configured by o.
+func New(o Options) *Server {
+	s := &Server{
+		opts:      o,
+		now:       o.Now,
+		lags:      map[string]time.Duration{},
+		raw:       map[string]bool{},
+		pathCalls: map[string]int64{},
+		faults:    map[string]Fault{},
+		buckets:   map[string]*rateBucket{},
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	for w, d := range defaultLags {
+		s.lags[w] = d
+	}
+	for w, d := range o.PublishLag {
+		s.lags[w] = d
+	}
+	if o.ConsensusKeys != nil {
+		s.opts.ConsensusKeys = make(map[string]string, len(o.ConsensusKeys))
+		for k, v := range o.ConsensusKeys {
+			s.opts.ConsensusKeys[k] = v
+		}
+	}
+	for _, k := range o.RawAccessKeys {
+		s.raw[k] = true
+	}
+	s.opts.PublishLag = nil
+	return s
+}
+
+// API names used by Calls and SetFault.
+const (
+	apiData      = "data"
+	apiIndicator = "indicator"
+	apiConsensus = "consensus"
+)
+
+// apiOf tells which API a URL path belongs to.
+func apiOf(path string) string {
+	switch {
+	case path == "/indicator" || strings.HasPrefix(path, "/indicator/"):
+		return apiIndicator
+	case path == "/consensus" || strings.HasPrefix(path, "/consensus/"):
+		return apiConsensus
+	}
+	return apiData
+}
+
+// ServeHTTP counts the request, adds the configured latency, applies the
+// fault of its API if one matches and otherwise serves the API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	api := apiOf(r.URL.Path)
+	s.count(api, r.URL.Path)
+	if api == apiData {
+		s.dataRateHeaders(w)
+	}
+	if s.opts.Latency > 0 && !sleepCtx(r.Context(), s.opts.Latency) {
+		return
+	}
+	if f, ok := s.faultFor(api, r.URL.Path); ok {
+		s.serveFault(w, r, api, f)
+		return
+	}
+	s.serveAPI(w, r, api)
+}
+
+func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, api string) {
+	switch api {
+	case apiIndicator:
+		s.serveIndicator(w, r)
+	case apiConsensus:
+		s.serveConsensus(w, r)
+	default:
+		s.serveData(w, r)
+	}
+}
+
+func (s *Server) count(api, path string) {
+	switch api {
+	case apiIndicator:
+		s.indicatorCalls.Add(1)
+	case apiConsensus:
+		s.consensusCalls.Add(1)
+	default:
+		s.dataCalls.Add(1)
+	}
+	s.mu.Lock()
+	s.pathCalls[path]++
+	s.mu.Unlock()
+}
+
+// Calls returns the number of requests served for api ("data",
+// "indicator" or "consensus"), errors and faults included.
+func (s *Server) Calls(api string) int64 {
+	switch api {
+	case apiData:
+		return s.dataCalls.Load()
+	case apiIndicator:
+		return s.indicatorCalls.Load()
+	case apiConsensus:
+		return s.consensusCalls.Load()
+	}
+	return 0
+}
+
+// CallsFor returns the number of requests whose URL path equals path.
+func (s *Server) CallsFor(path string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pathCalls[path]
+}
+
+// ResetCalls sets every call counter back to zero. Rate-limit state is
+// kept.
+func (s *Server) ResetCalls() {
+	s.dataCalls.Store(0)
+	s.indicatorCalls.Store(0)
+	s.consensusCalls.Store(0)
+	s.mu.Lock()
+	s.pathCalls = map[string]int64{}
+	s.mu.Unlock()
+}
+
+// SetFault replaces the fault of api ("data", "indicator", "consensus", or
+// "" for all three). A fault of kind FaultNone clears it.
+func (s *Server) SetFault(api string, f Fault) {
+	apis := []string{api}
+	if api == "" {
+		apis = []string{apiData, apiIndicator, apiConsensus}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, a := range apis {
+		if f.Kind == FaultNone {
+			delete(s.faults, a)
+		} else {
+			s.faults[a] = f
+		}
+	}
+}
+
+// ClearFaults removes every fault.
+func (s *Server) ClearFaults() {
+	s.mu.Lock()
+	s.faults = map[string]Fault{}
+	s.mu.Unlock()
+}
+
+// SetConsensusError makes every Analyst Consensus request answer with the
+// error code given (for example "RATE_LIMIT_EXCEEDED"); "" clears it.
+func (s *Server) SetConsensusError(code string) {
+	s.mu.Lock()
+	s.consensusErr = code
+	s.mu.Unlock()
+}
+
+func (s *Server) faultFor(api, path string) (Fault, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, ok := s.faults[api]
+	if !ok || f.Kind == FaultNone || !strings.HasPrefix(path, f.PathPrefix) {
+		return Fault{}, false
+	}
+	return f, true
+}
+
+// dataRateHeaders counts a data API request against the current clock
+// minute and reports the (never enforced) allowance.
+func (s *Server) dataRateHeaders(w http.ResponseWriter) {
+	const limit = 600
+	now := s.now()
+	minute := floorDiv(now.Unix(), 60)
+	s.mu.Lock()
+	if s.dataMinute != minute {
+		s.dataMinute, s.dataMinuteN = minute, 0
+	}
+	s.dataMinuteN++
+	remaining := max(limit-s.dataMinuteN, 0)
+	s.mu.Unlock()
+	h := w.Header()
+	h.Set("X-RateLimit-Limit", strconv.Itoa(limit))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(remaining))
+	h.Set("X-RateLimit-Reset", strconv.FormatInt((minute+1)*60, 10))
+}
+
+// sleepCtx waits d or until ctx ends; it reports whether d elapsed.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
