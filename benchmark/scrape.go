@@ -96,7 +96,7 @@ type countingWriter struct {
 	lines int
 }
 
-func (w *countingWriter) Header() http.Header { return w.h }
+func (w *countingWriter) Header() http.Header  { return w.h }
 func (w *countingWriter) WriteHeader(code int) { w.code = code }
 func (w *countingWriter) Write(p []byte) (int, error) {
 	for i, c := range p {
