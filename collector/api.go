@@ -9,7 +9,6 @@ import (
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 )
@@ -21,7 +20,7 @@ type apiCollector struct {
 	up     *upstream
 	sched  *schedule
 	fams   *families
-	descs  *tupleDescs
+	tf     *tupleFamilies
 	m      *selfMetrics
 	now    func() time.Time
 	logger log.Logger
@@ -38,7 +37,7 @@ type apiCollector struct {
 // collect serves every tuple: those not due straight from the cache; those
 // due after their refresh, or, if it does not end before ctx does, from
 // the last good value. It reports whether every tuple was served fresh.
-func (c *apiCollector) collect(ctx context.Context, ch chan<- prometheus.Metric) bool {
+func (c *apiCollector) collect(ctx context.Context) ([]sampleOf, bool) {
 	now := c.now()
 	var waits []chan struct{}
 	var hits, joined float64
@@ -77,6 +76,7 @@ func (c *apiCollector) collect(ctx context.Context, ch chan<- prometheus.Metric)
 	now = c.now()
 	fresh := !timedOut
 	var stale float64
+	out := make([]sampleOf, 0, 4*len(c.states))
 	c.mu.Lock()
 	for _, st := range c.states {
 		if !st.ok || st.inflight != nil {
@@ -85,11 +85,11 @@ func (c *apiCollector) collect(ctx context.Context, ch chan<- prometheus.Metric)
 				stale++
 			}
 		}
-		st.emit(ch, c.descs, now, c.api.MaxStaleness)
+		out = st.emit(out, now, c.api.MaxStaleness)
 	}
 	c.mu.Unlock()
 	c.m.staleServed.WithLabelValues(name).Add(stale)
-	return fresh
+	return out, fresh
 }
 
 // refresh calls upstream for one tuple and stores the outcome. It runs
@@ -110,7 +110,7 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 		dropSource = true
 		d, err = c.fetch(ctx, t, true)
 	}
-	var values []prometheus.Metric
+	var values []sampleOf
 	var problems []string
 	if err == nil {
 		values, problems = c.fams.build(t, d)
@@ -120,7 +120,16 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 	}
 	now := c.now()
 	c.mu.Lock()
+	if c.ctx.Err() != nil {
+		// Closing (reload or shutdown): the outcome says nothing about
+		// the upstream; keep the state as it was.
+		st.inflight = nil
+		close(done)
+		c.mu.Unlock()
+		return
+	}
 	defer func() {
+		st.buildInfo(c.tf)
 		st.inflight = nil
 		close(done)
 		c.mu.Unlock()

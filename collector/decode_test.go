@@ -123,8 +123,8 @@ func TestDecodeBadValuesAreSkippedNotFatal(t *testing.T) {
 func TestDecodeRejectsWhatIsNotRows(t *testing.T) {
 	tp := tupleFor(t, netflowYAML)
 	for body, want := range map[string]string{
-		`{"status":{"code":200},"result":{"data":[`: "invalid JSON",
-		`{"status":{"code":200},"result":{}}`:       `no "result.data"`,
+		`{"status":{"code":200},"result":{"data":[`:   "invalid JSON",
+		`{"status":{"code":200},"result":{}}`:         `no "result.data"`,
 		`{"status":{"code":200},"result":{"data":5}}`: "not a list of rows",
 	} {
 		if _, err := decode([]byte(body), tp, "result.data"); err == nil || !strings.Contains(err.Error(), want) {

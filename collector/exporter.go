@@ -12,7 +12,7 @@ import (
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 )
@@ -41,7 +41,7 @@ type Exporter struct {
 	cfg  *config.Config
 	apis []*apiCollector
 
-	collectorDuration, collectorSuccess *prometheus.Desc
+	collectorDuration, collectorSuccess *family
 }
 
 // New builds an Exporter whose own metrics are registered in reg; /metrics
@@ -60,10 +60,10 @@ func New(cfg *config.Config, logger log.Logger, reg *prometheus.Registry, opts .
 	if e.opts.TimeoutOffset <= 0 {
 		e.opts.TimeoutOffset = 500 * time.Millisecond
 	}
-	e.collectorDuration = prometheus.NewDesc(namespace+"_scrape_collector_duration_seconds",
-		"Duration of this scrape's collection per collector, in seconds.", []string{"collector"}, nil)
-	e.collectorSuccess = prometheus.NewDesc(namespace+"_scrape_collector_success",
-		"1 when every tuple of the collector was served fresh in this scrape, 0 when some came from a failed or unfinished refresh.", []string{"collector"}, nil)
+	e.collectorDuration = newFamily(namespace+"_scrape_collector_duration_seconds",
+		"Duration of this scrape's collection per collector, in seconds.", dto.MetricType_GAUGE, []string{"collector"})
+	e.collectorSuccess = newFamily(namespace+"_scrape_collector_success",
+		"1 when every tuple of the collector was served fresh in this scrape, 0 when some came from a failed or unfinished refresh.", dto.MetricType_GAUGE, []string{"collector"})
 	if err := e.ApplyConfig(cfg); err != nil {
 		return nil, err
 	}
@@ -74,7 +74,7 @@ func New(cfg *config.Config, logger log.Logger, reg *prometheus.Registry, opts .
 // their cached values and schedule; credentials and pauses start afresh.
 func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 	fams := newFamilies()
-	descs := newTupleDescs(cfg.TupleLabelNames)
+	tf := newTupleFamilies(cfg.TupleLabelNames)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	old := map[string]*tupleState{}
@@ -94,7 +94,7 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 		ctx, cancel := context.WithCancel(context.Background())
 		logger := log.With(e.logger, "api", name)
 		c := &apiCollector{
-			api: a, sched: &schedule{revalidate: a.Revalidate}, fams: fams, descs: descs, m: e.m,
+			api: a, sched: &schedule{revalidate: a.Revalidate}, fams: fams, tf: tf, m: e.m,
 			now: e.opts.Now, logger: logger, ctx: ctx, cancel: cancel,
 			up: newUpstream(a, e.m, e.opts.Now, logger),
 		}
@@ -106,6 +106,7 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 					level.Debug(logger).Log("msg", "cached values dropped: the tuple's labels changed", "endpoint", t.Path)
 				}
 			}
+			st.buildInfo(tf)
 			c.states = append(c.states, st)
 		}
 		e.m.tuples.WithLabelValues(name).Set(float64(len(a.Tuples)))
@@ -169,17 +170,16 @@ func (e *Exporter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	reg := prometheus.NewRegistry()
-	if err := reg.Register(&scrape{e: e, ctx: ctx, apis: selected}); err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
+	samples := e.collect(ctx, selected)
+	// Gathered after the data: collecting updated the exporter's own
+	// counters (cache hits, stale values).
+	own, err := e.reg.Gather()
+	if err != nil {
+		level.Error(e.logger).Log("msg", "gathering the exporter's own metrics", "err", err)
 	}
-	// The scrape's own registry is gathered first: it updates the
-	// exporter's counters (cache hits, stale values) that e.reg serves.
-	promhttp.HandlerFor(prometheus.Gatherers{reg, e.reg}, promhttp.HandlerOpts{
-		ErrorLog:      promLogger{level.Error(e.logger)},
-		ErrorHandling: promhttp.ContinueOnError,
-	}).ServeHTTP(w, r)
+	if err := writeExposition(w, r, samples, own); err != nil {
+		level.Debug(e.logger).Log("msg", "writing the exposition", "err", err)
+	}
 }
 
 func selectCollectors(apis []*apiCollector, names []string) ([]*apiCollector, error) {
@@ -206,37 +206,35 @@ func selectCollectors(apis []*apiCollector, names []string) ([]*apiCollector, er
 	return out, nil
 }
 
-// scrape is the collector of one request: it knows its deadline.
-type scrape struct {
-	e    *Exporter
-	ctx  context.Context
-	apis []*apiCollector
-}
-
-// Describe sends nothing: the data families depend on what upstream
-// answers, and families checks their consistency instead.
-func (s *scrape) Describe(chan<- *prometheus.Desc) {}
-
-func (s *scrape) Collect(ch chan<- prometheus.Metric) {
+// collect runs the chosen collectors in parallel, each within the
+// request's deadline, and returns their series with the per-collector
+// duration and success.
+func (e *Exporter) collect(ctx context.Context, apis []*apiCollector) []sampleOf {
+	results := make([][]sampleOf, len(apis))
 	var wg sync.WaitGroup
-	for _, c := range s.apis {
+	for i, c := range apis {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			start := time.Now()
-			ok := c.collect(s.ctx, ch)
+			samples, fresh := c.collect(ctx)
 			success := 0.0
-			if ok {
+			if fresh {
 				success = 1
 			}
-			ch <- prometheus.MustNewConstMetric(s.e.collectorDuration, prometheus.GaugeValue, time.Since(start).Seconds(), c.api.Name)
-			ch <- prometheus.MustNewConstMetric(s.e.collectorSuccess, prometheus.GaugeValue, success, c.api.Name)
+			if smp, err := e.collectorDuration.sample(time.Since(start).Seconds(), c.api.Name); err == nil {
+				samples = append(samples, smp)
+			}
+			if smp, err := e.collectorSuccess.sample(success, c.api.Name); err == nil {
+				samples = append(samples, smp)
+			}
+			results[i] = samples
 		}()
 	}
 	wg.Wait()
+	var all []sampleOf
+	for _, r := range results {
+		all = append(all, r...)
+	}
+	return all
 }
-
-// promLogger adapts a go-kit logger to promhttp's Println.
-type promLogger struct{ l log.Logger }
-
-func (p promLogger) Println(v ...any) { p.l.Log("msg", fmt.Sprint(v...)) }

@@ -6,24 +6,39 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 )
 
-// families hands out one Desc per family name and keeps every family to one
+// Metrics are built once, when a refresh brings new values, as the
+// protocol-buffer form the exposition encoders read; every scrape until the
+// next refresh serves those same objects. A scrape of 10 000 cached series
+// thus costs the encoding and nothing else: no label building, no
+// registry consistency pass.
+
+// family is one metric family: its name, HELP, type and label names.
+type family struct {
+	name, help string
+	typ        dto.MetricType
+	labels     string // comma-joined label names
+	owner      string // the label group that produces it
+	desc       *prometheus.Desc
+}
+
+// sampleOf is one series of a family, rendered for the exposition.
+type sampleOf struct {
+	fam  *family
+	line []byte
+}
+
+// families hands out one family per name and keeps every family to one
 // label set, one type and one HELP, whichever tuple produces it first; a
 // tuple that would break that is refused the family (and told why) instead
 // of breaking the whole exposition.
 type families struct {
 	mu     sync.Mutex
 	byName map[string]*family
-}
-
-type family struct {
-	owner  string // the label group that produces it
-	labels string
-	typ    prometheus.ValueType
-	desc   *prometheus.Desc
 }
 
 // Families the exporter itself writes per tuple; data fields may not take
@@ -34,17 +49,17 @@ var reservedFamilies = map[string]bool{
 
 func newFamilies() *families { return &families{byName: map[string]*family{}} }
 
-func (fs *families) desc(owner string, f *config.Field, labelNames []string) (*prometheus.Desc, prometheus.ValueType, error) {
+func (fs *families) get(owner string, f *config.Field, labelNames []string) (*family, error) {
 	name := "onchain_" + f.Name
-	typ := prometheus.GaugeValue
+	typ := dto.MetricType_GAUGE
 	if f.Type == "counter" {
-		typ = prometheus.CounterValue
+		typ = dto.MetricType_COUNTER
 	}
 	if reservedFamilies[name] || strings.HasPrefix(name, namespace+"_") {
-		return nil, 0, fmt.Errorf("family %s is reserved for the exporter's own metrics; rename the field with fields.<name>.name", name)
+		return nil, fmt.Errorf("family %s is reserved for the exporter's own metrics; rename the field with fields.<name>.name", name)
 	}
-	if typ == prometheus.GaugeValue && strings.HasSuffix(name, "_total") {
-		return nil, 0, fmt.Errorf("family %s is a gauge and may not end in _total; rename it with fields.<name>.name", name)
+	if typ == dto.MetricType_GAUGE && strings.HasSuffix(name, "_total") {
+		return nil, fmt.Errorf("family %s is a gauge and may not end in _total; rename it with fields.<name>.name", name)
 	}
 	key := strings.Join(labelNames, ",")
 	fs.mu.Lock()
@@ -52,33 +67,69 @@ func (fs *families) desc(owner string, f *config.Field, labelNames []string) (*p
 	if fam, ok := fs.byName[name]; ok {
 		switch {
 		case fam.owner != owner:
-			return nil, 0, fmt.Errorf("family %s is already produced by %s", name, fam.owner)
+			return nil, fmt.Errorf("family %s is already produced by %s", name, fam.owner)
 		case fam.labels != key:
-			return nil, 0, fmt.Errorf("family %s already has labels {%s}, not {%s}", name, fam.labels, key)
+			return nil, fmt.Errorf("family %s already has labels {%s}, not {%s}", name, fam.labels, key)
 		case fam.typ != typ:
-			return nil, 0, fmt.Errorf("family %s is already a %s", name, f.Type)
+			return nil, fmt.Errorf("family %s is already a %s", name, strings.ToLower(fam.typ.String()))
 		}
-		return fam.desc, fam.typ, nil
+		return fam, nil
 	}
-	help := f.Help
-	if help == "" {
-		help = "Field " + f.Name + " as the API serves it."
+	fam := newFamily(name, f.Help, typ, labelNames)
+	if f.Help == "" {
+		fam.help = "Field " + f.Name + " as the API serves it."
 	}
-	fam := &family{owner: owner, labels: key, typ: typ, desc: prometheus.NewDesc(name, help, labelNames, nil)}
+	fam.owner = owner
 	fs.byName[name] = fam
-	return fam.desc, fam.typ, nil
+	return fam, nil
+}
+
+func newFamily(name, help string, typ dto.MetricType, labelNames []string) *family {
+	return &family{name: name, help: help, typ: typ, labels: strings.Join(labelNames, ","),
+		desc: prometheus.NewDesc(name, help, labelNames, nil)}
+}
+
+// sample builds and renders one series of a family.
+func (f *family) sample(value float64, labelValues ...string) (sampleOf, error) {
+	m, err := f.metric(value, labelValues...)
+	if err != nil {
+		return sampleOf{}, err
+	}
+	line, err := render(f, m)
+	if err != nil {
+		return sampleOf{}, err
+	}
+	return sampleOf{f, line}, nil
+}
+
+// metric builds one series of a family; the client library validates the
+// label values (an upstream string that is not UTF-8 is refused here).
+func (f *family) metric(value float64, labelValues ...string) (*dto.Metric, error) {
+	vt := prometheus.GaugeValue
+	if f.typ == dto.MetricType_COUNTER {
+		vt = prometheus.CounterValue
+	}
+	cm, err := prometheus.NewConstMetric(f.desc, vt, value, labelValues...)
+	if err != nil {
+		return nil, err
+	}
+	m := &dto.Metric{}
+	if err := cm.Write(m); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // build turns decoded samples into metrics, ready to be served as they are
 // by every scrape until the next refresh.
-func (fs *families) build(t *config.Tuple, d *decoded) ([]prometheus.Metric, []string) {
-	out := make([]prometheus.Metric, 0, len(d.samples))
+func (fs *families) build(t *config.Tuple, d *decoded) ([]sampleOf, []string) {
+	out := make([]sampleOf, 0, len(d.samples))
 	var problems []string
 	seen := map[string]bool{}
 	for _, s := range d.samples {
 		names := append(append(make([]string, 0, len(t.LabelNames)+len(s.extraNames)), t.LabelNames...), s.extraNames...)
 		values := append(append(make([]string, 0, len(names)), t.LabelValues...), s.extraValues...)
-		desc, typ, err := fs.desc(t.LabelGroup, s.field, names)
+		fam, err := fs.get(t.LabelGroup, s.field, names)
 		if err != nil {
 			problems = append(problems, err.Error())
 			continue
@@ -89,12 +140,12 @@ func (fs *families) build(t *config.Tuple, d *decoded) ([]prometheus.Metric, []s
 			continue
 		}
 		seen[id] = true
-		m, err := prometheus.NewConstMetric(desc, typ, s.value, values...)
+		smp, err := fam.sample(s.value, values...)
 		if err != nil {
 			problems = append(problems, err.Error())
 			continue
 		}
-		out = append(out, m)
+		out = append(out, smp)
 	}
 	return out, problems
 }

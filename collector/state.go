@@ -3,7 +3,7 @@ package collector
 import (
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 )
@@ -13,11 +13,12 @@ import (
 type tupleState struct {
 	tuple *config.Tuple
 
-	values     []prometheus.Metric // last good values, ready to serve
-	decoded    *decoded            // what they were built from
-	rowTime    time.Time           // row time of the values
-	newest     time.Time           // newest row seen
-	interval   time.Duration       // mean row spacing (block windows)
+	values     []sampleOf    // last good values, ready to serve
+	info       []sampleOf    // the per-tuple families
+	decoded    *decoded      // what the values were built from
+	rowTime    time.Time     // row time of the values
+	newest     time.Time     // newest row seen
+	interval   time.Duration // mean row spacing (block windows)
 	block      float64
 	hasBlock   bool
 	deprecated bool
@@ -49,50 +50,61 @@ func (st *tupleState) showValues(now time.Time, maxStaleness time.Duration) bool
 	return st.ok || st.failingSince.IsZero() || now.Sub(st.failingSince) <= maxStaleness
 }
 
-// tupleDescs are the per-tuple families, built once per configuration.
-type tupleDescs struct {
-	timestamp, block, success, deprecated, lastSuccess *prometheus.Desc
+// tupleFamilies are the per-tuple families, one set per configuration.
+type tupleFamilies struct {
+	timestamp, block, success, deprecated, lastSuccess *family
 }
 
-func newTupleDescs(labels []string) *tupleDescs {
-	return &tupleDescs{
-		timestamp: prometheus.NewDesc("onchain_data_timestamp_seconds",
-			"Time of the row the tuple's values come from (interval start), as a Unix time.", labels, nil),
-		block: prometheus.NewDesc("onchain_data_block_height",
-			"Block height of the newest row of a block-window tuple.", labels, nil),
-		success: prometheus.NewDesc(namespace+"_query_success",
-			"1 when the last refresh of the tuple from upstream succeeded, else 0.", labels, nil),
-		deprecated: prometheus.NewDesc(namespace+"_query_deprecated",
-			"1 when the upstream marks the tuple's series deprecated (data may no longer update).", labels, nil),
-		lastSuccess: prometheus.NewDesc(namespace+"_last_success_timestamp_seconds",
-			"When the tuple was last refreshed from upstream successfully, as a Unix time.", labels, nil),
+func newTupleFamilies(labels []string) *tupleFamilies {
+	g := dto.MetricType_GAUGE
+	return &tupleFamilies{
+		timestamp: newFamily("onchain_data_timestamp_seconds",
+			"Time of the row the tuple's values come from (interval start), as a Unix time.", g, labels),
+		block: newFamily("onchain_data_block_height",
+			"Block height of the newest row of a block-window tuple.", g, labels),
+		success: newFamily(namespace+"_query_success",
+			"1 when the last refresh of the tuple from upstream succeeded, else 0.", g, labels),
+		deprecated: newFamily(namespace+"_query_deprecated",
+			"1 when the upstream marks the tuple's series deprecated (data may no longer update).", g, labels),
+		lastSuccess: newFamily(namespace+"_last_success_timestamp_seconds",
+			"When the tuple was last refreshed from upstream successfully, as a Unix time.", g, labels),
 	}
 }
 
-// emit sends the tuple's metrics: values while they may be served, and
-// the per-tuple families always.
-func (st *tupleState) emit(ch chan<- prometheus.Metric, d *tupleDescs, now time.Time, maxStaleness time.Duration) {
-	if st.showValues(now, maxStaleness) {
-		for _, m := range st.values {
-			ch <- m
+// buildInfo renders the per-tuple families after the state changed; they
+// change only with a refresh, so scrapes serve them as built.
+func (st *tupleState) buildInfo(tf *tupleFamilies) {
+	lv := st.tuple.TupleLabelValues
+	st.info = st.info[:0]
+	add := func(f *family, v float64) {
+		if smp, err := f.sample(v, lv...); err == nil {
+			st.info = append(st.info, smp)
 		}
 	}
-	lv := st.tuple.TupleLabelValues
 	ok := 0.0
 	if st.ok {
 		ok = 1
 	}
-	ch <- prometheus.MustNewConstMetric(d.success, prometheus.GaugeValue, ok, lv...)
+	add(tf.success, ok)
 	if !st.rowTime.IsZero() {
-		ch <- prometheus.MustNewConstMetric(d.timestamp, prometheus.GaugeValue, float64(st.rowTime.Unix()), lv...)
+		add(tf.timestamp, float64(st.rowTime.Unix()))
 	}
 	if st.hasBlock {
-		ch <- prometheus.MustNewConstMetric(d.block, prometheus.GaugeValue, st.block, lv...)
+		add(tf.block, st.block)
 	}
 	if st.deprecated {
-		ch <- prometheus.MustNewConstMetric(d.deprecated, prometheus.GaugeValue, 1, lv...)
+		add(tf.deprecated, 1)
 	}
 	if !st.lastSuccess.IsZero() {
-		ch <- prometheus.MustNewConstMetric(d.lastSuccess, prometheus.GaugeValue, float64(st.lastSuccess.UnixNano())/1e9, lv...)
+		add(tf.lastSuccess, float64(st.lastSuccess.UnixNano())/1e9)
 	}
+}
+
+// emit appends the tuple's metrics: values while they may be served, and
+// the per-tuple families always.
+func (st *tupleState) emit(out []sampleOf, now time.Time, maxStaleness time.Duration) []sampleOf {
+	if st.showValues(now, maxStaleness) {
+		out = append(out, st.values...)
+	}
+	return append(out, st.info...)
 }
