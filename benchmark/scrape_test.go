@@ -2,6 +2,7 @@ package benchmark
 
 import (
 	"math"
+	"runtime"
 	"sort"
 	"testing"
 	"time"
@@ -43,9 +44,14 @@ func BenchmarkWarmScrape(b *testing.B) {
 	b.ReportMetric(pct(0.5), "p50-ms")
 	b.ReportMetric(pct(0.99), "p99-ms")
 	b.ReportMetric(float64(n), "series")
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "live-heap-MiB")
 	if rss, err := RSS(); err == nil {
 		b.ReportMetric(float64(rss)/(1<<20), "rss-MiB")
 	}
+	runtime.KeepAlive(rig)
 }
 
 // BenchmarkColdScrape fills an empty cache: N tuples, upstream latency L,
