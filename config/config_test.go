@@ -23,7 +23,7 @@ func testEnv(name string) string {
 func TestBadConfigs(t *testing.T) {
 	want := map[string]string{
 		"bad_auth.yml":                      "testdata/bad_auth.yml:4: data.auth: must be header or query, got \"cookie\"",
-		"bad_both_credentials.yml":          "testdata/bad_both_credentials.yml:2: data: set token_env or token_file, not both",
+		"bad_both_credentials.yml":          "testdata/bad_both_credentials.yml:4: data: set token_env or token_file, not both",
 		"bad_chain.yml":                     "testdata/bad_chain.yml:7: data.metrics[0].chain: \"tron\" is not a supported chain (allowed: ethereum)",
 		"bad_chain_suffix.yml":              "testdata/bad_chain_suffix.yml:6: data.metrics[0].asset: \"usdt_eth\" carries a chain suffix; v2 takes the alias without it (and chain: ethereum where needed)",
 		"bad_concurrency_range.yml":         "testdata/bad_concurrency_range.yml:4: data.concurrency: must be between 1 and 64, got 0",
@@ -41,7 +41,7 @@ func TestBadConfigs(t *testing.T) {
 		"bad_max_tuples.yml":                "testdata/bad_max_tuples.yml:1: data.max_tuples: the metrics list expands to 3 series, more than max_tuples (2)",
 		"bad_metrics_not_list.yml":          "testdata/bad_metrics_not_list.yml:5: data.metrics: must be a list, got a mapping",
 		"bad_missing_credential.yml":        "testdata/bad_missing_credential.yml:1: data: a credential is required: set token_env or token_file",
-		"bad_missing_credential_env.yml":    "testdata/bad_missing_credential_env.yml:2: data.token_env: environment variable ONCHAIN_TEST_UNSET_VARIABLE is not set or empty",
+		"bad_missing_credential_env.yml":    "testdata/bad_missing_credential_env.yml:3: data.token_env: environment variable ONCHAIN_TEST_UNSET_VARIABLE is not set or empty",
 		"bad_missing_path.yml":              "testdata/bad_missing_path.yml:5: data.metrics[0].path: is required",
 		"bad_missing_required.yml":          "testdata/bad_missing_required.yml:5: data.metrics[0].asset: is required by /v2/indicator/valuation/mvrv-z-score",
 		"bad_missing_url.yml":               "testdata/bad_missing_url.yml:2: data.url: is required",
@@ -55,7 +55,7 @@ func TestBadConfigs(t *testing.T) {
 		"bad_unknown_parameter.yml":         "testdata/bad_unknown_parameter.yml:6: data.metrics[0].exchange: unknown parameter for /v1/btc/network-data/supply (accepted: none)",
 		"bad_unknown_top_key.yml":           "testdata/bad_unknown_top_key.yml:1: datum: unknown key (expected one of data, indicator, consensus)",
 		"bad_unknown_window.yml":            "testdata/bad_unknown_window.yml:6: data.metrics[0].window: \"week\" is not allowed for the data API (allowed: block, min, 10min, hour, day)",
-		"bad_unreadable_token_file.yml":     "testdata/bad_unreadable_token_file.yml:2: data.token_file: cannot read testdata/no-such-token-file: no such file or directory",
+		"bad_unreadable_token_file.yml":     "testdata/bad_unreadable_token_file.yml:3: data.token_file: cannot read testdata/no-such-token-file: no such file or directory",
 		"bad_url.yml":                       "testdata/bad_url.yml:2: data.url: must be an absolute http(s) URL, got \"ftp://example.com\"",
 		"bad_url_with_credentials.yml":      "testdata/bad_url_with_credentials.yml:2: data.url: must not carry credentials or a query; use token_env or token_file",
 		"bad_window_not_allowed.yml":        "testdata/bad_window_not_allowed.yml:6: data.metrics[0].window: \"block\" is not allowed for /v1/btc/market-data/open-interest (allowed: day, hour, min)",

@@ -98,8 +98,10 @@ func (l *errorList) api(name string, n *yaml.Node, getenv func(string) string) *
 	}
 	var rawURL string
 	var urlNode, metricsNode *yaml.Node
+	keyNodes := map[string]*yaml.Node{}
 	for _, p := range pairs {
 		k := join(name, p.key)
+		keyNodes[p.key] = p.keyN
 		switch p.key {
 		case "url":
 			urlNode = p.value
@@ -159,7 +161,7 @@ func (l *errorList) api(name string, n *yaml.Node, getenv func(string) string) *
 	if a.Auth == "query" && name == APIIndicator {
 		l.add(n, join(name, "auth"), "the Indicator API takes its key only as a bearer header")
 	}
-	l.credential(a, n, getenv)
+	l.credential(a, n, keyNodes, getenv)
 	if metricsNode == nil {
 		l.add(n, join(name, "metrics"), "is required: list at least one metric")
 	} else {
@@ -170,14 +172,14 @@ func (l *errorList) api(name string, n *yaml.Node, getenv func(string) string) *
 
 // credential reads token_env or token_file. The value is never part of an
 // error message.
-func (l *errorList) credential(a *API, n *yaml.Node, getenv func(string) string) {
+func (l *errorList) credential(a *API, n *yaml.Node, keys map[string]*yaml.Node, getenv func(string) string) {
 	switch {
 	case a.TokenEnv != "" && a.TokenFile != "":
-		l.add(n, a.Name, "set token_env or token_file, not both")
+		l.add(keys["token_file"], a.Name, "set token_env or token_file, not both")
 	case a.TokenEnv != "":
 		v := strings.TrimSpace(getenv(a.TokenEnv))
 		if v == "" {
-			l.add(n, join(a.Name, "token_env"), "environment variable %s is not set or empty", a.TokenEnv)
+			l.add(keys["token_env"], join(a.Name, "token_env"), "environment variable %s is not set or empty", a.TokenEnv)
 		}
 		a.token = Secret(v)
 	case a.TokenFile != "":
@@ -187,12 +189,12 @@ func (l *errorList) credential(a *API, n *yaml.Node, getenv func(string) string)
 			if errors.As(err, &pe) {
 				err = pe.Err
 			}
-			l.add(n, join(a.Name, "token_file"), "cannot read %s: %v", a.TokenFile, err)
+			l.add(keys["token_file"], join(a.Name, "token_file"), "cannot read %s: %v", a.TokenFile, err)
 			return
 		}
 		v := strings.TrimSpace(string(b))
 		if v == "" {
-			l.add(n, join(a.Name, "token_file"), "%s is empty", a.TokenFile)
+			l.add(keys["token_file"], join(a.Name, "token_file"), "%s is empty", a.TokenFile)
 		}
 		a.token = Secret(v)
 	}
