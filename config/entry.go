@@ -8,12 +8,6 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Keys of a metrics entry that are not request parameters.
-var reservedKeys = map[string]bool{
-	"path": true, "window": true, "cache_ttl": true, "fields": true,
-	"rows": true, "time_key": true, "labels": true,
-}
-
 // Parameters the exporter sets itself or that would defeat "latest row".
 var forbiddenParams = map[string]string{
 	"from":    "the exporter always asks for the latest rows",
