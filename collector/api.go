@@ -3,6 +3,7 @@ package collector
 import (
 	"context"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -114,7 +115,15 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 	var problems []string
 	if err == nil {
 		values, problems = c.fams.build(t, d)
-		if len(values) == 0 {
+		switch {
+		case len(values) == 0 && len(d.problems) > 0:
+			// Rows were there, their values were not numbers: say so.
+			msg := d.problems[0]
+			if n := len(d.problems); n > 1 {
+				msg += " (and " + strconv.Itoa(n-1) + " more)"
+			}
+			err = c.up.fail(&apiError{Code: "bad_value", Message: msg})
+		case len(values) == 0:
 			err = c.up.fail(&apiError{Code: "no_data", Message: "the answer holds no value for any field"})
 		}
 	}
@@ -148,7 +157,7 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 		return
 	}
 	if !st.newest.IsZero() && d.newest.After(st.newest) {
-		c.sched.delays.observe(t.Window, d.newest, st.missedAt, now)
+		c.sched.delays.observe(delayKey(t), d.newest, st.missedAt, now)
 		st.missedAt = time.Time{}
 	}
 	st.values, st.decoded, st.rowTime, st.interval = values, d, d.rowTime, d.interval
@@ -179,8 +188,7 @@ func (c *apiCollector) fetch(ctx context.Context, t *config.Tuple, dropSource bo
 	if dropSource {
 		q = cloneWithout(q, "source_text")
 	}
-	keyed := t.Endpoint == nil || t.Endpoint.Keyed
-	body, err := c.up.get(ctx, t.Path, q, keyed)
+	body, err := c.up.get(ctx, t.Path, q, t.Keyed)
 	if err != nil {
 		return nil, err
 	}

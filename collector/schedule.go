@@ -3,6 +3,8 @@ package collector
 import (
 	"sync"
 	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
 )
 
 // The refresh schedule. A row at time s covers [s, s+w) for a window of
@@ -11,7 +13,8 @@ import (
 // intervals only). Before then nothing new can be had, so the cached value
 // is served without a call. When the row is due the tuple is polled with
 // widening steps until it shows up. D is learned per API and window from
-// what polling observes: a poll that misses the row bounds D from below, a
+// what polling observes, per endpoint and window (each metric has its own
+// pipeline upstream): a poll that misses the row bounds D from below, a
 // poll that finds it bounds it from above, and the first poll for a row is
 // placed between the tightest recent bounds.
 
@@ -81,7 +84,7 @@ func step(steps []time.Duration, i int, ceiling time.Duration) time.Duration {
 	return max(d, minInterval)
 }
 
-// delays learns the publication delay per window of one API.
+// delays learns the publication delay of one API per endpoint and window.
 type delays struct {
 	mu     sync.Mutex
 	bounds map[string]*bounds
@@ -99,18 +102,21 @@ func push(list []time.Duration, d time.Duration) []time.Duration {
 	return list
 }
 
+// delayKey names the series that share one publication delay.
+func delayKey(t *config.Tuple) string { return t.LabelGroup + " " + t.Window }
+
 // observe records that a row starting at start was seen at `seen` and,
 // when a poll missed it before, not yet at `missed`.
-func (ds *delays) observe(window string, start, missed, seen time.Time) {
+func (ds *delays) observe(key string, start, missed, seen time.Time) {
 	ds.mu.Lock()
 	defer ds.mu.Unlock()
 	if ds.bounds == nil {
 		ds.bounds = map[string]*bounds{}
 	}
-	b := ds.bounds[window]
+	b := ds.bounds[key]
 	if b == nil {
 		b = &bounds{}
-		ds.bounds[window] = b
+		ds.bounds[key] = b
 	}
 	b.upper = push(b.upper, seen.Sub(start))
 	if !missed.IsZero() && missed.After(start) {
@@ -119,10 +125,10 @@ func (ds *delays) observe(window string, start, missed, seen time.Time) {
 }
 
 // estimate is when, after its start, to look for a row first.
-func (ds *delays) estimate(window string, w time.Duration) time.Duration {
+func (ds *delays) estimate(key, window string, w time.Duration) time.Duration {
 	ds.mu.Lock()
 	defer ds.mu.Unlock()
-	b := ds.bounds[window]
+	b := ds.bounds[key]
 	if b == nil || len(b.upper) == 0 {
 		return defaultDelay(window, w)
 	}
@@ -167,7 +173,7 @@ func (s *schedule) afterSuccess(st *tupleState, now time.Time) time.Time {
 		return s.cap(now, now.Add(fallbackTTL(t.Window)))
 	}
 	nextStart := st.newest.Add(w)
-	due := nextStart.Add(s.delays.estimate(t.Window, w))
+	due := nextStart.Add(s.delays.estimate(delayKey(t), t.Window, w))
 	if now.Before(due) {
 		st.polls = 0
 		return s.cap(now, maxTime(due, now.Add(minInterval)))
