@@ -47,6 +47,8 @@ type EconomyOptions struct {
 	Day, Hour, Block, FastBlock int
 	Replicas                    int
 	Interval, Duration          time.Duration
+	// Lags overrides the fake's publication lag per window.
+	Lags map[string]time.Duration
 }
 
 // Economy is the outcome of a simulated run, per window kind.
@@ -79,6 +81,7 @@ type kind struct {
 
 var exchanges = []string{"all_exchange", "binance", "bybit", "okx", "deribit", "bitmex", "gate_io", "huobi", "kraken", "bitfinex", "bitget"}
 var tokens = []string{"usdt", "usdc", "link", "uni", "shib", "dai", "matic", "aave", "mkr", "wbtc", "ape", "ldo", "grt", "pepe"}
+var stablecoins = []string{"usdt", "usdc", "dai", "busd", "tusd", "pyusd", "usdp", "gusd", "fdusd", "frax"}
 
 // entries lays out n tuples of a kind as metrics entries, one per tuple.
 func (k kind) entries() string {
@@ -94,7 +97,7 @@ func (k kind) entries() string {
 func RunEconomy(o EconomyOptions) (*Economy, error) {
 	start := time.Date(2026, 11, 20, 0, 3, 7, 0, time.UTC)
 	clock := NewClock(start)
-	fake := fakeapi.New(fakeapi.Options{Now: clock.Now, DataToken: "bench"})
+	fake := fakeapi.New(fakeapi.Options{Now: clock.Now, DataToken: "bench", PublishLag: o.Lags})
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
 	kinds := []kind{
@@ -109,7 +112,7 @@ func RunEconomy(o EconomyOptions) (*Economy, error) {
 		{name: "block (btc, 10 min)", path: "/v1/btc/network-data/supply", window: "block", asset: "btc", count: min(o.Block, 1),
 			params: func(int) string { return "" }},
 		{name: "block (eth, 12 s)", path: "/v2/network/events-count", window: "block", asset: "", count: o.FastBlock,
-			params: func(i int) string { return fmt.Sprintf("      asset: %s\n", tokens[i%len(tokens)]) }},
+			params: func(i int) string { return fmt.Sprintf("      asset: %s\n", stablecoins[i%len(stablecoins)]) }},
 	}
 	var yml strings.Builder
 	fmt.Fprintf(&yml, "data:\n  url: %s\n  token_env: T\n  concurrency: 8\n  metrics:\n", srv.URL)

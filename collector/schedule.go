@@ -65,8 +65,14 @@ func defaultDelay(w string, interval time.Duration) time.Duration {
 	return 0 // block: a block is visible when it is mined
 }
 
-// pollSteps widen the interval between polls of an overdue row.
-var pollSteps = []time.Duration{time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 30 * time.Minute, time.Hour}
+// pollStep is the wait before the n-th poll (from 0) of an overdue row: it
+// starts at about 1 % of the window, at least 30 s, doubles each time, and
+// never exceeds a quarter of the window (nor goes under 15 s): a late row
+// is found in a few calls, and found again soon once it comes.
+func pollStep(n int, w time.Duration) time.Duration {
+	d := max(w/96, 30*time.Second) << min(n, 16)
+	return max(min(d, w/4), 15*time.Second)
+}
 
 // errorSteps widen the interval between retries of a failing tuple.
 var errorSteps = []time.Duration{15 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute}
@@ -180,7 +186,7 @@ func (s *schedule) afterSuccess(st *tupleState, now time.Time) time.Time {
 	}
 	// Overdue: the row should be there and is not (yet).
 	st.missedAt = now
-	next := now.Add(step(pollSteps, st.polls, max(w/4, 15*time.Second)))
+	next := now.Add(pollStep(st.polls, w))
 	st.polls++
 	return s.cap(now, next)
 }
