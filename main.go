@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 
@@ -43,18 +44,26 @@ func run(args []string, stdout, stderr io.Writer) int {
 	app.ErrorWriter(stderr)
 	var (
 		configFile     = app.Flag("config.file", "Configuration file.").Default("onchain.yml").String()
-		configCheck    = app.Flag("config.check", "Load and validate the configuration, print OK or the errors, and exit.").Bool()
+		configCheck    = app.Flag("config.check", "Load and validate the configuration without calling upstream (\"all\" and consensus asset names are resolved at start), print OK or the errors, and exit.").Bool()
 		demoMode       = app.Flag("demo", "Serve the embedded demo: a fake upstream in process and a config covering every endpoint.").Bool()
 		metricsPath    = app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
 		timeoutOffset  = app.Flag("scrape.timeout-offset", "Time kept free of the Prometheus scrape timeout for encoding and transfer.").Default("500ms").Duration()
 		defaultTimeout = app.Flag("scrape.default-timeout", "Scrape deadline when Prometheus sends no X-Prometheus-Scrape-Timeout-Seconds.").Default("10s").Duration()
-		logLevel       = app.Flag("log.level", "Only log messages with the given severity or above.").Default("info").Enum("debug", "info", "warn", "error")
-		logFormat      = app.Flag("log.format", "Output format of log messages.").Default("logfmt").Enum("logfmt", "json")
+		logLevel       = app.Flag("log.level", "Only log messages with the given severity or above: debug, info, warn, error.").Default("info").String()
+		logFormat      = app.Flag("log.format", "Output format of log messages: logfmt, json.").Default("logfmt").String()
 		webFlags       = kingpinflag.AddFlags(app, ":9799")
 	)
 	app.Version(version.Print(exporterName))
 	app.HelpFlag.Short('h')
 	if _, err := app.Parse(args); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", exporterName, err)
+		return 2
+	}
+	if err := oneOf("log.level", *logLevel, "debug", "info", "warn", "error"); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", exporterName, err)
+		return 2
+	}
+	if err := oneOf("log.format", *logFormat, "logfmt", "json"); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", exporterName, err)
 		return 2
 	}
@@ -66,7 +75,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 
 	var d *demo.Demo
-	load := func() (*config.Config, error) { return config.Load(*configFile) }
+	parse := func() (*config.Config, error) { return config.Load(*configFile) }
 	if *demoMode {
 		var err error
 		if d, err = demo.Start(logger); err != nil {
@@ -74,11 +83,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		defer d.Close()
-		load = func() (*config.Config, error) {
+		parse = func() (*config.Config, error) {
 			return config.Parse("demo.yml (embedded)", demo.YAML(d.URL), demo.Getenv)
 		}
 	}
-	cfg, err := load()
+	cfg, err := parse()
 	if *configCheck {
 		if err != nil {
 			fmt.Fprintln(stderr, err)
@@ -89,6 +98,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		level.Error(logger).Log("msg", "cannot load the configuration", "err", err)
+		return 1
+	}
+	// "all" and consensus asset names are resolved through the upstream
+	// here, on every reload and daily; --config.check above stays offline.
+	expander := collector.NewExpander(logger)
+	load := func() (*config.Config, error) {
+		c, err := parse()
+		if err != nil {
+			return nil, err
+		}
+		return expander.Expand(context.Background(), c)
+	}
+	if cfg, err = expander.Expand(context.Background(), cfg); err != nil {
+		level.Error(logger).Log("msg", "cannot expand the configuration through the upstream APIs", "err", err)
 		return 1
 	}
 
@@ -129,6 +152,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go reloadLoop(ctx, logger, safe, reloads)
+	go expander.Refresh(ctx, collector.DiscoveryRefresh, safe.Reload)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
@@ -141,6 +165,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// oneOf checks a flag's value against its allowed values.
+func oneOf(flag, value string, allowed ...string) error {
+	for _, a := range allowed {
+		if value == a {
+			return nil
+		}
+	}
+	return fmt.Errorf("--%s: must be one of %s, got %q", flag, strings.Join(allowed, ", "), value)
 }
 
 // newLoggers builds the project's go-kit logger and, for libraries that

@@ -54,7 +54,7 @@ func (consensusDialect) check(status int, h http.Header, body []byte, now time.T
 		return nil
 	}
 	var b consensusError
-	if json.Unmarshal(body, &b) != nil || b.Code == "" {
+	if json.Unmarshal(body, &b) != nil || !isCode(b.Code) {
 		return httpError(status, "", "", h, now)
 	}
 	e := &apiError{Code: b.Code, HTTP: status, Message: b.Message}
@@ -82,8 +82,8 @@ func (consensusDialect) check(status int, h http.Header, body []byte, now time.T
 		e.PauseUntil = nextUTCMidnight(now)
 	case "RATE_LIMIT_EXCEEDED":
 		e.RetryAfter = retryAfter(h, now)
-		if b.RetryAfter != nil && time.Duration(*b.RetryAfter)*time.Second > e.RetryAfter {
-			e.RetryAfter = time.Duration(*b.RetryAfter) * time.Second
+		if b.RetryAfter != nil && *b.RetryAfter > 0 && secondsAtMostADay(*b.RetryAfter) > e.RetryAfter {
+			e.RetryAfter = secondsAtMostADay(*b.RetryAfter)
 		}
 		if e.RetryAfter == 0 {
 			e.RetryAfter = defaultRetry
@@ -102,6 +102,21 @@ func (consensusDialect) check(status int, h http.Header, body []byte, now time.T
 	}
 	e.Details = strings.Join(details, " ")
 	return e
+}
+
+// isCode says whether an upstream error code may become a label value:
+// the API's codes are short words of letters, digits and underscores, and
+// anything else is not taken for one.
+func isCode(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 func nextUTCMidnight(now time.Time) time.Time {

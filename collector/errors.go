@@ -99,19 +99,31 @@ func httpError(status int, code, message string, h http.Header, now time.Time) *
 	return e
 }
 
-// retryAfter reads Retry-After (seconds or an HTTP date).
+// maxRetryAfter bounds what an upstream can ask us to wait: the longest
+// real wait is a daily quota's, until the next midnight.
+const maxRetryAfter = 24 * time.Hour
+
+// retryAfter reads Retry-After (seconds or an HTTP date), at most a day.
 func retryAfter(h http.Header, now time.Time) time.Duration {
 	v := h.Get("Retry-After")
 	if v == "" {
 		return 0
 	}
-	if s, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && s >= 0 {
-		return time.Duration(s) * time.Second
+	if s, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && s >= 0 {
+		return secondsAtMostADay(s)
 	}
 	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
+		return min(t.Sub(now), maxRetryAfter)
 	}
 	return 0
+}
+
+// secondsAtMostADay converts a count of seconds without overflowing.
+func secondsAtMostADay(s int64) time.Duration {
+	if s > int64(maxRetryAfter/time.Second) {
+		return maxRetryAfter
+	}
+	return time.Duration(s) * time.Second
 }
 
 // envelopeStatus is the data API's status object.

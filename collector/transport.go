@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // retryTransport retries an idempotent request once when the upstream
@@ -15,8 +17,11 @@ import (
 // deadline. Everything that retrying cannot fix passes through untouched.
 type retryTransport struct {
 	next  http.RoundTripper
-	now   func() time.Time
+	now   func() time.Time // the upstream's clock, for Retry-After dates
 	sleep func(context.Context, time.Duration) error
+	// limiter, when set, is the API's rate limit: a retry is one more
+	// request and waits for its turn like the first.
+	limiter *rate.Limiter
 }
 
 func (rt *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -28,7 +33,19 @@ func (rt *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !retry || req.Context().Err() != nil {
 		return resp, err
 	}
-	if dl, ok := req.Context().Deadline(); ok && rt.now().Add(wait).Add(100*time.Millisecond).After(dl) {
+	var turn *rate.Reservation
+	if rt.limiter != nil {
+		turn = rt.limiter.Reserve()
+		if !turn.OK() {
+			return resp, err
+		}
+		wait = max(wait, turn.Delay())
+	}
+	// The deadline is real time, whatever clock the upstream keeps.
+	if dl, ok := req.Context().Deadline(); ok && time.Until(dl) < wait+100*time.Millisecond {
+		if turn != nil {
+			turn.Cancel()
+		}
 		return resp, err // no time left for a second try
 	}
 	if resp != nil {

@@ -36,9 +36,23 @@ type upstream struct {
 	now     func() time.Time
 	logger  log.Logger
 
-	mu          sync.Mutex
-	pausedUntil time.Time
-	pausedBy    string
+	mu sync.Mutex
+	// pauses holds one API-wide pause per lane, key-free [0] and keyed
+	// [1]: upstream limits and rejects the two apart (a key's daily quota
+	// or a bad key stop keyed calls; key-free calls count per IP).
+	pauses [2]pauseState
+}
+
+type pauseState struct {
+	until time.Time
+	by    string
+}
+
+func lane(keyed bool) int {
+	if keyed {
+		return 1
+	}
+	return 0
 }
 
 func newUpstream(a *config.API, m *selfMetrics, now func() time.Time, logger log.Logger) *upstream {
@@ -60,11 +74,19 @@ func newUpstream(a *config.API, m *selfMetrics, now func() time.Time, logger log
 		now:     now,
 		logger:  log.With(logger, "api", a.Name),
 	}
+	if a.RateLimit > 0 {
+		// The bucket starts full and a full bucket is spent at once: the
+		// refill rate leaves room for the burst, so that no 60 s window
+		// holds more than rate_limit requests.
+		burst := max(1, int(a.RateLimit/60))
+		u.limiter = rate.NewLimiter(rate.Limit((a.RateLimit-float64(burst)+1)/60), burst)
+	}
 	u.client = &http.Client{
 		Transport: &retryTransport{
-			next:  &instrumentTransport{next: base, api: a.Name, m: m, now: now},
-			now:   now,
-			sleep: sleepCtx,
+			next:    &instrumentTransport{next: base, api: a.Name, m: m, now: now},
+			now:     now,
+			sleep:   sleepCtx,
+			limiter: u.limiter,
 		},
 		// Credentials must not follow a redirect to another host; a
 		// redirect within the API's host is followed.
@@ -78,70 +100,94 @@ func newUpstream(a *config.API, m *selfMetrics, now func() time.Time, logger log
 			return nil
 		},
 	}
-	if a.RateLimit > 0 {
-		perSecond := rate.Limit(a.RateLimit / 60)
-		u.limiter = rate.NewLimiter(perSecond, max(1, int(a.RateLimit/60)))
-	}
 	return u
 }
 
-// close drops idle connections; requests in flight end with their context.
-func (u *upstream) close() { u.client.CloseIdleConnections() }
-
-// paused reports an API-wide pause in force.
-func (u *upstream) paused() (time.Time, string, bool) {
+// close drops idle connections; requests in flight end with their
+// context. Its pauses end with it (a reload starts afresh), and so does
+// their gauge.
+func (u *upstream) close() {
+	u.client.CloseIdleConnections()
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if u.pausedUntil.IsZero() {
-		return time.Time{}, "", false
+	for i := range u.pauses {
+		by := u.pauses[i].by
+		u.pauses[i] = pauseState{}
+		u.unmark(by)
 	}
-	if !u.now().Before(u.pausedUntil) {
-		u.m.apiPaused.DeleteLabelValues(u.api.Name, u.pausedBy)
-		u.pausedUntil, u.pausedBy = time.Time{}, ""
-		return time.Time{}, "", false
-	}
-	return u.pausedUntil, u.pausedBy, true
 }
 
-func (u *upstream) pause(until time.Time, code string) {
+// paused reports a pause in force on the lane of a call.
+func (u *upstream) paused(keyed bool) (time.Time, string, bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if until.After(u.pausedUntil) {
-		if u.pausedBy != "" {
-			u.m.apiPaused.DeleteLabelValues(u.api.Name, u.pausedBy)
-		}
-		u.pausedUntil, u.pausedBy = until, code
+	p := &u.pauses[lane(keyed)]
+	if p.until.IsZero() {
+		return time.Time{}, "", false
+	}
+	if !u.now().Before(p.until) {
+		by := p.by
+		*p = pauseState{}
+		u.unmark(by)
+		return time.Time{}, "", false
+	}
+	return p.until, p.by, true
+}
+
+func (u *upstream) pause(keyed bool, until time.Time, code string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	p := &u.pauses[lane(keyed)]
+	if until.After(p.until) {
+		old := p.by
+		*p = pauseState{until: until, by: code}
+		u.unmark(old)
 		u.m.apiPaused.WithLabelValues(u.api.Name, code).Set(1)
 	}
+}
+
+// unmark clears the paused gauge of a code no lane is paused by.
+func (u *upstream) unmark(code string) {
+	if code == "" {
+		return
+	}
+	for _, p := range u.pauses {
+		if p.by == code {
+			return
+		}
+	}
+	u.m.apiPaused.DeleteLabelValues(u.api.Name, code)
 }
 
 // get performs one GET of the API's path with query and returns the body
 // of a successful answer, or an *apiError. Nothing in an error carries the
 // credential: URLs in errors are rebuilt without it.
 func (u *upstream) get(ctx context.Context, path string, query url.Values, keyed bool) ([]byte, error) {
-	if until, by, ok := u.paused(); ok {
+	keyed = keyed || u.api.Name == config.APIData // the data API has no key-free call
+	fail := func(e *apiError) *apiError { return u.failOn(keyed, e) }
+	if until, by, ok := u.paused(keyed); ok {
 		return nil, &apiError{Code: "paused", PauseUntil: until, Message: fmt.Sprintf("calls paused until %s after %s", until.UTC().Format(time.RFC3339), by)}
 	}
 	select {
 	case u.sem <- struct{}{}:
 		defer func() { <-u.sem }()
 	case <-ctx.Done():
-		return nil, u.fail(&apiError{Code: "timeout", Message: "no free connection slot before the deadline"})
+		return nil, fail(&apiError{Code: "timeout", Message: "no free connection slot before the deadline"})
 	}
 	if u.limiter != nil {
 		if err := u.limiter.Wait(ctx); err != nil {
-			return nil, u.fail(&apiError{Code: "rate_limited", Message: "own rate limit (rate_limit) would pass the deadline"})
+			return nil, fail(&apiError{Code: "rate_limited", Message: "own rate limit (rate_limit) would pass the deadline"})
 		}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.api.URL.String()+path, nil)
 	if err != nil {
-		return nil, u.fail(&apiError{Code: "request", Message: err.Error()})
+		return nil, fail(&apiError{Code: "request", Message: err.Error()})
 	}
 	q := url.Values{}
 	for k, v := range query {
 		q[k] = v
 	}
-	if keyed || u.api.Name == config.APIData {
+	if keyed {
 		u.dialect.authorize(req, q, u.api)
 	}
 	req.URL.RawQuery = q.Encode()
@@ -149,30 +195,33 @@ func (u *upstream) get(ctx context.Context, path string, query url.Values, keyed
 	req.Header.Set("User-Agent", "onchain_exporter")
 	resp, err := u.client.Do(req)
 	if err != nil {
-		return nil, u.fail(transportError(err))
+		return nil, fail(transportError(err))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if err != nil {
-		return nil, u.fail(transportError(err))
+		return nil, fail(transportError(err))
 	}
 	if len(body) > maxBody {
-		return nil, u.fail(&apiError{Code: "decode", HTTP: resp.StatusCode, Message: fmt.Sprintf("answer larger than %d MiB, not read", maxBody>>20)})
+		return nil, fail(&apiError{Code: "decode", HTTP: resp.StatusCode, Message: fmt.Sprintf("answer larger than %d MiB, not read", maxBody>>20)})
 	}
 	if e := u.dialect.check(resp.StatusCode, resp.Header, body, u.now()); e != nil {
-		return nil, u.fail(e)
+		return nil, fail(e)
 	}
 	return body, nil
 }
 
-// fail counts an error and applies its API-wide pause.
-func (u *upstream) fail(e *apiError) *apiError {
+// fail counts an error found after the call (decode, no data).
+func (u *upstream) fail(e *apiError) *apiError { return u.failOn(true, e) }
+
+// failOn counts an error and applies its pause to the lane of the call.
+func (u *upstream) failOn(keyed bool, e *apiError) *apiError {
 	u.m.apiErrors.WithLabelValues(u.api.Name, e.Code).Inc()
 	switch {
 	case !e.PauseUntil.IsZero():
-		u.pause(e.PauseUntil, e.Code)
+		u.pause(keyed, e.PauseUntil, e.Code)
 	case e.Pause > 0:
-		u.pause(u.now().Add(e.Pause), e.Code)
+		u.pause(keyed, u.now().Add(e.Pause), e.Code)
 	}
 	return e
 }

@@ -19,8 +19,18 @@ type Endpoint struct {
 	Required []string
 	// MaxLimit bounds the limit parameter; 0 means limit is not accepted.
 	MaxLimit int
-	// Keyed endpoints need the API's credential.
-	Keyed bool
+	// Keyed endpoints need the API's credential. KeyedWith lists the
+	// parameters whose presence makes an otherwise key-free call keyed
+	// (days on the Analyst Consensus /consensus).
+	Keyed     bool
+	KeyedWith []string
+	// Defaults are query parameters sent unless the entry sets them: the
+	// upstream's own default is unknown or would defeat "latest row".
+	Defaults map[string]string
+	// ValuesListed says that only the fields of the catalog are values:
+	// the payload carries words (a stance, a handle) beside the numbers,
+	// and those are not bad data.
+	ValuesListed bool
 	// Rows, TimeKey and LabelFields describe the payload (dotted paths).
 	Rows        string
 	TimeKey     string
@@ -34,6 +44,13 @@ var (
 	windowsDay          = []string{"day"}
 	windowsDayHour      = []string{"day", "hour"}
 	windowsEventsCount  = []string{"block", "10min", "hour", "day"}
+)
+
+// HELP of families fed by several fields: whichever field a refresh meets
+// first creates the family, so each carries the whole text.
+const (
+	helpStablecoinEvents  = "Stablecoin supply events in the window, by kind."
+	helpConsensusAnalysts = "Analysts whose stance on the asset is bullish, bearish or neutral on the latest day."
 )
 
 func gauge(name, help string) *Field { return &Field{Name: name, Help: help, Type: "gauge", Scale: 1} }
@@ -57,6 +74,8 @@ func withLabels(f *Field, kv ...string) *Field {
 // Endpoints is the built-in catalog: every endpoint of the specification's
 // tables, events-count and mvrv-z-score of v2, and the Indicator and Analyst
 // Consensus endpoints with the payload shapes of the project's fake upstream.
+// The Indicator catalog paths (/api, /api/equities, /api/indicators) carry
+// no values and are not listed: they are public, and read by expansion.
 var Endpoints = []*Endpoint{
 	{API: APIData, Template: "/v1/btc/market-data/open-interest", Windows: windowsDayHourMin, Params: []string{"exchange", "symbol"}, MaxLimit: 100000, Fields: map[string]*Field{
 		"open_interest": gauge("open_interest_usd", "Open interest of perpetual and futures contracts, in USD."),
@@ -102,15 +121,91 @@ var Endpoints = []*Endpoint{
 		"velocity": gauge("velocity_ratio", "On-chain transaction volume divided by market capitalization (inverse of NVT)."),
 	}},
 	{API: APIData, Template: "/v2/network/events-count", Windows: windowsEventsCount, Params: []string{"asset", "chain"}, Required: []string{"asset"}, MaxLimit: 10000, Fields: map[string]*Field{
-		"events_transfer_count": withLabels(gauge("stablecoin_events", "Stablecoin supply events in the window, by kind."), "kind", "transfer"),
-		"events_mint_count":     withLabels(gauge("stablecoin_events", ""), "kind", "mint"),
-		"events_issue_count":    withLabels(gauge("stablecoin_events", ""), "kind", "issue"),
-		"events_burn_count":     withLabels(gauge("stablecoin_events", ""), "kind", "burn"),
-		"events_redeem_count":   withLabels(gauge("stablecoin_events", ""), "kind", "redeem"),
+		"events_transfer_count": withLabels(gauge("stablecoin_events", helpStablecoinEvents), "kind", "transfer"),
+		"events_mint_count":     withLabels(gauge("stablecoin_events", helpStablecoinEvents), "kind", "mint"),
+		"events_issue_count":    withLabels(gauge("stablecoin_events", helpStablecoinEvents), "kind", "issue"),
+		"events_burn_count":     withLabels(gauge("stablecoin_events", helpStablecoinEvents), "kind", "burn"),
+		"events_redeem_count":   withLabels(gauge("stablecoin_events", helpStablecoinEvents), "kind", "redeem"),
 	}},
 	{API: APIData, Template: "/v2/indicator/valuation/mvrv-z-score", Windows: windowsDay, Params: []string{"asset"}, Required: []string{"asset"}, MaxLimit: 10000, Fields: map[string]*Field{
 		"mvrv_ratio_zscore": gauge("mvrv_z_score", "MVRV Z-score: market minus realized capitalization over the standard deviation of market capitalization."),
 	}},
+
+	// Indicator API. The specification does not show the payload: rows
+	// under "data", newest first, a "date" and the band as an object of
+	// multiples, as the project's fake serves it; YAML overrides each.
+	// Labels equity, exchange_code and security_code come from the path.
+	{API: APIIndicator, Template: "/api/equities/{equity}/pbr-band", Params: []string{"order"}, MaxLimit: 1000, Keyed: true,
+		Defaults: map[string]string{"order": "desc"}, ValuesListed: true, Rows: "data", TimeKey: "date", Fields: map[string]*Field{
+			"close": gauge("equity_close_price", "Close price of the equity on its latest trading day with a value, in the listing currency."),
+			"bps":   gauge("equity_book_value_per_share", "Book value per share (BPS) of the equity, in the listing currency."),
+			"pbr":   gauge("equity_pbr_ratio", "Price-to-book ratio of the equity: close price over book value per share."),
+			"bands": withKeyLabel(gauge("equity_pbr_band_price", "Price of the equity at a fixed price-to-book multiple (BPS times the multiple label), in the listing currency."), "multiple"),
+		}},
+
+	// Analyst Consensus API. Every path takes source_text; it changes
+	// texts only, which are not exported, and a key without raw access
+	// makes the exporter drop it (RAW_ACCESS_REQUIRED).
+	{API: APIConsensus, Template: "/consensus", Params: []string{"asset", "days", "source_text"}, Required: []string{"asset"},
+		KeyedWith: []string{"days"}, ValuesListed: true, Rows: "data", TimeKey: "date", Fields: map[string]*Field{
+			"score":    gauge("consensus_score", "Net analyst stance on the asset on the latest day: (bullish - bearish) / analysts counted, from -1 to 1."),
+			"bullish":  withLabels(gauge("consensus_analysts", helpConsensusAnalysts), "stance", "bullish"),
+			"bearish":  withLabels(gauge("consensus_analysts", helpConsensusAnalysts), "stance", "bearish"),
+			"neutral":  withLabels(gauge("consensus_analysts", helpConsensusAnalysts), "stance", "neutral"),
+			"analysts": gauge("consensus_analysts_counted", "Analysts with a stance on the asset on the latest day, all stances together."),
+		}},
+	{API: APIConsensus, Template: "/analyst-views", Params: []string{"asset", "source_text"}, Required: []string{"asset"},
+		ValuesListed: true, Rows: "data", TimeKey: "date", LabelFields: []string{"stance"}, Fields: map[string]*Field{
+			"count": gauge("analyst_views", "Analyst views on the asset in the API's current window, by stance."),
+		}},
+	{API: APIConsensus, Template: "/calls", Params: []string{"asset", "source_text"}, Required: []string{"asset"},
+		ValuesListed: true, Rows: "data", TimeKey: "date", LabelFields: []string{"direction"}, Fields: map[string]*Field{
+			"count": gauge("analyst_calls", "Analyst calls on the asset in the API's current window, by direction."),
+		}},
+	// The top list is bounded by limit (at most 50 handles per asset), so
+	// the handle label cannot grow without bound.
+	{API: APIConsensus, Template: "/analysts/top", Params: []string{"asset", "source_text"}, Required: []string{"asset"}, MaxLimit: 50,
+		Defaults: map[string]string{"limit": "10"}, ValuesListed: true, Rows: "data", TimeKey: "date", LabelFields: []string{"handle"}, Fields: map[string]*Field{
+			"accuracy":  gauge("analyst_top_accuracy_ratio", "Share of a top analyst's calls on the asset that proved right, as a ratio (0-1)."),
+			"calls":     gauge("analyst_top_calls", "Calls a top analyst has made on the asset."),
+			"followers": gauge("analyst_top_followers", "Followers of a top analyst's account."),
+			"rank":      gauge("analyst_top_rank", "Rank of the analyst in the asset's top list (1 is the most accurate)."),
+		}},
+	{API: APIConsensus, Template: "/analysts/{handle}", Params: []string{"source_text"}, Keyed: true,
+		ValuesListed: true, Rows: "data", TimeKey: "date", Fields: map[string]*Field{
+			"accuracy":  gauge("analyst_accuracy_ratio", "Share of the analyst's calls on every covered asset that proved right, as a ratio (0-1)."),
+			"calls":     gauge("analyst_recorded_calls", "Calls recorded for the analyst on every covered asset."),
+			"followers": gauge("analyst_followers", "Followers of the analyst's account."),
+		}},
+}
+
+func withKeyLabel(f *Field, label string) *Field {
+	f.KeyLabel = label
+	return f
+}
+
+// keyedFor says whether a call with these parameters needs the key.
+func (e *Endpoint) keyedFor(params map[string]string) bool {
+	if e.Keyed {
+		return true
+	}
+	for _, p := range e.KeyedWith {
+		if _, ok := params[p]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// keyReason names, for an error message, why a tuple needs the key.
+func keyReason(t *Tuple) string {
+	switch {
+	case t.Endpoint == nil:
+		return t.Entry.Path + " is not in the built-in catalog, so it is taken to need the key"
+	case t.Endpoint.Keyed:
+		return t.Endpoint.Template + " needs the key"
+	}
+	return t.Endpoint.Template + " with " + strings.Join(t.Endpoint.KeyedWith, ", ") + " needs the key"
 }
 
 // endpointFor finds the catalog entry whose template matches a concrete

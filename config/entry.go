@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -15,6 +16,10 @@ var forbiddenParams = map[string]string{
 	"format":  "the exporter reads JSON only",
 	"api_key": "credentials come from token_env or token_file only",
 }
+
+// Labels the exporter sets itself; a parameter of the same name would give
+// a series that label twice, and "__" names are Prometheus's own.
+var reservedLabels = map[string]bool{"api": true, "endpoint": true, "exchange_code": true, "security_code": true}
 
 var (
 	metricNameRE = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
@@ -74,6 +79,10 @@ func (l *errorList) entry(key string, n *yaml.Node) *Entry {
 			}
 			if !paramNameRE.MatchString(p.key) {
 				l.add(p.keyN, k, "parameter name must match %s", paramNameRE)
+				continue
+			}
+			if reservedLabels[p.key] || strings.HasPrefix(p.key, "__") {
+				l.add(p.keyN, k, "parameter name is reserved: parameters become labels, and the exporter's series already carry a label of that name")
 				continue
 			}
 			if vs := l.values(p.value, k); vs != nil {

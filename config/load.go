@@ -150,7 +150,7 @@ func (l *errorList) api(name string, n *yaml.Node, getenv func(string) string) *
 	} else if rawURL != "" {
 		u, err := url.Parse(rawURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			l.add(urlNode, join(name, "url"), "must be an absolute http(s) URL, got %q", rawURL)
+			l.add(urlNode, join(name, "url"), "must be an absolute http(s) URL, got %q", shownURL(rawURL))
 		} else if u.User != nil || u.RawQuery != "" {
 			l.add(urlNode, join(name, "url"), "must not carry credentials or a query; use token_env or token_file")
 		} else {
@@ -168,6 +168,24 @@ func (l *errorList) api(name string, n *yaml.Node, getenv func(string) string) *
 		a.Metrics = l.entries(name, metricsNode)
 	}
 	return a
+}
+
+// shownURL is a refused URL as a message may show it: user information
+// and query can hold a credential, so both are masked.
+func shownURL(raw string) string {
+	s, query, hasQuery := strings.Cut(raw, "?")
+	s, _, _ = strings.Cut(s, "#")
+	if at := strings.LastIndex(s, "@"); at >= 0 {
+		scheme := ""
+		if i := strings.Index(s[:at], "://"); i >= 0 {
+			scheme = s[:i+3]
+		}
+		s = scheme + "<redacted>@" + s[at+1:]
+	}
+	if hasQuery && query != "" {
+		s += "?<redacted>"
+	}
+	return s
 }
 
 // credential reads token_env or token_file. The value is never part of an

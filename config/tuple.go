@@ -37,6 +37,9 @@ type Tuple struct {
 	TimeKey     string
 	LabelFields []string
 	CacheTTL    float64 // seconds; 0 = by schedule
+	// Keyed calls send the API's credential; key-free ones do not, so
+	// that they count against the caller's IP and not the key's quota.
+	Keyed bool
 }
 
 // Parameters that do not tell two series apart and so are not labels.
@@ -65,20 +68,23 @@ func (l *errorList) expand(cfg *Config) {
 			continue
 		}
 		groups := map[string]map[string]bool{} // label group -> param labels
-		keyed := false
+		var keyedBy *Tuple
 		for _, e := range a.Metrics {
 			if !l.checkPath(a, e) {
 				continue
 			}
 			for _, t := range l.tuples(a, e) {
 				if prev, dup := seen[t.Key]; dup {
+					if l.dedupe {
+						continue // discovery made two listed values one series
+					}
 					l.addAt(e.Line, e.Key, "the series %s is listed twice (also by %s at line %d)", t.describe(), prev.Key, prev.Line)
 					continue
 				}
 				seen[t.Key] = e
 				a.Tuples = append(a.Tuples, t)
-				if a.Name == APIData || t.Endpoint == nil || t.Endpoint.Keyed {
-					keyed = true
+				if t.Keyed && keyedBy == nil {
+					keyedBy = t
 				}
 				g := groups[labelGroup(t)]
 				if g == nil {
@@ -96,8 +102,12 @@ func (l *errorList) expand(cfg *Config) {
 		if len(a.Tuples) > a.MaxTuples {
 			l.addAt(a.line, join(name, "max_tuples"), "the metrics list expands to %d series, more than max_tuples (%d)", len(a.Tuples), a.MaxTuples)
 		}
-		if keyed && a.token == "" && a.TokenEnv == "" && a.TokenFile == "" {
+		switch {
+		case keyedBy == nil || a.token != "" || a.TokenEnv != "" || a.TokenFile != "":
+		case name == APIData:
 			l.addAt(a.line, name, "a credential is required: set token_env or token_file")
+		default:
+			l.addAt(keyedBy.Entry.Line, keyedBy.Entry.Key, "%s: set %s.token_env or %s.token_file", keyReason(keyedBy), name, name)
 		}
 		for _, t := range a.Tuples {
 			t.LabelGroup = labelGroup(t)
@@ -281,10 +291,18 @@ func (l *errorList) tuple(a *API, e *Entry, window string, params map[string]str
 		return nil
 	}
 	t.Endpoint = endpointFor(a.Name, path)
+	t.Keyed = a.Name == APIData || t.Endpoint == nil || t.Endpoint.keyedFor(params)
 	ok := l.checkTuple(a, e, t, inPath)
 	for k, v := range params {
 		if !inPath[k] {
 			t.Query.Set(k, v)
+		}
+	}
+	if t.Endpoint != nil {
+		for k, v := range t.Endpoint.Defaults {
+			if !t.Query.Has(k) {
+				t.Query.Set(k, v)
+			}
 		}
 	}
 	if window != "" {
@@ -398,7 +416,7 @@ func (t *Tuple) resolveFields() {
 	}
 	if t.Entry.Fields == nil {
 		t.Fields = catalog
-		t.AllNumeric = true
+		t.AllNumeric = t.Endpoint == nil || !t.Endpoint.ValuesListed
 		return
 	}
 	t.Fields = make(map[string]*Field, len(t.Entry.Fields))

@@ -16,6 +16,10 @@ type errorList struct {
 	file string
 	errs []string
 	seen map[string]bool
+	// dedupe keeps one of two tuples that are the same series instead of
+	// reporting it: after discovery, "all" and a listed value, or a name
+	// and a ticker of one asset, legitimately meet.
+	dedupe bool
 }
 
 func (l *errorList) add(n *yaml.Node, key, format string, args ...any) {

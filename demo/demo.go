@@ -20,11 +20,21 @@ import (
 //go:embed demo.yml
 var demoYAML string
 
-// Credentials of the demo: the fake upstream accepts exactly these.
+// Credentials of the demo: the fake upstream accepts exactly these. The
+// consensus key is on a premium plan, so that the per-analyst endpoint
+// answers too.
 const (
-	DataToken = "demo-data-token"
-	tokenEnv  = "ONCHAIN_DEMO_DATA_TOKEN"
+	DataToken      = "demo-data-token"
+	IndicatorToken = "demo-indicator-token"
+	ConsensusKey   = "demo-consensus-key"
 )
+
+// credentials are the demo's token_env variables and their values.
+var credentials = map[string]string{
+	"ONCHAIN_DEMO_DATA_TOKEN":      DataToken,
+	"ONCHAIN_DEMO_INDICATOR_TOKEN": IndicatorToken,
+	"ONCHAIN_DEMO_CONSENSUS_KEY":   ConsensusKey,
+}
 
 // Demo is a running fake upstream and the configuration that points at it.
 type Demo struct {
@@ -40,16 +50,12 @@ func YAML(url string) []byte {
 }
 
 // Getenv resolves the demo's credential variables, and nothing else.
-func Getenv(name string) string {
-	if name == tokenEnv {
-		return DataToken
-	}
-	return ""
-}
+func Getenv(name string) string { return credentials[name] }
 
 // Start serves the fake upstream on 127.0.0.1 and loads the demo config.
 func Start(logger log.Logger) (*Demo, error) {
-	fake := fakeapi.New(fakeapi.Options{DataToken: DataToken})
+	fake := fakeapi.New(fakeapi.Options{DataToken: DataToken, IndicatorToken: IndicatorToken,
+		ConsensusKeys: map[string]string{ConsensusKey: "premium"}})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("demo upstream: %w", err)

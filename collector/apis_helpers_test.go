@@ -1,0 +1,100 @@
+package collector
+
+import (
+	"bytes"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/go-kit/log"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+)
+
+// seriesValue returns the value text of the first series of family whose
+// labels include every k="v" pair given, or "" when there is none. Labels
+// not named are ignored, so tests do not depend on the file's label union.
+func seriesValue(body, family string, pairs ...string) string {
+	for _, l := range strings.Split(body, "\n") {
+		if !strings.HasPrefix(l, family+"{") && !strings.HasPrefix(l, family+" ") {
+			continue
+		}
+		match := true
+		for i := 0; i+1 < len(pairs); i += 2 {
+			if !strings.Contains(l, pairs[i]+`="`+pairs[i+1]+`"`) {
+				match = false
+				break
+			}
+		}
+		if match {
+			return l[strings.LastIndexByte(l, ' ')+1:]
+		}
+	}
+	return ""
+}
+
+// logBuffer records log lines; the exporter logs from refresh goroutines.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// count returns how many lines hold every one of the strings.
+func (l *logBuffer) count(subs ...string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, line := range strings.Split(l.b.String(), "\n") {
+		all := line != ""
+		for _, s := range subs {
+			all = all && strings.Contains(line, s)
+		}
+		if all {
+			n++
+		}
+	}
+	return n
+}
+
+// withLogs replaces the env's exporter, before its first scrape, by one on
+// yml whose log lines are recorded.
+func (e *env) withLogs(yml string) *logBuffer {
+	e.t.Helper()
+	cfg, err := config.Parse("test.yml", []byte(strings.ReplaceAll(yml, "{{URL}}", e.srv.URL)), func(string) string { return testToken })
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	buf := &logBuffer{}
+	e.exp.Close()
+	e.reg = prometheus.NewRegistry()
+	exp, err := New(cfg, log.NewLogfmtLogger(buf), e.reg, Options{Now: e.clock.Now})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.exp = exp
+	e.t.Cleanup(exp.Close)
+	return buf
+}
+
+// get asks the fake directly, around the exporter, and returns the status.
+func (e *env) get(t *testing.T, pathAndQuery string, header ...string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, e.srv.URL+pathAndQuery, nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}

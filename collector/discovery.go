@@ -1,0 +1,147 @@
+package collector
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+)
+
+// What each API's listing endpoint says, read for expansion: the values of
+// a data-API parameter in discovery, the Indicator API's equities, the
+// Analyst Consensus API's assets with their names, tickers and aliases.
+
+// dataValues lists the values of a parameter for the discovery entries
+// that fit the entry's path: the path segment of a placeholder, or the
+// listed values of a query parameter (on v2 also an item's "assets").
+func (r *resolution) dataValues(a *config.API, e *config.Entry, p config.Param) ([]string, error) {
+	list := dataDiscoveryV1
+	if strings.HasPrefix(e.Path, "/v2/") {
+		list = dataDiscoveryV2
+	}
+	items, err := r.list(a, list, true)
+	if err != nil {
+		return nil, err
+	}
+	tmpl := strings.Split(e.Path, "/")
+	pos := -1
+	for i, s := range tmpl {
+		if s == "{"+p.Name+"}" {
+			pos = i
+		}
+	}
+	var out []string
+	matched := false
+	for _, it := range items {
+		path, _ := it["path"].(string)
+		segs := strings.Split(path, "/")
+		if !fitsTemplate(tmpl, segs) {
+			continue
+		}
+		matched = true
+		if pos >= 0 {
+			out = append(out, segs[pos])
+			continue
+		}
+		params, _ := it["parameters"].(map[string]any)
+		out = append(out, strs(params[p.Name])...)
+		if p.Name == "asset" {
+			out = append(out, strs(it["assets"])...)
+		}
+	}
+	switch {
+	case !matched:
+		return nil, fmt.Errorf("%s lists no endpoint %s", list, e.Path)
+	case len(out) == 0:
+		return nil, fmt.Errorf("%s lists no %s values for %s", list, p.Name, e.Path)
+	}
+	return out, nil
+}
+
+func fitsTemplate(tmpl, segs []string) bool {
+	if len(tmpl) != len(segs) {
+		return false
+	}
+	for i, t := range tmpl {
+		if strings.HasPrefix(t, "{") {
+			if segs[i] == "" {
+				return false
+			}
+		} else if t != segs[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// equities lists the Indicator API's equity ids, <exchange_code>:<security_code>.
+func (r *resolution) equities(a *config.API) ([]string, error) {
+	rows, err := r.list(a, indicatorList, false)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, row := range rows {
+		id, _ := row["id"].(string)
+		if ex, code := labelValue(row["exchange_code"]), labelValue(row["security_code"]); id == "" && ex != "" && code != "" {
+			id = ex + ":" + code
+		}
+		if id != "" {
+			out = append(out, id)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s lists no equity", indicatorList)
+	}
+	return out, nil
+}
+
+// assets resolves each listed asset (key, ticker, name or alias, in any
+// case) to its canonical key; all stands for every asset.
+func (r *resolution) assets(a *config.API, e *config.Entry, p config.Param) ([]string, error) {
+	rows, err := r.list(a, consensusAssets, false)
+	if err != nil {
+		return nil, fmt.Errorf("cannot resolve the asset: %w", err)
+	}
+	byName := map[string]string{}
+	var keys []string
+	for _, row := range rows {
+		key := labelValue(row["key"])
+		if key == "" {
+			continue
+		}
+		keys = append(keys, key)
+		for _, n := range append([]string{key, labelValue(row["symbol"]), labelValue(row["name"])}, strs(row["aliases"])...) {
+			if n = strings.ToLower(strings.TrimSpace(n)); n != "" && byName[n] == "" {
+				byName[n] = key
+			}
+		}
+	}
+	var out []string
+	for _, v := range p.Values {
+		switch key := byName[strings.ToLower(strings.TrimSpace(v))]; {
+		case v == config.All:
+			out = append(out, keys...)
+		case key == "":
+			return nil, fmt.Errorf("%q is not an asset of %s (known: %s)", v, consensusAssets, strings.Join(keys, ", "))
+		default:
+			out = append(out, key)
+		}
+	}
+	if strings.Join(out, ",") != strings.Join(p.Values, ",") {
+		r.logExpanded(a, e, p, out)
+	}
+	return out, nil
+}
+
+// strs reads a JSON list of scalars as strings.
+func strs(v any) []string {
+	list, _ := v.([]any)
+	out := make([]string, 0, len(list))
+	for _, x := range list {
+		if s := labelValue(x); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}

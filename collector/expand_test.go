@@ -1,0 +1,322 @@
+package collector
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+)
+
+// parse loads yml against the env's fake, unexpanded.
+func (e *env) parse(yml string) *config.Config {
+	e.t.Helper()
+	cfg, err := config.Parse("test.yml", []byte(strings.ReplaceAll(yml, "{{URL}}", e.srv.URL)), func(string) string { return testToken })
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return cfg
+}
+
+// listing asks the fake directly for a listing endpoint's rows.
+func listing(t *testing.T, e *env, path, rows string) []map[string]any {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, e.srv.URL+path, nil)
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var root map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&root); err != nil {
+		t.Fatal(err)
+	}
+	node, _ := lookup(root, rows)
+	var out []map[string]any
+	for _, it := range node.([]any) {
+		out = append(out, it.(map[string]any))
+	}
+	e.fake.ResetCalls()
+	return out
+}
+
+// discovered is what the fake's discovery lists for param on one path,
+// read without the exporter's code.
+func discovered(items []map[string]any, path, param string) []string {
+	var out []string
+	for _, it := range items {
+		if it["path"] == path {
+			for _, v := range it["parameters"].(map[string]any)[param].([]any) {
+				out = append(out, v.(string))
+			}
+		}
+	}
+	return out
+}
+
+func tupleKeys(cfg *config.Config) map[string]*config.Tuple {
+	out := map[string]*config.Tuple{}
+	for _, tp := range cfg.Tuples {
+		out[tp.Key] = tp
+	}
+	return out
+}
+
+const discoveryConfig = `
+data:
+  url: "{{URL}}"
+  token_env: T
+  metrics:
+    - path: /v1/btc/market-data/open-interest
+      exchange: all
+    - path: /v1/btc/market-data/open-interest
+      exchange: binance
+      window: [day, hour]
+    - path: /v1/erc20/exchange-flows/reserve
+      token: all
+      exchange: binance
+    - path: /v1/{asset}/network-data/supply
+      asset: all
+    - path: /v2/network/events-count
+      asset: all
+      chain: ethereum
+`
+
+func TestExpandThroughDataDiscovery(t *testing.T) {
+	e := newEnv(t, discoveryConfig, fakeapi.Options{})
+	v1 := listing(t, e, "/v1/discovery/endpoints", "result.data")
+	v2 := listing(t, e, "/v2/discovery/endpoints", "result.data")
+	exchanges := discovered(v1, "/v1/btc/market-data/open-interest", "exchange")
+	tokens := discovered(v1, "/v1/erc20/exchange-flows/reserve", "token")
+	stablecoins := discovered(v2, "/v2/network/events-count", "asset")
+	var supplyAssets []string
+	for _, it := range v1 {
+		if p := it["path"].(string); strings.HasSuffix(p, "/network-data/supply") {
+			supplyAssets = append(supplyAssets, strings.Split(p, "/")[2])
+		}
+	}
+	if len(exchanges) < 3 || len(tokens) < 3 || len(stablecoins) < 3 || len(supplyAssets) == 0 {
+		t.Fatalf("the fake's discovery lists too little: %v %v %v %v", exchanges, tokens, stablecoins, supplyAssets)
+	}
+
+	logs := &logBuffer{}
+	x := NewExpander(log.NewLogfmtLogger(logs), Options{Now: e.clock.Now})
+	cfg, err := x.Expand(context.Background(), e.parse(discoveryConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.fake.Calls("data"); got != 2 {
+		t.Errorf("%d discovery calls, want one per version", got)
+	}
+	// exchange: all and exchange: binance meet on binance/day: kept once.
+	want := len(exchanges) + 1 + len(tokens) + len(supplyAssets) + len(stablecoins)
+	if len(cfg.Tuples) != want {
+		t.Errorf("%d tuples, want %d", len(cfg.Tuples), want)
+	}
+	byKey := tupleKeys(cfg)
+	for _, ex := range exchanges {
+		tp := byKey["data /v1/btc/market-data/open-interest?exchange="+ex+"&window=day"]
+		if tp == nil || tp.Entry.Key != "data.metrics[0]" {
+			t.Errorf("exchange %s: tuple %v", ex, tp)
+		}
+	}
+	for _, tok := range tokens {
+		if byKey["data /v1/erc20/exchange-flows/reserve?exchange=binance&token="+tok+"&window=day"] == nil {
+			t.Errorf("no reserve tuple for token %s", tok)
+		}
+	}
+	for _, a := range stablecoins {
+		tp := byKey["data /v2/network/events-count?asset="+a+"&chain=ethereum&window=day"]
+		if tp == nil || !reflect.DeepEqual(tp.LabelValues[:2], []string{a, "day"}) {
+			t.Errorf("events-count %s: %v", a, tp)
+		}
+	}
+	for _, a := range supplyAssets {
+		if byKey["data /v1/"+a+"/network-data/supply?window=day"] == nil {
+			t.Errorf("no supply tuple for %s", a)
+		}
+	}
+	if n := logs.count("level=info", "param=exchange", "listed=all", "count="+strconv.Itoa(len(exchanges))); n != 1 {
+		t.Errorf("%d info lines with the exchange count", n)
+	}
+	if n := logs.count("level=info", "api=data", "tuples="+strconv.Itoa(want)); n != 1 {
+		t.Errorf("%d info lines with the tuple count", n)
+	}
+
+	// Reused within the hour; fetched again after; the last good answer
+	// stands in when discovery fails.
+	if _, err := x.Expand(context.Background(), e.parse(discoveryConfig)); err != nil || e.fake.Calls("data") != 2 {
+		t.Errorf("second expansion within the hour: %v, %d calls", err, e.fake.Calls("data"))
+	}
+	e.clock.Add(61 * time.Minute)
+	e.fake.SetFault("data", fakeapi.Fault{Kind: fakeapi.Unauthorized})
+	again, err := x.Expand(context.Background(), e.parse(discoveryConfig))
+	if err != nil || len(again.Tuples) != want {
+		t.Errorf("with discovery failing after a good answer: %v (%d tuples)", err, len(again.Tuples))
+	}
+	// v1 is tried and refused; the key is then paused, so v2 is not sent.
+	if e.fake.Calls("data") != 3 || logs.count("level=warn", "last good answer") != 2 {
+		t.Errorf("%d calls, %d warnings: discovery must be tried, then its last answer used", e.fake.Calls("data"), logs.count("level=warn", "last good answer"))
+	}
+	_, err = NewExpander(log.NewNopLogger()).Expand(context.Background(), e.parse(discoveryConfig))
+	if err == nil || !strings.Contains(err.Error(), `test.yml:7: data.metrics[0].exchange: cannot expand "all": /v1/discovery/endpoints: unauthorized (HTTP 401)`) {
+		t.Errorf("discovery failing with nothing cached: %v", err)
+	}
+}
+
+func TestExpandErrors(t *testing.T) {
+	e := newEnv(t, "data:\n  url: \"{{URL}}\"\n  token_env: T\n  metrics:\n    - path: /v1/btc/network-data/supply\n", fakeapi.Options{})
+	exchanges := discovered(listing(t, e, "/v1/discovery/endpoints", "result.data"), "/v1/btc/market-data/open-interest", "exchange")
+	for _, tc := range []struct{ yml, want string }{
+		{"data:\n  url: \"{{URL}}\"\n  token_env: T\n  max_tuples: 5\n  metrics:\n    - path: /v1/btc/market-data/open-interest\n      exchange: all\n",
+			"test.yml:1: data.max_tuples: the metrics list expands to " + strconv.Itoa(len(exchanges)) + " series, more than max_tuples (5)"},
+		{"data:\n  url: \"{{URL}}\"\n  token_env: T\n  metrics:\n    - path: /v1/btc/exchange-flows/netflow\n      token: all\n",
+			`test.yml:6: data.metrics[0].token: cannot expand "all": /v1/discovery/endpoints lists no token values for /v1/btc/exchange-flows/netflow`},
+		{"data:\n  url: \"{{URL}}\"\n  token_env: T\n  metrics:\n    - path: /v1/btc/exchange-flows/whatever\n      exchange: all\n",
+			`test.yml:6: data.metrics[0].exchange: cannot expand "all": /v1/discovery/endpoints lists no endpoint /v1/btc/exchange-flows/whatever`},
+		{"indicator:\n  url: \"{{URL}}/indicator\"\n  token_env: T\n  metrics:\n    - path: /api/equities/{equity}/pbr-band\n      equity: KRX:005930\n      order: all\n",
+			`test.yml:7: indicator.metrics[0].order: "all" cannot be expanded: the indicator API lists values for equity only`},
+		{"consensus:\n  url: \"{{URL}}/consensus\"\n  metrics:\n    - path: /consensus\n      asset: [btc, dogecoin]\n",
+			`test.yml:5: consensus.metrics[0].asset: "dogecoin" is not an asset of /assets (known: bitcoin, ethereum, solana, ripple)`},
+	} {
+		_, err := NewExpander(log.NewNopLogger()).Expand(context.Background(), e.parse(tc.yml))
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("error:\n got %v\nwant %s", err, tc.want)
+		}
+	}
+}
+
+// equity: all through the public /api/equities; consensus assets by name
+// or ticker become one tuple labelled with the canonical key.
+func TestExpandIndicatorAndConsensus(t *testing.T) {
+	yml := `
+indicator:
+  url: "{{URL}}/indicator"
+  token_env: T
+  metrics:
+    - path: /api/equities/{equity}/pbr-band
+      equity: all
+consensus:
+  url: "{{URL}}/consensus"
+  metrics:
+    - path: /consensus
+      asset: [Bitcoin, btc, ETH]
+    - path: /analyst-views
+      asset: all
+`
+	e := newEnv(t, yml, fakeapi.Options{IndicatorToken: testToken})
+	var equities, assets []string
+	for _, r := range listing(t, e, "/indicator/api/equities", "data") {
+		equities = append(equities, r["id"].(string))
+	}
+	for _, r := range listing(t, e, "/consensus/assets", "data") {
+		assets = append(assets, r["key"].(string))
+	}
+	cfg, err := NewExpander(log.NewNopLogger(), Options{Now: e.clock.Now}).Expand(context.Background(), e.parse(yml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.fake.Calls("indicator") != 1 || e.fake.Calls("consensus") != 1 {
+		t.Errorf("calls: indicator %d, consensus %d; want one listing each", e.fake.Calls("indicator"), e.fake.Calls("consensus"))
+	}
+	byKey := tupleKeys(cfg)
+	for _, eq := range equities {
+		if tp := byKey["indicator /api/equities/"+eq+"/pbr-band?"]; tp == nil || !tp.Keyed {
+			t.Errorf("equity %s: %v", eq, tp)
+		}
+	}
+	if got, want := len(cfg.APIs[config.APIConsensus].Tuples), 2+len(assets); got != want {
+		t.Errorf("%d consensus tuples, want %d (Bitcoin and btc are one)", got, want)
+	}
+	for _, k := range []string{"consensus /consensus?asset=bitcoin", "consensus /consensus?asset=ethereum"} {
+		if byKey[k] == nil {
+			t.Errorf("no tuple %s", k)
+		}
+	}
+	for _, a := range assets {
+		if byKey["consensus /analyst-views?asset="+a] == nil {
+			t.Errorf("no analyst-views tuple for %s", a)
+		}
+	}
+
+	e.reg = prometheus.NewRegistry()
+	exp, err := New(cfg, log.NewNopLogger(), e.reg, Options{Now: e.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exp.Close()
+	e.exp.Close()
+	e.exp = exp
+	body := e.scrape("10")
+	if seriesValue(body, "onchain_consensus_score", "asset", "bitcoin") == "" || strings.Contains(body, `asset="Bitcoin"`) {
+		t.Errorf("consensus series not labelled with the canonical key:\n%s", strings.Join(lines(body, "onchain_consensus_score"), "\n"))
+	}
+	if n := len(lines(body, "onchain_equity_close_price")); n != len(equities) {
+		t.Errorf("%d close price series, want %d", n, len(equities))
+	}
+}
+
+// Nothing to resolve: the configuration comes back as it is, no call.
+func TestExpandWithoutListsMakesNoCall(t *testing.T) {
+	e := newEnv(t, supplyConfig, fakeapi.Options{})
+	cfg := e.parse(supplyConfig)
+	got, err := NewExpander(log.NewNopLogger()).Expand(context.Background(), cfg)
+	if err != nil || got != cfg || e.fake.Calls("data") != 0 {
+		t.Errorf("expanded = same %v, err %v, %d calls", got == cfg, err, e.fake.Calls("data"))
+	}
+}
+
+// Refresh reloads only a configuration that depends on lists, and asks for
+// fresh ones although the last answers are recent.
+func TestRefreshReloadsWithFreshLists(t *testing.T) {
+	e := newEnv(t, discoveryConfig, fakeapi.Options{})
+	for _, tc := range []struct {
+		yml     string
+		reloads bool
+	}{{supplyConfig, false}, {discoveryConfig, true}} {
+		e.fake.ResetCalls()
+		x := NewExpander(log.NewNopLogger(), Options{Now: e.clock.Now})
+		if _, err := x.Expand(context.Background(), e.parse(tc.yml)); err != nil {
+			t.Fatal(err)
+		}
+		before := e.fake.Calls("data")
+		var reloads atomic.Int64
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			x.Refresh(ctx, 10*time.Millisecond, func() error {
+				reloads.Add(1)
+				_, err := x.Expand(context.Background(), e.parse(tc.yml))
+				return err
+			})
+		}()
+		// Ten ticks are plenty to see a reload that is due.
+		deadline := time.Now().Add(100 * time.Millisecond)
+		if tc.reloads {
+			deadline = time.Now().Add(2 * time.Second)
+		}
+		for reloads.Load() == 0 && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+		<-done
+		if got := reloads.Load() > 0; got != tc.reloads {
+			t.Errorf("reloaded = %v, want %v", got, tc.reloads)
+		}
+		if tc.reloads && e.fake.Calls("data") <= before {
+			t.Error("the refresh reused the cached lists")
+		}
+	}
+}

@@ -1,0 +1,78 @@
+package config
+
+// All, as a parameter value, stands for every value the upstream lists for
+// that parameter (asset, exchange or token of the data API through its
+// discovery endpoints, equity of the Indicator API through /api/equities).
+// Load takes it as one value and never calls upstream, so --config.check
+// stays offline; the collector replaces it through Resolve at start, on
+// every reload and daily.
+const All = "all"
+
+// HasAll says whether the parameter lists All.
+func (p Param) HasAll() bool { return contains(p.Values, All) }
+
+// Resolver returns the values one parameter of an entry stands for: the
+// values as listed when there is nothing to resolve.
+type Resolver func(a *API, e *Entry, p Param) ([]string, error)
+
+// Resolve returns a copy of the configuration in which every parameter
+// lists what resolve returns for it, with tuples, label sets, the
+// credential check and max_tuples computed again. Values that resolve to
+// the same one (a name and a ticker of one asset) are kept once, and so
+// are tuples that become the same series (exchange: all in one entry and
+// exchange: binance in another): the file as written was already checked
+// for duplicates, so these are not mistakes. The first in file order wins.
+// Errors, resolve's included, carry file:line like Load's.
+func (c *Config) Resolve(resolve Resolver) (*Config, error) {
+	l := &errorList{file: c.File, dedupe: true}
+	out := &Config{File: c.File, APIs: make(map[string]*API, len(c.APIs))}
+	for _, name := range APINames {
+		a := c.APIs[name]
+		if a == nil {
+			continue
+		}
+		na := *a
+		na.Tuples = nil
+		na.Metrics = make([]*Entry, 0, len(a.Metrics))
+		for _, e := range a.Metrics {
+			ne := *e
+			ne.Params = make([]Param, 0, len(e.Params))
+			for _, p := range e.Params {
+				key := join(e.Key, p.Name)
+				vs, err := resolve(a, e, p)
+				if err != nil {
+					l.addAt(p.Line, key, "%v", err)
+					continue
+				}
+				if vs = unique(vs); len(vs) == 0 {
+					l.addAt(p.Line, key, "resolves to no value")
+					continue
+				}
+				p.Values = vs
+				ne.Params = append(ne.Params, p)
+			}
+			na.Metrics = append(na.Metrics, &ne)
+		}
+		out.APIs[name] = &na
+	}
+	if len(l.errs) == 0 {
+		l.expand(out)
+	}
+	if err := l.err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// unique drops repeated and empty values, keeping the order.
+func unique(vs []string) []string {
+	seen := make(map[string]bool, len(vs))
+	out := make([]string, 0, len(vs))
+	for _, v := range vs {
+		if v != "" && !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
