@@ -114,7 +114,9 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 	var values []sampleOf
 	var problems []string
 	if err == nil {
-		values, problems = c.fams.build(t, d)
+		var conflicts []string
+		values, conflicts = c.fams.build(t, d)
+		problems = append(append(problems, d.problems...), conflicts...)
 		switch {
 		case len(values) == 0 && len(d.problems) > 0:
 			// Rows were there, their values were not numbers: say so.
@@ -153,6 +155,13 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 			st.failingSince = start
 		}
 		st.next = c.sched.afterError(st, e, now)
+		if e.Gone {
+			// The upstream says the series does not exist as asked:
+			// there is no last good value to keep serving.
+			st.values, st.decoded = nil, nil
+			c.logOnce(st, level.Warn(c.logger), "refresh failed; the series is dropped until the request is fixed", e.Error())
+			return
+		}
 		c.logOnce(st, level.Warn(c.logger), "refresh failed; serving the last good value while it is fresh enough", e.Error())
 		return
 	}
@@ -165,7 +174,7 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 		st.newest = d.newest
 	}
 	st.block, st.hasBlock = d.block, d.hasBlock
-	st.ok, st.everOK, st.lastCode, st.failures = true, true, "", 0
+	st.ok, st.lastCode, st.failures = true, "", 0
 	st.lastSuccess, st.failingSince = now, time.Time{}
 	st.logged = ""
 	if d.deprecated != st.deprecated || (d.deprecated && !st.deprecatedLog) {

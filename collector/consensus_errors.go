@@ -90,7 +90,7 @@ func (consensusDialect) check(status int, h http.Header, body []byte, now time.T
 		}
 		e.Pause = e.RetryAfter
 	case "INVALID_PARAMETER", "UNKNOWN_ASSET", "ANALYST_NOT_FOUND", "ANALYST_NOT_ELIGIBLE", "NO_DATA":
-		e.Hold = holdNotFound
+		e.Hold, e.Gone = holdNotFound, true
 		if b.Code == "UNKNOWN_ASSET" {
 			details = append(details, "resolve the asset through /assets")
 		}

@@ -37,21 +37,24 @@ func (e *env) step(d time.Duration) (string, int64) {
 // Codes that say "this request will not work as it is": the tuple is not
 // called again until its hold is over (30 minutes for the key's plan, an
 // hour for a bad request), nothing is retried at once, no other call is
-// paused, the last good value stays while max_staleness allows, and the
-// first failure is logged at warn with the details the body carries.
+// paused, and the first failure is logged at warn with the details the
+// body carries. The key's plan falling short keeps the last good value
+// while max_staleness allows; a series the API says does not exist as
+// asked (bad parameter, unknown asset or analyst, no data) is absent.
 func TestConsensusCodesHoldTheTuple(t *testing.T) {
 	for _, tc := range []struct {
 		code   string
 		hold   time.Duration
 		detail string
+		gone   bool
 	}{
-		{"API_KEY_REQUIRED", authPause, "X-API-Key"},
-		{"PLAN_REQUIRED", authPause, "required_plans=premium,enterprise"},
-		{"INVALID_PARAMETER", holdNotFound, "param=asset"},
-		{"UNKNOWN_ASSET", holdNotFound, "resolve the asset through /assets"},
-		{"ANALYST_NOT_FOUND", holdNotFound, "/analysts/top"},
-		{"ANALYST_NOT_ELIGIBLE", holdNotFound, "excluded from the stance pipeline"},
-		{"NO_DATA", holdNotFound, "No rows"},
+		{"API_KEY_REQUIRED", authPause, "X-API-Key", false},
+		{"PLAN_REQUIRED", authPause, "required_plans=premium,enterprise", false},
+		{"INVALID_PARAMETER", holdNotFound, "param=asset", true},
+		{"UNKNOWN_ASSET", holdNotFound, "resolve the asset through /assets", true},
+		{"ANALYST_NOT_FOUND", holdNotFound, "/analysts/top", true},
+		{"ANALYST_NOT_ELIGIBLE", holdNotFound, "excluded from the stance pipeline", true},
+		{"NO_DATA", holdNotFound, "No rows", true},
 	} {
 		t.Run(tc.code, func(t *testing.T) {
 			e := newEnv(t, keyedConsensus, fakeapi.Options{})
@@ -70,8 +73,12 @@ func TestConsensusCodesHoldTheTuple(t *testing.T) {
 			if got := seriesValue(body, "onchain_exporter_query_success", keyedSeries...); got != "0" {
 				t.Errorf("query_success = %q", got)
 			}
-			if got := seriesValue(body, "onchain_consensus_score", "asset", "bitcoin"); got != good {
-				t.Errorf("last good score %q not served (got %q)", good, got)
+			want := good
+			if tc.gone {
+				want = ""
+			}
+			if got := seriesValue(body, "onchain_consensus_score", "asset", "bitcoin"); got != want {
+				t.Errorf("score %q, want %q (gone: %v)", got, want, tc.gone)
 			}
 			if got := seriesValue(body, "onchain_exporter_api_errors_total", "api", "consensus", "code", tc.code); got != "1" {
 				t.Errorf("api_errors_total = %q", got)

@@ -28,6 +28,9 @@ type apiError struct {
 	PauseUntil time.Time
 	// Hold stops calls of this one tuple for that long (not retryable).
 	Hold time.Duration
+	// Gone says the series does not exist as asked (unknown asset, no
+	// data, a parameter out of range): its last value is not served.
+	Gone bool
 	// Details such as required_plans or param, for the log line.
 	Details string
 }
@@ -91,7 +94,7 @@ func httpError(status int, code, message string, h http.Header, now time.Time) *
 		}
 		e.Pause = e.RetryAfter
 	case status == 400 || status == 404 || status == 405:
-		e.Hold = holdNotFound
+		e.Hold, e.Gone = holdNotFound, true
 	case status >= 500:
 		e.Retryable = true
 		e.RetryAfter = retryAfter(h, now)

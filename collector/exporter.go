@@ -122,7 +122,7 @@ func carryOver(prev *tupleState, t *config.Tuple, fams *families) *tupleState {
 	st := &tupleState{tuple: t}
 	st.rowTime, st.newest, st.interval = prev.rowTime, prev.newest, prev.interval
 	st.block, st.hasBlock, st.deprecated, st.deprecatedLog = prev.block, prev.hasBlock, prev.deprecated, prev.deprecatedLog
-	st.ok, st.everOK, st.lastCode, st.lastSuccess = prev.ok, prev.everOK, prev.lastCode, prev.lastSuccess
+	st.ok, st.lastCode, st.lastSuccess = prev.ok, prev.lastCode, prev.lastSuccess
 	st.lastAttempt, st.failingSince, st.failures = prev.lastAttempt, prev.failingSince, prev.failures
 	st.next, st.polls, st.missedAt = prev.next, prev.polls, prev.missedAt
 	if prev.decoded != nil {

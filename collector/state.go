@@ -24,7 +24,6 @@ type tupleState struct {
 	deprecated bool
 
 	ok           bool // the last refresh succeeded
-	everOK       bool
 	lastCode     string
 	lastSuccess  time.Time
 	lastAttempt  time.Time
