@@ -72,6 +72,7 @@ func landingConfig(metricsPath string, demoMode bool) web.LandingConfig {
 		Name:        exporterName,
 		Description: desc,
 		Version:     version.Info(),
+		Profiling:   "false", // no pprof handlers are served
 		Links: []web.LandingLinks{
 			{Address: metricsPath, Text: "Metrics"},
 			{Address: metricsPath + "?collect[]=data", Text: "Metrics of the data API only"},

@@ -72,7 +72,7 @@ func Start(logger log.Logger) (*Demo, error) {
 		d.Close()
 		return nil, err
 	}
-	level.Info(logger).Log("msg", "demo upstream serving", "url", d.URL, "tuples", len(d.Config.Tuples))
+	level.Info(logger).Log("msg", "demo upstream serving", "url", d.URL)
 	return d, nil
 }
 
