@@ -3,13 +3,11 @@ package benchmark
 import (
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -85,13 +83,9 @@ func BenchmarkProcess(b *testing.B) {
 		durations = append(durations, time.Since(start))
 	}
 	b.StopTimer()
-	sort.Slice(durations, func(i, j int) bool { return durations[i] < durations[j] })
-	pct := func(p float64) float64 {
-		return float64(durations[int(math.Ceil(p*float64(len(durations))))-1].Microseconds()) / 1000
-	}
-	b.ReportMetric(pct(0.5), "p50-ms")
-	b.ReportMetric(pct(0.99), "p99-ms")
-	if rss, err := processRSS(cmd.Process.Pid); err == nil {
+	b.ReportMetric(Percentile(durations, 0.5), "p50-ms")
+	b.ReportMetric(Percentile(durations, 0.99), "p99-ms")
+	if rss, err := rssOf("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/status"); err == nil {
 		b.ReportMetric(float64(rss)/(1<<20), "rss-MiB")
 	} else {
 		b.Log(err)
@@ -105,18 +99,4 @@ func freeAddr(b *testing.B) string {
 	}
 	defer l.Close()
 	return l.Addr().String()
-}
-
-func processRSS(pid int) (int64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return 0, err
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			return kb * 1024, err
-		}
-	}
-	return 0, fmt.Errorf("no VmRSS for pid %d", pid)
 }

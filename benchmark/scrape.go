@@ -2,9 +2,11 @@ package benchmark
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -108,8 +110,11 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 }
 
 // RSS is the resident memory of this process, in bytes (Linux).
-func RSS() (int64, error) {
-	b, err := os.ReadFile("/proc/self/status")
+func RSS() (int64, error) { return rssOf("/proc/self/status") }
+
+// rssOf reads VmRSS from a /proc/<pid>/status file.
+func rssOf(status string) (int64, error) {
+	b, err := os.ReadFile(status)
 	if err != nil {
 		return 0, err
 	}
@@ -119,5 +124,13 @@ func RSS() (int64, error) {
 			return kb * 1024, err
 		}
 	}
-	return 0, fmt.Errorf("no VmRSS in /proc/self/status")
+	return 0, fmt.Errorf("no VmRSS in %s", status)
+}
+
+// Percentile returns the p-th percentile (0 < p <= 1) of durations, in
+// milliseconds; durations is sorted in place.
+func Percentile(durations []time.Duration, p float64) float64 {
+	sort.Slice(durations, func(i, j int) bool { return durations[i] < durations[j] })
+	i := int(math.Ceil(p*float64(len(durations)))) - 1
+	return float64(durations[max(i, 0)].Microseconds()) / 1000
 }

@@ -3,7 +3,6 @@ package benchmark
 import (
 	"math"
 	"runtime"
-	"sort"
 	"testing"
 	"time"
 )
@@ -37,12 +36,8 @@ func BenchmarkWarmScrape(b *testing.B) {
 		durations = append(durations, time.Since(start))
 	}
 	b.StopTimer()
-	sort.Slice(durations, func(i, j int) bool { return durations[i] < durations[j] })
-	pct := func(p float64) float64 {
-		return float64(durations[int(math.Ceil(p*float64(len(durations))))-1].Microseconds()) / 1000
-	}
-	b.ReportMetric(pct(0.5), "p50-ms")
-	b.ReportMetric(pct(0.99), "p99-ms")
+	b.ReportMetric(Percentile(durations, 0.5), "p50-ms")
+	b.ReportMetric(Percentile(durations, 0.99), "p99-ms")
 	b.ReportMetric(float64(n), "series")
 	var ms runtime.MemStats
 	runtime.GC()
