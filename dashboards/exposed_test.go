@@ -1,0 +1,202 @@
+package dashboards
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/onchain-exporter/onchain_exporter/collector"
+	"github.com/onchain-exporter/onchain_exporter/demo"
+	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+)
+
+// Series Prometheus itself writes for every target or rule; queries may
+// use them beside what the exporter exposes.
+var prometheusSynthesized = map[string]bool{
+	"up": true, "scrape_duration_seconds": true, "scrape_samples_scraped": true,
+	"scrape_samples_post_metric_relabeling": true, "scrape_series_added": true,
+	"ALERTS": true, "ALERTS_FOR_STATE": true,
+}
+
+var (
+	exposedOnce  sync.Once
+	exposedNames map[string]bool
+	exposedErr   string
+)
+
+// exposed returns the names of every family the exporter exposes, read
+// from real scrapes: the exporter binary serving its demo (main's wiring,
+// healthy upstream), then exporters on the demo configuration against the
+// demo upstream failing in the ways that create the families only errors
+// create (error and pause counters, quota gauges). A family a query names
+// but no scrape shows is a metric the exporter does not have (any more).
+func exposed(t *testing.T) map[string]bool {
+	t.Helper()
+	exposedOnce.Do(func() {
+		exposedNames = map[string]bool{}
+		exposedErr = scrapeBinary(exposedNames)
+		if exposedErr == "" {
+			exposedErr = scrapeFaults(exposedNames)
+		}
+	})
+	if exposedErr != "" {
+		t.Fatal(exposedErr)
+	}
+	return exposedNames
+}
+
+// scrapeBinary builds the exporter, runs it with --demo and scrapes it
+// twice (the second scrape answers from the cache).
+func scrapeBinary(names map[string]bool) string {
+	dir, err := os.MkdirTemp("", "dashboards-test")
+	if err != nil {
+		return err.Error()
+	}
+	defer os.RemoveAll(dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	bin := filepath.Join(dir, "onchain_exporter")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
+	build.Dir = ".."
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Sprintf("go build: %v\n%s", err, out)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err.Error()
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	var logs bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, "--demo", "--web.listen-address="+addr)
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		return err.Error()
+	}
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	for range 2 {
+		body, err := getWhenUp(ctx, "http://"+addr+"/metrics")
+		if err != nil {
+			return fmt.Sprintf("scraping the demo: %v\n%s", err, logs.String())
+		}
+		for n := range familyNames(bytes.NewReader(body)) {
+			names[n] = true
+		}
+	}
+	return ""
+}
+
+// getWhenUp fetches url, retrying until the server answers or ctx ends.
+func getWhenUp(ctx context.Context, url string) ([]byte, error) {
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			defer resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return nil, fmt.Errorf("%s: %s", url, resp.Status)
+			}
+			return io.ReadAll(resp.Body)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// scrapeFaults scrapes exporters on the demo configuration while the demo
+// upstream fails. A new exporter per fault: its first scrape calls
+// upstream for every tuple, so the fault is met at once.
+func scrapeFaults(names map[string]bool) string {
+	d, err := demo.Start(log.NewNopLogger())
+	if err != nil {
+		return "demo.Start: " + err.Error()
+	}
+	defer d.Close()
+	faults := []struct {
+		name  string
+		setup func()
+	}{
+		{"unauthorized", func() { d.Fake.SetFault("", fakeapi.Fault{Kind: fakeapi.Unauthorized}) }},
+		{"server errors", func() { d.Fake.SetFault("", fakeapi.Fault{Kind: fakeapi.Status500}) }},
+		{"daily quota used", func() { d.Fake.SetConsensusError("DAILY_LIMIT_EXCEEDED") }},
+	}
+	for _, f := range faults {
+		d.Fake.ClearFaults()
+		d.Fake.SetConsensusError("")
+		f.setup()
+		exp, err := collector.New(d.Config, log.NewNopLogger(), prometheus.NewRegistry())
+		if err != nil {
+			return "collector.New: " + err.Error()
+		}
+		rec := httptest.NewRecorder()
+		exp.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		exp.Close()
+		if rec.Code != http.StatusOK {
+			return f.name + ": scrape: " + rec.Result().Status + ": " + rec.Body.String()
+		}
+		for n := range familyNames(rec.Body) {
+			names[n] = true
+		}
+	}
+	return ""
+}
+
+// familyNames reads the family names of a text exposition from its TYPE
+// lines.
+func familyNames(r io.Reader) map[string]bool {
+	names := map[string]bool{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) >= 4 && f[0] == "#" && f[1] == "TYPE" {
+			names[f[2]] = true
+		}
+	}
+	return names
+}
+
+// familyOf maps a series name to the family it belongs to: a histogram's
+// or summary's _bucket, _sum and _count series to the family itself.
+func familyOf(name string, exposed map[string]bool) string {
+	if exposed[name] {
+		return name
+	}
+	for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+		if base, ok := strings.CutSuffix(name, suffix); ok && exposed[base] {
+			return base
+		}
+	}
+	return ""
+}
+
+func TestDemoScrapeShowsErrorFamilies(t *testing.T) {
+	names := exposed(t)
+	// The scenarios exist to bring these out; without them every query on
+	// errors, pauses or quota would be reported as naming unknown metrics.
+	for _, n := range []string{"onchain_exporter_api_errors_total", "onchain_exporter_api_paused", "onchain_exporter_daily_quota_used"} {
+		if !names[n] {
+			t.Errorf("no scenario of the demo scrape exposes %s", n)
+		}
+	}
+}

@@ -1,0 +1,6 @@
+// Package e2e holds the end-to-end test: the exporter binary against the
+// project's fake upstream, scraped by a real Prometheus that evaluates
+// examples/alerts.yml and notifies a real Alertmanager, whose webhook the
+// test receives. It needs the Debian packages prometheus and
+// prometheus-alertmanager and skips with a message without them.
+package e2e

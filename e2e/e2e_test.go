@@ -1,0 +1,249 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+)
+
+const dataToken = "e2e-data-token"
+
+// exporterConfig is the exporter's configuration; {{URL}} is the fake
+// upstream. cache_ttl 1s makes every scrape refresh every series, so a
+// fault switched on in the fake shows at the next scrape.
+const exporterConfig = `data:
+  url: "{{URL}}"
+  token_env: E2E_DATA_TOKEN
+  timeout: 2s
+  metrics:
+    - path: /v1/btc/market-data/open-interest
+      window: hour
+      exchange: [binance, bybit]
+      cache_ttl: 1s
+    - path: /v1/{asset}/network-data/supply
+      asset: btc
+      window: [day, block]
+      cache_ttl: 1s
+    - path: /v2/network/events-count
+      asset: usdt
+      window: hour
+      cache_ttl: 1s
+`
+
+// prometheusConfig scrapes the data collector through collect[], as
+// examples/prometheus.yml does, at 1s so the test stays short.
+const prometheusConfig = `global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+  evaluation_interval: 1s
+rule_files: [rules.yml]
+alerting:
+  alertmanagers:
+    - static_configs:
+        - targets: ["{{AM}}"]
+scrape_configs:
+  - job_name: onchain_exporter
+    params:
+      collect[]: [data]
+    static_configs:
+      - targets: ["{{EXPORTER}}"]
+`
+
+const alertmanagerConfig = `route:
+  receiver: webhook
+  group_by: [alertname, api]
+  group_wait: 1s
+  group_interval: 1s
+  repeat_interval: 1h
+receivers:
+  - name: webhook
+    webhook_configs:
+      - url: "{{WEBHOOK}}"
+        send_resolved: true
+`
+
+// forRE matches the for: durations of alerts.yml.
+var forRE = regexp.MustCompile(`(?m)^(\s+for:)\s*\S+\s*$`)
+
+// testRules returns examples/alerts.yml with every for: set to 0s: the
+// real expressions, labels and annotations, without the minutes of pending
+// that would not fit a bounded test.
+func testRules(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "examples", "alerts.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !forRE.Match(b) {
+		t.Fatal("examples/alerts.yml: no for: to rewrite")
+	}
+	return forRE.ReplaceAllString(string(b), "${1} 0s")
+}
+
+func fill(tmpl string, kv ...string) string {
+	return strings.NewReplacer(kv...).Replace(tmpl)
+}
+
+func TestPrometheusAlertmanagerEndToEnd(t *testing.T) {
+	prom := lookTool("prometheus")
+	promtool := lookTool("promtool")
+	am := lookTool("prometheus-alertmanager", "alertmanager")
+	if prom == "" || promtool == "" || am == "" {
+		t.Skip("prometheus, promtool and prometheus-alertmanager (or alertmanager) must be on PATH: " +
+			"install the Debian packages prometheus and prometheus-alertmanager (bash .ci/run does)")
+	}
+	dir := t.TempDir()
+	buildCtx, cancelBuild := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancelBuild()
+	bin := buildExporter(buildCtx, t, dir)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+
+	// The fake upstream runs in the test: the test owns its fault switch.
+	fake := fakeapi.New(fakeapi.Options{DataToken: dataToken})
+	upstream := httptest.NewServer(fake)
+	t.Cleanup(upstream.Close)
+	hook := &webhook{}
+	hookSrv := httptest.NewServer(hook)
+	t.Cleanup(hookSrv.Close)
+
+	expAddr, promAddr, amAddr := freeAddr(t), freeAddr(t), freeAddr(t)
+	expURL, promURL, amURL := "http://"+expAddr, "http://"+promAddr, "http://"+amAddr
+
+	cfg := writeFile(t, dir, "onchain.yml", fill(exporterConfig, "{{URL}}", upstream.URL))
+	start(t, dir, "exporter", bin, []string{"E2E_DATA_TOKEN=" + dataToken},
+		"--config.file="+cfg, "--web.listen-address="+expAddr)
+
+	amCfg := writeFile(t, dir, "alertmanager.yml", fill(alertmanagerConfig, "{{WEBHOOK}}", hookSrv.URL+"/"))
+	start(t, dir, "alertmanager", am, nil,
+		"--config.file="+amCfg, "--storage.path="+filepath.Join(dir, "am-data"),
+		"--web.listen-address="+amAddr, "--cluster.listen-address=")
+
+	writeFile(t, dir, "rules.yml", testRules(t))
+	promCfg := writeFile(t, dir, "prometheus.yml", fill(prometheusConfig, "{{AM}}", amAddr, "{{EXPORTER}}", expAddr))
+	run(ctx, t, promtool, "check", "config", promCfg)
+	start(t, dir, "prometheus", prom, nil,
+		"--config.file="+promCfg, "--storage.tsdb.path="+filepath.Join(dir, "prom-data"),
+		"--web.listen-address="+promAddr, "--rules.alert.resend-delay=1s")
+
+	for _, u := range []string{expURL + "/-/healthy", amURL + "/-/ready", promURL + "/-/ready"} {
+		eventually(ctx, t, "waiting for "+u, func() error { _, err := get(ctx, u); return err })
+	}
+
+	if !t.Run("target up", func(t *testing.T) {
+		expectSeries(ctx, t, promURL, `up{job="onchain_exporter"} == 1`, 1, map[string]string{"instance": expAddr})
+	}) {
+		return
+	}
+	if !t.Run("series with labels", func(t *testing.T) {
+		oi := expectSeries(ctx, t, promURL, `onchain_open_interest_usd`, 2,
+			map[string]string{"job": "onchain_exporter", "asset": "btc", "window": "hour"})
+		if got := labelValues(oi, "exchange"); got != "binance,bybit" {
+			t.Errorf("onchain_open_interest_usd exchanges: got %s, want binance,bybit", got)
+		}
+		ev := expectSeries(ctx, t, promURL, `onchain_stablecoin_events`, 5, map[string]string{"asset": "usdt", "window": "hour"})
+		if got := labelValues(ev, "kind"); got != "burn,issue,mint,redeem,transfer" {
+			t.Errorf("onchain_stablecoin_events kinds: got %s", got)
+		}
+		expectSeries(ctx, t, promURL, `onchain_data_block_height > 0`, 1, map[string]string{"asset": "btc", "window": "block"})
+		expectSeries(ctx, t, promURL, `onchain_exporter_query_success == 1`, 5, map[string]string{"api": "data"})
+		expectSeries(ctx, t, promURL, `onchain_supply`, 2, map[string]string{"asset": "btc"})
+	}) {
+		return
+	}
+	if !t.Run("healthy exporter fires no alert", func(t *testing.T) {
+		// Rules were evaluated on healthy data for a few seconds by now.
+		time.Sleep(3 * time.Second)
+		firing, err := query(ctx, promURL, `ALERTS{alertstate="firing", alertname=~"Onchain.*"}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range firing {
+			t.Errorf("firing on a healthy exporter: %v", s.Metric)
+		}
+	}) {
+		return
+	}
+
+	authAlert := map[string]string{"api": "data", "job": "onchain_exporter", "severity": "critical"}
+	if !t.Run("unauthorized fires OnchainUpstreamAuthFailing", func(t *testing.T) {
+		fake.SetFault("data", fakeapi.Fault{Kind: fakeapi.Unauthorized})
+		expectSeries(ctx, t, promURL, `onchain_exporter_api_errors_total{code="unauthorized"} > 0`, 1, map[string]string{"api": "data"})
+		eventually(ctx, t, "webhook: firing OnchainUpstreamAuthFailing", func() error {
+			return hook.received("OnchainUpstreamAuthFailing", "firing", authAlert)
+		})
+	}) {
+		return
+	}
+	t.Run("recovery resolves it", func(t *testing.T) {
+		fake.SetFault("data", fakeapi.Fault{Kind: fakeapi.FaultNone})
+		// A 401 pauses the API for 30 minutes; a reload (the runbook's
+		// step after fixing the credential) lifts the pause.
+		if _, err := post(ctx, expURL+"/-/reload"); err != nil {
+			t.Fatal(err)
+		}
+		eventually(ctx, t, "webhook: resolved OnchainUpstreamAuthFailing", func() error {
+			return hook.received("OnchainUpstreamAuthFailing", "resolved", authAlert)
+		})
+		expectSeries(ctx, t, promURL, `onchain_exporter_query_success == 1`, 5, map[string]string{"api": "data"})
+	})
+}
+
+// run runs a command and fails the test with its output on error.
+func run(ctx context.Context, t *testing.T, name string, args ...string) {
+	t.Helper()
+	out, err := exec.CommandContext(ctx, name, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", filepath.Base(name), strings.Join(args, " "), err, out)
+	}
+}
+
+// expectSeries waits until q returns exactly n series, each carrying the
+// given labels, and returns them.
+func expectSeries(ctx context.Context, t *testing.T, promURL, q string, n int, labels map[string]string) []sample {
+	t.Helper()
+	var got []sample
+	eventually(ctx, t, "query "+q, func() error {
+		res, err := query(ctx, promURL, q)
+		if err != nil {
+			return err
+		}
+		var match []sample
+		for _, s := range res {
+			ok := true
+			for k, v := range labels {
+				ok = ok && s.Metric[k] == v
+			}
+			if ok {
+				match = append(match, s)
+			}
+		}
+		if len(match) != n {
+			return fmt.Errorf("%d series with labels %v, want %d (all: %v)", len(match), labels, n, res)
+		}
+		got = match
+		return nil
+	})
+	return got
+}
+
+// labelValues returns the sorted values of a label, comma-separated.
+func labelValues(ss []sample, name string) string {
+	var vs []string
+	for _, s := range ss {
+		vs = append(vs, s.Metric[name])
+	}
+	sort.Strings(vs)
+	return strings.Join(vs, ",")
+}

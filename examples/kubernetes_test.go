@@ -1,0 +1,254 @@
+package examples
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+)
+
+// The subset of the Kubernetes objects the checks read.
+type (
+	k8sMeta struct {
+		Name string `yaml:"name"`
+	}
+	secret struct {
+		Metadata   k8sMeta           `yaml:"metadata"`
+		StringData map[string]string `yaml:"stringData"`
+	}
+	configMap struct {
+		Metadata k8sMeta           `yaml:"metadata"`
+		Data     map[string]string `yaml:"data"`
+	}
+	deployment struct {
+		Metadata k8sMeta `yaml:"metadata"`
+		Spec     struct {
+			Replicas int `yaml:"replicas"`
+			Template struct {
+				Spec struct {
+					Containers []container `yaml:"containers"`
+					Volumes    []volume    `yaml:"volumes"`
+				} `yaml:"spec"`
+			} `yaml:"template"`
+		} `yaml:"spec"`
+	}
+	container struct {
+		Args []string `yaml:"args"`
+		Env  []struct {
+			Name      string `yaml:"name"`
+			ValueFrom struct {
+				SecretKeyRef struct{ Name, Key string } `yaml:"secretKeyRef"`
+			} `yaml:"valueFrom"`
+		} `yaml:"env"`
+		Ports []struct {
+			Name          string `yaml:"name"`
+			ContainerPort int    `yaml:"containerPort"`
+		} `yaml:"ports"`
+		VolumeMounts []struct {
+			Name      string `yaml:"name"`
+			MountPath string `yaml:"mountPath"`
+		} `yaml:"volumeMounts"`
+	}
+	volume struct {
+		Name      string `yaml:"name"`
+		ConfigMap *struct {
+			Name string `yaml:"name"`
+		} `yaml:"configMap"`
+		Secret *struct {
+			SecretName string `yaml:"secretName"`
+			Items      []struct{ Key, Path string }
+		} `yaml:"secret"`
+	}
+	service struct {
+		Spec struct {
+			Ports []struct {
+				Name string `yaml:"name"`
+				Port int    `yaml:"port"`
+			} `yaml:"ports"`
+		} `yaml:"spec"`
+	}
+	serviceMonitor struct {
+		Spec struct {
+			Endpoints []struct {
+				Port        string              `yaml:"port"`
+				Params      map[string][]string `yaml:"params"`
+				Relabelings []struct {
+					TargetLabel string `yaml:"targetLabel"`
+					Replacement string `yaml:"replacement"`
+				} `yaml:"relabelings"`
+			} `yaml:"endpoints"`
+		} `yaml:"spec"`
+	}
+)
+
+func decodeK8s(t *testing.T, name string, v any) {
+	t.Helper()
+	decodeFile(t, filepath.Join("kubernetes", name), v)
+}
+
+// TestKubernetesManifestsFitTogether follows the references between the
+// manifests: the Secret's keys, the ConfigMap's file, the port, and the
+// configuration inside, which must load.
+func TestKubernetesManifestsFitTogether(t *testing.T) {
+	var (
+		sec secret
+		cm  configMap
+		dep deployment
+		svc service
+		sm  serviceMonitor
+		kus struct {
+			Resources []string `yaml:"resources"`
+		}
+	)
+	decodeK8s(t, "secret.yaml", &sec)
+	decodeK8s(t, "configmap.yaml", &cm)
+	decodeK8s(t, "deployment.yaml", &dep)
+	decodeK8s(t, "service.yaml", &svc)
+	decodeK8s(t, "servicemonitor.yaml", &sm)
+	decodeK8s(t, "kustomization.yaml", &kus)
+
+	files, _ := filepath.Glob("kubernetes/*.yaml")
+	for _, f := range files {
+		if base := filepath.Base(f); base != "kustomization.yaml" && !slices.Contains(kus.Resources, base) {
+			t.Errorf("kustomization.yaml does not list %s", base)
+		}
+	}
+	if dep.Spec.Replicas != 1 {
+		t.Errorf("deployment: %d replicas; each replica spends the plan's quota on its own", dep.Spec.Replicas)
+	}
+	if len(dep.Spec.Template.Spec.Containers) != 1 {
+		t.Fatalf("deployment: want one container")
+	}
+	c := dep.Spec.Template.Spec.Containers[0]
+	if len(c.Ports) != 1 || c.Ports[0].ContainerPort != 9799 || len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != 9799 {
+		t.Fatalf("deployment and service must expose port %s", exporterPort)
+	}
+	portName := c.Ports[0].Name
+	for _, ep := range sm.Spec.Endpoints {
+		if ep.Port != portName || svc.Spec.Ports[0].Name != portName {
+			t.Errorf("servicemonitor port %q, service port %q, container port %q: must be one name", ep.Port, svc.Spec.Ports[0].Name, portName)
+		}
+	}
+
+	// Volumes and where they are mounted.
+	mounts := map[string]string{}
+	for _, m := range c.VolumeMounts {
+		mounts[m.Name] = m.MountPath
+	}
+	secretFiles := map[string]bool{} // token_file paths the Secret provides
+	configFiles := map[string]bool{}
+	for _, v := range dep.Spec.Template.Spec.Volumes {
+		switch {
+		case v.Secret != nil:
+			if v.Secret.SecretName != sec.Metadata.Name {
+				t.Errorf("volume %s: secret %q, the Secret is %q", v.Name, v.Secret.SecretName, sec.Metadata.Name)
+			}
+			for _, it := range v.Secret.Items {
+				if _, ok := sec.StringData[it.Key]; !ok {
+					t.Errorf("volume %s: the Secret has no key %q", v.Name, it.Key)
+				}
+				secretFiles[mounts[v.Name]+"/"+it.Path] = true
+			}
+		case v.ConfigMap != nil:
+			if v.ConfigMap.Name != cm.Metadata.Name {
+				t.Errorf("volume %s: configMap %q, the ConfigMap is %q", v.Name, v.ConfigMap.Name, cm.Metadata.Name)
+			}
+			for k := range cm.Data {
+				configFiles[mounts[v.Name]+"/"+k] = true
+			}
+		}
+	}
+	env := map[string]string{}
+	for _, e := range c.Env {
+		ref := e.ValueFrom.SecretKeyRef
+		if ref.Name != sec.Metadata.Name {
+			t.Errorf("env %s: secret %q, the Secret is %q", e.Name, ref.Name, sec.Metadata.Name)
+		}
+		if _, ok := sec.StringData[ref.Key]; !ok {
+			t.Errorf("env %s: the Secret has no key %q", e.Name, ref.Key)
+		}
+		env[e.Name] = "token-from-" + ref.Key
+	}
+	var configFile string
+	for _, a := range c.Args {
+		if f, ok := strings.CutPrefix(a, "--config.file="); ok {
+			configFile = f
+		}
+	}
+	if !configFiles[configFile] {
+		t.Fatalf("deployment: --config.file=%q is not a file of the mounted ConfigMap (%v)", configFile, configFiles)
+	}
+
+	// The configuration loads, with its credentials where the pod has them.
+	cfgText := cm.Data[filepath.Base(configFile)]
+	var raw map[string]struct {
+		TokenEnv  string `yaml:"token_env"`
+		TokenFile string `yaml:"token_file"`
+	}
+	if err := yaml.Unmarshal([]byte(cfgText), &raw); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for api, a := range raw {
+		switch {
+		case a.TokenEnv != "":
+			if env[a.TokenEnv] == "" {
+				t.Errorf("%s: token_env %s is not set from the Secret", api, a.TokenEnv)
+			}
+		case a.TokenFile != "":
+			if !secretFiles[a.TokenFile] {
+				t.Errorf("%s: token_file %s is not a file of the mounted Secret (%v)", api, a.TokenFile, secretFiles)
+			}
+			local := filepath.Join(dir, api+"-token")
+			if err := os.WriteFile(local, []byte("key"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cfgText = strings.ReplaceAll(cfgText, a.TokenFile, local)
+		}
+	}
+	cfg, err := config.Parse("configmap.yaml config.yml", []byte(cfgText), func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatalf("the ConfigMap's configuration does not load:\n%v", err)
+	}
+	for _, api := range config.APINames {
+		if cfg.APIs[api] == nil {
+			t.Errorf("the ConfigMap's configuration has no %s section: the example should show every API", api)
+		}
+	}
+}
+
+func TestServiceMonitorJobs(t *testing.T) {
+	var sm serviceMonitor
+	decodeK8s(t, "servicemonitor.yaml", &sm)
+	var svc struct {
+		Metadata k8sMeta `yaml:"metadata"`
+	}
+	decodeK8s(t, "service.yaml", &svc)
+	jobRE := jobMatcher(t)
+	var params []map[string][]string
+	jobs := map[string]bool{}
+	for i, ep := range sm.Spec.Endpoints {
+		job := svc.Metadata.Name // the Operator's default job label
+		for _, r := range ep.Relabelings {
+			if r.TargetLabel == "job" {
+				job = r.Replacement
+			}
+		}
+		if !jobRE.MatchString(job) {
+			t.Errorf("servicemonitor endpoint %d: job %q escapes OnchainExporterDown's matcher %s", i, job, jobRE)
+		}
+		// Two endpoints scrape one pod: with one job label their series
+		// would collide.
+		if jobs[job] {
+			t.Errorf("servicemonitor endpoint %d: job %q is already another endpoint's; relabel job", i, job)
+		}
+		jobs[job] = true
+		params = append(params, ep.Params)
+	}
+	checkCollect(t, "servicemonitor.yaml", params)
+}
