@@ -2,10 +2,8 @@ package collector
 
 import (
 	"bytes"
-	"net/http"
 	"strings"
 	"sync"
-	"testing"
 
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
@@ -82,19 +80,4 @@ func (e *env) withLogs(yml string) *logBuffer {
 	e.exp = exp
 	e.t.Cleanup(exp.Close)
 	return buf
-}
-
-// get asks the fake directly, around the exporter, and returns the status.
-func (e *env) get(t *testing.T, pathAndQuery string, header ...string) int {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, e.srv.URL+pathAndQuery, nil)
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	return resp.StatusCode
 }

@@ -111,7 +111,7 @@ func TestConsensusDailyLimitPausesKeyedCallsUntilMidnight(t *testing.T) {
 			t.Errorf("at %s key-free query_success = %q", e.clock.Now().Format(time.TimeOnly), got)
 		}
 	}
-	body, _ = e.step(midnight.Add(-time.Minute).Sub(e.clock.Now()))
+	e.step(midnight.Add(-time.Minute).Sub(e.clock.Now()))
 	if e.fake.CallsFor(keyedPath) != 1 || e.fake.CallsFor(freePath) < 10 {
 		t.Errorf("by 23:59: %d keyed calls (want 1), %d key-free (want one per hourly scrape)",
 			e.fake.CallsFor(keyedPath), e.fake.CallsFor(freePath))
