@@ -125,10 +125,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	defer exp.Close()
 	safe := config.NewSafeConfig(reg, load, exp.ApplyConfig)
-	if err := safe.Reload(); err != nil { // in force already; this sets the reload metrics
-		level.Error(logger).Log("msg", "cannot load the configuration", "err", err)
-		return 1
-	}
+	safe.Loaded(cfg)
 	level.Info(logger).Log("msg", "starting "+exporterName, "version", version.Info(), "config", cfg.File, "tuples", len(cfg.Tuples))
 
 	mux := http.NewServeMux()

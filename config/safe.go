@@ -46,10 +46,22 @@ func (s *SafeConfig) Reload() error {
 		s.ok.Set(0)
 		return err
 	}
+	s.setLocked(c)
+	return nil
+}
+
+// Loaded records a configuration put in force without Reload (the first
+// one, at start).
+func (s *SafeConfig) Loaded(c *Config) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.setLocked(c)
+}
+
+func (s *SafeConfig) setLocked(c *Config) {
 	s.c = c
 	s.ok.Set(1)
 	s.okTime.Set(float64(time.Now().UnixNano()) / 1e9)
-	return nil
 }
 
 // Get returns the configuration in force.
