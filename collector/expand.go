@@ -23,8 +23,8 @@ const (
 	indicatorList   = "/api/equities"
 	consensusAssets = "/assets"
 
-	// listReuse absorbs repeated loads (main loads twice at start, and
-	// reloads come in bursts) without calling the lists again.
+	// listReuse absorbs repeated loads (reloads come in bursts) without
+	// calling the lists again.
 	listReuse = time.Hour
 	// DiscoveryRefresh is how often a configuration that depends on
 	// upstream lists is loaded again, to pick up new assets, exchanges,
@@ -49,7 +49,7 @@ type Expander struct {
 	gen     int  // bumped by Refresh: answers of older generations are fetched again
 	refresh bool // the last configuration expanded depends on lists
 	// logged holds what each parameter last resolved to: the same result
-	// again (main loads twice at start; reloads) is logged at debug only.
+	// again (on a reload) is logged at debug only.
 	logged map[string]string
 }
 
