@@ -118,10 +118,11 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 		values, conflicts = c.fams.build(t, d)
 		problems = append(append(problems, d.problems...), conflicts...)
 		switch {
-		case len(values) == 0 && len(d.problems) > 0:
-			// Rows were there, their values were not numbers: say so.
-			msg := d.problems[0]
-			if n := len(d.problems); n > 1 {
+		case len(values) == 0 && len(problems) > 0:
+			// Rows were there, their values were not numbers or could
+			// not become series (a family another tuple owns): say so.
+			msg := problems[0]
+			if n := len(problems); n > 1 {
 				msg += " (and " + strconv.Itoa(n-1) + " more)"
 			}
 			err = c.up.fail(&apiError{Code: "bad_value", Message: msg})

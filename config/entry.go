@@ -70,6 +70,11 @@ func (l *errorList) entry(key string, n *yaml.Node) *Entry {
 			l.str(p.value, k, &e.TimeKey)
 		case "labels":
 			e.LabelFields = l.values(p.value, k)
+			for _, n := range e.LabelFields {
+				if !labelNameRE.MatchString(n) || strings.HasPrefix(n, "__") {
+					l.add(p.value, k, "%q is not a valid label name", n)
+				}
+			}
 		case "fields":
 			e.Fields = l.fields(k, p.value)
 		default:
@@ -169,6 +174,37 @@ func (l *errorList) constLabels(key string, n *yaml.Node) map[string]string {
 		}
 	}
 	return out
+}
+
+// checkLabels refuses a label a series would carry twice: row labels
+// (labels:), and the constant and key labels of fields, may repeat neither
+// the labels of the tuple nor each other.
+func (l *errorList) checkLabels(t *Tuple) {
+	e := t.Entry
+	series := map[string]bool{}
+	for _, n := range t.LabelNames {
+		series[n] = true
+	}
+	for _, n := range t.LabelFields {
+		if series[n] {
+			l.addAt(e.line("labels"), join(e.Key, "labels"), "%q is already a label of the series", n)
+		}
+		series[n] = true
+	}
+	for _, name := range sortedKeys(t.Fields) {
+		f := t.Fields[name]
+		extra := sortedKeys(f.Labels)
+		if f.KeyLabel != "" {
+			extra = append(extra, f.KeyLabel)
+		}
+		seen := map[string]bool{}
+		for _, n := range extra {
+			if series[n] || seen[n] {
+				l.addAt(e.line("fields"), join(e.Key, "fields."+name), "label %q is already a label of the series", n)
+			}
+			seen[n] = true
+		}
+	}
 }
 
 // sortedKeys returns the keys of m in order.

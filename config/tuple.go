@@ -112,6 +112,7 @@ func (l *errorList) expand(cfg *Config) {
 		for _, t := range a.Tuples {
 			t.LabelGroup = labelGroup(t)
 			setLabels(t, groups[t.LabelGroup])
+			l.checkLabels(t)
 		}
 		cfg.Tuples = append(cfg.Tuples, a.Tuples...)
 	}
@@ -427,6 +428,9 @@ func (t *Tuple) resolveFields() {
 		}
 		if f.Name != "" {
 			merged.Name = f.Name
+		}
+		if merged.Name == "" { // listed without a name, and not in the catalog
+			merged.Name = DataFamilyName(name)
 		}
 		if f.Help != "" {
 			merged.Help = f.Help

@@ -1,0 +1,201 @@
+package collector
+
+import (
+	"math"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+)
+
+// Seeds beyond the inline ones live in testdata/fuzz/<FuzzName>; to fuzz
+// longer than CI does:
+//
+//	go test -run '^$' -fuzz FuzzDecode -fuzztime 10m -parallel 1 ./collector
+
+// fuzzConfig has one tuple of every payload shape the decoder knows: the
+// data API's catalog and derived fields, constant labels and block rows,
+// the Indicator band (an object of numbers under a key label), and
+// consensus rows with label fields and words beside the numbers.
+const fuzzConfig = `
+data:
+  url: http://127.0.0.1:1
+  token_env: T
+  metrics:
+    - path: /v1/btc/network-data/supply
+      window: day
+    - path: /v1/btc/exchange-flows/netflow
+      exchange: binance
+    - path: /v2/network/events-count
+      asset: usdt
+      window: block
+indicator:
+  url: http://127.0.0.1:1/indicator
+  token_env: T
+  metrics:
+    - path: /api/equities/{equity}/pbr-band
+      equity: "KRX:005930"
+consensus:
+  url: http://127.0.0.1:1/consensus
+  token_env: T
+  metrics:
+    - path: /calls
+      asset: btc
+    - path: /consensus
+      asset: btc
+    - path: /custom
+      asset: btc
+      rows: result.items
+      time_key: ts
+      labels: [kind, side]
+      fields:
+        value: {name: custom_value}
+        nested: {name: custom_nested, key_label: key}
+`
+
+var fuzzTuples = sync.OnceValue(func() []*config.Tuple {
+	cfg, err := config.Parse("fuzz.yml", []byte(fuzzConfig), func(string) string { return "x" })
+	if err != nil {
+		panic(err)
+	}
+	return cfg.Tuples
+})
+
+// FuzzDecode feeds any body to the decoder with every tuple shape: it must
+// not panic, and what it accepts must be finite values that make valid
+// metrics.
+func FuzzDecode(f *testing.F) {
+	for i, body := range []string{
+		`{"status":{"code":200,"message":"success"},"result":{"window":"day","data":[{"date":"2026-11-20","supply_total":19800000.5,"supply_new":450},{"date":"2026-11-19","supply_total":null,"supply_new":"450"}]}}`,
+		`{"status":{"code":200,"message":"deprecated"},"result":{"data":[{"date":"2026-11-20","netflow_total":1e999},{"date":"2026-11-19","netflow_total":-3.5}]}}`,
+		`{"status":{"code":200,"message":"success"},"result":{"window":"block","data":[{"datetime":"2026-11-20 12:00:24","blockheight":21000002,"events_mint_count":2}]}}`,
+		`{"equity":"KRX:005930","data":[{"date":"2026-11-20","close":71200,"bps":52000.5,"pbr":1.37,"bands":{"0.5":26000.25,"1.0":"x","2.5":null}}]}`,
+		`{"asset":"btc","date":"2026-11-22","data":[{"direction":"long","count":7},{"direction":"short","count":2}]}`,
+		`{"asset":"btc","data":[{"date":"2026-11-22","score":0.25,"bullish":5,"stance":"bullish"}]}`,
+		`{"result":{"items":[{"ts":1795000000000,"kind":"a","side":true,"value":1,"nested":{"x":1,"y":[1]}},{"ts":"2026-11-20T01:02:03Z","kind":null,"value":2}]}}`,
+		`{"data":{"date":"2026-11-20","count":1}}`,
+		`[]`, `null`, `{"data":[1,"a",null,[]]}`, `{"result":{"data":null}}`,
+	} {
+		f.Add([]byte(body), uint8(i))
+	}
+	f.Fuzz(func(t *testing.T, body []byte, which uint8) {
+		tuples := fuzzTuples()
+		tp := tuples[int(which)%len(tuples)]
+		d, err := decode(body, tp, dialectFor(tp.API).defaultRows())
+		if err != nil {
+			if d != nil {
+				t.Fatal("decode returned both a result and an error")
+			}
+			return
+		}
+		for _, s := range d.samples {
+			if math.IsNaN(s.value) || math.IsInf(s.value, 0) {
+				t.Fatalf("non-finite sample %v of %s", s.value, s.field.Name)
+			}
+			if len(s.extraNames) != len(s.extraValues) {
+				t.Fatalf("labels %v for values %v", s.extraNames, s.extraValues)
+			}
+			for _, v := range s.extraValues {
+				if !utf8.ValidString(v) {
+					t.Fatalf("label value %q is not UTF-8", v)
+				}
+			}
+		}
+		if !d.rowTime.IsZero() && d.rowTime.After(d.newest) {
+			t.Fatalf("row time %v after the newest row %v", d.rowTime, d.newest)
+		}
+		if d.interval < 0 {
+			t.Fatalf("negative row interval %v", d.interval)
+		}
+		values, _ := newFamilies().build(tp, d)
+		for _, v := range values {
+			// Every rendered series must read back as what it says.
+			text := "# TYPE " + v.fam.name + " " + strings.ToLower(v.fam.typ.String()) + "\n" + string(v.line)
+			p := expfmt.NewTextParser(model.UTF8Validation)
+			mfs, err := p.TextToMetricFamilies(strings.NewReader(text))
+			if err != nil || len(mfs) != 1 || len(mfs[v.fam.name].GetMetric()) != 1 {
+				t.Fatalf("rendered series does not parse (%v):\n%s", err, text)
+			}
+		}
+	})
+}
+
+// codeRE is what an error code must look like to become a label value:
+// short, and made of the characters of the codes the APIs document.
+var codeRE = regexp.MustCompile(`^[A-Za-z0-9_]{1,64}$`)
+
+// FuzzDialectCheck gives each API's answer check any status, Retry-After
+// and body: it must not panic; an error status is never taken for data;
+// codes stay label-safe and waits stay within sense.
+func FuzzDialectCheck(f *testing.F) {
+	seeds := []struct {
+		status     int
+		retryAfter string
+		body       string
+	}{
+		{200, "", `{"status":{"code":200,"message":"success"},"result":{"data":[]}}`},
+		{200, "", `{"status":{"code":"500","message":"internal_server_error"},"result":{}}`},
+		{200, "", `{"status":{"code":429,"message":"Too many requests, slow down"}}`},
+		{401, "", `{"status":{"code":401,"message":"unauthorized"},"result":{}}`},
+		{429, "7", `{"code":"RATE_LIMIT_EXCEEDED","retry_after":30,"message":"Too many requests this minute."}`},
+		{429, "", `{"code":"DAILY_LIMIT_EXCEEDED","limit":100,"used":100}`},
+		{401, "", `{"code":"PLAN_REQUIRED","plan":"free","required_plans":["premium","enterprise"]}`},
+		{400, "", `{"code":"INVALID_PARAMETER","param":"asset"}`},
+		{503, "Fri, 20 Nov 2026 12:00:30 GMT", `{"code":"SERVICE_UNAVAILABLE"}`},
+		{500, "", `{"error":"internal_error","message":"Internal server error."}`},
+		{404, "", `not json`},
+		{302, "", ``},
+		{200, "", `{"data":[`},
+	}
+	for _, s := range seeds {
+		f.Add(s.status, s.retryAfter, []byte(s.body))
+	}
+	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	dialects := []dialect{dataDialect{}, indicatorDialect{}, consensusDialect{}}
+	f.Fuzz(func(t *testing.T, status int, retryAfter string, body []byte) {
+		status = 100 + abs(status)%500
+		h := http.Header{}
+		if retryAfter != "" {
+			h.Set("Retry-After", retryAfter)
+		}
+		for _, d := range dialects {
+			e := d.check(status, h, body, now)
+			if e == nil {
+				if status < 200 || status > 299 {
+					t.Fatalf("%T took HTTP %d for data", d, status)
+				}
+				continue
+			}
+			if !codeRE.MatchString(e.Code) {
+				t.Fatalf("%T: code %q is not label-safe", d, e.Code)
+			}
+			if e.RetryAfter < 0 || e.Pause < 0 || e.Hold < 0 {
+				t.Fatalf("%T: negative wait: %+v", d, e)
+			}
+			if e.RetryAfter > 24*time.Hour || e.Pause > 24*time.Hour || (!e.PauseUntil.IsZero() && e.PauseUntil.Sub(now) > 24*time.Hour) {
+				t.Fatalf("%T: a wait of more than a day: %+v", d, e)
+			}
+			if !utf8.ValidString(e.Error()) {
+				t.Fatalf("%T: error text is not UTF-8: %q", d, e.Error())
+			}
+		}
+	})
+}
+
+func abs(n int) int {
+	if n < 0 {
+		if n == math.MinInt {
+			return 0
+		}
+		return -n
+	}
+	return n
+}

@@ -1,0 +1,236 @@
+package collector
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+)
+
+// TestTransportErrorHidesTheKey: an error below HTTP names the URL, which
+// may carry api_key; the classified error does not.
+func TestTransportErrorHidesTheKey(t *testing.T) {
+	const secret = "url-secret-91c2"
+	e := transportError(&url.Error{Op: "Get", URL: "http://127.0.0.1:1/v1/x?api_key=" + secret + "&window=day",
+		Err: &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}})
+	if strings.Contains(e.Error(), secret) || strings.Contains(e.Error(), "api_key") {
+		t.Errorf("transport error carries the URL: %s", e)
+	}
+	if e.Code != "transport" || !e.Retryable {
+		t.Errorf("classified as %+v", e)
+	}
+	e = transportError(&url.Error{Op: "Get", URL: "http://x/?api_key=" + secret, Err: context.DeadlineExceeded})
+	if e.Code != "timeout" || strings.Contains(e.Error(), secret) {
+		t.Errorf("deadline classified as %q: %s", e.Code, e)
+	}
+
+	// The same through the real client: a closed port, auth: query.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cfg, err := config.Parse("t.yml", []byte(`
+data:
+  url: "http://`+addr+`"
+  token_env: T
+  auth: query
+  timeout: 2s
+  metrics:
+    - path: /v1/btc/network-data/supply
+`), func(string) string { return secret })
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newSelfMetrics(prometheus.NewRegistry())
+	u := newUpstream(cfg.APIs[config.APIData], m, time.Now, log.NewNopLogger())
+	defer u.close()
+	_, gerr := u.get(context.Background(), "/v1/btc/network-data/supply", url.Values{"window": {"day"}}, true)
+	if gerr == nil {
+		t.Fatal("a closed port answered")
+	}
+	if strings.Contains(gerr.Error(), secret) || strings.Contains(gerr.Error(), "api_key") {
+		t.Errorf("error carries the key: %s", gerr)
+	}
+	if ae := asAPIError(gerr); ae.Code != "transport" {
+		t.Errorf("code %q, want transport", ae.Code)
+	}
+}
+
+// TestNoSecretInLogsOrMetricsUnderFaults runs every fault of every API
+// with debug logging and credentials in the URL (api_key) and in headers,
+// and looks for the credentials in everything the exporter says.
+func TestNoSecretInLogsOrMetricsUnderFaults(t *testing.T) {
+	const secret = "fault-secret-5d8e"
+	c := newClock()
+	fake := fakeapi.New(fakeapi.Options{Now: c.Now, DataToken: secret, IndicatorToken: secret, ConsensusKeys: map[string]string{secret: "enterprise"}})
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	yml := strings.ReplaceAll(faultConfig, "{{URL}}", srv.URL)
+	yml = strings.Replace(yml, "auth: header # data", "auth: query", 1) // api_key in the URL
+	cfg, err := config.Parse("t.yml", []byte(yml), func(string) string { return secret })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	reg := prometheus.NewRegistry()
+	exp, err := New(cfg, level.NewFilter(log.NewLogfmtLogger(&logs), level.AllowDebug()), reg, Options{Now: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exp.Close()
+	var out strings.Builder
+	scrape := func() {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+		req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", "3")
+		exp.ServeHTTP(rec, req)
+		out.WriteString(rec.Body.String())
+		waitIdle(t, exp)
+	}
+	scrape()
+	if !strings.Contains(out.String(), "onchain_supply{") {
+		t.Fatalf("the healthy scrape has no data:\n%s", out.String())
+	}
+	for _, tc := range faultCases(config.APIData) {
+		if tc.fault.Kind == fakeapi.Redirect {
+			tc.fault.Location = srv.URL + "/elsewhere?api_key=" + url.QueryEscape(secret)
+		}
+		fake.SetFault("", tc.fault) // every API at once
+		c.Add(2 * time.Minute)
+		scrape()
+		fake.ClearFaults()
+		c.Add(31 * time.Minute)
+		scrape()
+	}
+	// A reload keeps the cache and sends the credential again.
+	if err := exp.ApplyConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	c.Add(2 * time.Minute)
+	scrape()
+	for what, text := range map[string]string{"/metrics": out.String(), "log": logs.String()} {
+		if strings.Contains(text, secret) {
+			i := strings.Index(text, secret)
+			t.Errorf("%s carries the credential: ...%s...", what, text[max(0, i-200):min(len(text), i+50)])
+		}
+	}
+	if n := strings.Count(logs.String(), "refresh failed"); n < 2*len(faultCases(config.APIData)) {
+		t.Errorf("the log has %d failed refreshes; the test proves nothing:\n%s", n, logs.String())
+	}
+}
+
+// otherHost is a second server standing for a host the credential must
+// never reach; it records what it was sent.
+type otherHost struct {
+	*httptest.Server
+	mu   sync.Mutex
+	seen []string
+}
+
+func newOtherHost(t *testing.T) *otherHost {
+	o := &otherHost{}
+	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var b bytes.Buffer
+		_ = r.Header.Write(&b)
+		o.mu.Lock()
+		o.seen = append(o.seen, r.URL.String()+"\n"+b.String())
+		o.mu.Unlock()
+		fmt.Fprintln(w, `{"status":{"code":200,"message":"success"},"result":{"data":[]},"data":[]}`)
+	}))
+	t.Cleanup(o.Close)
+	return o
+}
+
+// TestRedirectToAnotherHostKeepsTheCredential: a redirect to another host
+// is refused before anything is sent there, whichever way the API takes its
+// credential (bearer header, api_key, X-API-Key).
+func TestRedirectToAnotherHostKeepsTheCredential(t *testing.T) {
+	const secret = "redirect-secret-7f3a"
+	for _, tc := range []struct{ name, api, auth string }{
+		{"data bearer", config.APIData, "header"},
+		{"data api_key", config.APIData, "query"},
+		{"indicator bearer", config.APIIndicator, "header"},
+		{"consensus X-API-Key", config.APIConsensus, "header"},
+		{"consensus api_key", config.APIConsensus, "query"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			other := newOtherHost(t)
+			fake := fakeapi.New(fakeapi.Options{DataToken: secret, IndicatorToken: secret, ConsensusKeys: map[string]string{secret: "enterprise"}})
+			fake.SetFault(tc.api, fakeapi.Fault{Kind: fakeapi.Redirect, Location: other.URL + "/v1/btc/network-data/supply?window=day"})
+			srv := httptest.NewServer(fake)
+			t.Cleanup(srv.Close)
+			yml := strings.ReplaceAll(faultConfig, "{{URL}}", srv.URL)
+			yml = strings.Replace(yml, "auth: header # "+tc.api, "auth: "+tc.auth, 1)
+			cfg, err := config.Parse("t.yml", []byte(yml), func(string) string { return secret })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cfg.APIs[tc.api].Auth; got != tc.auth {
+				t.Fatalf("auth of %s = %q, want %q", tc.api, got, tc.auth)
+			}
+			var logs syncBuffer
+			exp, err := New(cfg, level.NewFilter(log.NewLogfmtLogger(&logs), level.AllowDebug()), prometheus.NewRegistry())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer exp.Close()
+			rec := httptest.NewRecorder()
+			exp.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+			other.mu.Lock()
+			seen := other.seen
+			other.mu.Unlock()
+			for _, s := range seen {
+				if strings.Contains(s, secret) {
+					t.Errorf("the other host received the credential:\n%s", s)
+				}
+			}
+			if len(seen) != 0 {
+				t.Errorf("the other host was called %d times", len(seen))
+			}
+			if got := counter(rec.Body.String(), `onchain_exporter_upstream_requests_total{api="`+tc.api+`",code="302"}`); got != 1 {
+				t.Errorf("upstream_requests_total{code=302} = %v", got)
+			}
+			if strings.Contains(rec.Body.String(), secret) || strings.Contains(logs.String(), secret) {
+				t.Error("the credential appears in /metrics or in the log")
+			}
+			if !strings.Contains(logs.String(), "refused redirect to another host") {
+				t.Errorf("the log does not say why the refresh failed:\n%s", logs.String())
+			}
+		})
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
