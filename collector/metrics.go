@@ -3,6 +3,8 @@ package collector
 import (
 	"net/http"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -26,11 +28,15 @@ type selfMetrics struct {
 	dailyUsed       *prometheus.GaugeVec
 	apiPaused       *prometheus.GaugeVec
 	tuples          *prometheus.GaugeVec
+
+	quotaMu sync.Mutex
+	quota   map[string]*quotaWindow
 }
 
 func newSelfMetrics(reg prometheus.Registerer) *selfMetrics {
 	api := []string{"api"}
 	m := &selfMetrics{
+		quota: map[string]*quotaWindow{},
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "upstream_requests_total",
 			Help: "Requests sent to an upstream API, by HTTP status code (error: no answer)."}, []string{"api", "code"}),
 		requestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "upstream_request_duration_seconds",
@@ -65,22 +71,56 @@ func newSelfMetrics(reg prometheus.Registerer) *selfMetrics {
 	return m
 }
 
+// quotaWindow is what the headers said within one rate-limit window (and
+// one day, for the daily quota) of one API.
+type quotaWindow struct {
+	window    string
+	remaining float64
+	day       string
+	used      float64
+}
+
 // observeHeaders copies the rate-limit and quota headers into gauges.
-func (m *selfMetrics) observeHeaders(api string, h http.Header) {
-	for _, g := range []struct {
-		header string
-		vec    *prometheus.GaugeVec
-	}{
-		{"X-RateLimit-Limit", m.rateLimit},
-		{"X-RateLimit-Remaining", m.rateRemaining},
-		{"X-RateLimit-Reset", m.rateReset},
-		{"X-Daily-Limit", m.dailyLimit},
-		{"X-Daily-Used", m.dailyUsed},
-	} {
-		if v := h.Get(g.header); v != "" {
-			if f, err := strconv.ParseFloat(v, 64); err == nil {
-				g.vec.WithLabelValues(api).Set(f)
-			}
+// Answers to concurrent requests arrive in any order, so within one window
+// (the same X-RateLimit-Reset, or the same clock minute where the API
+// sends none) the lowest remaining count wins, and within one UTC day the
+// highest daily count used.
+func (m *selfMetrics) observeHeaders(api string, h http.Header, now time.Time) {
+	num := func(header string) (float64, bool) {
+		f, err := strconv.ParseFloat(h.Get(header), 64)
+		return f, err == nil
+	}
+	if f, ok := num("X-RateLimit-Limit"); ok {
+		m.rateLimit.WithLabelValues(api).Set(f)
+	}
+	if f, ok := num("X-RateLimit-Reset"); ok {
+		m.rateReset.WithLabelValues(api).Set(f)
+	}
+	if f, ok := num("X-Daily-Limit"); ok {
+		m.dailyLimit.WithLabelValues(api).Set(f)
+	}
+	window := h.Get("X-RateLimit-Reset")
+	if window == "" {
+		window = now.UTC().Truncate(time.Minute).Format(time.RFC3339)
+	}
+	day := now.UTC().Format(time.DateOnly)
+	m.quotaMu.Lock()
+	defer m.quotaMu.Unlock()
+	q := m.quota[api]
+	if q == nil {
+		q = &quotaWindow{}
+		m.quota[api] = q
+	}
+	if f, ok := num("X-RateLimit-Remaining"); ok {
+		if q.window != window || f < q.remaining {
+			q.window, q.remaining = window, f
 		}
+		m.rateRemaining.WithLabelValues(api).Set(q.remaining)
+	}
+	if f, ok := num("X-Daily-Used"); ok {
+		if q.day != day || f > q.used {
+			q.day, q.used = day, f
+		}
+		m.dailyUsed.WithLabelValues(api).Set(q.used)
 	}
 }

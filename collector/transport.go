@@ -109,6 +109,6 @@ func (it *instrumentTransport) RoundTrip(req *http.Request) (*http.Response, err
 		return resp, err
 	}
 	it.m.requests.WithLabelValues(it.api, strconv.Itoa(resp.StatusCode)).Inc()
-	it.m.observeHeaders(it.api, resp.Header)
+	it.m.observeHeaders(it.api, resp.Header, it.now())
 	return resp, nil
 }
