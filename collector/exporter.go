@@ -232,7 +232,11 @@ func (e *Exporter) collect(ctx context.Context, apis []*apiCollector) []sampleOf
 		}()
 	}
 	wg.Wait()
-	var all []sampleOf
+	n := 0
+	for _, r := range results {
+		n += len(r)
+	}
+	all := make([]sampleOf, 0, n)
 	for _, r := range results {
 		all = append(all, r...)
 	}

@@ -44,6 +44,7 @@ func render(f *family, m *dto.Metric) ([]byte, error) {
 type block struct {
 	name  string
 	fam   *family
+	n     int
 	lines [][]byte
 	mf    *dto.MetricFamily
 }
@@ -54,8 +55,11 @@ var gzipPool = sync.Pool{New: func() any { return gzip.NewWriter(nil) }}
 
 // writeExposition writes the families sorted by name.
 func writeExposition(w http.ResponseWriter, r *http.Request, samples []sampleOf, own []*dto.MetricFamily) error {
+	// Two passes: count the series of each family, then carve every
+	// family's lines out of one slice (a scrape of 10 000 series would
+	// otherwise grow thousands of small slices).
 	byFam := map[*family]*block{}
-	blocks := make([]*block, 0, len(own)+32)
+	blocks := make([]*block, 0, len(own)+64)
 	for _, mf := range own {
 		blocks = append(blocks, &block{name: mf.GetName(), mf: mf})
 	}
@@ -66,6 +70,18 @@ func writeExposition(w http.ResponseWriter, r *http.Request, samples []sampleOf,
 			byFam[s.fam] = b
 			blocks = append(blocks, b)
 		}
+		b.n++
+	}
+	lines := make([][]byte, len(samples))
+	off := 0
+	for _, b := range blocks {
+		if b.fam != nil {
+			b.lines = lines[off : off : off+b.n]
+			off += b.n
+		}
+	}
+	for _, s := range samples {
+		b := byFam[s.fam]
 		b.lines = append(b.lines, s.line)
 	}
 	sort.SliceStable(blocks, func(i, j int) bool { return blocks[i].name < blocks[j].name })
