@@ -6,7 +6,6 @@ import (
 	"net/http/httptest"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-kit/log"
@@ -16,29 +15,6 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 )
-
-// Clock is a simulated time shared by the fake upstream and the exporter.
-type Clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-// NewClock starts at t.
-func NewClock(t time.Time) *Clock { return &Clock{t: t} }
-
-// Now is the simulated time.
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-// Advance moves the simulated time on.
-func (c *Clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // EconomyOptions shape a simulated day.
 type EconomyOptions struct {
@@ -96,7 +72,7 @@ func (k kind) entries() string {
 // replicas offset within the interval) for Duration of simulated time.
 func RunEconomy(o EconomyOptions) (*Economy, error) {
 	start := time.Date(2026, 11, 20, 0, 3, 7, 0, time.UTC)
-	clock := NewClock(start)
+	clock := fakeapi.NewSimClock(start)
 	fake := fakeapi.New(fakeapi.Options{Now: clock.Now, DataToken: "bench", PublishLag: o.Lags})
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
@@ -141,7 +117,7 @@ func RunEconomy(o EconomyOptions) (*Economy, error) {
 				return nil, fmt.Errorf("scrape at %s: HTTP %d", clock.Now(), rec.Code)
 			}
 			econ.Scrapes++
-			clock.Advance(offset)
+			clock.Add(offset)
 		}
 	}
 	end := clock.Now()

@@ -5,7 +5,6 @@ import (
 	"net/http/httptest"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,24 +15,10 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 )
 
-// clock is a settable time shared by the fake upstream and the exporter.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2026, 11, 20, 12, 34, 56, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
+// newClock is the simulated time shared by the fake upstream and the
+// exporter of a test.
+func newClock() *fakeapi.SimClock {
+	return fakeapi.NewSimClock(time.Date(2026, 11, 20, 12, 34, 56, 0, time.UTC))
 }
 
 const testToken = "test-data-token"
@@ -41,7 +26,7 @@ const testToken = "test-data-token"
 // env is a running fake upstream and an exporter configured against it.
 type env struct {
 	t     *testing.T
-	clock *clock
+	clock *fakeapi.SimClock
 	fake  *fakeapi.Server
 	srv   *httptest.Server
 	exp   *Exporter

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 )
@@ -13,34 +12,9 @@ import (
 // t0 is the default test time: a Sunday, mid-morning UTC.
 var t0 = time.Date(2026, 11, 22, 10, 17, 30, 0, time.UTC)
 
-// testClock is a settable clock, safe for concurrent use.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+func newClock(t time.Time) *SimClock { return NewSimClock(t) }
 
-func newClock(t time.Time) *testClock { return &testClock{t: t} }
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Set(t time.Time) {
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
-}
-
-func (c *testClock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
-// newTestServer is a Server at t0 with o's other options.
-func newTestServer(o Options) (*Server, *testClock) {
+func newTestServer(o Options) (*Server, *SimClock) {
 	c := newClock(t0)
 	o.Now = c.Now
 	return New(o), c
