@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -130,7 +132,7 @@ func (d *decoded) collect(rows []row, t *config.Tuple) {
 			labels[i] = labelValue(r.obj[l])
 		}
 		group := strings.Join(labels, "\xff")
-		for _, name := range sortedFields(r.obj) {
+		for _, name := range slices.Sorted(maps.Keys(r.obj)) {
 			if skip[name] {
 				continue
 			}
@@ -168,7 +170,7 @@ func (d *decoded) add(v any, name string, f *config.Field, t *config.Tuple, labe
 		if f.KeyLabel == "" {
 			return // nested objects are not values unless a key label says so
 		}
-		for _, k := range sortedFields(obj) {
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
 			x, ok := number(obj[k])
 			if !ok {
 				if obj[k] != nil {
@@ -198,7 +200,7 @@ func newSample(f *config.Field, t *config.Tuple, rowLabels []string, v float64, 
 	s := sample{field: f, value: v * f.Scale}
 	s.extraNames = append(s.extraNames, t.LabelFields...)
 	s.extraValues = append(s.extraValues, rowLabels...)
-	for _, k := range sortedFields(f.Labels) {
+	for _, k := range slices.Sorted(maps.Keys(f.Labels)) {
 		s.extraNames = append(s.extraNames, k)
 		s.extraValues = append(s.extraValues, f.Labels[k])
 	}
@@ -312,13 +314,4 @@ func lookup(v any, path string) (any, bool) {
 		}
 	}
 	return v, true
-}
-
-func sortedFields[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -2,7 +2,9 @@ package config
 
 import (
 	"errors"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -221,7 +223,7 @@ func TestCatalogFamiliesAreConsistent(t *testing.T) {
 			if f.Help == "" {
 				t.Errorf("%s: family %s has no HELP", where, f.Name)
 			}
-			got := fam{f.Help, f.Type, strings.Join(sortedKeys(f.Labels), ",") + "/" + f.KeyLabel, where}
+			got := fam{f.Help, f.Type, strings.Join(slices.Sorted(maps.Keys(f.Labels)), ",") + "/" + f.KeyLabel, where}
 			prev, ok := seen[f.Name]
 			if !ok {
 				seen[f.Name] = got

@@ -3,9 +3,11 @@ package config
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -166,7 +168,7 @@ func TestExampleConfigExpands(t *testing.T) {
 	}
 }
 
-func keys[V any](m map[string]V) []string { return sortedKeys(m) }
+func keys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 // A label group shares one label set: a second entry of the same endpoint
 // that adds a parameter adds that label to the first entry's series too.

@@ -2,8 +2,9 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -191,9 +192,9 @@ func (l *errorList) checkLabels(t *Tuple) {
 		}
 		series[n] = true
 	}
-	for _, name := range sortedKeys(t.Fields) {
+	for _, name := range slices.Sorted(maps.Keys(t.Fields)) {
 		f := t.Fields[name]
-		extra := sortedKeys(f.Labels)
+		extra := slices.Sorted(maps.Keys(f.Labels))
 		if f.KeyLabel != "" {
 			extra = append(extra, f.KeyLabel)
 		}
@@ -205,14 +206,4 @@ func (l *errorList) checkLabels(t *Tuple) {
 			seen[n] = true
 		}
 	}
-}
-
-// sortedKeys returns the keys of m in order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

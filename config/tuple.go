@@ -1,8 +1,10 @@
 package config
 
 import (
+	"maps"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -117,7 +119,7 @@ func (l *errorList) expand(cfg *Config) {
 		cfg.Tuples = append(cfg.Tuples, a.Tuples...)
 	}
 	delete(tupleLabels, "asset")
-	cfg.TupleLabelNames = append([]string{"api", "endpoint", "asset", "window"}, sortedKeys(tupleLabels)...)
+	cfg.TupleLabelNames = append([]string{"api", "endpoint", "asset", "window"}, slices.Sorted(maps.Keys(tupleLabels))...)
 	for _, t := range cfg.Tuples {
 		t.TupleLabelValues = make([]string, len(cfg.TupleLabelNames))
 		t.TupleLabelValues[0], t.TupleLabelValues[1], t.TupleLabelValues[2], t.TupleLabelValues[3] = t.API, t.Path, t.asset(), t.Window
@@ -154,7 +156,7 @@ func setLabels(t *Tuple, params map[string]bool) {
 	if t.API == APIData {
 		names = append(names, "asset", "window")
 	}
-	for _, p := range sortedKeys(params) {
+	for _, p := range slices.Sorted(maps.Keys(params)) {
 		if p == "asset" && t.API == APIData {
 			continue
 		}
