@@ -102,7 +102,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	// "all" and consensus asset names are resolved through the upstream
 	// here, on every reload and daily; --config.check above stays offline.
-	expander := collector.NewExpander(logger)
+	reg := prometheus.NewRegistry()
+	expander := collector.NewExpander(logger, collector.Options{Registry: reg})
 	load := func() (*config.Config, error) {
 		c, err := parse()
 		if err != nil {
@@ -115,7 +116,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 
-	reg := prometheus.NewRegistry()
 	reg.MustRegister(versioncollector.NewCollector(exporterName), collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	exp, err := collector.New(cfg, logger, reg, collector.Options{DefaultTimeout: *defaultTimeout, TimeoutOffset: *timeoutOffset})

@@ -61,13 +61,17 @@ type cachedList struct {
 
 // NewExpander returns an Expander; opts supplies the clock.
 func NewExpander(logger log.Logger, opts ...Options) *Expander {
-	x := &Expander{logger: logger, now: time.Now, cache: map[string]cachedList{}, logged: map[string]string{},
-		// Expansion runs before the exporter exists and on every reload:
-		// its calls are logged, not counted in the exporter's families.
-		m: newSelfMetrics(prometheus.NewRegistry())}
-	if len(opts) > 0 && opts[0].Now != nil {
-		x.now = opts[0].Now
+	x := &Expander{logger: logger, now: time.Now, cache: map[string]cachedList{}, logged: map[string]string{}}
+	reg := prometheus.NewRegistry()
+	if len(opts) > 0 {
+		if opts[0].Now != nil {
+			x.now = opts[0].Now
+		}
+		if opts[0].Registry != nil {
+			reg = opts[0].Registry
+		}
 	}
+	x.m = metricsFor(reg)
 	return x
 }
 

@@ -27,6 +27,10 @@ type Options struct {
 	// TimeoutOffset is kept free of the Prometheus scrape timeout for
 	// encoding and transfer.
 	TimeoutOffset time.Duration
+	// Registry, for an Expander, is where its calls are counted: the
+	// registry the Exporter serves, so that expansion calls show in
+	// upstream_requests_total like every other call.
+	Registry *prometheus.Registry
 }
 
 // Exporter serves /metrics for a configuration and keeps every tuple's
@@ -47,7 +51,7 @@ type Exporter struct {
 // New builds an Exporter whose own metrics are registered in reg; /metrics
 // serves reg and the data of cfg.
 func New(cfg *config.Config, logger log.Logger, reg *prometheus.Registry, opts ...Options) (*Exporter, error) {
-	e := &Exporter{logger: logger, reg: reg, m: newSelfMetrics(reg)}
+	e := &Exporter{logger: logger, reg: reg, m: metricsFor(reg)}
 	if len(opts) > 0 {
 		e.opts = opts[0]
 	}

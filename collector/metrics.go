@@ -33,6 +33,26 @@ type selfMetrics struct {
 	quota   map[string]*quotaWindow
 }
 
+// registered holds the families registered per registry, so that the
+// Expander and the Exporter of one process count into the same ones.
+var registered = struct {
+	sync.Mutex
+	by map[*prometheus.Registry]*selfMetrics
+}{by: map[*prometheus.Registry]*selfMetrics{}}
+
+// metricsFor returns the exporter's own families in reg, registering them
+// the first time.
+func metricsFor(reg *prometheus.Registry) *selfMetrics {
+	registered.Lock()
+	defer registered.Unlock()
+	if m := registered.by[reg]; m != nil {
+		return m
+	}
+	m := newSelfMetrics(reg)
+	registered.by[reg] = m
+	return m
+}
+
 func newSelfMetrics(reg prometheus.Registerer) *selfMetrics {
 	api := []string{"api"}
 	m := &selfMetrics{
