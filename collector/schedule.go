@@ -169,7 +169,7 @@ type schedule struct {
 func (s *schedule) afterSuccess(st *tupleState, now time.Time) time.Time {
 	t := st.tuple
 	if t.CacheTTL > 0 {
-		return now.Add(max(time.Duration(t.CacheTTL*float64(time.Second)), minInterval))
+		return now.Add(time.Duration(t.CacheTTL * float64(time.Second)))
 	}
 	w := windowDuration(t.Window)
 	if t.Window == "block" {
