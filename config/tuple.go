@@ -199,41 +199,6 @@ func (t *Tuple) describe() string {
 	return t.Path + "?" + q.Encode()
 }
 
-// checkPath validates the path scheme of an entry and its placeholders.
-func (l *errorList) checkPath(a *API, e *Entry) bool {
-	key := join(e.Key, "path")
-	line := e.line("path")
-	ok := true
-	switch a.Name {
-	case APIData:
-		if !v1PathRE.MatchString(e.Path) && !v2PathRE.MatchString(e.Path) {
-			l.addAt(line, key, "%q does not fit /v1/{asset}/{category}/{metric} or /v2/{domain}/{category}/{metric}", e.Path)
-			ok = false
-		}
-	case APIIndicator:
-		if !strings.HasPrefix(e.Path, "/api/") || !otherPathRE.MatchString(e.Path) {
-			l.addAt(line, key, "%q is not an Indicator API path (/api/...)", e.Path)
-			ok = false
-		}
-	default:
-		if !otherPathRE.MatchString(e.Path) {
-			l.addAt(line, key, "%q is not a valid path", e.Path)
-			ok = false
-		}
-	}
-	for _, m := range placeholderRE.FindAllStringSubmatch(e.Path, -1) {
-		if e.param(m[1]) == nil {
-			l.addAt(line, key, "placeholder {%s} has no parameter %s in this entry", m[1], m[1])
-			ok = false
-		}
-	}
-	if a.Name != APIData && len(e.Windows) > 0 {
-		l.addAt(e.line("window"), join(e.Key, "window"), "the %s API takes no window", a.Name)
-		ok = false
-	}
-	return ok
-}
-
 func (e *Entry) param(name string) *Param {
 	for i := range e.Params {
 		if e.Params[i].Name == name {
@@ -326,80 +291,6 @@ func (l *errorList) tuple(a *API, e *Entry, window string, params map[string]str
 		return nil
 	}
 	return t
-}
-
-func (l *errorList) checkTuple(a *API, e *Entry, t *Tuple, inPath map[string]bool) bool {
-	ok := true
-	ep := t.Endpoint
-	windows := knownWindows
-	if ep != nil && a.Name == APIData {
-		windows = ep.Windows
-	}
-	if t.Window != "" && !contains(windows, t.Window) {
-		where := "the data API"
-		if ep != nil {
-			where = ep.Template
-		}
-		l.addAt(e.line("window"), join(e.Key, "window"), "%q is not allowed for %s (allowed: %s)", t.Window, where, strings.Join(windows, ", "))
-		ok = false
-	}
-	maxLimit := 0
-	if ep != nil {
-		maxLimit = ep.MaxLimit
-		for _, p := range e.Params {
-			if inPath[p.Name] || p.Name == "limit" || contains(ep.Params, p.Name) {
-				continue
-			}
-			accepted := "none"
-			if len(ep.Params) > 0 {
-				accepted = strings.Join(ep.Params, ", ")
-			}
-			l.addAt(p.Line, join(e.Key, p.Name), "unknown parameter for %s (accepted: %s)", ep.Template, accepted)
-			ok = false
-		}
-		for _, r := range ep.Required {
-			if _, has := t.Params[r]; !has {
-				l.addAt(e.Line, join(e.Key, r), "is required by %s", ep.Template)
-				ok = false
-			}
-		}
-	} else if a.Name == APIData {
-		maxLimit = 100000
-		if strings.HasPrefix(t.Path, "/v2/") {
-			maxLimit = 10000
-		}
-	}
-	if v, has := t.Params["limit"]; has {
-		n, err := strconv.Atoi(v)
-		switch {
-		case maxLimit == 0 && ep != nil:
-			l.addAt(e.line("limit"), join(e.Key, "limit"), "%s takes no limit", ep.Template)
-			ok = false
-		case err != nil || n < 1 || (maxLimit > 0 && n > maxLimit):
-			l.addAt(e.line("limit"), join(e.Key, "limit"), "%q is out of range (1 to %d)", v, max(maxLimit, 1))
-			ok = false
-		}
-	}
-	if a.Name == APIData && strings.HasPrefix(t.Path, "/v2/") {
-		if as, has := t.Params["asset"]; has && chainSuffixRE.MatchString(as) {
-			l.addAt(e.line("asset"), join(e.Key, "asset"), "%q carries a chain suffix; v2 takes the alias without it (and chain: ethereum where needed)", as)
-			ok = false
-		}
-		if ch, has := t.Params["chain"]; has && ch != "ethereum" {
-			l.addAt(e.line("chain"), join(e.Key, "chain"), "%q is not a supported chain (allowed: ethereum)", ch)
-			ok = false
-		}
-	}
-	return ok
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // resolveFields merges the entry's field selection onto the catalog.
