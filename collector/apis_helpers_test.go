@@ -45,6 +45,13 @@ func (l *logBuffer) Write(p []byte) (int, error) {
 	return l.b.Write(p)
 }
 
+// String returns everything logged so far.
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 // count returns how many lines hold every one of the strings.
 func (l *logBuffer) count(subs ...string) int {
 	l.mu.Lock()

@@ -360,7 +360,7 @@ data:
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs syncBuffer
+	var logs logBuffer
 	exp, err := New(cfg, log.NewLogfmtLogger(&logs), prometheus.NewRegistry(), Options{Now: c.Now})
 	if err != nil {
 		t.Fatal(err)

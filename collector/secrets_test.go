@@ -88,7 +88,7 @@ func TestNoSecretInLogsOrMetricsUnderFaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs syncBuffer
+	var logs logBuffer
 	reg := prometheus.NewRegistry()
 	exp, err := New(cfg, level.NewFilter(log.NewLogfmtLogger(&logs), level.AllowDebug()), reg, Options{Now: c.Now})
 	if err != nil {
@@ -185,7 +185,7 @@ func TestRedirectToAnotherHostKeepsTheCredential(t *testing.T) {
 			if got := cfg.APIs[tc.api].Auth; got != tc.auth {
 				t.Fatalf("auth of %s = %q, want %q", tc.api, got, tc.auth)
 			}
-			var logs syncBuffer
+			var logs logBuffer
 			exp, err := New(cfg, level.NewFilter(log.NewLogfmtLogger(&logs), level.AllowDebug()), prometheus.NewRegistry())
 			if err != nil {
 				t.Fatal(err)
@@ -215,22 +215,4 @@ func TestRedirectToAnotherHostKeepsTheCredential(t *testing.T) {
 			}
 		})
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
