@@ -12,13 +12,14 @@ import (
 	"github.com/go-kit/log/level"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
 // apiCollector serves the tuples of one API from their cache entries,
 // refreshing those that are due.
 type apiCollector struct {
 	api    *config.API
-	up     *upstream
+	up     *upstream.Client
 	sched  *schedule
 	fams   *families
 	tf     *tupleFamilies
@@ -125,9 +126,9 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 			if n := len(problems); n > 1 {
 				msg += " (and " + strconv.Itoa(n-1) + " more)"
 			}
-			err = c.up.fail(&apiError{Code: "bad_value", Message: msg})
+			err = c.up.Fail(&upstream.Error{Code: "bad_value", Message: msg})
 		case len(values) == 0:
-			err = c.up.fail(&apiError{Code: "no_data", Message: "the answer holds no value for any field"})
+			err = c.up.Fail(&upstream.Error{Code: "no_data", Message: "the answer holds no value for any field"})
 		}
 	}
 	now := c.now()
@@ -149,7 +150,7 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 	st.dropSourceText = dropSource
 	st.lastAttempt = start
 	if err != nil {
-		e := asAPIError(err)
+		e := upstream.AsError(err)
 		st.ok, st.lastCode = false, e.Code
 		st.failures++
 		if st.failingSince.IsZero() {
@@ -187,7 +188,7 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 	}
 	st.next = c.sched.afterSuccess(st, now)
 	if len(problems) > 0 {
-		c.m.apiErrors.WithLabelValues(c.api.Name, "bad_value").Add(float64(len(problems)))
+		c.up.CountErrors("bad_value", len(problems))
 		c.logOnce(st, level.Warn(c.logger), "some fields of the answer were skipped", strings.Join(problems, "; "))
 	}
 }
@@ -198,13 +199,13 @@ func (c *apiCollector) fetch(ctx context.Context, t *config.Tuple, dropSource bo
 	if dropSource {
 		q = cloneWithout(q, "source_text")
 	}
-	body, err := c.up.get(ctx, t.Path, q, t.Keyed)
+	body, err := c.up.Get(ctx, t.Path, q, t.Keyed)
 	if err != nil {
 		return nil, err
 	}
-	d, err := decode(body, t, c.up.dialect.defaultRows())
+	d, err := decode(body, t, c.up.DefaultRows())
 	if err != nil {
-		return nil, c.up.fail(&apiError{Code: "decode", Message: err.Error()})
+		return nil, c.up.Fail(&upstream.Error{Code: "decode", Message: err.Error()})
 	}
 	return d, nil
 }
@@ -226,14 +227,14 @@ func (c *apiCollector) close() {
 	c.mu.Unlock()
 	c.cancel()
 	c.wg.Wait()
-	c.up.close()
+	c.up.Close()
 }
 
-func asAPIErrorOrNil(err error) *apiError {
+func asAPIErrorOrNil(err error) *upstream.Error {
 	if err == nil {
 		return nil
 	}
-	return asAPIError(err)
+	return upstream.AsError(err)
 }
 
 func cloneWithout(q url.Values, key string) url.Values {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
 // keyedConsensus is one keyed tuple: /consensus with days sends the key.
@@ -48,13 +49,13 @@ func TestConsensusCodesHoldTheTuple(t *testing.T) {
 		detail string
 		gone   bool
 	}{
-		{"API_KEY_REQUIRED", authPause, "X-API-Key", false},
-		{"PLAN_REQUIRED", authPause, "required_plans=premium,enterprise", false},
-		{"INVALID_PARAMETER", holdNotFound, "param=asset", true},
-		{"UNKNOWN_ASSET", holdNotFound, "resolve the asset through /assets", true},
-		{"ANALYST_NOT_FOUND", holdNotFound, "/analysts/top", true},
-		{"ANALYST_NOT_ELIGIBLE", holdNotFound, "excluded from the stance pipeline", true},
-		{"NO_DATA", holdNotFound, "No rows", true},
+		{"API_KEY_REQUIRED", upstream.AuthPause, "X-API-Key", false},
+		{"PLAN_REQUIRED", upstream.AuthPause, "required_plans=premium,enterprise", false},
+		{"INVALID_PARAMETER", upstream.HoldNotFound, "param=asset", true},
+		{"UNKNOWN_ASSET", upstream.HoldNotFound, "resolve the asset through /assets", true},
+		{"ANALYST_NOT_FOUND", upstream.HoldNotFound, "/analysts/top", true},
+		{"ANALYST_NOT_ELIGIBLE", upstream.HoldNotFound, "excluded from the stance pipeline", true},
+		{"NO_DATA", upstream.HoldNotFound, "No rows", true},
 	} {
 		t.Run(tc.code, func(t *testing.T) {
 			e := newEnv(t, keyedConsensus, fakeapi.Options{})

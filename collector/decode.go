@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
 // sample is one value of one family, before it becomes a metric.
@@ -56,7 +57,7 @@ func decode(body []byte, t *config.Tuple, defaultRows string) (*decoded, error) 
 	dec.UseNumber()
 	var root any
 	if err := dec.Decode(&root); err != nil {
-		return nil, fmt.Errorf("invalid JSON: %s", shortJSONError(err))
+		return nil, fmt.Errorf("invalid JSON: %s", upstream.ShortJSONError(err))
 	}
 	rowsPath := t.Rows
 	if rowsPath == "" {

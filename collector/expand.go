@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
 // Listing endpoints read by expansion, and how long an answer is reused.
@@ -99,7 +100,7 @@ func (x *Expander) Expand(ctx context.Context, cfg *config.Config) (*config.Conf
 	if !needed {
 		return cfg, nil
 	}
-	r := &resolution{x: x, ctx: ctx, ups: map[string]*upstream{}, lists: map[string][]map[string]any{}}
+	r := &resolution{x: x, ctx: ctx, ups: map[string]*upstream.Client{}, lists: map[string][]map[string]any{}}
 	defer r.close()
 	out, err := cfg.Resolve(r.resolve)
 	if err != nil {
@@ -146,14 +147,14 @@ func (x *Expander) Refresh(ctx context.Context, every time.Duration, reload func
 type resolution struct {
 	x       *Expander
 	ctx     context.Context
-	ups     map[string]*upstream
+	ups     map[string]*upstream.Client
 	lists   map[string][]map[string]any
 	touched map[string]bool
 }
 
 func (r *resolution) close() {
 	for _, u := range r.ups {
-		u.close()
+		u.Close()
 	}
 }
 
@@ -249,12 +250,12 @@ func (r *resolution) list(a *config.API, path string, keyed bool) ([]map[string]
 func (r *resolution) fetch(a *config.API, path string, keyed bool) ([]map[string]any, error) {
 	u := r.ups[a.Name]
 	if u == nil {
-		u = newUpstream(a, r.x.m, r.x.now, log.With(r.x.logger, "api", a.Name))
+		u = upstream.New(a, r.x.m.up, r.x.now, log.With(r.x.logger, "api", a.Name))
 		r.ups[a.Name] = u
 	}
 	ctx, cancel := context.WithTimeout(r.ctx, a.Timeout)
 	defer cancel()
-	body, err := u.get(ctx, path, nil, keyed)
+	body, err := u.Get(ctx, path, nil, keyed)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -262,12 +263,12 @@ func (r *resolution) fetch(a *config.API, path string, keyed bool) ([]map[string
 	dec.UseNumber()
 	var root any
 	if err := dec.Decode(&root); err != nil {
-		return nil, fmt.Errorf("%s: invalid JSON: %s", path, shortJSONError(err))
+		return nil, fmt.Errorf("%s: invalid JSON: %s", path, upstream.ShortJSONError(err))
 	}
-	node, _ := lookup(root, u.dialect.defaultRows())
+	node, _ := lookup(root, u.DefaultRows())
 	list, ok := node.([]any)
 	if !ok {
-		return nil, fmt.Errorf("%s: no list under %q", path, u.dialect.defaultRows())
+		return nil, fmt.Errorf("%s: no list under %q", path, u.DefaultRows())
 	}
 	rows := make([]map[string]any, 0, len(list))
 	for _, it := range list {

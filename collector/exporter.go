@@ -15,6 +15,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
 // Options tune an Exporter; the zero value is the production default.
@@ -100,7 +101,7 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 		c := &apiCollector{
 			api: a, sched: &schedule{revalidate: a.Revalidate}, fams: fams, tf: tf, m: e.m,
 			now: e.opts.Now, logger: logger, ctx: ctx, cancel: cancel,
-			up: newUpstream(a, e.m, e.opts.Now, logger),
+			up: upstream.New(a, e.m.up, e.opts.Now, logger),
 		}
 		for _, t := range a.Tuples {
 			st := &tupleState{tuple: t}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
 // faultConfig has one tuple per API, refreshed every minute when healthy,
@@ -279,15 +280,7 @@ func setBase(t *testing.T, exp *Exporter, api string, wrap func(http.RoundTrippe
 		if c.api.Name != api {
 			continue
 		}
-		rt, ok := c.up.client.Transport.(*retryTransport)
-		if !ok {
-			t.Fatalf("client transport is %T", c.up.client.Transport)
-		}
-		it, ok := rt.next.(*instrumentTransport)
-		if !ok {
-			t.Fatalf("retry transport wraps %T", rt.next)
-		}
-		it.next = wrap(it.next)
+		c.up.WrapTransport(wrap)
 		return
 	}
 	t.Fatalf("no collector for %s", api)
@@ -327,8 +320,8 @@ func TestHugeBodyIsCapped(t *testing.T) {
 			e.fake.SetFault(api, fakeapi.Fault{Kind: fakeapi.HugeBody})
 			e.scrape("5")
 			waitIdle(t, e.exp)
-			if n := read.Load(); n > maxBody+1 || n < maxBody {
-				t.Errorf("read %d bytes of a 64 MiB answer, want %d", n, maxBody+1)
+			if n := read.Load(); n > upstream.MaxBody+1 || n < upstream.MaxBody {
+				t.Errorf("read %d bytes of a 64 MiB answer, want %d", n, upstream.MaxBody+1)
 			}
 			body := e.scrape("5")
 			if got := counter(body, `onchain_exporter_api_errors_total{api="`+api+`",code="decode"}`); got != 1 {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
 // The refresh schedule. A row at time s covers [s, s+w) for a window of
@@ -192,7 +193,7 @@ func (s *schedule) afterSuccess(st *tupleState, now time.Time) time.Time {
 }
 
 // afterError plans the retry of a failing tuple.
-func (s *schedule) afterError(st *tupleState, e *apiError, now time.Time) time.Time {
+func (s *schedule) afterError(st *tupleState, e *upstream.Error, now time.Time) time.Time {
 	next := now.Add(step(errorSteps, st.failures-1, 0))
 	if e.Hold > 0 {
 		next = now.Add(e.Hold)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
 // simulateRows plays the schedule against an upstream that publishes an
@@ -84,7 +85,7 @@ func TestScheduleBacksOffErrors(t *testing.T) {
 	var got []time.Duration
 	for i := 1; i <= 6; i++ {
 		st.failures = i
-		got = append(got, s.afterError(st, &apiError{Code: "transport"}, now).Sub(now))
+		got = append(got, s.afterError(st, &upstream.Error{Code: "transport"}, now).Sub(now))
 	}
 	want := []time.Duration{15 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute, 5 * time.Minute}
 	for i := range want {
@@ -92,10 +93,10 @@ func TestScheduleBacksOffErrors(t *testing.T) {
 			t.Fatalf("back-off %v, want %v", got, want)
 		}
 	}
-	if d := s.afterError(st, &apiError{Code: "x", RetryAfter: 17 * time.Minute}, now).Sub(now); d != 17*time.Minute {
+	if d := s.afterError(st, &upstream.Error{Code: "x", RetryAfter: 17 * time.Minute}, now).Sub(now); d != 17*time.Minute {
 		t.Errorf("Retry-After 17m: next in %v", d)
 	}
-	if d := s.afterError(st, &apiError{Code: "NO_DATA", Hold: time.Hour}, now).Sub(now); d != time.Hour {
+	if d := s.afterError(st, &upstream.Error{Code: "NO_DATA", Hold: time.Hour}, now).Sub(now); d != time.Hour {
 		t.Errorf("hold 1h: next in %v", d)
 	}
 }

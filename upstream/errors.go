@@ -1,4 +1,4 @@
-package collector
+package upstream
 
 import (
 	"encoding/json"
@@ -10,9 +10,9 @@ import (
 	"time"
 )
 
-// apiError is an upstream call that did not yield data, classified once so
+// Error is an upstream call that did not yield data, classified once so
 // that every caller handles it the same way.
-type apiError struct {
+type Error struct {
 	// Code is the api_errors_total label: the upstream's status word or
 	// error code, or timeout, transport, decode, no_data, paused.
 	Code    string
@@ -35,7 +35,7 @@ type apiError struct {
 	Details string
 }
 
-func (e *apiError) Error() string {
+func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.Code)
 	if e.HTTP != 0 {
@@ -53,18 +53,18 @@ func (e *apiError) Error() string {
 	return b.String()
 }
 
-func asAPIError(err error) *apiError {
-	var ae *apiError
+func AsError(err error) *Error {
+	var ae *Error
 	if errors.As(err, &ae) {
 		return ae
 	}
-	return &apiError{Code: "transport", Message: err.Error(), Retryable: true}
+	return &Error{Code: "transport", Message: err.Error(), Retryable: true}
 }
 
 // Back-off lengths for errors that retrying at once cannot fix.
 const (
-	authPause    = 30 * time.Minute // bad or unentitled credential: until reload or this
-	holdNotFound = time.Hour        // a request the upstream rejects as malformed or unknown
+	AuthPause    = 30 * time.Minute // bad or unentitled credential: until reload or this
+	HoldNotFound = time.Hour        // a request the upstream rejects as malformed or unknown
 	defaultRetry = time.Minute      // rate limited without a Retry-After
 )
 
@@ -76,17 +76,17 @@ var statusWords = map[int]string{
 
 // httpError classifies a non-2xx answer, or a 200 whose body says otherwise,
 // by its HTTP status. code is the upstream's own word where it gave one.
-func httpError(status int, code, message string, h http.Header, now time.Time) *apiError {
+func httpError(status int, code, message string, h http.Header, now time.Time) *Error {
 	if code == "" {
 		code = statusWords[status]
 		if code == "" {
 			code = "http_" + strconv.Itoa(status)
 		}
 	}
-	e := &apiError{Code: code, HTTP: status, Message: message}
+	e := &Error{Code: code, HTTP: status, Message: message}
 	switch {
 	case status == 401 || status == 403:
-		e.Pause = authPause
+		e.Pause = AuthPause
 	case status == 429:
 		e.RetryAfter = retryAfter(h, now)
 		if e.RetryAfter == 0 {
@@ -94,7 +94,7 @@ func httpError(status int, code, message string, h http.Header, now time.Time) *
 		}
 		e.Pause = e.RetryAfter
 	case status == 400 || status == 404 || status == 405:
-		e.Hold, e.Gone = holdNotFound, true
+		e.Hold, e.Gone = HoldNotFound, true
 	case status >= 500:
 		e.Retryable = true
 		e.RetryAfter = retryAfter(h, now)

@@ -1,4 +1,4 @@
-package collector
+package upstream
 
 import (
 	"context"
@@ -96,7 +96,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 type instrumentTransport struct {
 	next http.RoundTripper
 	api  string
-	m    *selfMetrics
+	m    *Metrics
 	now  func() time.Time
 }
 

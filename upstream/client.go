@@ -1,4 +1,4 @@
-package collector
+package upstream
 
 import (
 	"context"
@@ -18,21 +18,21 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/config"
 )
 
-// maxBody caps what is read of one answer: real answers with a small limit
+// MaxBody caps what is read of one answer: real answers with a small limit
 // are a few KiB; anything past this is a fault, not data.
-const maxBody = 8 << 20
+const MaxBody = 8 << 20
 
 // upstream is the one way to call an API: one reused client with
 // keep-alives, at most `concurrency` requests in flight, an optional
 // requests-per-minute limit, one retry for server faults (transport.go),
 // and an API-wide pause after errors that say "stop calling".
-type upstream struct {
+type Client struct {
 	api     *config.API
 	dialect dialect
 	client  *http.Client
 	sem     chan struct{}
 	limiter *rate.Limiter
-	m       *selfMetrics
+	m       *Metrics
 	now     func() time.Time
 	logger  log.Logger
 
@@ -55,7 +55,7 @@ func lane(keyed bool) int {
 	return 0
 }
 
-func newUpstream(a *config.API, m *selfMetrics, now func() time.Time, logger log.Logger) *upstream {
+func New(a *config.API, m *Metrics, now func() time.Time, logger log.Logger) *Client {
 	base := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
@@ -66,7 +66,7 @@ func newUpstream(a *config.API, m *selfMetrics, now func() time.Time, logger log
 		ResponseHeaderTimeout: a.Timeout,
 		ForceAttemptHTTP2:     true,
 	}
-	u := &upstream{
+	u := &Client{
 		api:     a,
 		dialect: dialectFor(a.Name),
 		sem:     make(chan struct{}, a.Concurrency),
@@ -103,10 +103,10 @@ func newUpstream(a *config.API, m *selfMetrics, now func() time.Time, logger log
 	return u
 }
 
-// close drops idle connections; requests in flight end with their
+// Close drops idle connections; requests in flight end with their
 // context. Its pauses end with it (a reload starts afresh), and so does
 // their gauge.
-func (u *upstream) close() {
+func (u *Client) Close() {
 	u.client.CloseIdleConnections()
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -118,7 +118,7 @@ func (u *upstream) close() {
 }
 
 // paused reports a pause in force on the lane of a call.
-func (u *upstream) paused(keyed bool) (time.Time, string, bool) {
+func (u *Client) paused(keyed bool) (time.Time, string, bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	p := &u.pauses[lane(keyed)]
@@ -134,7 +134,7 @@ func (u *upstream) paused(keyed bool) (time.Time, string, bool) {
 	return p.until, p.by, true
 }
 
-func (u *upstream) pause(keyed bool, until time.Time, code string) {
+func (u *Client) pause(keyed bool, until time.Time, code string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	p := &u.pauses[lane(keyed)]
@@ -147,7 +147,7 @@ func (u *upstream) pause(keyed bool, until time.Time, code string) {
 }
 
 // unmark clears the paused gauge of a code no lane is paused by.
-func (u *upstream) unmark(code string) {
+func (u *Client) unmark(code string) {
 	if code == "" {
 		return
 	}
@@ -159,29 +159,29 @@ func (u *upstream) unmark(code string) {
 	u.m.apiPaused.DeleteLabelValues(u.api.Name, code)
 }
 
-// get performs one GET of the API's path with query and returns the body
-// of a successful answer, or an *apiError. Nothing in an error carries the
+// Get performs one GET of the API's path with query and returns the body
+// of a successful answer, or an *Error. Nothing in an error carries the
 // credential: URLs in errors are rebuilt without it.
-func (u *upstream) get(ctx context.Context, path string, query url.Values, keyed bool) ([]byte, error) {
+func (u *Client) Get(ctx context.Context, path string, query url.Values, keyed bool) ([]byte, error) {
 	keyed = keyed || u.api.Name == config.APIData // the data API has no key-free call
-	fail := func(e *apiError) *apiError { return u.failOn(keyed, e) }
+	fail := func(e *Error) *Error { return u.failOn(keyed, e) }
 	if until, by, ok := u.paused(keyed); ok {
-		return nil, &apiError{Code: "paused", PauseUntil: until, Message: fmt.Sprintf("calls paused until %s after %s", until.UTC().Format(time.RFC3339), by)}
+		return nil, &Error{Code: "paused", PauseUntil: until, Message: fmt.Sprintf("calls paused until %s after %s", until.UTC().Format(time.RFC3339), by)}
 	}
 	select {
 	case u.sem <- struct{}{}:
 		defer func() { <-u.sem }()
 	case <-ctx.Done():
-		return nil, fail(&apiError{Code: "timeout", Message: "no free connection slot before the deadline"})
+		return nil, fail(&Error{Code: "timeout", Message: "no free connection slot before the deadline"})
 	}
 	if u.limiter != nil {
 		if err := u.limiter.Wait(ctx); err != nil {
-			return nil, fail(&apiError{Code: "rate_limited", Message: "own rate limit (rate_limit) would pass the deadline"})
+			return nil, fail(&Error{Code: "rate_limited", Message: "own rate limit (rate_limit) would pass the deadline"})
 		}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.api.URL.String()+path, nil)
 	if err != nil {
-		return nil, fail(&apiError{Code: "request", Message: err.Error()})
+		return nil, fail(&Error{Code: "request", Message: err.Error()})
 	}
 	q := url.Values{}
 	for k, v := range query {
@@ -198,12 +198,12 @@ func (u *upstream) get(ctx context.Context, path string, query url.Values, keyed
 		return nil, fail(transportError(err))
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxBody+1))
 	if err != nil {
 		return nil, fail(transportError(err))
 	}
-	if len(body) > maxBody {
-		return nil, fail(&apiError{Code: "decode", HTTP: resp.StatusCode, Message: fmt.Sprintf("answer larger than %d MiB, not read", maxBody>>20)})
+	if len(body) > MaxBody {
+		return nil, fail(&Error{Code: "decode", HTTP: resp.StatusCode, Message: fmt.Sprintf("answer larger than %d MiB, not read", MaxBody>>20)})
 	}
 	if e := u.dialect.check(resp.StatusCode, resp.Header, body, u.now()); e != nil {
 		return nil, fail(e)
@@ -211,11 +211,11 @@ func (u *upstream) get(ctx context.Context, path string, query url.Values, keyed
 	return body, nil
 }
 
-// fail counts an error found after the call (decode, no data).
-func (u *upstream) fail(e *apiError) *apiError { return u.failOn(true, e) }
+// Fail counts an error found after the call (decode, no data).
+func (u *Client) Fail(e *Error) *Error { return u.failOn(true, e) }
 
 // failOn counts an error and applies its pause to the lane of the call.
-func (u *upstream) failOn(keyed bool, e *apiError) *apiError {
+func (u *Client) failOn(keyed bool, e *Error) *Error {
 	u.m.apiErrors.WithLabelValues(u.api.Name, e.Code).Inc()
 	switch {
 	case !e.PauseUntil.IsZero():
@@ -228,7 +228,7 @@ func (u *upstream) failOn(keyed bool, e *apiError) *apiError {
 
 // transportError classifies a failure below HTTP, dropping the URL (which
 // may carry api_key) from the message.
-func transportError(err error) *apiError {
+func transportError(err error) *Error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
@@ -237,10 +237,33 @@ func transportError(err error) *apiError {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || isTimeout(err) {
 		code = "timeout"
 	}
-	return &apiError{Code: code, Message: strings.TrimSpace(err.Error()), Retryable: true}
+	return &Error{Code: code, Message: strings.TrimSpace(err.Error()), Retryable: true}
 }
 
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
 }
+
+// DefaultRows is where the API's answers hold their rows, as a dotted path.
+func (u *Client) DefaultRows() string { return u.dialect.defaultRows() }
+
+// API is the configuration section the client was built from.
+func (u *Client) API() *config.API { return u.api }
+
+// CountErrors counts n errors of one code found in an answer that was
+// otherwise served (bad values beside good ones).
+func (u *Client) CountErrors(code string, n int) {
+	u.m.apiErrors.WithLabelValues(u.api.Name, code).Add(float64(n))
+}
+
+// WrapTransport wraps the transport under retries and instrumentation, so
+// that a test can watch or disturb what goes on the wire.
+func (u *Client) WrapTransport(wrap func(http.RoundTripper) http.RoundTripper) {
+	it := u.client.Transport.(*retryTransport).next.(*instrumentTransport)
+	it.next = wrap(it.next)
+}
+
+// Limiter is the API's rate limit (nil without rate_limit), shared by
+// first tries and retries.
+func (u *Client) Limiter() *rate.Limiter { return u.limiter }

@@ -1,4 +1,4 @@
-package collector
+package upstream
 
 import (
 	"encoding/json"
@@ -46,10 +46,10 @@ type consensusError struct {
 	RetryAfter    *int64   `json:"retry_after"`
 }
 
-func (consensusDialect) check(status int, h http.Header, body []byte, now time.Time) *apiError {
+func (consensusDialect) check(status int, h http.Header, body []byte, now time.Time) *Error {
 	if status >= 200 && status <= 299 {
 		if !json.Valid(body) {
-			return &apiError{Code: "decode", HTTP: status, Message: "invalid JSON"}
+			return &Error{Code: "decode", HTTP: status, Message: "invalid JSON"}
 		}
 		return nil
 	}
@@ -57,7 +57,7 @@ func (consensusDialect) check(status int, h http.Header, body []byte, now time.T
 	if json.Unmarshal(body, &b) != nil || !isCode(b.Code) {
 		return httpError(status, "", "", h, now)
 	}
-	e := &apiError{Code: b.Code, HTTP: status, Message: b.Message}
+	e := &Error{Code: b.Code, HTTP: status, Message: b.Message}
 	var details []string
 	if b.Param != "" {
 		details = append(details, "param="+b.Param)
@@ -73,11 +73,11 @@ func (consensusDialect) check(status int, h http.Header, body []byte, now time.T
 	}
 	switch b.Code {
 	case "API_KEY_REQUIRED", "PLAN_REQUIRED":
-		e.Hold = authPause // this endpoint, not the key, is out of reach
+		e.Hold = AuthPause // this endpoint, not the key, is out of reach
 	case "INVALID_API_KEY":
-		e.Pause = authPause // the key itself is bad: every call would fail
+		e.Pause = AuthPause // the key itself is bad: every call would fail
 	case "RAW_ACCESS_REQUIRED":
-		e.Hold = authPause // the caller drops source_text and asks again
+		e.Hold = AuthPause // the caller drops source_text and asks again
 	case "DAILY_LIMIT_EXCEEDED":
 		e.PauseUntil = nextUTCMidnight(now)
 	case "RATE_LIMIT_EXCEEDED":
@@ -90,7 +90,7 @@ func (consensusDialect) check(status int, h http.Header, body []byte, now time.T
 		}
 		e.Pause = e.RetryAfter
 	case "INVALID_PARAMETER", "UNKNOWN_ASSET", "ANALYST_NOT_FOUND", "ANALYST_NOT_ELIGIBLE", "NO_DATA":
-		e.Hold, e.Gone = holdNotFound, true
+		e.Hold, e.Gone = HoldNotFound, true
 		if b.Code == "UNKNOWN_ASSET" {
 			details = append(details, "resolve the asset through /assets")
 		}

@@ -1,4 +1,4 @@
-package collector
+package upstream
 
 import (
 	"encoding/json"
@@ -16,7 +16,7 @@ import (
 type dialect interface {
 	authorize(req *http.Request, q url.Values, a *config.API)
 	// check returns nil for an answer that carries data.
-	check(status int, h http.Header, body []byte, now time.Time) *apiError
+	check(status int, h http.Header, body []byte, now time.Time) *Error
 	defaultRows() string
 }
 
@@ -44,7 +44,7 @@ func (dataDialect) authorize(req *http.Request, q url.Values, a *config.API) {
 
 func (dataDialect) defaultRows() string { return "result.data" }
 
-func (dataDialect) check(status int, h http.Header, body []byte, now time.Time) *apiError {
+func (dataDialect) check(status int, h http.Header, body []byte, now time.Time) *Error {
 	var env struct {
 		Status *envelopeStatus `json:"status"`
 	}
@@ -60,10 +60,10 @@ func (dataDialect) check(status int, h http.Header, body []byte, now time.Time) 
 		return httpError(status, statusWord(status, message), message, h, now)
 	}
 	if decodeErr != nil {
-		return &apiError{Code: "decode", HTTP: status, Message: "invalid JSON: " + shortJSONError(decodeErr)}
+		return &Error{Code: "decode", HTTP: status, Message: "invalid JSON: " + ShortJSONError(decodeErr)}
 	}
 	if env.Status == nil {
-		return &apiError{Code: "decode", HTTP: status, Message: "answer has no status object"}
+		return &Error{Code: "decode", HTTP: status, Message: "answer has no status object"}
 	}
 	if code != 200 {
 		return httpError(code, statusWord(code, message), message, h, now)
@@ -83,10 +83,10 @@ func (indicatorDialect) authorize(req *http.Request, _ url.Values, a *config.API
 
 func (indicatorDialect) defaultRows() string { return "data" }
 
-func (indicatorDialect) check(status int, h http.Header, body []byte, now time.Time) *apiError {
+func (indicatorDialect) check(status int, h http.Header, body []byte, now time.Time) *Error {
 	if status >= 200 && status <= 299 {
 		if !json.Valid(body) {
-			return &apiError{Code: "decode", HTTP: status, Message: "invalid JSON"}
+			return &Error{Code: "decode", HTTP: status, Message: "invalid JSON"}
 		}
 		return nil
 	}
@@ -98,8 +98,8 @@ func (indicatorDialect) check(status int, h http.Header, body []byte, now time.T
 	return httpError(status, statusWord(status, e.Error), e.Message, h, now)
 }
 
-// shortJSONError keeps decoder errors short and free of payload text.
-func shortJSONError(err error) string {
+// ShortJSONError keeps decoder errors short and free of payload text.
+func ShortJSONError(err error) string {
 	s := err.Error()
 	if i := strings.Index(s, " looking for"); i > 0 {
 		s = s[:i]
@@ -109,3 +109,6 @@ func shortJSONError(err error) string {
 	}
 	return s
 }
+
+// DefaultRows is where an API's answers hold their rows, as a dotted path.
+func DefaultRows(api string) string { return dialectFor(api).defaultRows() }

@@ -1,0 +1,112 @@
+package upstream
+
+import (
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+const namespace = "onchain_exporter"
+
+// Metrics are the families of upstream calls, registered once per
+// registry; they live across reloads.
+type Metrics struct {
+	requests        *prometheus.CounterVec
+	requestDuration *prometheus.HistogramVec
+	apiErrors       *prometheus.CounterVec
+	rateLimit       *prometheus.GaugeVec
+	rateRemaining   *prometheus.GaugeVec
+	rateReset       *prometheus.GaugeVec
+	dailyLimit      *prometheus.GaugeVec
+	dailyUsed       *prometheus.GaugeVec
+	apiPaused       *prometheus.GaugeVec
+
+	quotaMu sync.Mutex
+	quota   map[string]*quotaWindow
+}
+
+// NewMetrics registers the families of upstream calls in reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	api := []string{"api"}
+	m := &Metrics{
+		quota: map[string]*quotaWindow{},
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "upstream_requests_total",
+			Help: "Requests sent to an upstream API, by HTTP status code (error: no answer)."}, []string{"api", "code"}),
+		requestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "upstream_request_duration_seconds",
+			Help: "Duration of upstream requests, in seconds.", Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30}}, api),
+		apiErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "api_errors_total",
+			Help: "Failed upstream calls, by the upstream's error word or code, or timeout, transport, decode, no_data."}, []string{"api", "code"}),
+		rateLimit: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "ratelimit_limit",
+			Help: "Requests allowed per minute, from the last X-RateLimit-Limit header."}, api),
+		rateRemaining: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "ratelimit_remaining",
+			Help: "Requests remaining in the current rate-limit window, from the last X-RateLimit-Remaining header."}, api),
+		rateReset: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "ratelimit_reset_timestamp_seconds",
+			Help: "When the rate-limit window resets, from the last X-RateLimit-Reset header, as a Unix time."}, api),
+		dailyLimit: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "daily_quota_limit",
+			Help: "Requests allowed per day, from the last X-Daily-Limit header."}, api),
+		dailyUsed: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "daily_quota_used",
+			Help: "Requests used today, from the last X-Daily-Used header."}, api),
+		apiPaused: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "api_paused",
+			Help: "1 while calls to the API are paused (bad credential, rate limit, daily quota), with the error code that paused them."}, []string{"api", "code"}),
+	}
+	reg.MustRegister(m.requests, m.requestDuration, m.apiErrors, m.rateLimit, m.rateRemaining, m.rateReset,
+		m.dailyLimit, m.dailyUsed, m.apiPaused)
+	return m
+}
+
+// quotaWindow is what the headers said within one rate-limit window (and
+// one day, for the daily quota) of one API.
+type quotaWindow struct {
+	window    string
+	remaining float64
+	day       string
+	used      float64
+}
+
+// observeHeaders copies the rate-limit and quota headers into gauges.
+// Answers to concurrent requests arrive in any order, so within one window
+// (the same X-RateLimit-Reset, or the same clock minute where the API
+// sends none) the lowest remaining count wins, and within one UTC day the
+// highest daily count used.
+func (m *Metrics) observeHeaders(api string, h http.Header, now time.Time) {
+	num := func(header string) (float64, bool) {
+		f, err := strconv.ParseFloat(h.Get(header), 64)
+		return f, err == nil
+	}
+	if f, ok := num("X-RateLimit-Limit"); ok {
+		m.rateLimit.WithLabelValues(api).Set(f)
+	}
+	if f, ok := num("X-RateLimit-Reset"); ok {
+		m.rateReset.WithLabelValues(api).Set(f)
+	}
+	if f, ok := num("X-Daily-Limit"); ok {
+		m.dailyLimit.WithLabelValues(api).Set(f)
+	}
+	window := h.Get("X-RateLimit-Reset")
+	if window == "" {
+		window = now.UTC().Truncate(time.Minute).Format(time.RFC3339)
+	}
+	day := now.UTC().Format(time.DateOnly)
+	m.quotaMu.Lock()
+	defer m.quotaMu.Unlock()
+	q := m.quota[api]
+	if q == nil {
+		q = &quotaWindow{}
+		m.quota[api] = q
+	}
+	if f, ok := num("X-RateLimit-Remaining"); ok {
+		if q.window != window || f < q.remaining {
+			q.window, q.remaining = window, f
+		}
+		m.rateRemaining.WithLabelValues(api).Set(q.remaining)
+	}
+	if f, ok := num("X-Daily-Used"); ok {
+		if q.day != day || f > q.used {
+			q.day, q.used = day, f
+		}
+		m.dailyUsed.WithLabelValues(api).Set(q.used)
+	}
+}
