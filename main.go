@@ -32,6 +32,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/demo"
+	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
 const exporterName = "onchain_exporter"
@@ -103,7 +104,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// "all" and consensus asset names are resolved through the upstream
 	// here, on every reload and daily; --config.check above stays offline.
 	reg := prometheus.NewRegistry()
-	expander := collector.NewExpander(logger, collector.Options{Registry: reg})
+	// One client per API for the life of the process, shared by
+	// expansion and scrapes: its limits hold whoever calls.
+	clients := upstream.NewPool(reg, time.Now, logger)
+	defer clients.Close()
+	expander := collector.NewExpander(logger, collector.Options{Clients: clients})
 	load := func() (*config.Config, error) {
 		c, err := parse()
 		if err != nil {
@@ -118,7 +123,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	reg.MustRegister(versioncollector.NewCollector(exporterName), collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	exp, err := collector.New(cfg, logger, reg, collector.Options{DefaultTimeout: *defaultTimeout, TimeoutOffset: *timeoutOffset})
+	exp, err := collector.New(cfg, logger, reg, collector.Options{DefaultTimeout: *defaultTimeout, TimeoutOffset: *timeoutOffset, Clients: clients})
 	if err != nil {
 		level.Error(logger).Log("msg", "cannot start the collectors", "err", err)
 		return 1

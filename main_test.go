@@ -47,18 +47,18 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// upstream is the fake upstream on 127.0.0.1, recording the credential
+// fakeUpstream is the fake upstream on 127.0.0.1, recording the credential
 // each request carried.
-type upstream struct {
+type fakeUpstream struct {
 	*httptest.Server
 	fake *fakeapi.Server
 	mu   sync.Mutex
 	auth map[string][]string // path -> credentials seen, in order
 }
 
-func newUpstream(t *testing.T, o fakeapi.Options) *upstream {
+func newFakeUpstream(t *testing.T, o fakeapi.Options) *fakeUpstream {
 	t.Helper()
-	u := &upstream{fake: fakeapi.New(o), auth: map[string][]string{}}
+	u := &fakeUpstream{fake: fakeapi.New(o), auth: map[string][]string{}}
 	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		cred := r.Header.Get("Authorization") + r.Header.Get("X-API-Key") + r.URL.Query().Get("api_key")
 		u.mu.Lock()
@@ -70,7 +70,7 @@ func newUpstream(t *testing.T, o fakeapi.Options) *upstream {
 	return u
 }
 
-func (u *upstream) credentials(path string) []string {
+func (u *fakeUpstream) credentials(path string) []string {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return append([]string(nil), u.auth[path]...)
@@ -232,7 +232,7 @@ const pnlEntry = "    - path: " + pnlPath + "\n"
 // error, and sets the reload metrics.
 func TestReload(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
-	up := newUpstream(t, fakeapi.Options{})
+	up := newFakeUpstream(t, fakeapi.Options{})
 	dir := t.TempDir()
 	cfgFile, tokenFile := filepath.Join(dir, "onchain.yml"), filepath.Join(dir, "token")
 	writeFile(t, tokenFile, "token-A\n")

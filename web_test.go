@@ -37,7 +37,7 @@ func TestNoSecretInAnyAnswerOrLog(t *testing.T) {
 		wrongSecret     = "rotated-wrong-secret-9d0e"
 	)
 	secrets := []string{dataSecret, indicatorSecret, consensusSecret, wrongSecret}
-	up := newUpstream(t, fakeapi.Options{DataToken: dataSecret, IndicatorToken: indicatorSecret,
+	up := newFakeUpstream(t, fakeapi.Options{DataToken: dataSecret, IndicatorToken: indicatorSecret,
 		ConsensusKeys: map[string]string{consensusSecret: "enterprise"}})
 	dir := t.TempDir()
 	cfgFile := filepath.Join(dir, "onchain.yml")
@@ -162,7 +162,7 @@ consensus:
 // here and basic auth with a bcrypt hash, through --web.config.file.
 func TestWebConfigTLSAndBasicAuth(t *testing.T) {
 	const user, password = "prometheus", "basic-auth-password-5e6f"
-	up := newUpstream(t, fakeapi.Options{})
+	up := newFakeUpstream(t, fakeapi.Options{})
 	dir := t.TempDir()
 	certPEM, keyPEM := selfSigned(t)
 	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")

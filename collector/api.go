@@ -227,7 +227,6 @@ func (c *apiCollector) close() {
 	c.mu.Unlock()
 	c.cancel()
 	c.wg.Wait()
-	c.up.Close()
 }
 
 func asAPIErrorOrNil(err error) *upstream.Error {

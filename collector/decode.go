@@ -63,7 +63,7 @@ func decode(body []byte, t *config.Tuple, defaultRows string) (*decoded, error) 
 	if rowsPath == "" {
 		rowsPath = defaultRows
 	}
-	node, ok := lookup(root, rowsPath)
+	node, ok := upstream.Lookup(root, rowsPath)
 	if !ok {
 		return nil, fmt.Errorf("no %q in the answer", rowsPath)
 	}
@@ -79,7 +79,7 @@ func decode(body []byte, t *config.Tuple, defaultRows string) (*decoded, error) 
 		return nil, fmt.Errorf("%q is not a list of rows", rowsPath)
 	}
 	d := &decoded{}
-	if m, ok := lookup(root, "status.message"); ok {
+	if m, ok := upstream.Lookup(root, "status.message"); ok {
 		if s, _ := m.(string); strings.EqualFold(strings.TrimSpace(s), "deprecated") {
 			d.deprecated = true
 		}
@@ -277,7 +277,7 @@ func rowTime(obj map[string]any, key string) (time.Time, bool) {
 		keys = []string{key}
 	}
 	for _, k := range keys {
-		v, ok := lookup(obj, k)
+		v, ok := upstream.Lookup(obj, k)
 		if !ok || v == nil {
 			continue
 		}
@@ -298,21 +298,4 @@ func rowTime(obj map[string]any, key string) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
-}
-
-// lookup follows a dotted path through nested objects.
-func lookup(v any, path string) (any, bool) {
-	if path == "" || path == "." {
-		return v, true
-	}
-	for _, part := range strings.Split(path, ".") {
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if v, ok = obj[part]; !ok {
-			return nil, false
-		}
-	}
-	return v, true
 }

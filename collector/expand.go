@@ -1,9 +1,7 @@
 package collector
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -38,12 +36,12 @@ const (
 // endpoints), equity: all of the Indicator API (/api/equities), and
 // Analyst Consensus asset names and tickers (/assets), which become the
 // canonical key so that "Bitcoin" and "btc" are one series. Its calls take
-// upstream.get like every other call. An answer is reused for listReuse,
+// the API's one client (upstream.Pool) like every other call. An answer is reused for listReuse,
 // and the last good one stands in when a later call fails.
 type Expander struct {
-	logger log.Logger
-	now    func() time.Time
-	m      *selfMetrics
+	logger  log.Logger
+	now     func() time.Time
+	clients *upstream.Pool
 
 	mu      sync.Mutex
 	cache   map[string]cachedList
@@ -60,19 +58,19 @@ type cachedList struct {
 	gen  int
 }
 
-// NewExpander returns an Expander; opts supplies the clock.
+// NewExpander returns an Expander; opts supplies the clock and the
+// clients it shares with the Exporter.
 func NewExpander(logger log.Logger, opts ...Options) *Expander {
 	x := &Expander{logger: logger, now: time.Now, cache: map[string]cachedList{}, logged: map[string]string{}}
-	reg := prometheus.NewRegistry()
 	if len(opts) > 0 {
 		if opts[0].Now != nil {
 			x.now = opts[0].Now
 		}
-		if opts[0].Registry != nil {
-			reg = opts[0].Registry
-		}
+		x.clients = opts[0].Clients
 	}
-	x.m = metricsFor(reg)
+	if x.clients == nil {
+		x.clients = upstream.NewPool(prometheus.NewRegistry(), x.now, logger)
+	}
 	return x
 }
 
@@ -100,8 +98,7 @@ func (x *Expander) Expand(ctx context.Context, cfg *config.Config) (*config.Conf
 	if !needed {
 		return cfg, nil
 	}
-	r := &resolution{x: x, ctx: ctx, ups: map[string]*upstream.Client{}, lists: map[string][]map[string]any{}}
-	defer r.close()
+	r := &resolution{x: x, ctx: ctx, lists: map[string][]map[string]any{}}
 	out, err := cfg.Resolve(r.resolve)
 	if err != nil {
 		return nil, err
@@ -147,15 +144,8 @@ func (x *Expander) Refresh(ctx context.Context, every time.Duration, reload func
 type resolution struct {
 	x       *Expander
 	ctx     context.Context
-	ups     map[string]*upstream.Client
 	lists   map[string][]map[string]any
 	touched map[string]bool
-}
-
-func (r *resolution) close() {
-	for _, u := range r.ups {
-		u.Close()
-	}
 }
 
 func (r *resolution) resolve(a *config.API, e *config.Entry, p config.Param) ([]string, error) {
@@ -248,33 +238,5 @@ func (r *resolution) list(a *config.API, path string, keyed bool) ([]map[string]
 }
 
 func (r *resolution) fetch(a *config.API, path string, keyed bool) ([]map[string]any, error) {
-	u := r.ups[a.Name]
-	if u == nil {
-		u = upstream.New(a, r.x.m.up, r.x.now, log.With(r.x.logger, "api", a.Name))
-		r.ups[a.Name] = u
-	}
-	ctx, cancel := context.WithTimeout(r.ctx, a.Timeout)
-	defer cancel()
-	body, err := u.Get(ctx, path, nil, keyed)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var root any
-	if err := dec.Decode(&root); err != nil {
-		return nil, fmt.Errorf("%s: invalid JSON: %s", path, upstream.ShortJSONError(err))
-	}
-	node, _ := lookup(root, u.DefaultRows())
-	list, ok := node.([]any)
-	if !ok {
-		return nil, fmt.Errorf("%s: no list under %q", path, u.DefaultRows())
-	}
-	rows := make([]map[string]any, 0, len(list))
-	for _, it := range list {
-		if m, ok := it.(map[string]any); ok {
-			rows = append(rows, m)
-		}
-	}
-	return rows, nil
+	return r.x.clients.Client(a).List(r.ctx, path, nil, keyed)
 }

@@ -28,19 +28,20 @@ type Options struct {
 	// TimeoutOffset is kept free of the Prometheus scrape timeout for
 	// encoding and transfer.
 	TimeoutOffset time.Duration
-	// Registry, for an Expander, is where its calls are counted: the
-	// registry the Exporter serves, so that expansion calls show in
-	// upstream_requests_total like every other call.
-	Registry *prometheus.Registry
+	// Clients are the upstream clients, one per API, shared with the
+	// Expander so that limits hold across expansion and scrapes; nil
+	// builds a pool of the Exporter's own, registered in its registry.
+	Clients *upstream.Pool
 }
 
 // Exporter serves /metrics for a configuration and keeps every tuple's
 // cache across scrapes and reloads.
 type Exporter struct {
-	logger log.Logger
-	opts   Options
-	reg    *prometheus.Registry
-	m      *selfMetrics
+	logger  log.Logger
+	opts    Options
+	reg     *prometheus.Registry
+	m       *selfMetrics
+	clients *upstream.Pool
 
 	mu   sync.RWMutex
 	cfg  *config.Config
@@ -52,12 +53,16 @@ type Exporter struct {
 // New builds an Exporter whose own metrics are registered in reg; /metrics
 // serves reg and the data of cfg.
 func New(cfg *config.Config, logger log.Logger, reg *prometheus.Registry, opts ...Options) (*Exporter, error) {
-	e := &Exporter{logger: logger, reg: reg, m: metricsFor(reg)}
+	e := &Exporter{logger: logger, reg: reg, m: newSelfMetrics(reg)}
 	if len(opts) > 0 {
 		e.opts = opts[0]
 	}
 	if e.opts.Now == nil {
 		e.opts.Now = time.Now
+	}
+	e.clients = e.opts.Clients
+	if e.clients == nil {
+		e.clients = upstream.NewPool(reg, e.opts.Now, logger)
 	}
 	if e.opts.DefaultTimeout <= 0 {
 		e.opts.DefaultTimeout = 10 * time.Second
@@ -76,7 +81,8 @@ func New(cfg *config.Config, logger log.Logger, reg *prometheus.Registry, opts .
 }
 
 // ApplyConfig switches to a new configuration. Tuples that survive keep
-// their cached values and schedule; credentials and pauses start afresh.
+// their cached values and schedule; an API whose section is unchanged keeps
+// its client, with its limits and pauses.
 func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 	fams := newFamilies()
 	tf := newTupleFamilies(cfg.TupleLabelNames)
@@ -94,14 +100,17 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 		a := cfg.APIs[name]
 		if a == nil {
 			e.m.tuples.DeleteLabelValues(name)
+			e.clients.Drop(name)
 			continue
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		logger := log.With(e.logger, "api", name)
+		up := e.clients.Client(a)
+		up.Reloaded()
 		c := &apiCollector{
 			api: a, sched: &schedule{revalidate: a.Revalidate}, fams: fams, tf: tf, m: e.m,
 			now: e.opts.Now, logger: logger, ctx: ctx, cancel: cancel,
-			up: upstream.New(a, e.m.up, e.opts.Now, logger),
+			up: up,
 		}
 		for _, t := range a.Tuples {
 			st := &tupleState{tuple: t}
@@ -151,6 +160,9 @@ func (e *Exporter) Close() {
 		c.close()
 	}
 	e.apis = nil
+	if e.opts.Clients == nil {
+		e.clients.Close() // the Exporter's own
+	}
 }
 
 // ServeHTTP serves one scrape: the exporter's own metrics and the data of

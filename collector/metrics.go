@@ -1,19 +1,14 @@
 package collector
 
 import (
-	"sync"
-
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
 const namespace = "onchain_exporter"
 
-// selfMetrics are the exporter's own families, registered once; they live
-// across reloads.
+// selfMetrics are the cache families, registered once; they live across
+// reloads. The families of upstream calls are package upstream's.
 type selfMetrics struct {
-	up          *upstream.Metrics
 	cacheHits   *prometheus.CounterVec
 	cacheMisses *prometheus.CounterVec
 	callsSaved  *prometheus.CounterVec
@@ -21,30 +16,9 @@ type selfMetrics struct {
 	tuples      *prometheus.GaugeVec
 }
 
-// registered holds the families registered per registry, so that the
-// Expander and the Exporter of one process count into the same ones.
-var registered = struct {
-	sync.Mutex
-	by map[*prometheus.Registry]*selfMetrics
-}{by: map[*prometheus.Registry]*selfMetrics{}}
-
-// metricsFor returns the exporter's own families in reg, registering them
-// the first time.
-func metricsFor(reg *prometheus.Registry) *selfMetrics {
-	registered.Lock()
-	defer registered.Unlock()
-	if m := registered.by[reg]; m != nil {
-		return m
-	}
-	m := newSelfMetrics(reg)
-	registered.by[reg] = m
-	return m
-}
-
 func newSelfMetrics(reg prometheus.Registerer) *selfMetrics {
 	api := []string{"api"}
 	m := &selfMetrics{
-		up: upstream.NewMetrics(reg),
 		cacheHits: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "cache_hits_total",
 			Help: "Tuple reads answered from the cache because no new row was due."}, api),
 		cacheMisses: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "cache_misses_total",

@@ -35,6 +35,8 @@ type Client struct {
 	m       *Metrics
 	now     func() time.Time
 	logger  log.Logger
+	// identity is what the client was built from (Pool.Client).
+	identity string
 
 	mu sync.Mutex
 	// pauses holds one API-wide pause per lane, key-free [0] and keyed
@@ -44,8 +46,9 @@ type Client struct {
 }
 
 type pauseState struct {
-	until time.Time
-	by    string
+	until      time.Time
+	by         string
+	credential bool
 }
 
 func lane(keyed bool) int {
@@ -104,16 +107,26 @@ func New(a *config.API, m *Metrics, now func() time.Time, logger log.Logger) *Cl
 }
 
 // Close drops idle connections; requests in flight end with their
-// context. Its pauses end with it (a reload starts afresh), and so does
-// their gauge.
+// context. Its pauses end with it, and so does their gauge.
 func (u *Client) Close() {
 	u.client.CloseIdleConnections()
+	u.lift(func(pauseState) bool { return true })
+}
+
+// Reloaded lifts the pauses a reload may have fixed: those of a rejected
+// or unentitled credential. Rate-limit and quota pauses stay.
+func (u *Client) Reloaded() {
+	u.lift(func(p pauseState) bool { return p.credential })
+}
+
+func (u *Client) lift(which func(pauseState) bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	for i := range u.pauses {
-		by := u.pauses[i].by
-		u.pauses[i] = pauseState{}
-		u.unmark(by)
+		if by := u.pauses[i].by; by != "" && which(u.pauses[i]) {
+			u.pauses[i] = pauseState{}
+			u.unmark(by)
+		}
 	}
 }
 
@@ -134,13 +147,13 @@ func (u *Client) paused(keyed bool) (time.Time, string, bool) {
 	return p.until, p.by, true
 }
 
-func (u *Client) pause(keyed bool, until time.Time, code string) {
+func (u *Client) pause(keyed bool, until time.Time, code string, credential bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	p := &u.pauses[lane(keyed)]
 	if until.After(p.until) {
 		old := p.by
-		*p = pauseState{until: until, by: code}
+		*p = pauseState{until: until, by: code, credential: credential}
 		u.unmark(old)
 		u.m.apiPaused.WithLabelValues(u.api.Name, code).Set(1)
 	}
@@ -219,9 +232,9 @@ func (u *Client) failOn(keyed bool, e *Error) *Error {
 	u.m.apiErrors.WithLabelValues(u.api.Name, e.Code).Inc()
 	switch {
 	case !e.PauseUntil.IsZero():
-		u.pause(keyed, e.PauseUntil, e.Code)
+		u.pause(keyed, e.PauseUntil, e.Code, e.Credential)
 	case e.Pause > 0:
-		u.pause(keyed, u.now().Add(e.Pause), e.Code)
+		u.pause(keyed, u.now().Add(e.Pause), e.Code, e.Credential)
 	}
 	return e
 }

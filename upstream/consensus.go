@@ -75,7 +75,7 @@ func (consensusDialect) check(status int, h http.Header, body []byte, now time.T
 	case "API_KEY_REQUIRED", "PLAN_REQUIRED":
 		e.Hold = AuthPause // this endpoint, not the key, is out of reach
 	case "INVALID_API_KEY":
-		e.Pause = AuthPause // the key itself is bad: every call would fail
+		e.Pause, e.Credential = AuthPause, true // the key itself is bad: every call would fail
 	case "RAW_ACCESS_REQUIRED":
 		e.Hold = AuthPause // the caller drops source_text and asks again
 	case "DAILY_LIMIT_EXCEEDED":

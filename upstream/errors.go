@@ -26,6 +26,10 @@ type Error struct {
 	// credential, quota used, rate limited); PauseUntil wins when set.
 	Pause      time.Duration
 	PauseUntil time.Time
+	// Credential says the pause is the credential's fault (rejected,
+	// unentitled): a reload lifts it, since the user may have fixed it
+	// upstream; a rate or quota pause outlives reloads.
+	Credential bool
 	// Hold stops calls of this one tuple for that long (not retryable).
 	Hold time.Duration
 	// Gone says the series does not exist as asked (unknown asset, no
@@ -86,7 +90,7 @@ func httpError(status int, code, message string, h http.Header, now time.Time) *
 	e := &Error{Code: code, HTTP: status, Message: message}
 	switch {
 	case status == 401 || status == 403:
-		e.Pause = AuthPause
+		e.Pause, e.Credential = AuthPause, true
 	case status == 429:
 		e.RetryAfter = retryAfter(h, now)
 		if e.RetryAfter == 0 {

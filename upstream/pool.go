@@ -1,0 +1,87 @@
+package upstream
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+)
+
+// Pool holds the one Client of each API for the life of the process:
+// expansion, listing endpoints and scrapes all take it, so that its rate
+// limit, concurrency cap and pauses hold whoever calls. A reload keeps a
+// client whose section is unchanged and builds a new one only when what
+// the client is made of (address, credential, limits, transport) changed.
+type Pool struct {
+	m      *Metrics
+	now    func() time.Time
+	logger log.Logger
+
+	mu      sync.Mutex
+	clients map[string]*Client
+}
+
+// NewPool returns an empty pool whose request families are registered in
+// reg; now is the clock of pauses and Retry-After dates.
+func NewPool(reg prometheus.Registerer, now func() time.Time, logger log.Logger) *Pool {
+	if now == nil {
+		now = time.Now
+	}
+	return &Pool{m: NewMetrics(reg), now: now, logger: logger, clients: map[string]*Client{}}
+}
+
+// Client returns the client of an API section: the one in use when the
+// section is the same as before, a new one otherwise (the old one's idle
+// connections are dropped; calls in flight end on their own).
+func (p *Pool) Client(a *config.API) *Client {
+	id := Identity(a)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c := p.clients[a.Name]; c != nil {
+		if c.identity == id {
+			return c
+		}
+		c.Close()
+	}
+	c := New(a, p.m, p.now, log.With(p.logger, "api", a.Name))
+	c.identity = id
+	p.clients[a.Name] = c
+	return c
+}
+
+// Drop closes the client of an API no longer configured.
+func (p *Pool) Drop(name string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c := p.clients[name]; c != nil {
+		c.Close()
+		delete(p.clients, name)
+	}
+}
+
+// Close closes every client.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for name, c := range p.clients {
+		c.Close()
+		delete(p.clients, name)
+	}
+}
+
+// Identity is a digest of what a client of the section is made of:
+// address, credential, authentication, limits and timeout. Equal
+// identities can share one client; the digest carries nothing that can be
+// turned back into the credential.
+func Identity(a *config.API) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%d\x00%g\x00", a.Name, a.URL, a.Auth, a.Timeout, a.Concurrency, a.RateLimit)
+	h.Write([]byte(a.Token()))
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
