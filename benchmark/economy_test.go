@@ -11,7 +11,7 @@ import (
 // at most 1.5 upstream calls per new row in every window kind.
 // ONCHAIN_BENCH_FULL=1 runs the full-size simulation and prints its table.
 func TestEconomy(t *testing.T) {
-	o := EconomyOptions{Day: 4, Hour: 4, Block: 1, FastBlock: 1, Replicas: 2, Interval: 15 * time.Second, Duration: 24 * time.Hour}
+	o := EconomyOptions{Day: 4, Hour: 4, Block: 1, FastBlock: 1, Replicas: 2, Interval: 15 * time.Second, Duration: 72 * time.Hour}
 	if os.Getenv("ONCHAIN_BENCH_FULL") != "" {
 		o.Day, o.Hour, o.FastBlock = 100, 33, 10 // as many distinct tuples as the fake serves
 	}

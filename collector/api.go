@@ -49,7 +49,7 @@ func (c *apiCollector) collect(ctx context.Context) ([]sampleOf, bool) {
 		case st.inflight != nil:
 			joined++
 			waits = append(waits, st.inflight)
-		case now.Before(st.next) || c.closed:
+		case c.closed || now.Before(st.next) && !c.sched.siblingFound(st, now):
 			hits++
 		default:
 			st.inflight = make(chan struct{})
@@ -167,10 +167,7 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 		c.logOnce(st, level.Warn(c.logger), "refresh failed; serving the last good value while it is fresh enough", e.Error())
 		return
 	}
-	if !st.newest.IsZero() && d.newest.After(st.newest) {
-		c.sched.delays.observe(delayKey(t), d.newest, st.missedAt, now)
-		st.missedAt = time.Time{}
-	}
+	prevNewest := st.newest
 	st.values, st.decoded, st.rowTime, st.interval = values, d, d.rowTime, d.interval
 	if d.newest.After(st.newest) || st.newest.IsZero() {
 		st.newest = d.newest
@@ -186,7 +183,15 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 			level.Warn(c.logger).Log("msg", "upstream marks this series deprecated; its data may no longer update", "endpoint", t.Path, "query", redactedQuery(t.Query))
 		}
 	}
-	st.next = c.sched.afterSuccess(st, now)
+	st.next = c.sched.afterSuccess(st, prevNewest, now)
+	if w := rowWindow(st); w > 0 && st.newest.After(prevNewest) && t.CacheTTL == 0 {
+		if !prevNewest.IsZero() {
+			c.m.rowDelay.WithLabelValues(c.api.Name, t.Window).Observe(now.Sub(st.newest.Add(w)).Seconds())
+		}
+		if d, ok := c.sched.delays.publication(delayKey(t), w); ok {
+			c.m.pubDelay.WithLabelValues(c.api.Name, t.Path, t.Window).Set(d.Seconds())
+		}
+	}
 	if len(problems) > 0 {
 		c.up.CountErrors("bad_value", len(problems))
 		c.logOnce(st, level.Warn(c.logger), "some fields of the answer were skipped", strings.Join(problems, "; "))

@@ -46,6 +46,9 @@ type Exporter struct {
 	mu   sync.RWMutex
 	cfg  *config.Config
 	apis []*apiCollector
+	// delays are the publication delays learned per API; they outlive
+	// reloads.
+	delays map[string]*delays
 
 	collectorDuration, collectorSuccess *family
 }
@@ -106,9 +109,15 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 		ctx, cancel := context.WithCancel(context.Background())
 		logger := log.With(e.logger, "api", name)
 		up := e.clients.Client(a)
+		if e.delays == nil {
+			e.delays = map[string]*delays{}
+		}
+		if e.delays[name] == nil {
+			e.delays[name] = &delays{}
+		}
 		up.Reloaded()
 		c := &apiCollector{
-			api: a, sched: &schedule{revalidate: a.Revalidate}, fams: fams, tf: tf, m: e.m,
+			api: a, sched: &schedule{revalidate: a.Revalidate, delays: e.delays[name]}, fams: fams, tf: tf, m: e.m,
 			now: e.opts.Now, logger: logger, ctx: ctx, cancel: cancel,
 			up: up,
 		}
@@ -138,7 +147,7 @@ func carryOver(prev *tupleState, t *config.Tuple, fams *families) *tupleState {
 	st.block, st.hasBlock, st.deprecated, st.deprecatedLog = prev.block, prev.hasBlock, prev.deprecated, prev.deprecatedLog
 	st.ok, st.lastCode, st.lastSuccess = prev.ok, prev.lastCode, prev.lastSuccess
 	st.lastAttempt, st.failingSince, st.failures = prev.lastAttempt, prev.failingSince, prev.failures
-	st.next, st.polls, st.missedAt = prev.next, prev.polls, prev.missedAt
+	st.next, st.polls, st.planned, st.due, st.probing = prev.next, prev.polls, prev.planned, prev.due, prev.probing
 	if prev.decoded != nil {
 		if values, problems := fams.build(t, prev.decoded); len(problems) == 0 {
 			st.values, st.decoded = values, prev.decoded

@@ -50,37 +50,41 @@ func fallbackTTL(w string) time.Duration {
 	return 5 * time.Minute
 }
 
-// defaultDelay is the first guess of D before anything was observed: the
-// window itself plus a publication lag.
-func defaultDelay(w string, interval time.Duration) time.Duration {
-	switch w {
-	case "day":
-		return 24*time.Hour + time.Hour
-	case "hour":
-		return time.Hour + 10*time.Minute
-	case "10min":
-		return 10*time.Minute + 3*time.Minute
-	case "min":
-		return time.Minute + 30*time.Second
-	}
-	return 0 // block: a block is visible when it is mined
+// firstGuess is where, after the end of its interval, the first poll for
+// a row goes before anything was learned: just after the interval closes.
+// A provider that is later costs the first row a few polls.
+func firstGuess(w time.Duration) time.Duration {
+	return w + max(2*time.Second, w/200)
 }
 
-// pollStep is the wait before the n-th poll (from 0) of an overdue row: it
-// starts at about 1 % of the window, at least 30 s, doubles each time, and
-// never exceeds a quarter of the window (nor goes under 15 s): a late row
-// is found in a few calls, and found again soon once it comes.
+// learnStep is the resolution of what is learned of a publication delay,
+// and the first wait between polls of a row that is late: 2 % of the
+// window, at least the 5 s floor, at most 5 minutes (so that a late day row
+// is still found within minutes).
+func learnStep(w time.Duration) time.Duration {
+	return min(max(w/50, minInterval), 5*time.Minute)
+}
+
+// pollStep is the wait before the n-th poll (from 0) of an overdue row:
+// from learnStep, doubling, at most a quarter of the window.
 func pollStep(n int, w time.Duration) time.Duration {
-	d := max(w/96, 30*time.Second) << min(n, 16)
-	return max(min(d, w/4), 15*time.Second)
+	d := learnStep(w) << min(n, 16)
+	return max(min(d, w/4), minInterval)
 }
 
 // errorSteps widen the interval between retries of a failing tuple.
 var errorSteps = []time.Duration{15 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute}
 
 const (
-	minInterval  = 5 * time.Second // never call one tuple more often
-	observations = 8               // recent bounds kept per window
+	minInterval = 5 * time.Second // never call one tuple more often
+	// probeShare is the share of first polls placed earlier than the
+	// estimate, so that it can come down; a probe that misses costs one
+	// call more.
+	probeShare = 0.1
+	// jitterMargin, of the window, is added to the delay a late row
+	// showed, so that a provider that jitters is not missed row after
+	// row (at most 5 minutes).
+	jitterMargin = 0.03
 )
 
 func step(steps []time.Duration, i int, ceiling time.Duration) time.Duration {
@@ -91,105 +95,237 @@ func step(steps []time.Duration, i int, ceiling time.Duration) time.Duration {
 	return max(d, minInterval)
 }
 
-// delays learns the publication delay of one API per endpoint and window.
+// delays learns, per API, endpoint and window, when rows appear: the
+// offset from a row's start at which to poll for it first.
 type delays struct {
-	mu     sync.Mutex
-	bounds map[string]*bounds
+	mu  sync.Mutex
+	est map[string]*estimate
 }
 
-type bounds struct {
-	lower, upper []time.Duration // recent observations, newest last
-}
-
-func push(list []time.Duration, d time.Duration) []time.Duration {
-	list = append(list, d)
-	if len(list) > observations {
-		list = list[len(list)-observations:]
-	}
-	return list
+// estimate is what one series of rows taught. first is the offset from a
+// row's start of its first poll. A poll that misses a row bounds its delay
+// from below and the poll that then finds it from above: first rises to
+// that (plus a margin for jitter). A poll that finds the row at once only
+// says the delay is no later, so a small share of first polls are probes,
+// placed depth earlier: a probe that finds the row brings first down to it
+// and doubles the depth (a provider that became faster is followed in a
+// few rows); one that misses halves the depth (down to learnStep).
+type estimate struct {
+	first   time.Duration
+	depth   time.Duration
+	credit  float64
+	learned bool
+	// seen is the newest row any series of the key was found with;
+	// chaser is the one series polling for a late row (chased), while the
+	// others wait for it to find the row.
+	seen   time.Time
+	chaser string
+	chased time.Time
 }
 
 // delayKey names the series that share one publication delay.
-func delayKey(t *config.Tuple) string { return t.LabelGroup + " " + t.Window }
+func delayKey(t *config.Tuple) string { return t.API + " " + t.Path + " " + t.Window }
 
-// observe records that a row starting at start was seen at `seen` and,
-// when a poll missed it before, not yet at `missed`.
-func (ds *delays) observe(key string, start, missed, seen time.Time) {
-	ds.mu.Lock()
-	defer ds.mu.Unlock()
-	if ds.bounds == nil {
-		ds.bounds = map[string]*bounds{}
+func (ds *delays) get(key string, w time.Duration) *estimate {
+	if ds.est == nil {
+		ds.est = map[string]*estimate{}
 	}
-	b := ds.bounds[key]
-	if b == nil {
-		b = &bounds{}
-		ds.bounds[key] = b
+	e := ds.est[key]
+	if e == nil {
+		e = &estimate{first: firstGuess(w), depth: learnStep(w)}
+		ds.est[key] = e
 	}
-	b.upper = push(b.upper, seen.Sub(start))
-	if !missed.IsZero() && missed.After(start) {
-		b.lower = push(b.lower, missed.Sub(start))
-	}
+	return e
 }
 
-// estimate is when, after its start, to look for a row first.
-func (ds *delays) estimate(key, window string, w time.Duration) time.Duration {
+// offset is where to poll first for the next row, and whether that poll
+// is a probe.
+func (ds *delays) offset(key string, w time.Duration) (time.Duration, bool) {
 	ds.mu.Lock()
 	defer ds.mu.Unlock()
-	b := ds.bounds[key]
-	if b == nil || len(b.upper) == 0 {
-		return defaultDelay(window, w)
+	e := ds.get(key, w)
+	if e.learned {
+		e.credit += probeShare
+		if e.credit >= 1 {
+			e.credit--
+			return e.first - e.depth, true
+		}
 	}
-	ub := b.upper[0]
-	for _, u := range b.upper {
-		ub = min(ub, u)
+	return e.first, false
+}
+
+// found records that a row was found `at` after its start: by a probe,
+// at the first try, or (missed > 0) late, after a poll at `missed` did not
+// find it. A late row's delay lies between the two: first goes to the
+// middle of a wide bracket (the next row, polled from there in small
+// steps, narrows it) or to the top of a narrow one, plus a margin for
+// jitter.
+func (ds *delays) found(key string, row time.Time, w, at, missed time.Duration, probe bool) {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	e := ds.get(key, w)
+	if row.After(e.seen) {
+		e.seen = row
 	}
-	var lb time.Duration
-	for _, l := range b.lower {
-		lb = max(lb, l)
+	if !e.chased.After(row) {
+		e.chaser, e.chased = "", time.Time{}
 	}
-	if lb == 0 {
-		// Nothing has been missed yet: no reason to look later than the
-		// first guess, and no reason to probe earlier than what works.
-		return min(ub, defaultDelay(window, w))
+	switch {
+	case missed > 0:
+		top := at
+		if step := learnStep(w); at-missed > 2*step {
+			top = missed + (at-missed)/2
+		}
+		e.first = max(e.first, top+min(time.Duration(jitterMargin*float64(w)), 5*time.Minute))
+	default:
+		e.first = min(e.first, at) // the delay is no later than this
+		if probe {
+			e.depth = min(2*e.depth, w/4)
+			e.credit = 1 // it worked: probe again for the next row
+		}
 	}
-	tolerance := max(time.Minute, w/100)
-	if lb >= ub || ub-lb <= tolerance {
-		return ub
+	e.learned = true
+}
+
+// bound records that a row was there `at` after its start (the first
+// refresh after start): its delay is no later, but nothing says how much
+// earlier, so probing waits for a row found by the schedule.
+func (ds *delays) bound(key string, w, at time.Duration) {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	e := ds.get(key, w)
+	e.first = min(e.first, at)
+}
+
+// chase says whether the series `id` is the one to poll for a late row
+// starting at row: the first to find it missing is, and the others of the
+// key wait until it is found.
+func (ds *delays) chase(key, id string, row time.Time, w time.Duration) bool {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	e := ds.get(key, w)
+	if e.chaser == "" || e.chaser == id || e.chased.Before(row) {
+		e.chaser, e.chased = id, row
+		return true
 	}
-	return lb + (ub-lb)/2
+	return false
+}
+
+// foundSince says whether a series of the key found a row starting at or
+// after row.
+func (ds *delays) foundSince(key string, row time.Time) bool {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	e := ds.est[key]
+	return e != nil && !e.seen.Before(row)
+}
+
+// probeMissed records that a probe came too early.
+func (ds *delays) probeMissed(key string, w time.Duration) {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	e := ds.get(key, w)
+	e.depth = max(e.depth/2, learnStep(w))
+}
+
+// publication is the estimated delay between the end of a row's interval
+// and its publication, for the gauge.
+func (ds *delays) publication(key string, w time.Duration) (time.Duration, bool) {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	e := ds.est[key]
+	if e == nil || !e.learned {
+		return 0, false
+	}
+	return e.first - w, true
 }
 
 // schedule is the policy of one API: when each tuple is next refreshed.
 type schedule struct {
-	delays     delays
+	delays     *delays // the API's, kept across reloads
 	revalidate time.Duration
 }
 
-// afterSuccess plans the next refresh of a tuple whose refresh at `now`
-// succeeded; st already holds what the answer said.
-func (s *schedule) afterSuccess(st *tupleState, now time.Time) time.Time {
+// rowWindow is the spacing of a tuple's rows: its window, or for block
+// windows the mean spacing of the rows seen.
+func rowWindow(st *tupleState) time.Duration {
+	if st.tuple.Window == "block" {
+		return st.interval
+	}
+	return windowDuration(st.tuple.Window)
+}
+
+// afterSuccess learns from a refresh at `now` that succeeded and plans the
+// next. prevNewest is the newest row before it; st already holds what the
+// answer said.
+func (s *schedule) afterSuccess(st *tupleState, prevNewest time.Time, now time.Time) time.Time {
 	t := st.tuple
+	w := rowWindow(st)
+	key := delayKey(t)
+	if w > 0 && !st.newest.IsZero() {
+		switch {
+		case prevNewest.IsZero():
+			// The first refresh after start sets the schedule from the
+			// rows it got: the next row is polled for when it appears.
+			if !st.newest.After(now) {
+				s.delays.bound(key, w, now.Sub(st.newest))
+			}
+		case st.newest.After(prevNewest):
+			var missed time.Duration
+			if st.polls > 0 {
+				missed = st.missed
+			}
+			s.delays.found(key, st.newest, w, now.Sub(st.newest), missed, st.probing)
+			st.polls, st.probing, st.planned = 0, false, false
+		case !st.planned || now.Before(prevNewest.Add(w+st.due)):
+			// Polled before the row was due (a revalidation): nothing
+			// learned.
+		case st.probing:
+			s.delays.probeMissed(key, w)
+			st.probing, st.planned = false, false
+		default:
+			st.polls++ // the row was due and is not there (yet)
+			st.missed = now.Sub(prevNewest.Add(w))
+		}
+	}
 	if t.CacheTTL > 0 {
 		return now.Add(time.Duration(t.CacheTTL * float64(time.Second)))
-	}
-	w := windowDuration(t.Window)
-	if t.Window == "block" {
-		w = st.interval
 	}
 	if w <= 0 || st.newest.IsZero() {
 		return s.cap(now, now.Add(fallbackTTL(t.Window)))
 	}
 	nextStart := st.newest.Add(w)
-	due := nextStart.Add(s.delays.estimate(delayKey(t), t.Window, w))
+	if st.polls > 0 {
+		if !s.delays.chase(key, t.Key, nextStart, w) {
+			// Another series of the key polls for this row; this one
+			// is polled as soon as that one finds it (collect), or
+			// after the longest step if it never does.
+			return s.cap(now, now.Add(max(pollStep(16, w), minInterval)))
+		}
+		return s.cap(now, now.Add(pollStep(st.polls-1, w)))
+	}
+	if !st.planned {
+		st.due, st.probing = s.delays.offset(key, w)
+		st.planned = true
+	}
+	due := nextStart.Add(st.due)
 	if now.Before(due) {
-		st.polls = 0
 		return s.cap(now, maxTime(due, now.Add(minInterval)))
 	}
-	// Overdue: the row should be there and is not (yet).
-	st.missedAt = now
-	next := now.Add(pollStep(st.polls, w))
-	st.polls++
-	return s.cap(now, next)
+	// Due already (a revalidation, or a row the estimate says is there):
+	// poll again after the floor; if the row is still missing then, it
+	// is late.
+	return s.cap(now, now.Add(minInterval))
+}
+
+// siblingFound says whether a late row a tuple waits for was found by
+// another series of its key: then the tuple is due at once.
+func (s *schedule) siblingFound(st *tupleState, now time.Time) bool {
+	if st.polls == 0 || st.tuple.CacheTTL > 0 || st.newest.IsZero() {
+		return false
+	}
+	w := rowWindow(st)
+	return w > 0 && now.Sub(st.lastAttempt) >= minInterval && s.delays.foundSince(delayKey(st.tuple), st.newest.Add(w))
 }
 
 // afterError plans the retry of a failing tuple.

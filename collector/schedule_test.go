@@ -8,72 +8,103 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
-// simulateRows plays the schedule against an upstream that publishes an
-// hourly row delay after the row's start, polling exactly when the
-// schedule says. It returns the calls made per row over the last rows and
-// how late, at worst, a row was seen after it appeared.
-func simulateRows(t *testing.T, delay time.Duration, rows int) (float64, time.Duration) {
+// simulateRows plays the schedule of one hour-window tuple against an
+// upstream that publishes row k (start k hours) at its start plus
+// delay(k), polling exactly when the schedule says. From row `from` on it
+// counts calls per row and the mean time a row was served late (found
+// minus published).
+func simulateRows(t *testing.T, delay func(k int) time.Duration, rows, from int) (float64, time.Duration) {
 	t.Helper()
-	s := &schedule{}
-	tp := &config.Tuple{Window: "hour", LabelGroup: "data /v1/btc/market-data/open-interest"}
+	s := &schedule{delays: &delays{}}
+	tp := &config.Tuple{API: "data", Path: "/v1/btc/market-data/open-interest", Window: "hour"}
 	st := &tupleState{tuple: tp}
 	start := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
-	visible := func(now time.Time) time.Time { // newest row start visible at now
-		return now.Add(-delay).Truncate(time.Hour)
+	newestAt := func(now time.Time) time.Time {
+		k := int(now.Sub(start) / time.Hour)
+		for ; k > -3 && start.Add(time.Duration(k)*time.Hour+delay(k)).After(now); k-- {
+		}
+		return start.Add(time.Duration(k) * time.Hour)
 	}
-	now := start.Add(delay + 17*time.Minute)
-	calls := 0
-	var worst time.Duration
-	for seen := 0; seen < rows; {
-		newest := visible(now)
-		if !st.newest.IsZero() && newest.After(st.newest) {
-			s.delays.observe(delayKey(tp), newest, st.missedAt, now)
-			st.missedAt = time.Time{}
-			seen++
-			if seen > rows/2 {
-				worst = max(worst, now.Sub(newest.Add(delay)))
+	now := start.Add(17 * time.Minute)
+	calls, counted := 0, 0
+	var late time.Duration
+	for now.Before(start.Add(time.Duration(rows) * time.Hour)) {
+		prev := st.newest
+		st.newest = newestAt(now)
+		k := int(st.newest.Sub(start) / time.Hour)
+		if k >= from {
+			calls++
+			if st.newest.After(prev) && !prev.IsZero() {
+				counted++
+				late += now.Sub(st.newest.Add(delay(k)))
 			}
 		}
-		if seen > rows/2 {
-			calls++
-		}
-		st.newest = newest
-		now = s.afterSuccess(st, now)
+		now = s.afterSuccess(st, prev, now)
 	}
-	return float64(calls) / float64(rows-rows/2), worst
+	return float64(calls) / float64(counted), late / time.Duration(counted)
 }
 
 func TestScheduleLearnsThePublicationDelay(t *testing.T) {
-	for _, delay := range []time.Duration{
-		65 * time.Minute,  // earlier than the first guess (1 h 10 min)
-		100 * time.Minute, // much later than the first guess
-		2*time.Hour + 7*time.Minute,
+	constant := func(d time.Duration) func(int) time.Duration { return func(int) time.Duration { return d } }
+	for _, tc := range []struct {
+		name  string
+		delay func(k int) time.Duration
+	}{
+		{"as the interval closes", constant(time.Hour)},
+		{"5 min after it closes", constant(65 * time.Minute)},
+		{"40 min after it closes", constant(100 * time.Minute)},
+		{"67 min after it closes", constant(127 * time.Minute)},
+		{"jitter of +-50 % around 7 min", func(k int) time.Duration {
+			return time.Hour + 7*time.Minute*time.Duration(50+(k*37)%101)/100
+		}},
+		{"a delay that drops from 40 to 4 min", func(k int) time.Duration {
+			if k < 30 {
+				return 100 * time.Minute
+			}
+			return 64 * time.Minute
+		}},
 	} {
-		perRow, late := simulateRows(t, delay, 40)
-		if perRow > 1.1 {
-			t.Errorf("delay %v: %.2f calls per row once learned, want about 1", delay, perRow)
+		perRow, late := simulateRows(t, tc.delay, 80, 40)
+		if perRow > 1.2 {
+			t.Errorf("%s: %.2f calls per row once learned, want at most 1.2", tc.name, perRow)
 		}
-		if late > 5*time.Minute+time.Second {
-			t.Errorf("delay %v: rows seen up to %v after they appeared", delay, late)
+		if late > 6*time.Minute {
+			t.Errorf("%s: rows served %v after they appeared, on average", tc.name, late)
 		}
+		t.Logf("%s: %.2f calls per row, served %v late on average", tc.name, perRow, late)
+	}
+}
+
+// TestScheduleColdStartPollsTheNextRow: the first refresh after start
+// bounds the delay by the newest row's age, so the next row is polled for
+// when it appears, not a first guess later.
+func TestScheduleColdStartPollsTheNextRow(t *testing.T) {
+	s := &schedule{delays: &delays{}}
+	st := &tupleState{tuple: &config.Tuple{API: "data", Path: "/p", Window: "min"}}
+	now := time.Date(2026, 11, 20, 12, 0, 1, 0, time.UTC)
+	st.newest = time.Date(2026, 11, 20, 11, 59, 0, 0, time.UTC) // there 1 s after its interval closed
+	next := s.afterSuccess(st, time.Time{}, now)
+	if want := time.Date(2026, 11, 20, 12, 1, 1, 0, time.UTC); !next.Equal(want) {
+		t.Errorf("next refresh %v, want %v (the next row, 1 s after its interval closes)", next, want)
 	}
 }
 
 func TestScheduleDoesNotCallBeforeTheNextRowIsDue(t *testing.T) {
-	s := &schedule{}
-	st := &tupleState{tuple: &config.Tuple{Window: "day", LabelGroup: "g"}}
+	s := &schedule{delays: &delays{}}
+	st := &tupleState{tuple: &config.Tuple{Window: "day", Path: "/p"}}
 	now := time.Date(2026, 11, 20, 13, 0, 0, 0, time.UTC)
 	st.newest = time.Date(2026, 11, 19, 0, 0, 0, 0, time.UTC)
-	next := s.afterSuccess(st, now)
-	if want := time.Date(2026, 11, 21, 1, 0, 0, 0, time.UTC); !next.Equal(want) {
-		t.Errorf("next refresh %v, want %v (next row start + the first-guess delay)", next, want)
+	prev := time.Date(2026, 11, 18, 0, 0, 0, 0, time.UTC)
+	next := s.afterSuccess(st, prev, now)
+	if want := time.Date(2026, 11, 20, 0, 7, 12, 0, time.UTC).Add(24 * time.Hour); !next.Equal(want) {
+		t.Errorf("next refresh %v, want %v (next row start + the window + the first guess's 7 min 12 s)", next, want)
 	}
 	s.revalidate = 6 * time.Hour
-	if next := s.afterSuccess(st, now); !next.Equal(now.Add(6 * time.Hour)) {
+	if next := s.afterSuccess(st, st.newest, now); !next.Equal(now.Add(6 * time.Hour)) {
 		t.Errorf("with revalidate 6h: next %v", next)
 	}
 	st.tuple.CacheTTL = 60
-	if next := s.afterSuccess(st, now); !next.Equal(now.Add(time.Minute)) {
+	if next := s.afterSuccess(st, st.newest, now); !next.Equal(now.Add(time.Minute)) {
 		t.Errorf("with cache_ttl 1m: next %v", next)
 	}
 }

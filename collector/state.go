@@ -31,8 +31,11 @@ type tupleState struct {
 	failures     int
 
 	next     time.Time     // when a refresh is due
-	polls    int           // polls of an overdue row so far
-	missedAt time.Time     // last poll that found the due row missing
+	planned  bool          // due holds the first poll of the next row
+	due      time.Duration // offset from the next row's start of its first poll
+	probing  bool          // that first poll is a probe, earlier than the estimate
+	polls    int           // polls that missed the next row after it was due
+	missed   time.Duration // offset from the next row's start of the last of them
 	inflight chan struct{} // closed when the refresh under way ends
 
 	dropSourceText bool   // the key lacks raw access: ask for the excerpt
