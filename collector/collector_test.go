@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
 
 const supplyConfig = `
@@ -98,12 +99,11 @@ func TestExpositionMatchesUpstream(t *testing.T) {
 }
 
 // checkMetrics runs promtool check metrics on an exposition when promtool
-// is installed (CI installs it).
+// is installed; under CI=true a missing promtool fails the test.
 func checkMetrics(t *testing.T, body string) {
 	t.Helper()
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		t.Log("promtool not on PATH: exposition lint skipped")
+	promtool := testtool.Lookup(t, "install the Debian package prometheus", "promtool")
+	if promtool == "" {
 		return
 	}
 	cmd := exec.Command(promtool, "check", "metrics")

@@ -2,5 +2,6 @@
 // project's fake upstream, scraped by a real Prometheus that evaluates
 // examples/alerts.yml and notifies a real Alertmanager, whose webhook the
 // test receives. It needs the Debian packages prometheus and
-// prometheus-alertmanager and skips with a message without them.
+// prometheus-alertmanager: without them it skips with a message, or fails
+// under CI=true.
 package e2e

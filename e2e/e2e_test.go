@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
 
 const dataToken = "e2e-data-token"
@@ -95,13 +96,9 @@ func fill(tmpl string, kv ...string) string {
 }
 
 func TestPrometheusAlertmanagerEndToEnd(t *testing.T) {
-	prom := lookTool("prometheus")
-	promtool := lookTool("promtool")
-	am := lookTool("prometheus-alertmanager", "alertmanager")
-	if prom == "" || promtool == "" || am == "" {
-		t.Skip("prometheus, promtool and prometheus-alertmanager (or alertmanager) must be on PATH: " +
-			"install the Debian packages prometheus and prometheus-alertmanager (bash .ci/run does)")
-	}
+	prom := testtool.Require(t, "install the Debian package prometheus", "prometheus")
+	promtool := testtool.Require(t, "install the Debian package prometheus", "promtool")
+	am := testtool.Require(t, "install the Debian package prometheus-alertmanager", "prometheus-alertmanager", "alertmanager")
 	dir := t.TempDir()
 	buildCtx, cancelBuild := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancelBuild()

@@ -18,16 +18,6 @@ import (
 	"time"
 )
 
-// lookTool returns the path of the first of names on PATH, or "".
-func lookTool(names ...string) string {
-	for _, n := range names {
-		if p, err := exec.LookPath(n); err == nil {
-			return p
-		}
-	}
-	return ""
-}
-
 // freeAddr returns a 127.0.0.1 address whose port was free a moment ago.
 func freeAddr(t *testing.T) string {
 	t.Helper()

@@ -17,6 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
 
 var update = flag.Bool("update", false, "rewrite kubernetes/prometheusrule.yaml from alerts.yml")
@@ -269,18 +270,6 @@ func TestPrometheusConfigScrapesTheExporter(t *testing.T) {
 	checkCollect(t, "prometheus.yml", params)
 }
 
-// needTool returns the path of the first of names on PATH, or skips.
-func needTool(t *testing.T, pkg string, names ...string) string {
-	t.Helper()
-	for _, n := range names {
-		if p, err := exec.LookPath(n); err == nil {
-			return p
-		}
-	}
-	t.Skipf("%s not on PATH: install the Debian package %s (bash .ci/run does) to run this check", strings.Join(names, " or "), pkg)
-	return ""
-}
-
 func run(t *testing.T, name string, args ...string) {
 	t.Helper()
 	out, err := exec.Command(name, args...).CombinedOutput()
@@ -290,14 +279,14 @@ func run(t *testing.T, name string, args ...string) {
 }
 
 func TestPromtool(t *testing.T) {
-	promtool := needTool(t, "prometheus", "promtool")
+	promtool := testtool.Require(t, "install the Debian package prometheus", "promtool")
 	run(t, promtool, "check", "rules", "alerts.yml")
 	run(t, promtool, "test", "rules", "alerts_test.yml")
 	run(t, promtool, "check", "config", "prometheus.yml")
 }
 
 func TestAmtool(t *testing.T) {
-	amtool := needTool(t, "prometheus-alertmanager", "amtool")
+	amtool := testtool.Require(t, "install the Debian package prometheus-alertmanager", "amtool")
 	run(t, amtool, "check-config", "alertmanager.yml")
 }
 

@@ -1,0 +1,185 @@
+package charts
+
+import (
+	"bytes"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestLint(t *testing.T) {
+	for _, args := range [][]string{nil, {"-f", allValues}} {
+		if out, err := runHelm(t, append([]string{"lint", "--strict", chartDir}, args...)...); err != nil {
+			t.Errorf("%v\n%s", err, out)
+		}
+	}
+}
+
+// TestAlertsFileIsExamples keeps the chart's copy of the rules identical to
+// examples/alerts.yml, the one source (helm packages only files inside the
+// chart).
+func TestAlertsFileIsExamples(t *testing.T) {
+	want, err := os.ReadFile(examplesDir + "/alerts.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(chartDir + "/files/alerts.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Error("charts/onchain-exporter/files/alerts.yml differs from examples/alerts.yml; run: cp examples/alerts.yml charts/onchain-exporter/files/alerts.yml")
+	}
+}
+
+func TestDefaultValues(t *testing.T) {
+	m := render(t)
+	checkPod(t, m)
+	checkStorage(t, m, "")
+	checkConfigLoads(t, m, "onchain-exporter")
+	if m.ServiceAccount == nil {
+		t.Error("no ServiceAccount rendered")
+	}
+	if m.ServiceMonitor != nil || m.PrometheusRule != nil || m.PVC != nil {
+		t.Error("a ServiceMonitor, PrometheusRule or PersistentVolumeClaim rendered by default")
+	}
+	if args := m.container(t).Args; len(args) != 2 {
+		t.Errorf("args %q: want only %s and %s", args, configFlag, storageFlag)
+	}
+}
+
+func TestEveryOption(t *testing.T) {
+	m := render(t, "-f", allValues)
+	checkPod(t, m)
+	if m.PVC == nil {
+		t.Fatal("persistence.enabled: no PersistentVolumeClaim rendered")
+	}
+	checkStorage(t, m, m.PVC.Name)
+	if got := m.PVC.Spec.Resources.Requests.Storage().String(); got != "2Gi" {
+		t.Errorf("PersistentVolumeClaim: size %s, want 2Gi", got)
+	}
+	checkConfigLoads(t, m, "onchain-exporter")
+	checkServiceMonitor(t, m, []string{"1m", "25s", "2m", "1m"})
+	checkPrometheusRule(t, m)
+	for kind, labels := range map[string]map[string]string{"ServiceMonitor": m.ServiceMonitor.Labels, "PrometheusRule": m.PrometheusRule.Labels} {
+		if labels["release"] != "kube-prometheus-stack" {
+			t.Errorf("%s labels %v: the values' release label is missing", kind, labels)
+		}
+	}
+
+	c := m.container(t)
+	if want := []string{configFlag, storageFlag, "--log.format=json", "--log.level=debug"}; !slices.Equal(c.Args, want) {
+		t.Errorf("args %q, want %q", c.Args, want)
+	}
+	if c.Image != "ghcr.io/onchain-exporter/onchain_exporter:v0.1.0" {
+		t.Errorf("image %q", c.Image)
+	}
+	pod := m.Deployment.Spec.Template
+	if pod.Labels["team"] != "markets" || pod.Annotations["example.com/team"] != "markets" {
+		t.Errorf("pod labels %v, annotations %v: podLabels or podAnnotations missing", pod.Labels, pod.Annotations)
+	}
+	spec := pod.Spec
+	if spec.NodeSelector["kubernetes.io/os"] != "linux" || len(spec.Tolerations) != 1 || spec.Affinity == nil || spec.Affinity.NodeAffinity == nil {
+		t.Errorf("nodeSelector %v, tolerations %v, affinity %v: values not rendered", spec.NodeSelector, spec.Tolerations, spec.Affinity)
+	}
+	if len(spec.ImagePullSecrets) != 1 || spec.ImagePullSecrets[0].Name != "registry" {
+		t.Errorf("imagePullSecrets %v", spec.ImagePullSecrets)
+	}
+}
+
+// TestServiceMonitorDefaults checks the default intervals against
+// examples/prometheus.yml.
+func TestServiceMonitorDefaults(t *testing.T) {
+	m := render(t, "--set", "serviceMonitor.enabled=true")
+	checkServiceMonitor(t, m, nil)
+}
+
+func TestStorageDisabled(t *testing.T) {
+	m := render(t, "--set", "storage.enabled=false", "--set", "persistence.enabled=true")
+	checkPod(t, m)
+	c := m.container(t)
+	for _, a := range c.Args {
+		if strings.HasPrefix(a, "--storage.path") {
+			t.Errorf("storage.enabled=false: args still carry %s", a)
+		}
+	}
+	if m.volume("storage") != nil || mountPath(c, "storage") != "" || m.PVC != nil {
+		t.Error("storage.enabled=false: a storage volume, mount or claim is still rendered")
+	}
+}
+
+func TestExistingClaim(t *testing.T) {
+	m := render(t, "--set", "persistence.enabled=true", "--set", "persistence.existingClaim=kept-state")
+	if m.PVC != nil {
+		t.Errorf("persistence.existingClaim: the chart still creates the claim %s", m.PVC.Name)
+	}
+	checkStorage(t, m, "kept-state")
+}
+
+func TestNoSecret(t *testing.T) {
+	m := render(t, "--set", "existingSecret=", "--set", "serviceAccount.create=false")
+	checkPod(t, m)
+	c := m.container(t)
+	if len(c.Env) != 0 || m.volume("credentials") != nil || mountPath(c, "credentials") != "" {
+		t.Errorf("existingSecret empty: env %v or a credentials volume still rendered", c.Env)
+	}
+	if m.ServiceAccount != nil || m.Deployment.Spec.Template.Spec.ServiceAccountName != "default" {
+		t.Error("serviceAccount.create=false: a ServiceAccount is rendered or the pod does not run as default")
+	}
+}
+
+// TestConfigChangeRollsThePod: checksum/config follows the configuration
+// and nothing else.
+func TestConfigChangeRollsThePod(t *testing.T) {
+	sum := func(args ...string) string {
+		return render(t, args...).Deployment.Spec.Template.Annotations["checksum/config"]
+	}
+	base := sum()
+	if other := sum("--set", "podLabels.team=markets"); other != base {
+		t.Error("checksum/config changed with podLabels")
+	}
+	if other := sum("--set-string", "config=data: {}"); other == base {
+		t.Error("checksum/config did not change with the configuration")
+	}
+}
+
+// TestTypoInValuesFails: values.schema.json rejects unknown keys of the
+// chart's own objects and values of the wrong type, so a typo fails helm
+// lint and helm install instead of being ignored.
+func TestTypoInValuesFails(t *testing.T) {
+	for _, set := range []string{
+		"serviceMonitr.enabled=true",
+		"serviceMonitor.enable=true",
+		"prometheusRule.labes.release=x",
+		"persistence.existingclaim=x",
+		"storage.enbled=false",
+		"image.tga=v1",
+		"service.port=http",
+		"extraArgs=--log.level=debug",
+		"existingSecrets=onchain",
+		"serviceMonitor.interval=30",
+	} {
+		if _, err := runHelm(t, "template", release, chartDir, "--set", set); err == nil {
+			t.Errorf("helm template --set %s: rendered, want a schema error", set)
+		} else if !strings.Contains(err.Error(), "schema") {
+			t.Errorf("helm template --set %s: %v; want a schema error", set, err)
+		}
+		if _, err := runHelm(t, "lint", "--strict", chartDir, "--set", set); err == nil {
+			t.Errorf("helm lint --strict --set %s: passed, want a schema error", set)
+		}
+	}
+}
+
+// TestTypoInKubernetesValueFails: values passed through as Kubernetes
+// objects (securityContext, resources, affinity...) are not in the schema;
+// the strict decoding of this test catches a typo in them.
+func TestTypoInKubernetesValueFails(t *testing.T) {
+	out, err := runHelm(t, "template", release, chartDir, "--set", "securityContext.readOnlyRootFileSystem=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := decode(out); err == nil || !strings.Contains(err.Error(), "readOnlyRootFileSystem") {
+		t.Errorf("decode: %v; want an unknown field error for readOnlyRootFileSystem", err)
+	}
+}
