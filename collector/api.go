@@ -164,7 +164,14 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 			c.logOnce(st, level.Warn(c.logger), "refresh failed; the series is dropped until the request is fixed", e.Error())
 			return
 		}
-		c.logOnce(st, level.Warn(c.logger), "refresh failed; serving the last good value while it is fresh enough", e.Error())
+		switch {
+		case st.values == nil:
+			c.logOnce(st, level.Warn(c.logger), "refresh failed; the series has no value yet and is not served", e.Error())
+		case st.showValues(now, c.api.MaxStaleness):
+			c.logOnce(st, level.Warn(c.logger), "refresh failed; serving the last good value until max_staleness", e.Error())
+		default:
+			c.logOnce(st, level.Warn(c.logger), "refresh failed; the last good value is older than max_staleness and is no longer served", e.Error())
+		}
 		return
 	}
 	prevNewest := st.newest

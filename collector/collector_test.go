@@ -201,3 +201,30 @@ func TestCollectSelectsAPIs(t *testing.T) {
 		t.Errorf("%d calls, want 4", got)
 	}
 }
+
+// TestAPIPausedIsThereFromTheStart: every configured API has its
+// api_paused series from the first scrape, 0 until a pause, so that
+// dashboards and alerts need no "or vector(0)"; a pause replaces it with
+// the code's series, and its end brings it back.
+func TestAPIPausedIsThereFromTheStart(t *testing.T) {
+	e := newEnv(t, supplyConfig, fakeapi.Options{})
+	body := e.scrape("10")
+	if got := seriesValue(body, "onchain_exporter_api_paused", "api", "data"); got != "0" {
+		t.Fatalf("first scrape: api_paused{api=\"data\"} = %q, want 0", got)
+	}
+	e.fake.SetFault("data", fakeapi.Fault{Kind: fakeapi.Unauthorized})
+	e.clock.Add(time.Hour)
+	body = e.scrape("10")
+	if got := seriesValue(body, "onchain_exporter_api_paused", "api", "data", "code", "unauthorized"); got != "1" {
+		t.Fatalf("after a 401: api_paused{code=\"unauthorized\"} = %q\n%s", got, strings.Join(lines(body, "onchain_exporter_api_paused"), "\n"))
+	}
+	if n := len(lines(body, "onchain_exporter_api_paused{")); n != 1 {
+		t.Errorf("while paused: %d api_paused series, want the code's only", n)
+	}
+	e.fake.ClearFaults()
+	e.clock.Add(31 * time.Minute)
+	body = e.scrape("10")
+	if got := seriesValue(body, "onchain_exporter_api_paused", "api", "data"); got != "0" {
+		t.Errorf("after the pause: api_paused = %q, want 0\n%s", got, strings.Join(lines(body, "onchain_exporter_api_paused"), "\n"))
+	}
+}

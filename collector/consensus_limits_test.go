@@ -123,8 +123,8 @@ func TestConsensusDailyLimitPausesKeyedCallsUntilMidnight(t *testing.T) {
 	if got := seriesValue(body, "onchain_exporter_query_success", keyedSeries...); got != "1" {
 		t.Errorf("after 00:00 UTC query_success = %q", got)
 	}
-	if got := seriesValue(body, "onchain_exporter_api_paused", "api", "consensus"); got != "" {
-		t.Errorf("still paused: %q", got)
+	if got := seriesValue(body, "onchain_exporter_api_paused", "api", "consensus"); got != "0" {
+		t.Errorf("still paused: api_paused = %q, want 0", got)
 	}
 }
 

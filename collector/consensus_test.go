@@ -84,8 +84,8 @@ func TestConsensusCodesHoldTheTuple(t *testing.T) {
 			if got := seriesValue(body, "onchain_exporter_api_errors_total", "api", "consensus", "code", tc.code); got != "1" {
 				t.Errorf("api_errors_total = %q", got)
 			}
-			if got := seriesValue(body, "onchain_exporter_api_paused", "api", "consensus"); got != "" {
-				t.Errorf("a tuple-level error paused the API: %q", got)
+			if got := seriesValue(body, "onchain_exporter_api_paused", "api", "consensus"); got != "0" {
+				t.Errorf("a tuple-level error paused the API: api_paused = %q, want 0", got)
 			}
 			if n := logs.count("level=warn", tc.code, tc.detail); n != 1 {
 				t.Errorf("%d warn lines with %s and %q, want 1", n, tc.code, tc.detail)

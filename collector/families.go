@@ -47,6 +47,9 @@ var reservedFamilies = map[string]bool{
 	"onchain_data_timestamp_seconds": true, "onchain_data_block_height": true,
 }
 
+// cachedNote ends the HELP of every data family.
+const cachedNote = "Cached: refreshed from upstream when a new row is due."
+
 func newFamilies() *families { return &families{byName: map[string]*family{}} }
 
 func (fs *families) get(owner string, f *config.Field, labelNames []string) (*family, error) {
@@ -75,10 +78,12 @@ func (fs *families) get(owner string, f *config.Field, labelNames []string) (*fa
 		}
 		return fam, nil
 	}
-	fam := newFamily(name, f.Help, typ, labelNames)
-	if f.Help == "" {
-		fam.help = "Field " + f.Name + " as the API serves it."
+	help := f.Help
+	if help == "" {
+		help = "Field " + f.Name + " as the API serves it."
 	}
+	// The writing-exporters guide asks that caching be visible.
+	fam := newFamily(name, help+" "+cachedNote, typ, labelNames)
 	fam.owner = owner
 	fs.byName[name] = fam
 	return fam, nil

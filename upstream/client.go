@@ -155,21 +155,28 @@ func (u *Client) pause(keyed bool, until time.Time, code string, credential bool
 		old := p.by
 		*p = pauseState{until: until, by: code, credential: credential}
 		u.unmark(old)
+		u.m.apiPaused.DeleteLabelValues(u.api.Name, "")
 		u.m.apiPaused.WithLabelValues(u.api.Name, code).Set(1)
 	}
 }
 
-// unmark clears the paused gauge of a code no lane is paused by.
+// unmark clears the paused gauge of a code no lane is paused by; with no
+// pause left the API's series without a code says 0, so that the family
+// is there for every configured API from the start.
 func (u *Client) unmark(code string) {
-	if code == "" {
-		return
-	}
+	paused := false
 	for _, p := range u.pauses {
-		if p.by == code {
+		paused = paused || p.by != ""
+		if code != "" && p.by == code {
 			return
 		}
 	}
-	u.m.apiPaused.DeleteLabelValues(u.api.Name, code)
+	if code != "" {
+		u.m.apiPaused.DeleteLabelValues(u.api.Name, code)
+	}
+	if !paused {
+		u.m.apiPaused.WithLabelValues(u.api.Name, "").Set(0)
+	}
 }
 
 // Get performs one GET of the API's path with query and returns the body

@@ -50,7 +50,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		dailyUsed: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "daily_quota_used",
 			Help: "Requests used today, from the last X-Daily-Used header."}, api),
 		apiPaused: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "api_paused",
-			Help: "1 while calls to the API are paused (bad credential, rate limit, daily quota), with the error code that paused them."}, []string{"api", "code"}),
+			Help: "1 while calls to the API are paused (bad credential, rate limit, daily quota), with the error code that paused them; 0 without a code while they are not."}, []string{"api", "code"}),
 	}
 	reg.MustRegister(m.requests, m.requestDuration, m.apiErrors, m.rateLimit, m.rateRemaining, m.rateReset,
 		m.dailyLimit, m.dailyUsed, m.apiPaused)

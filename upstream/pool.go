@@ -51,6 +51,7 @@ func (p *Pool) Client(a *config.API) *Client {
 	}
 	c := New(a, p.m, p.now, log.With(p.logger, "api", a.Name))
 	c.identity = id
+	c.unmark("")
 	p.clients[a.Name] = c
 	return c
 }
@@ -62,6 +63,7 @@ func (p *Pool) Drop(name string) {
 	if c := p.clients[name]; c != nil {
 		c.Close()
 		delete(p.clients, name)
+		p.m.apiPaused.DeletePartialMatch(prometheus.Labels{"api": name})
 	}
 }
 
