@@ -70,6 +70,9 @@ func retryDelay(resp *http.Response, err error, now time.Time) (time.Duration, b
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return 0, false
 		}
+		if _, refused := certificateError(err); refused {
+			return 0, false // the same certificate comes back
+		}
 		return 500 * time.Millisecond, true
 	}
 	var floor time.Duration
