@@ -3,6 +3,8 @@ package config
 import (
 	"net/url"
 	"time"
+
+	promconfig "github.com/prometheus/common/config"
 )
 
 // API names, as they appear in YAML sections and in the api label.
@@ -50,6 +52,10 @@ type API struct {
 	MaxTuples  int
 	Metrics    []*Entry
 	Tuples     []*Tuple
+	// HTTPClient holds the section's tls_config and proxy keys, read the
+	// way Prometheus reads them (httpclient.go). Only its TLS and proxy
+	// settings are ever set: the credential is token_env/token_file.
+	HTTPClient promconfig.HTTPClientConfig
 
 	token Secret
 	line  int // of the section's key

@@ -99,9 +99,13 @@ func (l *errorList) api(name string, n *yaml.Node, getenv func(string) string) *
 	var rawURL string
 	var urlNode, metricsNode *yaml.Node
 	keyNodes := map[string]*yaml.Node{}
+	var httpKeys httpClientPairs
 	for _, p := range pairs {
 		k := join(name, p.key)
 		keyNodes[p.key] = p.keyN
+		if httpKeys.take(l, p, k) {
+			continue
+		}
 		switch p.key {
 		case "url":
 			urlNode = p.value
@@ -162,6 +166,7 @@ func (l *errorList) api(name string, n *yaml.Node, getenv func(string) string) *
 		l.add(n, join(name, "auth"), "the Indicator API takes its key only as a bearer header")
 	}
 	l.credential(a, n, keyNodes, getenv)
+	l.httpClient(a, &httpKeys)
 	if metricsNode == nil {
 		l.add(n, join(name, "metrics"), "is required: list at least one metric")
 	} else {

@@ -59,16 +59,7 @@ func lane(keyed bool) int {
 }
 
 func New(a *config.API, m *Metrics, now func() time.Time, logger log.Logger) *Client {
-	base := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:          a.Concurrency * 2,
-		MaxIdleConnsPerHost:   a.Concurrency,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   5 * time.Second,
-		ResponseHeaderTimeout: a.Timeout,
-		ForceAttemptHTTP2:     true,
-	}
+	base := newTransport(a)
 	u := &Client{
 		api:     a,
 		dialect: dialectFor(a.Name),
@@ -252,6 +243,9 @@ func transportError(err error) *Error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
+	}
+	if msg, ok := certificateError(err); ok {
+		return &Error{Code: "transport", Message: msg}
 	}
 	code := "transport"
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || isTimeout(err) {

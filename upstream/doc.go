@@ -1,9 +1,10 @@
 // Package upstream owns the one path every call to an upstream API takes:
-// one long-lived client per API with its keep-alive connections, its
-// concurrency cap and rate limit, one retry of server faults
-// (transport.go), API-wide pauses after errors that say "stop calling",
-// the request metrics, and every rule that differs between the APIs
-// (dialect.go, consensus.go: how the credential is sent, how an answer
-// says it failed, where rows sit). An error of any API becomes one *Error,
-// classified once (errors.go).
+// one long-lived client per API with its keep-alive connections (built
+// from the section's TLS and proxy settings by prometheus/common,
+// httpclient.go), its concurrency cap and rate limit, one retry of server
+// faults (transport.go), API-wide pauses after errors that say "stop
+// calling", the request metrics, and every rule that differs between the
+// APIs (dialect.go, consensus.go: how the credential is sent, how an
+// answer says it failed, where rows sit). An error of any API becomes one
+// *Error, classified once (errors.go).
 package upstream

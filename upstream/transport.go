@@ -58,6 +58,10 @@ func (rt *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return rt.next.RoundTrip(req)
 }
 
+// CloseIdleConnections passes on to the transport below, so that
+// Client.Close drops the connections of a replaced client.
+func (rt *retryTransport) CloseIdleConnections() { closeIdle(rt.next) }
+
 // retryDelay says whether an answer is worth one more try, and after how
 // long: Retry-After is a floor, a few seconds for 503 (the upstream asks
 // for that), one second for other server faults.
@@ -65,6 +69,9 @@ func retryDelay(resp *http.Response, err error, now time.Time) (time.Duration, b
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return 0, false
+		}
+		if _, refused := certificateError(err); refused {
+			return 0, false // the same certificate comes back
 		}
 		return 500 * time.Millisecond, true
 	}
@@ -111,4 +118,13 @@ func (it *instrumentTransport) RoundTrip(req *http.Request) (*http.Response, err
 	it.m.requests.WithLabelValues(it.api, strconv.Itoa(resp.StatusCode)).Inc()
 	it.m.observeHeaders(it.api, resp.Header, it.now())
 	return resp, nil
+}
+
+func (it *instrumentTransport) CloseIdleConnections() { closeIdle(it.next) }
+
+// closeIdle drops the idle connections of a transport that keeps any.
+func closeIdle(rt http.RoundTripper) {
+	if c, ok := rt.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
 }

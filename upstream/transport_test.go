@@ -10,6 +10,11 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/go-kit/log"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
 )
 
 // recorder is an http.RoundTripper stub: it answers from a list and
@@ -166,5 +171,24 @@ func TestRetryDeadlineUsesTheRealClock(t *testing.T) {
 		if err != nil || resp.StatusCode != 503 || rec.calls != 1 {
 			t.Errorf("clock off by %v: a retry 60 s out was attempted with 30 s left (%d calls, %v)", offset, rec.calls, err)
 		}
+	}
+}
+
+// closeWatch records that Client.Close reached the transport.
+type closeWatch struct {
+	http.RoundTripper
+	closed bool
+}
+
+func (c *closeWatch) CloseIdleConnections() { c.closed = true }
+
+func TestCloseDropsIdleConnections(t *testing.T) {
+	a := &config.API{Name: config.APIData, Timeout: time.Second, Concurrency: 1}
+	u := New(a, NewMetrics(prometheus.NewRegistry()), time.Now, log.NewNopLogger())
+	w := &closeWatch{}
+	u.WrapTransport(func(rt http.RoundTripper) http.RoundTripper { w.RoundTripper = rt; return w })
+	u.Close()
+	if !w.closed {
+		t.Error("Close did not reach the transport: a replaced client keeps its connections")
 	}
 }
