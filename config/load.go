@@ -43,7 +43,7 @@ func Parse(file string, b []byte, getenv func(string) string) (*Config, error) {
 	}
 	for _, p := range pairs {
 		if !isAPIName(p.key) {
-			l.add(p.keyN, p.key, "unknown key (expected one of %s)", strings.Join(APINames, ", "))
+			l.add(p.keyN, p.key, "%s", unknownKeyMessage(p.key, APINames))
 			continue
 		}
 		if a := l.api(p.key, p.value, getenv); a != nil {
@@ -142,7 +142,7 @@ func (l *errorList) api(name string, n *yaml.Node, getenv func(string) string) *
 		case "metrics":
 			metricsNode = p.value
 		default:
-			l.add(p.keyN, k, "unknown key")
+			l.add(p.keyN, k, "%s", unknownKeyMessage(p.key, sectionKeys))
 		}
 	}
 	if urlNode == nil {
