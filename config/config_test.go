@@ -71,6 +71,22 @@ func TestBadConfigs(t *testing.T) {
 		"bad_row_label_repeated.yml":        "testdata/bad_row_label_repeated.yml:7: data.metrics[0].labels: \"exchange\" is already a label of the series",
 		"bad_timeout_zero.yml":              "testdata/bad_timeout_zero.yml:4: data.timeout: must be greater than 0",
 		"bad_unknown_api_key.yml":           "testdata/bad_unknown_api_key.yml:4: data.retries: unknown key (expected one of url, token_env, token_file, auth, timeout, concurrency, rate_limit, max_staleness, revalidate, max_tuples, metrics)",
+		// Every problem of the file in one run: an unknown section key
+		// does not hide the errors of the entries, nor one section those
+		// of another.
+		"bad_section_key_hides_entry_errors.yml": `testdata/bad_section_key_hides_entry_errors.yml:4: data.timout: unknown key; did you mean "timeout"?
+testdata/bad_section_key_hides_entry_errors.yml:7: data.metrics[0].window: "block" is not allowed for /v1/btc/market-data/open-interest (allowed: day, hour, min)
+testdata/bad_section_key_hides_entry_errors.yml:9: data.metrics[1].exchange: unknown parameter for /v1/btc/network-data/supply (accepted: none)
+testdata/bad_section_key_hides_entry_errors.yml:11: data.metrics[2].windw: unknown key; did you mean "window"? (to send windw upstream as a parameter, list it under params:)
+testdata/bad_section_key_hides_entry_errors.yml:14: consensus.max_tuples: must be an integer, got "many"
+testdata/bad_section_key_hides_entry_errors.yml:16: consensus.metrics[0]: /consensus with days needs the key: set consensus.token_env or consensus.token_file`,
+		// Expanding beside errors must not echo them: the entry whose
+		// asset list is wrong has no placeholder error, the unreadable
+		// token_env no "credential required", the wrong max_tuples no
+		// comparison.
+		"bad_errors_not_echoed.yml": `testdata/bad_errors_not_echoed.yml:3: data.token_env: must be a single value, got a list
+testdata/bad_errors_not_echoed.yml:4: data.max_tuples: must be at least 1, got 0
+testdata/bad_errors_not_echoed.yml:7: data.metrics[0].asset: must not be an empty list`,
 		// Typos: outside the catalog a mistyped entry key would be sent
 		// upstream as a parameter.
 		"bad_typo_entry_keys.yml": `testdata/bad_typo_entry_keys.yml:6: data.metrics[0].cache_tll: unknown key; did you mean "cache_ttl"? (to send cache_tll upstream as a parameter, list it under params:)

@@ -59,6 +59,7 @@ func (l *errorList) entry(api, key string, n *yaml.Node) *Entry {
 	if !ok {
 		return nil
 	}
+	before := len(l.errs)
 	e := &Entry{Line: n.Line, Key: key, lines: map[string]int{}}
 	hasPath := false
 	// Parameters are read once the path is known, in file order.
@@ -107,6 +108,9 @@ func (l *errorList) entry(api, key string, n *yaml.Node) *Entry {
 		l.add(n, join(key, "path"), "is required")
 		return nil
 	}
+	// An entry read with errors is not expanded: what is missing from it
+	// would show as further, misleading errors.
+	e.broken = len(l.errs) > before
 	return e
 }
 
