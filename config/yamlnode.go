@@ -52,12 +52,17 @@ func (l *errorList) addAt(line int, key, format string, args ...any) {
 	l.lines = append(l.lines, line)
 }
 
-// err returns the problems in the order of their lines: the checks of
+// err returns the problems, in the order of their lines: the checks of
 // expanded entries run after the whole file is read.
 func (l *errorList) err() error {
 	if len(l.errs) == 0 {
 		return nil
 	}
+	return &Error{Problems: l.sorted()}
+}
+
+// sorted returns the problems in the order of their lines.
+func (l *errorList) sorted() []string {
 	order := make([]int, len(l.errs))
 	for i := range order {
 		order[i] = i
@@ -67,7 +72,7 @@ func (l *errorList) err() error {
 	for i, j := range order {
 		problems[i] = l.errs[j]
 	}
-	return &Error{Problems: problems}
+	return problems
 }
 
 // Error is every problem found while loading a configuration file.
