@@ -39,9 +39,13 @@ const exporterName = "onchain_exporter"
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	fillVersion(debug.ReadBuildInfo())
 	app := kingpin.New(exporterName, "Prometheus exporter for on-chain, equity indicator and analyst consensus APIs.")
 	app.UsageWriter(stdout)
 	app.ErrorWriter(stderr)
+	// --help and --version end run() with this code, not the process.
+	terminated := -1
+	app.Terminate(func(code int) { terminated = code })
 	var (
 		configFile     = app.Flag("config.file", "Configuration file.").Default("onchain.yml").String()
 		configCheck    = app.Flag("config.check", "Load and validate the configuration without calling upstream (\"all\" and consensus asset names are resolved at start), print OK or the errors, and exit.").Bool()
@@ -58,6 +62,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if _, err := app.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", exporterName, err)
 		return 2
+	}
+	if terminated >= 0 {
+		return terminated
 	}
 	if err := oneOf("log.level", *logLevel, "debug", "info", "warn", "error"); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", exporterName, err)
