@@ -131,7 +131,27 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer exp.Close()
-	safe := config.NewSafeConfig(reg, load, exp.ApplyConfig)
+	// The landing page shows the configuration in force: each one put in
+	// force brings its own page.
+	var landing landingPage
+	page, err := newLandingPage(infoOf(*metricsPath, *demoMode, cfg))
+	if err != nil {
+		level.Error(logger).Log("msg", "cannot build the landing page", "err", err)
+		return 1
+	}
+	landing.Store(page)
+	apply := func(c *config.Config) error {
+		page, err := newLandingPage(infoOf(*metricsPath, *demoMode, c))
+		if err != nil {
+			return err
+		}
+		if err := exp.ApplyConfig(c); err != nil {
+			return err
+		}
+		landing.Store(page)
+		return nil
+	}
+	safe := config.NewSafeConfig(reg, load, apply)
 	safe.Loaded(cfg)
 	level.Info(logger).Log("msg", "starting "+exporterName, "version", version.Info(), "config", cfg.File, "tuples", len(cfg.Tuples))
 
@@ -145,12 +165,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		mux.Handle("/-/demo/fault", demo.FaultHandler(d.Fake))
 	}
 	if *metricsPath != "/" {
-		landing, err := web.NewLandingPage(landingConfig(*metricsPath, *demoMode))
-		if err != nil {
-			level.Error(logger).Log("msg", "cannot build the landing page", "err", err)
-			return 1
-		}
-		mux.Handle("/", landing)
+		mux.Handle("/", &landing)
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

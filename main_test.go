@@ -250,6 +250,7 @@ func TestReload(t *testing.T) {
 	if got := up.credentials(supplyPath); len(got) != 1 || got[0] != "Bearer token-A" {
 		t.Fatalf("supply calls with credentials %q", got)
 	}
+	landingShows(t, e, cfgFile, "2 tuples")
 
 	// POST, good file, rotated credential, one more series.
 	writeFile(t, tokenFile, "token-B\n")
@@ -268,6 +269,7 @@ func TestReload(t *testing.T) {
 	if got := up.credentials(pnlPath); len(got) != 1 || got[0] != "Bearer token-B" {
 		t.Errorf("the new series was called with %q, want the rotated token", got)
 	}
+	landingShows(t, e, cfgFile, "3 tuples")
 	time.Sleep(1100 * time.Millisecond) // open interest is due again
 	e.metrics()
 	if got := up.credentials(oiPath); len(got) < 2 || got[len(got)-1] != "Bearer token-B" {
@@ -294,6 +296,7 @@ func TestReload(t *testing.T) {
 	if !strings.Contains(body, "onchain_utxo_profit_amount{") || valueOf(body, `onchain_exporter_tuples{api="data"}`) != "3" {
 		t.Errorf("the old configuration is not in force after a bad file:\n%s", body)
 	}
+	landingShows(t, e, cfgFile, "3 tuples")
 
 	// The same through SIGHUP: a bad file first, then a good one that
 	// drops the added series.
@@ -332,6 +335,17 @@ func TestReload(t *testing.T) {
 	http.DefaultClient.CloseIdleConnections()
 	up.Close()
 	goleak.VerifyNone(t, ignore)
+}
+
+// landingShows checks that the landing page shows the configuration in
+// force: its file and the data API's tuple count.
+func landingShows(t *testing.T, e *exporter, file, dataTuples string) {
+	t.Helper()
+	code, page := e.get(http.MethodGet, "/")
+	if code != http.StatusOK || !strings.Contains(page, "<code>"+file+"</code>") ||
+		!strings.Contains(page, `<a href="/metrics?collect[]=data">Metrics of the data API only</a>: `+dataTuples+"<") {
+		t.Errorf("the landing page does not show %s with %s: HTTP %d\n%s", file, dataTuples, code, page)
+	}
 }
 
 // sighupUntil sends SIGHUP until done says the reload happened: the
