@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -42,5 +43,16 @@ func TestBadFlagsExitNonZero(t *testing.T) {
 	var out, errOut bytes.Buffer
 	if code := run([]string{"--log.level=loud"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "log.level") {
 		t.Errorf("exit %d, stderr %q", code, errOut.String())
+	}
+}
+
+// One tuple is "1 tuple".
+func TestConfigCheckSingular(t *testing.T) {
+	t.Setenv("ONCHAIN_TEST_TOKEN", "x")
+	file := filepath.Join(t.TempDir(), "one.yml")
+	writeFile(t, file, "data:\n  url: http://127.0.0.1:1\n  token_env: ONCHAIN_TEST_TOKEN\n  metrics:\n    - path: /v1/btc/network-data/supply\n")
+	var out, errOut bytes.Buffer
+	if code := run([]string{"--config.check", "--config.file=" + file}, &out, &errOut); code != 0 || out.String() != "OK: "+file+": 1 tuple\n" {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
 	}
 }

@@ -100,7 +100,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, err)
 			return 1
 		}
-		fmt.Fprintf(stdout, "OK: %s: %d tuples\n", cfg.File, len(cfg.Tuples))
+		fmt.Fprintf(stdout, "OK: %s: %s\n", cfg.File, plural(len(cfg.Tuples), "tuple"))
 		return 0
 	}
 	if err != nil {
