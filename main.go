@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
@@ -95,16 +96,27 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	cfg, err := parse()
+	hint := ""
+	if errors.Is(err, fs.ErrNotExist) && !*demoMode {
+		hint = missingConfigHint(*configFile)
+	}
 	if *configCheck {
 		if err != nil {
 			fmt.Fprintln(stderr, err)
+			if hint != "" {
+				fmt.Fprintln(stderr, hint)
+			}
 			return 1
 		}
 		fmt.Fprintf(stdout, "OK: %s: %s\n", cfg.File, plural(len(cfg.Tuples), "tuple"))
 		return 0
 	}
 	if err != nil {
-		level.Error(logger).Log("msg", "cannot load the configuration", "err", err)
+		kv := []any{"msg", "cannot load the configuration", "err", err}
+		if hint != "" {
+			kv = append(kv, "hint", hint)
+		}
+		level.Error(logger).Log(kv...)
 		return 1
 	}
 	// "all" and consensus asset names are resolved through the upstream
@@ -184,6 +196,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// missingConfigHint says what to do when the configuration file does not
+// exist, as it does not on a first run.
+func missingConfigHint(file string) string {
+	return fmt.Sprintf("no configuration file: to try the exporter without a real upstream, run it with --demo; "+
+		"to configure it, copy examples/config.yml to %s, set ONCHAIN_DATA_TOKEN and edit its metrics", file)
 }
 
 // oneOf checks a flag's value against its allowed values.
