@@ -41,10 +41,18 @@ func TestConfigCheck(t *testing.T) {
 	}
 }
 
+// Flag values are checked by kingpin: a bad one exits 2 and says what is
+// allowed.
 func TestBadFlagsExitNonZero(t *testing.T) {
-	var out, errOut bytes.Buffer
-	if code := run([]string{"--log.level=loud"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "log.level") {
-		t.Errorf("exit %d, stderr %q", code, errOut.String())
+	for _, c := range []struct{ arg, want string }{
+		{"--log.level=loud", "onchain_exporter: enum value must be one of debug,info,warn,error, got 'loud' (try --help)\n"},
+		{"--log.format=xml", "onchain_exporter: enum value must be one of logfmt,json, got 'xml' (try --help)\n"},
+		{"--no-such-flag", "onchain_exporter: unknown long flag '--no-such-flag' (try --help)\n"},
+	} {
+		var out, errOut bytes.Buffer
+		if code := run([]string{c.arg}, &out, &errOut); code != 2 || errOut.String() != c.want {
+			t.Errorf("%s: exit %d, stderr %q; want 2 and %q", c.arg, code, errOut.String(), c.want)
+		}
 	}
 }
 

@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"strings"
 	"syscall"
 	"time"
 
@@ -54,26 +53,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		metricsPath    = app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
 		timeoutOffset  = app.Flag("scrape.timeout-offset", "Time kept free of the Prometheus scrape timeout for encoding and transfer.").Default("500ms").Duration()
 		defaultTimeout = app.Flag("scrape.default-timeout", "Scrape deadline when Prometheus sends no X-Prometheus-Scrape-Timeout-Seconds.").Default("10s").Duration()
-		logLevel       = app.Flag("log.level", "Only log messages with the given severity or above: debug, info, warn, error.").Default("info").String()
-		logFormat      = app.Flag("log.format", "Output format of log messages: logfmt, json.").Default("logfmt").String()
+		logLevel       = app.Flag("log.level", "Only log messages with the given severity or above: debug, info, warn, error.").Default("info").Enum("debug", "info", "warn", "error")
+		logFormat      = app.Flag("log.format", "Output format of log messages: logfmt, json.").Default("logfmt").Enum("logfmt", "json")
 		webFlags       = kingpinflag.AddFlags(app, ":9799")
 	)
 	app.Version(version.Print(exporterName))
 	app.HelpFlag.Short('h')
 	if _, err := app.Parse(args); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", exporterName, err)
+		fmt.Fprintf(stderr, "%s: %v (try --help)\n", exporterName, err)
 		return 2
 	}
 	if terminated >= 0 {
 		return terminated
-	}
-	if err := oneOf("log.level", *logLevel, "debug", "info", "warn", "error"); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", exporterName, err)
-		return 2
-	}
-	if err := oneOf("log.format", *logFormat, "logfmt", "json"); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", exporterName, err)
-		return 2
 	}
 	logger, slogger := newLoggers(stderr, *logLevel, *logFormat)
 	if os.Getenv("GOGC") == "" {
@@ -203,16 +194,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 func missingConfigHint(file string) string {
 	return fmt.Sprintf("no configuration file: to try the exporter without a real upstream, run it with --demo; "+
 		"to configure it, copy examples/config.yml to %s, set ONCHAIN_DATA_TOKEN and edit its metrics", file)
-}
-
-// oneOf checks a flag's value against its allowed values.
-func oneOf(flag, value string, allowed ...string) error {
-	for _, a := range allowed {
-		if value == a {
-			return nil
-		}
-	}
-	return fmt.Errorf("--%s: must be one of %s, got %q", flag, strings.Join(allowed, ", "), value)
 }
 
 // newLoggers builds the project's go-kit logger and, for libraries that
