@@ -204,11 +204,27 @@ func newLoggers(w io.Writer, lvl, format string) (log.Logger, *slog.Logger) {
 		base = log.NewJSONLogger(log.NewSyncWriter(w))
 	}
 	filtered := level.NewFilter(base, level.Allow(level.ParseDefault(lvl, level.InfoValue())))
-	logger := log.With(filtered, "ts", log.DefaultTimestampUTC, "caller", log.DefaultCaller)
+	stamped := log.With(filtered, "ts", log.DefaultTimestampUTC)
+	logger := log.With(stamped, "caller", log.DefaultCaller)
 	var sl slog.Level
 	_ = sl.UnmarshalText([]byte(lvl))
-	// The bridge adds its own time and caller keys: give it the logger
-	// without ours.
-	slogger := slog.New(slgk.NewGoKitHandler(filtered, sl))
+	// The bridge adds its own caller key, and the record's time as "time":
+	// give it the logger with our ts but without our caller, and records
+	// without a time, so that every line has one time key, ts.
+	slogger := slog.New(untimed{slgk.NewGoKitHandler(stamped, sl)})
 	return logger, slogger
 }
+
+// untimed passes slog records on without their time.
+type untimed struct{ slog.Handler }
+
+func (h untimed) Handle(ctx context.Context, r slog.Record) error {
+	r.Time = time.Time{}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h untimed) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return untimed{h.Handler.WithAttrs(attrs)}
+}
+
+func (h untimed) WithGroup(name string) slog.Handler { return untimed{h.Handler.WithGroup(name)} }

@@ -373,3 +373,30 @@ func later(a, b string) bool {
 	y, err2 := strconv.ParseFloat(b, 64)
 	return err1 == nil && err2 == nil && x > y
 }
+
+// Every line, the exporter-toolkit's included, carries one time key, ts,
+// in either format.
+func TestLogLinesHaveOneTimeKey(t *testing.T) {
+	for _, format := range []string{"logfmt", "json"} {
+		t.Run(format, func(t *testing.T) {
+			e := startRun(t, http.DefaultClient, "http", "--demo", "--log.format="+format)
+			e.metrics()
+			e.stop()
+			lines := strings.Split(strings.TrimSpace(e.stderr.String()), "\n")
+			ts, timeKey := "ts=", "time="
+			if format == "json" {
+				ts, timeKey = `"ts":`, `"time":`
+			}
+			toolkit := false
+			for _, l := range lines {
+				if strings.Count(l, ts) != 1 || strings.Contains(l, timeKey) {
+					t.Errorf("not one %s and no %s: %s", ts, timeKey, l)
+				}
+				toolkit = toolkit || strings.Contains(l, "Listening on")
+			}
+			if !toolkit {
+				t.Errorf("no line of the exporter-toolkit to check:\n%s", e.stderr.String())
+			}
+		})
+	}
+}
