@@ -72,6 +72,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		// for a smaller heap (BENCHMARKS.md); GOGC in the environment wins.
 		debug.SetGCPercent(50)
 	}
+	// Set on a clean shutdown; logged after every deferred close.
+	stopped := false
+	defer func() {
+		if stopped {
+			level.Info(logger).Log("msg", "stopped")
+		}
+	}()
 
 	var d *demo.Demo
 	parse := func() (*config.Config, error) { return config.Load(*configFile) }
@@ -171,21 +178,39 @@ func run(args []string, stdout, stderr io.Writer) int {
 		mux.Handle("/", &landing)
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(signals)
 	go reloadLoop(ctx, logger, safe, reloads)
 	go expander.Refresh(ctx, collector.DiscoveryRefresh, safe.Reload)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	shutdownDone := make(chan struct{})
 	go func() {
-		<-ctx.Done()
-		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(shutdown)
+		defer close(shutdownDone)
+		select {
+		case s := <-signals:
+			level.Info(logger).Log("msg", "shutting down", "signal", s)
+		case <-ctx.Done():
+			return
+		}
+		cancel()
+		shutdown, cancelShutdown := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancelShutdown()
+		if err := srv.Shutdown(shutdown); err != nil {
+			level.Warn(logger).Log("msg", "requests still running at shutdown were cut off", "err", err)
+		}
 	}()
 	if err := web.ListenAndServe(srv, webFlags, slogger); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		level.Error(logger).Log("msg", "cannot serve", "err", err)
 		return 1
 	}
+	// Shutdown, when a signal started it, returns once the requests in
+	// flight are answered.
+	cancel()
+	<-shutdownDone
+	stopped = true
 	return 0
 }
 

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -374,9 +375,9 @@ func later(a, b string) bool {
 	return err1 == nil && err2 == nil && x > y
 }
 
-// Every line, the exporter-toolkit's included, carries one time key, ts,
-// in either format.
-func TestLogLinesHaveOneTimeKey(t *testing.T) {
+// SIGTERM is logged, then the end of the shutdown; every line, the
+// exporter-toolkit's included, carries one time key, ts, in either format.
+func TestShutdownAndLogLines(t *testing.T) {
 	for _, format := range []string{"logfmt", "json"} {
 		t.Run(format, func(t *testing.T) {
 			e := startRun(t, http.DefaultClient, "http", "--demo", "--log.format="+format)
@@ -384,8 +385,10 @@ func TestLogLinesHaveOneTimeKey(t *testing.T) {
 			e.stop()
 			lines := strings.Split(strings.TrimSpace(e.stderr.String()), "\n")
 			ts, timeKey := "ts=", "time="
+			shutdown, stopped := `msg="shutting down" signal=terminated`, "msg=stopped"
 			if format == "json" {
 				ts, timeKey = `"ts":`, `"time":`
+				shutdown, stopped = `"msg":"shutting down","signal":"terminated"`, `"msg":"stopped"`
 			}
 			toolkit := false
 			for _, l := range lines {
@@ -396,6 +399,11 @@ func TestLogLinesHaveOneTimeKey(t *testing.T) {
 			}
 			if !toolkit {
 				t.Errorf("no line of the exporter-toolkit to check:\n%s", e.stderr.String())
+			}
+			// "stopped" comes last, after everything run() closes.
+			at := slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, shutdown) })
+			if n := len(lines); at < 0 || at == n-1 || !strings.Contains(lines[n-1], stopped) {
+				t.Errorf("the log does not end with the shutdown:\n%s", e.stderr.String())
 			}
 		})
 	}
