@@ -8,12 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"strings"
 	"syscall"
 	"time"
 
@@ -40,9 +40,13 @@ const exporterName = "onchain_exporter"
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	fillVersion(debug.ReadBuildInfo())
 	app := kingpin.New(exporterName, "Prometheus exporter for on-chain, equity indicator and analyst consensus APIs.")
 	app.UsageWriter(stdout)
 	app.ErrorWriter(stderr)
+	// --help and --version end run() with this code, not the process.
+	terminated := -1
+	app.Terminate(func(code int) { terminated = code })
 	var (
 		configFile     = app.Flag("config.file", "Configuration file.").Default("onchain.yml").String()
 		configCheck    = app.Flag("config.check", "Load and validate the configuration without calling upstream (\"all\" and consensus asset names are resolved at start), print OK or the errors, and exit.").Bool()
@@ -50,23 +54,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		metricsPath    = app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
 		timeoutOffset  = app.Flag("scrape.timeout-offset", "Time kept free of the Prometheus scrape timeout for encoding and transfer.").Default("500ms").Duration()
 		defaultTimeout = app.Flag("scrape.default-timeout", "Scrape deadline when Prometheus sends no X-Prometheus-Scrape-Timeout-Seconds.").Default("10s").Duration()
-		logLevel       = app.Flag("log.level", "Only log messages with the given severity or above: debug, info, warn, error.").Default("info").String()
-		logFormat      = app.Flag("log.format", "Output format of log messages: logfmt, json.").Default("logfmt").String()
+		logLevel       = app.Flag("log.level", "Only log messages with the given severity or above: debug, info, warn, error.").Default("info").Enum("debug", "info", "warn", "error")
+		logFormat      = app.Flag("log.format", "Output format of log messages: logfmt, json.").Default("logfmt").Enum("logfmt", "json")
 		webFlags       = kingpinflag.AddFlags(app, ":9799")
 	)
 	app.Version(version.Print(exporterName))
 	app.HelpFlag.Short('h')
 	if _, err := app.Parse(args); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", exporterName, err)
+		fmt.Fprintf(stderr, "%s: %v (try --help)\n", exporterName, err)
 		return 2
 	}
-	if err := oneOf("log.level", *logLevel, "debug", "info", "warn", "error"); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", exporterName, err)
-		return 2
-	}
-	if err := oneOf("log.format", *logFormat, "logfmt", "json"); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", exporterName, err)
-		return 2
+	if terminated >= 0 {
+		return terminated
 	}
 	logger, slogger := newLoggers(stderr, *logLevel, *logFormat)
 	if os.Getenv("GOGC") == "" {
@@ -74,6 +73,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		// for a smaller heap (BENCHMARKS.md); GOGC in the environment wins.
 		debug.SetGCPercent(50)
 	}
+	// Set on a clean shutdown; logged after every deferred close.
+	stopped := false
+	defer func() {
+		if stopped {
+			level.Info(logger).Log("msg", "stopped")
+		}
+	}()
 
 	var d *demo.Demo
 	parse := func() (*config.Config, error) { return config.Load(*configFile) }
@@ -89,16 +95,27 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	cfg, err := parse()
+	hint := ""
+	if errors.Is(err, fs.ErrNotExist) && !*demoMode {
+		hint = missingConfigHint(*configFile)
+	}
 	if *configCheck {
 		if err != nil {
 			fmt.Fprintln(stderr, err)
+			if hint != "" {
+				fmt.Fprintln(stderr, hint)
+			}
 			return 1
 		}
-		fmt.Fprintf(stdout, "OK: %s: %d tuples\n", cfg.File, len(cfg.Tuples))
+		fmt.Fprintf(stdout, "OK: %s: %s\n", cfg.File, plural(len(cfg.Tuples), "tuple"))
 		return 0
 	}
 	if err != nil {
-		level.Error(logger).Log("msg", "cannot load the configuration", "err", err)
+		kv := []any{"msg", "cannot load the configuration", "err", err}
+		if hint != "" {
+			kv = append(kv, "hint", hint)
+		}
+		level.Error(logger).Log(kv...)
 		return 1
 	}
 	// "all" and consensus asset names are resolved through the upstream
@@ -129,7 +146,27 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer exp.Close()
-	safe := config.NewSafeConfig(reg, load, exp.ApplyConfig)
+	// The landing page shows the configuration in force: each one put in
+	// force brings its own page.
+	var landing landingPage
+	page, err := newLandingPage(infoOf(*metricsPath, *demoMode, cfg))
+	if err != nil {
+		level.Error(logger).Log("msg", "cannot build the landing page", "err", err)
+		return 1
+	}
+	landing.Store(page)
+	apply := func(c *config.Config) error {
+		page, err := newLandingPage(infoOf(*metricsPath, *demoMode, c))
+		if err != nil {
+			return err
+		}
+		if err := exp.ApplyConfig(c); err != nil {
+			return err
+		}
+		landing.Store(page)
+		return nil
+	}
+	safe := config.NewSafeConfig(reg, load, apply)
 	safe.Loaded(cfg)
 	level.Info(logger).Log("msg", "starting "+exporterName, "version", version.Info(), "config", cfg.File, "tuples", len(cfg.Tuples))
 
@@ -143,40 +180,50 @@ func run(args []string, stdout, stderr io.Writer) int {
 		mux.Handle("/-/demo/fault", demo.FaultHandler(d.Fake))
 	}
 	if *metricsPath != "/" {
-		landing, err := web.NewLandingPage(landingConfig(*metricsPath, *demoMode))
-		if err != nil {
-			level.Error(logger).Log("msg", "cannot build the landing page", "err", err)
-			return 1
-		}
-		mux.Handle("/", landing)
+		mux.Handle("/", &landing)
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(signals)
 	go reloadLoop(ctx, logger, safe, reloads)
 	go expander.Refresh(ctx, collector.DiscoveryRefresh, safe.Reload)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	shutdownDone := make(chan struct{})
 	go func() {
-		<-ctx.Done()
-		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(shutdown)
+		defer close(shutdownDone)
+		select {
+		case s := <-signals:
+			level.Info(logger).Log("msg", "shutting down", "signal", s)
+		case <-ctx.Done():
+			return
+		}
+		cancel()
+		shutdown, cancelShutdown := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancelShutdown()
+		if err := srv.Shutdown(shutdown); err != nil {
+			level.Warn(logger).Log("msg", "requests still running at shutdown were cut off", "err", err)
+		}
 	}()
 	if err := web.ListenAndServe(srv, webFlags, slogger); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		level.Error(logger).Log("msg", "cannot serve", "err", err)
 		return 1
 	}
+	// Shutdown, when a signal started it, returns once the requests in
+	// flight are answered.
+	cancel()
+	<-shutdownDone
+	stopped = true
 	return 0
 }
 
-// oneOf checks a flag's value against its allowed values.
-func oneOf(flag, value string, allowed ...string) error {
-	for _, a := range allowed {
-		if value == a {
-			return nil
-		}
-	}
-	return fmt.Errorf("--%s: must be one of %s, got %q", flag, strings.Join(allowed, ", "), value)
+// missingConfigHint says what to do when the configuration file does not
+// exist, as it does not on a first run.
+func missingConfigHint(file string) string {
+	return fmt.Sprintf("no configuration file: to try the exporter without a real upstream, run it with --demo; "+
+		"to configure it, copy examples/config.yml to %s, set ONCHAIN_DATA_TOKEN and edit its metrics", file)
 }
 
 // newLoggers builds the project's go-kit logger and, for libraries that
@@ -187,11 +234,27 @@ func newLoggers(w io.Writer, lvl, format string) (log.Logger, *slog.Logger) {
 		base = log.NewJSONLogger(log.NewSyncWriter(w))
 	}
 	filtered := level.NewFilter(base, level.Allow(level.ParseDefault(lvl, level.InfoValue())))
-	logger := log.With(filtered, "ts", log.DefaultTimestampUTC, "caller", log.DefaultCaller)
+	stamped := log.With(filtered, "ts", log.DefaultTimestampUTC)
+	logger := log.With(stamped, "caller", log.DefaultCaller)
 	var sl slog.Level
 	_ = sl.UnmarshalText([]byte(lvl))
-	// The bridge adds its own time and caller keys: give it the logger
-	// without ours.
-	slogger := slog.New(slgk.NewGoKitHandler(filtered, sl))
+	// The bridge adds its own caller key, and the record's time as "time":
+	// give it the logger with our ts but without our caller, and records
+	// without a time, so that every line has one time key, ts.
+	slogger := slog.New(untimed{slgk.NewGoKitHandler(stamped, sl)})
 	return logger, slogger
 }
+
+// untimed passes slog records on without their time.
+type untimed struct{ slog.Handler }
+
+func (h untimed) Handle(ctx context.Context, r slog.Record) error {
+	r.Time = time.Time{}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h untimed) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return untimed{h.Handler.WithAttrs(attrs)}
+}
+
+func (h untimed) WithGroup(name string) slog.Handler { return untimed{h.Handler.WithGroup(name)} }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -250,6 +251,7 @@ func TestReload(t *testing.T) {
 	if got := up.credentials(supplyPath); len(got) != 1 || got[0] != "Bearer token-A" {
 		t.Fatalf("supply calls with credentials %q", got)
 	}
+	landingShows(t, e, cfgFile, "2 tuples")
 
 	// POST, good file, rotated credential, one more series.
 	writeFile(t, tokenFile, "token-B\n")
@@ -268,6 +270,7 @@ func TestReload(t *testing.T) {
 	if got := up.credentials(pnlPath); len(got) != 1 || got[0] != "Bearer token-B" {
 		t.Errorf("the new series was called with %q, want the rotated token", got)
 	}
+	landingShows(t, e, cfgFile, "3 tuples")
 	time.Sleep(1100 * time.Millisecond) // open interest is due again
 	e.metrics()
 	if got := up.credentials(oiPath); len(got) < 2 || got[len(got)-1] != "Bearer token-B" {
@@ -294,6 +297,7 @@ func TestReload(t *testing.T) {
 	if !strings.Contains(body, "onchain_utxo_profit_amount{") || valueOf(body, `onchain_exporter_tuples{api="data"}`) != "3" {
 		t.Errorf("the old configuration is not in force after a bad file:\n%s", body)
 	}
+	landingShows(t, e, cfgFile, "3 tuples")
 
 	// The same through SIGHUP: a bad file first, then a good one that
 	// drops the added series.
@@ -334,6 +338,17 @@ func TestReload(t *testing.T) {
 	goleak.VerifyNone(t, ignore)
 }
 
+// landingShows checks that the landing page shows the configuration in
+// force: its file and the data API's tuple count.
+func landingShows(t *testing.T, e *exporter, file, dataTuples string) {
+	t.Helper()
+	code, page := e.get(http.MethodGet, "/")
+	if code != http.StatusOK || !strings.Contains(page, "<code>"+file+"</code>") ||
+		!strings.Contains(page, `<a href="/metrics?collect[]=data">Metrics of the data API only</a>: `+dataTuples+"<") {
+		t.Errorf("the landing page does not show %s with %s: HTTP %d\n%s", file, dataTuples, code, page)
+	}
+}
+
 // sighupUntil sends SIGHUP until done says the reload happened: the
 // signal handler of run() may not be listening at the very first one.
 func sighupUntil(t *testing.T, e *exporter, done func(string) bool) string {
@@ -358,4 +373,38 @@ func later(a, b string) bool {
 	x, err1 := strconv.ParseFloat(a, 64)
 	y, err2 := strconv.ParseFloat(b, 64)
 	return err1 == nil && err2 == nil && x > y
+}
+
+// SIGTERM is logged, then the end of the shutdown; every line, the
+// exporter-toolkit's included, carries one time key, ts, in either format.
+func TestShutdownAndLogLines(t *testing.T) {
+	for _, format := range []string{"logfmt", "json"} {
+		t.Run(format, func(t *testing.T) {
+			e := startRun(t, http.DefaultClient, "http", "--demo", "--log.format="+format)
+			e.metrics()
+			e.stop()
+			lines := strings.Split(strings.TrimSpace(e.stderr.String()), "\n")
+			ts, timeKey := "ts=", "time="
+			shutdown, stopped := `msg="shutting down" signal=terminated`, "msg=stopped"
+			if format == "json" {
+				ts, timeKey = `"ts":`, `"time":`
+				shutdown, stopped = `"msg":"shutting down","signal":"terminated"`, `"msg":"stopped"`
+			}
+			toolkit := false
+			for _, l := range lines {
+				if strings.Count(l, ts) != 1 || strings.Contains(l, timeKey) {
+					t.Errorf("not one %s and no %s: %s", ts, timeKey, l)
+				}
+				toolkit = toolkit || strings.Contains(l, "Listening on")
+			}
+			if !toolkit {
+				t.Errorf("no line of the exporter-toolkit to check:\n%s", e.stderr.String())
+			}
+			// "stopped" comes last, after everything run() closes.
+			at := slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, shutdown) })
+			if n := len(lines); at < 0 || at == n-1 || !strings.Contains(lines[n-1], stopped) {
+				t.Errorf("the log does not end with the shutdown:\n%s", e.stderr.String())
+			}
+		})
+	}
 }

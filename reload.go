@@ -10,8 +10,6 @@ import (
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
-	"github.com/prometheus/common/version"
-	"github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 )
@@ -60,23 +58,5 @@ func reloadHandler(requests chan<- chan error) http.HandlerFunc {
 			return
 		}
 		fmt.Fprintln(w, "OK")
-	}
-}
-
-func landingConfig(metricsPath string, demoMode bool) web.LandingConfig {
-	desc := "Prometheus exporter for on-chain, equity indicator and analyst consensus APIs"
-	if demoMode {
-		desc += " (demo: serving a built-in fake upstream)"
-	}
-	return web.LandingConfig{
-		Name:        exporterName,
-		Description: desc,
-		Version:     version.Info(),
-		Profiling:   "false", // no pprof handlers are served
-		Links: []web.LandingLinks{
-			{Address: metricsPath, Text: "Metrics"},
-			{Address: metricsPath + "?collect[]=data", Text: "Metrics of the data API only"},
-			{Address: "/-/healthy", Text: "Health"},
-		},
 	}
 }

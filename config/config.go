@@ -59,7 +59,13 @@ type API struct {
 
 	token Secret
 	line  int // of the section's key
+	// credentialKey says that the file sets token_env or token_file, read
+	// or not: a broken one is reported once, not again as missing.
+	credentialKey bool
 }
+
+// noMaxTuples stands for a max_tuples already reported as wrong.
+const noMaxTuples = -1
 
 // Token returns the credential read from token_env or token_file.
 func (a *API) Token() Secret { return a.token }
@@ -92,7 +98,8 @@ type Entry struct {
 	// Params are the request parameters in file order, each a list.
 	Params []Param
 
-	lines map[string]int // line of each key
+	lines  map[string]int // line of each key
+	broken bool           // read with errors: not expanded
 }
 
 // line returns the line of one of the entry's keys, or the entry's own.

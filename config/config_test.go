@@ -59,6 +59,8 @@ func TestBadConfigs(t *testing.T) {
 		"bad_nested_param.yml":              "testdata/bad_nested_param.yml:6: data.metrics[0].exchange: must be a value or a list of values, got a mapping",
 		"bad_no_metrics.yml":                "testdata/bad_no_metrics.yml:2: data.metrics: is required: list at least one metric",
 		"bad_not_a_mapping.yml":             "testdata/bad_not_a_mapping.yml:1: must be a mapping, got a list",
+		"bad_params_given_twice.yml":        "testdata/bad_params_given_twice.yml:8: data.metrics[0].params.exchange: parameter is given twice (as a key of the entry and under params:)",
+		"bad_params_window.yml":             "testdata/bad_params_window.yml:7: data.metrics[0].params.window: the exporter sends the entry's window: set it with window:, not as a parameter",
 		"bad_param_name.yml":                "testdata/bad_param_name.yml:6: data.metrics[0].exchange name: parameter name must match ^[a-zA-Z_][a-zA-Z0-9_]*$",
 		"bad_path.yml":                      "testdata/bad_path.yml:5: data.metrics[0].path: \"/v3/btc/network-data/supply\" does not fit /v1/{asset}/{category}/{metric} or /v2/{domain}/{category}/{metric}",
 		"bad_placeholder_without_param.yml": "testdata/bad_placeholder_without_param.yml:5: data.metrics[0].path: placeholder {asset} has no parameter asset in this entry",
@@ -68,18 +70,44 @@ func TestBadConfigs(t *testing.T) {
 		"bad_row_label_name.yml":            "testdata/bad_row_label_name.yml:7: consensus.metrics[0].labels: \"direction-of-call\" is not a valid label name",
 		"bad_row_label_repeated.yml":        "testdata/bad_row_label_repeated.yml:7: data.metrics[0].labels: \"exchange\" is already a label of the series",
 		"bad_timeout_zero.yml":              "testdata/bad_timeout_zero.yml:4: data.timeout: must be greater than 0",
-		"bad_unknown_api_key.yml":           "testdata/bad_unknown_api_key.yml:4: data.retries: unknown key",
-		"bad_unknown_parameter.yml":         "testdata/bad_unknown_parameter.yml:6: data.metrics[0].exchange: unknown parameter for /v1/btc/network-data/supply (accepted: none)",
-		"bad_unknown_top_key.yml":           "testdata/bad_unknown_top_key.yml:1: datum: unknown key (expected one of data, indicator, consensus)",
-		"bad_unknown_window.yml":            "testdata/bad_unknown_window.yml:6: data.metrics[0].window: \"week\" is not allowed for the data API (allowed: block, min, 10min, hour, day)",
-		"bad_unreadable_token_file.yml":     "testdata/bad_unreadable_token_file.yml:3: data.token_file: cannot read testdata/no-such-token-file: no such file or directory",
-		"bad_url.yml":                       "testdata/bad_url.yml:2: data.url: must be an absolute http(s) URL, got \"ftp://example.com\"",
-		"bad_url_key_in_query.yml":          "testdata/bad_url_key_in_query.yml:2: data.url: must be an absolute http(s) URL, got \"data-api.example.com/v1?<redacted>\"",
-		"bad_url_userinfo.yml":              "testdata/bad_url_userinfo.yml:2: data.url: must be an absolute http(s) URL, got \"ftp://<redacted>@data-api.example.com\"",
-		"bad_url_with_credentials.yml":      "testdata/bad_url_with_credentials.yml:2: data.url: must not carry credentials or a query; use token_env or token_file",
-		"bad_window_not_allowed.yml":        "testdata/bad_window_not_allowed.yml:6: data.metrics[0].window: \"block\" is not allowed for /v1/btc/market-data/open-interest (allowed: day, hour, min)",
-		"bad_wrong_type_concurrency.yml":    "testdata/bad_wrong_type_concurrency.yml:4: data.concurrency: must be an integer, got \"four\"",
-		"bad_yaml.yml":                      "testdata/bad_yaml.yml:1: invalid YAML: did not find expected ',' or ']'",
+		"bad_unknown_api_key.yml":           "testdata/bad_unknown_api_key.yml:4: data.retries: unknown key (expected one of url, token_env, token_file, auth, timeout, concurrency, rate_limit, max_staleness, revalidate, max_tuples, metrics)",
+		// Every problem of the file in one run: an unknown section key
+		// does not hide the errors of the entries, nor one section those
+		// of another.
+		"bad_section_key_hides_entry_errors.yml": `testdata/bad_section_key_hides_entry_errors.yml:4: data.timout: unknown key; did you mean "timeout"?
+testdata/bad_section_key_hides_entry_errors.yml:7: data.metrics[0].window: "block" is not allowed for /v1/btc/market-data/open-interest (allowed: day, hour, min)
+testdata/bad_section_key_hides_entry_errors.yml:9: data.metrics[1].exchange: unknown parameter for /v1/btc/network-data/supply (accepted: none)
+testdata/bad_section_key_hides_entry_errors.yml:11: data.metrics[2].windw: unknown key; did you mean "window"? (to send windw upstream as a parameter, list it under params:)
+testdata/bad_section_key_hides_entry_errors.yml:14: consensus.max_tuples: must be an integer, got "many"
+testdata/bad_section_key_hides_entry_errors.yml:16: consensus.metrics[0]: /consensus with days needs the key: set consensus.token_env or consensus.token_file`,
+		// Expanding beside errors must not echo them: the entry whose
+		// asset list is wrong has no placeholder error, the unreadable
+		// token_env no "credential required", the wrong max_tuples no
+		// comparison.
+		"bad_errors_not_echoed.yml": `testdata/bad_errors_not_echoed.yml:3: data.token_env: must be a single value, got a list
+testdata/bad_errors_not_echoed.yml:4: data.max_tuples: must be at least 1, got 0
+testdata/bad_errors_not_echoed.yml:7: data.metrics[0].asset: must not be an empty list`,
+		// Typos: outside the catalog a mistyped entry key would be sent
+		// upstream as a parameter.
+		"bad_typo_entry_keys.yml": `testdata/bad_typo_entry_keys.yml:6: data.metrics[0].cache_tll: unknown key; did you mean "cache_ttl"? (to send cache_tll upstream as a parameter, list it under params:)
+testdata/bad_typo_entry_keys.yml:7: data.metrics[0].lables: unknown key; did you mean "labels"? (to send lables upstream as a parameter, list it under params:)
+testdata/bad_typo_entry_keys.yml:8: data.metrics[0].timekey: unknown key; did you mean "time_key"? (to send timekey upstream as a parameter, list it under params:)
+testdata/bad_typo_entry_keys.yml:9: data.metrics[0].feilds: unknown key; did you mean "fields"? (to send feilds upstream as a parameter, list it under params:)`,
+		"bad_typo_field_key.yml":             "testdata/bad_typo_field_key.yml:8: data.metrics[0].fields.supply_total.nmae: unknown key; did you mean \"name\"?",
+		"bad_typo_param_outside_catalog.yml": "testdata/bad_typo_param_outside_catalog.yml:6: data.metrics[0].windw: unknown key; did you mean \"window\"? (to send windw upstream as a parameter, list it under params:)",
+		"bad_typo_section_key.yml":           "testdata/bad_typo_section_key.yml:4: data.timout: unknown key; did you mean \"timeout\"?",
+		"bad_typo_top_key.yml":               "testdata/bad_typo_top_key.yml:6: indicater: unknown key; did you mean \"indicator\"?",
+		"bad_unknown_parameter.yml":          "testdata/bad_unknown_parameter.yml:6: data.metrics[0].exchange: unknown parameter for /v1/btc/network-data/supply (accepted: none)",
+		"bad_unknown_top_key.yml":            "testdata/bad_unknown_top_key.yml:1: datum: unknown key (expected one of data, indicator, consensus)",
+		"bad_unknown_window.yml":             "testdata/bad_unknown_window.yml:6: data.metrics[0].window: \"week\" is not allowed for the data API (allowed: block, min, 10min, hour, day)",
+		"bad_unreadable_token_file.yml":      "testdata/bad_unreadable_token_file.yml:3: data.token_file: cannot read testdata/no-such-token-file: no such file or directory",
+		"bad_url.yml":                        "testdata/bad_url.yml:2: data.url: must be an absolute http(s) URL, got \"ftp://example.com\"",
+		"bad_url_key_in_query.yml":           "testdata/bad_url_key_in_query.yml:2: data.url: must be an absolute http(s) URL, got \"data-api.example.com/v1?<redacted>\"",
+		"bad_url_userinfo.yml":               "testdata/bad_url_userinfo.yml:2: data.url: must be an absolute http(s) URL, got \"ftp://<redacted>@data-api.example.com\"",
+		"bad_url_with_credentials.yml":       "testdata/bad_url_with_credentials.yml:2: data.url: must not carry credentials or a query; use token_env or token_file",
+		"bad_window_not_allowed.yml":         "testdata/bad_window_not_allowed.yml:6: data.metrics[0].window: \"block\" is not allowed for /v1/btc/market-data/open-interest (allowed: day, hour, min)",
+		"bad_wrong_type_concurrency.yml":     "testdata/bad_wrong_type_concurrency.yml:4: data.concurrency: must be an integer, got \"four\"",
+		"bad_yaml.yml":                       "testdata/bad_yaml.yml:1: invalid YAML: did not find expected ',' or ']'",
 	}
 	files, err := filepath.Glob("testdata/bad_*.yml")
 	if err != nil {

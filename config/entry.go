@@ -40,20 +40,30 @@ func (l *errorList) entries(api string, n *yaml.Node) []*Entry {
 	}
 	out := make([]*Entry, 0, len(n.Content))
 	for i, c := range n.Content {
-		if e := l.entry(fmt.Sprintf("%s[%d]", key, i), c); e != nil {
+		if e := l.entry(api, fmt.Sprintf("%s[%d]", key, i), c); e != nil {
 			out = append(out, e)
 		}
 	}
 	return out
 }
 
-func (l *errorList) entry(key string, n *yaml.Node) *Entry {
+// paramPair is a request parameter as written: a key of the entry, or a
+// key under its params: (explicit).
+type paramPair struct {
+	pair
+	explicit bool
+}
+
+func (l *errorList) entry(api, key string, n *yaml.Node) *Entry {
 	pairs, ok := l.mapping(n, key)
 	if !ok {
 		return nil
 	}
+	before := len(l.errs)
 	e := &Entry{Line: n.Line, Key: key, lines: map[string]int{}}
 	hasPath := false
+	// Parameters are read once the path is known, in file order.
+	var params []paramPair
 	for _, p := range pairs {
 		k := join(key, p.key)
 		e.lines[p.key] = p.keyN.Line
@@ -78,29 +88,62 @@ func (l *errorList) entry(key string, n *yaml.Node) *Entry {
 			}
 		case "fields":
 			e.Fields = l.fields(k, p.value)
+		case "params":
+			explicit, ok := l.mapping(p.value, k)
+			if ok && len(explicit) == 0 {
+				l.add(p.value, k, "must list at least one parameter")
+			}
+			for _, q := range explicit {
+				params = append(params, paramPair{pair: q, explicit: true})
+			}
 		default:
-			if why, bad := forbiddenParams[p.key]; bad {
-				l.add(p.keyN, k, "parameter cannot be set: %s", why)
-				continue
-			}
-			if !paramNameRE.MatchString(p.key) {
-				l.add(p.keyN, k, "parameter name must match %s", paramNameRE)
-				continue
-			}
-			if reservedLabels[p.key] || strings.HasPrefix(p.key, "__") {
-				l.add(p.keyN, k, "parameter name is reserved: parameters become labels, and the exporter's series already carry a label of that name")
-				continue
-			}
-			if vs := l.values(p.value, k); vs != nil {
-				e.Params = append(e.Params, Param{Name: p.key, Values: vs, Line: p.keyN.Line})
-			}
+			params = append(params, paramPair{pair: p})
 		}
+	}
+	listed := catalogParams(api, e.Path)
+	for _, p := range params {
+		l.param(e, p, listed)
 	}
 	if !hasPath {
 		l.add(n, join(key, "path"), "is required")
 		return nil
 	}
+	// An entry read with errors is not expanded: what is missing from it
+	// would show as further, misleading errors.
+	e.broken = len(l.errs) > before
 	return e
+}
+
+// param adds one request parameter to the entry. A key of the entry (not
+// under params:) that looks like a mistyped entry key is refused, unless
+// the catalog lists a parameter of that name for the path.
+func (l *errorList) param(e *Entry, p paramPair, listed []string) {
+	k := join(e.Key, p.key)
+	if p.explicit {
+		k = join(e.Key, "params."+p.key)
+		if _, seen := e.lines[p.key]; !seen {
+			e.lines[p.key] = p.keyN.Line
+		}
+	} else if typo := entryTypo(p.key); typo != "" && !contains(listed, p.key) {
+		l.add(p.keyN, k, "unknown key; did you mean %q? (to send %s upstream as a parameter, list it under params:)", typo, p.key)
+		return
+	}
+	switch why, bad := forbiddenParams[p.key]; {
+	case bad:
+		l.add(p.keyN, k, "parameter cannot be set: %s", why)
+	case !paramNameRE.MatchString(p.key):
+		l.add(p.keyN, k, "parameter name must match %s", paramNameRE)
+	case reservedLabels[p.key] || strings.HasPrefix(p.key, "__"):
+		l.add(p.keyN, k, "parameter name is reserved: parameters become labels, and the exporter's series already carry a label of that name")
+	case p.key == "window":
+		l.add(p.keyN, k, "the exporter sends the entry's window: set it with window:, not as a parameter")
+	case e.param(p.key) != nil:
+		l.add(p.keyN, k, "parameter is given twice (as a key of the entry and under params:)")
+	default:
+		if vs := l.values(p.value, k); vs != nil {
+			e.Params = append(e.Params, Param{Name: p.key, Values: vs, Line: p.keyN.Line})
+		}
+	}
 }
 
 func (l *errorList) fields(key string, n *yaml.Node) map[string]*Field {
@@ -152,7 +195,7 @@ func (l *errorList) fields(key string, n *yaml.Node) map[string]*Field {
 			case "labels":
 				f.Labels = l.constLabels(fk, q.value)
 			default:
-				l.add(q.keyN, fk, "unknown key (expected name, help, type, scale, labels, key_label)")
+				l.add(q.keyN, fk, "%s", unknownKeyMessage(q.key, fieldKeys))
 			}
 		}
 	}

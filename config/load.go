@@ -43,7 +43,7 @@ func Parse(file string, b []byte, getenv func(string) string) (*Config, error) {
 	}
 	for _, p := range pairs {
 		if !isAPIName(p.key) {
-			l.add(p.keyN, p.key, "unknown key (expected one of %s)", strings.Join(APINames, ", "))
+			l.add(p.keyN, p.key, "%s", unknownKeyMessage(p.key, APINames))
 			continue
 		}
 		if a := l.api(p.key, p.value, getenv); a != nil {
@@ -54,9 +54,10 @@ func Parse(file string, b []byte, getenv func(string) string) (*Config, error) {
 	if len(pairs) > 0 && len(cfg.APIs) == 0 && len(l.errs) == 0 {
 		l.add(root, "", "configure at least one of %s", strings.Join(APINames, ", "))
 	}
-	if len(l.errs) == 0 {
-		l.expand(cfg)
-	}
+	// Entries are expanded and checked even when other parts of the file
+	// are wrong, so that one run shows every error; expand skips entries
+	// that were read with errors.
+	l.expand(cfg)
 	if err := l.err(); err != nil {
 		return nil, err
 	}
@@ -139,14 +140,18 @@ func (l *errorList) api(name string, n *yaml.Node, getenv func(string) string) *
 		case "revalidate":
 			l.duration(p.value, k, &a.Revalidate)
 		case "max_tuples":
+			n := len(l.errs)
 			l.integer(p.value, k, &a.MaxTuples)
 			if a.MaxTuples < 1 {
 				l.add(p.value, k, "must be at least 1, got %d", a.MaxTuples)
 			}
+			if len(l.errs) > n {
+				a.MaxTuples = noMaxTuples // reported; expand does not compare
+			}
 		case "metrics":
 			metricsNode = p.value
 		default:
-			l.add(p.keyN, k, "unknown key")
+			l.add(p.keyN, k, "%s", unknownKeyMessage(p.key, sectionKeys))
 		}
 	}
 	if urlNode == nil {
@@ -165,6 +170,7 @@ func (l *errorList) api(name string, n *yaml.Node, getenv func(string) string) *
 	if a.Auth == "query" && name == APIIndicator {
 		l.add(n, join(name, "auth"), "the Indicator API takes its key only as a bearer header")
 	}
+	a.credentialKey = keyNodes["token_env"] != nil || keyNodes["token_file"] != nil
 	l.credential(a, n, keyNodes, getenv)
 	l.httpClient(a, &httpKeys)
 	if metricsNode == nil {

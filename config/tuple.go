@@ -60,7 +60,7 @@ var (
 )
 
 // expand turns every entry into tuples, validates them and computes the
-// label sets. It runs only on a file without parse errors.
+// label sets. Entries read with errors are left out.
 func (l *errorList) expand(cfg *Config) {
 	seen := map[string]*Entry{}
 	tupleLabels := map[string]bool{}
@@ -72,7 +72,7 @@ func (l *errorList) expand(cfg *Config) {
 		groups := map[string]map[string]bool{} // label group -> param labels
 		var keyedBy *Tuple
 		for _, e := range a.Metrics {
-			if !l.checkPath(a, e) {
+			if e.broken || !l.checkPath(a, e) {
 				continue
 			}
 			for _, t := range l.tuples(a, e) {
@@ -101,11 +101,11 @@ func (l *errorList) expand(cfg *Config) {
 				}
 			}
 		}
-		if len(a.Tuples) > a.MaxTuples {
+		if a.MaxTuples != noMaxTuples && len(a.Tuples) > a.MaxTuples {
 			l.addAt(a.line, join(name, "max_tuples"), "the metrics list expands to %d series, more than max_tuples (%d)", len(a.Tuples), a.MaxTuples)
 		}
 		switch {
-		case keyedBy == nil || a.token != "" || a.TokenEnv != "" || a.TokenFile != "":
+		case keyedBy == nil || a.token != "" || a.TokenEnv != "" || a.TokenFile != "" || a.credentialKey:
 		case name == APIData:
 			l.addAt(a.line, name, "a credential is required: set token_env or token_file")
 		default:

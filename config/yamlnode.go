@@ -1,7 +1,9 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,9 +15,10 @@ import (
 // file, the line and the dotted key it concerns, so that one run of
 // --config.check shows them all.
 type errorList struct {
-	file string
-	errs []string
-	seen map[string]bool
+	file  string
+	errs  []string
+	lines []int // of each of errs
+	seen  map[string]bool
 	// dedupe keeps one of two tuples that are the same series instead of
 	// reporting it: after discovery, "all" and a listed value, or a name
 	// and a ticker of one asset, legitimately meet.
@@ -46,13 +49,30 @@ func (l *errorList) addAt(line int, key, format string, args ...any) {
 	}
 	l.seen[msg] = true
 	l.errs = append(l.errs, msg)
+	l.lines = append(l.lines, line)
 }
 
+// err returns the problems, in the order of their lines: the checks of
+// expanded entries run after the whole file is read.
 func (l *errorList) err() error {
 	if len(l.errs) == 0 {
 		return nil
 	}
-	return &Error{Problems: l.errs}
+	return &Error{Problems: l.sorted()}
+}
+
+// sorted returns the problems in the order of their lines.
+func (l *errorList) sorted() []string {
+	order := make([]int, len(l.errs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(l.lines[a], l.lines[b]) })
+	problems := make([]string, len(order))
+	for i, j := range order {
+		problems[i] = l.errs[j]
+	}
+	return problems
 }
 
 // Error is every problem found while loading a configuration file.

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"net/http"
+	"regexp"
+	"runtime/debug"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/common/version"
+)
+
+// keepVersion restores the build information fillVersion writes to.
+func keepVersion(t *testing.T) {
+	t.Helper()
+	v, r, b, u, d := version.Version, version.Revision, version.Branch, version.BuildUser, version.BuildDate
+	t.Cleanup(func() {
+		version.Version, version.Revision, version.Branch, version.BuildUser, version.BuildDate = v, r, b, u, d
+	})
+}
+
+func TestFillVersion(t *testing.T) {
+	vcs := &debug.BuildInfo{
+		Main: debug.Module{Path: "github.com/onchain-exporter/onchain_exporter", Version: "v0.0.0-20251123181100-c2b497ed1a34+dirty"},
+		Settings: []debug.BuildSetting{
+			{Key: "vcs", Value: "git"},
+			{Key: "vcs.revision", Value: "c2b497ed1a3432a6d682dcdeea559e080b451b80"},
+			{Key: "vcs.time", Value: "2025-11-23T18:11:00Z"},
+			{Key: "vcs.modified", Value: "true"},
+		},
+	}
+	for _, c := range []struct {
+		name    string
+		ldflags [5]string // Version, Revision, Branch, BuildUser, BuildDate
+		bi      *debug.BuildInfo
+		ok      bool
+		want    [5]string
+	}{
+		{"go build with version control information", [5]string{}, vcs, true,
+			[5]string{"v0.0.0-20251123181100-c2b497ed1a34+dirty", "c2b497ed1a3432a6d682dcdeea559e080b451b80-modified", "unknown", "unknown", "2025-11-23T18:11:00Z (commit time)"}},
+		{"go run: nothing stamped", [5]string{}, &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, true,
+			[5]string{"devel", "unknown", "unknown", "unknown", "unknown"}},
+		{"no build information", [5]string{}, nil, false,
+			[5]string{"devel", "unknown", "unknown", "unknown", "unknown"}},
+		{"-ldflags win", [5]string{"1.2.3", "abc", "main", "ci", "20251123-18:11:00"}, vcs, true,
+			[5]string{"1.2.3", "abc", "main", "ci", "20251123-18:11:00"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			keepVersion(t)
+			version.Version, version.Revision, version.Branch, version.BuildUser, version.BuildDate = c.ldflags[0], c.ldflags[1], c.ldflags[2], c.ldflags[3], c.ldflags[4]
+			fillVersion(c.bi, c.ok)
+			got := [5]string{version.Version, version.Revision, version.Branch, version.BuildUser, version.BuildDate}
+			if got != c.want {
+				t.Errorf("got %q\nwant %q", got, c.want)
+			}
+		})
+	}
+}
+
+// A binary built without -ldflags says what it knows, and no field is
+// left empty, in --version and in onchain_exporter_build_info.
+func TestVersionWithoutLdflags(t *testing.T) {
+	keepVersion(t)
+	version.Version, version.Revision, version.Branch, version.BuildUser, version.BuildDate = "", "", "", "", ""
+	var out, errOut bytes.Buffer
+	if code := run([]string{"--version"}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	first, rest, _ := strings.Cut(out.String(), "\n")
+	if !regexp.MustCompile(`^onchain_exporter, version \S+ \(branch: \S+, revision: \S+\)$`).MatchString(first) {
+		t.Errorf("--version: %q", first)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(rest), "\n") {
+		if strings.HasSuffix(strings.TrimSpace(l), ":") {
+			t.Errorf("--version: empty field in %q", l)
+		}
+	}
+
+	e := startRun(t, http.DefaultClient, "http", "--demo")
+	line := ""
+	for _, l := range strings.Split(e.metrics(), "\n") {
+		if strings.HasPrefix(l, "onchain_exporter_build_info{") {
+			line = l
+		}
+	}
+	if line == "" || strings.Contains(line, `=""`) {
+		t.Errorf("build_info has an empty label: %q", line)
+	}
+}

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"fmt"
+	"html"
+	"net/http"
+	"sync/atomic"
+
+	"github.com/prometheus/common/version"
+	"github.com/prometheus/exporter-toolkit/web"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+)
+
+// landingInfo is what the landing page shows of the configuration in
+// force. It holds names and counts only: nothing of a section that could
+// carry a credential.
+type landingInfo struct {
+	MetricsPath string
+	Demo        bool
+	ConfigFile  string
+	APIs        []apiInfo // one per API, in config.APINames order
+}
+
+// apiInfo is one API's line on the landing page.
+type apiInfo struct {
+	Name       string
+	Configured bool
+	Tuples     int
+	// Status, when set, is shown after the tuple count (the state of the
+	// API's expansion, say).
+	Status string
+}
+
+// infoOf describes a configuration for the landing page.
+func infoOf(metricsPath string, demo bool, cfg *config.Config) landingInfo {
+	info := landingInfo{MetricsPath: metricsPath, Demo: demo, ConfigFile: cfg.File}
+	for _, name := range config.APINames {
+		a := apiInfo{Name: name}
+		if s := cfg.APIs[name]; s != nil {
+			a.Configured, a.Tuples = true, len(s.Tuples)
+		}
+		info.APIs = append(info.APIs, a)
+	}
+	return info
+}
+
+// apiTitles name the APIs in the links of the landing page.
+var apiTitles = map[string]string{
+	config.APIData:      "the data API",
+	config.APIIndicator: "the Indicator API",
+	config.APIConsensus: "the Analyst Consensus API",
+}
+
+// landingConfig is the landing page of info. The toolkit renders it with
+// text/template, which escapes nothing: every text that comes from the
+// configuration is escaped here.
+func landingConfig(info landingInfo) web.LandingConfig {
+	desc := "Prometheus exporter for on-chain, equity indicator and analyst consensus APIs"
+	if info.Demo {
+		desc += " (demo: serving a built-in fake upstream)"
+	}
+	links := []web.LandingLinks{{Address: info.MetricsPath, Text: "Metrics", Description: "every configured API"}}
+	for _, a := range info.APIs {
+		d := "not configured"
+		if a.Configured {
+			d = plural(a.Tuples, "tuple")
+		}
+		if a.Status != "" {
+			d += ", " + a.Status
+		}
+		links = append(links, web.LandingLinks{
+			Address:     info.MetricsPath + "?collect[]=" + a.Name,
+			Text:        "Metrics of " + apiTitles[a.Name] + " only",
+			Description: html.EscapeString(d),
+		})
+	}
+	links = append(links, web.LandingLinks{Address: "/-/healthy", Text: "Health"})
+	return web.LandingConfig{
+		Name:        exporterName,
+		Description: desc,
+		Version:     html.EscapeString(version.Info()),
+		Profiling:   "false", // no pprof handlers are served
+		Links:       links,
+		ExtraHTML:   "<div>Configuration file: <code>" + html.EscapeString(info.ConfigFile) + "</code></div>",
+	}
+}
+
+// newLandingPage renders the landing page of info.
+func newLandingPage(info landingInfo) (*web.LandingPageHandler, error) {
+	h, err := web.NewLandingPage(landingConfig(info))
+	if err != nil {
+		return nil, fmt.Errorf("building the landing page: %w", err)
+	}
+	return h, nil
+}
+
+// landingPage serves the landing page of the configuration in force. The
+// toolkit renders a page once, so every configuration put in force stores
+// a page of its own.
+type landingPage struct {
+	atomic.Pointer[web.LandingPageHandler]
+}
+
+func (l *landingPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	l.Load().ServeHTTP(w, r)
+}
+
+// plural is "1 tuple", "2 tuples".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+)
+
+// The landing page links every API's metrics with its tuple count and
+// shows the configuration file and any status, escaped; the credential of
+// the configuration never shows.
+func TestLandingPage(t *testing.T) {
+	const secret = "landing-secret-7f3a"
+	const file = `conf/<b>on"chain</b>.yml`
+	cfg, err := config.Parse(file, []byte(`
+data:
+  url: http://127.0.0.1:1
+  token_env: ONCHAIN_TEST_LANDING_TOKEN
+  metrics:
+    - path: /v1/btc/network-data/supply
+      window: [day, hour]
+consensus:
+  url: http://127.0.0.1:2
+  token_env: ONCHAIN_TEST_LANDING_TOKEN
+  metrics:
+    - path: /consensus
+      asset: bitcoin
+`), func(name string) string {
+		if name == "ONCHAIN_TEST_LANDING_TOKEN" {
+			return secret
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.APIs[config.APIData].Token() != secret {
+		t.Fatal("the test's credential was not read")
+	}
+	info := infoOf("/metrics", false, cfg)
+	info.APIs[2].Status = "expanded <1 asset>"
+	var landing landingPage
+	page, err := newLandingPage(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	landing.Store(page)
+	rec := httptest.NewRecorder()
+	landing.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+	b, _ := io.ReadAll(rec.Body)
+	body := string(b)
+	for _, want := range []string{
+		`<a href="/metrics">Metrics</a>: every configured API`,
+		`<a href="/metrics?collect[]=data">Metrics of the data API only</a>: 2 tuples<`,
+		`<a href="/metrics?collect[]=indicator">Metrics of the Indicator API only</a>: not configured<`,
+		`<a href="/metrics?collect[]=consensus">Metrics of the Analyst Consensus API only</a>: 1 tuple, expanded &lt;1 asset&gt;<`,
+		`Configuration file: <code>conf/&lt;b&gt;on&#34;chain&lt;/b&gt;.yml</code>`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the landing page lacks %s:\n%s", want, body)
+		}
+	}
+	if strings.Contains(body, secret) || strings.Contains(body, "<b>") {
+		t.Errorf("the landing page shows the credential or unescaped text:\n%s", body)
+	}
+}
