@@ -195,9 +195,7 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 		if !prevNewest.IsZero() {
 			c.m.rowDelay.WithLabelValues(c.api.Name, t.Window).Observe(now.Sub(st.newest.Add(w)).Seconds())
 		}
-		if d, ok := c.sched.delays.publication(delayKey(t), w); ok {
-			c.m.pubDelay.WithLabelValues(c.api.Name, t.Path, t.Window).Set(d.Seconds())
-		}
+		c.m.pubDelay.WithLabelValues(c.api.Name, t.Path, t.Window).Set(c.sched.delays.publication(delayKey(t), w).Seconds())
 	}
 	if len(problems) > 0 {
 		c.up.CountErrors("bad_value", len(problems))

@@ -99,6 +99,7 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 		}
 	}
 	e.apis = nil
+	e.m.pubDelay.Reset() // set again below for the tuples of cfg
 	for _, name := range config.APINames {
 		a := cfg.APIs[name]
 		if a == nil {
@@ -131,6 +132,12 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 			}
 			st.buildInfo(tf)
 			c.states = append(c.states, st)
+			if w := windowDuration(t.Window); w > 0 && t.CacheTTL == 0 {
+				// Present from the start: the first guess until rows
+				// teach better, and an empty histogram.
+				e.m.pubDelay.WithLabelValues(name, t.Path, t.Window).Set(e.delays[name].publication(delayKey(t), w).Seconds())
+				e.m.rowDelay.WithLabelValues(name, t.Window)
+			}
 		}
 		e.m.tuples.WithLabelValues(name).Set(float64(len(a.Tuples)))
 		e.apis = append(e.apis, c)

@@ -229,15 +229,12 @@ func (ds *delays) probeMissed(key string, w time.Duration) {
 }
 
 // publication is the estimated delay between the end of a row's interval
-// and its publication, for the gauge.
-func (ds *delays) publication(key string, w time.Duration) (time.Duration, bool) {
+// and its publication, for the gauge: the first guess until something is
+// learned.
+func (ds *delays) publication(key string, w time.Duration) time.Duration {
 	ds.mu.Lock()
 	defer ds.mu.Unlock()
-	e := ds.est[key]
-	if e == nil || !e.learned {
-		return 0, false
-	}
-	return e.first - w, true
+	return ds.get(key, w).first - w
 }
 
 // schedule is the policy of one API: when each tuple is next refreshed.
