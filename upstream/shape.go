@@ -44,17 +44,6 @@ type Shape struct {
 	Expected bool
 }
 
-func (s Shape) String() string {
-	out := "rows=" + s.Rows + " time_key=" + s.TimeKey
-	if s.CountedBy != "" {
-		out += " counted_by=" + s.CountedBy
-	}
-	if s.LabelsFrom != "" {
-		out += " labels_from=" + s.LabelsFrom
-	}
-	return out
-}
-
 // FindRows returns the rows of an answer and the dotted path they were at.
 // A pinned path (the configuration's rows:) must be in the answer: a shape
 // that no longer holds is an error naming it. Otherwise the hints (the
@@ -153,7 +142,7 @@ func inObject(obj map[string]any, path string) ([]any, string, error) {
 	case len(empty) > 1:
 		return nil, "", fmt.Errorf("the answer holds several lists of rows (%s); set rows: to one of them", quoteAll(empty, join))
 	}
-	return nil, "", fmt.Errorf("no rows in the answer: no list of objects, and no numeric field in %s; set rows:", describePath(path))
+	return nil, "", fmt.Errorf("no rows in the answer: no list of objects, and no numeric field in %s (set rows: to where they are)", describePath(path))
 }
 
 func describePath(path string) string {
