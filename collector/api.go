@@ -213,7 +213,7 @@ func (c *apiCollector) fetch(ctx context.Context, t *config.Tuple, dropSource bo
 	if err != nil {
 		return nil, err
 	}
-	d, err := decode(body, t, c.up.DefaultRows())
+	d, err := decode(body, t, c.up)
 	if err != nil {
 		return nil, c.up.Fail(&upstream.Error{Code: "decode", Message: err.Error()})
 	}

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"strings"
 	"sync"
+	"testing"
 
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 )
 
 // seriesValue returns the value text of the first series of family whose
@@ -87,4 +89,15 @@ func (e *env) withLogs(yml string) *logBuffer {
 	e.exp = exp
 	e.t.Cleanup(exp.Close)
 	return buf
+}
+
+// eachDialect runs a test against every dialect of the fake upstream's
+// Indicator and Analyst Consensus payloads: a test of a shape the
+// specification does not fix must not pass merely because the exporter
+// and the fake were written from one guess.
+func eachDialect(t *testing.T, test func(t *testing.T, d fakeapi.Dialect)) {
+	t.Helper()
+	for _, d := range fakeapi.Dialects {
+		t.Run("dialect="+d.String(), func(t *testing.T) { test(t, d) })
+	}
 }

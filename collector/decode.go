@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -38,45 +37,35 @@ type decoded struct {
 	problems []string
 }
 
-// Keys that locate a row rather than measure something.
-var timeKeys = []string{"datetime", "date", "timestamp", "time"}
-
-var timeLayouts = []string{"2006-01-02 15:04:05", "2006-01-02", time.RFC3339, "2006-01-02T15:04:05", "2006-01-02 15:04"}
-
 type row struct {
 	obj  map[string]any
 	time time.Time
 }
 
+// shapeSource is what decode asks of the API's client: where its answers
+// keep their rows by default, and who hears of the shape they were in.
+type shapeSource interface {
+	DefaultRows() string
+	NoteShape(endpoint, entry string, s upstream.Shape)
+}
+
 // decode reads the rows of an answer and takes, per field (and per
 // combination of label fields), the newest non-null value. Rows are ordered
 // by their time key, not by their position: the API serves them latest
-// first, and a payload that does not is read just as well.
-func decode(body []byte, t *config.Tuple, defaultRows string) (*decoded, error) {
+// first, and a payload that does not is read just as well. Where the rows
+// and their time are is found in the answer (upstream.FindRows and
+// FindTimeKey) unless the entry pins it (rows:, time_key:).
+func decode(body []byte, t *config.Tuple, up shapeSource) (*decoded, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var root any
 	if err := dec.Decode(&root); err != nil {
 		return nil, fmt.Errorf("invalid JSON: %s", upstream.ShortJSONError(err))
 	}
-	rowsPath := t.Rows
-	if rowsPath == "" {
-		rowsPath = defaultRows
-	}
-	node, ok := upstream.Lookup(root, rowsPath)
-	if !ok {
-		return nil, fmt.Errorf("no %q in the answer", rowsPath)
-	}
-	var list []any
-	switch v := node.(type) {
-	case []any:
-		list = v
-	case map[string]any:
-		list = []any{v}
-	case nil:
-		list = nil
-	default:
-		return nil, fmt.Errorf("%q is not a list of rows", rowsPath)
+	pin := pinsOf(t)
+	list, at, err := upstream.FindRows(root, pin.rows, t.Rows, up.DefaultRows())
+	if err != nil {
+		return nil, err
 	}
 	d := &decoded{}
 	if m, ok := upstream.Lookup(root, "status.message"); ok {
@@ -86,6 +75,7 @@ func decode(body []byte, t *config.Tuple, defaultRows string) (*decoded, error) 
 	}
 	rootObj, _ := root.(map[string]any)
 	rows := make([]row, 0, len(list))
+	timeKey := ""
 	for i, item := range list {
 		obj, ok := item.(map[string]any)
 		if !ok {
@@ -93,43 +83,85 @@ func decode(body []byte, t *config.Tuple, defaultRows string) (*decoded, error) 
 			continue
 		}
 		r := row{obj: obj}
-		r.time, ok = rowTime(obj, t.TimeKey)
+		key, tm, ok := upstream.FindTimeKey(obj, pin.timeKey, t.TimeKey)
 		if !ok && rootObj != nil {
-			r.time, _ = rowTime(rootObj, t.TimeKey)
+			// Rows of a list may take their time from the answer around them.
+			key, tm, ok = upstream.FindTimeKey(rootObj, pin.timeKey, t.TimeKey)
+		}
+		if ok {
+			r.time = tm
+			if timeKey == "" {
+				timeKey = key
+			}
 		}
 		rows = append(rows, r)
 	}
+	if pin.timeKey != "" && len(rows) > 0 && timeKey == "" {
+		return nil, fmt.Errorf("no row has a time under %q (time_key: %s is set in the configuration)", pin.timeKey, pin.timeKey)
+	}
+	labels, labelsFrom := labelSources(rows, t, pin.labels)
+	rows, countedBy, skipped := countItems(rows, t, labels)
+	d.problems = append(d.problems, skipped...)
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].time.After(rows[j].time) })
 	if len(rows) > 0 {
 		d.newest = rows[0].time
 		if n := len(rows); n > 1 && !rows[n-1].time.IsZero() {
 			d.interval = rows[0].time.Sub(rows[n-1].time) / time.Duration(n-1)
 		}
-		if b, ok := number(rows[0].obj["blockheight"]); ok {
+		if b, ok := upstream.Number(rows[0].obj["blockheight"]); ok {
 			d.block, d.hasBlock = b, true
 		}
+		up.NoteShape(endpointOf(t), entryOf(t), upstream.Shape{Rows: at, TimeKey: timeKey, CountedBy: countedBy, LabelsFrom: labelsFrom,
+			Expected: countedBy == "" && labelsFrom == "" && (at == t.Rows || t.Rows == "" && at == up.DefaultRows()) &&
+				(timeKey == t.TimeKey || t.TimeKey == "" && timeKey != "")})
 	}
-	d.collect(rows, t)
+	d.collect(rows, t, labels, timeKey)
 	return d, nil
+}
+
+// pins are what the entry itself says of the payload, as opposed to the
+// catalog's guesses: a pinned shape must hold.
+type pins struct {
+	rows, timeKey string
+	labels        bool
+}
+
+func pinsOf(t *config.Tuple) pins {
+	if t.Entry == nil {
+		return pins{}
+	}
+	return pins{rows: t.Entry.Rows, timeKey: t.Entry.TimeKey, labels: t.Entry.LabelFields != nil}
+}
+
+func endpointOf(t *config.Tuple) string {
+	if t.Entry != nil {
+		return t.Entry.Path
+	}
+	return t.Path
+}
+
+func entryOf(t *config.Tuple) string {
+	if t.Entry != nil {
+		return t.Entry.Key
+	}
+	return ""
 }
 
 // collect walks rows newest first, keeping the first usable value of every
 // (label values, field) pair.
-func (d *decoded) collect(rows []row, t *config.Tuple) {
-	skip := map[string]bool{"blockheight": true}
-	for _, k := range timeKeys {
+// The label fields are read from the row fields labelsFrom names.
+func (d *decoded) collect(rows []row, t *config.Tuple, labelsFrom []string, timeKey string) {
+	skip := map[string]bool{"blockheight": true, t.TimeKey: true, timeKey: true}
+	for _, k := range upstream.TimeKeys {
 		skip[k] = true
 	}
-	if t.TimeKey != "" {
-		skip[t.TimeKey] = true
-	}
-	for _, l := range t.LabelFields {
+	for _, l := range labelsFrom {
 		skip[l] = true
 	}
 	seen := map[string]bool{}
 	for _, r := range rows {
-		labels := make([]string, len(t.LabelFields))
-		for i, l := range t.LabelFields {
+		labels := make([]string, len(labelsFrom))
+		for i, l := range labelsFrom {
 			labels[i] = labelValue(r.obj[l])
 		}
 		group := strings.Join(labels, "\xff")
@@ -172,7 +204,7 @@ func (d *decoded) add(v any, name string, f *config.Field, t *config.Tuple, labe
 			return // nested objects are not values unless a key label says so
 		}
 		for _, k := range slices.Sorted(maps.Keys(obj)) {
-			x, ok := number(obj[k])
+			x, ok := upstream.Number(obj[k])
 			if !ok {
 				if obj[k] != nil {
 					d.problems = append(d.problems, fmt.Sprintf("field %s.%s is not a finite number", name, k))
@@ -189,7 +221,7 @@ func (d *decoded) add(v any, name string, f *config.Field, t *config.Tuple, labe
 	if _, isList := v.([]any); isList {
 		return
 	}
-	x, ok := number(v)
+	x, ok := upstream.Number(v)
 	if !ok {
 		d.problems = append(d.problems, fmt.Sprintf("field %s is not a finite number (%s)", name, describe(v)))
 		return
@@ -222,27 +254,6 @@ func derivedField(name string, t *config.Tuple) *config.Field {
 	}
 }
 
-// number accepts JSON numbers only, and only finite ones.
-func number(v any) (float64, bool) {
-	var f float64
-	switch x := v.(type) {
-	case json.Number:
-		var err error
-		f, err = strconv.ParseFloat(string(x), 64)
-		if err != nil {
-			return 0, false
-		}
-	case float64:
-		f = x
-	default:
-		return 0, false
-	}
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, false
-	}
-	return f, true
-}
-
 func describe(v any) string {
 	switch x := v.(type) {
 	case string:
@@ -268,34 +279,4 @@ func labelValue(v any) string {
 		return ""
 	}
 	return fmt.Sprint(v)
-}
-
-// rowTime reads the time of a row from its time key (or the usual ones).
-func rowTime(obj map[string]any, key string) (time.Time, bool) {
-	keys := timeKeys
-	if key != "" {
-		keys = []string{key}
-	}
-	for _, k := range keys {
-		v, ok := upstream.Lookup(obj, k)
-		if !ok || v == nil {
-			continue
-		}
-		switch x := v.(type) {
-		case string:
-			for _, layout := range timeLayouts {
-				if t, err := time.ParseInLocation(layout, x, time.UTC); err == nil {
-					return t, true
-				}
-			}
-		case json.Number:
-			if f, ok := number(x); ok && f > 0 {
-				if f > 1e11 { // milliseconds
-					return time.UnixMilli(int64(f)).UTC(), true
-				}
-				return time.Unix(int64(f), 0).UTC(), true
-			}
-		}
-	}
-	return time.Time{}, false
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
 func tupleFor(t *testing.T, yml string) *config.Tuple {
@@ -25,6 +26,13 @@ data:
     - path: /v1/btc/exchange-flows/netflow
       exchange: binance
 `
+
+// rowsAt stands for an API's client in decode tests: where its answers
+// keep rows by default; the shapes it is told are dropped.
+type rowsAt string
+
+func (r rowsAt) DefaultRows() string                    { return string(r) }
+func (rowsAt) NoteShape(string, string, upstream.Shape) {}
 
 func values(d *decoded) map[string]float64 {
 	out := map[string]float64{}
@@ -46,7 +54,7 @@ func TestDecodeLatestNonNullWhateverTheOrder(t *testing.T) {
 			{"date":"2026-11-19","netflow_total":-3.5,"inflow_total":6},
 			{"date":"2026-11-20","netflow_total":null,"inflow_total":7}]}}`,
 	} {
-		d, err := decode([]byte(body), tp, "result.data")
+		d, err := decode([]byte(body), tp, rowsAt("result.data"))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -76,7 +84,7 @@ data:
 	body := `{"status":{"code":200,"message":"success"},"result":{"window":"block","data":[
 		{"datetime":"2026-11-20 12:00:24","blockheight":21000002,"events_mint_count":2,"events_burn_count":0},
 		{"datetime":"2026-11-20 12:00:12","blockheight":21000001,"events_mint_count":1,"events_burn_count":4}]}}`
-	d, err := decode([]byte(body), tp, "result.data")
+	d, err := decode([]byte(body), tp, rowsAt("result.data"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +102,7 @@ data:
 		t.Errorf("values %v", got)
 	}
 	// v2 daily rows may carry date instead of datetime.
-	d, err = decode([]byte(`{"status":{"code":200,"message":"success"},"result":{"data":[{"date":"2026-11-19","events_mint_count":3}]}}`), tp, "result.data")
+	d, err = decode([]byte(`{"status":{"code":200,"message":"success"},"result":{"data":[{"date":"2026-11-19","events_mint_count":3}]}}`), tp, rowsAt("result.data"))
 	if err != nil || !d.rowTime.Equal(time.Date(2026, 11, 19, 0, 0, 0, 0, time.UTC)) {
 		t.Errorf("date key: %v %v", d.rowTime, err)
 	}
@@ -105,7 +113,7 @@ func TestDecodeBadValuesAreSkippedNotFatal(t *testing.T) {
 	body := `{"status":{"code":200,"message":"success"},"result":{"data":[
 		{"date":"2026-11-20","netflow_total":"12.5","inflow_total":"NaN","outflow_total":1e999,"ok_total":3},
 		{"date":"2026-11-19","netflow_total":2,"inflow_total":4,"outflow_total":5,"ok_total":1}]}}`
-	d, err := decode([]byte(body), tp, "result.data")
+	d, err := decode([]byte(body), tp, rowsAt("result.data"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,14 +131,14 @@ func TestDecodeRejectsWhatIsNotRows(t *testing.T) {
 	tp := tupleFor(t, netflowYAML)
 	for body, want := range map[string]string{
 		`{"status":{"code":200},"result":{"data":[`:   "invalid JSON",
-		`{"status":{"code":200},"result":{}}`:         `no "result.data"`,
-		`{"status":{"code":200},"result":{"data":5}}`: "not a list of rows",
+		`{"status":{"code":200},"result":{}}`:         "no rows in the answer",
+		`{"status":{"code":200},"result":{"data":5}}`: "no rows in the answer",
 	} {
-		if _, err := decode([]byte(body), tp, "result.data"); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := decode([]byte(body), tp, rowsAt("result.data")); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err %v, want %q", body, err, want)
 		}
 	}
-	d, err := decode([]byte(`{"status":{"code":200},"result":{"data":[]}}`), tp, "result.data")
+	d, err := decode([]byte(`{"status":{"code":200},"result":{"data":[]}}`), tp, rowsAt("result.data"))
 	if err != nil || len(d.samples) != 0 {
 		t.Errorf("empty data: %v %v", d, err)
 	}
@@ -157,7 +165,7 @@ consensus:
 	}
 	tp := cfg.Tuples[0]
 	body := `{"asset":"bitcoin","date":"2026-11-22","data":[{"direction":"long","count":7},{"direction":"short","count":2}]}`
-	d, err := decode([]byte(body), tp, "data")
+	d, err := decode([]byte(body), tp, rowsAt("data"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +176,7 @@ consensus:
 		t.Errorf("row time from the payload's root: %v", d.rowTime)
 	}
 	bands := `{"data":[{"date":"2026-11-20","bands":{"0.5":10,"1.0":20,"x":"bad"}},{"date":"2026-11-19","bands":{"0.5":9}}]}`
-	d, err = decode([]byte(bands), cfg.Tuples[1], "data")
+	d, err = decode([]byte(bands), cfg.Tuples[1], rowsAt("data"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,8 @@ import (
 // fuzzConfig has one tuple of every payload shape the decoder knows: the
 // data API's catalog and derived fields, constant labels and block rows,
 // the Indicator band (an object of numbers under a key label), and
-// consensus rows with label fields and words beside the numbers.
+// consensus rows with label fields and words beside the numbers, and
+// consensus views whose rows may be items to count.
 const fuzzConfig = `
 data:
   url: http://127.0.0.1:1
@@ -57,6 +58,8 @@ consensus:
       fields:
         value: {name: custom_value}
         nested: {name: custom_nested, key_label: key}
+    - path: /analyst-views
+      asset: btc
 `
 
 var fuzzTuples = sync.OnceValue(func() []*config.Tuple {
@@ -84,10 +87,28 @@ func FuzzDecode(f *testing.F) {
 	} {
 		f.Add([]byte(body), uint8(i))
 	}
+	// Shapes found without rows: or time_key: (upstream/shape.go), each
+	// with the tuple it is an answer of (the index into fuzzConfig).
+	for _, seed := range []struct {
+		body  string
+		tuple uint8
+	}{
+		{`[{"timestamp":1795132800000,"close":71200,"bands":{"0.5":1}},{"timestamp":"1795046400","close":"70000"}]`, 3},
+		{`{"asset":"btc","bullish":12,"bearish":6,"score":0.25,"updated_at":"2026-11-20T00:00:00Z"}`, 5},
+		{`{"asset":"btc","days":7,"history":[{"as_of":20261120,"score":0.1},{"as_of":"2026-11-19","score":null}]}`, 5},
+		{`{"bullish":[{"handle":"a"}],"bearish":[{"handle":"b"}]}`, 5},
+		{`{"asset":"btc","updated_at":"2026-11-20T00:00:00Z","calls":[{"handle":"a","direction":"long"},{"handle":"b"},{"direction":5}]}`, 4},
+		{`[{"handle":"a","stance":"bullish","as_of":"2026-11-20"},{"handle":"b","sentiment":"bearish"}]`, 7},
+		{`[{"handle":"a","direction":"bullish","as_of":1795132800},{"handle":"b","direction":"bearish"}]`, 7},
+		{`{"data":{"total":2,"rows":[{"date":"2026-11-20","count":1}]}}`, 7},
+		{`{"handle":"x","covered_assets":["btc"],"accuracy":"0.7"}`, 6},
+	} {
+		f.Add([]byte(seed.body), seed.tuple)
+	}
 	f.Fuzz(func(t *testing.T, body []byte, which uint8) {
 		tuples := fuzzTuples()
 		tp := tuples[int(which)%len(tuples)]
-		d, err := decode(body, tp, upstream.DefaultRows(tp.API))
+		d, err := decode(body, tp, rowsAt(upstream.DefaultRows(tp.API)))
 		if err != nil {
 			if d != nil {
 				t.Fatal("decode returned both a result and an error")

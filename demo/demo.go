@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -52,10 +53,27 @@ func YAML(url string) []byte {
 // Getenv resolves the demo's credential variables, and nothing else.
 func Getenv(name string) string { return credentials[name] }
 
-// Start serves the fake upstream on 127.0.0.1 and loads the demo config.
+// DialectEnv names the environment variable that picks the payload
+// dialect of the demo's Indicator and Analyst Consensus APIs: a (the
+// default) or b (see fakeapi.Dialect). The exporter finds rows in either
+// without configuration; `ONCHAIN_DEMO_DIALECT=b onchain_exporter --demo`
+// shows it.
+const DialectEnv = "ONCHAIN_DEMO_DIALECT"
+
+// Start serves the fake upstream on 127.0.0.1, in the dialect DialectEnv
+// names, and loads the demo config.
 func Start(logger log.Logger) (*Demo, error) {
+	dialect, err := fakeapi.ParseDialect(os.Getenv(DialectEnv))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", DialectEnv, err)
+	}
+	return StartDialect(logger, dialect)
+}
+
+// StartDialect is Start with the fake upstream in the dialect given.
+func StartDialect(logger log.Logger, dialect fakeapi.Dialect) (*Demo, error) {
 	fake := fakeapi.New(fakeapi.Options{DataToken: DataToken, IndicatorToken: IndicatorToken,
-		ConsensusKeys: map[string]string{ConsensusKey: "premium"}})
+		ConsensusKeys: map[string]string{ConsensusKey: "premium"}, Dialect: dialect})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("demo upstream: %w", err)
@@ -72,7 +90,7 @@ func Start(logger log.Logger) (*Demo, error) {
 		d.Close()
 		return nil, err
 	}
-	level.Info(logger).Log("msg", "demo upstream serving", "url", d.URL)
+	level.Info(logger).Log("msg", "demo upstream serving", "url", d.URL, "dialect", dialect)
 	return d, nil
 }
 

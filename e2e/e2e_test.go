@@ -17,7 +17,12 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
 
-const dataToken = "e2e-data-token"
+const dataToken, indicatorToken = "e2e-data-token", "e2e-indicator-token"
+
+// The test runs once per payload dialect of the fake's Indicator and
+// Analyst Consensus APIs: the exporter, given no rows: or time_key:, must
+// serve the same series from each. dialectEnv (a or b) runs one only.
+const dialectEnv = "ONCHAIN_E2E_DIALECT"
 
 // exporterConfig is the exporter's configuration; {{URL}} is the fake
 // upstream. cache_ttl 1s makes every scrape refresh every series, so a
@@ -39,9 +44,22 @@ const exporterConfig = `data:
       asset: usdt
       window: hour
       cache_ttl: 1s
+indicator:
+  url: "{{URL}}/indicator"
+  token_env: E2E_INDICATOR_TOKEN
+  metrics:
+    - path: /api/equities/{equity}/pbr-band
+      equity: all
+consensus:
+  url: "{{URL}}/consensus"
+  metrics:
+    - path: /consensus
+      asset: Bitcoin
+    - path: /analyst-views
+      asset: btc
 `
 
-// prometheusConfig scrapes the data collector through collect[], as
+// prometheusConfig scrapes the collectors through collect[], as
 // examples/prometheus.yml does, at 1s so the test stays short.
 const prometheusConfig = `global:
   scrape_interval: 1s
@@ -55,7 +73,7 @@ alerting:
 scrape_configs:
   - job_name: onchain_exporter
     params:
-      collect[]: [data]
+      collect[]: [data, indicator, consensus]
     static_configs:
       - targets: ["{{EXPORTER}}"]
 `
@@ -99,16 +117,32 @@ func TestPrometheusAlertmanagerEndToEnd(t *testing.T) {
 	prom := testtool.Require(t, "install the Debian package prometheus", "prometheus")
 	promtool := testtool.Require(t, "install the Debian package prometheus", "promtool")
 	am := testtool.Require(t, "install the Debian package prometheus-alertmanager", "prometheus-alertmanager", "alertmanager")
-	dir := t.TempDir()
 	buildCtx, cancelBuild := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancelBuild()
-	bin := buildExporter(buildCtx, t, dir)
+	bin := buildExporter(buildCtx, t, t.TempDir())
 
+	dialects := fakeapi.Dialects
+	if v := os.Getenv(dialectEnv); v != "" {
+		d, err := fakeapi.ParseDialect(v)
+		if err != nil {
+			t.Fatalf("%s: %v", dialectEnv, err)
+		}
+		dialects = []fakeapi.Dialect{d}
+	}
+	for _, d := range dialects {
+		t.Run("dialect="+d.String(), func(t *testing.T) { endToEnd(t, prom, promtool, am, bin, d) })
+	}
+}
+
+// endToEnd runs the exporter, Prometheus and Alertmanager against a fake
+// upstream whose Indicator and Consensus payloads are in dialect.
+func endToEnd(t *testing.T, prom, promtool, am, bin string, dialect fakeapi.Dialect) {
+	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 
 	// The fake upstream runs in the test: the test owns its fault switch.
-	fake := fakeapi.New(fakeapi.Options{DataToken: dataToken})
+	fake := fakeapi.New(fakeapi.Options{DataToken: dataToken, IndicatorToken: indicatorToken, Dialect: dialect})
 	upstream := httptest.NewServer(fake)
 	t.Cleanup(upstream.Close)
 	hook := &webhook{}
@@ -119,7 +153,7 @@ func TestPrometheusAlertmanagerEndToEnd(t *testing.T) {
 	expURL, promURL, amURL := "http://"+expAddr, "http://"+promAddr, "http://"+amAddr
 
 	cfg := writeFile(t, dir, "onchain.yml", fill(exporterConfig, "{{URL}}", upstream.URL))
-	start(t, dir, "exporter", bin, []string{"E2E_DATA_TOKEN=" + dataToken},
+	start(t, dir, "exporter", bin, []string{"E2E_DATA_TOKEN=" + dataToken, "E2E_INDICATOR_TOKEN=" + indicatorToken},
 		"--config.file="+cfg, "--web.listen-address="+expAddr)
 
 	amCfg := writeFile(t, dir, "alertmanager.yml", fill(alertmanagerConfig, "{{WEBHOOK}}", hookSrv.URL+"/"))
@@ -156,6 +190,19 @@ func TestPrometheusAlertmanagerEndToEnd(t *testing.T) {
 		expectSeries(ctx, t, promURL, `onchain_data_block_height > 0`, 1, map[string]string{"asset": "btc", "window": "block"})
 		expectSeries(ctx, t, promURL, `onchain_exporter_query_success == 1`, 5, map[string]string{"api": "data"})
 		expectSeries(ctx, t, promURL, `onchain_supply`, 2, map[string]string{"asset": "btc"})
+	}) {
+		return
+	}
+	if !t.Run("indicator and consensus series", func(t *testing.T) {
+		views := expectSeries(ctx, t, promURL, `onchain_analyst_views`, 3, map[string]string{"asset": "bitcoin"})
+		if got := labelValues(views, "stance"); got != "bearish,bullish,neutral" {
+			t.Errorf("onchain_analyst_views stances: got %s", got)
+		}
+		expectSeries(ctx, t, promURL, `onchain_consensus_score`, 1, map[string]string{"asset": "bitcoin"})
+		expectSeries(ctx, t, promURL, `onchain_equity_close_price`, 6, nil)
+		expectSeries(ctx, t, promURL, `onchain_data_timestamp_seconds{api="consensus"} > 0`, 2, nil)
+		expectSeries(ctx, t, promURL, `onchain_exporter_query_success == 1`, 2, map[string]string{"api": "consensus"})
+		expectSeries(ctx, t, promURL, `onchain_exporter_query_success == 1`, 6, map[string]string{"api": "indicator"})
 	}) {
 		return
 	}

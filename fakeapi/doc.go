@@ -17,6 +17,12 @@
 // path, its series parameters, the window and the row time, so identical
 // requests give identical answers across runs and processes.
 //
+// The Indicator and Analyst Consensus payloads are not documented, so the
+// server answers in one of two dialects (Options.Dialect): rows under
+// "data" with dates, or other plausible shapes (bare arrays, one object,
+// rows under other keys with Unix-millisecond times, one row per analyst
+// instead of counts). Both serve the same numbers.
+//
 // Faults (slow answers, resets, bad statuses, malformed or huge bodies,
 // redirects) can be switched on and off while the server runs, so the
 // exporter's error handling can be tested end to end. The same handler

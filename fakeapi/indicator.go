@@ -81,11 +81,11 @@ func (s *Server) serveIndicator(w http.ResponseWriter, r *http.Request) {
 		for _, e := range equities {
 			rows = append(rows, obj{{"id", e.id()}, {"exchange_code", e.exchange}, {"security_code", e.code}, {"name", e.name}})
 		}
-		writeJSON(w, http.StatusOK, obj{{"data", rows}})
+		writeJSON(w, http.StatusOK, s.indicatorShape("equities", obj{{"data", rows}}))
 		return
 	case "/api/indicators":
-		writeJSON(w, http.StatusOK, obj{{"data", []obj{{{"id", "pbr-band"}, {"name", "Price-to-book band"},
-			{"path", "/api/equities/{equity_id}/pbr-band"}}}}})
+		writeJSON(w, http.StatusOK, s.indicatorShape("indicators", obj{{"data", []obj{{{"id", "pbr-band"}, {"name", "Price-to-book band"},
+			{"path", "/api/equities/{equity_id}/pbr-band"}}}}}))
 		return
 	}
 	id, okPrefix := strings.CutPrefix(p, "/api/equities/")
@@ -124,7 +124,7 @@ func (s *Server) serveIndicator(w http.ResponseWriter, r *http.Request) {
 	if order == "asc" {
 		slices.Reverse(rows)
 	}
-	writeJSON(w, http.StatusOK, obj{{"equity", id}, {"data", rows}})
+	writeJSON(w, http.StatusOK, s.indicatorShape("band", obj{{"equity", id}, {"data", rows}}))
 }
 
 // pbrBand returns the newest limit trading-day rows, newest first. The

@@ -26,6 +26,9 @@ type Options struct {
 	// IndicatorLowPlanToken is a key that exists but whose plan is below
 	// Pro: it is rejected with 401 plan_required.
 	IndicatorLowPlanToken string
+	// Dialect is the shape of the Indicator and Analyst Consensus answers
+	// (DialectA, the default, or DialectB); the data API has one shape.
+	Dialect Dialect
 	// ConsensusKeys maps Analyst Consensus API keys to their plan ("free",
 	// "pro", "premium", "enterprise"). nil means keyed endpoints need no
 	// key, and any key sent is accepted as an enterprise key.

@@ -37,6 +37,8 @@ type Client struct {
 	logger  log.Logger
 	// identity is what the client was built from (Pool.Client).
 	identity string
+	// shapes are the payload shapes logged (NoteShape).
+	shapes *shapes
 
 	mu sync.Mutex
 	// pauses holds one API-wide pause per lane, key-free [0] and keyed
@@ -67,6 +69,7 @@ func New(a *config.API, m *Metrics, now func() time.Time, logger log.Logger) *Cl
 		m:       m,
 		now:     now,
 		logger:  log.With(logger, "api", a.Name),
+		shapes:  newShapes(),
 	}
 	if a.RateLimit > 0 {
 		// The bucket starts full and a full bucket is spent at once: the

@@ -3,8 +3,10 @@
 // from the section's TLS and proxy settings by prometheus/common,
 // httpclient.go), its concurrency cap and rate limit, one retry of server
 // faults (transport.go), API-wide pauses after errors that say "stop
-// calling", the request metrics, and every rule that differs between the
-// APIs (dialect.go, consensus.go: how the credential is sent, how an
-// answer says it failed, where rows sit). An error of any API becomes one
-// *Error, classified once (errors.go).
+// calling", the request metrics, every rule that differs between the APIs
+// (dialect.go, consensus.go: how the credential is sent, how an answer
+// says it failed, where rows sit), and the one way rows and their time are
+// found in an answer of any shape (shape.go, used by scrapes and listing
+// endpoints alike). An error of any API becomes one *Error, classified
+// once (errors.go).
 package upstream

@@ -22,6 +22,7 @@ type Pool struct {
 	m      *Metrics
 	now    func() time.Time
 	logger log.Logger
+	shapes *shapes // shared: a shape is logged once per process
 
 	mu      sync.Mutex
 	clients map[string]*Client
@@ -33,7 +34,7 @@ func NewPool(reg prometheus.Registerer, now func() time.Time, logger log.Logger)
 	if now == nil {
 		now = time.Now
 	}
-	return &Pool{m: NewMetrics(reg), now: now, logger: logger, clients: map[string]*Client{}}
+	return &Pool{m: NewMetrics(reg), now: now, logger: logger, shapes: newShapes(), clients: map[string]*Client{}}
 }
 
 // Client returns the client of an API section: the one in use when the
@@ -49,9 +50,10 @@ func (p *Pool) Client(a *config.API) *Client {
 		}
 		c.Close()
 	}
-	c := New(a, p.m, p.now, log.With(p.logger, "api", a.Name))
+	c := New(a, p.m, p.now, p.logger) // New adds the api label
 	c.identity = id
 	c.unmark("")
+	c.shapes = p.shapes
 	p.clients[a.Name] = c
 	return c
 }

@@ -1,0 +1,298 @@
+package upstream
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The Indicator and Analyst Consensus APIs publish no payload samples: an
+// answer may be a bare array, rows under some key, or one object that is
+// itself the row. FindRows and FindTimeKey are the one way every caller
+// (scrapes and listing endpoints) finds rows and their time in any of
+// these, unless the configuration pins where they are.
+
+// rowKeys are the places rows are usually kept, in the order they are tried.
+var rowKeys = []string{"data", "result.data", "results", "items"}
+
+// TimeKeys are the keys usually holding a row's time, in the order they
+// are tried. They are never values.
+var TimeKeys = []string{"datetime", "date", "timestamp", "time", "ts", "updated_at", "updatedAt",
+	"as_of", "asOf", "created_at", "createdAt", "published_at"}
+
+var timeLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02 15:04",
+	time.DateOnly, "2006-01-02 15:04:05Z07:00", "20060102T150405", "20060102"}
+
+// Shape is where an answer held its rows and their time, as dotted paths a
+// configuration can pin (rows:, time_key:).
+type Shape struct {
+	Rows    string // "." for the answer itself
+	TimeKey string // "" when no row (nor the answer around them) has a time
+	// CountedBy is set when the rows were items (one per analyst) counted
+	// by this field rather than counts.
+	CountedBy string
+	// LabelsFrom names labels read from a field of another name
+	// ("stance=direction").
+	LabelsFrom string
+	// Expected says the shape is the one the configuration, the catalog or
+	// the API's documentation gives: nothing was searched for.
+	Expected bool
+}
+
+// FindRows returns the rows of an answer and the dotted path they were at.
+// A pinned path (the configuration's rows:) must be in the answer: a shape
+// that no longer holds is an error naming it. Otherwise the hints (the
+// catalog's or the API's usual place) are tried, then, in order: the
+// answer itself when it is an array; data, result.data, results, items;
+// the only field of the object holding a list of objects; the object
+// itself when it carries numeric fields (one row). A null where rows
+// belong is no rows, not an error.
+func FindRows(root any, pinned string, hints ...string) (rows []any, at string, err error) {
+	if pinned != "" {
+		node, ok := Lookup(root, pinned)
+		if !ok {
+			return nil, pinned, fmt.Errorf("no %q in the answer (rows: %s is set in the configuration)", pinned, pinned)
+		}
+		switch v := node.(type) {
+		case []any:
+			return v, pinned, nil
+		case map[string]any:
+			return []any{v}, pinned, nil
+		case nil:
+			return nil, pinned, nil
+		}
+		return nil, pinned, fmt.Errorf("%q is %s, not a list of rows (rows: %s is set in the configuration)", pinned, kind(node), pinned)
+	}
+	if root == nil {
+		return nil, ".", nil
+	}
+	if list, ok := root.([]any); ok {
+		return list, ".", nil
+	}
+	obj, ok := root.(map[string]any)
+	if !ok {
+		return nil, "", fmt.Errorf("the answer is %s, not rows", kind(root))
+	}
+	var inner error // why an object at a usual place held no rows
+	for _, path := range append(slices.Clip(hints), rowKeys...) {
+		if path == "" || path == "." {
+			continue
+		}
+		node, ok := Lookup(obj, path)
+		if !ok {
+			continue
+		}
+		switch v := node.(type) {
+		case []any:
+			return v, path, nil
+		case nil:
+			return nil, path, nil
+		case map[string]any:
+			rows, at, err := inObject(v, path)
+			if err == nil {
+				return rows, at, nil
+			}
+			if inner == nil {
+				inner = err
+			}
+		}
+	}
+	rows, at, err = inObject(obj, ".")
+	if err != nil && inner != nil {
+		return nil, "", inner
+	}
+	return rows, at, err
+}
+
+// inObject finds rows in an object found at path: its only list of objects,
+// or the object itself when it carries numbers.
+func inObject(obj map[string]any, path string) ([]any, string, error) {
+	var lists, empty []string
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		list, ok := obj[k].([]any)
+		if !ok || !objectsOnly(list) {
+			continue
+		}
+		if len(list) == 0 {
+			empty = append(empty, k)
+		} else {
+			lists = append(lists, k)
+		}
+	}
+	join := func(k string) string {
+		if path == "." {
+			return k
+		}
+		return path + "." + k
+	}
+	switch {
+	case len(lists) == 1:
+		return obj[lists[0]].([]any), join(lists[0]), nil
+	case len(lists) > 1:
+		return nil, "", fmt.Errorf("the answer holds several lists of rows (%s); set rows: to one of them", quoteAll(lists, join))
+	case hasNumbers(obj):
+		return []any{obj}, path, nil
+	case len(empty) == 1:
+		return nil, join(empty[0]), nil
+	case len(empty) > 1:
+		return nil, "", fmt.Errorf("the answer holds several lists of rows (%s); set rows: to one of them", quoteAll(empty, join))
+	}
+	return nil, "", fmt.Errorf("no rows in the answer: no list of objects, and no numeric field in %s (set rows: to where they are)", describePath(path))
+}
+
+func describePath(path string) string {
+	if path == "." {
+		return "the object itself"
+	}
+	return strconv.Quote(path)
+}
+
+func quoteAll(keys []string, join func(string) string) string {
+	q := make([]string, len(keys))
+	for i, k := range keys {
+		q[i] = strconv.Quote(join(k))
+	}
+	return strings.Join(q, ", ")
+}
+
+// objectsOnly says whether a list can be rows: objects (and nulls), no
+// scalars (a list of names is a field, not rows).
+func objectsOnly(list []any) bool {
+	for _, it := range list {
+		switch it.(type) {
+		case map[string]any, nil:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// hasNumbers says whether an object carries a number (or a numeric
+// string) other than its time.
+func hasNumbers(obj map[string]any) bool {
+	for k, v := range obj {
+		if slices.Contains(TimeKeys, k) {
+			continue
+		}
+		if _, ok := Number(v); ok {
+			return true
+		}
+		if s, ok := v.(string); ok {
+			if _, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// FindTimeKey returns the key holding the time of a row, and that time. A
+// pinned key (time_key:) is the only one read; otherwise the hints, then
+// TimeKeys, are tried in order. Accepted values: dates, RFC 3339,
+// "YYYY-MM-DD HH:MM:SS" (UTC), YYYYMMDD, and Unix times in seconds,
+// milliseconds or microseconds, as numbers or numeric strings.
+func FindTimeKey(row map[string]any, pinned string, hints ...string) (key string, t time.Time, ok bool) {
+	keys := []string{pinned}
+	if pinned == "" {
+		keys = append(slices.Clip(hints), TimeKeys...)
+	}
+	for _, k := range keys {
+		if k == "" {
+			continue
+		}
+		v, found := Lookup(row, k)
+		if !found || v == nil {
+			continue
+		}
+		if t, ok := ParseTime(v); ok {
+			return k, t, true
+		}
+	}
+	return "", time.Time{}, false
+}
+
+// ParseTime reads a time value (see FindTimeKey).
+func ParseTime(v any) (time.Time, bool) {
+	switch x := v.(type) {
+	case string:
+		x = strings.TrimSpace(x)
+		for _, layout := range timeLayouts {
+			if t, err := time.ParseInLocation(layout, x, time.UTC); err == nil {
+				return t.UTC(), true
+			}
+		}
+		if f, err := strconv.ParseFloat(x, 64); err == nil {
+			return epoch(f)
+		}
+	case json.Number, float64:
+		if f, ok := Number(x); ok {
+			return epoch(f)
+		}
+	}
+	return time.Time{}, false
+}
+
+// epoch reads a Unix time by its magnitude: seconds up to 1e11 (the year
+// 5138), then milliseconds, then microseconds. Times before 1973 (1e8 s)
+// are not taken for times: a small number under a time key is something
+// else. Eight digits are a date, YYYYMMDD.
+func epoch(f float64) (time.Time, bool) {
+	switch {
+	case f >= 19000101 && f <= 99991231 && f == math.Trunc(f):
+		t, err := time.ParseInLocation("20060102", strconv.FormatInt(int64(f), 10), time.UTC)
+		return t, err == nil
+	case f < 1e8 || f >= 1e17:
+		return time.Time{}, false
+	case f >= 1e14:
+		return time.UnixMicro(int64(f)).UTC(), true
+	case f >= 1e11:
+		return time.UnixMilli(int64(f)).UTC(), true
+	}
+	sec, frac := math.Modf(f)
+	return time.Unix(int64(sec), int64(frac*1e9)).UTC(), true
+}
+
+// Number accepts JSON numbers only, and only finite ones.
+func Number(v any) (float64, bool) {
+	var f float64
+	switch x := v.(type) {
+	case json.Number:
+		var err error
+		f, err = strconv.ParseFloat(string(x), 64)
+		if err != nil {
+			return 0, false
+		}
+	case float64:
+		f = x
+	default:
+		return 0, false
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, false
+	}
+	return f, true
+}
+
+func kind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case json.Number, float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
