@@ -146,7 +146,11 @@ func labelGroup(t *Tuple) string {
 // asset is the path's asset for v1 and the asset parameter elsewhere.
 func (t *Tuple) asset() string {
 	if t.API == APIData && strings.HasPrefix(t.Path, "/v1/") {
-		return strings.Split(t.Path, "/")[2]
+		seg := strings.Split(t.Path, "/")[2]
+		if v, err := url.PathUnescape(seg); err == nil {
+			return v
+		}
+		return seg
 	}
 	return t.Params["asset"]
 }
@@ -244,19 +248,23 @@ func (l *errorList) tuples(a *API, e *Entry) []*Tuple {
 
 func (l *errorList) tuple(a *API, e *Entry, window string, params map[string]string) *Tuple {
 	inPath := map[string]bool{}
+	segmentsOK := true
 	path := placeholderRE.ReplaceAllStringFunc(e.Path, func(m string) string {
 		name := m[1 : len(m)-1]
 		inPath[name] = true
-		return params[name]
+		if err := CheckSegment(params[name]); err != nil {
+			l.addAt(e.param(name).Line, join(e.Key, name), "%v: it cannot fill the path segment {%s} of %s", err, name, e.Path)
+			segmentsOK = false
+		}
+		return url.PathEscape(params[name])
 	})
+	if !segmentsOK {
+		return nil
+	}
 	t := &Tuple{API: a.Name, Entry: e, Path: path, Window: window, Params: params, Query: url.Values{},
 		TimeKey: e.TimeKey, Rows: e.Rows, LabelFields: e.LabelFields}
 	if e.CacheTTL > 0 {
 		t.CacheTTL = e.CacheTTL.Seconds()
-	}
-	if strings.Contains(path, "//") || strings.ContainsAny(path, "?#") {
-		l.addAt(e.line("path"), join(e.Key, "path"), "a parameter filled into %q gives the bad path %q", e.Path, path)
-		return nil
 	}
 	t.Endpoint = endpointFor(a.Name, path)
 	t.Keyed = a.Name == APIData || t.Endpoint == nil || t.Endpoint.keyedFor(params)

@@ -1,9 +1,26 @@
 package config
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 )
+
+// CheckSegment checks a value that fills a path placeholder ({equity},
+// {handle}, {asset}). The value is escaped as one path segment, and one
+// that could step out of its segment ("/", "..", ".") is refused all the
+// same: proxies and servers decode and normalise paths, and a value from
+// an upstream list must not choose which endpoint the credential is sent
+// to.
+func CheckSegment(v string) error {
+	switch {
+	case strings.Contains(v, "/") || strings.Contains(v, ".."):
+		return fmt.Errorf("%q holds \"/\" or \"..\"", v)
+	case v == ".":
+		return fmt.Errorf("%q is the current directory", v)
+	}
+	return nil
+}
 
 // checkPath validates the path scheme of an entry and its placeholders.
 func (l *errorList) checkPath(a *API, e *Entry) bool {
