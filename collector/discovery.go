@@ -97,21 +97,32 @@ func (r *resolution) equities(a *config.API) ([]string, error) {
 }
 
 // assets resolves each listed asset (key, ticker, name or alias, in any
-// case) to its canonical key; all stands for every asset.
-func (r *resolution) assets(a *config.API, e *config.Entry, p config.Param) ([]string, error) {
+// case; all stands for every asset) to the key the API is asked with,
+// labelled with the asset's ticker in lower case: the value the data API
+// labels the same asset with (btc, not bitcoin). A ticker two assets share
+// cannot tell them apart; those are labelled with their keys.
+func (r *resolution) assets(a *config.API, e *config.Entry, p config.Param) (config.Param, error) {
 	rows, err := r.list(a, consensusAssets, false)
 	if err != nil {
-		return nil, fmt.Errorf("cannot resolve the asset: %w", err)
+		return p, fmt.Errorf("cannot resolve the asset: %w", err)
 	}
 	byName := map[string]string{}
+	ticker := map[string]string{}
+	holders := map[string]int{}
 	var keys []string
 	for _, row := range rows {
 		key := labelValue(row["key"])
-		if key == "" {
+		if key == "" || ticker[key] != "" {
 			continue
 		}
 		keys = append(keys, key)
-		for _, n := range append([]string{key, labelValue(row["symbol"]), labelValue(row["name"])}, strs(row["aliases"])...) {
+		sym := strings.ToLower(strings.TrimSpace(labelValue(row["symbol"])))
+		if sym == "" {
+			sym = key
+		}
+		ticker[key] = sym
+		holders[sym]++
+		for _, n := range append([]string{key, sym, labelValue(row["name"])}, strs(row["aliases"])...) {
 			if n = strings.ToLower(strings.TrimSpace(n)); n != "" && byName[n] == "" {
 				byName[n] = key
 			}
@@ -123,15 +134,22 @@ func (r *resolution) assets(a *config.API, e *config.Entry, p config.Param) ([]s
 		case v == config.All:
 			out = append(out, keys...)
 		case key == "":
-			return nil, fmt.Errorf("%q is not an asset of %s (known: %s)", v, consensusAssets, strings.Join(keys, ", "))
+			return p, fmt.Errorf("%q is not an asset of %s (known: %s)", v, consensusAssets, strings.Join(keys, ", "))
 		default:
 			out = append(out, key)
+		}
+	}
+	labels := map[string]string{}
+	for _, key := range out {
+		if sym := ticker[key]; holders[sym] == 1 && sym != key {
+			labels[key] = sym
 		}
 	}
 	if strings.Join(out, ",") != strings.Join(p.Values, ",") {
 		r.logExpanded(a, e, p, out)
 	}
-	return out, nil
+	p.Values, p.Labels = out, labels
+	return p, nil
 }
 
 // strs reads a JSON list of scalars as strings.

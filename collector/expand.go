@@ -34,8 +34,9 @@ const (
 // Expander resolves what a configuration leaves to the upstream APIs:
 // "all" on a data-API parameter (through the v1 and v2 discovery
 // endpoints), equity: all of the Indicator API (/api/equities), and
-// Analyst Consensus asset names and tickers (/assets), which become the
-// canonical key so that "Bitcoin" and "btc" are one series. Its calls take
+// Analyst Consensus asset names, tickers and aliases (/assets), which are
+// sent as the asset's key and labelled with its lowercase ticker, so that
+// "Bitcoin" and "btc" are one series labelled like the data API's. Its calls take
 // the API's one client (upstream.Pool) like every other call. An answer is reused for listReuse,
 // and the last good one stands in when a later call fails.
 type Expander struct {
@@ -148,9 +149,9 @@ type resolution struct {
 	touched map[string]bool
 }
 
-func (r *resolution) resolve(a *config.API, e *config.Entry, p config.Param) ([]string, error) {
+func (r *resolution) resolve(a *config.API, e *config.Entry, p config.Param) (config.Param, error) {
 	if !expandable(a.Name, p) {
-		return p.Values, nil
+		return p, nil
 	}
 	var found []string
 	var err error
@@ -162,11 +163,11 @@ func (r *resolution) resolve(a *config.API, e *config.Entry, p config.Param) ([]
 	case a.Name == config.APIConsensus && p.Name == "asset":
 		return r.assets(a, e, p)
 	default:
-		return nil, fmt.Errorf("%q cannot be expanded: the %s API lists values for %s only", config.All, a.Name, map[string]string{
+		return p, fmt.Errorf("%q cannot be expanded: the %s API lists values for %s only", config.All, a.Name, map[string]string{
 			config.APIIndicator: "equity", config.APIConsensus: "asset"}[a.Name])
 	}
 	if err != nil {
-		return nil, fmt.Errorf("cannot expand %q: %w", config.All, err)
+		return p, fmt.Errorf("cannot expand %q: %w", config.All, err)
 	}
 	var out []string
 	for _, v := range p.Values {
@@ -177,7 +178,8 @@ func (r *resolution) resolve(a *config.API, e *config.Entry, p config.Param) ([]
 		}
 	}
 	r.logExpanded(a, e, p, out)
-	return out, nil
+	p.Values = out
+	return p, nil
 }
 
 func (r *resolution) logExpanded(a *config.API, e *config.Entry, p config.Param, values []string) {

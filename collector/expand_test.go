@@ -199,7 +199,7 @@ func TestExpandErrors(t *testing.T) {
 }
 
 // equity: all through the public /api/equities; consensus assets by name
-// or ticker become one tuple labelled with the canonical key.
+// or alias become one tuple, sent as the key and labelled with the ticker.
 func TestExpandIndicatorAndConsensus(t *testing.T) {
 	yml := `
 indicator:
@@ -212,7 +212,7 @@ consensus:
   url: "{{URL}}/consensus"
   metrics:
     - path: /consensus
-      asset: [Bitcoin, btc, ETH]
+      asset: [Bitcoin, xbt, ETH]
     - path: /analyst-views
       asset: all
 `
@@ -238,11 +238,15 @@ consensus:
 		}
 	}
 	if got, want := len(cfg.APIs[config.APIConsensus].Tuples), 2+len(assets); got != want {
-		t.Errorf("%d consensus tuples, want %d (Bitcoin and btc are one)", got, want)
+		t.Errorf("%d consensus tuples, want %d (Bitcoin and xbt are one)", got, want)
 	}
-	for _, k := range []string{"consensus /consensus?asset=bitcoin", "consensus /consensus?asset=ethereum"} {
-		if byKey[k] == nil {
-			t.Errorf("no tuple %s", k)
+	// Sent as the key, labelled with the ticker the data API uses.
+	for key, ticker := range map[string]string{"bitcoin": "btc", "ethereum": "eth"} {
+		tp := byKey["consensus /consensus?asset="+key]
+		if tp == nil {
+			t.Errorf("no consensus tuple for %s", key)
+		} else if tp.Query.Get("asset") != key || !reflect.DeepEqual(tp.LabelValues, []string{ticker}) || tp.TupleLabelValues[2] != ticker {
+			t.Errorf("consensus tuple for %s: query %v, labels %v, tuple labels %v", key, tp.Query, tp.LabelValues, tp.TupleLabelValues)
 		}
 	}
 	for _, a := range assets {
@@ -260,8 +264,12 @@ consensus:
 	e.exp.Close()
 	e.exp = exp
 	body := e.scrape("10")
-	if seriesValue(body, "onchain_consensus_score", "asset", "bitcoin") == "" || strings.Contains(body, `asset="Bitcoin"`) {
-		t.Errorf("consensus series not labelled with the canonical key:\n%s", strings.Join(lines(body, "onchain_consensus_score"), "\n"))
+	if seriesValue(body, "onchain_consensus_score", "asset", "btc") == "" || seriesValue(body, "onchain_consensus_score", "asset", "eth") == "" ||
+		strings.Contains(body, `asset="Bitcoin"`) || strings.Contains(body, `asset="bitcoin"`) {
+		t.Errorf("consensus series not labelled with the ticker:\n%s", strings.Join(lines(body, "onchain_consensus_score"), "\n"))
+	}
+	if n := e.fake.CallsFor("/consensus/consensus"); n != 2 || seriesValue(body, "onchain_exporter_query_success", "endpoint", "/consensus", "asset", "btc") != "1" {
+		t.Errorf("%d /consensus calls; the key must be what is sent and answered", n)
 	}
 	if n := len(lines(body, "onchain_equity_close_price")); n != len(equities) {
 		t.Errorf("%d close price series, want %d", n, len(equities))

@@ -22,8 +22,11 @@ type Tuple struct {
 	Query url.Values
 	// Key identifies the tuple; two entries producing one key are an error.
 	Key string
-	// Params holds every parameter value, placeholders included.
+	// Params holds every parameter value as sent, placeholders included.
 	Params map[string]string
+	// ParamLabels holds the label value of a parameter labelled otherwise
+	// than sent (Param.Labels); Label reads both.
+	ParamLabels map[string]string
 	// LabelGroup names the tuples whose families share one label set.
 	LabelGroup string
 	// LabelNames and LabelValues label the tuple's data families.
@@ -116,6 +119,7 @@ func (l *errorList) expand(cfg *Config) {
 			setLabels(t, groups[t.LabelGroup])
 			l.checkLabels(t)
 		}
+		l.checkDistinct(a.Tuples)
 		cfg.Tuples = append(cfg.Tuples, a.Tuples...)
 	}
 	delete(tupleLabels, "asset")
@@ -124,7 +128,7 @@ func (l *errorList) expand(cfg *Config) {
 		t.TupleLabelValues = make([]string, len(cfg.TupleLabelNames))
 		t.TupleLabelValues[0], t.TupleLabelValues[1], t.TupleLabelValues[2], t.TupleLabelValues[3] = t.API, t.Path, t.asset(), t.Window
 		for i, n := range cfg.TupleLabelNames[4:] {
-			t.TupleLabelValues[4+i] = t.Params[n]
+			t.TupleLabelValues[4+i] = t.Label(n)
 		}
 	}
 }
@@ -152,7 +156,16 @@ func (t *Tuple) asset() string {
 		}
 		return seg
 	}
-	return t.Params["asset"]
+	return t.Label("asset")
+}
+
+// Label is the label value of a parameter: the value sent, unless the
+// parameter is labelled otherwise (ParamLabels).
+func (t *Tuple) Label(param string) string {
+	if v, ok := t.ParamLabels[param]; ok {
+		return v
+	}
+	return t.Params[param]
 }
 
 func setLabels(t *Tuple, params map[string]bool) {
@@ -185,7 +198,7 @@ func setLabels(t *Tuple, params map[string]bool) {
 				t.LabelValues[i] = sec
 			}
 		default:
-			t.LabelValues[i] = t.Params[n]
+			t.LabelValues[i] = t.Label(n)
 		}
 	}
 }
@@ -263,6 +276,14 @@ func (l *errorList) tuple(a *API, e *Entry, window string, params map[string]str
 	}
 	t := &Tuple{API: a.Name, Entry: e, Path: path, Window: window, Params: params, Query: url.Values{},
 		TimeKey: e.TimeKey, Rows: e.Rows, LabelFields: e.LabelFields}
+	for _, p := range e.Params {
+		if lv, ok := p.Labels[params[p.Name]]; ok {
+			if t.ParamLabels == nil {
+				t.ParamLabels = map[string]string{}
+			}
+			t.ParamLabels[p.Name] = lv
+		}
+	}
 	if e.CacheTTL > 0 {
 		t.CacheTTL = e.CacheTTL.Seconds()
 	}

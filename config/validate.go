@@ -130,3 +130,28 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// checkDistinct refuses two tuples of one label set that would be one
+// series: their queries differ, but a parameter labelled otherwise than
+// sent (Param.Labels) gave them the same labels.
+func (l *errorList) checkDistinct(tuples []*Tuple) {
+	seen := map[string]*Tuple{}
+	for _, t := range tuples {
+		id := t.LabelGroup + "\xff" + strings.Join(t.LabelValues, "\xff")
+		prev, dup := seen[id]
+		if !dup {
+			seen[id] = t
+			continue
+		}
+		l.addAt(t.Entry.Line, t.Entry.Key, "the series %s and %s (%s at line %d) would carry the same labels {%s}",
+			t.describe(), prev.describe(), prev.Entry.Key, prev.Entry.Line, labelText(t))
+	}
+}
+
+func labelText(t *Tuple) string {
+	parts := make([]string, len(t.LabelNames))
+	for i, n := range t.LabelNames {
+		parts[i] = fmt.Sprintf("%s=%q", n, t.LabelValues[i])
+	}
+	return strings.Join(parts, ", ")
+}
