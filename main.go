@@ -120,6 +120,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	// "all" and consensus asset names are resolved through the upstream
 	// here, on every reload and daily; --config.check above stays offline.
+	// An upstream that is down or slow fails nothing: what needs no list
+	// is served at once, the rest waits for the expander's retries. Only
+	// an error of the file is fatal.
 	reg := prometheus.NewRegistry()
 	// One client per API for the life of the process, shared by
 	// expansion and scrapes: its limits hold whoever calls.
@@ -133,13 +136,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return expander.Expand(context.Background(), c)
 	}
-	if cfg, err = expander.Expand(context.Background(), cfg); err != nil {
-		level.Error(logger).Log("msg", "cannot expand the configuration through the upstream APIs", "err", err)
+	start, cancelStart := context.WithTimeout(context.Background(), collector.StartBudget)
+	cfg, err = expander.Expand(start, cfg)
+	cancelStart()
+	if err != nil {
+		level.Error(logger).Log("msg", "the configuration does not fit the upstream's lists", "err", err)
 		return 1
 	}
 
 	reg.MustRegister(versioncollector.NewCollector(exporterName), collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), expander)
 	exp, err := collector.New(cfg, logger, reg, collector.Options{DefaultTimeout: *defaultTimeout, TimeoutOffset: *timeoutOffset, Clients: clients})
 	if err != nil {
 		level.Error(logger).Log("msg", "cannot start the collectors", "err", err)
@@ -189,7 +195,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(signals)
 	go reloadLoop(ctx, logger, safe, reloads)
-	go expander.Refresh(ctx, collector.DiscoveryRefresh, safe.Reload)
+	go expander.Maintain(ctx, collector.DiscoveryRefresh, safe.Refine)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	shutdownDone := make(chan struct{})
 	go func() {

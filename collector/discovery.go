@@ -2,7 +2,10 @@ package collector
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/go-kit/log/level"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 )
@@ -10,6 +13,81 @@ import (
 // What each API's listing endpoint says, read for expansion: the values of
 // a data-API parameter in discovery, the Indicator API's equities, the
 // Analyst Consensus API's assets with their names, tickers and aliases.
+
+// resolve is the Resolver of one expansion: what an expandable parameter
+// stands for, read from the lists fetchAll read.
+func (r *resolution) resolve(a *config.API, e *config.Entry, p config.Param) (config.Param, error) {
+	if !expandable(a.Name, p) {
+		return p, nil
+	}
+	var found []string
+	var err error
+	switch {
+	case a.Name == config.APIData:
+		found, err = r.dataValues(a, e, p)
+	case a.Name == config.APIIndicator && p.Name == "equity":
+		found, err = r.equities(a)
+	case a.Name == config.APIConsensus && p.Name == "asset":
+		return r.assets(a, e, p)
+	default:
+		return p, fmt.Errorf("%q cannot be expanded: the %s API lists values for %s only", config.All, a.Name, map[string]string{
+			config.APIIndicator: "equity", config.APIConsensus: "asset"}[a.Name])
+	}
+	if err != nil {
+		return p, fmt.Errorf("cannot expand %q: %w", config.All, err)
+	}
+	found = r.segments(a, e, p, found)
+	var out []string
+	for _, v := range p.Values {
+		if v == config.All {
+			out = append(out, found...)
+		} else {
+			out = append(out, v)
+		}
+	}
+	r.logExpanded(a, e, p, out)
+	p.Values = out
+	return p, nil
+}
+
+// segments drops, with a warning, the listed values that cannot fill the
+// entry's {placeholder} of the parameter: a list is the upstream's word,
+// not the user's, so a bad value is skipped rather than refused.
+func (r *resolution) segments(a *config.API, e *config.Entry, p config.Param, values []string) []string {
+	if !strings.Contains(e.Path, "{"+p.Name+"}") {
+		return values
+	}
+	return slices.DeleteFunc(values, func(v string) bool {
+		err := config.CheckSegment(v)
+		if err != nil {
+			level.Warn(r.x.logger).Log("msg", "listed value skipped: it cannot fill a path segment", "api", a.Name, "entry", e.Key,
+				"param", p.Name, "err", err)
+		}
+		return err != nil
+	})
+}
+
+func (r *resolution) logExpanded(a *config.API, e *config.Entry, p config.Param, values []string) {
+	key, joined := a.Name+" "+e.Key+"."+p.Name, strings.Join(values, ",")
+	r.x.mu.Lock()
+	same := r.x.logged[key] == joined
+	r.x.logged[key] = joined
+	r.x.mu.Unlock()
+	l := level.Debug(r.x.logger)
+	if !same {
+		l = level.Info(r.x.logger)
+		if r.touched == nil {
+			r.touched = map[string]bool{}
+		}
+		r.touched[a.Name] = true
+	}
+	shown := values
+	if len(shown) > 20 {
+		shown = append(shown[:20:20], "...")
+	}
+	l.Log("msg", "parameter resolved through the upstream", "api", a.Name, "entry", e.Key,
+		"param", p.Name, "listed", strings.Join(p.Values, ","), "count", len(values), "values", strings.Join(shown, ","))
+}
 
 // dataValues lists the values of a parameter for the discovery entries
 // that fit the entry's path: the path segment of a placeholder, or the
@@ -19,7 +97,7 @@ func (r *resolution) dataValues(a *config.API, e *config.Entry, p config.Param) 
 	if strings.HasPrefix(e.Path, "/v2/") {
 		list = dataDiscoveryV2
 	}
-	items, err := r.list(a, list, true)
+	items, err := r.rows(a, list)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +154,7 @@ func fitsTemplate(tmpl, segs []string) bool {
 
 // equities lists the Indicator API's equity ids, <exchange_code>:<security_code>.
 func (r *resolution) equities(a *config.API) ([]string, error) {
-	rows, err := r.list(a, indicatorList, false)
+	rows, err := r.rows(a, indicatorList)
 	if err != nil {
 		return nil, err
 	}
@@ -97,21 +175,32 @@ func (r *resolution) equities(a *config.API) ([]string, error) {
 }
 
 // assets resolves each listed asset (key, ticker, name or alias, in any
-// case) to its canonical key; all stands for every asset.
-func (r *resolution) assets(a *config.API, e *config.Entry, p config.Param) ([]string, error) {
-	rows, err := r.list(a, consensusAssets, false)
+// case; all stands for every asset) to the key the API is asked with,
+// labelled with the asset's ticker in lower case: the value the data API
+// labels the same asset with (btc, not bitcoin). A ticker two assets share
+// cannot tell them apart; those are labelled with their keys.
+func (r *resolution) assets(a *config.API, e *config.Entry, p config.Param) (config.Param, error) {
+	rows, err := r.rows(a, consensusAssets)
 	if err != nil {
-		return nil, fmt.Errorf("cannot resolve the asset: %w", err)
+		return p, fmt.Errorf("cannot resolve the asset: %w", err)
 	}
 	byName := map[string]string{}
+	ticker := map[string]string{}
+	holders := map[string]int{}
 	var keys []string
 	for _, row := range rows {
 		key := labelValue(row["key"])
-		if key == "" {
+		if key == "" || ticker[key] != "" {
 			continue
 		}
 		keys = append(keys, key)
-		for _, n := range append([]string{key, labelValue(row["symbol"]), labelValue(row["name"])}, strs(row["aliases"])...) {
+		sym := strings.ToLower(strings.TrimSpace(labelValue(row["symbol"])))
+		if sym == "" {
+			sym = key
+		}
+		ticker[key] = sym
+		holders[sym]++
+		for _, n := range append([]string{key, sym, labelValue(row["name"])}, strs(row["aliases"])...) {
 			if n = strings.ToLower(strings.TrimSpace(n)); n != "" && byName[n] == "" {
 				byName[n] = key
 			}
@@ -123,15 +212,23 @@ func (r *resolution) assets(a *config.API, e *config.Entry, p config.Param) ([]s
 		case v == config.All:
 			out = append(out, keys...)
 		case key == "":
-			return nil, fmt.Errorf("%q is not an asset of %s (known: %s)", v, consensusAssets, strings.Join(keys, ", "))
+			return p, fmt.Errorf("%q is not an asset of %s (known: %s)", v, consensusAssets, strings.Join(keys, ", "))
 		default:
 			out = append(out, key)
+		}
+	}
+	out = r.segments(a, e, p, out)
+	labels := map[string]string{}
+	for _, key := range out {
+		if sym := ticker[key]; holders[sym] == 1 && sym != key {
+			labels[key] = sym
 		}
 	}
 	if strings.Join(out, ",") != strings.Join(p.Values, ",") {
 		r.logExpanded(a, e, p, out)
 	}
-	return out, nil
+	p.Values, p.Labels = out, labels
+	return p, nil
 }
 
 // strs reads a JSON list of scalars as strings.

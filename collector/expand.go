@@ -2,7 +2,9 @@ package collector
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -26,30 +28,54 @@ const (
 	// calling the lists again.
 	listReuse = time.Hour
 	// DiscoveryRefresh is how often a configuration that depends on
-	// upstream lists is loaded again, to pick up new assets, exchanges,
-	// tokens and equities.
+	// upstream lists is expanded again from fresh lists, to pick up new
+	// assets, exchanges, tokens and equities.
 	DiscoveryRefresh = 24 * time.Hour
+	// StartBudget bounds the expansion at start: the exporter serves what
+	// needs no list within it, and Maintain completes the rest.
+	StartBudget = 750 * time.Millisecond
 )
 
 // Expander resolves what a configuration leaves to the upstream APIs:
 // "all" on a data-API parameter (through the v1 and v2 discovery
 // endpoints), equity: all of the Indicator API (/api/equities), and
-// Analyst Consensus asset names and tickers (/assets), which become the
-// canonical key so that "Bitcoin" and "btc" are one series. Its calls take
-// the API's one client (upstream.Pool) like every other call. An answer is reused for listReuse,
-// and the last good one stands in when a later call fails.
+// Analyst Consensus asset names, tickers and aliases (/assets), which are
+// sent as the asset's key and labelled with its lowercase ticker, so that
+// "Bitcoin" and "btc" are one series labelled like the data API's. Its
+// calls take the API's one client (upstream.Pool) like every other call.
+// An answer is reused for listReuse, and the last good one stands in when
+// a later call fails.
+//
+// An upstream that is down or answers badly never fails an expansion:
+// the entries whose lists cannot be read wait, the rest is served, and
+// Maintain (maintain.go) retries until they are in.
 type Expander struct {
 	logger  log.Logger
 	now     func() time.Time
 	clients *upstream.Pool
+	// retryMin and retryMax bound the back-off of retries while lists
+	// fail (maintain.go).
+	retryMin, retryMax time.Duration
+	// changed wakes Maintain after every expansion, to plan again.
+	changed chan struct{}
 
-	mu      sync.Mutex
-	cache   map[string]cachedList
-	gen     int  // bumped by Refresh: answers of older generations are fetched again
-	refresh bool // the last configuration expanded depends on lists
+	mu    sync.Mutex
+	cache map[string]cachedList
+	gen   int // bumped by Maintain's refresh: answers of older generations are fetched again
 	// logged holds what each parameter last resolved to: the same result
 	// again (on a reload) is logged at debug only.
 	logged map[string]string
+	// source is the configuration, as loaded, that was last expanded
+	// without error; digest identifies what that expansion produced.
+	source *config.Config
+	digest string
+	// state is per API with entries to expand. failures counts Maintain's
+	// expansions in a row in which some API failed (a failed expansion of
+	// a start or reload counts only when it starts a run of failures);
+	// cutShort says the last one failed within a budget (StartBudget).
+	state    map[string]*ExpansionState
+	failures int
+	cutShort bool
 }
 
 type cachedList struct {
@@ -61,7 +87,9 @@ type cachedList struct {
 // NewExpander returns an Expander; opts supplies the clock and the
 // clients it shares with the Exporter.
 func NewExpander(logger log.Logger, opts ...Options) *Expander {
-	x := &Expander{logger: logger, now: time.Now, cache: map[string]cachedList{}, logged: map[string]string{}}
+	x := &Expander{logger: logger, now: time.Now, cache: map[string]cachedList{}, logged: map[string]string{},
+		retryMin: 5 * time.Second, retryMax: time.Minute, changed: make(chan struct{}, 1),
+		state: map[string]*ExpansionState{}}
 	if len(opts) > 0 {
 		if opts[0].Now != nil {
 			x.now = opts[0].Now
@@ -80,136 +108,168 @@ func expandable(api string, p config.Param) bool {
 }
 
 // Expand returns cfg with every "all" replaced by the upstream's list and
-// consensus assets by their canonical key, tuples rebuilt and max_tuples
-// checked again; cfg itself when there is nothing to resolve. Errors name
-// file, line and parameter.
+// consensus assets by their key (labelled with the ticker), tuples rebuilt
+// and max_tuples checked again; cfg itself when there is nothing to
+// resolve. An entry whose list cannot be read, and was never read before,
+// is left out until a later expansion (Maintain) reads it: the error
+// returned is always one of the configuration, with file, line and
+// parameter, never one of the upstream.
 func (x *Expander) Expand(ctx context.Context, cfg *config.Config) (*config.Config, error) {
-	needed := false
-	for _, a := range cfg.APIs {
-		for _, e := range a.Metrics {
-			for _, p := range e.Params {
-				needed = needed || expandable(a.Name, p)
-			}
-		}
-	}
-	x.mu.Lock()
-	x.refresh = needed
-	x.mu.Unlock()
-	if !needed {
+	return x.expand(ctx, cfg, false)
+}
+
+// expand is Expand; background says Maintain asks, for the configuration
+// already in force, so that a configuration error is the expansion's
+// failure to report, not a reload's.
+func (x *Expander) expand(ctx context.Context, cfg *config.Config, background bool) (*config.Config, error) {
+	r := &resolution{x: x, ctx: ctx}
+	if !r.plan(cfg) {
+		x.commit(cfg, cfg, r, nil, background)
 		return cfg, nil
 	}
-	r := &resolution{x: x, ctx: ctx, lists: map[string][]map[string]any{}}
-	out, err := cfg.Resolve(r.resolve)
+	r.fetchAll()
+	in := r.withoutWaiting(cfg)
+	out, err := in.Resolve(r.resolve)
+	var blamed map[string]error
 	if err != nil {
-		return nil, err
+		if !background {
+			return nil, err
+		}
+		// The lists now show the file wrong (an asset they do not know,
+		// "all" past max_tuples): the entries of the API at fault wait
+		// for a fixed file, the others go in.
+		blamed = r.blame(in, err)
+		for e, api := range r.entryAPI {
+			r.waiting[e] = r.waiting[e] || blamed[api] != nil
+		}
+		if out, err = r.withoutWaiting(cfg).Resolve(r.resolve); err != nil {
+			return nil, err
+		}
 	}
 	for _, name := range config.APINames {
 		if a := out.APIs[name]; a != nil && r.touched[name] {
 			level.Info(x.logger).Log("msg", "configuration expanded through the upstream's lists", "api", name, "tuples", len(a.Tuples), "max_tuples", a.MaxTuples)
 		}
 	}
+	x.commit(cfg, out, r, blamed, background)
 	return out, nil
 }
 
-// Refresh loads the configuration again every interval while the one last
-// expanded depends on upstream lists, asking for fresh lists. A failed
-// refresh leaves the configuration in force, as any failed reload does.
-func (x *Expander) Refresh(ctx context.Context, every time.Duration, reload func() error) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		x.mu.Lock()
-		needed := x.refresh
-		if needed {
-			x.gen++
-		}
-		x.mu.Unlock()
-		if !needed {
-			continue
-		}
-		if err := reload(); err != nil {
-			level.Warn(x.logger).Log("msg", "refresh of the upstream's lists failed; the configuration in force stays", "err", err)
-			continue
-		}
-		level.Info(x.logger).Log("msg", "configuration refreshed from the upstream's lists")
-	}
-}
-
-// resolution is one Expand: one upstream per API, each list read once.
+// resolution is one expansion: the lists each entry needs, each read once.
 type resolution struct {
-	x       *Expander
-	ctx     context.Context
-	lists   map[string][]map[string]any
-	touched map[string]bool
+	x   *Expander
+	ctx context.Context
+	// needs maps an API to the keys of the lists its entries need, and
+	// entryLists an entry to its lists.
+	needs      map[string][]string
+	entryLists map[*config.Entry][]string
+	entryAPI   map[*config.Entry]string
+	requests   map[string]listRequest
+	lists      map[string]listResult
+	waiting    map[*config.Entry]bool
+	touched    map[string]bool
 }
 
-func (r *resolution) resolve(a *config.API, e *config.Entry, p config.Param) ([]string, error) {
-	if !expandable(a.Name, p) {
-		return p.Values, nil
-	}
-	var found []string
-	var err error
+type listRequest struct {
+	api   *config.API
+	path  string
+	keyed bool
+}
+
+// listResult is what one list gave: rows to resolve with (fresh, reused
+// or the last good answer), and the error of the call when it failed.
+type listResult struct {
+	rows []map[string]any
+	ok   bool
+	err  error
+}
+
+// listFor names the list a parameter is resolved through; false for a
+// parameter no list resolves (the resolver reports it).
+func listFor(a *config.API, e *config.Entry, p config.Param) (path string, keyed, ok bool) {
 	switch {
+	case a.Name == config.APIData && strings.HasPrefix(e.Path, "/v2/"):
+		return dataDiscoveryV2, true, true
 	case a.Name == config.APIData:
-		found, err = r.dataValues(a, e, p)
+		return dataDiscoveryV1, true, true
 	case a.Name == config.APIIndicator && p.Name == "equity":
-		found, err = r.equities(a)
+		return indicatorList, false, true
 	case a.Name == config.APIConsensus && p.Name == "asset":
-		return r.assets(a, e, p)
-	default:
-		return nil, fmt.Errorf("%q cannot be expanded: the %s API lists values for %s only", config.All, a.Name, map[string]string{
-			config.APIIndicator: "equity", config.APIConsensus: "asset"}[a.Name])
+		return consensusAssets, false, true
 	}
-	if err != nil {
-		return nil, fmt.Errorf("cannot expand %q: %w", config.All, err)
-	}
-	var out []string
-	for _, v := range p.Values {
-		if v == config.All {
-			out = append(out, found...)
-		} else {
-			out = append(out, v)
-		}
-	}
-	r.logExpanded(a, e, p, out)
-	return out, nil
+	return "", false, false
 }
 
-func (r *resolution) logExpanded(a *config.API, e *config.Entry, p config.Param, values []string) {
-	key, joined := a.Name+" "+e.Key+"."+p.Name, strings.Join(values, ",")
-	r.x.mu.Lock()
-	same := r.x.logged[key] == joined
-	r.x.logged[key] = joined
-	r.x.mu.Unlock()
-	l := level.Debug(r.x.logger)
-	if !same {
-		l = level.Info(r.x.logger)
-		if r.touched == nil {
-			r.touched = map[string]bool{}
+func listKey(a *config.API, path string) string { return a.Name + " " + a.URL.String() + path }
+
+// plan records the lists the configuration needs; false when it leaves
+// nothing to the upstream.
+func (r *resolution) plan(cfg *config.Config) bool {
+	left := false
+	r.needs, r.entryLists, r.requests = map[string][]string{}, map[*config.Entry][]string{}, map[string]listRequest{}
+	r.entryAPI, r.lists, r.waiting = map[*config.Entry]string{}, map[string]listResult{}, map[*config.Entry]bool{}
+	for _, name := range config.APINames {
+		a := cfg.APIs[name]
+		if a == nil {
+			continue
 		}
-		r.touched[a.Name] = true
+		for _, e := range a.Metrics {
+			for _, p := range e.Params {
+				if !expandable(a.Name, p) {
+					continue
+				}
+				left = true
+				path, keyed, ok := listFor(a, e, p)
+				if !ok {
+					continue
+				}
+				key := listKey(a, path)
+				r.entryAPI[e] = name
+				if !slices.Contains(r.entryLists[e], key) {
+					r.entryLists[e] = append(r.entryLists[e], key)
+				}
+				if _, seen := r.requests[key]; !seen {
+					r.requests[key] = listRequest{api: a, path: path, keyed: keyed}
+					r.needs[name] = append(r.needs[name], key)
+				}
+			}
+		}
 	}
-	shown := values
-	if len(shown) > 20 {
-		shown = append(shown[:20:20], "...")
-	}
-	l.Log("msg", "parameter resolved through the upstream", "api", a.Name, "entry", e.Key,
-		"param", p.Name, "listed", strings.Join(p.Values, ","), "count", len(values), "values", strings.Join(shown, ","))
+	return left
 }
 
-// list reads the rows of a listing endpoint: reused while recent, fetched
-// through the API's upstream otherwise, the last good answer when that
-// fails.
-func (r *resolution) list(a *config.API, path string, keyed bool) ([]map[string]any, error) {
-	key := a.Name + " " + a.URL.String() + path
-	if rows, ok := r.lists[key]; ok {
-		return rows, nil
+// fetchAll reads every list needed, at the same time: at start the
+// budget is short, and one slow API must not use it up for the others.
+func (r *resolution) fetchAll() {
+	keys := make([]string, 0, len(r.requests))
+	for k := range r.requests {
+		keys = append(keys, k)
 	}
+	results := make([]listResult, len(keys))
+	var wg sync.WaitGroup
+	for i, k := range keys {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = r.fetch(k, r.requests[k])
+		}()
+	}
+	wg.Wait()
+	for i, k := range keys {
+		r.lists[k] = results[i]
+	}
+	for e, ks := range r.entryLists {
+		for _, k := range ks {
+			if !r.lists[k].ok {
+				r.waiting[e] = true
+			}
+		}
+	}
+}
+
+// fetch reads one list: reused while recent, through the API's client
+// otherwise, the last good answer when that fails.
+func (r *resolution) fetch(key string, req listRequest) listResult {
 	x := r.x
 	x.mu.Lock()
 	c, cached := x.cache[key]
@@ -217,26 +277,65 @@ func (r *resolution) list(a *config.API, path string, keyed bool) ([]map[string]
 	gen := x.gen
 	x.mu.Unlock()
 	if fresh {
-		r.lists[key] = c.rows
-		return c.rows, nil
+		return listResult{rows: c.rows, ok: true}
 	}
-	rows, err := r.fetch(a, path, keyed)
+	rows, err := x.clients.Client(req.api).List(r.ctx, req.path, nil, req.keyed)
 	if err != nil {
 		if !cached {
-			return nil, err
+			return listResult{err: err}
 		}
-		level.Warn(x.logger).Log("msg", "listing endpoint failed; using its last good answer", "api", a.Name, "path", path,
+		level.Warn(x.logger).Log("msg", "listing endpoint failed; using its last good answer", "api", req.api.Name, "path", req.path,
 			"age", x.now().Sub(c.at).Round(time.Second), "err", err)
-		rows = c.rows
-	} else {
-		x.mu.Lock()
-		x.cache[key] = cachedList{rows: rows, at: x.now(), gen: gen}
-		x.mu.Unlock()
+		return listResult{rows: c.rows, ok: true, err: err}
 	}
-	r.lists[key] = rows
-	return rows, nil
+	x.mu.Lock()
+	x.cache[key] = cachedList{rows: rows, at: x.now(), gen: gen}
+	x.mu.Unlock()
+	return listResult{rows: rows, ok: true}
 }
 
-func (r *resolution) fetch(a *config.API, path string, keyed bool) ([]map[string]any, error) {
-	return r.x.clients.Client(a).List(r.ctx, path, nil, keyed)
+// listErr joins the errors of the API's lists that failed.
+func (r *resolution) listErr(api string) error {
+	var errs []error
+	for _, k := range r.needs[api] {
+		if err := r.lists[k].err; err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// waitingIn counts the API's entries left out.
+func (r *resolution) waitingIn(api string) int {
+	n := 0
+	for e := range r.waiting {
+		if r.entryAPI[e] == api {
+			n++
+		}
+	}
+	return n
+}
+
+// withoutWaiting returns cfg without the entries whose lists could not be
+// read; cfg itself when none waits.
+func (r *resolution) withoutWaiting(cfg *config.Config) *config.Config {
+	if len(r.waiting) == 0 {
+		return cfg
+	}
+	out := &config.Config{File: cfg.File, APIs: make(map[string]*config.API, len(cfg.APIs))}
+	for name, a := range cfg.APIs {
+		na := *a
+		na.Metrics = slices.DeleteFunc(slices.Clone(a.Metrics), func(e *config.Entry) bool { return r.waiting[e] })
+		out.APIs[name] = &na
+	}
+	return out
+}
+
+// rows returns the rows of a list read by fetchAll.
+func (r *resolution) rows(a *config.API, path string) ([]map[string]any, error) {
+	l, ok := r.lists[listKey(a, path)]
+	if !ok || !l.ok {
+		return nil, fmt.Errorf("%s was not read", path) // only waiting entries need unread lists
+	}
+	return l.rows, nil
 }

@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -160,19 +159,39 @@ func TestExpandThroughDataDiscovery(t *testing.T) {
 	if _, err := x.Expand(context.Background(), e.parse(discoveryConfig)); err != nil || e.fake.Calls("data") != 2 {
 		t.Errorf("second expansion within the hour: %v, %d calls", err, e.fake.Calls("data"))
 	}
+	goodAt := x.State()["data"].LastSuccess
+	if st := x.State()["data"]; !st.OK || st.LastError != "" || st.Waiting != 0 || !goodAt.Equal(e.clock.Now()) {
+		t.Errorf("state after good expansions: %+v", st)
+	}
 	e.clock.Add(61 * time.Minute)
 	e.fake.SetFault("data", fakeapi.Fault{Kind: fakeapi.Unauthorized})
 	again, err := x.Expand(context.Background(), e.parse(discoveryConfig))
 	if err != nil || len(again.Tuples) != want {
 		t.Errorf("with discovery failing after a good answer: %v (%d tuples)", err, len(again.Tuples))
 	}
-	// v1 is tried and refused; the key is then paused, so v2 is not sent.
-	if e.fake.Calls("data") != 3 || logs.count("level=warn", "last good answer") != 2 {
-		t.Errorf("%d calls, %d warnings: discovery must be tried, then its last answer used", e.fake.Calls("data"), logs.count("level=warn", "last good answer"))
+	// Both lists are asked for at once: the second may be on its way
+	// when the first is refused and the key paused.
+	if n := e.fake.Calls("data"); n < 3 || n > 4 || logs.count("level=warn", "last good answer") != 2 {
+		t.Errorf("%d calls, %d warnings: discovery must be tried, then its last answer used", n, logs.count("level=warn", "last good answer"))
 	}
-	_, err = NewExpander(log.NewNopLogger()).Expand(context.Background(), e.parse(discoveryConfig))
-	if err == nil || !strings.Contains(err.Error(), `test.yml:7: data.metrics[0].exchange: cannot expand "all": /v1/discovery/endpoints: unauthorized (HTTP 401)`) {
-		t.Errorf("discovery failing with nothing cached: %v", err)
+	// Served from the last good lists, but failing: the retry goes on.
+	if st := x.State()["data"]; st.OK || !strings.Contains(st.LastError, "unauthorized (HTTP 401)") || st.Waiting != 0 || !st.LastSuccess.Equal(goodAt) {
+		t.Errorf("state with the last good lists standing in: %+v", st)
+	}
+
+	// Nothing cached: the entries that need discovery wait, the rest is
+	// served; an upstream failure is no configuration error.
+	fresh := NewExpander(log.NewNopLogger())
+	partial, err := fresh.Expand(context.Background(), e.parse(discoveryConfig))
+	if err != nil {
+		t.Fatalf("discovery failing with nothing cached: %v", err)
+	}
+	if got := tupleKeys(partial); len(got) != 2 || got["data /v1/btc/market-data/open-interest?exchange=binance&window=hour"] == nil {
+		t.Errorf("served while discovery fails: %v", got)
+	}
+	if st := fresh.State()["data"]; st.OK || st.Waiting != 4 || !st.LastSuccess.IsZero() ||
+		!strings.Contains(st.LastError, "/v1/discovery/endpoints: unauthorized (HTTP 401)") {
+		t.Errorf("state with nothing cached: %+v", st)
 	}
 }
 
@@ -212,7 +231,7 @@ consensus:
   url: "{{URL}}/consensus"
   metrics:
     - path: /consensus
-      asset: [Bitcoin, btc, ETH]
+      asset: [Bitcoin, xbt, ETH]
     - path: /analyst-views
       asset: all
 `
@@ -238,11 +257,15 @@ consensus:
 		}
 	}
 	if got, want := len(cfg.APIs[config.APIConsensus].Tuples), 2+len(assets); got != want {
-		t.Errorf("%d consensus tuples, want %d (Bitcoin and btc are one)", got, want)
+		t.Errorf("%d consensus tuples, want %d (Bitcoin and xbt are one)", got, want)
 	}
-	for _, k := range []string{"consensus /consensus?asset=bitcoin", "consensus /consensus?asset=ethereum"} {
-		if byKey[k] == nil {
-			t.Errorf("no tuple %s", k)
+	// Sent as the key, labelled with the ticker the data API uses.
+	for key, ticker := range map[string]string{"bitcoin": "btc", "ethereum": "eth"} {
+		tp := byKey["consensus /consensus?asset="+key]
+		if tp == nil {
+			t.Errorf("no consensus tuple for %s", key)
+		} else if tp.Query.Get("asset") != key || !reflect.DeepEqual(tp.LabelValues, []string{ticker}) || tp.TupleLabelValues[2] != ticker {
+			t.Errorf("consensus tuple for %s: query %v, labels %v, tuple labels %v", key, tp.Query, tp.LabelValues, tp.TupleLabelValues)
 		}
 	}
 	for _, a := range assets {
@@ -260,8 +283,12 @@ consensus:
 	e.exp.Close()
 	e.exp = exp
 	body := e.scrape("10")
-	if seriesValue(body, "onchain_consensus_score", "asset", "bitcoin") == "" || strings.Contains(body, `asset="Bitcoin"`) {
-		t.Errorf("consensus series not labelled with the canonical key:\n%s", strings.Join(lines(body, "onchain_consensus_score"), "\n"))
+	if seriesValue(body, "onchain_consensus_score", "asset", "btc") == "" || seriesValue(body, "onchain_consensus_score", "asset", "eth") == "" ||
+		strings.Contains(body, `asset="Bitcoin"`) || strings.Contains(body, `asset="bitcoin"`) {
+		t.Errorf("consensus series not labelled with the ticker:\n%s", strings.Join(lines(body, "onchain_consensus_score"), "\n"))
+	}
+	if n := e.fake.CallsFor("/consensus/consensus"); n != 2 || seriesValue(body, "onchain_exporter_query_success", "endpoint", "/consensus", "asset", "btc") != "1" {
+		t.Errorf("%d /consensus calls; the key must be what is sent and answered", n)
 	}
 	if n := len(lines(body, "onchain_equity_close_price")); n != len(equities) {
 		t.Errorf("%d close price series, want %d", n, len(equities))
@@ -275,49 +302,5 @@ func TestExpandWithoutListsMakesNoCall(t *testing.T) {
 	got, err := NewExpander(log.NewNopLogger()).Expand(context.Background(), cfg)
 	if err != nil || got != cfg || e.fake.Calls("data") != 0 {
 		t.Errorf("expanded = same %v, err %v, %d calls", got == cfg, err, e.fake.Calls("data"))
-	}
-}
-
-// Refresh reloads only a configuration that depends on lists, and asks for
-// fresh ones although the last answers are recent.
-func TestRefreshReloadsWithFreshLists(t *testing.T) {
-	e := newEnv(t, discoveryConfig, fakeapi.Options{})
-	for _, tc := range []struct {
-		yml     string
-		reloads bool
-	}{{supplyConfig, false}, {discoveryConfig, true}} {
-		e.fake.ResetCalls()
-		x := NewExpander(log.NewNopLogger(), Options{Now: e.clock.Now})
-		if _, err := x.Expand(context.Background(), e.parse(tc.yml)); err != nil {
-			t.Fatal(err)
-		}
-		before := e.fake.Calls("data")
-		var reloads atomic.Int64
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			x.Refresh(ctx, 10*time.Millisecond, func() error {
-				reloads.Add(1)
-				_, err := x.Expand(context.Background(), e.parse(tc.yml))
-				return err
-			})
-		}()
-		// Ten ticks are plenty to see a reload that is due.
-		deadline := time.Now().Add(100 * time.Millisecond)
-		if tc.reloads {
-			deadline = time.Now().Add(2 * time.Second)
-		}
-		for reloads.Load() == 0 && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
-		}
-		cancel()
-		<-done
-		if got := reloads.Load() > 0; got != tc.reloads {
-			t.Errorf("reloaded = %v, want %v", got, tc.reloads)
-		}
-		if tc.reloads && e.fake.Calls("data") <= before {
-			t.Error("the refresh reused the cached lists")
-		}
 	}
 }

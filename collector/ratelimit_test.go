@@ -148,9 +148,9 @@ data:
 	}()
 	go func() { // lists asked for afresh every 200 ms
 		defer wg.Done()
-		x.Refresh(ctx, 200*time.Millisecond, func() error {
-			c, err := load()
-			if err == nil {
+		x.Maintain(ctx, 200*time.Millisecond, func(derive func() (*config.Config, error)) error {
+			c, err := derive()
+			if err == nil && c != nil {
 				err = exp.ApplyConfig(c)
 			}
 			if err == nil {

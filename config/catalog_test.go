@@ -148,7 +148,8 @@ func TestResolve(t *testing.T) {
 	}
 	exchanges := []string{"binance", "bybit", "okx"}
 	canonical := map[string]string{"Bitcoin": "bitcoin", "btc": "bitcoin", "eth": "ethereum"}
-	resolve := func(a *API, e *Entry, p Param) ([]string, error) {
+	tickers := map[string]string{"bitcoin": "btc", "ethereum": "eth"}
+	resolve := func(a *API, e *Entry, p Param) (Param, error) {
 		var out []string
 		for _, v := range p.Values {
 			switch {
@@ -160,7 +161,11 @@ func TestResolve(t *testing.T) {
 				out = append(out, v)
 			}
 		}
-		return out, nil
+		p.Values = out
+		if a.Name == APIConsensus {
+			p.Labels = tickers
+		}
+		return p, nil
 	}
 	got, err := cfg.Resolve(resolve)
 	if err != nil {
@@ -187,20 +192,29 @@ func TestResolve(t *testing.T) {
 	if cfg.Tuples[0].Params["exchange"] != All || len(cfg.APIs[APIData].Tuples) != 3 {
 		t.Error("Resolve changed the configuration it was given")
 	}
-	if lv := got.Tuples[4].LabelValues; !reflect.DeepEqual(lv, []string{"bitcoin"}) {
-		t.Errorf("consensus labels %v", lv)
+	// Sent as the key, labelled with the ticker.
+	if tp := got.Tuples[4]; !reflect.DeepEqual(tp.LabelValues, []string{"btc"}) || tp.TupleLabelValues[2] != "btc" ||
+		tp.Query.Get("asset") != "bitcoin" || tp.Params["asset"] != "bitcoin" {
+		t.Errorf("consensus tuple: labels %v, tuple labels %v, query %v", tp.LabelValues, tp.TupleLabelValues, tp.Query)
 	}
+	// Two values sent apart but labelled alike would be one series.
+	tickers["ethereum"] = "btc"
+	_, err = cfg.Resolve(resolve)
+	if err == nil || err.Error() != `x.yml:17: consensus.metrics[0]: the series /consensus?asset=ethereum and /consensus?asset=bitcoin (consensus.metrics[0] at line 17) would carry the same labels {asset="btc"}` {
+		t.Errorf("labels alike: %v", err)
+	}
+	tickers["ethereum"] = "eth"
 
 	exchanges = append(exchanges, "deribit", "bitmex", "kraken")
 	_, err = cfg.Resolve(resolve)
 	if err == nil || err.Error() != "x.yml:2: data.max_tuples: the metrics list expands to 7 series, more than max_tuples (6)" {
 		t.Errorf("cap: %v", err)
 	}
-	_, err = cfg.Resolve(func(a *API, e *Entry, p Param) ([]string, error) {
+	_, err = cfg.Resolve(func(a *API, e *Entry, p Param) (Param, error) {
 		if p.HasAll() {
-			return nil, errors.New(`cannot expand "all": the list is down`)
+			return p, errors.New(`cannot expand "all": the list is down`)
 		}
-		return p.Values, nil
+		return p, nil
 	})
 	var ce *Error
 	if !errors.As(err, &ce) || len(ce.Problems) != 1 || ce.Problems[0] != `x.yml:8: data.metrics[0].exchange: cannot expand "all": the list is down` {

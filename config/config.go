@@ -115,6 +115,11 @@ type Param struct {
 	Name   string
 	Values []string
 	Line   int
+	// Labels holds the label value of a value whose series is labelled
+	// otherwise than the value sent upstream: a consensus asset is sent as
+	// the API's key (bitcoin) and labelled with its ticker (btc), the
+	// value the data API labels it with. Values missing here label as sent.
+	Labels map[string]string
 }
 
 // Field describes how one row field becomes a metric family.

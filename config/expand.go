@@ -11,9 +11,10 @@ const All = "all"
 // HasAll says whether the parameter lists All.
 func (p Param) HasAll() bool { return contains(p.Values, All) }
 
-// Resolver returns the values one parameter of an entry stands for: the
-// values as listed when there is nothing to resolve.
-type Resolver func(a *API, e *Entry, p Param) ([]string, error)
+// Resolver returns the parameter as it stands upstream: its values as
+// listed when there is nothing to resolve, else the values to send, with
+// Labels set for those labelled otherwise than sent.
+type Resolver func(a *API, e *Entry, p Param) (Param, error)
 
 // Resolve returns a copy of the configuration in which every parameter
 // lists what resolve returns for it, with tuples, label sets, the
@@ -39,16 +40,16 @@ func (c *Config) Resolve(resolve Resolver) (*Config, error) {
 			ne.Params = make([]Param, 0, len(e.Params))
 			for _, p := range e.Params {
 				key := join(e.Key, p.Name)
-				vs, err := resolve(a, e, p)
+				rp, err := resolve(a, e, p)
 				if err != nil {
 					l.addAt(p.Line, key, "%v", err)
 					continue
 				}
-				if vs = unique(vs); len(vs) == 0 {
+				if p.Values = unique(rp.Values); len(p.Values) == 0 {
 					l.addAt(p.Line, key, "resolves to no value")
 					continue
 				}
-				p.Values = vs
+				p.Labels = rp.Labels
 				ne.Params = append(ne.Params, p)
 			}
 			na.Metrics = append(na.Metrics, &ne)

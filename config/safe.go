@@ -50,6 +50,24 @@ func (s *SafeConfig) Reload() error {
 	return nil
 }
 
+// Refine puts in force what derive makes of the configuration last
+// loaded (a background expansion completing or refreshing it), under the
+// lock of Reload so that it never undoes a reload. derive returning nil
+// changes nothing. The reload metrics stay: the file was not read again.
+func (s *SafeConfig) Refine(derive func() (*Config, error)) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, err := derive()
+	if err != nil || c == nil {
+		return err
+	}
+	if err := s.apply(c); err != nil {
+		return err
+	}
+	s.c = c
+	return nil
+}
+
 // Loaded records a configuration put in force without Reload (the first
 // one, at start).
 func (s *SafeConfig) Loaded(c *Config) {

@@ -22,8 +22,11 @@ type Tuple struct {
 	Query url.Values
 	// Key identifies the tuple; two entries producing one key are an error.
 	Key string
-	// Params holds every parameter value, placeholders included.
+	// Params holds every parameter value as sent, placeholders included.
 	Params map[string]string
+	// ParamLabels holds the label value of a parameter labelled otherwise
+	// than sent (Param.Labels); Label reads both.
+	ParamLabels map[string]string
 	// LabelGroup names the tuples whose families share one label set.
 	LabelGroup string
 	// LabelNames and LabelValues label the tuple's data families.
@@ -116,6 +119,7 @@ func (l *errorList) expand(cfg *Config) {
 			setLabels(t, groups[t.LabelGroup])
 			l.checkLabels(t)
 		}
+		l.checkDistinct(a.Tuples)
 		cfg.Tuples = append(cfg.Tuples, a.Tuples...)
 	}
 	delete(tupleLabels, "asset")
@@ -124,7 +128,7 @@ func (l *errorList) expand(cfg *Config) {
 		t.TupleLabelValues = make([]string, len(cfg.TupleLabelNames))
 		t.TupleLabelValues[0], t.TupleLabelValues[1], t.TupleLabelValues[2], t.TupleLabelValues[3] = t.API, t.Path, t.asset(), t.Window
 		for i, n := range cfg.TupleLabelNames[4:] {
-			t.TupleLabelValues[4+i] = t.Params[n]
+			t.TupleLabelValues[4+i] = t.Label(n)
 		}
 	}
 }
@@ -146,9 +150,22 @@ func labelGroup(t *Tuple) string {
 // asset is the path's asset for v1 and the asset parameter elsewhere.
 func (t *Tuple) asset() string {
 	if t.API == APIData && strings.HasPrefix(t.Path, "/v1/") {
-		return strings.Split(t.Path, "/")[2]
+		seg := strings.Split(t.Path, "/")[2]
+		if v, err := url.PathUnescape(seg); err == nil {
+			return v
+		}
+		return seg
 	}
-	return t.Params["asset"]
+	return t.Label("asset")
+}
+
+// Label is the label value of a parameter: the value sent, unless the
+// parameter is labelled otherwise (ParamLabels).
+func (t *Tuple) Label(param string) string {
+	if v, ok := t.ParamLabels[param]; ok {
+		return v
+	}
+	return t.Params[param]
 }
 
 func setLabels(t *Tuple, params map[string]bool) {
@@ -181,7 +198,7 @@ func setLabels(t *Tuple, params map[string]bool) {
 				t.LabelValues[i] = sec
 			}
 		default:
-			t.LabelValues[i] = t.Params[n]
+			t.LabelValues[i] = t.Label(n)
 		}
 	}
 }
@@ -244,19 +261,31 @@ func (l *errorList) tuples(a *API, e *Entry) []*Tuple {
 
 func (l *errorList) tuple(a *API, e *Entry, window string, params map[string]string) *Tuple {
 	inPath := map[string]bool{}
+	segmentsOK := true
 	path := placeholderRE.ReplaceAllStringFunc(e.Path, func(m string) string {
 		name := m[1 : len(m)-1]
 		inPath[name] = true
-		return params[name]
+		if err := CheckSegment(params[name]); err != nil {
+			l.addAt(e.param(name).Line, join(e.Key, name), "%v: it cannot fill the path segment {%s} of %s", err, name, e.Path)
+			segmentsOK = false
+		}
+		return url.PathEscape(params[name])
 	})
+	if !segmentsOK {
+		return nil
+	}
 	t := &Tuple{API: a.Name, Entry: e, Path: path, Window: window, Params: params, Query: url.Values{},
 		TimeKey: e.TimeKey, Rows: e.Rows, LabelFields: e.LabelFields}
+	for _, p := range e.Params {
+		if lv, ok := p.Labels[params[p.Name]]; ok {
+			if t.ParamLabels == nil {
+				t.ParamLabels = map[string]string{}
+			}
+			t.ParamLabels[p.Name] = lv
+		}
+	}
 	if e.CacheTTL > 0 {
 		t.CacheTTL = e.CacheTTL.Seconds()
-	}
-	if strings.Contains(path, "//") || strings.ContainsAny(path, "?#") {
-		l.addAt(e.line("path"), join(e.Key, "path"), "a parameter filled into %q gives the bad path %q", e.Path, path)
-		return nil
 	}
 	t.Endpoint = endpointFor(a.Name, path)
 	t.Keyed = a.Name == APIData || t.Endpoint == nil || t.Endpoint.keyedFor(params)

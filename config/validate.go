@@ -1,9 +1,26 @@
 package config
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 )
+
+// CheckSegment checks a value that fills a path placeholder ({equity},
+// {handle}, {asset}). The value is escaped as one path segment, and one
+// that could step out of its segment ("/", "..", ".") is refused all the
+// same: proxies and servers decode and normalise paths, and a value from
+// an upstream list must not choose which endpoint the credential is sent
+// to.
+func CheckSegment(v string) error {
+	switch {
+	case strings.Contains(v, "/") || strings.Contains(v, ".."):
+		return fmt.Errorf("%q holds \"/\" or \"..\"", v)
+	case v == ".":
+		return fmt.Errorf("%q is the current directory", v)
+	}
+	return nil
+}
 
 // checkPath validates the path scheme of an entry and its placeholders.
 func (l *errorList) checkPath(a *API, e *Entry) bool {
@@ -112,4 +129,29 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// checkDistinct refuses two tuples of one label set that would be one
+// series: their queries differ, but a parameter labelled otherwise than
+// sent (Param.Labels) gave them the same labels.
+func (l *errorList) checkDistinct(tuples []*Tuple) {
+	seen := map[string]*Tuple{}
+	for _, t := range tuples {
+		id := t.LabelGroup + "\xff" + strings.Join(t.LabelValues, "\xff")
+		prev, dup := seen[id]
+		if !dup {
+			seen[id] = t
+			continue
+		}
+		l.addAt(t.Entry.Line, t.Entry.Key, "the series %s and %s (%s at line %d) would carry the same labels {%s}",
+			t.describe(), prev.describe(), prev.Entry.Key, prev.Entry.Line, labelText(t))
+	}
+}
+
+func labelText(t *Tuple) string {
+	parts := make([]string, len(t.LabelNames))
+	for i, n := range t.LabelNames {
+		parts[i] = fmt.Sprintf("%s=%q", n, t.LabelValues[i])
+	}
+	return strings.Join(parts, ", ")
 }

@@ -1,0 +1,291 @@
+package collector
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+)
+
+// One entry needs no list; the others need the v2 discovery, the equity
+// list and the asset list.
+const waitConfig = `
+data:
+  url: "{{URL}}"
+  token_env: T
+  metrics:
+    - path: /v1/btc/network-data/supply
+    - path: /v2/network/events-count
+      asset: all
+      chain: ethereum
+indicator:
+  url: "{{URL}}/indicator"
+  token_env: T
+  metrics:
+    - path: /api/equities/{equity}/pbr-band
+      equity: all
+consensus:
+  url: "{{URL}}/consensus"
+  metrics:
+    - path: /consensus
+      asset: [Bitcoin, xbt]
+`
+
+// maintained runs x.Maintain over a SafeConfig that applies to exp, with
+// fast retries, until the test ends.
+func maintained(t *testing.T, x *Expander, exp *Exporter, cfg *config.Config) *config.SafeConfig {
+	t.Helper()
+	x.retryMin, x.retryMax = 20*time.Millisecond, 80*time.Millisecond
+	safe := config.NewSafeConfig(prometheus.NewRegistry(), func() (*config.Config, error) {
+		return nil, fmt.Errorf("no reload in this test")
+	}, exp.ApplyConfig)
+	safe.Loaded(cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		x.Maintain(ctx, time.Hour, safe.Refine)
+	}()
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	return safe
+}
+
+// until polls cond for up to five seconds.
+func until(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 5 s: %s", what)
+		}
+	}
+}
+
+// With every list failing, expansion is no error: the entry that needs no
+// list is served at once, the state says what waits, and the background
+// retries put the rest in force once the lists answer, without a reload.
+func TestExpansionWaitsForTheUpstream(t *testing.T) {
+	e := newEnv(t, supplyConfig, fakeapi.Options{IndicatorToken: testToken})
+	stablecoins := discovered(listing(t, e, "/v2/discovery/endpoints", "result.data"), "/v2/network/events-count", "asset")
+	equities := listing(t, e, "/indicator/api/equities", "data")
+	if len(stablecoins) < 3 || len(equities) < 3 {
+		t.Fatalf("the fake lists too little: %v, %v", stablecoins, equities)
+	}
+	e.fake.SetFault("", fakeapi.Fault{Kind: fakeapi.InvalidJSON})
+
+	logs := &logBuffer{}
+	x := NewExpander(log.NewLogfmtLogger(logs), Options{Now: e.clock.Now})
+	cfg, err := x.Expand(context.Background(), e.parse(waitConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Tuples) != 1 || cfg.Tuples[0].Path != "/v1/btc/network-data/supply" {
+		t.Fatalf("served while the lists fail: %d tuples", len(cfg.Tuples))
+	}
+	down := `
+# HELP onchain_exporter_expansion_entries_waiting Entries left out of the configuration in force: their listing endpoint has not answered yet, or its answer shows them wrong.
+# TYPE onchain_exporter_expansion_entries_waiting gauge
+onchain_exporter_expansion_entries_waiting{api="consensus"} 1
+onchain_exporter_expansion_entries_waiting{api="data"} 1
+onchain_exporter_expansion_entries_waiting{api="indicator"} 1
+# HELP onchain_exporter_expansion_success 1 when the last expansion of the API's entries read every listing endpoint they need (all, consensus assets), else 0.
+# TYPE onchain_exporter_expansion_success gauge
+onchain_exporter_expansion_success{api="consensus"} 0
+onchain_exporter_expansion_success{api="data"} 0
+onchain_exporter_expansion_success{api="indicator"} 0
+`
+	if err := testutil.CollectAndCompare(x, strings.NewReader(down)); err != nil {
+		t.Error(err)
+	}
+
+	// The exporter serves on it, empty sections included.
+	e.exp.Close()
+	e.reg = prometheus.NewRegistry()
+	e.reg.MustRegister(x)
+	if e.exp, err = New(cfg, log.NewNopLogger(), e.reg, Options{Now: e.clock.Now}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.exp.Close)
+	body := e.scrape("5")
+	if valueOf(body, `onchain_exporter_tuples{api="indicator"}`) != "0" || valueOf(body, `onchain_exporter_expansion_success{api="data"}`) != "0" {
+		t.Errorf("first scrape:\n%s", strings.Join(lines(body, "onchain_exporter_tuples", "onchain_exporter_expansion"), "\n"))
+	}
+
+	safe := maintained(t, x, e.exp, cfg)
+	until(t, "no retries while the lists fail", func() bool { return e.fake.CallsFor("/consensus/assets") >= 4 })
+	if got := safe.Get(); len(got.Tuples) != 1 {
+		t.Errorf("%d tuples in force while the lists fail", len(got.Tuples))
+	}
+	if n := logs.count("level=warn", "api=indicator", "retrying in the background"); n != 1 {
+		t.Errorf("%d warnings for the indicator API's failures; want one for the outage, not one per retry", n)
+	}
+
+	e.fake.ClearFaults()
+	until(t, "the lists answer, but the expansion is not put in force", func() bool {
+		return len(safe.Get().Tuples) == 1+len(stablecoins)+len(equities)+1
+	})
+	up := fmt.Sprintf(`
+# HELP onchain_exporter_expansion_entries_waiting Entries left out of the configuration in force: their listing endpoint has not answered yet, or its answer shows them wrong.
+# TYPE onchain_exporter_expansion_entries_waiting gauge
+onchain_exporter_expansion_entries_waiting{api="consensus"} 0
+onchain_exporter_expansion_entries_waiting{api="data"} 0
+onchain_exporter_expansion_entries_waiting{api="indicator"} 0
+# HELP onchain_exporter_expansion_last_success_timestamp_seconds When the API's entries were last expanded from its listing endpoints, as a Unix time.
+# TYPE onchain_exporter_expansion_last_success_timestamp_seconds gauge
+onchain_exporter_expansion_last_success_timestamp_seconds{api="consensus"} %[1]d
+onchain_exporter_expansion_last_success_timestamp_seconds{api="data"} %[1]d
+onchain_exporter_expansion_last_success_timestamp_seconds{api="indicator"} %[1]d
+# HELP onchain_exporter_expansion_success 1 when the last expansion of the API's entries read every listing endpoint they need (all, consensus assets), else 0.
+# TYPE onchain_exporter_expansion_success gauge
+onchain_exporter_expansion_success{api="consensus"} 1
+onchain_exporter_expansion_success{api="data"} 1
+onchain_exporter_expansion_success{api="indicator"} 1
+`, e.clock.Now().Unix())
+	if err := testutil.CollectAndCompare(x, strings.NewReader(up)); err != nil {
+		t.Error(err)
+	}
+	body = e.scrape("10")
+	for _, a := range stablecoins {
+		if seriesValue(body, "onchain_exporter_query_success", "endpoint", "/v2/network/events-count", "asset", a) != "1" {
+			t.Errorf("stablecoin %s not served after the upstream came back", a)
+		}
+	}
+	for _, eq := range equities {
+		if seriesValue(body, "onchain_exporter_query_success", "api", "indicator", "equity", eq["id"].(string)) != "1" {
+			t.Errorf("equity %s not served after the upstream came back", eq["id"])
+		}
+	}
+	if seriesValue(body, "onchain_consensus_score", "asset", "btc") == "" {
+		t.Error("the consensus series is not served, labelled btc, after the upstream came back")
+	}
+	if logs.count("level=info", "api=data", "succeeds again") != 1 {
+		t.Errorf("no line says the expansion recovered:\n%s", logs.String())
+	}
+}
+
+// The lists came back and show the file wrong: an unknown asset keeps the
+// consensus entry out, with the reason, and the data API's "all" goes in.
+func TestBackgroundExpansionMeetsAConfigurationError(t *testing.T) {
+	yml := `
+data:
+  url: "{{URL}}"
+  token_env: T
+  metrics:
+    - path: /v1/btc/network-data/supply
+    - path: /v2/network/events-count
+      asset: all
+      chain: ethereum
+consensus:
+  url: "{{URL}}/consensus"
+  metrics:
+    - path: /consensus
+      asset: [btc, dogecoin]
+`
+	e := newEnv(t, supplyConfig, fakeapi.Options{})
+	e.fake.SetFault("", fakeapi.Fault{Kind: fakeapi.InvalidJSON})
+	logs := &logBuffer{}
+	x := NewExpander(log.NewLogfmtLogger(logs), Options{Now: e.clock.Now})
+	cfg, err := x.Expand(context.Background(), e.parse(yml))
+	if err != nil || len(cfg.Tuples) != 1 {
+		t.Fatalf("start with the lists failing: %v", err)
+	}
+	safe := maintained(t, x, e.exp, cfg)
+	e.fake.ClearFaults()
+	until(t, "the data API's expansion is not put in force", func() bool { return len(safe.Get().Tuples) > 1 })
+	st := x.State()
+	if !st["data"].OK || st["consensus"].OK || st["consensus"].Waiting != 1 ||
+		st["consensus"].LastError != `test.yml:14: consensus.metrics[0].asset: "dogecoin" is not an asset of /assets (known: bitcoin, ethereum, solana, ripple)` {
+		t.Errorf("state: %+v", st)
+	}
+	for _, tp := range safe.Get().Tuples {
+		if tp.API == config.APIConsensus {
+			t.Errorf("a consensus tuple is in force: %s", tp.Key)
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // a few retries
+	if n := logs.count("level=error", "dogecoin"); n != 1 {
+		t.Errorf("%d error lines about the unknown asset; want one", n)
+	}
+}
+
+// A listed value that cannot fill a path segment is skipped with a
+// warning; the others go upstream escaped.
+func TestListedValuesArePathSegments(t *testing.T) {
+	var mu sync.Mutex
+	var paths []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/equities" {
+			fmt.Fprint(w, `{"data":[{"id":"KRX:005930"},{"id":"KRX/../../admin"},{"id":".."},{"id":"NYSE:BRK B"}]}`)
+			return
+		}
+		mu.Lock()
+		paths = append(paths, r.URL.EscapedPath())
+		mu.Unlock()
+		http.NotFound(w, r)
+	}))
+	defer srv.Close()
+	yml := "indicator:\n  url: " + srv.URL + "\n  token_env: T\n  metrics:\n    - path: /api/equities/{equity}/pbr-band\n      equity: all\n"
+	cfg, err := config.Parse("test.yml", []byte(yml), func(string) string { return testToken })
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &logBuffer{}
+	cfg, err = NewExpander(log.NewLogfmtLogger(logs)).Expand(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tp := range cfg.Tuples {
+		got = append(got, tp.Path)
+	}
+	want := []string{"/api/equities/KRX:005930/pbr-band", "/api/equities/NYSE:BRK%20B/pbr-band"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("paths %q, want %q", got, want)
+	}
+	if logs.count("level=warn", "cannot fill a path segment", `KRX/../../admin`) != 1 || logs.count("level=warn", "cannot fill a path segment") != 2 {
+		t.Errorf("skipped values not logged:\n%s", logs.String())
+	}
+	exp, err := New(cfg, log.NewNopLogger(), prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exp.Close()
+	(&env{t: t, exp: exp}).scrape("5")
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(paths, " ") != strings.Join(want, " ") && strings.Join(paths, " ") != want[1]+" "+want[0] {
+		t.Errorf("requested %q, want %q", paths, want)
+	}
+}
+
+// Retries back off from retryMin to retryMax, each drawn between half and
+// all of its step; with the production bounds a returning upstream is
+// seen within a minute.
+func TestExpansionBackoff(t *testing.T) {
+	x := NewExpander(log.NewNopLogger())
+	for n := 1; n <= 40; n++ {
+		step := min(5*time.Second<<min(n-1, 10), time.Minute)
+		lo, hi := time.Duration(1<<62), time.Duration(0)
+		for range 200 {
+			d := x.backoff(n)
+			lo, hi = min(lo, d), max(hi, d)
+		}
+		if lo < step/2 || hi > step || hi > time.Minute {
+			t.Errorf("retry %d: waits from %v to %v, want within [%v, %v]", n, lo, hi, step/2, step)
+		}
+		if hi-lo < step/4 {
+			t.Errorf("retry %d: waits from %v to %v: no jitter", n, lo, hi)
+		}
+	}
+}
