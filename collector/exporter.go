@@ -124,10 +124,14 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 		for _, t := range a.Tuples {
 			st := &tupleState{tuple: t}
 			if prev := old[t.Key]; prev != nil {
-				st = carryOver(prev, t, fams)
-				if prev.decoded != nil && st.values == nil {
-					level.Debug(logger).Log("msg", "cached values dropped: the tuple's labels changed", "endpoint", t.Path)
+				st.tupleCache, st.deprecatedLog = prev.tupleCache, prev.deprecatedLog
+				if !prev.OK {
+					st.Next = time.Time{} // a new credential may fix it: try at once
 				}
+			}
+			if !st.rebuild(fams) {
+				st.Next = time.Time{}
+				level.Debug(logger).Log("msg", "cached values dropped: the tuple's labels changed", "endpoint", t.Path)
 			}
 			st.buildInfo(tf)
 			c.states = append(c.states, st)
@@ -137,28 +141,6 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 	}
 	e.cfg = cfg
 	return nil
-}
-
-// carryOver keeps what a tuple had learned across a reload. Values are
-// rebuilt with the new labels; the schedule stays.
-func carryOver(prev *tupleState, t *config.Tuple, fams *families) *tupleState {
-	st := &tupleState{tuple: t}
-	st.rowTime, st.newest, st.interval = prev.rowTime, prev.newest, prev.interval
-	st.block, st.hasBlock, st.deprecated, st.deprecatedLog = prev.block, prev.hasBlock, prev.deprecated, prev.deprecatedLog
-	st.ok, st.lastCode, st.lastSuccess = prev.ok, prev.lastCode, prev.lastSuccess
-	st.lastAttempt, st.failingSince, st.failures = prev.lastAttempt, prev.failingSince, prev.failures
-	st.next, st.polls, st.planned, st.due, st.probing = prev.next, prev.polls, prev.planned, prev.due, prev.probing
-	if prev.decoded != nil {
-		if values, problems := fams.build(t, prev.decoded); len(problems) == 0 {
-			st.values, st.decoded = values, prev.decoded
-		} else {
-			st.next = time.Time{}
-		}
-	}
-	if !prev.ok {
-		st.next = time.Time{} // a new credential may fix it: try at once
-	}
-	return st
 }
 
 // Close stops every refresh under way.
