@@ -42,6 +42,7 @@ type Expander struct {
 	logger  log.Logger
 	now     func() time.Time
 	clients *upstream.Pool
+	store   *Store // keeps listing answers across restarts
 
 	mu      sync.Mutex
 	cache   map[string]cachedList
@@ -66,7 +67,7 @@ func NewExpander(logger log.Logger, opts ...Options) *Expander {
 		if opts[0].Now != nil {
 			x.now = opts[0].Now
 		}
-		x.clients = opts[0].Clients
+		x.clients, x.store = opts[0].Clients, opts[0].Store
 	}
 	if x.clients == nil {
 		x.clients = upstream.NewPool(prometheus.NewRegistry(), x.now, logger)
@@ -213,6 +214,12 @@ func (r *resolution) list(a *config.API, path string, keyed bool) ([]map[string]
 	x := r.x
 	x.mu.Lock()
 	c, cached := x.cache[key]
+	if !cached {
+		if rows, at, ok := x.store.recallList(a, path); ok {
+			c, cached = cachedList{rows: rows, at: at, gen: x.gen}, true
+			x.cache[key] = c
+		}
+	}
 	fresh := cached && c.gen == x.gen && x.now().Sub(c.at) < listReuse
 	gen := x.gen
 	x.mu.Unlock()
@@ -232,11 +239,14 @@ func (r *resolution) list(a *config.API, path string, keyed bool) ([]map[string]
 		x.mu.Lock()
 		x.cache[key] = cachedList{rows: rows, at: x.now(), gen: gen}
 		x.mu.Unlock()
+		x.store.rememberList(a, path, rows, x.now())
 	}
 	r.lists[key] = rows
 	return rows, nil
 }
 
 func (r *resolution) fetch(a *config.API, path string, keyed bool) ([]map[string]any, error) {
-	return r.x.clients.Client(a).List(r.ctx, path, nil, keyed)
+	c := r.x.clients.Client(a)
+	r.x.store.restorePauses(c)
+	return c.List(r.ctx, path, nil, keyed)
 }

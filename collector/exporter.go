@@ -32,6 +32,12 @@ type Options struct {
 	// Expander so that limits hold across expansion and scrapes; nil
 	// builds a pool of the Exporter's own, registered in its registry.
 	Clients *upstream.Pool
+	// Store keeps the tuples' caches and schedules, learned delays,
+	// pauses and listing answers across restarts; nil keeps nothing.
+	Store *Store
+	// SaveInterval is how often a changed state is written to Store
+	// (5 s by default); Close writes it too.
+	SaveInterval time.Duration
 }
 
 // Exporter serves /metrics for a configuration and keeps every tuple's
@@ -51,6 +57,8 @@ type Exporter struct {
 	delays map[string]*delays
 
 	collectorDuration, collectorSuccess *family
+
+	stopSave, saveDone chan struct{}
 }
 
 // New builds an Exporter whose own metrics are registered in reg; /metrics
@@ -79,6 +87,13 @@ func New(cfg *config.Config, logger log.Logger, reg *prometheus.Registry, opts .
 		"1 when every tuple of the collector was served fresh in this scrape, 0 when some came from a failed or unfinished refresh.", dto.MetricType_GAUGE, []string{"collector"})
 	if err := e.ApplyConfig(cfg); err != nil {
 		return nil, err
+	}
+	if e.opts.Store != nil {
+		if e.opts.SaveInterval <= 0 {
+			e.opts.SaveInterval = 5 * time.Second
+		}
+		e.stopSave, e.saveDone = make(chan struct{}), make(chan struct{})
+		go e.saveLoop(e.opts.SaveInterval, e.stopSave, e.saveDone)
 	}
 	return e, nil
 }
@@ -109,11 +124,16 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 		ctx, cancel := context.WithCancel(context.Background())
 		logger := log.With(e.logger, "api", name)
 		up := e.clients.Client(a)
+		e.opts.Store.restorePauses(up)
+		saved := e.opts.Store.take(a, up.Identity())
 		if e.delays == nil {
 			e.delays = map[string]*delays{}
 		}
 		if e.delays[name] == nil {
 			e.delays[name] = &delays{}
+		}
+		if saved != nil {
+			e.delays[name].restore(saved.Delays)
 		}
 		up.Reloaded()
 		c := &apiCollector{
@@ -128,6 +148,8 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 				if !prev.OK {
 					st.Next = time.Time{} // a new credential may fix it: try at once
 				}
+			} else if s, ok := saved.tuple(t); ok {
+				st.tupleCache = s // as the last run left it, back-off included
 			}
 			if !st.rebuild(fams) {
 				st.Next = time.Time{}
@@ -143,12 +165,20 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 	return nil
 }
 
-// Close stops every refresh under way.
+// Close stops every refresh under way and saves the state.
 func (e *Exporter) Close() {
+	if e.stopSave != nil {
+		close(e.stopSave)
+		<-e.saveDone
+		e.stopSave = nil
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, c := range e.apis {
 		c.close()
+	}
+	if e.opts.Store != nil {
+		e.saveLocked()
 	}
 	e.apis = nil
 	if e.opts.Clients == nil {
