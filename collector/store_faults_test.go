@@ -123,7 +123,7 @@ func TestUnusableStorageDirectory(t *testing.T) {
 	}
 	run.exp.Save()
 	run.stop()
-	if logs := run.logs.String(); strings.Count(logs, "level=warn") != 1 || !strings.Contains(logs, "cannot be written") {
+	if logs := run.logs.String(); strings.Count(logs, "cannot be written") != 1 || strings.Contains(logs, "cannot save state") {
 		t.Errorf("want one warning about the directory; logs:\n%s", logs)
 	}
 }
