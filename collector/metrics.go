@@ -34,7 +34,7 @@ func newSelfMetrics(reg prometheus.Registerer) *selfMetrics {
 		pubDelay: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "publication_delay_seconds",
 			Help: "Learned delay between the end of a row's interval and its publication upstream, per endpoint and window; the first poll for a new row goes there. Negative when rows appear before their interval ends."}, []string{"api", "endpoint", "window"}),
 		rowDelay: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "row_delay_seconds",
-			Help: "Time from the end of a row's interval to when the exporter first served it; compare with publication_delay_seconds, the least it could be.",
+			Help:    "Time from the end of a row's interval to when the exporter first served it; compare with publication_delay_seconds, the least it could be.",
 			Buckets: []float64{1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400, 43200, 86400}}, []string{"api", "window"}),
 	}
 	reg.MustRegister(m.cacheHits, m.cacheMisses, m.callsSaved, m.staleServed, m.tuples, m.pubDelay, m.rowDelay)
