@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sync"
@@ -237,10 +238,11 @@ func (s *Store) rememberList(a *config.API, path string, rows []map[string]any, 
 func (s *Store) listsOf(api, identity string) map[string]*savedList {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if l := s.lists[api]; l != nil && l.identity == identity {
-		return l.byPath
+	l := s.lists[api]
+	if l == nil || l.identity != identity {
+		return nil
 	}
-	return nil
+	return maps.Clone(l.byPath) // encoded after the lock is released
 }
 
 // write replaces an API's file when its content changed: a temporary file

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
@@ -39,6 +40,7 @@ type restartRig struct {
 	fake  *fakeapi.Server
 	srv   *httptest.Server
 	dir   string
+	every time.Duration // Options.SaveInterval
 }
 
 func newRestartRig(t *testing.T) *restartRig {
@@ -51,9 +53,11 @@ func newRestartRig(t *testing.T) *restartRig {
 
 // running is one exporter process: its store, expander and exporter.
 type running struct {
-	exp  *Exporter
-	pool *upstream.Pool
-	logs *syncLog
+	exp      *Exporter
+	pool     *upstream.Pool
+	logs     *syncLog
+	expander *Expander
+	parse    func() *config.Config
 }
 
 type syncLog struct {
@@ -81,7 +85,7 @@ func (r *restartRig) start(yml, token string) *running {
 	store := OpenStore(r.dir, logger)
 	reg := prometheus.NewRegistry()
 	pool := upstream.NewPool(reg, r.clock.Now, logger)
-	opts := Options{Now: r.clock.Now, Clients: pool, Store: store}
+	opts := Options{Now: r.clock.Now, Clients: pool, Store: store, SaveInterval: r.every}
 	cfg, err := config.Parse("test.yml", []byte(strings.ReplaceAll(yml, "{{URL}}", r.srv.URL)), func(string) string { return token })
 	if err != nil {
 		r.t.Fatal(err)
@@ -93,7 +97,13 @@ func (r *restartRig) start(yml, token string) *running {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	run := &running{exp: exp, pool: pool, logs: logs}
+	run := &running{exp: exp, pool: pool, logs: logs, expander: NewExpander(logger, opts), parse: func() *config.Config {
+		c, err := config.Parse("test.yml", []byte(strings.ReplaceAll(yml, "{{URL}}", r.srv.URL)), func(string) string { return token })
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		return c
+	}}
 	r.t.Cleanup(run.stop)
 	return run
 }
@@ -171,6 +181,41 @@ func TestRestartServesSavedStateWithoutCalls(t *testing.T) {
 		if bytes.Contains(data, []byte(testToken)) || bytes.Contains(data, []byte("another-token")) {
 			t.Errorf("%s holds the credential", f)
 		}
+	}
+}
+
+// Saves run beside scrapes, refreshes, reloads and expansion.
+func TestSaveWhileScrapingAndReloading(t *testing.T) {
+	r := newRestartRig(t)
+	r.every = time.Millisecond
+	run := r.start(restartConfig, testToken)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for i := 0; i < 20; i++ {
+			run.dataLines(t)
+			r.clock.Add(10 * time.Minute)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for i := 0; i < 10; i++ {
+			cfg, err := run.expander.Expand(context.Background(), run.parse())
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if err := run.exp.ApplyConfig(cfg); err != nil {
+				t.Error(err)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	wg.Wait()
+	run.stop()
+	if files := stateFiles(t, r.dir); len(files) != 1 {
+		t.Errorf("files after saving: %v", files)
 	}
 }
 
