@@ -4,7 +4,8 @@
 #           --build-arg REVISION=$(git rev-parse HEAD) -t onchain_exporter .
 # Run:    docker run -p 9799:9799 onchain_exporter --demo --web.listen-address=:9799
 #         docker run -p 9799:9799 -e ONCHAIN_DATA_TOKEN=... \
-#           -v $PWD/config.yml:/etc/onchain_exporter/config.yml:ro onchain_exporter
+#           -v $PWD/config.yml:/etc/onchain_exporter/config.yml:ro \
+#           -v onchain-state:/var/lib/onchain_exporter onchain_exporter
 
 FROM golang:1.26 AS build
 WORKDIR /src
@@ -22,17 +23,24 @@ RUN CGO_ENABLED=0 go build -trimpath \
         -X github.com/prometheus/common/version.BuildUser=docker \
         -X github.com/prometheus/common/version.BuildDate=$(date -u +%Y%m%d-%H:%M:%S)" \
       -o /out/onchain_exporter . \
- && /out/onchain_exporter --version
+ && /out/onchain_exporter --version \
+ && mkdir -p /out/state
 
 # distroless/static: CA certificates and tzdata for HTTPS upstreams, no
 # shell, runs as nobody (65534).
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/onchain_exporter /bin/onchain_exporter
 COPY examples/config.yml /etc/onchain_exporter/config.yml
+# The state kept across restarts (--storage.path): each series' last
+# values and schedule. The image has no shell to mkdir and chown it, so the
+# directory is copied in owned by the user the exporter runs as; a named
+# volume mounted there starts with that ownership.
+COPY --from=build --chown=65534:65534 /out/state /var/lib/onchain_exporter
+VOLUME ["/var/lib/onchain_exporter"]
 USER 65534:65534
 EXPOSE 9799
 # No HEALTHCHECK: the image has no shell or HTTP client to run one. The
 # exporter answers GET /-/healthy (liveness) and /-/ready (readiness);
 # point the orchestrator's HTTP probe at them (see examples/kubernetes).
 ENTRYPOINT ["/bin/onchain_exporter"]
-CMD ["--config.file=/etc/onchain_exporter/config.yml"]
+CMD ["--config.file=/etc/onchain_exporter/config.yml", "--storage.path=/var/lib/onchain_exporter"]

@@ -56,6 +56,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		defaultTimeout = app.Flag("scrape.default-timeout", "Scrape deadline when Prometheus sends no X-Prometheus-Scrape-Timeout-Seconds.").Default("10s").Duration()
 		logLevel       = app.Flag("log.level", "Only log messages with the given severity or above: debug, info, warn, error.").Default("info").Enum("debug", "info", "warn", "error")
 		logFormat      = app.Flag("log.format", "Output format of log messages: logfmt, json.").Default("logfmt").Enum("logfmt", "json")
+		storagePath    = app.Flag("storage.path", "Directory where each tuple's last values and schedule, learned publication delays, pauses and listing answers are kept across restarts. Empty keeps nothing.").Default("data/").String()
 		webFlags       = kingpinflag.AddFlags(app, ":9799")
 	)
 	app.Version(version.Print(exporterName))
@@ -128,7 +129,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// expansion and scrapes: its limits hold whoever calls.
 	clients := upstream.NewPool(reg, time.Now, logger)
 	defer clients.Close()
-	expander := collector.NewExpander(logger, collector.Options{Clients: clients})
+	// What the last run learned: a restart serves it at once and calls
+	// upstream only for what is due.
+	store := collector.OpenStore(*storagePath, logger)
+	expander := collector.NewExpander(logger, collector.Options{Clients: clients, Store: store})
 	load := func() (*config.Config, error) {
 		c, err := parse()
 		if err != nil {
@@ -146,7 +150,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	reg.MustRegister(versioncollector.NewCollector(exporterName), collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), expander)
-	exp, err := collector.New(cfg, logger, reg, collector.Options{DefaultTimeout: *defaultTimeout, TimeoutOffset: *timeoutOffset, Clients: clients})
+	exp, err := collector.New(cfg, logger, reg, collector.Options{DefaultTimeout: *defaultTimeout, TimeoutOffset: *timeoutOffset, Clients: clients, Store: store})
 	if err != nil {
 		level.Error(logger).Log("msg", "cannot start the collectors", "err", err)
 		return 1

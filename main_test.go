@@ -99,7 +99,7 @@ func startRun(t *testing.T, client *http.Client, scheme string, args ...string) 
 	ln.Close()
 	e := &exporter{t: t, base: scheme + "://" + addr, client: client, stdout: &syncBuffer{}, stderr: &syncBuffer{},
 		answers: &syncBuffer{}, done: make(chan int, 1)}
-	args = append(args, "--web.listen-address="+addr)
+	args = append([]string{"--storage.path=" + t.TempDir()}, append(args, "--web.listen-address="+addr)...)
 	go func() { e.done <- run(args, e.stdout, e.stderr) }()
 	t.Cleanup(e.stop)
 	deadline := time.Now().Add(15 * time.Second)

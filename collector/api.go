@@ -49,7 +49,7 @@ func (c *apiCollector) collect(ctx context.Context) ([]sampleOf, bool) {
 		case st.inflight != nil:
 			joined++
 			waits = append(waits, st.inflight)
-		case c.closed || now.Before(st.next) && !c.sched.siblingFound(st, now):
+		case c.closed || now.Before(st.Next) && !c.sched.siblingFound(st, now):
 			hits++
 		default:
 			st.inflight = make(chan struct{})
@@ -81,7 +81,7 @@ func (c *apiCollector) collect(ctx context.Context) ([]sampleOf, bool) {
 	out := make([]sampleOf, 0, 4*len(c.states))
 	c.mu.Lock()
 	for _, st := range c.states {
-		if !st.ok || st.inflight != nil {
+		if !st.OK || st.inflight != nil {
 			fresh = false
 			if st.showValues(now, c.api.MaxStaleness) {
 				stale++
@@ -102,7 +102,7 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 	ctx, cancel := context.WithTimeout(c.ctx, c.api.Timeout)
 	defer cancel()
 	c.mu.Lock()
-	t, dropSource := st.tuple, st.dropSourceText
+	t, dropSource := st.tuple, st.DropSourceText
 	c.mu.Unlock()
 
 	start := c.now()
@@ -116,7 +116,7 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 	var problems []string
 	if err == nil {
 		var conflicts []string
-		values, conflicts = c.fams.build(t, d)
+		values, conflicts = c.fams.build(t, d.samples)
 		problems = append(append(problems, d.problems...), conflicts...)
 		switch {
 		case len(values) == 0 && len(problems) > 0:
@@ -147,20 +147,20 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 		close(done)
 		c.mu.Unlock()
 	}()
-	st.dropSourceText = dropSource
-	st.lastAttempt = start
+	st.DropSourceText = dropSource
+	st.LastAttempt = start
 	if err != nil {
 		e := upstream.AsError(err)
-		st.ok, st.lastCode = false, e.Code
-		st.failures++
-		if st.failingSince.IsZero() {
-			st.failingSince = start
+		st.OK, st.LastCode = false, e.Code
+		st.Failures++
+		if st.FailingSince.IsZero() {
+			st.FailingSince = start
 		}
-		st.next = c.sched.afterError(st, e, now)
+		st.Next = c.sched.afterError(st, e, now)
 		if e.Gone {
 			// The upstream says the series does not exist as asked:
 			// there is no last good value to keep serving.
-			st.values, st.decoded = nil, nil
+			st.values, st.Samples = nil, nil
 			c.logOnce(st, level.Warn(c.logger), "refresh failed; the series is dropped until the request is fixed", e.Error())
 			return
 		}
@@ -174,26 +174,29 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 		}
 		return
 	}
-	prevNewest := st.newest
-	st.values, st.decoded, st.rowTime, st.interval = values, d, d.rowTime, d.interval
-	if d.newest.After(st.newest) || st.newest.IsZero() {
-		st.newest = d.newest
+	prevNewest := st.Newest
+	st.values, st.Samples, st.RowTime, st.Interval = values, d.samples, d.rowTime, d.interval
+	if d.newest.After(st.Newest) || st.Newest.IsZero() {
+		st.Newest = d.newest
 	}
-	st.block, st.hasBlock = d.block, d.hasBlock
-	st.ok, st.lastCode, st.failures = true, "", 0
-	st.lastSuccess, st.failingSince = now, time.Time{}
+	st.Block = nil
+	if d.hasBlock {
+		st.Block = &d.block
+	}
+	st.OK, st.LastCode, st.Failures = true, "", 0
+	st.LastSuccess, st.FailingSince = now, time.Time{}
 	st.logged = ""
-	if d.deprecated != st.deprecated || (d.deprecated && !st.deprecatedLog) {
-		st.deprecated = d.deprecated
+	if d.deprecated != st.Deprecated || (d.deprecated && !st.deprecatedLog) {
+		st.Deprecated = d.deprecated
 		if d.deprecated && !st.deprecatedLog {
 			st.deprecatedLog = true
 			level.Warn(c.logger).Log("msg", "upstream marks this series deprecated; its data may no longer update", "endpoint", t.Path, "query", redactedQuery(t.Query))
 		}
 	}
-	st.next = c.sched.afterSuccess(st, prevNewest, now)
-	if w := rowWindow(st); w > 0 && st.newest.After(prevNewest) && t.CacheTTL == 0 {
+	st.Next = c.sched.afterSuccess(st, prevNewest, now)
+	if w := rowWindow(st); w > 0 && st.Newest.After(prevNewest) && t.CacheTTL == 0 {
 		if !prevNewest.IsZero() {
-			c.m.rowDelay.WithLabelValues(c.api.Name, t.Window).Observe(now.Sub(st.newest.Add(w)).Seconds())
+			c.m.rowDelay.WithLabelValues(c.api.Name, t.Window).Observe(now.Sub(st.Newest.Add(w)).Seconds())
 		}
 		c.m.pubDelay.WithLabelValues(c.api.Name, t.Path, t.Window).Set(c.sched.delays.publication(delayKey(t), w).Seconds())
 	}

@@ -58,6 +58,7 @@ type Expander struct {
 	retryMin, retryMax time.Duration
 	// changed wakes Maintain after every expansion, to plan again.
 	changed chan struct{}
+	store   *Store // keeps listing answers across restarts
 
 	mu    sync.Mutex
 	cache map[string]cachedList
@@ -94,7 +95,7 @@ func NewExpander(logger log.Logger, opts ...Options) *Expander {
 		if opts[0].Now != nil {
 			x.now = opts[0].Now
 		}
-		x.clients = opts[0].Clients
+		x.clients, x.store = opts[0].Clients, opts[0].Store
 	}
 	if x.clients == nil {
 		x.clients = upstream.NewPool(prometheus.NewRegistry(), x.now, logger)
@@ -273,13 +274,21 @@ func (r *resolution) fetch(key string, req listRequest) listResult {
 	x := r.x
 	x.mu.Lock()
 	c, cached := x.cache[key]
+	if !cached {
+		if rows, at, ok := x.store.recallList(req.api, req.path); ok {
+			c, cached = cachedList{rows: rows, at: at, gen: x.gen}, true
+			x.cache[key] = c
+		}
+	}
 	fresh := cached && c.gen == x.gen && x.now().Sub(c.at) < listReuse
 	gen := x.gen
 	x.mu.Unlock()
 	if fresh {
 		return listResult{rows: c.rows, ok: true}
 	}
-	rows, err := x.clients.Client(req.api).List(r.ctx, req.path, nil, req.keyed)
+	c0 := x.clients.Client(req.api)
+	x.store.restorePauses(c0)
+	rows, err := c0.List(r.ctx, req.path, nil, req.keyed)
 	if err != nil {
 		if !cached {
 			return listResult{err: err}
@@ -291,6 +300,7 @@ func (r *resolution) fetch(key string, req listRequest) listResult {
 	x.mu.Lock()
 	x.cache[key] = cachedList{rows: rows, at: x.now(), gen: gen}
 	x.mu.Unlock()
+	x.store.rememberList(req.api, req.path, rows, x.now())
 	return listResult{rows: rows, ok: true}
 }
 

@@ -32,6 +32,12 @@ type Options struct {
 	// Expander so that limits hold across expansion and scrapes; nil
 	// builds a pool of the Exporter's own, registered in its registry.
 	Clients *upstream.Pool
+	// Store keeps the tuples' caches and schedules, learned delays,
+	// pauses and listing answers across restarts; nil keeps nothing.
+	Store *Store
+	// SaveInterval is how often a changed state is written to Store
+	// (5 s by default); Close writes it too.
+	SaveInterval time.Duration
 }
 
 // Exporter serves /metrics for a configuration and keeps every tuple's
@@ -51,6 +57,8 @@ type Exporter struct {
 	delays map[string]*delays
 
 	collectorDuration, collectorSuccess *family
+
+	stopSave, saveDone chan struct{}
 }
 
 // New builds an Exporter whose own metrics are registered in reg; /metrics
@@ -79,6 +87,13 @@ func New(cfg *config.Config, logger log.Logger, reg *prometheus.Registry, opts .
 		"1 when every tuple of the collector was served fresh in this scrape, 0 when some came from a failed or unfinished refresh.", dto.MetricType_GAUGE, []string{"collector"})
 	if err := e.ApplyConfig(cfg); err != nil {
 		return nil, err
+	}
+	if e.opts.Store != nil {
+		if e.opts.SaveInterval <= 0 {
+			e.opts.SaveInterval = 5 * time.Second
+		}
+		e.stopSave, e.saveDone = make(chan struct{}), make(chan struct{})
+		go e.saveLoop(e.opts.SaveInterval, e.stopSave, e.saveDone)
 	}
 	return e, nil
 }
@@ -110,11 +125,16 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 		ctx, cancel := context.WithCancel(context.Background())
 		logger := log.With(e.logger, "api", name)
 		up := e.clients.Client(a)
+		e.opts.Store.restorePauses(up)
+		saved := e.opts.Store.take(a, up.Identity())
 		if e.delays == nil {
 			e.delays = map[string]*delays{}
 		}
 		if e.delays[name] == nil {
 			e.delays[name] = &delays{}
+		}
+		if saved != nil {
+			e.delays[name].restore(saved.Delays)
 		}
 		up.Reloaded()
 		c := &apiCollector{
@@ -125,10 +145,16 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 		for _, t := range a.Tuples {
 			st := &tupleState{tuple: t}
 			if prev := old[t.Key]; prev != nil {
-				st = carryOver(prev, t, fams)
-				if prev.decoded != nil && st.values == nil {
-					level.Debug(logger).Log("msg", "cached values dropped: the tuple's labels changed", "endpoint", t.Path)
+				st.tupleCache, st.deprecatedLog = prev.tupleCache, prev.deprecatedLog
+				if !prev.OK {
+					st.Next = time.Time{} // a new credential may fix it: try at once
 				}
+			} else if s, ok := saved.tuple(t); ok {
+				st.tupleCache = s // as the last run left it, back-off included
+			}
+			if !st.rebuild(fams) {
+				st.Next = time.Time{}
+				level.Debug(logger).Log("msg", "cached values dropped: the tuple's labels changed", "endpoint", t.Path)
 			}
 			st.buildInfo(tf)
 			c.states = append(c.states, st)
@@ -146,34 +172,20 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 	return nil
 }
 
-// carryOver keeps what a tuple had learned across a reload. Values are
-// rebuilt with the new labels; the schedule stays.
-func carryOver(prev *tupleState, t *config.Tuple, fams *families) *tupleState {
-	st := &tupleState{tuple: t}
-	st.rowTime, st.newest, st.interval = prev.rowTime, prev.newest, prev.interval
-	st.block, st.hasBlock, st.deprecated, st.deprecatedLog = prev.block, prev.hasBlock, prev.deprecated, prev.deprecatedLog
-	st.ok, st.lastCode, st.lastSuccess = prev.ok, prev.lastCode, prev.lastSuccess
-	st.lastAttempt, st.failingSince, st.failures = prev.lastAttempt, prev.failingSince, prev.failures
-	st.next, st.polls, st.planned, st.due, st.probing = prev.next, prev.polls, prev.planned, prev.due, prev.probing
-	if prev.decoded != nil {
-		if values, problems := fams.build(t, prev.decoded); len(problems) == 0 {
-			st.values, st.decoded = values, prev.decoded
-		} else {
-			st.next = time.Time{}
-		}
-	}
-	if !prev.ok {
-		st.next = time.Time{} // a new credential may fix it: try at once
-	}
-	return st
-}
-
-// Close stops every refresh under way.
+// Close stops every refresh under way and saves the state.
 func (e *Exporter) Close() {
+	if e.stopSave != nil {
+		close(e.stopSave)
+		<-e.saveDone
+		e.stopSave = nil
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, c := range e.apis {
 		c.close()
+	}
+	if e.opts.Store != nil {
+		e.saveLocked()
 	}
 	e.apis = nil
 	if e.opts.Clients == nil {

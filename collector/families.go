@@ -127,11 +127,11 @@ func (f *family) metric(value float64, labelValues ...string) (*dto.Metric, erro
 
 // build turns decoded samples into metrics, ready to be served as they are
 // by every scrape until the next refresh.
-func (fs *families) build(t *config.Tuple, d *decoded) ([]sampleOf, []string) {
-	out := make([]sampleOf, 0, len(d.samples))
+func (fs *families) build(t *config.Tuple, samples []sample) ([]sampleOf, []string) {
+	out := make([]sampleOf, 0, len(samples))
 	var problems []string
 	seen := map[string]bool{}
-	for _, s := range d.samples {
+	for _, s := range samples {
 		names := append(append(make([]string, 0, len(t.LabelNames)+len(s.extraNames)), t.LabelNames...), s.extraNames...)
 		values := append(append(make([]string, 0, len(names)), t.LabelValues...), s.extraValues...)
 		fam, err := fs.get(t.LabelGroup, s.field, names)

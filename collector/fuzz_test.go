@@ -134,7 +134,7 @@ func FuzzDecode(f *testing.F) {
 		if d.interval < 0 {
 			t.Fatalf("negative row interval %v", d.interval)
 		}
-		values, _ := newFamilies().build(tp, d)
+		values, _ := newFamilies().build(tp, d.samples)
 		for _, v := range values {
 			// Every rendered series must read back as what it says.
 			text := "# TYPE " + v.fam.name + " " + strings.ToLower(v.fam.typ.String()) + "\n" + string(v.line)

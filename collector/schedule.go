@@ -247,7 +247,7 @@ type schedule struct {
 // windows the mean spacing of the rows seen.
 func rowWindow(st *tupleState) time.Duration {
 	if st.tuple.Window == "block" {
-		return st.interval
+		return st.Interval
 	}
 	return windowDuration(st.tuple.Window)
 }
@@ -259,53 +259,53 @@ func (s *schedule) afterSuccess(st *tupleState, prevNewest time.Time, now time.T
 	t := st.tuple
 	w := rowWindow(st)
 	key := delayKey(t)
-	if w > 0 && !st.newest.IsZero() {
+	if w > 0 && !st.Newest.IsZero() {
 		switch {
 		case prevNewest.IsZero():
 			// The first refresh after start sets the schedule from the
 			// rows it got: the next row is polled for when it appears.
-			if !st.newest.After(now) {
-				s.delays.bound(key, w, now.Sub(st.newest))
+			if !st.Newest.After(now) {
+				s.delays.bound(key, w, now.Sub(st.Newest))
 			}
-		case st.newest.After(prevNewest):
+		case st.Newest.After(prevNewest):
 			var missed time.Duration
-			if st.polls > 0 {
-				missed = st.missed
+			if st.Polls > 0 {
+				missed = st.Missed
 			}
-			s.delays.found(key, st.newest, w, now.Sub(st.newest), missed, st.probing)
-			st.polls, st.probing, st.planned = 0, false, false
-		case !st.planned || now.Before(prevNewest.Add(w+st.due)):
+			s.delays.found(key, st.Newest, w, now.Sub(st.Newest), missed, st.Probing)
+			st.Polls, st.Probing, st.Planned = 0, false, false
+		case !st.Planned || now.Before(prevNewest.Add(w+st.Due)):
 			// Polled before the row was due (a revalidation): nothing
 			// learned.
-		case st.probing:
+		case st.Probing:
 			s.delays.probeMissed(key, w)
-			st.probing, st.planned = false, false
+			st.Probing, st.Planned = false, false
 		default:
-			st.polls++ // the row was due and is not there (yet)
-			st.missed = now.Sub(prevNewest.Add(w))
+			st.Polls++ // the row was due and is not there (yet)
+			st.Missed = now.Sub(prevNewest.Add(w))
 		}
 	}
 	if t.CacheTTL > 0 {
 		return now.Add(time.Duration(t.CacheTTL * float64(time.Second)))
 	}
-	if w <= 0 || st.newest.IsZero() {
+	if w <= 0 || st.Newest.IsZero() {
 		return s.cap(now, now.Add(fallbackTTL(t.Window)))
 	}
-	nextStart := st.newest.Add(w)
-	if st.polls > 0 {
+	nextStart := st.Newest.Add(w)
+	if st.Polls > 0 {
 		if !s.delays.chase(key, t.Key, nextStart, w) {
 			// Another series of the key polls for this row; this one
 			// is polled as soon as that one finds it (collect), or
 			// after the longest step if it never does.
 			return s.cap(now, now.Add(max(pollStep(16, w), minInterval)))
 		}
-		return s.cap(now, now.Add(pollStep(st.polls-1, w)))
+		return s.cap(now, now.Add(pollStep(st.Polls-1, w)))
 	}
-	if !st.planned {
-		st.due, st.probing = s.delays.offset(key, w)
-		st.planned = true
+	if !st.Planned {
+		st.Due, st.Probing = s.delays.offset(key, w)
+		st.Planned = true
 	}
-	due := nextStart.Add(st.due)
+	due := nextStart.Add(st.Due)
 	if now.Before(due) {
 		return s.cap(now, maxTime(due, now.Add(minInterval)))
 	}
@@ -318,16 +318,16 @@ func (s *schedule) afterSuccess(st *tupleState, prevNewest time.Time, now time.T
 // siblingFound says whether a late row a tuple waits for was found by
 // another series of its key: then the tuple is due at once.
 func (s *schedule) siblingFound(st *tupleState, now time.Time) bool {
-	if st.polls == 0 || st.tuple.CacheTTL > 0 || st.newest.IsZero() {
+	if st.Polls == 0 || st.tuple.CacheTTL > 0 || st.Newest.IsZero() {
 		return false
 	}
 	w := rowWindow(st)
-	return w > 0 && now.Sub(st.lastAttempt) >= minInterval && s.delays.foundSince(delayKey(st.tuple), st.newest.Add(w))
+	return w > 0 && now.Sub(st.LastAttempt) >= minInterval && s.delays.foundSince(delayKey(st.tuple), st.Newest.Add(w))
 }
 
 // afterError plans the retry of a failing tuple.
 func (s *schedule) afterError(st *tupleState, e *upstream.Error, now time.Time) time.Time {
-	next := now.Add(step(errorSteps, st.failures-1, 0))
+	next := now.Add(step(errorSteps, st.Failures-1, 0))
 	if e.Hold > 0 {
 		next = now.Add(e.Hold)
 	}

@@ -29,14 +29,14 @@ func simulateRows(t *testing.T, delay func(k int) time.Duration, rows, from int)
 	calls, counted := 0, 0
 	var late time.Duration
 	for now.Before(start.Add(time.Duration(rows) * time.Hour)) {
-		prev := st.newest
-		st.newest = newestAt(now)
-		k := int(st.newest.Sub(start) / time.Hour)
+		prev := st.Newest
+		st.Newest = newestAt(now)
+		k := int(st.Newest.Sub(start) / time.Hour)
 		if k >= from {
 			calls++
-			if st.newest.After(prev) && !prev.IsZero() {
+			if st.Newest.After(prev) && !prev.IsZero() {
 				counted++
-				late += now.Sub(st.newest.Add(delay(k)))
+				late += now.Sub(st.Newest.Add(delay(k)))
 			}
 		}
 		now = s.afterSuccess(st, prev, now)
@@ -82,7 +82,7 @@ func TestScheduleColdStartPollsTheNextRow(t *testing.T) {
 	s := &schedule{delays: &delays{}}
 	st := &tupleState{tuple: &config.Tuple{API: "data", Path: "/p", Window: "min"}}
 	now := time.Date(2026, 11, 20, 12, 0, 1, 0, time.UTC)
-	st.newest = time.Date(2026, 11, 20, 11, 59, 0, 0, time.UTC) // there 1 s after its interval closed
+	st.Newest = time.Date(2026, 11, 20, 11, 59, 0, 0, time.UTC) // there 1 s after its interval closed
 	next := s.afterSuccess(st, time.Time{}, now)
 	if want := time.Date(2026, 11, 20, 12, 1, 1, 0, time.UTC); !next.Equal(want) {
 		t.Errorf("next refresh %v, want %v (the next row, 1 s after its interval closes)", next, want)
@@ -93,18 +93,18 @@ func TestScheduleDoesNotCallBeforeTheNextRowIsDue(t *testing.T) {
 	s := &schedule{delays: &delays{}}
 	st := &tupleState{tuple: &config.Tuple{Window: "day", Path: "/p"}}
 	now := time.Date(2026, 11, 20, 13, 0, 0, 0, time.UTC)
-	st.newest = time.Date(2026, 11, 19, 0, 0, 0, 0, time.UTC)
+	st.Newest = time.Date(2026, 11, 19, 0, 0, 0, 0, time.UTC)
 	prev := time.Date(2026, 11, 18, 0, 0, 0, 0, time.UTC)
 	next := s.afterSuccess(st, prev, now)
 	if want := time.Date(2026, 11, 20, 0, 7, 12, 0, time.UTC).Add(24 * time.Hour); !next.Equal(want) {
 		t.Errorf("next refresh %v, want %v (next row start + the window + the first guess's 7 min 12 s)", next, want)
 	}
 	s.revalidate = 6 * time.Hour
-	if next := s.afterSuccess(st, st.newest, now); !next.Equal(now.Add(6 * time.Hour)) {
+	if next := s.afterSuccess(st, st.Newest, now); !next.Equal(now.Add(6 * time.Hour)) {
 		t.Errorf("with revalidate 6h: next %v", next)
 	}
 	st.tuple.CacheTTL = 60
-	if next := s.afterSuccess(st, st.newest, now); !next.Equal(now.Add(time.Minute)) {
+	if next := s.afterSuccess(st, st.Newest, now); !next.Equal(now.Add(time.Minute)) {
 		t.Errorf("with cache_ttl 1m: next %v", next)
 	}
 }
@@ -115,7 +115,7 @@ func TestScheduleBacksOffErrors(t *testing.T) {
 	now := time.Date(2026, 11, 20, 13, 0, 0, 0, time.UTC)
 	var got []time.Duration
 	for i := 1; i <= 6; i++ {
-		st.failures = i
+		st.Failures = i
 		got = append(got, s.afterError(st, &upstream.Error{Code: "transport"}, now).Sub(now))
 	}
 	want := []time.Duration{15 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute, 5 * time.Minute}

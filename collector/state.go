@@ -8,39 +8,67 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/config"
 )
 
-// tupleState is the cache entry of one tuple: its last good values and
-// what the schedule needs. Guarded by the owning apiCollector's lock of it.
+// tupleState is the cache entry of one tuple. What must survive a reload
+// or a restart is one value, tupleCache, carried over and persisted as a
+// whole; the rest is rebuilt from it or lives with the process. Guarded by
+// the owning apiCollector's lock of it.
 type tupleState struct {
 	tuple *config.Tuple
+	tupleCache
 
-	values     []sampleOf    // last good values, ready to serve
-	info       []sampleOf    // the per-tuple families
-	decoded    *decoded      // what the values were built from
-	rowTime    time.Time     // row time of the values
-	newest     time.Time     // newest row seen
-	interval   time.Duration // mean row spacing (block windows)
-	block      float64
-	hasBlock   bool
-	deprecated bool
-
-	ok           bool // the last refresh succeeded
-	lastCode     string
-	lastSuccess  time.Time
-	lastAttempt  time.Time
-	failingSince time.Time
-	failures     int
-
-	next     time.Time     // when a refresh is due
-	planned  bool          // due holds the first poll of the next row
-	due      time.Duration // offset from the next row's start of its first poll
-	probing  bool          // that first poll is a probe, earlier than the estimate
-	polls    int           // polls that missed the next row after it was due
-	missed   time.Duration // offset from the next row's start of the last of them
+	values   []sampleOf    // built from Samples, ready to serve
+	info     []sampleOf    // the per-tuple families
 	inflight chan struct{} // closed when the refresh under way ends
+	logged   string        // last error logged, so that each is logged once
+	// deprecatedLog says the deprecation was logged by this process.
+	deprecatedLog bool
+}
 
-	dropSourceText bool   // the key lacks raw access: ask for the excerpt
-	logged         string // last error logged, so that each is logged once
-	deprecatedLog  bool
+// tupleCache is what a tuple has learned: its last good values and what
+// the schedule needs. Times are absolute, so that it means the same after
+// a restart.
+type tupleCache struct {
+	// Samples are the last good values as decoded (scaled, labelled):
+	// the series are built from them again with the tuple's labels.
+	Samples    []sample      `json:"samples,omitempty"`
+	RowTime    time.Time     `json:"row_time"` // row time of the values
+	Newest     time.Time     `json:"newest"`   // newest row seen
+	Interval   time.Duration `json:"interval,omitempty"`
+	Block      *float64      `json:"block,omitempty"` // block height of the newest row
+	Deprecated bool          `json:"deprecated,omitempty"`
+
+	OK           bool      `json:"ok"` // the last refresh succeeded
+	LastCode     string    `json:"last_code,omitempty"`
+	LastSuccess  time.Time `json:"last_success"`
+	LastAttempt  time.Time `json:"last_attempt"`
+	FailingSince time.Time `json:"failing_since"`
+	Failures     int       `json:"failures,omitempty"`
+
+	Next    time.Time     `json:"next"`    // when a refresh is due
+	Planned bool          `json:"planned"` // Due holds the first poll of the next row
+	Due     time.Duration `json:"due"`     // offset from the next row's start of its first poll
+	Probing bool          `json:"probing"` // that first poll is a probe, earlier than the estimate
+	Polls   int           `json:"polls"`   // polls that missed the next row after it was due
+	Missed  time.Duration `json:"missed"`  // offset from the next row's start of the last of them
+
+	DropSourceText bool `json:"drop_source_text,omitempty"` // the key lacks raw access: ask for the excerpt
+}
+
+// rebuild builds the served series from Samples with the tuple's labels.
+// It reports false when they cannot become series (a label set changed
+// on reload): then there are no values to serve.
+func (st *tupleState) rebuild(fams *families) bool {
+	st.values = nil
+	if st.Samples == nil {
+		return true
+	}
+	values, problems := fams.build(st.tuple, st.Samples)
+	if len(problems) > 0 {
+		st.Samples = nil
+		return false
+	}
+	st.values = values
+	return true
 }
 
 // showValues says whether the last good values are still served: while
@@ -49,7 +77,7 @@ func (st *tupleState) showValues(now time.Time, maxStaleness time.Duration) bool
 	if st.values == nil {
 		return false
 	}
-	return st.ok || st.failingSince.IsZero() || now.Sub(st.failingSince) <= maxStaleness
+	return st.OK || st.FailingSince.IsZero() || now.Sub(st.FailingSince) <= maxStaleness
 }
 
 // tupleFamilies are the per-tuple families, one set per configuration.
@@ -84,21 +112,21 @@ func (st *tupleState) buildInfo(tf *tupleFamilies) {
 		}
 	}
 	ok := 0.0
-	if st.ok {
+	if st.OK {
 		ok = 1
 	}
 	add(tf.success, ok)
-	if !st.rowTime.IsZero() {
-		add(tf.timestamp, float64(st.rowTime.Unix()))
+	if !st.RowTime.IsZero() {
+		add(tf.timestamp, float64(st.RowTime.Unix()))
 	}
-	if st.hasBlock {
-		add(tf.block, st.block)
+	if st.Block != nil {
+		add(tf.block, *st.Block)
 	}
-	if st.deprecated {
+	if st.Deprecated {
 		add(tf.deprecated, 1)
 	}
-	if !st.lastSuccess.IsZero() {
-		add(tf.lastSuccess, float64(st.lastSuccess.UnixNano())/1e9)
+	if !st.LastSuccess.IsZero() {
+		add(tf.lastSuccess, float64(st.LastSuccess.UnixNano())/1e9)
 	}
 }
 

@@ -52,11 +52,14 @@ type (
 		VolumeMounts []struct {
 			Name      string `yaml:"name"`
 			MountPath string `yaml:"mountPath"`
+			ReadOnly  bool   `yaml:"readOnly"`
 		} `yaml:"volumeMounts"`
 	}
 	volume struct {
-		Name      string `yaml:"name"`
-		ConfigMap *struct {
+		Name                  string         `yaml:"name"`
+		EmptyDir              map[string]any `yaml:"emptyDir"`
+		PersistentVolumeClaim map[string]any `yaml:"persistentVolumeClaim"`
+		ConfigMap             *struct {
 			Name string `yaml:"name"`
 		} `yaml:"configMap"`
 		Secret *struct {
@@ -179,6 +182,28 @@ func TestKubernetesManifestsFitTogether(t *testing.T) {
 		if f, ok := strings.CutPrefix(a, "--config.file="); ok {
 			configFile = f
 		}
+	}
+	// --storage.path is a writable volume of its own: the root file
+	// system is read-only.
+	var storage string
+	for _, a := range c.Args {
+		if p, ok := strings.CutPrefix(a, "--storage.path="); ok {
+			storage = p
+		}
+	}
+	stateVolume := ""
+	for _, m := range c.VolumeMounts {
+		if m.MountPath == storage && !m.ReadOnly {
+			stateVolume = m.Name
+		}
+	}
+	for _, v := range dep.Spec.Template.Spec.Volumes {
+		if v.Name == stateVolume && v.EmptyDir == nil && v.PersistentVolumeClaim == nil {
+			stateVolume = ""
+		}
+	}
+	if storage == "" || stateVolume == "" {
+		t.Errorf("deployment: --storage.path=%q must be a writable emptyDir or persistentVolumeClaim mount", storage)
 	}
 	if !configFiles[configFile] {
 		t.Fatalf("deployment: --config.file=%q is not a file of the mounted ConfigMap (%v)", configFile, configFiles)

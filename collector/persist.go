@@ -1,0 +1,169 @@
+package collector
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+)
+
+// What a Store keeps, in the form it keeps it, and how the Exporter saves
+// and restores it.
+
+// savedSample is a decoded value in a state file: the field it came from
+// (its family, scale and labels), its extra label names and values, and
+// the value, as text so that any float survives.
+type savedSample struct {
+	Field  config.Field `json:"field"`
+	Names  []string     `json:"names,omitempty"`
+	Values []string     `json:"values,omitempty"`
+	Value  string       `json:"value"`
+}
+
+func (s sample) MarshalJSON() ([]byte, error) {
+	return json.Marshal(savedSample{Field: *s.field, Names: s.extraNames, Values: s.extraValues,
+		Value: strconv.FormatFloat(s.value, 'g', -1, 64)})
+}
+
+func (s *sample) UnmarshalJSON(data []byte) error {
+	var v savedSample
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	if len(v.Names) != len(v.Values) {
+		return errors.New("a sample has unequal label names and values")
+	}
+	x, err := strconv.ParseFloat(v.Value, 64)
+	if err != nil {
+		return errors.New("a sample's value is not a number")
+	}
+	*s = sample{field: &v.Field, extraNames: v.Names, extraValues: v.Values, value: x}
+	return nil
+}
+
+// savedEstimate is an estimate in a state file.
+type savedEstimate struct {
+	First   time.Duration `json:"first"`
+	Depth   time.Duration `json:"depth"`
+	Credit  float64       `json:"credit"`
+	Learned bool          `json:"learned"`
+	Seen    time.Time     `json:"seen"`
+	Chaser  string        `json:"chaser,omitempty"`
+	Chased  time.Time     `json:"chased"`
+}
+
+func (e estimate) MarshalJSON() ([]byte, error) {
+	return json.Marshal(savedEstimate{e.first, e.depth, e.credit, e.learned, e.seen, e.chaser, e.chased})
+}
+
+func (e *estimate) UnmarshalJSON(data []byte) error {
+	var v savedEstimate
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	*e = estimate{first: v.First, depth: max(v.Depth, 0), credit: v.Credit, learned: v.Learned, seen: v.Seen, chaser: v.Chaser, chased: v.Chased}
+	return nil
+}
+
+// snapshot copies the estimates for saving.
+func (ds *delays) snapshot() map[string]estimate {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	out := make(map[string]estimate, len(ds.est))
+	for k, e := range ds.est {
+		out[k] = *e
+	}
+	return out
+}
+
+// restore takes saved estimates for keys not learned by this process.
+func (ds *delays) restore(saved map[string]estimate) {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	if ds.est == nil {
+		ds.est = map[string]*estimate{}
+	}
+	for k, e := range saved {
+		if ds.est[k] == nil {
+			ds.est[k] = &e
+		}
+	}
+}
+
+// sanitize keeps counters from a file within what the schedule indexes
+// with.
+func (c *tupleCache) sanitize() {
+	c.Failures, c.Polls = max(c.Failures, 0), max(c.Polls, 0)
+}
+
+// tupleDigest is a digest of what makes a tuple's request and series:
+// a saved cache applies to a tuple of the same digest only.
+func tupleDigest(t *config.Tuple) string {
+	b, _ := json.Marshal(struct {
+		Key, Path, Window, Rows, TimeKey string
+		Query                            map[string][]string
+		Fields                           map[string]*config.Field
+		AllNumeric, Keyed                bool
+		LabelFields, Names, Values       []string
+		CacheTTL                         float64
+	}{t.Key, t.Path, t.Window, t.Rows, t.TimeKey, t.Query, t.Fields, t.AllNumeric, t.Keyed,
+		t.LabelFields, t.LabelNames, t.LabelValues, t.CacheTTL})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:12])
+}
+
+// tuple returns the saved cache of a tuple of the same digest.
+func (f *stateFile) tuple(t *config.Tuple) (tupleCache, bool) {
+	if f == nil {
+		return tupleCache{}, false
+	}
+	s, ok := f.Tuples[t.Key]
+	if !ok || s.Digest != tupleDigest(t) {
+		return tupleCache{}, false
+	}
+	return s.State, true
+}
+
+// Save writes the state of every API to the Store, where it changed. It
+// runs every few seconds and on Close; without a Store it does nothing.
+func (e *Exporter) Save() {
+	if e.opts.Store == nil {
+		return
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	e.saveLocked()
+}
+
+func (e *Exporter) saveLocked() {
+	for _, c := range e.apis {
+		id := c.up.Identity()
+		f := &stateFile{Version: stateVersion, API: c.api.Name, Identity: id, Tuples: map[string]savedTuple{},
+			Delays: c.sched.delays.snapshot(), Pauses: c.up.Pauses(), Lists: e.opts.Store.listsOf(c.api.Name, id)}
+		c.mu.Lock()
+		for _, st := range c.states {
+			f.Tuples[st.tuple.Key] = savedTuple{Digest: tupleDigest(st.tuple), State: st.tupleCache}
+		}
+		c.mu.Unlock()
+		e.opts.Store.write(c.api.Name, f)
+	}
+}
+
+// saveLoop saves every interval until stop is closed.
+func (e *Exporter) saveLoop(every time.Duration, stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			e.Save()
+		}
+	}
+}

@@ -1,0 +1,303 @@
+package collector
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/upstream"
+)
+
+// stateVersion is the format of the state files; a file of another
+// version is ignored (a cold start for its API).
+const stateVersion = 1
+
+// Store keeps what the exporter learned across restarts, one file per API
+// under a directory (DIR/data.json, ...): each tuple's last values and
+// schedule, the publication delays learned, the API's pauses and the
+// answers of its listing endpoints. A file applies only to an API section
+// of the same upstream.Identity, and a tuple's entry only to a tuple of
+// the same request and series (tupleDigest). Nothing secret is written:
+// the identity is a digest. A nil *Store keeps nothing.
+type Store struct {
+	dir      string
+	logger   log.Logger
+	writable bool
+
+	mu       sync.Mutex
+	loaded   map[string]*stateFile // per API, until the exporter takes it
+	restored map[string]bool       // APIs whose pauses were restored
+	lists    map[string]*apiLists  // per API: listing answers
+	written  map[string][]byte     // per API: what its file holds
+	failed   map[string]string     // per API: the last write error logged
+}
+
+// stateFile is the content of one API's file.
+type stateFile struct {
+	Version  int                   `json:"version"`
+	API      string                `json:"api"`
+	Identity string                `json:"identity"` // upstream.Identity: a digest
+	Tuples   map[string]savedTuple `json:"tuples,omitempty"`
+	Delays   map[string]estimate   `json:"delays,omitempty"`
+	Pauses   []upstream.Pause      `json:"pauses,omitempty"`
+	Lists    map[string]*savedList `json:"lists,omitempty"`
+}
+
+// savedTuple is a tuple's cache under the digest of the tuple it belongs
+// to: a tuple whose request or series changed does not take it.
+type savedTuple struct {
+	Digest string     `json:"digest"`
+	State  tupleCache `json:"state"`
+}
+
+// savedList is the last answer of a listing endpoint.
+type savedList struct {
+	Rows []map[string]any `json:"rows"`
+	At   time.Time        `json:"at"`
+}
+
+type apiLists struct {
+	identity string
+	byPath   map[string]*savedList
+}
+
+// OpenStore reads the state files under dir. It never fails: a directory
+// that cannot be written is a warning and state is not kept; a file that
+// cannot be read or decoded is a warning and a cold start of its API. An
+// empty dir returns nil: nothing is kept.
+func OpenStore(dir string, logger log.Logger) *Store {
+	if dir == "" {
+		return nil
+	}
+	s := &Store{dir: dir, logger: logger, loaded: map[string]*stateFile{}, restored: map[string]bool{},
+		lists: map[string]*apiLists{}, written: map[string][]byte{}, failed: map[string]string{}}
+	if err := s.probe(); err != nil {
+		level.Warn(logger).Log("msg", "the storage directory cannot be written; state will not be kept across restarts", "path", dir, "err", err)
+	} else {
+		s.writable = true
+	}
+	for _, name := range config.APINames {
+		path := s.file(name)
+		data, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err == nil {
+			var f *stateFile
+			if f, err = decodeStateFile(data, name); err == nil {
+				s.loaded[name] = f
+				s.lists[name] = &apiLists{identity: f.Identity, byPath: f.Lists}
+				level.Info(logger).Log("msg", "state loaded", "file", path, "tuples", len(f.Tuples))
+				continue
+			}
+		}
+		level.Warn(logger).Log("msg", "state file ignored; its API starts cold", "file", path, "err", err)
+	}
+	return s
+}
+
+func (s *Store) file(api string) string { return filepath.Join(s.dir, api+".json") }
+
+// probe creates the directory if needed, removes temporary files a crash
+// left behind and checks that a file can be created there.
+func (s *Store) probe() error {
+	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		return err
+	}
+	if old, _ := filepath.Glob(filepath.Join(s.dir, ".*.json.tmp*")); len(old) > 0 {
+		for _, p := range old {
+			_ = os.Remove(p)
+		}
+		level.Debug(s.logger).Log("msg", "removed temporary state files left by an interrupted write", "count", len(old))
+	}
+	f, err := os.CreateTemp(s.dir, ".probe.json.tmp*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// decodeStateFile reads one API's file; any problem is an error naming it.
+func decodeStateFile(data []byte, api string) (*stateFile, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, errors.New("empty file")
+	}
+	var head struct {
+		Version int    `json:"version"`
+		API     string `json:"api"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("not a state file: %s", upstream.ShortJSONError(err))
+	}
+	if head.Version != stateVersion {
+		return nil, fmt.Errorf("format version %d, this exporter reads version %d", head.Version, stateVersion)
+	}
+	if head.API != api {
+		return nil, fmt.Errorf("the file holds the state of API %q, not %q", head.API, api)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber() // listing rows read as upstream.List reads them
+	f := &stateFile{}
+	if err := dec.Decode(f); err != nil {
+		return nil, fmt.Errorf("corrupt state: %s", upstream.ShortJSONError(err))
+	}
+	if dec.More() {
+		return nil, errors.New("corrupt state: data after the end")
+	}
+	for k, t := range f.Tuples {
+		t.State.sanitize()
+		f.Tuples[k] = t
+	}
+	for k, l := range f.Lists {
+		if l == nil {
+			delete(f.Lists, k)
+		}
+	}
+	return f, nil
+}
+
+// take hands the exporter the state of an API section once: nil when
+// there is none, or when it was saved for another identity.
+func (s *Store) take(a *config.API, identity string) *stateFile {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := s.loaded[a.Name]
+	delete(s.loaded, a.Name)
+	if f != nil && f.Identity != identity {
+		level.Warn(s.logger).Log("msg", "state file ignored: the API's address, credential or limits changed since it was saved", "file", s.file(a.Name))
+		return nil
+	}
+	return f
+}
+
+// restorePauses applies the saved pauses of a client's API, once, when the
+// client is of the identity they were saved for.
+func (s *Store) restorePauses(c *upstream.Client) {
+	if s == nil {
+		return
+	}
+	name := c.API().Name
+	s.mu.Lock()
+	f, done := s.loaded[name], s.restored[name]
+	s.restored[name] = true
+	s.mu.Unlock()
+	if !done && f != nil && f.Identity == c.Identity() {
+		c.RestorePauses(f.Pauses)
+	}
+}
+
+// recallList returns the saved answer of a listing endpoint of an API
+// section of the same identity.
+func (s *Store) recallList(a *config.API, path string) (rows []map[string]any, at time.Time, ok bool) {
+	if s == nil {
+		return nil, time.Time{}, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l := s.lists[a.Name]
+	if l == nil || l.byPath[path] == nil || l.identity != upstream.Identity(a) {
+		return nil, time.Time{}, false
+	}
+	return l.byPath[path].Rows, l.byPath[path].At, true
+}
+
+// rememberList keeps the answer of a listing endpoint for the next save.
+func (s *Store) rememberList(a *config.API, path string, rows []map[string]any, at time.Time) {
+	if s == nil {
+		return
+	}
+	id := upstream.Identity(a)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l := s.lists[a.Name]
+	if l == nil || l.identity != id {
+		l = &apiLists{identity: id}
+		s.lists[a.Name] = l
+	}
+	if l.byPath == nil {
+		l.byPath = map[string]*savedList{}
+	}
+	l.byPath[path] = &savedList{Rows: rows, At: at}
+}
+
+// listsOf returns the listing answers of an API for the file of identity.
+func (s *Store) listsOf(api, identity string) map[string]*savedList {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l := s.lists[api]
+	if l == nil || l.identity != identity {
+		return nil
+	}
+	return maps.Clone(l.byPath) // encoded after the lock is released
+}
+
+// write replaces an API's file when its content changed: a temporary file
+// in the directory, synced, renamed over the old one, so that a crash
+// leaves either the old file or the new one. A failure is logged once.
+func (s *Store) write(api string, f *stateFile) {
+	if s == nil || !s.writable {
+		return
+	}
+	data, err := json.Marshal(f)
+	if err == nil {
+		s.mu.Lock()
+		same := bytes.Equal(s.written[api], data)
+		s.mu.Unlock()
+		if same {
+			return
+		}
+		err = writeAtomic(s.dir, s.file(api), data)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		if s.failed[api] != err.Error() {
+			s.failed[api] = err.Error()
+			level.Warn(s.logger).Log("msg", "cannot save state", "file", s.file(api), "err", err)
+		}
+		return
+	}
+	s.written[api], s.failed[api] = data, ""
+}
+
+func writeAtomic(dir, path string, data []byte) error {
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	name := tmp.Name()
+	defer os.Remove(name) // after a successful rename there is nothing to remove
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(name, path); err != nil {
+		return err
+	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync() // the rename itself is durable once the directory is
+		d.Close()
+	}
+	return nil
+}

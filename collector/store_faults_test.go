@@ -1,0 +1,157 @@
+package collector
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/upstream"
+)
+
+// A state file that is damaged, from elsewhere or not a file never stops
+// a start: its API starts cold and the log names the file and the problem.
+func TestDamagedStateFilesStartCold(t *testing.T) {
+	r := newRestartRig(t)
+	first := r.start(restartConfig, testToken)
+	first.dataLines(t)
+	first.stop()
+	good, err := os.ReadFile(filepath.Join(r.dir, "data.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	identity := regexp.MustCompile(`"identity":"[0-9a-f]+"`)
+	cases := []struct {
+		name, problem string
+		damage        func(path string) error
+	}{
+		{"garbage", "not a state file", func(p string) error { return os.WriteFile(p, []byte("\x00\x01garbage{"), 0o644) }},
+		{"truncated", "not a state file", func(p string) error { return os.WriteFile(p, good[:len(good)/2], 0o644) }},
+		{"empty", "empty file", func(p string) error { return os.WriteFile(p, nil, 0o644) }},
+		{"other version", "format version 99", func(p string) error {
+			return os.WriteFile(p, bytes.Replace(good, []byte(`"version":1`), []byte(`"version":99`), 1), 0o644)
+		}},
+		{"other API", `state of API \"indicator\"`, func(p string) error {
+			return os.WriteFile(p, bytes.Replace(good, []byte(`"api":"data"`), []byte(`"api":"indicator"`), 1), 0o644)
+		}},
+		{"other identity", "address, credential or limits changed", func(p string) error {
+			return os.WriteFile(p, identity.ReplaceAll(good, []byte(`"identity":"0123456789abcdef"`)), 0o644)
+		}},
+		{"wrong types", "corrupt state", func(p string) error {
+			return os.WriteFile(p, []byte(`{"version":1,"api":"data","tuples":{"k":{"state":{"polls":"many"}}}}`), 0o644)
+		}},
+		{"directory", "is a directory", func(p string) error { return os.Mkdir(p, 0o755) }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r.dir = t.TempDir()
+			path := filepath.Join(r.dir, "data.json")
+			if err := tc.damage(path); err != nil {
+				t.Fatal(err)
+			}
+			r.fake.ResetCalls()
+			run := r.start(restartConfig, testToken)
+			if len(run.dataLines(t)) == 0 {
+				t.Error("no data served after a cold start")
+			}
+			if r.fake.Calls("data") == 0 {
+				t.Error("no upstream calls: the damaged state was used")
+			}
+			logs := run.logs.String()
+			var warning string
+			for _, l := range strings.Split(logs, "\n") {
+				if strings.Contains(l, "level=warn") && strings.Contains(l, "file="+path) {
+					warning = l
+					break
+				}
+			}
+			if warning == "" || !strings.Contains(warning, tc.problem) {
+				t.Errorf("want a warning naming %s and %q; logs:\n%s", path, tc.problem, logs)
+			}
+		})
+	}
+}
+
+// A write replaces the file whole: no temporary file stays behind, and one
+// left by a write a crash interrupted is ignored and removed at start.
+func TestStateWriteIsAtomic(t *testing.T) {
+	r := newRestartRig(t)
+	crashed := filepath.Join(r.dir, ".data.json.tmp123456")
+	if err := os.WriteFile(crashed, []byte(`{"version":1,"api":"data","tuples":{`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	first := r.start(restartConfig, testToken)
+	want := first.dataLines(t)
+	first.exp.Save()
+	first.stop()
+	files := stateFiles(t, r.dir)
+	if len(files) != 1 || filepath.Base(files[0]) != "data.json" {
+		t.Fatalf("files after saving: %v; want data.json alone", files)
+	}
+
+	// A crash between writing the temporary file and renaming it leaves
+	// the old file whole: the next start reads it.
+	if err := os.WriteFile(crashed, []byte("half a fi"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.fake.ResetCalls()
+	second := r.start(restartConfig, testToken)
+	if got := second.dataLines(t); strings.Join(got, "\n") != strings.Join(want, "\n") || r.fake.Calls("data") != 0 {
+		t.Errorf("after an interrupted write: %d calls, series equal: %v", r.fake.Calls("data"), strings.Join(got, "\n") == strings.Join(want, "\n"))
+	}
+	if _, err := os.Stat(crashed); !os.IsNotExist(err) {
+		t.Errorf("the temporary file of the interrupted write is still there: %v", err)
+	}
+}
+
+// A directory that cannot be made or written costs one warning, not the
+// start (a path under a regular file fails for root too).
+func TestUnusableStorageDirectory(t *testing.T) {
+	r := newRestartRig(t)
+	file := filepath.Join(r.dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.dir = filepath.Join(file, "data")
+	run := r.start(restartConfig, testToken)
+	if len(run.dataLines(t)) == 0 {
+		t.Fatal("no data served")
+	}
+	run.exp.Save()
+	run.stop()
+	if logs := run.logs.String(); strings.Count(logs, "cannot be written") != 1 || strings.Contains(logs, "cannot save state") {
+		t.Errorf("want one warning about the directory; logs:\n%s", logs)
+	}
+}
+
+func FuzzStateDecode(f *testing.F) {
+	f.Add([]byte(`{"version":1,"api":"data","identity":"x","tuples":{"k":{"digest":"d","state":{"samples":[{"field":{"Name":"a","Scale":1},"names":["l"],"values":["v"],"value":"+Inf"}],"polls":-3,"failures":-1}}},"delays":{"k":{"first":1,"depth":-5}},"lists":{"/p":null,"/q":{"rows":[{"a":1}]}}}`))
+	f.Add([]byte(`{"version":1,"api":"data"}`))
+	f.Add([]byte(`{"version":2}`))
+	f.Add([]byte(``))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		sf, err := decodeStateFile(data, "data")
+		if err != nil {
+			return
+		}
+		fams, tf := newFamilies(), newTupleFamilies([]string{"api"})
+		ds := &delays{}
+		ds.restore(sf.Delays)
+		s := &schedule{delays: ds}
+		for _, w := range []string{"hour", "block"} {
+			for _, saved := range sf.Tuples {
+				st := &tupleState{tuple: &config.Tuple{API: "data", Path: "/p", Window: w, Key: "k",
+					TupleLabelValues: []string{"data"}}, tupleCache: saved.State}
+				st.rebuild(fams)
+				st.buildInfo(tf)
+				s.afterSuccess(st, st.Newest.Add(-time.Hour), st.Next)
+				st.Failures++
+				s.afterError(st, &upstream.Error{Code: "x"}, st.Next)
+			}
+		}
+	})
+}

@@ -1,0 +1,234 @@
+package collector
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/upstream"
+)
+
+const restartConfig = `
+data:
+  url: "{{URL}}"
+  token_env: T
+  metrics:
+    - path: /v1/btc/network-data/supply
+      window: [day, block]
+    - path: /v1/btc/market-data/open-interest
+      window: hour
+      exchange: all
+`
+
+// restartRig runs exporters one after another on one storage directory
+// against one fake upstream, as restarts of one process would.
+type restartRig struct {
+	t     *testing.T
+	clock *fakeapi.SimClock
+	fake  *fakeapi.Server
+	srv   *httptest.Server
+	dir   string
+	every time.Duration // Options.SaveInterval
+}
+
+func newRestartRig(t *testing.T) *restartRig {
+	c := newClock()
+	fake := fakeapi.New(fakeapi.Options{Now: c.Now, DataToken: testToken})
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	return &restartRig{t: t, clock: c, fake: fake, srv: srv, dir: t.TempDir()}
+}
+
+// running is one exporter process: its store, expander and exporter.
+type running struct {
+	exp      *Exporter
+	pool     *upstream.Pool
+	logs     *syncLog
+	expander *Expander
+	parse    func() *config.Config
+}
+
+type syncLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// start runs an exporter on yml with the credential token, as main does.
+func (r *restartRig) start(yml, token string) *running {
+	r.t.Helper()
+	logs := &syncLog{}
+	logger := log.NewLogfmtLogger(logs)
+	store := OpenStore(r.dir, logger)
+	reg := prometheus.NewRegistry()
+	pool := upstream.NewPool(reg, r.clock.Now, logger)
+	opts := Options{Now: r.clock.Now, Clients: pool, Store: store, SaveInterval: r.every}
+	cfg, err := config.Parse("test.yml", []byte(strings.ReplaceAll(yml, "{{URL}}", r.srv.URL)), func(string) string { return token })
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if cfg, err = NewExpander(logger, opts).Expand(context.Background(), cfg); err != nil {
+		r.t.Fatal(err)
+	}
+	exp, err := New(cfg, logger, reg, opts)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	run := &running{exp: exp, pool: pool, logs: logs, expander: NewExpander(logger, opts), parse: func() *config.Config {
+		c, err := config.Parse("test.yml", []byte(strings.ReplaceAll(yml, "{{URL}}", r.srv.URL)), func(string) string { return token })
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		return c
+	}}
+	r.t.Cleanup(run.stop)
+	return run
+}
+
+func (p *running) stop() {
+	p.exp.Close()
+	p.pool.Close()
+}
+
+// dataLines scrapes and returns the data series, sorted.
+func (p *running) dataLines(t *testing.T) []string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	p.exp.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("scrape: HTTP %d", rec.Code)
+	}
+	var out []string
+	for _, l := range lines(rec.Body.String(), "onchain_") {
+		if !strings.HasPrefix(l, "onchain_exporter_") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func TestRestartServesSavedStateWithoutCalls(t *testing.T) {
+	r := newRestartRig(t)
+	first := r.start(restartConfig, testToken)
+	want := first.dataLines(t)
+	if r.fake.Calls("data") == 0 || len(want) < 10 {
+		t.Fatalf("the first run made %d calls and served %d series", r.fake.Calls("data"), len(want))
+	}
+	first.stop()
+
+	r.fake.ResetCalls()
+	second := r.start(restartConfig, testToken)
+	got := second.dataLines(t)
+	if n := r.fake.Calls("data"); n != 0 {
+		t.Errorf("the restart made %d upstream calls with nothing due; want 0\n%s", n, second.logs)
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the restart serves other series:\n got %d: %s\nwant %d: %s", len(got), strings.Join(got, "\n"), len(want), strings.Join(want, "\n"))
+	}
+	second.stop()
+
+	// A tuple whose request changed is fetched; the others are not.
+	r.fake.ResetCalls()
+	changed := strings.Replace(restartConfig, "window: [day, block]", "window: [day, block]\n      cache_ttl: 1h\n      fields: {supply: {scale: 2}}", 1)
+	third := r.start(changed, testToken)
+	third.dataLines(t)
+	if n := r.fake.CallsFor("/v1/btc/network-data/supply"); n != 2 {
+		t.Errorf("the changed tuples made %d calls, want 2", n)
+	}
+	if n := r.fake.CallsFor("/v1/btc/market-data/open-interest"); n != 0 {
+		t.Errorf("unchanged tuples made %d calls, want 0", n)
+	}
+	third.stop()
+
+	// Another credential: the API's saved state does not apply (its
+	// listing answers neither, so the fake's refusal of the credential
+	// is kept out of the way).
+	r.fake.ResetCalls()
+	fourth := r.start(strings.Replace(changed, "exchange: all", "exchange: binance", 1), "another-token")
+	fourth.dataLines(t)
+	if n := r.fake.Calls("data"); n == 0 {
+		t.Error("the API whose credential changed made no calls")
+	}
+	if !strings.Contains(fourth.logs.String(), "address, credential or limits changed") {
+		t.Errorf("no warning about the changed identity:\n%s", fourth.logs)
+	}
+	fourth.stop()
+	for _, f := range stateFiles(t, r.dir) {
+		data, _ := os.ReadFile(f)
+		if bytes.Contains(data, []byte(testToken)) || bytes.Contains(data, []byte("another-token")) {
+			t.Errorf("%s holds the credential", f)
+		}
+	}
+}
+
+// Saves run beside scrapes, refreshes, reloads and expansion.
+func TestSaveWhileScrapingAndReloading(t *testing.T) {
+	r := newRestartRig(t)
+	r.every = time.Millisecond
+	run := r.start(restartConfig, testToken)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for i := 0; i < 20; i++ {
+			run.dataLines(t)
+			r.clock.Add(10 * time.Minute)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for i := 0; i < 10; i++ {
+			cfg, err := run.expander.Expand(context.Background(), run.parse())
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if err := run.exp.ApplyConfig(cfg); err != nil {
+				t.Error(err)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	wg.Wait()
+	run.stop()
+	if files := stateFiles(t, r.dir); len(files) != 1 {
+		t.Errorf("files after saving: %v", files)
+	}
+}
+
+// stateFiles lists every file under dir.
+func stateFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		out = append(out, filepath.Join(dir, e.Name()))
+	}
+	return out
+}
