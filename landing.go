@@ -4,11 +4,15 @@ import (
 	"fmt"
 	"html"
 	"net/http"
+	"slices"
+	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
 
+	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/config"
 )
 
@@ -95,21 +99,60 @@ func newLandingPage(info landingInfo) (*web.LandingPageHandler, error) {
 	return h, nil
 }
 
-// landingPage serves the landing page of the configuration in force. The
-// toolkit renders a page once, so every configuration put in force stores
-// a page of its own.
+// landingPage serves the landing page of the configuration in force,
+// with the live state of each API's expansion: the page is rendered per
+// request (a user opens it now and then; the rendering is small).
 type landingPage struct {
-	atomic.Pointer[web.LandingPageHandler]
+	info atomic.Pointer[landingInfo]
+	// status, when set, says how each API's expansion stands, by name.
+	status func() map[string]string
 }
 
+// Store puts the landing information of a configuration in force.
+func (l *landingPage) Store(info landingInfo) { l.info.Store(&info) }
+
 func (l *landingPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	l.Load().ServeHTTP(w, r)
+	info := *l.info.Load()
+	info.APIs = slices.Clone(info.APIs)
+	if l.status != nil {
+		st := l.status()
+		for i := range info.APIs {
+			if s := st[info.APIs[i].Name]; s != "" {
+				info.APIs[i].Status = s
+			}
+		}
+	}
+	h, err := newLandingPage(info)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	h.ServeHTTP(w, r)
+}
+
+// expansionStatus words an API's expansion state for the landing page.
+func expansionStatus(states map[string]collector.ExpansionState) map[string]string {
+	out := make(map[string]string, len(states))
+	for api, st := range states {
+		switch {
+		case st.OK:
+			out[api] = "lists read " + st.LastSuccess.UTC().Format(time.RFC3339)
+		case st.LastError != "":
+			out[api] = fmt.Sprintf("lists failing (%s), %s waiting", st.LastError, plural(st.Waiting, "entry"))
+		default:
+			out[api] = fmt.Sprintf("lists not read yet, %s waiting", plural(st.Waiting, "entry"))
+		}
+	}
+	return out
 }
 
 // plural is "1 tuple", "2 tuples".
 func plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
+	}
+	if strings.HasSuffix(noun, "y") {
+		return fmt.Sprintf("%d %sies", n, noun[:len(noun)-1])
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -44,11 +44,7 @@ consensus:
 	info := infoOf("/metrics", false, cfg)
 	info.APIs[2].Status = "expanded <1 asset>"
 	var landing landingPage
-	page, err := newLandingPage(info)
-	if err != nil {
-		t.Fatal(err)
-	}
-	landing.Store(page)
+	landing.Store(info)
 	rec := httptest.NewRecorder()
 	landing.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
 	b, _ := io.ReadAll(rec.Body)

@@ -156,24 +156,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer exp.Close()
-	// The landing page shows the configuration in force: each one put in
-	// force brings its own page.
-	var landing landingPage
-	page, err := newLandingPage(infoOf(*metricsPath, *demoMode, cfg))
-	if err != nil {
+	// The landing page shows the configuration in force and how the
+	// expansion of each API stands.
+	landing := &landingPage{status: func() map[string]string { return expansionStatus(expander.State()) }}
+	if _, err := newLandingPage(infoOf(*metricsPath, *demoMode, cfg)); err != nil {
 		level.Error(logger).Log("msg", "cannot build the landing page", "err", err)
 		return 1
 	}
-	landing.Store(page)
+	landing.Store(infoOf(*metricsPath, *demoMode, cfg))
 	apply := func(c *config.Config) error {
-		page, err := newLandingPage(infoOf(*metricsPath, *demoMode, c))
-		if err != nil {
-			return err
-		}
 		if err := exp.ApplyConfig(c); err != nil {
 			return err
 		}
-		landing.Store(page)
+		landing.Store(infoOf(*metricsPath, *demoMode, c))
 		return nil
 	}
 	safe := config.NewSafeConfig(reg, load, apply)
@@ -190,7 +185,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		mux.Handle("/-/demo/fault", demo.FaultHandler(d.Fake))
 	}
 	if *metricsPath != "/" {
-		mux.Handle("/", &landing)
+		mux.Handle("/", landing)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())

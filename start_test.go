@@ -91,6 +91,10 @@ func TestStartWhileUpstreamIsDown(t *testing.T) {
 	if code, answer := e.get(http.MethodPost, "/-/reload"); code != http.StatusOK {
 		t.Errorf("reload while the upstream is down: HTTP %d: %s", code, answer)
 	}
+	if code, page := e.get(http.MethodGet, "/"); code != http.StatusOK ||
+		!strings.Contains(page, `Metrics of the data API only</a>: 1 tuple, lists failing (`) || !strings.Contains(page, "1 entry waiting") {
+		t.Errorf("the landing page does not say the data API's lists fail: HTTP %d\n%s", code, page)
+	}
 
 	fake := fakeapi.New(fakeapi.Options{DataToken: "token-A", IndicatorToken: "token-A"})
 	ln, err = net.Listen("tcp", addr)
