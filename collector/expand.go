@@ -59,6 +59,8 @@ type Expander struct {
 	// changed wakes Maintain after every expansion, to plan again.
 	changed chan struct{}
 	store   *Store // keeps listing answers across restarts
+	// warned holds the unlisted-parameter warnings already logged.
+	warned map[string]bool
 
 	mu    sync.Mutex
 	cache map[string]cachedList
@@ -147,6 +149,7 @@ func (x *Expander) expand(ctx context.Context, cfg *config.Config, background bo
 			return nil, err
 		}
 	}
+	x.warnUnlisted(out, r)
 	for _, name := range config.APINames {
 		if a := out.APIs[name]; a != nil && r.touched[name] {
 			level.Info(x.logger).Log("msg", "configuration expanded through the upstream's lists", "api", name, "tuples", len(a.Tuples), "max_tuples", a.MaxTuples)
@@ -348,4 +351,55 @@ func (r *resolution) rows(a *config.API, path string) ([]map[string]any, error) 
 		return nil, fmt.Errorf("%s was not read", path) // only waiting entries need unread lists
 	}
 	return l.rows, nil
+}
+
+// warnUnlisted warns, once each, about a parameter that the data API's
+// discovery, when this expansion read it, does not list for a tuple's
+// path: most likely a typo the upstream would ignore or refuse.
+func (x *Expander) warnUnlisted(cfg *config.Config, r *resolution) {
+	a := cfg.APIs[config.APIData]
+	if a == nil {
+		return
+	}
+	listed := map[string][]string{}
+	for _, path := range []string{dataDiscoveryV1, dataDiscoveryV2} {
+		l, ok := r.lists[listKey(a, path)]
+		if !ok || !l.ok {
+			continue
+		}
+		for _, it := range l.rows {
+			p, _ := it["path"].(string)
+			if p == "" {
+				continue
+			}
+			params, _ := it["parameters"].(map[string]any)
+			for name := range params {
+				listed[p] = append(listed[p], name)
+			}
+			for _, name := range strs(it["required_parameters"]) {
+				listed[p] = append(listed[p], name)
+			}
+			if _, ok := it["assets"]; ok {
+				listed[p] = append(listed[p], "asset")
+			}
+			if _, ok := listed[p]; !ok {
+				listed[p] = []string{}
+			}
+		}
+	}
+	if len(listed) == 0 {
+		return
+	}
+	for _, w := range cfg.UnlistedParams(listed) {
+		x.mu.Lock()
+		seen := x.warned[w]
+		if x.warned == nil {
+			x.warned = map[string]bool{}
+		}
+		x.warned[w] = true
+		x.mu.Unlock()
+		if !seen {
+			level.Warn(x.logger).Log("msg", "parameter not listed by the upstream's discovery", "api", config.APIData, "warning", w)
+		}
+	}
 }

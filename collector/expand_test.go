@@ -304,3 +304,43 @@ func TestExpandWithoutListsMakesNoCall(t *testing.T) {
 		t.Errorf("expanded = same %v, err %v, %d calls", got == cfg, err, e.fake.Calls("data"))
 	}
 }
+
+// TestExpansionWarnsOfParametersDiscoveryDoesNotList: once an expansion
+// has read the data API's discovery, a parameter it does not list for a
+// tuple's path is a warning naming the line (the upstream would ignore
+// it or refuse it), logged once however often the lists are read again.
+func TestExpansionWarnsOfParametersDiscoveryDoesNotList(t *testing.T) {
+	e := newEnv(t, `
+data:
+  url: "{{URL}}"
+  token_env: T
+  metrics:
+    - path: /v1/btc/market-data/open-interest
+      exchange: all
+`, fakeapi.Options{})
+	cfg := e.parse(`
+data:
+  url: "{{URL}}"
+  token_env: T
+  metrics:
+    - path: /v1/btc/market-data/open-interest
+      exchange: all
+    - path: /v1/btc/exchange-flows/netflow
+      exchange: binance
+      params:
+        exchnge: okx
+`)
+	var logs logBuffer
+	x := NewExpander(log.NewLogfmtLogger(&logs))
+	for i := 0; i < 2; i++ {
+		if _, err := x.Expand(context.Background(), cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := logs.count("level=warn", "not listed", "test.yml:11", "exchnge", `did you mean`); n != 1 {
+		t.Errorf("%d warnings about exchnge, want 1:\n%s", n, logs.String())
+	}
+	if n := logs.count("not listed", "exchange="); n != 0 || strings.Contains(logs.String(), "no parameter exchange ") {
+		t.Errorf("a listed parameter was warned about:\n%s", logs.String())
+	}
+}
