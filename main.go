@@ -56,7 +56,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		defaultTimeout = app.Flag("scrape.default-timeout", "Scrape deadline when Prometheus sends no X-Prometheus-Scrape-Timeout-Seconds.").Default("10s").Duration()
 		logLevel       = app.Flag("log.level", "Only log messages with the given severity or above: debug, info, warn, error.").Default("info").Enum("debug", "info", "warn", "error")
 		logFormat      = app.Flag("log.format", "Output format of log messages: logfmt, json.").Default("logfmt").Enum("logfmt", "json")
-		storagePath    = app.Flag("storage.path", "Directory where each tuple's last values and schedule, learned publication delays, pauses and listing answers are kept across restarts. Empty keeps nothing.").Default("data/").String()
+		storageSet     bool
+		storagePath    = app.Flag("storage.path", "Directory where each tuple's last values and schedule, learned publication delays, pauses and listing answers are kept across restarts. Empty keeps nothing; --demo keeps nothing unless this is given.").Default("data/").IsSetByUser(&storageSet).String()
 		webFlags       = kingpinflag.AddFlags(app, ":9799")
 	)
 	app.Version(version.Print(exporterName))
@@ -131,6 +132,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer clients.Close()
 	// What the last run learned: a restart serves it at once and calls
 	// upstream only for what is due.
+	if *demoMode && !storageSet {
+		// The demo's upstream is new at every start (a new address):
+		// nothing kept would apply.
+		*storagePath = ""
+	}
 	store := collector.OpenStore(*storagePath, logger)
 	expander := collector.NewExpander(logger, collector.Options{Clients: clients, Store: store})
 	load := func() (*config.Config, error) {
