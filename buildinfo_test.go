@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"net/http"
+	"os"
 	"regexp"
 	"runtime/debug"
 	"strings"
@@ -86,5 +87,24 @@ func TestVersionWithoutLdflags(t *testing.T) {
 	}
 	if line == "" || strings.Contains(line, `=""`) {
 		t.Errorf("build_info has an empty label: %q", line)
+	}
+}
+
+// TestDemoKeepsNoStateByDefault: the demo's upstream is new at every
+// start, so --demo writes no state (nor warns about it) unless
+// --storage.path is given.
+func TestDemoKeepsNoStateByDefault(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	e := startRunIn(t, http.DefaultClient, "http", "--demo")
+	e.metrics()
+	e.stop()
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+		t.Errorf("the demo wrote %v in its working directory (err %v)", entries, err)
+	}
+	for _, l := range strings.Split(e.stderr.String(), "\n") {
+		if strings.Contains(l, "level=warn") && (strings.Contains(l, "state") || strings.Contains(l, "storage")) {
+			t.Errorf("the demo warned about its state: %s", l)
+		}
 	}
 }

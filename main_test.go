@@ -91,6 +91,13 @@ type exporter struct {
 // startRun runs the exporter with args and waits until it serves.
 func startRun(t *testing.T, client *http.Client, scheme string, args ...string) *exporter {
 	t.Helper()
+	return startRunIn(t, client, scheme, append([]string{"--storage.path=" + t.TempDir()}, args...)...)
+}
+
+// startRunIn is startRun with the arguments as given: the state is kept
+// where they say, or in the default place.
+func startRunIn(t *testing.T, client *http.Client, scheme string, args ...string) *exporter {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +106,7 @@ func startRun(t *testing.T, client *http.Client, scheme string, args ...string) 
 	ln.Close()
 	e := &exporter{t: t, base: scheme + "://" + addr, client: client, stdout: &syncBuffer{}, stderr: &syncBuffer{},
 		answers: &syncBuffer{}, done: make(chan int, 1)}
-	args = append([]string{"--storage.path=" + t.TempDir()}, append(args, "--web.listen-address="+addr)...)
+	args = append(args, "--web.listen-address="+addr)
 	go func() { e.done <- run(args, e.stdout, e.stderr) }()
 	t.Cleanup(e.stop)
 	deadline := time.Now().Add(15 * time.Second)
