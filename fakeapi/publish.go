@@ -9,7 +9,9 @@ import (
 // close of the interval a row covers: the row of [s, s+W) becomes visible
 // at s+W+delay, so a zero delay publishes it as its interval closes (the
 // moment the next interval starts). A block row has no interval: its delay
-// runs from its block time.
+// runs from its block time. A negative delay shows a row before its
+// interval closes: -W shows each row as its interval starts, as a live
+// upstream whose newest row is still filling would.
 //
 // The delay of each row is fixed by the series and the row time alone, so
 // a row's visibility time can be computed ahead (Server.VisibleAt). Rows
@@ -49,12 +51,19 @@ func (d Delay) of(seed uint64, closes time.Time) time.Duration {
 
 // bounds are the smallest and largest delay any row can have.
 func (d Delay) bounds() (lo, hi time.Duration) {
-	lo, hi = d.Base, d.Base
+	bases := []time.Duration{d.Base}
 	if !d.DropAt.IsZero() {
-		lo, hi = min(lo, d.After), max(hi, d.After)
+		bases = append(bases, d.After)
 	}
 	j := d.jitter()
-	return time.Duration(float64(lo) * (1 - j)), time.Duration(float64(hi) * (1 + j))
+	lo, hi = d.Base, d.Base
+	for _, b := range bases {
+		for _, f := range []float64{1 - j, 1 + j} {
+			v := time.Duration(float64(b) * f)
+			lo, hi = min(lo, v), max(hi, v)
+		}
+	}
+	return lo, hi
 }
 
 // seriesSeed identifies a series for the jitter of its delays: its path,

@@ -110,3 +110,18 @@ func TestDelayBlockAndOrder(t *testing.T) {
 		t.Errorf("RowsPublished over an hour of min rows = %d, want about 60", got)
 	}
 }
+
+// TestDelayNegative: a delay of minus the window shows each row as its
+// interval starts; jitter on a negative delay keeps the rows in order.
+func TestDelayNegative(t *testing.T) {
+	const path, u = "/v1/btc/market-data/open-interest", "/v1/btc/market-data/open-interest?window=min&limit=2"
+	day := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	s, c := newTestServer(Options{Publish: map[string]Delay{"min": {Base: -time.Minute}}})
+	c.Set(day.Add(5*time.Minute + 30*time.Second))
+	if got, want := newest(t, s, u), day.Add(5*time.Minute); !got.Equal(want) {
+		t.Errorf("live rows: newest %v at %v, want %v", got, c.Now(), want)
+	}
+	sweep(t, s, c, u, path, "min", "", day, day.Add(30*time.Minute), 2*time.Second)
+	s, c = newTestServer(Options{Publish: map[string]Delay{"min": {Base: -40 * time.Second, Jitter: 0.5}}})
+	sweep(t, s, c, u, path, "min", "", day, day.Add(30*time.Minute), 2*time.Second)
+}
