@@ -1,5 +1,8 @@
-// Package benchmark measures what the exporter costs: upstream calls per
-// new data row over a simulated day (the economy), and the time, memory
-// and allocations of warm and cold scrapes. It drives the real exporter
-// against the project's fake upstream with a simulated clock.
+// Package benchmark measures what the exporter costs and how fresh it is:
+// upstream calls per new data row over a simulated day (the economy); the
+// excess staleness of what scrapes serve against what the upstream had
+// published, with the calls it took, per window and publication-delay case
+// (freshness); and the time, memory and allocations of warm and cold
+// scrapes. It drives the real exporter against the project's fake upstream
+// with a simulated clock.
 package benchmark

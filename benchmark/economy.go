@@ -109,12 +109,8 @@ func RunEconomy(o EconomyOptions) (*Economy, error) {
 	offset := o.Interval / time.Duration(max(o.Replicas, 1))
 	for elapsed := time.Duration(0); elapsed < o.Duration; elapsed += o.Interval {
 		for r := 0; r < o.Replicas; r++ {
-			req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
-			req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", "10")
-			rec := httptest.NewRecorder()
-			exp.ServeHTTP(rec, req)
-			if rec.Code != http.StatusOK {
-				return nil, fmt.Errorf("scrape at %s: HTTP %d", clock.Now(), rec.Code)
+			if _, err := scrapeText(exp); err != nil {
+				return nil, fmt.Errorf("scrape at %s: %w", clock.Now(), err)
 			}
 			econ.Scrapes++
 			clock.Add(offset)
@@ -140,6 +136,19 @@ func RunEconomy(o EconomyOptions) (*Economy, error) {
 		econ.Rows = append(econ.Rows, row)
 	}
 	return econ, nil
+}
+
+// scrapeText serves one scrape as Prometheus asks for it (plain text, a
+// 10 s timeout) and returns the exposition.
+func scrapeText(exp http.Handler) ([]byte, error) {
+	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+	req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", "10")
+	rec := httptest.NewRecorder()
+	exp.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		return nil, fmt.Errorf("HTTP %d", rec.Code)
+	}
+	return rec.Body.Bytes(), nil
 }
 
 // Total sums the rows.

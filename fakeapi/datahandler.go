@@ -119,7 +119,7 @@ func (s *Server) rows(ep *endpoint, pathAsset string, q url.Values) (window stri
 	if ep.v2 {
 		asset = params["asset"]
 	}
-	tl := s.timeline(window, asset)
+	tl := s.seriesTimeline(ep.path, window, asset)
 	end := tl.latest(s.now())
 	message = "success"
 	if params["exchange"] == "ftx" {

@@ -11,9 +11,12 @@
 //     contract, plan checks and per-minute and daily rate limits.
 //
 // Rows are published on a model the tests can reason about: the row of the
-// interval [t, t+W) of a window of length W becomes visible at t+W+lag,
-// block rows at their block time (see WindowDuration, BlockInterval and
-// Server.RowsPublished). Every value is a pure function of the request's
+// interval [t, t+W) of a window of length W becomes visible at t+W+delay,
+// block rows at their block time plus delay (see WindowDuration,
+// BlockInterval and Server.RowsPublished). The delay is a constant per
+// window by default; Options.Publish makes it jittered per row or change
+// at a given time (Delay), and Server.NewestVisible and Server.VisibleAt
+// tell a test what was visible when. Every value is a pure function of the request's
 // path, its series parameters, the window and the row time, so identical
 // requests give identical answers across runs and processes.
 //

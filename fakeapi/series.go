@@ -9,7 +9,7 @@ import (
 )
 
 // defaultLags is the delay, per window, between the close of an interval
-// and the moment its row is published.
+// and the moment its row is published (Options.Publish can replace it).
 var defaultLags = map[string]time.Duration{
 	"day":   30 * time.Minute,
 	"hour":  5 * time.Minute,
@@ -74,25 +74,28 @@ var earliestRow = time.Date(2016, 1, 1, 0, 0, 0, 0, time.UTC)
 type timeline struct {
 	window  string
 	step    time.Duration // window length, or block interval
-	lag     time.Duration
-	genesis time.Time // block series: time of height 0
-	first   time.Time // earliest row
+	delay   Delay         // publication delay (publish.go)
+	seed    uint64        // the series, for the jitter of its delays
+	genesis time.Time     // block series: time of height 0
+	first   time.Time     // earliest row
 }
 
+// timeline places the rows of a series that has no path of its own (the
+// Indicator API's day rows).
 func (s *Server) timeline(window, asset string) timeline {
-	if window == "block" {
-		g := genesis(asset)
-		return timeline{window: window, step: BlockInterval(asset), lag: s.lags[window], genesis: g, first: g}
-	}
-	return timeline{window: window, step: WindowDuration(window), lag: s.lags[window], first: earliestRow}
+	return s.seriesTimeline("", window, asset)
 }
 
-// latest is the start of the newest row visible at now.
-func (tl timeline) latest(now time.Time) time.Time {
-	if tl.window == "block" {
-		return floorTo(now.Add(-tl.lag), tl.step)
+// seriesTimeline places the rows of the series (path, window, asset).
+func (s *Server) seriesTimeline(path, window, asset string) timeline {
+	tl := timeline{window: window, delay: s.delays[window], seed: seriesSeed(path, window, asset)}
+	if window == "block" {
+		tl.genesis = genesis(asset)
+		tl.step, tl.first = BlockInterval(asset), tl.genesis
+		return tl
 	}
-	return floorTo(now.Add(-tl.step-tl.lag), tl.step)
+	tl.step, tl.first = WindowDuration(window), earliestRow
+	return tl
 }
 
 func (tl timeline) height(t time.Time) int64 {
@@ -132,7 +135,7 @@ func seriesAsset(path, asset string) string {
 // asset) that became visible in (from, to]. asset may be "" for v1 paths,
 // whose path names it.
 func (s *Server) RowsPublished(path, window, asset string, from, to time.Time) int {
-	tl := s.timeline(window, seriesAsset(path, asset))
+	tl := s.seriesTimeline(path, window, seriesAsset(path, asset))
 	if tl.step <= 0 || !to.After(from) {
 		return 0
 	}

@@ -41,14 +41,18 @@ type Options struct {
 	// PublishLag overrides, per window, the delay after an interval closes
 	// before its row appears. Windows not listed keep their default.
 	PublishLag map[string]time.Duration
+	// Publish replaces, per window, the whole publication model: a
+	// constant, jittered or changing delay (see Delay). It takes
+	// precedence over PublishLag and the defaults for the windows listed.
+	Publish map[string]Delay
 }
 
 // Server is the fake upstream; it implements http.Handler.
 type Server struct {
-	opts Options
-	now  Clock
-	lags map[string]time.Duration
-	raw  map[string]bool
+	opts   Options
+	now    Clock
+	delays map[string]Delay
+	raw    map[string]bool
 
 	dataCalls, indicatorCalls, consensusCalls atomic.Int64
 
@@ -66,7 +70,7 @@ func New(o Options) *Server {
 	s := &Server{
 		opts:      o,
 		now:       o.Now,
-		lags:      map[string]time.Duration{},
+		delays:    map[string]Delay{},
 		raw:       map[string]bool{},
 		pathCalls: map[string]int64{},
 		faults:    map[string]Fault{},
@@ -76,10 +80,13 @@ func New(o Options) *Server {
 		s.now = time.Now
 	}
 	for w, d := range defaultLags {
-		s.lags[w] = d
+		s.delays[w] = Delay{Base: d}
 	}
 	for w, d := range o.PublishLag {
-		s.lags[w] = d
+		s.delays[w] = Delay{Base: d}
+	}
+	for w, d := range o.Publish {
+		s.delays[w] = d
 	}
 	if o.ConsensusKeys != nil {
 		s.opts.ConsensusKeys = make(map[string]string, len(o.ConsensusKeys))
@@ -90,7 +97,7 @@ func New(o Options) *Server {
 	for _, k := range o.RawAccessKeys {
 		s.raw[k] = true
 	}
-	s.opts.PublishLag = nil
+	s.opts.PublishLag, s.opts.Publish = nil, nil
 	return s
 }
 
