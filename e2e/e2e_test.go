@@ -194,11 +194,11 @@ func endToEnd(t *testing.T, prom, promtool, am, bin string, dialect fakeapi.Dial
 		return
 	}
 	if !t.Run("indicator and consensus series", func(t *testing.T) {
-		views := expectSeries(ctx, t, promURL, `onchain_analyst_views`, 3, map[string]string{"asset": "bitcoin"})
+		views := expectSeries(ctx, t, promURL, `onchain_analyst_views`, 3, map[string]string{"asset": "btc"})
 		if got := labelValues(views, "stance"); got != "bearish,bullish,neutral" {
 			t.Errorf("onchain_analyst_views stances: got %s", got)
 		}
-		expectSeries(ctx, t, promURL, `onchain_consensus_score`, 1, map[string]string{"asset": "bitcoin"})
+		expectSeries(ctx, t, promURL, `onchain_consensus_score`, 1, map[string]string{"asset": "btc"})
 		expectSeries(ctx, t, promURL, `onchain_equity_close_price`, 6, nil)
 		expectSeries(ctx, t, promURL, `onchain_data_timestamp_seconds{api="consensus"} > 0`, 2, nil)
 		expectSeries(ctx, t, promURL, `onchain_exporter_query_success == 1`, 2, map[string]string{"api": "consensus"})
