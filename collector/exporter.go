@@ -142,6 +142,13 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 			now: e.opts.Now, logger: logger, ctx: ctx, cancel: cancel,
 			up: up,
 		}
+		members := map[string]int{}
+		for _, t := range a.Tuples {
+			if t.CacheTTL == 0 {
+				members[delayKey(t)]++
+			}
+		}
+		e.delays[name].setMembers(members)
 		for _, t := range a.Tuples {
 			st := &tupleState{tuple: t}
 			if prev := old[t.Key]; prev != nil {

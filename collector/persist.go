@@ -45,30 +45,6 @@ func (s *sample) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// savedEstimate is an estimate in a state file.
-type savedEstimate struct {
-	First   time.Duration `json:"first"`
-	Depth   time.Duration `json:"depth"`
-	Credit  float64       `json:"credit"`
-	Learned bool          `json:"learned"`
-	Seen    time.Time     `json:"seen"`
-	Chaser  string        `json:"chaser,omitempty"`
-	Chased  time.Time     `json:"chased"`
-}
-
-func (e estimate) MarshalJSON() ([]byte, error) {
-	return json.Marshal(savedEstimate{e.first, e.depth, e.credit, e.learned, e.seen, e.chaser, e.chased})
-}
-
-func (e *estimate) UnmarshalJSON(data []byte) error {
-	var v savedEstimate
-	if err := json.Unmarshal(data, &v); err != nil {
-		return err
-	}
-	*e = estimate{first: v.First, depth: max(v.Depth, 0), credit: v.Credit, learned: v.Learned, seen: v.Seen, chaser: v.Chaser, chased: v.Chased}
-	return nil
-}
-
 // snapshot copies the estimates for saving.
 func (ds *delays) snapshot() map[string]estimate {
 	ds.mu.Lock()
@@ -89,6 +65,7 @@ func (ds *delays) restore(saved map[string]estimate) {
 	}
 	for k, e := range saved {
 		if ds.est[k] == nil {
+			e.Depth = max(e.Depth, 0)
 			ds.est[k] = &e
 		}
 	}

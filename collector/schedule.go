@@ -1,10 +1,8 @@
 package collector
 
 import (
-	"sync"
 	"time"
 
-	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -66,9 +64,10 @@ func learnStep(w time.Duration) time.Duration {
 }
 
 // pollStep is the wait before the n-th poll (from 0) of an overdue row:
-// from learnStep, doubling, at most a quarter of the window.
+// from learnStep, doubling, at most 8 learnSteps and a quarter of the
+// window, so that a late row is found within a few steps of when it comes.
 func pollStep(n int, w time.Duration) time.Duration {
-	d := learnStep(w) << min(n, 16)
+	d := learnStep(w) << min(n, 3)
 	return max(min(d, w/4), minInterval)
 }
 
@@ -77,14 +76,10 @@ var errorSteps = []time.Duration{15 * time.Second, 30 * time.Second, time.Minute
 
 const (
 	minInterval = 5 * time.Second // never call one tuple more often
-	// probeShare is the share of first polls placed earlier than the
-	// estimate, so that it can come down; a probe that misses costs one
-	// call more.
-	probeShare = 0.1
 	// jitterMargin, of the window, is added to the delay a late row
 	// showed, so that a provider that jitters is not missed row after
 	// row (at most 5 minutes).
-	jitterMargin = 0.03
+	jitterMargin = 0.01
 )
 
 func step(steps []time.Duration, i int, ceiling time.Duration) time.Duration {
@@ -93,148 +88,6 @@ func step(steps []time.Duration, i int, ceiling time.Duration) time.Duration {
 		d = ceiling
 	}
 	return max(d, minInterval)
-}
-
-// delays learns, per API, endpoint and window, when rows appear: the
-// offset from a row's start at which to poll for it first.
-type delays struct {
-	mu  sync.Mutex
-	est map[string]*estimate
-}
-
-// estimate is what one series of rows taught. first is the offset from a
-// row's start of its first poll. A poll that misses a row bounds its delay
-// from below and the poll that then finds it from above: first rises to
-// that (plus a margin for jitter). A poll that finds the row at once only
-// says the delay is no later, so a small share of first polls are probes,
-// placed depth earlier: a probe that finds the row brings first down to it
-// and doubles the depth (a provider that became faster is followed in a
-// few rows); one that misses halves the depth (down to learnStep).
-type estimate struct {
-	first   time.Duration
-	depth   time.Duration
-	credit  float64
-	learned bool
-	// seen is the newest row any series of the key was found with;
-	// chaser is the one series polling for a late row (chased), while the
-	// others wait for it to find the row.
-	seen   time.Time
-	chaser string
-	chased time.Time
-}
-
-// delayKey names the series that share one publication delay.
-func delayKey(t *config.Tuple) string { return t.API + " " + t.Path + " " + t.Window }
-
-func (ds *delays) get(key string, w time.Duration) *estimate {
-	if ds.est == nil {
-		ds.est = map[string]*estimate{}
-	}
-	e := ds.est[key]
-	if e == nil {
-		e = &estimate{first: firstGuess(w), depth: learnStep(w)}
-		ds.est[key] = e
-	}
-	return e
-}
-
-// offset is where to poll first for the next row, and whether that poll
-// is a probe.
-func (ds *delays) offset(key string, w time.Duration) (time.Duration, bool) {
-	ds.mu.Lock()
-	defer ds.mu.Unlock()
-	e := ds.get(key, w)
-	if e.learned {
-		e.credit += probeShare
-		if e.credit >= 1 {
-			e.credit--
-			return e.first - e.depth, true
-		}
-	}
-	return e.first, false
-}
-
-// found records that a row was found `at` after its start: by a probe,
-// at the first try, or (missed > 0) late, after a poll at `missed` did not
-// find it. A late row's delay lies between the two: first goes to the
-// middle of a wide bracket (the next row, polled from there in small
-// steps, narrows it) or to the top of a narrow one, plus a margin for
-// jitter.
-func (ds *delays) found(key string, row time.Time, w, at, missed time.Duration, probe bool) {
-	ds.mu.Lock()
-	defer ds.mu.Unlock()
-	e := ds.get(key, w)
-	if row.After(e.seen) {
-		e.seen = row
-	}
-	if !e.chased.After(row) {
-		e.chaser, e.chased = "", time.Time{}
-	}
-	switch {
-	case missed > 0:
-		top := at
-		if step := learnStep(w); at-missed > 2*step {
-			top = missed + (at-missed)/2
-		}
-		e.first = max(e.first, top+min(time.Duration(jitterMargin*float64(w)), 5*time.Minute))
-	default:
-		e.first = min(e.first, at) // the delay is no later than this
-		if probe {
-			e.depth = min(2*e.depth, w/4)
-			e.credit = 1 // it worked: probe again for the next row
-		}
-	}
-	e.learned = true
-}
-
-// bound records that a row was there `at` after its start (the first
-// refresh after start): its delay is no later, but nothing says how much
-// earlier, so probing waits for a row found by the schedule.
-func (ds *delays) bound(key string, w, at time.Duration) {
-	ds.mu.Lock()
-	defer ds.mu.Unlock()
-	e := ds.get(key, w)
-	e.first = min(e.first, at)
-}
-
-// chase says whether the series `id` is the one to poll for a late row
-// starting at row: the first to find it missing is, and the others of the
-// key wait until it is found.
-func (ds *delays) chase(key, id string, row time.Time, w time.Duration) bool {
-	ds.mu.Lock()
-	defer ds.mu.Unlock()
-	e := ds.get(key, w)
-	if e.chaser == "" || e.chaser == id || e.chased.Before(row) {
-		e.chaser, e.chased = id, row
-		return true
-	}
-	return false
-}
-
-// foundSince says whether a series of the key found a row starting at or
-// after row.
-func (ds *delays) foundSince(key string, row time.Time) bool {
-	ds.mu.Lock()
-	defer ds.mu.Unlock()
-	e := ds.est[key]
-	return e != nil && !e.seen.Before(row)
-}
-
-// probeMissed records that a probe came too early.
-func (ds *delays) probeMissed(key string, w time.Duration) {
-	ds.mu.Lock()
-	defer ds.mu.Unlock()
-	e := ds.get(key, w)
-	e.depth = max(e.depth/2, learnStep(w))
-}
-
-// publication is the estimated delay between the end of a row's interval
-// and its publication, for the gauge: the first guess until something is
-// learned.
-func (ds *delays) publication(key string, w time.Duration) time.Duration {
-	ds.mu.Lock()
-	defer ds.mu.Unlock()
-	return ds.get(key, w).first - w
 }
 
 // schedule is the policy of one API: when each tuple is next refreshed.
@@ -265,20 +118,32 @@ func (s *schedule) afterSuccess(st *tupleState, prevNewest time.Time, now time.T
 			// The first refresh after start sets the schedule from the
 			// rows it got: the next row is polled for when it appears.
 			if !st.Newest.After(now) {
-				s.delays.bound(key, w, now.Sub(st.Newest))
+				s.delays.bound(key, t.Key, w, now.Sub(st.Newest))
 			}
 		case st.Newest.After(prevNewest):
 			var missed time.Duration
 			if st.Polls > 0 {
 				missed = st.Missed
 			}
-			s.delays.found(key, st.Newest, w, now.Sub(st.Newest), missed, st.Probing)
-			st.Polls, st.Probing, st.Planned = 0, false, false
-		case !st.Planned || now.Before(prevNewest.Add(w+st.Due)):
+			if st.Following {
+				s.delays.followed(key, w, true)
+			} else {
+				s.delays.found(key, t.Key, st.Newest, w, now.Sub(st.Newest), missed, st.Polls, st.Probing)
+			}
+			st.Polls, st.Probing, st.Planned, st.Following = 0, false, false, false
+		case !st.Planned:
+		case st.Following && s.delays.foundSince(key, prevNewest.Add(w)):
+			// Polled because another series of the key found the row,
+			// and this one has not got it: it publishes on its own.
+			s.delays.followed(key, w, false)
+			st.Following = false
+			st.Polls++
+			st.Missed = now.Sub(prevNewest.Add(w))
+		case now.Before(prevNewest.Add(w + st.Due)):
 			// Polled before the row was due (a revalidation): nothing
 			// learned.
 		case st.Probing:
-			s.delays.probeMissed(key, w)
+			s.delays.probeMissed(key, t.Key, w)
 			st.Probing, st.Planned = false, false
 		default:
 			st.Polls++ // the row was due and is not there (yet)
@@ -297,12 +162,12 @@ func (s *schedule) afterSuccess(st *tupleState, prevNewest time.Time, now time.T
 			// Another series of the key polls for this row; this one
 			// is polled as soon as that one finds it (collect), or
 			// after the longest step if it never does.
-			return s.cap(now, now.Add(max(pollStep(16, w), minInterval)))
+			return s.cap(now, now.Add(max(w/4, minInterval)))
 		}
 		return s.cap(now, now.Add(pollStep(st.Polls-1, w)))
 	}
 	if !st.Planned {
-		st.Due, st.Probing = s.delays.offset(key, w)
+		st.Due, st.Probing, st.Following = s.delays.plan(key, t.Key, w, now)
 		st.Planned = true
 	}
 	due := nextStart.Add(st.Due)
@@ -313,16 +178,6 @@ func (s *schedule) afterSuccess(st *tupleState, prevNewest time.Time, now time.T
 	// poll again after the floor; if the row is still missing then, it
 	// is late.
 	return s.cap(now, now.Add(minInterval))
-}
-
-// siblingFound says whether a late row a tuple waits for was found by
-// another series of its key: then the tuple is due at once.
-func (s *schedule) siblingFound(st *tupleState, now time.Time) bool {
-	if st.Polls == 0 || st.tuple.CacheTTL > 0 || st.Newest.IsZero() {
-		return false
-	}
-	w := rowWindow(st)
-	return w > 0 && now.Sub(st.LastAttempt) >= minInterval && s.delays.foundSince(delayKey(st.tuple), st.Newest.Add(w))
 }
 
 // afterError plans the retry of a failing tuple.

@@ -48,8 +48,11 @@ type tupleCache struct {
 	Planned bool          `json:"planned"` // Due holds the first poll of the next row
 	Due     time.Duration `json:"due"`     // offset from the next row's start of its first poll
 	Probing bool          `json:"probing"` // that first poll is a probe, earlier than the estimate
-	Polls   int           `json:"polls"`   // polls that missed the next row after it was due
-	Missed  time.Duration `json:"missed"`  // offset from the next row's start of the last of them
+	// Following: the series waits for its key's leader to find the row;
+	// Due is then a fallback.
+	Following bool          `json:"following,omitempty"`
+	Polls     int           `json:"polls"`  // polls that missed the next row after it was due
+	Missed    time.Duration `json:"missed"` // offset from the next row's start of the last of them
 
 	DropSourceText bool `json:"drop_source_text,omitempty"` // the key lacks raw access: ask for the excerpt
 }
