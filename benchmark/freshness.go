@@ -103,18 +103,18 @@ const day = 24 * time.Hour
 
 var windowSpecs = map[string]windowSpec{
 	"min": {path: "/v1/btc/market-data/open-interest", asset: "btc", param: exchangeParam, delay: 20 * time.Second,
-		full: runSize{2 * time.Second, 30 * time.Minute, 10}, short: runSize{2 * time.Second, 8 * time.Minute, 2}},
+		full: runSize{2 * time.Second, 30 * time.Minute, 10}, short: runSize{2 * time.Second, 20 * time.Minute, 10}},
 	"10min": {path: "/v2/network/events-count", param: func(i int) string { return "      asset: " + stablecoins[i%len(stablecoins)] + "\n" },
-		delay: 2 * time.Minute, full: runSize{15 * time.Second, 6 * time.Hour, 6}, short: runSize{15 * time.Second, 2 * time.Hour, 2}},
+		delay: 2 * time.Minute, full: runSize{15 * time.Second, 6 * time.Hour, 6}, short: runSize{15 * time.Second, 6 * time.Hour, 6}},
 	"hour": {path: "/v1/btc/market-data/open-interest", asset: "btc", param: exchangeParam, delay: 7 * time.Minute,
-		full: runSize{15 * time.Second, 2 * day, 6}, short: runSize{time.Minute, 8 * time.Hour, 2}},
+		full: runSize{15 * time.Second, 2 * day, 6}, short: runSize{30 * time.Second, day, 6}},
 	"day": {path: "/v1/erc20/exchange-flows/reserve", asset: "erc20",
 		param: func(i int) string {
 			return fmt.Sprintf("      token: %s\n      exchange: %s\n", tokens[i%len(tokens)], liveExchanges[i/len(tokens)%len(liveExchanges)])
 		},
-		delay: 3 * time.Hour, full: runSize{time.Minute, 14 * day, 6}, short: runSize{10 * time.Minute, 4 * day, 2}},
+		delay: 30 * time.Minute, full: runSize{time.Minute, 14 * day, 6}, short: runSize{5 * time.Minute, 10 * day, 6}},
 	"block": {path: "/v1/btc/exchange-flows/netflow", asset: "btc", param: exchangeParam, delay: 2 * time.Minute,
-		full: runSize{15 * time.Second, day, 4}, short: runSize{15 * time.Second, 2 * time.Hour, 2}},
+		full: runSize{15 * time.Second, day, 4}, short: runSize{15 * time.Second, 12 * time.Hour, 4}},
 }
 
 // FreshnessWindows are the windows measured, shortest first.
@@ -132,7 +132,8 @@ const (
 
 // FreshnessCases are the runs of a window: each provider case (no delay;
 // a constant delay the exporter is not told; that delay ±50 % per row; the
-// delay dropping to a tenth halfway through) against the exporter's
+// delay dropping to a tenth halfway through; for fixed windows, rows shown
+// from the start of their interval) against the exporter's
 // schedule and the two baselines. full picks the full-size runs; the short
 // ones (CI) run the baselines for the jittered delay only: they are there
 // to check the measure, and the no-cache one costs a call per tuple and
@@ -157,6 +158,13 @@ func FreshnessCases(window string, full bool) []FreshnessOptions {
 	step := fakeapi.WindowDuration(window)
 	if window == "block" {
 		step = fakeapi.BlockInterval(spec.asset)
+	} else {
+		// A live upstream: a row shows (and grows) from the moment its
+		// interval starts.
+		providers = append(providers, struct {
+			name  string
+			delay fakeapi.Delay
+		}{"as its interval starts", fakeapi.Delay{Base: -step}})
 	}
 	var cases []FreshnessOptions
 	for _, p := range providers {

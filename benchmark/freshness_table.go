@@ -21,14 +21,15 @@ func StalenessTarget(window string, step time.Duration) time.Duration {
 
 // Misses lists the targets a run does not meet: calls per published row,
 // mean excess staleness, and published rows left unserved (a target only
-// while scrapes come more often than rows).
-func (f *Freshness) Misses() []string {
+// while scrapes come more often than rows). slack widens the first two
+// (1 holds the targets themselves).
+func (f *Freshness) Misses(slack float64) []string {
 	var out []string
-	if r := f.CallsPerRow(); r > TargetCallsPerRow {
-		out = append(out, fmt.Sprintf("%d calls for %d published rows: %.2f per row, target %.1f", f.Calls, f.Published, r, TargetCallsPerRow))
+	if r, most := f.CallsPerRow(), TargetCallsPerRow*slack; r > most {
+		out = append(out, fmt.Sprintf("%d calls for %d published rows: %.2f per row, at most %.2f", f.Calls, f.Published, r, most))
 	}
-	if t := StalenessTarget(f.Window, f.Step); f.MeanExcess > t {
-		out = append(out, fmt.Sprintf("mean excess staleness %s (max %s), target %s", fmtDur(f.MeanExcess), fmtDur(f.MaxExcess), fmtDur(t)))
+	if t := time.Duration(float64(StalenessTarget(f.Window, f.Step)) * slack); f.MeanExcess > t {
+		out = append(out, fmt.Sprintf("mean excess staleness %s (max %s), at most %s", fmtDur(f.MeanExcess), fmtDur(f.MaxExcess), fmtDur(t)))
 	}
 	if f.Unserved > 0 && f.Interval < f.Step {
 		out = append(out, fmt.Sprintf("%d of %d published rows never served, target 0", f.Unserved, f.Published))

@@ -12,11 +12,16 @@ import (
 // published row left unserved. The baselines are reported, not held to
 // targets; they check the measure itself: without a cache every scrape
 // calls upstream for every tuple and serves the newest published row.
-// CI runs the short mode as a logic check; ONCHAIN_BENCH_FULL=1 runs the
-// full mode and prints the tables (with -v). The runs of a window go in
+// CI runs the short mode as a logic check, with ciSlack on the targets;
+// ONCHAIN_BENCH_FULL=1 runs the full mode, holds the targets themselves,
+// and prints the tables (with -v). The runs of a window go in
 // parallel, each on its own simulated clock, fake upstream and exporter.
 func TestFreshness(t *testing.T) {
 	full := os.Getenv("ONCHAIN_BENCH_FULL") != ""
+	slack := ciSlack
+	if full {
+		slack = 1
+	}
 	for _, w := range FreshnessWindows {
 		cases := FreshnessCases(w, full)
 		runs := make([]*Freshness, len(cases))
@@ -33,7 +38,7 @@ func TestFreshness(t *testing.T) {
 					if o.Policy != PolicySchedule {
 						return
 					}
-					for _, m := range f.Misses() {
+					for _, m := range f.Misses(slack) {
 						t.Errorf("%s window, upstream delay %s, exporter's schedule: %s", w, o.Provider, m)
 					}
 				})
@@ -44,6 +49,14 @@ func TestFreshness(t *testing.T) {
 		}
 	}
 }
+
+// ciSlack widens the calls and staleness targets in the short mode: its
+// runs are shorter, so the first rows, polled while the delay is being
+// learned, weigh more; and which series of an endpoint leads depends on
+// the order concurrent refreshes end, which varies from run to run. A
+// schedule that regresses (late by a fixed guess, or polling blind)
+// misses by far more.
+const ciSlack = 1.25
 
 // checkMeasure fails when a run's figures cannot be right, whatever the
 // exporter's schedule.

@@ -223,7 +223,14 @@ func (ds *delays) found(key, id string, row time.Time, w, at, missed time.Durati
 				wait = -1 // a leader: shared by its followers
 			}
 			if e.Descent > wait {
-				e.Depth = max(e.First-firstGuess(w), step)
+				// Down to the first guess or, for rows seen before
+				// their interval closed (a live upstream), to the
+				// interval's start.
+				floor := firstGuess(w)
+				if e.First <= floor {
+					floor = 0
+				}
+				e.Depth = max(e.First-floor, step)
 			}
 			e.Descent++
 		}
@@ -254,7 +261,7 @@ func (ds *delays) followed(key string, w time.Duration, hit bool) {
 	} else {
 		e.FollowMisses++
 	}
-	if e.FollowMisses > e.FollowHits/4+2 {
+	if e.FollowMisses > e.FollowHits/20+2 {
 		e.Split = true
 	}
 }
