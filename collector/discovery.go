@@ -242,3 +242,54 @@ func strs(v any) []string {
 	}
 	return out
 }
+
+// warnUnlisted warns, once each, about a parameter that the data API's
+// discovery, when this expansion read it, does not list for a tuple's
+// path: most likely a typo the upstream would ignore or refuse.
+func (x *Expander) warnUnlisted(cfg *config.Config, r *resolution) {
+	a := cfg.APIs[config.APIData]
+	if a == nil {
+		return
+	}
+	listed := map[string][]string{}
+	for _, path := range []string{dataDiscoveryV1, dataDiscoveryV2} {
+		l, ok := r.lists[listKey(a, path)]
+		if !ok || !l.ok {
+			continue
+		}
+		for _, it := range l.rows {
+			p, _ := it["path"].(string)
+			if p == "" {
+				continue
+			}
+			params, _ := it["parameters"].(map[string]any)
+			for name := range params {
+				listed[p] = append(listed[p], name)
+			}
+			for _, name := range strs(it["required_parameters"]) {
+				listed[p] = append(listed[p], name)
+			}
+			if _, ok := it["assets"]; ok {
+				listed[p] = append(listed[p], "asset")
+			}
+			if _, ok := listed[p]; !ok {
+				listed[p] = []string{}
+			}
+		}
+	}
+	if len(listed) == 0 {
+		return
+	}
+	for _, w := range cfg.UnlistedParams(listed) {
+		x.mu.Lock()
+		seen := x.warned[w]
+		if x.warned == nil {
+			x.warned = map[string]bool{}
+		}
+		x.warned[w] = true
+		x.mu.Unlock()
+		if !seen {
+			level.Warn(x.logger).Log("msg", "parameter not listed by the upstream's discovery", "api", config.APIData, "warning", w)
+		}
+	}
+}

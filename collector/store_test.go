@@ -55,32 +55,15 @@ func newRestartRig(t *testing.T) *restartRig {
 type running struct {
 	exp      *Exporter
 	pool     *upstream.Pool
-	logs     *syncLog
+	logs     *logBuffer
 	expander *Expander
 	parse    func() *config.Config
-}
-
-type syncLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *syncLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *syncLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }
 
 // start runs an exporter on yml with the credential token, as main does.
 func (r *restartRig) start(yml, token string) *running {
 	r.t.Helper()
-	logs := &syncLog{}
+	logs := &logBuffer{}
 	logger := log.NewLogfmtLogger(logs)
 	store := OpenStore(r.dir, logger)
 	reg := prometheus.NewRegistry()
