@@ -228,3 +228,62 @@ func TestAPIPausedIsThereFromTheStart(t *testing.T) {
 		t.Errorf("after the pause: api_paused = %q, want 0\n%s", got, strings.Join(lines(body, "onchain_exporter_api_paused"), "\n"))
 	}
 }
+
+// TestFailedRefreshSaysWhatIsServed: the log line of a failed refresh says
+// what is true of the series: no value yet on a first refresh, the last
+// good value while it is within max_staleness, nothing once it is older.
+func TestFailedRefreshSaysWhatIsServed(t *testing.T) {
+	const yml = `
+data:
+  url: "{{URL}}"
+  token_env: T
+  max_staleness: 1h
+  metrics:
+    - path: /v1/btc/network-data/supply
+      window: day
+`
+	e := newEnv(t, yml, fakeapi.Options{})
+	logs := e.withLogs(yml)
+	e.fake.SetFault("data", fakeapi.Fault{Kind: fakeapi.Status500})
+	e.scrape("10")
+	if n := logs.count("level=warn", "refresh failed; the series has no value yet and is not served"); n != 1 {
+		t.Errorf("first refresh failed: %d lines saying there is no value yet:\n%s", n, logs)
+	}
+	if strings.Contains(logs.String(), "serving the last good value") {
+		t.Errorf("a first failed refresh claims a last good value:\n%s", logs)
+	}
+	e.fake.ClearFaults()
+	e.clock.Add(time.Minute)
+	e.scrape("10")
+	e.fake.SetFault("data", fakeapi.Fault{Kind: fakeapi.ConnReset})
+	e.clock.Add(25 * time.Hour) // the next row is due
+	e.scrape("10")
+	if n := logs.count("level=warn", "refresh failed; serving the last good value until max_staleness"); n != 1 {
+		t.Errorf("a failing refresh with a value: %d lines saying it is served:\n%s", n, logs)
+	}
+	e.clock.Add(2 * time.Hour)
+	e.scrape("10")
+	if n := logs.count("level=warn", "the last good value is older than max_staleness and is no longer served"); n != 1 {
+		t.Errorf("a value past max_staleness: %d lines saying it is no longer served:\n%s", n, logs)
+	}
+}
+
+// TestDataHelpSaysTheValueIsCached: every data family's HELP says how
+// its value is cached, as the guide to writing exporters asks.
+func TestDataHelpSaysTheValueIsCached(t *testing.T) {
+	e := newEnv(t, supplyConfig, fakeapi.Options{})
+	body := e.scrape("10")
+	n := 0
+	for _, l := range strings.Split(body, "\n") {
+		if !strings.HasPrefix(l, "# HELP onchain_") || strings.HasPrefix(l, "# HELP onchain_exporter_") || strings.HasPrefix(l, "# HELP onchain_data_") {
+			continue
+		}
+		n++
+		if !strings.HasSuffix(l, cachedNote) {
+			t.Errorf("HELP without the caching note: %s", l)
+		}
+	}
+	if n == 0 {
+		t.Fatalf("no data family in the scrape:\n%s", body)
+	}
+}
