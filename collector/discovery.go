@@ -266,9 +266,7 @@ func (x *Expander) warnUnlisted(cfg *config.Config, r *resolution) {
 			for name := range params {
 				listed[p] = append(listed[p], name)
 			}
-			for _, name := range strs(it["required_parameters"]) {
-				listed[p] = append(listed[p], name)
-			}
+			listed[p] = append(listed[p], strs(it["required_parameters"])...)
 			if _, ok := it["assets"]; ok {
 				listed[p] = append(listed[p], "asset")
 			}
