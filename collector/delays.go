@@ -21,19 +21,19 @@ type delays struct {
 //
 // First is the offset from a row's start of its first poll. A poll that
 // misses a row bounds its delay from below and the poll that then finds
-// it from above: First rises to that (plus a margin for jitter). A poll
-// that finds the row at once only says the delay is no later, so a share
-// of first polls are probes, placed Depth earlier: a probe that finds the
-// row brings First down to it and the next probe goes to the first
-// guess, bisecting from there (a provider that became faster is followed
-// in a few rows); one that misses halves Depth (down to
-// learnStep).
+// it from above: First goes to the top of that bracket (plus a margin for
+// jitter), Low to its bottom, and probes bisect it. A poll that finds the
+// row at once only says the delay is no later, so a share of first polls
+// are probes, placed Depth earlier: a probe that finds the row brings
+// First down to it; with no lower bound known the next probe looks four
+// times deeper, then at the first guess (a provider that became faster is
+// followed in a few rows). A probe that misses is a new Low.
 //
 // Series of one key are published together as a rule (one pipeline
 // upstream): one of them, the Leader, polls for each row; the others
 // follow, polled the moment it finds the row. A follower that then misses
 // its row counts against following; a key whose series turn out to be
-// published apart stops following.
+// published apart (Split) learns per series.
 type estimate struct {
 	First time.Duration `json:"first"`
 	Depth time.Duration `json:"depth"`
