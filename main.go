@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"sync"
 	"syscall"
 	"time"
 
@@ -199,8 +200,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(signals)
-	go reloadLoop(ctx, logger, safe, reloads)
-	go expander.Maintain(ctx, collector.DiscoveryRefresh, safe.Refine)
+	// Reloads and background expansion end before the collectors close
+	// (deferred above), so that none lands after the final save.
+	var background sync.WaitGroup
+	background.Add(2)
+	go func() { defer background.Done(); reloadLoop(ctx, logger, safe, reloads) }()
+	go func() { defer background.Done(); expander.Maintain(ctx, collector.DiscoveryRefresh, safe.Refine) }()
+	defer func() { cancel(); background.Wait() }()
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	shutdownDone := make(chan struct{})
 	go func() {

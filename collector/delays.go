@@ -2,6 +2,7 @@ package collector
 
 import (
 	"math"
+	"strings"
 	"sync"
 	"time"
 
@@ -165,10 +166,9 @@ func (ds *delays) plan(key, id string, w time.Duration, now time.Time) (time.Dur
 
 // found records that a row was found `at` after its start: by a probe,
 // at the first try, or (missed > 0) late, after `misses` polls, the last
-// at `missed`, did not find it. A late row's delay lies between the two: First goes to the
-// middle of a wide bracket (the next row, polled from there in small
-// steps, narrows it) or to the top of a narrow one, plus a margin for
-// jitter.
+// at `missed`, did not find it. A late row's delay lies between the two:
+// First goes to the top (plus a margin for jitter) and the next probes
+// bisect the bracket.
 func (ds *delays) found(key, id string, row time.Time, w, at, missed time.Duration, misses int, probe bool) {
 	ds.mu.Lock()
 	defer ds.mu.Unlock()
@@ -322,11 +322,21 @@ func (ds *delays) probeMissed(key, id string, w time.Duration) {
 
 // publication is the estimated delay between the end of a row's interval
 // and its publication, for the gauge: the first guess until something is
-// learned.
+// learned, the earliest series' once the key's series learn apart.
 func (ds *delays) publication(key string, w time.Duration) time.Duration {
 	ds.mu.Lock()
 	defer ds.mu.Unlock()
-	return ds.get(key, w).First - w
+	e := ds.get(key, w)
+	first := e.First
+	if e.Split {
+		// Learned per series: the earliest of them.
+		for k, own := range ds.est {
+			if strings.HasPrefix(k, key+"\x00") {
+				first = min(first, own.First)
+			}
+		}
+	}
+	return first - w
 }
 
 // siblingFound says whether the row a tuple waits for (late, or following

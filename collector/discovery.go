@@ -270,9 +270,6 @@ func (x *Expander) warnUnlisted(cfg *config.Config, r *resolution) {
 			if _, ok := it["assets"]; ok {
 				listed[p] = append(listed[p], "asset")
 			}
-			if _, ok := listed[p]; !ok {
-				listed[p] = []string{}
-			}
 		}
 	}
 	if len(listed) == 0 {

@@ -321,8 +321,8 @@ func (r *resolution) listErr(api string) error {
 // waitingIn counts the API's entries left out.
 func (r *resolution) waitingIn(api string) int {
 	n := 0
-	for e := range r.waiting {
-		if r.entryAPI[e] == api {
+	for e, waits := range r.waiting {
+		if waits && r.entryAPI[e] == api {
 			n++
 		}
 	}

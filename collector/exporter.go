@@ -125,7 +125,11 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 		ctx, cancel := context.WithCancel(context.Background())
 		logger := log.With(e.logger, "api", name)
 		up := e.clients.Client(a)
-		e.opts.Store.restorePauses(up)
+		if e.cfg != nil {
+			// A reload: the user may have fixed a rejected key upstream.
+			up.Reloaded()
+		}
+		e.opts.Store.restorePauses(up) // at the first start only
 		saved := e.opts.Store.take(a, up.Identity())
 		if e.delays == nil {
 			e.delays = map[string]*delays{}
@@ -136,7 +140,6 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 		if saved != nil {
 			e.delays[name].restore(saved.Delays)
 		}
-		up.Reloaded()
 		c := &apiCollector{
 			api: a, sched: &schedule{revalidate: a.Revalidate, delays: e.delays[name]}, fams: fams, tf: tf, m: e.m,
 			now: e.opts.Now, logger: logger, ctx: ctx, cancel: cancel,
@@ -185,6 +188,10 @@ func (e *Exporter) Close() {
 		close(e.stopSave)
 		<-e.saveDone
 		e.stopSave = nil
+	}
+	if e.opts.Store != nil {
+		e.opts.Store.saving.Lock() // before e.mu, as in Save
+		defer e.opts.Store.saving.Unlock()
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -204,7 +204,7 @@ consensus:
 	e.fake.ClearFaults()
 	until(t, "the data API's expansion is not put in force", func() bool { return len(safe.Get().Tuples) > 1 })
 	st := x.State()
-	if !st["data"].OK || st["consensus"].OK || st["consensus"].Waiting != 1 ||
+	if !st["data"].OK || st["data"].Waiting != 0 || st["consensus"].OK || st["consensus"].Waiting != 1 ||
 		st["consensus"].LastError != `test.yml:14: consensus.metrics[0].asset: "dogecoin" is not an asset of /assets (known: bitcoin, ethereum, solana, ripple)` {
 		t.Errorf("state: %+v", st)
 	}

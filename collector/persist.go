@@ -111,6 +111,8 @@ func (e *Exporter) Save() {
 	if e.opts.Store == nil {
 		return
 	}
+	e.opts.Store.saving.Lock()
+	defer e.opts.Store.saving.Unlock()
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	e.saveLocked()

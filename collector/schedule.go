@@ -9,13 +9,11 @@ import (
 // The refresh schedule. A row at time s covers [s, s+w) for a window of
 // duration w; the next row starts at s+w and becomes visible some delay D
 // after its start (w plus a publication lag when the API serves closed
-// intervals only). Before then nothing new can be had, so the cached value
-// is served without a call. When the row is due the tuple is polled with
-// widening steps until it shows up. D is learned per API and window from
-// what polling observes, per endpoint and window (each metric has its own
-// pipeline upstream): a poll that misses the row bounds D from below, a
-// poll that finds it bounds it from above, and the first poll for a row is
-// placed between the tightest recent bounds.
+// intervals only; less than w for a live upstream). Before then nothing
+// new can be had, so the cached value is served without a call. D is
+// learned per API, endpoint and window (delays.go): the first poll for a
+// row goes to the learned estimate, probes go below it, and a row that is
+// late is polled in widening steps until it shows up.
 
 // windowDuration is the spacing of rows for fixed windows; 0 for block.
 func windowDuration(w string) time.Duration {

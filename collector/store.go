@@ -34,6 +34,9 @@ type Store struct {
 	logger   log.Logger
 	writable bool
 
+	// saving serialises whole saves: what written says is on disk stays
+	// true when two saves meet.
+	saving   sync.Mutex
 	mu       sync.Mutex
 	loaded   map[string]*stateFile // per API, until the exporter takes it
 	restored map[string]bool       // APIs whose pauses were restored

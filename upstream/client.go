@@ -22,7 +22,7 @@ import (
 // are a few KiB; anything past this is a fault, not data.
 const MaxBody = 8 << 20
 
-// upstream is the one way to call an API: one reused client with
+// Client is the one way to call an API: one reused client with
 // keep-alives, at most `concurrency` requests in flight, an optional
 // requests-per-minute limit, one retry for server faults (transport.go),
 // and an API-wide pause after errors that say "stop calling".
@@ -37,6 +37,9 @@ type Client struct {
 	logger  log.Logger
 	// identity is what the client was built from (Pool.Client).
 	identity string
+	// closed: an answer still in flight when the client was replaced
+	// pauses nothing (guarded by mu).
+	closed bool
 	// shapes are the payload shapes logged (NoteShape).
 	shapes *shapes
 
@@ -88,7 +91,7 @@ func New(a *config.API, m *Metrics, now func() time.Time, logger log.Logger) *Cl
 		// Credentials must not follow a redirect to another host; a
 		// redirect within the API's host is followed.
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) >= 3 {
+			if len(via) > 3 {
 				return errors.New("stopped after 3 redirects")
 			}
 			if req.URL.Host != via[0].URL.Host || req.URL.Scheme != via[0].URL.Scheme {
@@ -104,6 +107,9 @@ func New(a *config.API, m *Metrics, now func() time.Time, logger log.Logger) *Cl
 // context. Its pauses end with it, and so does their gauge.
 func (u *Client) Close() {
 	u.client.CloseIdleConnections()
+	u.mu.Lock()
+	u.closed = true
+	u.mu.Unlock()
 	u.lift(func(pauseState) bool { return true })
 }
 
@@ -144,6 +150,9 @@ func (u *Client) paused(keyed bool) (time.Time, string, bool) {
 func (u *Client) pause(keyed bool, until time.Time, code string, credential bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	if u.closed {
+		return
+	}
 	p := &u.pauses[lane(keyed)]
 	if until.After(p.until) {
 		old := p.by

@@ -69,7 +69,7 @@ func (t *lazyTransport) get() (http.RoundTripper, error) {
 	}
 	rt, err := t.build()
 	if err != nil {
-		return nil, fmt.Errorf("TLS settings of the section cannot be used: %w", err)
+		return nil, &unusableTLSError{err}
 	}
 	t.rt = rt
 	return rt, nil
@@ -136,3 +136,13 @@ func writeHTTPClientIdentity(w io.Writer, c *promconfig.HTTPClientConfig) {
 		}
 	}
 }
+
+// unusableTLSError says the section's TLS files cannot be used (gone,
+// unreadable): retrying the same request at once cannot fix it.
+type unusableTLSError struct{ err error }
+
+func (e *unusableTLSError) Error() string {
+	return "TLS settings of the section cannot be used: " + e.err.Error()
+}
+
+func (e *unusableTLSError) Unwrap() error { return e.err }

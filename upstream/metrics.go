@@ -38,7 +38,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		requestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "upstream_request_duration_seconds",
 			Help: "Duration of upstream requests, in seconds.", Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30}}, api),
 		apiErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "api_errors_total",
-			Help: "Failed upstream calls, by the upstream's error word or code, or timeout, transport, decode, no_data."}, []string{"api", "code"}),
+			Help: "Failed upstream calls, by the upstream's error word or code, or timeout, transport, decode, no_data, bad_value, rate_limited."}, []string{"api", "code"}),
 		rateLimit: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "ratelimit_limit",
 			Help: "Requests allowed per minute, from the last X-RateLimit-Limit header."}, api),
 		rateRemaining: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "ratelimit_remaining",

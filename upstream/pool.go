@@ -44,16 +44,27 @@ func (p *Pool) Client(a *config.API) *Client {
 	id := Identity(a)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if c := p.clients[a.Name]; c != nil {
-		if c.identity == id {
-			return c
+	var kept []Pause
+	if old := p.clients[a.Name]; old != nil {
+		if old.identity == id {
+			return old
 		}
-		c.Close()
+		if sameAccount(old.api, a) {
+			// A rate-limit or quota pause is the account's: a new
+			// timeout, limit or transport does not lift it.
+			for _, ps := range old.Pauses() {
+				if !ps.Credential {
+					kept = append(kept, ps)
+				}
+			}
+		}
+		old.Close()
 	}
 	c := New(a, p.m, p.now, p.logger) // New adds the api label
 	c.identity = id
 	c.unmark("")
 	c.shapes = p.shapes
+	c.RestorePauses(kept)
 	p.clients[a.Name] = c
 	return c
 }
@@ -90,4 +101,10 @@ func Identity(a *config.API) string {
 	h.Write([]byte(a.Token()))
 	writeHTTPClientIdentity(h, &a.HTTPClient)
 	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// sameAccount says whether two sections call the same API with the same
+// credential.
+func sameAccount(a, b *config.API) bool {
+	return a.URL.String() == b.URL.String() && a.Token() == b.Token()
 }

@@ -53,6 +53,9 @@ func (rt *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body.Close()
 	}
 	if err := rt.sleep(req.Context(), wait); err != nil {
+		if turn != nil {
+			turn.Cancel() // the retry was not sent: its turn is not spent
+		}
 		return nil, err
 	}
 	return rt.next.RoundTrip(req)
@@ -72,6 +75,10 @@ func retryDelay(resp *http.Response, err error, now time.Time) (time.Duration, b
 		}
 		if _, refused := certificateError(err); refused {
 			return 0, false // the same certificate comes back
+		}
+		var unusable *unusableTLSError
+		if errors.As(err, &unusable) {
+			return 0, false // the same files are read again
 		}
 		return 500 * time.Millisecond, true
 	}
