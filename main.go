@@ -182,12 +182,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	safe.Loaded(cfg)
 	level.Info(logger).Log("msg", "starting "+exporterName, "version", version.Info(), "config", cfg.File, "tuples", len(cfg.Tuples))
 
+	ctx, cancel := context.WithCancel(context.Background()) // cancelled at shutdown
+	defer cancel()
 	mux := http.NewServeMux()
 	mux.Handle(*metricsPath, promhttp.InstrumentMetricHandler(reg, exp))
 	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "Healthy") })
 	mux.HandleFunc("/-/ready", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "Ready") })
 	reloads := make(chan chan error)
-	mux.HandleFunc("/-/reload", reloadHandler(reloads))
+	mux.HandleFunc("/-/reload", reloadHandler(reloads, ctx.Done()))
 	if d != nil {
 		mux.Handle("/-/demo/fault", demo.FaultHandler(d.Fake))
 	}
@@ -195,8 +197,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		mux.Handle("/", landing)
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(signals)

@@ -40,7 +40,7 @@ func reloadLoop(ctx context.Context, logger log.Logger, safe *config.SafeConfig,
 	}
 }
 
-func reloadHandler(requests chan<- chan error) http.HandlerFunc {
+func reloadHandler(requests chan<- chan error, stopping <-chan struct{}) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost && r.Method != http.MethodPut {
 			w.Header().Set("Allow", "POST, PUT")
@@ -50,6 +50,9 @@ func reloadHandler(requests chan<- chan error) http.HandlerFunc {
 		reply := make(chan error, 1)
 		select {
 		case requests <- reply:
+		case <-stopping:
+			http.Error(w, "shutting down: not reloaded", http.StatusServiceUnavailable)
+			return
 		case <-r.Context().Done():
 			return
 		}

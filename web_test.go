@@ -14,6 +14,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -258,4 +259,16 @@ func selfSigned(t *testing.T) (certPEM, keyPEM []byte) {
 		t.Fatal(err)
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb})
+}
+
+// TestReloadDuringShutdownIsRefused: a reload asked for once shutdown has
+// begun (the reload loop has ended) is answered at once, not left waiting.
+func TestReloadDuringShutdownIsRefused(t *testing.T) {
+	stopping := make(chan struct{})
+	close(stopping)
+	rec := httptest.NewRecorder()
+	reloadHandler(make(chan chan error), stopping)(rec, httptest.NewRequest(http.MethodPost, "/-/reload", nil))
+	if rec.Code != http.StatusServiceUnavailable {
+		t.Errorf("reload during shutdown: HTTP %d, want 503: %s", rec.Code, rec.Body)
+	}
 }
