@@ -21,6 +21,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
 
 // TestMain keeps SIGHUP and SIGTERM from ending the test binary: run()
@@ -28,24 +29,6 @@ import (
 func TestMain(m *testing.M) {
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP, syscall.SIGTERM)
 	os.Exit(m.Run())
-}
-
-// syncBuffer collects what run() writes from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // fakeUpstream is the fake upstream on 127.0.0.1, recording the credential
@@ -83,8 +66,8 @@ type exporter struct {
 	base           string
 	client         *http.Client
 	user, password string
-	stdout, stderr *syncBuffer
-	answers        *syncBuffer // every HTTP answer received, headers included
+	stdout, stderr *testtool.LogBuffer
+	answers        *testtool.LogBuffer // every HTTP answer received, headers included
 	done           chan int
 }
 
@@ -104,8 +87,8 @@ func startRunIn(t *testing.T, client *http.Client, scheme string, args ...string
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	e := &exporter{t: t, base: scheme + "://" + addr, client: client, stdout: &syncBuffer{}, stderr: &syncBuffer{},
-		answers: &syncBuffer{}, done: make(chan int, 1)}
+	e := &exporter{t: t, base: scheme + "://" + addr, client: client, stdout: &testtool.LogBuffer{}, stderr: &testtool.LogBuffer{},
+		answers: &testtool.LogBuffer{}, done: make(chan int, 1)}
 	args = append(args, "--web.listen-address="+addr)
 	go func() { e.done <- run(args, e.stdout, e.stderr) }()
 	t.Cleanup(e.stop)

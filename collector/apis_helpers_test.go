@@ -1,9 +1,7 @@
 package collector
 
 import (
-	"bytes"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/go-kit/log"
@@ -11,6 +9,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
 
 // seriesValue returns the value text of the first series of family whose
@@ -35,51 +34,15 @@ func seriesValue(body, family string, pairs ...string) string {
 	return ""
 }
 
-// logBuffer records log lines; the exporter logs from refresh goroutines.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// String returns everything logged so far.
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// count returns how many lines hold every one of the strings.
-func (l *logBuffer) count(subs ...string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := 0
-	for _, line := range strings.Split(l.b.String(), "\n") {
-		all := line != ""
-		for _, s := range subs {
-			all = all && strings.Contains(line, s)
-		}
-		if all {
-			n++
-		}
-	}
-	return n
-}
-
 // withLogs replaces the env's exporter, before its first scrape, by one on
 // yml whose log lines are recorded.
-func (e *env) withLogs(yml string) *logBuffer {
+func (e *env) withLogs(yml string) *testtool.LogBuffer {
 	e.t.Helper()
 	cfg, err := config.Parse("test.yml", []byte(strings.ReplaceAll(yml, "{{URL}}", e.srv.URL)), func(string) string { return testToken })
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	buf := &logBuffer{}
+	buf := &testtool.LogBuffer{}
 	e.exp.Close()
 	e.reg = prometheus.NewRegistry()
 	exp, err := New(cfg, log.NewLogfmtLogger(buf), e.reg, Options{Now: e.clock.Now})

@@ -246,7 +246,7 @@ data:
 	logs := e.withLogs(yml)
 	e.fake.SetFault("data", fakeapi.Fault{Kind: fakeapi.Status500})
 	e.scrape("10")
-	if n := logs.count("level=warn", "refresh failed; the series has no value yet and is not served"); n != 1 {
+	if n := logs.Count("level=warn", "refresh failed; the series has no value yet and is not served"); n != 1 {
 		t.Errorf("first refresh failed: %d lines saying there is no value yet:\n%s", n, logs)
 	}
 	if strings.Contains(logs.String(), "serving the last good value") {
@@ -258,12 +258,12 @@ data:
 	e.fake.SetFault("data", fakeapi.Fault{Kind: fakeapi.ConnReset})
 	e.clock.Add(25 * time.Hour) // the next row is due
 	e.scrape("10")
-	if n := logs.count("level=warn", "refresh failed; serving the last good value until max_staleness"); n != 1 {
+	if n := logs.Count("level=warn", "refresh failed; serving the last good value until max_staleness"); n != 1 {
 		t.Errorf("a failing refresh with a value: %d lines saying it is served:\n%s", n, logs)
 	}
 	e.clock.Add(2 * time.Hour)
 	e.scrape("10")
-	if n := logs.count("level=warn", "the last good value is older than max_staleness and is no longer served"); n != 1 {
+	if n := logs.Count("level=warn", "the last good value is older than max_staleness and is no longer served"); n != 1 {
 		t.Errorf("a value past max_staleness: %d lines saying it is no longer served:\n%s", n, logs)
 	}
 }

@@ -236,7 +236,7 @@ consensus:
 			if _, calls = e.step(6 * time.Minute); calls != 1 {
 				t.Errorf("raw=%v: next refresh made %d calls, want 1", raw, calls)
 			}
-			if n := logs.count("level=warn", "raw access"); n != int(wantCalls-1) {
+			if n := logs.Count("level=warn", "raw access"); n != int(wantCalls-1) {
 				t.Errorf("raw=%v: %d warn lines about raw access", raw, n)
 			}
 		}

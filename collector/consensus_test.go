@@ -88,7 +88,7 @@ func TestConsensusCodesHoldTheTuple(t *testing.T) {
 				if got := seriesValue(body, "onchain_exporter_api_paused", "api", "consensus"); got != "0" {
 					t.Errorf("a tuple-level error paused the API: api_paused = %q, want 0", got)
 				}
-				if n := logs.count("level=warn", tc.code, tc.detail); n != 1 {
+				if n := logs.Count("level=warn", tc.code, tc.detail); n != 1 {
 					t.Errorf("%d warn lines with %s and %q, want 1", n, tc.code, tc.detail)
 				}
 
@@ -102,7 +102,7 @@ func TestConsensusCodesHoldTheTuple(t *testing.T) {
 				if got := seriesValue(body, "onchain_exporter_api_errors_total", "api", "consensus", "code", tc.code); got != "2" {
 					t.Errorf("api_errors_total after the second failure = %q", got)
 				}
-				if n := logs.count("level=warn", tc.code); n != 1 {
+				if n := logs.Count("level=warn", tc.code); n != 1 {
 					t.Errorf("the same error was logged at warn %d times, want once", n)
 				}
 
@@ -153,7 +153,7 @@ consensus:
 			if got := seriesValue(body, "onchain_exporter_query_success", append([]string{"api", "consensus"}, tc.series...)...); got != "0" {
 				t.Errorf("%s: query_success %q", tc.code, got)
 			}
-			if n := logs.count("level=warn", tc.code, tc.detail); n != tc.n {
+			if n := logs.Count("level=warn", tc.code, tc.detail); n != tc.n {
 				t.Errorf("%s: %d warn lines naming %q, want %d", tc.code, n, tc.detail, tc.n)
 			}
 			if got, want := seriesValue(body, "onchain_exporter_api_errors_total", "api", "consensus", "code", tc.code), strconv.Itoa(tc.n); got != want {
@@ -198,7 +198,7 @@ consensus:
 		if calls != 1 || seriesValue(body, "onchain_exporter_api_errors_total", "api", "consensus", "code", "PLAN_REQUIRED") != "1" {
 			t.Fatalf("%d calls; errors %q", calls, seriesValue(body, "onchain_exporter_api_errors_total", "api", "consensus"))
 		}
-		if n := logs.count("level=warn", "PLAN_REQUIRED", "plan=pro", "required_plans=premium,enterprise"); n != 1 {
+		if n := logs.Count("level=warn", "PLAN_REQUIRED", "plan=pro", "required_plans=premium,enterprise"); n != 1 {
 			t.Errorf("%d warn lines with the plan and required_plans", n)
 		}
 		if _, calls = e.step(29 * time.Minute); calls != 0 {

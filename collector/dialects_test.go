@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
 
 // dialectsConfig reads every Indicator and Analyst Consensus endpoint of
@@ -59,10 +60,10 @@ func served(body string) []string {
 // dialectRun expands dialectsConfig against a fake of dialect d, scrapes
 // it twice six minutes apart, and returns the second exposition and the
 // log.
-func dialectRun(t *testing.T, d fakeapi.Dialect) (string, *logBuffer) {
+func dialectRun(t *testing.T, d fakeapi.Dialect) (string, *testtool.LogBuffer) {
 	t.Helper()
 	e := newEnv(t, dialectsConfig, fakeapi.Options{Dialect: d, IndicatorToken: testToken})
-	logs := &logBuffer{}
+	logs := &testtool.LogBuffer{}
 	logger := log.NewLogfmtLogger(logs)
 	cfg, err := NewExpander(logger, Options{Now: e.clock.Now}).Expand(context.Background(), e.parse(dialectsConfig))
 	if err != nil {
@@ -115,7 +116,7 @@ func TestSameSeriesFromEitherDialect(t *testing.T) {
 		{"endpoint=/analysts/top", "rows=results"},
 		{"endpoint=/analysts/{handle}", "rows=.", "time_key=updated_at"},
 	} {
-		if n := logsB.count(append([]string{"level=info", `msg="payload shape detected"`}, want...)...); n != 1 {
+		if n := logsB.Count(append([]string{"level=info", `msg="payload shape detected"`}, want...)...); n != 1 {
 			t.Errorf("%d info lines with %v, want 1", n, want)
 		}
 	}

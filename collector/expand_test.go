@@ -15,6 +15,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -110,7 +111,7 @@ func TestExpandThroughDataDiscovery(t *testing.T) {
 		t.Fatalf("the fake's discovery lists too little: %v %v %v %v", exchanges, tokens, stablecoins, supplyAssets)
 	}
 
-	logs := &logBuffer{}
+	logs := &testtool.LogBuffer{}
 	x := NewExpander(log.NewLogfmtLogger(logs), Options{Now: e.clock.Now})
 	cfg, err := x.Expand(context.Background(), e.parse(discoveryConfig))
 	if err != nil {
@@ -147,10 +148,10 @@ func TestExpandThroughDataDiscovery(t *testing.T) {
 			t.Errorf("no supply tuple for %s", a)
 		}
 	}
-	if n := logs.count("level=info", "param=exchange", "listed=all", "count="+strconv.Itoa(len(exchanges))); n != 1 {
+	if n := logs.Count("level=info", "param=exchange", "listed=all", "count="+strconv.Itoa(len(exchanges))); n != 1 {
 		t.Errorf("%d info lines with the exchange count", n)
 	}
-	if n := logs.count("level=info", "api=data", "tuples="+strconv.Itoa(want)); n != 1 {
+	if n := logs.Count("level=info", "api=data", "tuples="+strconv.Itoa(want)); n != 1 {
 		t.Errorf("%d info lines with the tuple count", n)
 	}
 
@@ -171,8 +172,8 @@ func TestExpandThroughDataDiscovery(t *testing.T) {
 	}
 	// Both lists are asked for at once: the second may be on its way
 	// when the first is refused and the key paused.
-	if n := e.fake.Calls("data"); n < 3 || n > 4 || logs.count("level=warn", "last good answer") != 2 {
-		t.Errorf("%d calls, %d warnings: discovery must be tried, then its last answer used", n, logs.count("level=warn", "last good answer"))
+	if n := e.fake.Calls("data"); n < 3 || n > 4 || logs.Count("level=warn", "last good answer") != 2 {
+		t.Errorf("%d calls, %d warnings: discovery must be tried, then its last answer used", n, logs.Count("level=warn", "last good answer"))
 	}
 	// Served from the last good lists, but failing: the retry goes on.
 	if st := x.State()["data"]; st.OK || !strings.Contains(st.LastError, "unauthorized (HTTP 401)") || st.Waiting != 0 || !st.LastSuccess.Equal(goodAt) {
@@ -330,17 +331,17 @@ data:
       params:
         exchnge: okx
 `)
-	var logs logBuffer
+	var logs testtool.LogBuffer
 	x := NewExpander(log.NewLogfmtLogger(&logs))
 	for i := 0; i < 2; i++ {
 		if _, err := x.Expand(context.Background(), cfg); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n := logs.count("level=warn", "not listed", "test.yml:11", "exchnge", `did you mean`); n != 1 {
+	if n := logs.Count("level=warn", "not listed", "test.yml:11", "exchnge", `did you mean`); n != 1 {
 		t.Errorf("%d warnings about exchnge, want 1:\n%s", n, logs.String())
 	}
-	if n := logs.count("not listed", "exchange="); n != 0 || strings.Contains(logs.String(), "no parameter exchange ") {
+	if n := logs.Count("not listed", "exchange="); n != 0 || strings.Contains(logs.String(), "no parameter exchange ") {
 		t.Errorf("a listed parameter was warned about:\n%s", logs.String())
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -353,7 +354,7 @@ data:
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs logBuffer
+	var logs testtool.LogBuffer
 	exp, err := New(cfg, log.NewLogfmtLogger(&logs), prometheus.NewRegistry(), Options{Now: c.Now})
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
 
 // One entry needs no list; the others need the v2 discovery, the equity
@@ -84,7 +85,7 @@ func TestExpansionWaitsForTheUpstream(t *testing.T) {
 	}
 	e.fake.SetFault("", fakeapi.Fault{Kind: fakeapi.InvalidJSON})
 
-	logs := &logBuffer{}
+	logs := &testtool.LogBuffer{}
 	x := NewExpander(log.NewLogfmtLogger(logs), Options{Now: e.clock.Now})
 	cfg, err := x.Expand(context.Background(), e.parse(waitConfig))
 	if err != nil {
@@ -127,7 +128,7 @@ onchain_exporter_expansion_success{api="indicator"} 0
 	if got := safe.Get(); len(got.Tuples) != 1 {
 		t.Errorf("%d tuples in force while the lists fail", len(got.Tuples))
 	}
-	if n := logs.count("level=warn", "api=indicator", "retrying in the background"); n != 1 {
+	if n := logs.Count("level=warn", "api=indicator", "retrying in the background"); n != 1 {
 		t.Errorf("%d warnings for the indicator API's failures; want one for the outage, not one per retry", n)
 	}
 
@@ -169,7 +170,7 @@ onchain_exporter_expansion_success{api="indicator"} 1
 	if seriesValue(body, "onchain_consensus_score", "asset", "btc") == "" {
 		t.Error("the consensus series is not served, labelled btc, after the upstream came back")
 	}
-	if logs.count("level=info", "api=data", "succeeds again") != 1 {
+	if logs.Count("level=info", "api=data", "succeeds again") != 1 {
 		t.Errorf("no line says the expansion recovered:\n%s", logs.String())
 	}
 }
@@ -194,7 +195,7 @@ consensus:
 `
 	e := newEnv(t, supplyConfig, fakeapi.Options{})
 	e.fake.SetFault("", fakeapi.Fault{Kind: fakeapi.InvalidJSON})
-	logs := &logBuffer{}
+	logs := &testtool.LogBuffer{}
 	x := NewExpander(log.NewLogfmtLogger(logs), Options{Now: e.clock.Now})
 	cfg, err := x.Expand(context.Background(), e.parse(yml))
 	if err != nil || len(cfg.Tuples) != 1 {
@@ -214,7 +215,7 @@ consensus:
 		}
 	}
 	time.Sleep(200 * time.Millisecond) // a few retries
-	if n := logs.count("level=error", "dogecoin"); n != 1 {
+	if n := logs.Count("level=error", "dogecoin"); n != 1 {
 		t.Errorf("%d error lines about the unknown asset; want one", n)
 	}
 }
@@ -240,7 +241,7 @@ func TestListedValuesArePathSegments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &logBuffer{}
+	logs := &testtool.LogBuffer{}
 	cfg, err = NewExpander(log.NewLogfmtLogger(logs)).Expand(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -253,7 +254,7 @@ func TestListedValuesArePathSegments(t *testing.T) {
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("paths %q, want %q", got, want)
 	}
-	if logs.count("level=warn", "cannot fill a path segment", `KRX/../../admin`) != 1 || logs.count("level=warn", "cannot fill a path segment") != 2 {
+	if logs.Count("level=warn", "cannot fill a path segment", `KRX/../../admin`) != 1 || logs.Count("level=warn", "cannot fill a path segment") != 2 {
 		t.Errorf("skipped values not logged:\n%s", logs.String())
 	}
 	exp, err := New(cfg, log.NewNopLogger(), prometheus.NewRegistry())

@@ -17,6 +17,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
 
 // TestNoSecretInLogsOrMetricsUnderFaults runs every fault of every API
@@ -34,7 +35,7 @@ func TestNoSecretInLogsOrMetricsUnderFaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs logBuffer
+	var logs testtool.LogBuffer
 	reg := prometheus.NewRegistry()
 	exp, err := New(cfg, level.NewFilter(log.NewLogfmtLogger(&logs), level.AllowDebug()), reg, Options{Now: c.Now})
 	if err != nil {
@@ -131,7 +132,7 @@ func TestRedirectToAnotherHostKeepsTheCredential(t *testing.T) {
 			if got := cfg.APIs[tc.api].Auth; got != tc.auth {
 				t.Fatalf("auth of %s = %q, want %q", tc.api, got, tc.auth)
 			}
-			var logs logBuffer
+			var logs testtool.LogBuffer
 			exp, err := New(cfg, level.NewFilter(log.NewLogfmtLogger(&logs), level.AllowDebug()), prometheus.NewRegistry())
 			if err != nil {
 				t.Fatal(err)

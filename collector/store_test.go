@@ -17,6 +17,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -55,7 +56,7 @@ func newRestartRig(t *testing.T) *restartRig {
 type running struct {
 	exp      *Exporter
 	pool     *upstream.Pool
-	logs     *logBuffer
+	logs     *testtool.LogBuffer
 	expander *Expander
 	parse    func() *config.Config
 }
@@ -63,7 +64,7 @@ type running struct {
 // start runs an exporter on yml with the credential token, as main does.
 func (r *restartRig) start(yml, token string) *running {
 	r.t.Helper()
-	logs := &logBuffer{}
+	logs := &testtool.LogBuffer{}
 	logger := log.NewLogfmtLogger(logs)
 	store := OpenStore(r.dir, logger)
 	reg := prometheus.NewRegistry()

@@ -1,13 +1,11 @@
 package upstream
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,34 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) lines(subs ...string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := 0
-	for _, line := range strings.Split(l.b.String(), "\n") {
-		all := line != ""
-		for _, s := range subs {
-			all = all && strings.Contains(line, s)
-		}
-		if all {
-			n++
-		}
-	}
-	return n
-}
 
 // A listing endpoint answering a bare array is read (the exporter once
 // refused to start on it), and the shape is logged at info once per
@@ -57,7 +29,7 @@ func TestListFindsRowsAndLogsTheShapeOnce(t *testing.T) {
 	}))
 	defer srv.Close()
 	u, _ := url.Parse(srv.URL)
-	logs := &lockedBuffer{}
+	logs := &testtool.LogBuffer{}
 	pool := NewPool(prometheus.NewRegistry(), time.Now, log.NewLogfmtLogger(logs))
 	defer pool.Close()
 	a := &config.API{Name: config.APIConsensus, URL: u, Concurrency: 1, Timeout: 5 * time.Second}
@@ -69,10 +41,10 @@ func TestListFindsRowsAndLogsTheShapeOnce(t *testing.T) {
 		}
 	}
 	shape := []string{"level=info", `msg="payload shape detected"`, "api=consensus", "endpoint=/assets", "rows=."}
-	if n := logs.lines(shape...); n != 1 {
-		t.Errorf("%d info lines with %v, want 1:\n%s", n, shape, logs.b.String())
+	if n := logs.Count(shape...); n != 1 {
+		t.Errorf("%d info lines with %v, want 1:\n%s", n, shape, logs.String())
 	}
-	if n := logs.lines("api=consensus api=consensus"); n != 0 {
+	if n := logs.Count("api=consensus api=consensus"); n != 0 {
 		t.Errorf("the api label is logged twice")
 	}
 
@@ -81,7 +53,7 @@ func TestListFindsRowsAndLogsTheShapeOnce(t *testing.T) {
 	if _, err := pool.Client(&a2).List(context.Background(), "/assets", nil, false); err != nil {
 		t.Fatal(err)
 	}
-	if n := logs.lines(shape...); n != 1 {
+	if n := logs.Count(shape...); n != 1 {
 		t.Errorf("a rebuilt client logged the same shape again (%d lines)", n)
 	}
 
@@ -89,7 +61,7 @@ func TestListFindsRowsAndLogsTheShapeOnce(t *testing.T) {
 	if rows, err := pool.Client(&a2).List(context.Background(), "/assets", nil, false); err != nil || len(rows) != 1 {
 		t.Fatalf("%v %v", rows, err)
 	}
-	if n := logs.lines("level=debug", "endpoint=/assets", "rows=data"); n != 1 {
+	if n := logs.Count("level=debug", "endpoint=/assets", "rows=data"); n != 1 {
 		t.Errorf("a change to the documented shape: %d debug lines, want 1", n)
 	}
 

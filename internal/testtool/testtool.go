@@ -1,7 +1,9 @@
-// Package testtool finds the external programs some tests run: promtool,
-// prometheus, amtool, helm. Outside CI a missing program skips the test (or
-// the check) with a message saying how to install it; under CI=true it fails
-// the test, so a CI run without the program cannot pass by skipping.
+// Package testtool holds what the tests of several packages share. It
+// finds the external programs some tests run: promtool, prometheus,
+// amtool, helm. Outside CI a missing program skips the test (or the check)
+// with a message saying how to install it; under CI=true it fails the
+// test, so a CI run without the program cannot pass by skipping. And
+// LogBuffer is the log sink of tests whose exporter logs from goroutines.
 package testtool
 
 import (
