@@ -2,17 +2,15 @@ package charts
 
 import (
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"gopkg.in/yaml.v3"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
 
 const (
@@ -158,34 +156,7 @@ func checkConfigLoads(t *testing.T, m *manifests, secret string) {
 		}
 	}
 
-	text := m.ConfigMap.Data["config.yml"]
-	var apis map[string]struct {
-		TokenEnv  string `yaml:"token_env"`
-		TokenFile string `yaml:"token_file"`
-	}
-	if err := yaml.Unmarshal([]byte(text), &apis); err != nil {
-		t.Fatalf("the ConfigMap's config.yml: %v", err)
-	}
-	dir := t.TempDir()
-	for api, a := range apis {
-		switch {
-		case a.TokenEnv != "" && env[a.TokenEnv] == "":
-			t.Errorf("%s: token_env %s is not set from the Secret (env %v)", api, a.TokenEnv, slices.Sorted(maps.Keys(env)))
-		case a.TokenFile != "":
-			if !secretFiles[a.TokenFile] {
-				t.Errorf("%s: token_file %s is not a file of the mounted Secret (%v)", api, a.TokenFile, slices.Sorted(maps.Keys(secretFiles)))
-			}
-			local := filepath.Join(dir, api+"-token")
-			if err := os.WriteFile(local, []byte("key"), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			text = strings.ReplaceAll(text, a.TokenFile, local)
-		}
-	}
-	cfg, err := config.Parse("rendered ConfigMap config.yml", []byte(text), func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatalf("the rendered configuration does not load:\n%v", err)
-	}
+	cfg := testtool.LoadPodConfig(t, "the rendered ConfigMap's config.yml", m.ConfigMap.Data["config.yml"], env, secretFiles)
 	if len(cfg.Tuples) == 0 {
 		t.Error("the rendered configuration has no tuples")
 	}

@@ -1,15 +1,13 @@
 package examples
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
 
 // The subset of the Kubernetes objects the checks read.
@@ -210,36 +208,7 @@ func TestKubernetesManifestsFitTogether(t *testing.T) {
 	}
 
 	// The configuration loads, with its credentials where the pod has them.
-	cfgText := cm.Data[filepath.Base(configFile)]
-	var raw map[string]struct {
-		TokenEnv  string `yaml:"token_env"`
-		TokenFile string `yaml:"token_file"`
-	}
-	if err := yaml.Unmarshal([]byte(cfgText), &raw); err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	for api, a := range raw {
-		switch {
-		case a.TokenEnv != "":
-			if env[a.TokenEnv] == "" {
-				t.Errorf("%s: token_env %s is not set from the Secret", api, a.TokenEnv)
-			}
-		case a.TokenFile != "":
-			if !secretFiles[a.TokenFile] {
-				t.Errorf("%s: token_file %s is not a file of the mounted Secret (%v)", api, a.TokenFile, secretFiles)
-			}
-			local := filepath.Join(dir, api+"-token")
-			if err := os.WriteFile(local, []byte("key"), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			cfgText = strings.ReplaceAll(cfgText, a.TokenFile, local)
-		}
-	}
-	cfg, err := config.Parse("configmap.yaml config.yml", []byte(cfgText), func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatalf("the ConfigMap's configuration does not load:\n%v", err)
-	}
+	cfg := testtool.LoadPodConfig(t, "configmap.yaml config.yml", cm.Data[filepath.Base(configFile)], env, secretFiles)
 	for _, api := range config.APINames {
 		if cfg.APIs[api] == nil {
 			t.Errorf("the ConfigMap's configuration has no %s section: the example should show every API", api)
