@@ -8,11 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-kit/log"
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/onchain-exporter/onchain_exporter/collector"
-	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 )
 
@@ -95,11 +91,7 @@ func RunEconomy(o EconomyOptions) (*Economy, error) {
 	for _, k := range kinds {
 		yml.WriteString(k.entries())
 	}
-	cfg, err := config.Parse("economy.yml", []byte(yml.String()), func(string) string { return "bench" })
-	if err != nil {
-		return nil, err
-	}
-	exp, err := collector.New(cfg, log.NewNopLogger(), prometheus.NewRegistry(), collector.Options{Now: clock.Now})
+	cfg, exp, err := newExporter("economy.yml", yml.String(), collector.Options{Now: clock.Now})
 	if err != nil {
 		return nil, err
 	}

@@ -7,13 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-kit/log"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
 	"github.com/onchain-exporter/onchain_exporter/collector"
-	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 )
 
@@ -209,11 +206,7 @@ func RunFreshness(o FreshnessOptions) (*Freshness, error) {
 			fmt.Fprintf(&yml, "      cache_ttl: %s\n", o.CacheTTL)
 		}
 	}
-	cfg, err := config.Parse("freshness.yml", []byte(yml.String()), func(string) string { return "bench" })
-	if err != nil {
-		return nil, err
-	}
-	exp, err := collector.New(cfg, log.NewNopLogger(), prometheus.NewRegistry(), collector.Options{Now: clock.Now})
+	cfg, exp, err := newExporter("freshness.yml", yml.String(), collector.Options{Now: clock.Now})
 	if err != nil {
 		return nil, err
 	}

@@ -11,10 +11,8 @@ import (
 	"time"
 
 	"github.com/go-kit/log"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/onchain-exporter/onchain_exporter/collector"
-	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 )
 
@@ -48,12 +46,8 @@ type restartRun struct {
 func startAndScrape(name, yml, dir string, fake *fakeapi.Server, clock *fakeapi.SimClock) (restartRun, error) {
 	fake.ResetCalls()
 	begin := time.Now()
-	cfg, err := config.Parse("restart.yml", []byte(yml), func(string) string { return "bench" })
-	if err != nil {
-		return restartRun{}, err
-	}
 	store := collector.OpenStore(dir, log.NewNopLogger())
-	exp, err := collector.New(cfg, log.NewNopLogger(), prometheus.NewRegistry(), collector.Options{Now: clock.Now, Store: store})
+	_, exp, err := newExporter("restart.yml", yml, collector.Options{Now: clock.Now, Store: store})
 	if err != nil {
 		return restartRun{}, err
 	}

@@ -59,12 +59,7 @@ func NewScrapeRig(tuples, concurrency int, latency time.Duration, now func() tim
 		fmt.Fprintf(&b, "exchange_%05d", i)
 	}
 	b.WriteString("]\n")
-	cfg, err := config.Parse("scrape.yml", []byte(b.String()), func(string) string { return "bench" })
-	if err != nil {
-		up.Close()
-		return nil, err
-	}
-	exp, err := collector.New(cfg, log.NewNopLogger(), prometheus.NewRegistry(), collector.Options{Now: now})
+	cfg, exp, err := newExporter("scrape.yml", b.String(), collector.Options{Now: now})
 	if err != nil {
 		up.Close()
 		return nil, err
@@ -133,4 +128,19 @@ func Percentile(durations []time.Duration, p float64) float64 {
 	sort.Slice(durations, func(i, j int) bool { return durations[i] < durations[j] })
 	i := int(math.Ceil(p*float64(len(durations)))) - 1
 	return float64(durations[max(i, 0)].Microseconds()) / 1000
+}
+
+// newExporter loads a benchmark's configuration, whose credentials all read
+// "bench" (the fake upstream's token), and starts an exporter on it, silent
+// and with a registry of its own.
+func newExporter(name, yml string, o collector.Options) (*config.Config, *collector.Exporter, error) {
+	cfg, err := config.Parse(name, []byte(yml), func(string) string { return "bench" })
+	if err != nil {
+		return nil, nil, err
+	}
+	exp, err := collector.New(cfg, log.NewNopLogger(), prometheus.NewRegistry(), o)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, exp, nil
 }
