@@ -98,8 +98,9 @@ type Entry struct {
 	// Params are the request parameters in file order, each a list.
 	Params []Param
 
-	lines  map[string]int // line of each key
-	broken bool           // read with errors: not expanded
+	lines  map[string]int  // line of each key
+	broken bool            // read with errors: checked, not served
+	failed map[string]bool // keys refused while reading
 }
 
 // line returns the line of one of the entry's keys, or the entry's own.

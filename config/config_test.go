@@ -24,16 +24,24 @@ func testEnv(name string) string {
 // text, so that messages keep naming file, line and key.
 func TestBadConfigs(t *testing.T) {
 	want := map[string]string{
-		"bad_api_key_param.yml":             "testdata/bad_api_key_param.yml:6: data.metrics[0].api_key: parameter cannot be set: credentials come from token_env or token_file only",
-		"bad_auth.yml":                      "testdata/bad_auth.yml:4: data.auth: must be header or query, got \"cookie\"",
-		"bad_both_credentials.yml":          "testdata/bad_both_credentials.yml:4: data: set token_env or token_file, not both",
-		"bad_chain.yml":                     "testdata/bad_chain.yml:7: data.metrics[0].chain: \"tron\" is not a supported chain (allowed: ethereum)",
-		"bad_chain_suffix.yml":              "testdata/bad_chain_suffix.yml:6: data.metrics[0].asset: \"usdt_eth\" carries a chain suffix; v2 takes the alias without it (and chain: ethereum where needed)",
-		"bad_concurrency_range.yml":         "testdata/bad_concurrency_range.yml:4: data.concurrency: must be between 1 and 64, got 0",
-		"bad_consensus_path.yml":            "testdata/bad_consensus_path.yml:5: consensus.metrics[0].path: \"consensus?asset=btc\" is not a valid path",
-		"bad_duplicate_key.yml":             "testdata/bad_duplicate_key.yml:4: data.url: key is given twice",
-		"bad_duplicate_list_value.yml":      "testdata/bad_duplicate_list_value.yml:6: data.metrics[0].exchange[1]: \"binance\" is listed twice",
-		"bad_duplicate_tuple.yml":           "testdata/bad_duplicate_tuple.yml:7: data.metrics[1]: the series /v1/btc/market-data/open-interest?exchange=bybit&window=day is listed twice (also by data.metrics[0] at line 5)",
+		"bad_api_key_param.yml":        "testdata/bad_api_key_param.yml:6: data.metrics[0].api_key: parameter cannot be set: credentials come from token_env or token_file only",
+		"bad_auth.yml":                 "testdata/bad_auth.yml:4: data.auth: must be header or query, got \"cookie\"",
+		"bad_both_credentials.yml":     "testdata/bad_both_credentials.yml:4: data: set token_env or token_file, not both",
+		"bad_chain.yml":                "testdata/bad_chain.yml:7: data.metrics[0].chain: \"tron\" is not a supported chain (allowed: ethereum)",
+		"bad_chain_suffix.yml":         "testdata/bad_chain_suffix.yml:6: data.metrics[0].asset: \"usdt_eth\" carries a chain suffix; v2 takes the alias without it (and chain: ethereum where needed)",
+		"bad_concurrency_range.yml":    "testdata/bad_concurrency_range.yml:4: data.concurrency: must be between 1 and 64, got 0",
+		"bad_consensus_path.yml":       "testdata/bad_consensus_path.yml:5: consensus.metrics[0].path: \"consensus?asset=btc\" is not a valid path",
+		"bad_duplicate_key.yml":        "testdata/bad_duplicate_key.yml:4: data.url: key is given twice",
+		"bad_duplicate_list_value.yml": "testdata/bad_duplicate_list_value.yml:6: data.metrics[0].exchange[1]: \"binance\" is listed twice",
+		"bad_duplicate_tuple.yml":      "testdata/bad_duplicate_tuple.yml:7: data.metrics[1]: the series /v1/btc/market-data/open-interest?exchange=bybit&window=day is listed twice (also by data.metrics[0] at line 5)",
+		"bad_entry_errors_at_once.yml": `testdata/bad_entry_errors_at_once.yml:6: data.metrics[0].cache_tll: unknown key; did you mean "cache_ttl"? (to send cache_tll upstream as a parameter, list it under params:)
+testdata/bad_entry_errors_at_once.yml:7: data.metrics[0].window: "week" is not allowed for /v1/btc/market-data/open-interest (allowed: day, hour, min)
+testdata/bad_entry_errors_at_once.yml:8: data.metrics[0].symbl: unknown parameter for /v1/btc/market-data/open-interest (accepted: exchange, symbol); did you mean "symbol"?
+testdata/bad_entry_errors_at_once.yml:9: data.metrics[1].asset: is required by /v2/indicator/valuation/mvrv-z-score
+testdata/bad_entry_errors_at_once.yml:10: data.metrics[1].windw: unknown key; did you mean "window"? (to send windw upstream as a parameter, list it under params:)
+testdata/bad_entry_errors_at_once.yml:14: data.metrics[2].fields.supply_total.nme: unknown key; did you mean "name"?
+testdata/bad_entry_errors_at_once.yml:15: data.metrics[2].window: "week" is not allowed for /v1/btc/network-data/supply (allowed: day, hour, block)
+testdata/bad_entry_errors_at_once.yml:17: data.metrics[3].asset: must be a value or a list of values, got a mapping`,
 		"bad_duration.yml":                  "testdata/bad_duration.yml:4: data.timeout: \"10 seconds\" is not a duration (use e.g. 30s, 10m, 2h, 1d)",
 		"bad_empty_file.yml":                "testdata/bad_empty_file.yml:1: the file is empty: configure at least one of data, indicator, consensus",
 		"bad_empty_list.yml":                "testdata/bad_empty_list.yml:6: data.metrics[0].exchange: must not be an empty list",

@@ -60,13 +60,14 @@ func (l *errorList) entry(api, key string, n *yaml.Node) *Entry {
 		return nil
 	}
 	before := len(l.errs)
-	e := &Entry{Line: n.Line, Key: key, lines: map[string]int{}}
+	e := &Entry{Line: n.Line, Key: key, lines: map[string]int{}, failed: map[string]bool{}}
 	hasPath := false
 	// Parameters are read once the path is known, in file order.
 	var params []paramPair
 	for _, p := range pairs {
 		k := join(key, p.key)
 		e.lines[p.key] = p.keyN.Line
+		at := len(l.errs)
 		switch p.key {
 		case "path":
 			hasPath = true
@@ -99,17 +100,25 @@ func (l *errorList) entry(api, key string, n *yaml.Node) *Entry {
 		default:
 			params = append(params, paramPair{pair: p})
 		}
+		if len(l.errs) > at {
+			e.failed[p.key] = true
+		}
 	}
 	listed := catalogParams(api, e.Path)
 	for _, p := range params {
+		at := len(l.errs)
 		l.param(e, p, listed)
+		if len(l.errs) > at {
+			e.failed[p.key] = true
+		}
 	}
 	if !hasPath {
 		l.add(n, join(key, "path"), "is required")
 		return nil
 	}
-	// An entry read with errors is not expanded: what is missing from it
-	// would show as further, misleading errors.
+	// An entry read with errors is still checked, so that every error of
+	// the file shows in one run, but it is not served; a key refused above
+	// is not reported again as missing (failed).
 	e.broken = len(l.errs) > before
 	return e
 }

@@ -143,7 +143,7 @@ func (l *errorList) tlsConfig(t *promconfig.TLSConfig, n *yaml.Node, key, dir st
 		case "max_version":
 			l.tlsVersion(p.value, k, &t.MaxVersion)
 		default:
-			l.add(p.keyN, k, "unknown key (tls_config takes %s)", strings.Join(tlsConfigKeys, ", "))
+			l.add(p.keyN, k, "%s", unknownKeyMessage(p.key, tlsConfigKeys))
 		}
 	}
 	t.SetDirectory(dir)

@@ -34,7 +34,7 @@ func TestHTTPClientBadConfigs(t *testing.T) {
 		"bad_proxy_twice.yml":             dir + "bad_proxy_twice.yml:5: data.proxy_from_environment: set proxy_url or proxy_from_environment: true, not both",
 		"bad_proxy_url.yml":               dir + "bad_proxy_url.yml:4: data.proxy_url: must be an http, https or socks5 URL, got \"ftp://<redacted>@proxy.example.com:3128\"",
 		"bad_tls_not_mapping.yml":         dir + "bad_tls_not_mapping.yml:4: data.tls_config: must be a mapping, got \"ca.pem\"",
-		"bad_tls_unknown_key.yml":         dir + "bad_tls_unknown_key.yml:6: data.tls_config.ca_fille: unknown key (tls_config takes ca_file, cert_file, key_file, server_name, insecure_skip_verify, min_version, max_version)",
+		"bad_tls_unknown_key.yml":         dir + "bad_tls_unknown_key.yml:6: data.tls_config.ca_fille: unknown key; did you mean \"ca_file\"?",
 		"bad_tls_version.yml":             dir + "bad_tls_version.yml:5: data.tls_config.min_version: must be one of TLS10, TLS11, TLS12, TLS13, got \"TLS14\"",
 	}
 	checkBadConfigs(t, dir, want)

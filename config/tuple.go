@@ -75,10 +75,14 @@ func (l *errorList) expand(cfg *Config) {
 		groups := map[string]map[string]bool{} // label group -> param labels
 		var keyedBy *Tuple
 		for _, e := range a.Metrics {
-			if e.broken || !l.checkPath(a, e) {
+			if !l.checkPath(a, e) {
 				continue
 			}
-			for _, t := range l.tuples(a, e) {
+			tuples := l.tuples(a, e)
+			if e.broken {
+				continue // checked for every error it holds, not served
+			}
+			for _, t := range tuples {
 				if prev, dup := seen[t.Key]; dup {
 					if l.dedupe {
 						continue // discovery made two listed values one series
@@ -265,6 +269,10 @@ func (l *errorList) tuple(a *API, e *Entry, window string, params map[string]str
 	path := placeholderRE.ReplaceAllStringFunc(e.Path, func(m string) string {
 		name := m[1 : len(m)-1]
 		inPath[name] = true
+		if e.failed[name] {
+			segmentsOK = false // refused while reading, reported there
+			return m
+		}
 		if err := CheckSegment(params[name]); err != nil {
 			l.addAt(e.param(name).Line, join(e.Key, name), "%v: it cannot fill the path segment {%s} of %s", err, name, e.Path)
 			segmentsOK = false

@@ -45,7 +45,7 @@ func (l *errorList) checkPath(a *API, e *Entry) bool {
 		}
 	}
 	for _, m := range placeholderRE.FindAllStringSubmatch(e.Path, -1) {
-		if e.param(m[1]) == nil {
+		if e.param(m[1]) == nil && !e.failed[m[1]] {
 			l.addAt(line, key, "placeholder {%s} has no parameter %s in this entry", m[1], m[1])
 			ok = false
 		}
@@ -83,11 +83,15 @@ func (l *errorList) checkTuple(a *API, e *Entry, t *Tuple, inPath map[string]boo
 			if len(ep.Params) > 0 {
 				accepted = strings.Join(ep.Params, ", ")
 			}
-			l.addAt(p.Line, join(e.Key, p.Name), "unknown parameter for %s (accepted: %s)", ep.Template, accepted)
+			hint := ""
+			if s := nearKey(p.Name, ep.Params, 3); s != "" {
+				hint = fmt.Sprintf("; did you mean %q?", s)
+			}
+			l.addAt(p.Line, join(e.Key, p.Name), "unknown parameter for %s (accepted: %s)%s", ep.Template, accepted, hint)
 			ok = false
 		}
 		for _, r := range ep.Required {
-			if _, has := t.Params[r]; !has {
+			if _, has := t.Params[r]; !has && !e.failed[r] {
 				l.addAt(e.Line, join(e.Key, r), "is required by %s", ep.Template)
 				ok = false
 			}
