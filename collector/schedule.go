@@ -180,6 +180,11 @@ func (s *schedule) afterSuccess(st *tupleState, prevNewest time.Time, now time.T
 
 // afterError plans the retry of a failing tuple.
 func (s *schedule) afterError(st *tupleState, e *upstream.Error, now time.Time) time.Time {
+	if e.HeldBack {
+		// Not sent, so nothing to back off from: asked again when
+		// rate_limit has a turn for it.
+		return now.Add(max(e.RetryAfter, minInterval))
+	}
 	next := now.Add(step(errorSteps, st.Failures-1, 0))
 	if e.Hold > 0 {
 		next = now.Add(e.Hold)

@@ -107,7 +107,8 @@ func newOtherHost(t *testing.T) *otherHost {
 
 // TestRedirectToAnotherHostKeepsTheCredential: a redirect to another host
 // is refused before anything is sent there, whichever way the API takes its
-// credential (bearer header, api_key, X-API-Key).
+// credential (bearer header, api_key, X-API-Key), even with
+// follow_redirects on (off, no redirect is followed at all).
 func TestRedirectToAnotherHostKeepsTheCredential(t *testing.T) {
 	const secret = "redirect-secret-7f3a"
 	for _, tc := range []struct{ name, api, auth string }{
@@ -125,6 +126,7 @@ func TestRedirectToAnotherHostKeepsTheCredential(t *testing.T) {
 			t.Cleanup(srv.Close)
 			yml := strings.ReplaceAll(faultConfig, "{{URL}}", srv.URL)
 			yml = strings.Replace(yml, "auth: header # "+tc.api, "auth: "+tc.auth, 1)
+			yml = strings.ReplaceAll(yml, "  token_env: T\n", "  token_env: T\n  follow_redirects: true\n")
 			cfg, err := config.Parse("t.yml", []byte(yml), func(string) string { return secret })
 			if err != nil {
 				t.Fatal(err)

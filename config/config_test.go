@@ -78,7 +78,7 @@ testdata/bad_entry_errors_at_once.yml:17: data.metrics[3].asset: must be a value
 		"bad_row_label_name.yml":            "testdata/bad_row_label_name.yml:7: consensus.metrics[0].labels: \"direction-of-call\" is not a valid label name",
 		"bad_row_label_repeated.yml":        "testdata/bad_row_label_repeated.yml:7: data.metrics[0].labels: \"exchange\" is already a label of the series",
 		"bad_timeout_zero.yml":              "testdata/bad_timeout_zero.yml:4: data.timeout: must be greater than 0",
-		"bad_unknown_api_key.yml":           "testdata/bad_unknown_api_key.yml:4: data.retries: unknown key (expected one of url, token_env, token_file, auth, timeout, concurrency, rate_limit, max_staleness, revalidate, max_tuples, metrics, tls_config, proxy_url, no_proxy, proxy_from_environment, proxy_connect_header)",
+		"bad_unknown_api_key.yml":           "testdata/bad_unknown_api_key.yml:4: data.retries: unknown key (expected one of url, token_env, token_file, auth, timeout, concurrency, rate_limit, max_staleness, revalidate, max_tuples, metrics, tls_config, proxy_url, no_proxy, proxy_from_environment, proxy_connect_header, follow_redirects)",
 		// Every problem of the file in one run: an unknown section key
 		// does not hide the errors of the entries, nor one section those
 		// of another.

@@ -19,7 +19,7 @@ import (
 // that a corporate CA or proxy is written the way it is written everywhere
 // else in the ecosystem. Only transport settings are taken: the credential
 // is ours (token_env, token_file, auth), sent as each API expects.
-var httpClientKeys = []string{"tls_config", "proxy_url", "no_proxy", "proxy_from_environment", "proxy_connect_header"}
+var httpClientKeys = []string{"tls_config", "proxy_url", "no_proxy", "proxy_from_environment", "proxy_connect_header", "follow_redirects"}
 
 // tlsConfigKeys are the keys taken inside tls_config.
 var tlsConfigKeys = []string{"ca_file", "cert_file", "key_file", "server_name", "insecure_skip_verify", "min_version", "max_version"}
@@ -33,7 +33,6 @@ var refusedHTTPKeys = map[string]string{
 	"bearer_token_file": "not taken here: the credential comes from token_env or token_file, sent the way the API expects (see auth)",
 	"oauth2":            "not taken here: the credential comes from token_env or token_file, sent the way the API expects (see auth)",
 	"http_headers":      "not taken here: the exporter sets the headers each API expects",
-	"follow_redirects":  "not taken here: a redirect within the API's host is followed (at most 3), one to another host is refused so that the credential never follows",
 }
 
 // httpClientPairs collects a section's HTTP client keys while the section
@@ -91,6 +90,11 @@ func (l *errorList) httpClient(a *API, h *httpClientPairs) {
 			fromEnvSet = l.boolean(p.value, k, &c.ProxyFromEnvironment)
 		case "proxy_connect_header":
 			c.ProxyConnectHeader = l.connectHeader(p.value, k)
+		case "follow_redirects":
+			// Off unless set (Prometheus defaults it on): an API answers
+			// where it is asked. On, a redirect within the API's host is
+			// followed, never one to another host (upstream.New).
+			l.boolean(p.value, k, &c.FollowRedirects)
 		}
 	}
 	hasURL := c.ProxyURL.URL != nil

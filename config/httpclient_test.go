@@ -28,7 +28,7 @@ func TestHTTPClientBadConfigs(t *testing.T) {
 		"bad_cert_without_key.yml": dir + "bad_cert_without_key.yml:5: data.tls_config.cert_file: needs key_file\n" +
 			dir + "bad_cert_without_key.yml:5: data.tls_config.cert_file: cannot read testdata/httpclient/client.pem: no such file or directory",
 		"bad_connect_header_no_proxy.yml": dir + "bad_connect_header_no_proxy.yml:5: data.proxy_connect_header: needs a proxy: set proxy_url or proxy_from_environment: true",
-		"bad_follow_redirects.yml":        dir + "bad_follow_redirects.yml:4: data.follow_redirects: not taken here: a redirect within the API's host is followed (at most 3), one to another host is refused so that the credential never follows",
+		"bad_follow_redirects.yml":        dir + "bad_follow_redirects.yml:4: data.follow_redirects: must be true or false, got \"sometimes\"",
 		"bad_insecure_not_bool.yml":       dir + "bad_insecure_not_bool.yml:5: data.tls_config.insecure_skip_verify: must be true or false, got \"yes\"",
 		"bad_no_proxy_alone.yml":          dir + "bad_no_proxy_alone.yml:4: data.no_proxy: needs proxy_url (with proxy_from_environment, NO_PROXY is read from the environment)",
 		"bad_proxy_twice.yml":             dir + "bad_proxy_twice.yml:5: data.proxy_from_environment: set proxy_url or proxy_from_environment: true, not both",

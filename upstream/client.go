@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/go-kit/log"
-	"golang.org/x/time/rate"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 )
@@ -31,7 +30,6 @@ type Client struct {
 	dialect dialect
 	client  *http.Client
 	sem     chan struct{}
-	limiter *rate.Limiter
 	m       *Metrics
 	now     func() time.Time
 	logger  log.Logger
@@ -44,6 +42,9 @@ type Client struct {
 	shapes *shapes
 
 	mu sync.Mutex
+	// limit is rate_limit (nil without one); a client rebuilt for the
+	// same account takes over its predecessor's (Pool.Client).
+	limit *minuteCap
 	// pauses holds one API-wide pause per lane, key-free [0] and keyed
 	// [1]: upstream limits and rejects the two apart (a key's daily quota
 	// or a bad key stop keyed calls; key-free calls count per IP).
@@ -75,32 +76,47 @@ func New(a *config.API, m *Metrics, now func() time.Time, logger log.Logger) *Cl
 		shapes:  newShapes(),
 	}
 	if a.RateLimit > 0 {
-		// The bucket starts full and a full bucket is spent at once: the
-		// refill rate leaves room for the burst, so that no 60 s window
-		// holds more than rate_limit requests.
-		burst := max(1, int(a.RateLimit/60))
-		u.limiter = rate.NewLimiter(rate.Limit((a.RateLimit-float64(burst)+1)/60), burst)
+		u.limit = newMinuteCap(a.RateLimit)
 	}
 	u.client = &http.Client{
+		// Every attempt on the wire, a retry or a redirect hop too, waits
+		// for its turn under rate_limit and is counted.
 		Transport: &retryTransport{
-			next:    &instrumentTransport{next: base, api: a.Name, m: m, now: now},
-			now:     now,
-			sleep:   sleepCtx,
-			limiter: u.limiter,
+			next: &limitTransport{
+				next: &instrumentTransport{next: base, api: a.Name, m: m, now: now},
+				cap:  u.rateCap,
+			},
+			now:   now,
+			sleep: sleepCtx,
 		},
-		// Credentials must not follow a redirect to another host; a
-		// redirect within the API's host is followed.
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) > 3 {
-				return errors.New("stopped after 3 redirects")
-			}
-			if req.URL.Host != via[0].URL.Host || req.URL.Scheme != via[0].URL.Scheme {
-				return fmt.Errorf("refused redirect to another host (%s)", req.URL.Host)
-			}
-			return nil
-		},
+		CheckRedirect: checkRedirect(a.HTTPClient.FollowRedirects),
 	}
 	return u
+}
+
+// checkRedirect refuses redirects unless follow_redirects is set, and
+// then follows at most 3 within the API's scheme and host: the credential
+// never goes to another host.
+func checkRedirect(follow bool) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		switch {
+		case !follow:
+			return fmt.Errorf("redirect (HTTP %d) not followed: follow_redirects is off", req.Response.StatusCode)
+		case len(via) > 3:
+			return errors.New("stopped after 3 redirects")
+		case req.URL.Host != via[0].URL.Host || req.URL.Scheme != via[0].URL.Scheme:
+			return fmt.Errorf("refused redirect to another host (%s)", req.URL.Host)
+		}
+		return nil
+	}
+}
+
+// rateCap is the client's rate_limit, read under its lock: a client that
+// takes over another's cap sets it after New.
+func (u *Client) rateCap() *minuteCap {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.limit
 }
 
 // Close drops idle connections; requests in flight end with their
@@ -197,11 +213,6 @@ func (u *Client) Get(ctx context.Context, path string, query url.Values, keyed b
 	case <-ctx.Done():
 		return nil, fail(&Error{Code: "timeout", Message: "no free connection slot before the deadline"})
 	}
-	if u.limiter != nil {
-		if err := u.limiter.Wait(ctx); err != nil {
-			return nil, fail(&Error{Code: "rate_limited", Message: "own rate limit (rate_limit) would pass the deadline"})
-		}
-	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.api.URL.String()+path, nil)
 	if err != nil {
 		return nil, fail(&Error{Code: "request", Message: err.Error()})
@@ -256,6 +267,10 @@ func transportError(err error) *Error {
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
+	var own *Error
+	if errors.As(err, &own) {
+		return own // rate_limit held the request back (limitTransport)
+	}
 	if msg, ok := certificateError(err); ok {
 		return &Error{Code: "transport", Message: msg}
 	}
@@ -286,10 +301,6 @@ func (u *Client) CountErrors(code string, n int) {
 // WrapTransport wraps the transport under retries and instrumentation, so
 // that a test can watch or disturb what goes on the wire.
 func (u *Client) WrapTransport(wrap func(http.RoundTripper) http.RoundTripper) {
-	it := u.client.Transport.(*retryTransport).next.(*instrumentTransport)
+	it := u.client.Transport.(*retryTransport).next.(*limitTransport).next.(*instrumentTransport)
 	it.next = wrap(it.next)
 }
-
-// Limiter is the API's rate limit (nil without rate_limit), shared by
-// first tries and retries.
-func (u *Client) Limiter() *rate.Limiter { return u.limiter }

@@ -35,6 +35,9 @@ type Error struct {
 	// Gone says the series does not exist as asked (unknown asset, no
 	// data, a parameter out of range): its last value is not served.
 	Gone bool
+	// HeldBack says the request was never sent: rate_limit had no turn
+	// for it before its deadline; RetryAfter is when the next turn frees.
+	HeldBack bool
 	// Details such as required_plans or param, for the log line.
 	Details string
 }

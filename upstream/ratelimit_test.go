@@ -1,6 +1,15 @@
 package upstream
 
 import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -10,37 +19,157 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/config"
 )
 
-// TestRateLimitKeepsEveryMinuteUnderTheLimit drives the limiter of
-// rate_limit greedily through simulated minutes: no 60 s window sees more
-// requests than rate_limit, and a steady client gets close to it.
-func TestRateLimitKeepsEveryMinuteUnderTheLimit(t *testing.T) {
-	for _, rpm := range []float64{0.5, 1, 30, 60, 90, 120, 600, 1000} {
-		u := New(&config.API{Name: config.APIData, Concurrency: 1, Timeout: time.Second, RateLimit: rpm},
-			NewMetrics(prometheus.NewRegistry()), time.Now, log.NewNopLogger())
-		if u.limiter == nil {
-			t.Fatalf("rate_limit %v: no limiter", rpm)
+// fakeCapClock drives a minuteCap on simulated time: a sleep moves the
+// clock on.
+type fakeCapClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeCapClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeCapClock) Sleep(_ context.Context, d time.Duration) error {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+	return nil
+}
+
+// worstWindow is the most sends in any closed window of length w.
+func worstWindow(sent []time.Time, w time.Duration) int {
+	sort.Slice(sent, func(i, j int) bool { return sent[i].Before(sent[j]) })
+	worst := 0
+	for i, j := 0, 0; i < len(sent); i++ {
+		for sent[i].Sub(sent[j]) > w {
+			j++
 		}
-		start := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
-		const minutes = 5
+		worst = max(worst, i-j+1)
+	}
+	return worst
+}
+
+// TestRateLimitIsAHardCap drives the cap of rate_limit greedily through
+// five simulated minutes, a send every 5 ms whenever a turn is free: no
+// 60 s window, closed at both ends and wherever it starts, sees more than
+// ⌊rate_limit⌋ requests (one per 60/r s below 1), and a steady client
+// gets close to the limit.
+func TestRateLimitIsAHardCap(t *testing.T) {
+	for _, rpm := range []float64{0.5, 1, 30, 60, 90.5, 120, 600, 1000} {
+		clock := &fakeCapClock{now: time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)}
+		c := newMinuteCap(rpm)
+		c.now = clock.Now
+		start := clock.Now()
 		var sent []time.Time
-		for ms := 0; ms < minutes*60*1000; ms += 5 {
-			now := start.Add(time.Duration(ms) * time.Millisecond)
-			for u.limiter.AllowN(now, 1) {
-				sent = append(sent, now)
+		for clock.Now().Sub(start) < 5*time.Minute {
+			if c.take() == 0 {
+				sent = append(sent, clock.Now())
+				continue
+			}
+			_ = clock.Sleep(context.Background(), 5*time.Millisecond)
+		}
+		allowed := int(rpm)
+		if rpm < 1 {
+			allowed = 1
+			if w := worstWindow(sent, time.Duration(float64(time.Minute)/rpm)); w > 1 {
+				t.Errorf("rate_limit %v: %d requests within %v", rpm, w, time.Duration(float64(time.Minute)/rpm))
 			}
 		}
-		worst := 0
-		for i, j := 0, 0; i < len(sent); i++ {
-			for sent[i].Sub(sent[j]) >= time.Minute {
-				j++
-			}
-			worst = max(worst, i-j+1)
+		if w := worstWindow(sent, time.Minute); w > allowed {
+			t.Errorf("rate_limit %v: %d requests in one 60 s window, the cap is %d", rpm, w, allowed)
 		}
-		if float64(worst) > max(rpm, 1) {
-			t.Errorf("rate_limit %v: %d requests in one 60 s window", rpm, worst)
+		if want := rpm * 5 * 0.95; float64(len(sent)) < want {
+			t.Errorf("rate_limit %v: only %d requests in 5 minutes", rpm, len(sent))
 		}
-		if want := rpm * minutes * 0.95; float64(len(sent)) < want {
-			t.Errorf("rate_limit %v: only %d requests in %d minutes", rpm, len(sent), minutes)
+	}
+}
+
+// TestRateLimitWaitsOrGivesUp: a request waits for the oldest send to
+// leave the window, and one whose turn would come after its deadline
+// fails at once with rate_limited instead of holding the scrape.
+func TestRateLimitWaitsOrGivesUp(t *testing.T) {
+	clock := &fakeCapClock{now: time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)}
+	c := newMinuteCap(2)
+	c.now, c.sleep = clock.Now, clock.Sleep
+	start := clock.Now()
+	var at []time.Duration
+	for i := 0; i < 4; i++ {
+		if err := c.wait(context.Background()); err != nil {
+			t.Fatal(err)
 		}
+		at = append(at, clock.Now().Sub(start))
+	}
+	w := time.Minute + limitMargin
+	if want := []time.Duration{0, 0, w, w}; !slices.Equal(at, want) {
+		t.Errorf("four requests under rate_limit 2 went at %v, want %v", at, want)
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), clock.Now().Add(time.Second))
+	defer cancel()
+	if err := c.wait(ctx); err == nil || AsError(err).Code != "rate_limited" || clock.Now().Sub(start) != w {
+		t.Errorf("a turn past the deadline: %v after %v", err, clock.Now().Sub(start))
+	}
+}
+
+// TestRateLimitCountsEveryRequestOnTheWire: with rate_limit 2, a call
+// whose answer is a redirect (followed, within the host) and then a
+// server fault (retried) puts three requests on the wire; the third must
+// wait a minute, so under a 2 s deadline it is refused, not sent. A
+// rebuilt client of the same account (a new timeout) inherits the spent
+// turns; one of another account starts afresh (its 502 and the retry).
+func TestRateLimitCountsEveryRequestOnTheWire(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		if r.URL.Path == "/v1/btc/a/b" {
+			http.Redirect(w, r, "/v1/btc/a/c", http.StatusFound)
+			return
+		}
+		w.WriteHeader(http.StatusBadGateway)
+	}))
+	defer srv.Close()
+	section := func(timeout time.Duration, token string) *config.API {
+		yml := fmt.Sprintf("data:\n  url: %s\n  token_env: T\n  timeout: %s\n  rate_limit: 2\n  follow_redirects: true\n  metrics:\n    - path: /v1/btc/network-data/supply\n", srv.URL, timeout)
+		cfg, err := config.Parse("test.yml", []byte(yml), func(string) string { return token })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg.APIs[config.APIData]
+	}
+	p := NewPool(prometheus.NewRegistry(), time.Now, log.NewNopLogger())
+	defer p.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_, err := p.Client(section(time.Second, "k1")).Get(ctx, "/v1/btc/a/b", nil, false)
+	if hits.Load() != 2 || AsError(err) == nil || AsError(err).Code != "rate_limited" {
+		t.Fatalf("%d requests on the wire (want 2: the redirect and its target, the retry held back); error %v", hits.Load(), err)
+	}
+	if _, err := p.Client(section(2*time.Second, "k1")).Get(ctx, "/v1/btc/a/c", nil, false); hits.Load() != 2 || AsError(err).Code != "rate_limited" {
+		t.Errorf("a client rebuilt for the same account sent at once (%d requests, %v)", hits.Load(), err)
+	}
+	fresh, cancelFresh := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancelFresh()
+	if _, err := p.Client(section(2*time.Second, "k2")).Get(fresh, "/v1/btc/a/c", nil, false); hits.Load() != 4 || AsError(err).HTTP != http.StatusBadGateway {
+		t.Errorf("a client of another account: %d requests, %v", hits.Load(), err)
+	}
+}
+
+// TestRedirectsAreOffByDefault: without follow_redirects the answer of a
+// redirect is an error and its target is never asked.
+func TestRedirectsAreOffByDefault(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		http.Redirect(w, r, "/elsewhere", http.StatusMovedPermanently)
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	a := &config.API{Name: config.APIConsensus, URL: u, Timeout: time.Second, Concurrency: 1}
+	c := New(a, NewMetrics(prometheus.NewRegistry()), time.Now, log.NewNopLogger())
+	_, err := c.Get(context.Background(), "/consensus", nil, false)
+	if hits.Load() != 1 || err == nil || AsError(err).Message != "redirect (HTTP 301) not followed: follow_redirects is off" {
+		t.Errorf("%d requests, error %v", hits.Load(), err)
 	}
 }

@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"strconv"
 	"time"
-
-	"golang.org/x/time/rate"
 )
 
 // retryTransport retries an idempotent request once when the upstream
@@ -19,9 +17,6 @@ type retryTransport struct {
 	next  http.RoundTripper
 	now   func() time.Time // the upstream's clock, for Retry-After dates
 	sleep func(context.Context, time.Duration) error
-	// limiter, when set, is the API's rate limit: a retry is one more
-	// request and waits for its turn like the first.
-	limiter *rate.Limiter
 }
 
 func (rt *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -33,19 +28,10 @@ func (rt *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !retry || req.Context().Err() != nil {
 		return resp, err
 	}
-	var turn *rate.Reservation
-	if rt.limiter != nil {
-		turn = rt.limiter.Reserve()
-		if !turn.OK() {
-			return resp, err
-		}
-		wait = max(wait, turn.Delay())
-	}
-	// The deadline is real time, whatever clock the upstream keeps.
+	// The deadline is real time, whatever clock the upstream keeps. The
+	// retry then waits for its turn under rate_limit like any request
+	// (limitTransport, below this one).
 	if dl, ok := req.Context().Deadline(); ok && time.Until(dl) < wait+100*time.Millisecond {
-		if turn != nil {
-			turn.Cancel()
-		}
 		return resp, err // no time left for a second try
 	}
 	if resp != nil {
@@ -53,9 +39,6 @@ func (rt *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body.Close()
 	}
 	if err := rt.sleep(req.Context(), wait); err != nil {
-		if turn != nil {
-			turn.Cancel() // the retry was not sent: its turn is not spent
-		}
 		return nil, err
 	}
 	return rt.next.RoundTrip(req)

@@ -1,0 +1,129 @@
+package upstream
+
+import (
+	"context"
+	"math"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// limitMargin widens the window of rate_limit beyond 60 s, so that two
+// requests a window apart here are not counted in one minute upstream
+// after a little network jitter.
+const limitMargin = 250 * time.Millisecond
+
+// minuteCap is rate_limit as a hard cap rather than an average: it keeps
+// the send times of the last n requests and lets one more go only when the
+// oldest of them is a whole window old. So no window of that length,
+// wherever it starts, holds more than n requests. Every request on the
+// wire takes a turn (limitTransport): first tries, retries and redirect
+// hops alike. The concurrency cap bounds how many go out at once; the cap
+// does not spread them.
+//
+// A rate_limit of r per minute is n = ⌊r⌋ requests per 60 s (plus the
+// margin); below 1 it is one request per 60/r seconds.
+type minuteCap struct {
+	now   func() time.Time // real time: the cap is the upstream's
+	sleep func(context.Context, time.Duration) error
+
+	mu     sync.Mutex
+	window time.Duration
+	sent   []time.Time // ring of the last n send times, oldest at next
+	next   int
+}
+
+func newMinuteCap(perMinute float64) *minuteCap {
+	c := &minuteCap{now: time.Now, sleep: sleepCtx}
+	c.resize(perMinute)
+	return c
+}
+
+// capShape turns a per-minute rate into a count per window.
+func capShape(perMinute float64) (int, time.Duration) {
+	if perMinute >= 1 {
+		return int(math.Floor(perMinute)), time.Minute + limitMargin
+	}
+	return 1, time.Duration(float64(time.Minute)/perMinute) + limitMargin
+}
+
+// resize sets a new rate and keeps the send times already spent: a
+// reload that changes rate_limit, or anything else of the section,
+// starts from what went out before it.
+func (c *minuteCap) resize(perMinute float64) {
+	n, window := capShape(perMinute)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var kept []time.Time
+	for i := range c.sent { // oldest first
+		if t := c.sent[(c.next+i)%len(c.sent)]; !t.IsZero() {
+			kept = append(kept, t)
+		}
+	}
+	if len(kept) > n {
+		kept = kept[len(kept)-n:]
+	}
+	c.sent = make([]time.Time, n)
+	copy(c.sent[n-len(kept):], kept) // zero times first: free turns
+	c.next, c.window = 0, window
+}
+
+// take spends a turn now if one is free, or says how long until the
+// oldest send leaves the window.
+func (c *minuteCap) take() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	oldest := c.sent[c.next]
+	if wait := oldest.Add(c.window).Sub(now); !oldest.IsZero() && wait > 0 {
+		return wait
+	}
+	c.sent[c.next] = now
+	c.next = (c.next + 1) % len(c.sent)
+	return 0
+}
+
+// wait blocks until the request may go, or fails at once when its turn
+// would come after the context's deadline.
+func (c *minuteCap) wait(ctx context.Context) error {
+	for {
+		d := c.take()
+		if d == 0 {
+			return nil
+		}
+		if dl, ok := ctx.Deadline(); ok && c.now().Add(d).After(dl) {
+			return ownLimitError(d)
+		}
+		if err := c.sleep(ctx, d); err != nil {
+			return err
+		}
+	}
+}
+
+// ownLimitError is the error of a request that rate_limit holds back past
+// its deadline.
+func ownLimitError(wait time.Duration) *Error {
+	return &Error{Code: "rate_limited", Message: "own rate limit (rate_limit) would pass the deadline",
+		HeldBack: true, RetryAfter: wait}
+}
+
+// limitTransport makes every request that reaches the network wait for
+// its turn under the API's rate_limit.
+type limitTransport struct {
+	next http.RoundTripper
+	cap  func() *minuteCap // the client's, nil without rate_limit
+}
+
+func (lt *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if c := lt.cap(); c != nil {
+		if err := c.wait(req.Context()); err != nil {
+			if req.Body != nil {
+				req.Body.Close()
+			}
+			return nil, err
+		}
+	}
+	return lt.next.RoundTrip(req)
+}
+
+func (lt *limitTransport) CloseIdleConnections() { closeIdle(lt.next) }
