@@ -130,7 +130,7 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 			up.Reloaded()
 		}
 		e.opts.Store.restorePauses(up) // at the first start only
-		saved := e.opts.Store.take(a, up.Identity())
+		saved := e.opts.Store.take(a, up.Account())
 		if e.delays == nil {
 			e.delays = map[string]*delays{}
 		}
@@ -161,6 +161,9 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 				}
 			} else if s, ok := saved.tuple(t); ok {
 				st.tupleCache = s // as the last run left it, back-off included
+				if st.Next.After(e.opts.Now().Add(plannedAhead(t))) {
+					st.Next = time.Time{} // planned further than any schedule does: a wrong clock or file
+				}
 			}
 			if !st.rebuild(fams) {
 				st.Next = time.Time{}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
 // What a Store keeps, in the form it keeps it, and how the Exporter saves
@@ -77,6 +78,13 @@ func (c *tupleCache) sanitize() {
 	c.Failures, c.Polls = max(c.Failures, 0), max(c.Polls, 0)
 }
 
+// plannedAhead is the furthest ahead a tuple's next refresh is ever
+// planned (a window or two, a cache_ttl, a pause or hold of at most a
+// day); a saved plan beyond it is not trusted.
+func plannedAhead(t *config.Tuple) time.Duration {
+	return max(2*windowDuration(t.Window), time.Duration(t.CacheTTL*float64(time.Second)), upstream.MaxRestoredPause) + time.Minute
+}
+
 // tupleDigest is a digest of what makes a tuple's request and series:
 // a saved cache applies to a tuple of the same digest only.
 func tupleDigest(t *config.Tuple) string {
@@ -120,8 +128,8 @@ func (e *Exporter) Save() {
 
 func (e *Exporter) saveLocked() {
 	for _, c := range e.apis {
-		id := c.up.Identity()
-		f := &stateFile{Version: stateVersion, API: c.api.Name, Identity: id, Tuples: map[string]savedTuple{},
+		id := c.up.Account()
+		f := &stateFile{Version: stateVersion, API: c.api.Name, Account: id, Tuples: map[string]savedTuple{},
 			Delays: c.sched.delays.snapshot(), Pauses: c.up.Pauses(), Lists: e.opts.Store.listsOf(c.api.Name, id)}
 		c.mu.Lock()
 		for _, st := range c.states {

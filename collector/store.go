@@ -20,15 +20,17 @@ import (
 
 // stateVersion is the format of the state files; a file of another
 // version is ignored (a cold start for its API).
-const stateVersion = 1
+const stateVersion = 2
 
 // Store keeps what the exporter learned across restarts, one file per API
 // under a directory (DIR/data.json, ...): each tuple's last values and
 // schedule, the publication delays learned, the API's pauses and the
 // answers of its listing endpoints. A file applies only to an API section
-// of the same upstream.Identity, and a tuple's entry only to a tuple of
-// the same request and series (tupleDigest). Nothing secret is written:
-// the identity is a digest. A nil *Store keeps nothing.
+// of the same account (upstream.Account: API, address, credential; a new
+// timeout, limit or TLS setting keeps it), and a tuple's entry only to a
+// tuple of the same request and series (tupleDigest). Nothing secret is
+// written: the account is a salted, slow digest. A nil *Store keeps
+// nothing.
 type Store struct {
 	dir      string
 	logger   log.Logger
@@ -47,13 +49,13 @@ type Store struct {
 
 // stateFile is the content of one API's file.
 type stateFile struct {
-	Version  int                   `json:"version"`
-	API      string                `json:"api"`
-	Identity string                `json:"identity"` // upstream.Identity: a digest
-	Tuples   map[string]savedTuple `json:"tuples,omitempty"`
-	Delays   map[string]estimate   `json:"delays,omitempty"`
-	Pauses   []upstream.Pause      `json:"pauses,omitempty"`
-	Lists    map[string]*savedList `json:"lists,omitempty"`
+	Version int                   `json:"version"`
+	API     string                `json:"api"`
+	Account string                `json:"account"` // upstream.Account: a digest
+	Tuples  map[string]savedTuple `json:"tuples,omitempty"`
+	Delays  map[string]estimate   `json:"delays,omitempty"`
+	Pauses  []upstream.Pause      `json:"pauses,omitempty"`
+	Lists   map[string]*savedList `json:"lists,omitempty"`
 }
 
 // savedTuple is a tuple's cache under the digest of the tuple it belongs
@@ -70,8 +72,8 @@ type savedList struct {
 }
 
 type apiLists struct {
-	identity string
-	byPath   map[string]*savedList
+	account string
+	byPath  map[string]*savedList
 }
 
 // OpenStore reads the state files under dir. It never fails: a directory
@@ -99,7 +101,7 @@ func OpenStore(dir string, logger log.Logger) *Store {
 			var f *stateFile
 			if f, err = decodeStateFile(data, name); err == nil {
 				s.loaded[name] = f
-				s.lists[name] = &apiLists{identity: f.Identity, byPath: f.Lists}
+				s.lists[name] = &apiLists{account: f.Account, byPath: f.Lists}
 				level.Info(logger).Log("msg", "state loaded", "file", path, "tuples", len(f.Tuples))
 				continue
 			}
@@ -171,8 +173,8 @@ func decodeStateFile(data []byte, api string) (*stateFile, error) {
 }
 
 // take hands the exporter the state of an API section once: nil when
-// there is none, or when it was saved for another identity.
-func (s *Store) take(a *config.API, identity string) *stateFile {
+// there is none, or when it was saved for another account.
+func (s *Store) take(a *config.API, account string) *stateFile {
 	if s == nil {
 		return nil
 	}
@@ -180,15 +182,15 @@ func (s *Store) take(a *config.API, identity string) *stateFile {
 	defer s.mu.Unlock()
 	f := s.loaded[a.Name]
 	delete(s.loaded, a.Name)
-	if f != nil && f.Identity != identity {
-		level.Warn(s.logger).Log("msg", "state file ignored: the API's address, credential or limits changed since it was saved", "file", s.file(a.Name))
+	if f != nil && (f.Account == "" || f.Account != account) {
+		level.Warn(s.logger).Log("msg", "state file ignored: the API's address or credential changed since it was saved", "file", s.file(a.Name))
 		return nil
 	}
 	return f
 }
 
 // restorePauses applies the saved pauses of a client's API, once, when the
-// client is of the identity they were saved for.
+// client is of the account they were saved for.
 func (s *Store) restorePauses(c *upstream.Client) {
 	if s == nil {
 		return
@@ -198,13 +200,13 @@ func (s *Store) restorePauses(c *upstream.Client) {
 	f, done := s.loaded[name], s.restored[name]
 	s.restored[name] = true
 	s.mu.Unlock()
-	if !done && f != nil && f.Identity == c.Identity() {
+	if !done && f != nil && f.Account != "" && f.Account == c.Account() {
 		c.RestorePauses(f.Pauses)
 	}
 }
 
 // recallList returns the saved answer of a listing endpoint of an API
-// section of the same identity.
+// section of the same account.
 func (s *Store) recallList(a *config.API, path string) (rows []map[string]any, at time.Time, ok bool) {
 	if s == nil {
 		return nil, time.Time{}, false
@@ -212,7 +214,7 @@ func (s *Store) recallList(a *config.API, path string) (rows []map[string]any, a
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	l := s.lists[a.Name]
-	if l == nil || l.byPath[path] == nil || l.identity != upstream.Identity(a) {
+	if l == nil || l.byPath[path] == nil || l.account != upstream.Account(a) {
 		return nil, time.Time{}, false
 	}
 	return l.byPath[path].Rows, l.byPath[path].At, true
@@ -223,12 +225,12 @@ func (s *Store) rememberList(a *config.API, path string, rows []map[string]any, 
 	if s == nil {
 		return
 	}
-	id := upstream.Identity(a)
+	id := upstream.Account(a)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	l := s.lists[a.Name]
-	if l == nil || l.identity != id {
-		l = &apiLists{identity: id}
+	if l == nil || l.account != id {
+		l = &apiLists{account: id}
 		s.lists[a.Name] = l
 	}
 	if l.byPath == nil {
@@ -237,12 +239,12 @@ func (s *Store) rememberList(a *config.API, path string, rows []map[string]any, 
 	l.byPath[path] = &savedList{Rows: rows, At: at}
 }
 
-// listsOf returns the listing answers of an API for the file of identity.
-func (s *Store) listsOf(api, identity string) map[string]*savedList {
+// listsOf returns the listing answers of an API for the file of account.
+func (s *Store) listsOf(api, account string) map[string]*savedList {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	l := s.lists[api]
-	if l == nil || l.identity != identity {
+	if l == nil || l.account != account {
 		return nil
 	}
 	return maps.Clone(l.byPath) // encoded after the lock is released

@@ -2,12 +2,16 @@ package collector
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-kit/log"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
@@ -24,7 +28,7 @@ func TestDamagedStateFilesStartCold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	identity := regexp.MustCompile(`"identity":"[0-9a-f]+"`)
+	account := regexp.MustCompile(`"account":"[0-9a-f]+"`)
 	cases := []struct {
 		name, problem string
 		damage        func(path string) error
@@ -33,16 +37,16 @@ func TestDamagedStateFilesStartCold(t *testing.T) {
 		{"truncated", "not a state file", func(p string) error { return os.WriteFile(p, good[:len(good)/2], 0o644) }},
 		{"empty", "empty file", func(p string) error { return os.WriteFile(p, nil, 0o644) }},
 		{"other version", "format version 99", func(p string) error {
-			return os.WriteFile(p, bytes.Replace(good, []byte(`"version":1`), []byte(`"version":99`), 1), 0o644)
+			return os.WriteFile(p, bytes.Replace(good, []byte(`"version":2`), []byte(`"version":99`), 1), 0o644)
 		}},
 		{"other API", `state of API \"indicator\"`, func(p string) error {
 			return os.WriteFile(p, bytes.Replace(good, []byte(`"api":"data"`), []byte(`"api":"indicator"`), 1), 0o644)
 		}},
-		{"other identity", "address, credential or limits changed", func(p string) error {
-			return os.WriteFile(p, identity.ReplaceAll(good, []byte(`"identity":"0123456789abcdef"`)), 0o644)
+		{"other account", "address or credential changed", func(p string) error {
+			return os.WriteFile(p, account.ReplaceAll(good, []byte(`"account":"0123456789abcdef"`)), 0o644)
 		}},
 		{"wrong types", "corrupt state", func(p string) error {
-			return os.WriteFile(p, []byte(`{"version":1,"api":"data","tuples":{"k":{"state":{"polls":"many"}}}}`), 0o644)
+			return os.WriteFile(p, []byte(`{"version":2,"api":"data","tuples":{"k":{"state":{"polls":"many"}}}}`), 0o644)
 		}},
 		{"directory", "is a directory", func(p string) error { return os.Mkdir(p, 0o755) }},
 	}
@@ -73,6 +77,49 @@ func TestDamagedStateFilesStartCold(t *testing.T) {
 				t.Errorf("want a warning naming %s and %q; logs:\n%s", path, tc.problem, logs)
 			}
 		})
+	}
+}
+
+// TestFarFuturePlansAreNotTrusted: a state file whose times lie far ahead
+// (written under a wrong clock, or altered) neither freezes a tuple nor
+// pauses the API for longer than a day: the tuples are fetched at once
+// and the pause ends within MaxRestoredPause.
+func TestFarFuturePlansAreNotTrusted(t *testing.T) {
+	r := newRestartRig(t)
+	first := r.start(restartConfig, testToken)
+	first.dataLines(t)
+	first.stop()
+	path := filepath.Join(r.dir, "data.json")
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f map[string]any
+	if err := json.Unmarshal(good, &f); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range f["tuples"].(map[string]any) {
+		v.(map[string]any)["state"].(map[string]any)["next"] = "2099-01-01T00:00:00Z"
+	}
+	data, _ := json.Marshal(f)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.fake.ResetCalls()
+	second := r.start(restartConfig, testToken)
+	second.dataLines(t)
+	if n := r.fake.Calls("data"); n == 0 {
+		t.Error("tuples planned for 2099 were not fetched")
+	}
+	second.stop()
+
+	far := r.clock.Now().Add(24 * 365 * time.Hour)
+	c := upstream.New(&config.API{Name: config.APIData, Concurrency: 1, Timeout: time.Second},
+		upstream.NewMetrics(prometheus.NewRegistry()), r.clock.Now, log.NewNopLogger())
+	c.RestorePauses([]upstream.Pause{{Keyed: true, Until: far, By: "quota_exceeded"}})
+	ps := c.Pauses()
+	if len(ps) != 1 || ps[0].Until.After(r.clock.Now().Add(upstream.MaxRestoredPause)) {
+		t.Errorf("a saved pause until %v restored as %+v", far, ps)
 	}
 }
 
@@ -129,9 +176,9 @@ func TestUnusableStorageDirectory(t *testing.T) {
 }
 
 func FuzzStateDecode(f *testing.F) {
-	f.Add([]byte(`{"version":1,"api":"data","identity":"x","tuples":{"k":{"digest":"d","state":{"samples":[{"field":{"Name":"a","Scale":1},"names":["l"],"values":["v"],"value":"+Inf"}],"polls":-3,"failures":-1}}},"delays":{"k":{"first":1,"depth":-5}},"lists":{"/p":null,"/q":{"rows":[{"a":1}]}}}`))
-	f.Add([]byte(`{"version":1,"api":"data"}`))
-	f.Add([]byte(`{"version":2}`))
+	f.Add([]byte(`{"version":2,"api":"data","account":"x","tuples":{"k":{"digest":"d","state":{"samples":[{"field":{"Name":"a","Scale":1},"names":["l"],"values":["v"],"value":"+Inf"}],"polls":-3,"failures":-1}}},"delays":{"k":{"first":1,"depth":-5}},"lists":{"/p":null,"/q":{"rows":[{"a":1}]}}}`))
+	f.Add([]byte(`{"version":2,"api":"data"}`))
+	f.Add([]byte(`{"version":1}`))
 	f.Add([]byte(``))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		sf, err := decodeStateFile(data, "data")

@@ -134,6 +134,16 @@ func TestRestartServesSavedStateWithoutCalls(t *testing.T) {
 	}
 	second.stop()
 
+	// A new timeout, rate_limit or TLS setting is the same account: what
+	// was learned stands.
+	r.fake.ResetCalls()
+	tuned := r.start(strings.Replace(restartConfig, "token_env: T", "token_env: T\n  timeout: 7s\n  rate_limit: 1000", 1), testToken)
+	tuned.dataLines(t)
+	if n := r.fake.Calls("data"); n != 0 {
+		t.Errorf("a new timeout and rate_limit cost %d calls; want 0\n%s", n, tuned.logs)
+	}
+	tuned.stop()
+
 	// A tuple whose request changed is fetched; the others are not.
 	r.fake.ResetCalls()
 	changed := strings.Replace(restartConfig, "window: [day, block]", "window: [day, block]\n      cache_ttl: 1h\n      fields: {supply: {scale: 2}}", 1)
@@ -156,7 +166,7 @@ func TestRestartServesSavedStateWithoutCalls(t *testing.T) {
 	if n := r.fake.Calls("data"); n == 0 {
 		t.Error("the API whose credential changed made no calls")
 	}
-	if !strings.Contains(fourth.logs.String(), "address, credential or limits changed") {
+	if !strings.Contains(fourth.logs.String(), "address or credential changed") {
 		t.Errorf("no warning about the changed identity:\n%s", fourth.logs)
 	}
 	fourth.stop()

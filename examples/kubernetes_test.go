@@ -195,13 +195,22 @@ func TestKubernetesManifestsFitTogether(t *testing.T) {
 			stateVolume = m.Name
 		}
 	}
+	// The state must outlive the pod (rollouts, drains): a claim of the
+	// kustomization's own.
+	var pvc struct {
+		Kind     string `yaml:"kind"`
+		Metadata struct {
+			Name string `yaml:"name"`
+		} `yaml:"metadata"`
+	}
+	decodeK8s(t, "pvc.yaml", &pvc)
 	for _, v := range dep.Spec.Template.Spec.Volumes {
-		if v.Name == stateVolume && v.EmptyDir == nil && v.PersistentVolumeClaim == nil {
+		if v.Name == stateVolume && (pvc.Kind != "PersistentVolumeClaim" || v.PersistentVolumeClaim["claimName"] != pvc.Metadata.Name) {
 			stateVolume = ""
 		}
 	}
 	if storage == "" || stateVolume == "" {
-		t.Errorf("deployment: --storage.path=%q must be a writable emptyDir or persistentVolumeClaim mount", storage)
+		t.Errorf("deployment: --storage.path=%q must be a writable mount of the PersistentVolumeClaim of pvc.yaml", storage)
 	}
 	if !configFiles[configFile] {
 		t.Fatalf("deployment: --config.file=%q is not a file of the mounted ConfigMap (%v)", configFile, configFiles)

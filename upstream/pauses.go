@@ -12,9 +12,13 @@ type Pause struct {
 	Credential bool      `json:"credential,omitempty"`
 }
 
-// Identity is the digest of what the client is made of (see Identity):
-// saved pauses apply to a client of the same identity only.
+// Identity is the digest of what the client is made of (see Identity).
 func (u *Client) Identity() string { return u.identity }
+
+// Account is the digest of the client's API, address and credential (see
+// Account): saved state, pauses included, applies to the same account
+// only.
+func (u *Client) Account() string { return Account(u.api) }
 
 // Pauses returns the pauses in force, for saving.
 func (u *Client) Pauses() []Pause {
@@ -32,11 +36,26 @@ func (u *Client) Pauses() []Pause {
 
 // RestorePauses applies saved pauses that have not ended yet; a pause
 // longer than one in force wins, as it does when an error sets it.
+//
+// A saved pause ends no later than MaxRestoredPause from now: a file
+// written under a wrong clock, or altered, must not silence the API for
+// longer than any pause the upstream can ask for (a daily quota resets
+// within a day).
 func (u *Client) RestorePauses(ps []Pause) {
 	now := u.now()
 	for _, p := range ps {
 		if p.By != "" && now.Before(p.Until) {
-			u.pause(p.Keyed, p.Until, p.By, p.Credential)
+			u.pause(p.Keyed, minTime(p.Until, now.Add(MaxRestoredPause)), p.By, p.Credential)
 		}
 	}
+}
+
+// MaxRestoredPause is the longest pause taken from a state file.
+const MaxRestoredPause = 24 * time.Hour
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }

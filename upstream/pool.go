@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"crypto/pbkdf2"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -45,6 +46,7 @@ func (p *Pool) Client(a *config.API) *Client {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var kept []Pause
+	var spent *minuteCap
 	if old := p.clients[a.Name]; old != nil {
 		if old.identity == id {
 			return old
@@ -57,6 +59,9 @@ func (p *Pool) Client(a *config.API) *Client {
 					kept = append(kept, ps)
 				}
 			}
+			// So are the requests of the last minute: the new client
+			// counts them against its rate_limit.
+			spent = old.rateCap()
 		}
 		old.Close()
 	}
@@ -65,6 +70,12 @@ func (p *Pool) Client(a *config.API) *Client {
 	c.unmark("")
 	c.shapes = p.shapes
 	c.RestorePauses(kept)
+	if spent != nil && c.limit != nil {
+		spent.resize(a.RateLimit)
+		c.mu.Lock()
+		c.limit = spent
+		c.mu.Unlock()
+	}
 	p.clients[a.Name] = c
 	return c
 }
@@ -107,4 +118,36 @@ func Identity(a *config.API) string {
 // credential.
 func sameAccount(a, b *config.API) bool {
 	return a.URL.String() == b.URL.String() && a.Token() == b.Token()
+}
+
+// accountIterations is the cost of the account digest: a state file left
+// where others can read it must not make guessing the credential cheap.
+const accountIterations = 50000
+
+var (
+	accountsMu sync.Mutex
+	accounts   = map[[32]byte]string{} // in memory only: sha256 of the fields -> digest
+)
+
+// Account is the digest that a state file is saved under: the API, its
+// address and its credential, and nothing else, so that a new timeout,
+// limit, CA or proxy keeps what was learned while another account or
+// upstream starts cold. It is a salted PBKDF2 of the credential (salted
+// by the API and its address), computed once per process and section.
+func Account(a *config.API) string {
+	key := sha256.Sum256([]byte(a.Name + "\x00" + a.URL.String() + "\x00" + string(a.Token())))
+	accountsMu.Lock()
+	defer accountsMu.Unlock()
+	if d, ok := accounts[key]; ok {
+		return d
+	}
+	salt := []byte("onchain_exporter state\x00" + a.Name + "\x00" + a.URL.String())
+	d := ""
+	// An error (parameters out of range in a FIPS-only mode) leaves "",
+	// which matches no file: a cold start, never a wrong one.
+	if sum, err := pbkdf2.Key(sha256.New, string(a.Token()), salt, accountIterations, 16); err == nil {
+		d = hex.EncodeToString(sum)
+	}
+	accounts[key] = d
+	return d
 }
