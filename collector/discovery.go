@@ -60,7 +60,11 @@ func (r *resolution) segments(a *config.API, e *config.Entry, p config.Param, va
 	return slices.DeleteFunc(values, func(v string) bool {
 		err := config.CheckSegment(v)
 		if err != nil {
-			level.Warn(r.x.logger).Log("msg", "listed value skipped: it cannot fill a path segment", "api", a.Name, "entry", e.Key,
+			l := level.Debug(r.x.logger)
+			if r.x.firstWarning(a.Name + " " + e.Key + "." + p.Name + " " + v) {
+				l = level.Warn(r.x.logger)
+			}
+			l.Log("msg", "listed value skipped: it cannot fill a path segment", "api", a.Name, "entry", e.Key,
 				"param", p.Name, "err", err)
 		}
 		return err != nil
@@ -160,11 +164,7 @@ func (r *resolution) equities(a *config.API) ([]string, error) {
 	}
 	var out []string
 	for _, row := range rows {
-		id, _ := row["id"].(string)
-		if ex, code := labelValue(row["exchange_code"]), labelValue(row["security_code"]); id == "" && ex != "" && code != "" {
-			id = ex + ":" + code
-		}
-		if id != "" {
+		if id := equityID(row); id != "" {
 			out = append(out, id)
 		}
 	}
@@ -189,12 +189,12 @@ func (r *resolution) assets(a *config.API, e *config.Entry, p config.Param) (con
 	holders := map[string]int{}
 	var keys []string
 	for _, row := range rows {
-		key := labelValue(row["key"])
+		key := assetKey(row)
 		if key == "" || ticker[key] != "" {
 			continue
 		}
 		keys = append(keys, key)
-		sym := strings.ToLower(strings.TrimSpace(labelValue(row["symbol"])))
+		sym := strings.ToLower(strings.TrimSpace(firstOf(row, "symbol", "ticker")))
 		if sym == "" {
 			sym = key
 		}
@@ -276,15 +276,69 @@ func (x *Expander) warnUnlisted(cfg *config.Config, r *resolution) {
 		return
 	}
 	for _, w := range cfg.UnlistedParams(listed) {
-		x.mu.Lock()
-		seen := x.warned[w]
-		if x.warned == nil {
-			x.warned = map[string]bool{}
-		}
-		x.warned[w] = true
-		x.mu.Unlock()
-		if !seen {
+		if x.firstWarning(w) {
 			level.Warn(x.logger).Log("msg", "parameter not listed by the upstream's discovery", "api", config.APIData, "warning", w)
 		}
 	}
+}
+
+// firstWarning says whether a warning is new to this process: a warning
+// about what a list says is logged once, not at every expansion.
+func (x *Expander) firstWarning(w string) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.warned == nil {
+		x.warned = map[string]bool{}
+	}
+	seen := x.warned[w]
+	x.warned[w] = true
+	return !seen
+}
+
+// equityID is the id of a row of /api/equities: its id, or
+// <exchange_code>:<security_code>.
+func equityID(row map[string]any) string {
+	if id := labelValue(row["id"]); id != "" {
+		return id
+	}
+	if ex, code := labelValue(row["exchange_code"]), labelValue(row["security_code"]); ex != "" && code != "" {
+		return ex + ":" + code
+	}
+	return ""
+}
+
+// assetKey is the key a row of /assets names its asset by (key, or id).
+func assetKey(row map[string]any) string { return firstOf(row, "key", "id") }
+
+// firstOf is the first of the row's fields that holds a value.
+func firstOf(row map[string]any, names ...string) string {
+	for _, n := range names {
+		if v := strings.TrimSpace(labelValue(row[n])); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// unusable says why a listing answer cannot be expanded from, or "": an
+// answer with no item the exporter can read is the upstream's fault (an
+// outage page, a new shape), not the file's, so it is a failed call that
+// leaves the last good answer in place, never a configuration error.
+func unusable(path string, rows []map[string]any) string {
+	var what string
+	var ok func(map[string]any) bool
+	switch path {
+	case dataDiscoveryV1, dataDiscoveryV2:
+		what, ok = "an endpoint with a path", func(r map[string]any) bool { s, _ := r["path"].(string); return s != "" }
+	case indicatorList:
+		what, ok = "an equity with id, or exchange_code and security_code", func(r map[string]any) bool { return equityID(r) != "" }
+	case consensusAssets:
+		what, ok = "an asset with key or id", func(r map[string]any) bool { return assetKey(r) != "" }
+	default:
+		return ""
+	}
+	if slices.ContainsFunc(rows, ok) {
+		return ""
+	}
+	return fmt.Sprintf("the answer lists no %s (%d items)", what, len(rows))
 }

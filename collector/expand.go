@@ -59,7 +59,7 @@ type Expander struct {
 	// changed wakes Maintain after every expansion, to plan again.
 	changed chan struct{}
 	store   *Store // keeps listing answers across restarts
-	// warned holds the unlisted-parameter warnings already logged.
+	// warned holds the warnings about lists already logged (firstWarning).
 	warned map[string]bool
 
 	mu    sync.Mutex
@@ -292,6 +292,9 @@ func (r *resolution) fetch(key string, req listRequest) listResult {
 	c0 := x.clients.Client(req.api)
 	x.store.restorePauses(c0)
 	rows, err := c0.List(r.ctx, req.path, nil, req.keyed)
+	if why := unusable(req.path, rows); err == nil && why != "" {
+		err = c0.Fail(&upstream.Error{Code: "no_data", Message: req.path + ": " + why})
+	}
 	if err != nil {
 		if !cached {
 			return listResult{err: err}

@@ -290,3 +290,66 @@ func TestExpansionBackoff(t *testing.T) {
 		}
 	}
 }
+
+// Listing endpoints that answer, but with nothing the exporter can read
+// (an empty list, items without the fields that name them), are the
+// upstream's fault: the file loads, the entries that need them wait, and
+// they go in as soon as the lists are good, without a restart or a reload.
+func TestEmptyListsAreNoConfigurationError(t *testing.T) {
+	fake := fakeapi.New(fakeapi.Options{DataToken: testToken, IndicatorToken: testToken})
+	var mu sync.Mutex
+	bad := true
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		b := bad
+		mu.Unlock()
+		switch {
+		case b && r.URL.Path == "/consensus/assets":
+			fmt.Fprint(w, `[]`)
+		case b && r.URL.Path == "/indicator/api/equities":
+			fmt.Fprint(w, `{"data":[{"name":"no id here"}]}`)
+		case b && r.URL.Path == "/v2/discovery/endpoints":
+			fmt.Fprint(w, `{"status":{"code":200},"result":{"data":[]}}`)
+		default:
+			fake.ServeHTTP(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	parse := func() *config.Config {
+		cfg, err := config.Parse("test.yml", []byte(strings.ReplaceAll(waitConfig, "{{URL}}", srv.URL)), func(string) string { return testToken })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	logs := &testtool.LogBuffer{}
+	x := NewExpander(log.NewLogfmtLogger(logs))
+	cfg, err := x.Expand(context.Background(), parse())
+	if err != nil {
+		t.Fatalf("empty lists made the file an error: %v", err)
+	}
+	if len(cfg.Tuples) != 1 {
+		t.Fatalf("%d tuples served from empty lists, want the one that needs none", len(cfg.Tuples))
+	}
+	for _, api := range []string{"data", "indicator", "consensus"} {
+		if st := x.State()[api]; st.OK || st.Waiting != 1 || !strings.Contains(st.LastError, "the answer lists no") {
+			t.Errorf("%s: state %+v", api, st)
+		}
+	}
+	exp, err := New(cfg, log.NewNopLogger(), prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(exp.Close)
+	safe := maintained(t, x, exp, cfg)
+	until(t, "retries of the empty lists", func() bool { return logs.Count("retrying in the background") >= 1 })
+	mu.Lock()
+	bad = false
+	mu.Unlock()
+	until(t, "the good lists are not put in force", func() bool { return len(safe.Get().Tuples) > 3 })
+	for _, api := range []string{"data", "indicator", "consensus"} {
+		if st := x.State()[api]; !st.OK || st.Waiting != 0 {
+			t.Errorf("%s after the lists came good: %+v", api, st)
+		}
+	}
+}
