@@ -116,11 +116,50 @@ func (ds *delays) entry(key, id string, w time.Duration) *estimate {
 	return own
 }
 
-// setMembers records how many tuples of the configuration share each key.
-func (ds *delays) setMembers(m map[string]int) {
+// setMembers records how many tuples of the configuration share each key,
+// and which tuples there are: a leader or chaser no longer configured
+// hands its part to the next series that plans.
+func (ds *delays) setMembers(m map[string]int, ids map[string]bool) {
 	ds.mu.Lock()
 	defer ds.mu.Unlock()
 	ds.members = m
+	for _, e := range ds.est {
+		if e.Leader != "" && !ids[e.Leader] {
+			e.Leader = ""
+		}
+		if e.Chaser != "" && !ids[e.Chaser] {
+			e.Chaser, e.Chased = "", time.Time{}
+		}
+	}
+}
+
+// resign hands on the parts a failing series plays for its key: its
+// followers would otherwise wait for rows it cannot find.
+func (ds *delays) resign(key, id string) {
+	if ds == nil {
+		return
+	}
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	for _, e := range []*estimate{ds.est[key], ds.est[key+"\x00"+id]} {
+		if e == nil {
+			continue
+		}
+		if e.Leader == id {
+			e.Leader = ""
+		}
+		if e.Chaser == id {
+			e.Chaser, e.Chased = "", time.Time{}
+		}
+	}
+}
+
+// followerWait is how long after the estimate a follower polls for a row
+// its leader has not found: a quarter of the window, at most 8 learn steps
+// (40 min for day rows), so that a leader that fails or is gone delays its
+// followers by that much, once.
+func followerWait(w time.Duration) time.Duration {
+	return max(min(w/4, 8*learnStep(w)), learnStep(w))
 }
 
 // following says whether the key's series follow a leader.
@@ -138,7 +177,7 @@ func (ds *delays) plan(key, id string, w time.Duration, now time.Time) (time.Dur
 	n := ds.members[key]
 	if e := ds.get(key, w); e.following(n) {
 		if e.Leader != "" && e.Leader != id && now.Sub(e.LeaderAt) < w+e.First {
-			return e.First + max(w/4, learnStep(w)), false, true
+			return e.First + followerWait(w), false, true
 		}
 		e.Leader, e.LeaderAt = id, now
 	}
@@ -337,6 +376,20 @@ func (ds *delays) publication(key string, w time.Duration) time.Duration {
 		}
 	}
 	return first - w
+}
+
+// earliest is the offset from a row's start at which the series' rows
+// are taken to be out, for excess_staleness_seconds: the bottom of the
+// learned bracket where a poll that missed gave one (so the figure is an
+// upper bound), the estimate otherwise.
+func (ds *delays) earliest(key, id string, w time.Duration) time.Duration {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	e := ds.entry(key, id, w)
+	if e.HasLow && e.Low < e.First {
+		return e.Low
+	}
+	return e.First
 }
 
 // siblingFound says whether the row a tuple waits for (late, or following

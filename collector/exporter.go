@@ -115,6 +115,7 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 	}
 	e.apis = nil
 	e.m.pubDelay.Reset() // set again below for the tuples of cfg
+	e.m.excess.Reset()
 	for _, name := range config.APINames {
 		a := cfg.APIs[name]
 		if a == nil {
@@ -145,13 +146,14 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 			now: e.opts.Now, logger: logger, ctx: ctx, cancel: cancel,
 			up: up,
 		}
-		members := map[string]int{}
+		members, ids := map[string]int{}, map[string]bool{}
 		for _, t := range a.Tuples {
 			if t.CacheTTL == 0 {
 				members[delayKey(t)]++
+				ids[t.Key] = true
 			}
 		}
-		e.delays[name].setMembers(members)
+		e.delays[name].setMembers(members, ids)
 		for _, t := range a.Tuples {
 			st := &tupleState{tuple: t}
 			if prev := old[t.Key]; prev != nil {
@@ -176,6 +178,7 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 				// teach better, and an empty histogram.
 				e.m.pubDelay.WithLabelValues(name, t.Path, t.Window).Set(e.delays[name].publication(delayKey(t), w).Seconds())
 				e.m.rowDelay.WithLabelValues(name, t.Window)
+				e.m.excess.WithLabelValues(name, t.Window)
 			}
 		}
 		e.m.tuples.WithLabelValues(name).Set(float64(len(a.Tuples)))

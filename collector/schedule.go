@@ -180,6 +180,9 @@ func (s *schedule) afterSuccess(st *tupleState, prevNewest time.Time, now time.T
 
 // afterError plans the retry of a failing tuple.
 func (s *schedule) afterError(st *tupleState, e *upstream.Error, now time.Time) time.Time {
+	if st.tuple.CacheTTL == 0 && !e.HeldBack {
+		s.delays.resign(delayKey(st.tuple), st.tuple.Key)
+	}
 	if e.HeldBack {
 		// Not sent, so nothing to back off from: asked again when
 		// rate_limit has a turn for it.
@@ -200,8 +203,8 @@ func (s *schedule) afterError(st *tupleState, e *upstream.Error, now time.Time) 
 
 // cap applies the revalidation interval: data is revised after the fact.
 func (s *schedule) cap(now, next time.Time) time.Time {
-	if s.revalidate > 0 && next.After(now.Add(s.revalidate)) {
-		return now.Add(s.revalidate)
+	if r := max(s.revalidate, minInterval); s.revalidate > 0 && next.After(now.Add(r)) {
+		return now.Add(r) // the 5 s floor holds for revalidate too
 	}
 	return next
 }

@@ -139,3 +139,46 @@ func TestScheduleBacksOffErrors(t *testing.T) {
 		t.Errorf("hold 1h: next in %v", d)
 	}
 }
+
+// TestRevalidateKeepsTheFloor: a revalidate shorter than 5 s still calls a
+// series at most every 5 s.
+func TestRevalidateKeepsTheFloor(t *testing.T) {
+	s := &schedule{delays: &delays{}, revalidate: time.Second}
+	st := &tupleState{tuple: &config.Tuple{Window: "day", Path: "/p"}}
+	now := time.Date(2026, 11, 20, 13, 0, 0, 0, time.UTC)
+	st.Newest = time.Date(2026, 11, 19, 0, 0, 0, 0, time.UTC)
+	if next := s.afterSuccess(st, st.Newest, now); next.Sub(now) != minInterval {
+		t.Errorf("revalidate 1s: next refresh after %v, want the floor %v", next.Sub(now), minInterval)
+	}
+}
+
+// TestFailingLeaderHandsOn: the series of one key follow a leader; when
+// the leader fails (a request the upstream refuses for that series only)
+// or leaves the configuration, the next series that plans leads, rather
+// than every follower waiting its fallback for each row.
+func TestFailingLeaderHandsOn(t *testing.T) {
+	ds := &delays{}
+	w := 24 * time.Hour
+	key := "data /p day"
+	ds.setMembers(map[string]int{key: 3}, map[string]bool{"a": true, "b": true, "c": true})
+	now := time.Date(2026, 11, 20, 0, 10, 0, 0, time.UTC)
+	if _, _, following := ds.plan(key, "a", w, now); following {
+		t.Fatal("the first series to plan follows")
+	}
+	due, _, following := ds.plan(key, "b", w, now)
+	if !following {
+		t.Fatal("the second series leads too")
+	}
+	if fallback := due - ds.get(key, w).First; fallback > 40*time.Minute {
+		t.Errorf("a follower's fallback is %v after the estimate, want at most 40 min", fallback)
+	}
+	s := &schedule{delays: ds}
+	s.afterError(&tupleState{tuple: &config.Tuple{Key: "a", API: "data", Path: "/p", Window: "day"}, tupleCache: tupleCache{Failures: 1}}, &upstream.Error{Code: "bad_request", Hold: time.Hour}, now)
+	if _, _, following := ds.plan(key, "b", w, now); following {
+		t.Error("the leader failed, and the next series to plan still follows it")
+	}
+	ds.setMembers(map[string]int{key: 2}, map[string]bool{"a": true, "c": true})
+	if _, _, following := ds.plan(key, "c", w, now); following {
+		t.Error("the leader left the configuration, and the next series to plan still follows it")
+	}
+}
