@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"time"
 
@@ -57,6 +58,11 @@ type Freshness struct {
 	// MeanExcess and MaxExcess are the excess staleness over every scrape
 	// of every tuple.
 	MeanExcess, MaxExcess time.Duration
+	// OwnExcess is the mean of the exporter's own figure,
+	// onchain_exporter_excess_staleness_seconds, over every scrape; it is
+	// there for the schedule only (HasOwn).
+	OwnExcess time.Duration
+	HasOwn    bool
 	// Unserved counts published rows that a newer row replaced before any
 	// scrape served them.
 	Unserved int
@@ -226,6 +232,8 @@ func RunFreshness(o FreshnessOptions) (*Freshness, error) {
 	f := &Freshness{FreshnessOptions: o, Step: fake.RowStep(spec.path, o.Window, tracks[0].asset)}
 	var sum float64 // seconds: a sum of durations overflows in long runs
 	var samples int64
+	var ownSum float64
+	var ownSamples int
 	var last time.Time
 	offset := o.Interval / time.Duration(max(o.Replicas, 1))
 	for elapsed := time.Duration(0); elapsed < o.Duration; elapsed += o.Interval {
@@ -240,6 +248,10 @@ func RunFreshness(o FreshnessOptions) (*Freshness, error) {
 				return nil, fmt.Errorf("scrape at %s: %w", now, err)
 			}
 			f.Scrapes++
+			if v, ok := ownExcess(body, o.Window); ok {
+				ownSum += v
+				ownSamples++
+			}
 			for _, tr := range tracks {
 				row, ok := served[tr.key]
 				if !ok {
@@ -263,6 +275,9 @@ func RunFreshness(o FreshnessOptions) (*Freshness, error) {
 	if samples > 0 {
 		f.MeanExcess = time.Duration(sum / float64(samples) * float64(time.Second))
 	}
+	if ownSamples > 0 {
+		f.OwnExcess, f.HasOwn = time.Duration(ownSum/float64(ownSamples)*float64(time.Second)), true
+	}
 	for _, tr := range tracks {
 		end := fake.NewestVisible(spec.path, o.Window, tr.asset, last)
 		for row := fake.NewestVisible(spec.path, o.Window, tr.asset, simStart); !row.After(end); row = row.Add(f.Step) {
@@ -274,6 +289,19 @@ func RunFreshness(o FreshnessOptions) (*Freshness, error) {
 	}
 	f.Calls = fake.Calls("data")
 	return f, nil
+}
+
+// ownExcess reads the exporter's own excess staleness of the data API's
+// window from an exposition.
+func ownExcess(body []byte, window string) (float64, bool) {
+	prefix := []byte(`onchain_exporter_excess_staleness_seconds{api="data",window="` + window + `"} `)
+	for line := range bytes.Lines(body) {
+		if v, ok := bytes.CutPrefix(line, prefix); ok {
+			x, err := strconv.ParseFloat(string(bytes.TrimSpace(v)), 64)
+			return x, err == nil
+		}
+	}
+	return 0, false
 }
 
 // servedFamily carries, per tuple, the time of the row served.

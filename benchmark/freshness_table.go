@@ -41,15 +41,19 @@ func (f *Freshness) Misses(slack float64) []string {
 // runs (that failed) are left out.
 func FreshnessTable(runs []*Freshness) string {
 	var b strings.Builder
-	b.WriteString("| window | scrape | upstream delay | exporter | published rows | calls | calls per row | mean excess staleness | of the window | max | unserved rows |\n")
-	b.WriteString("|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| window | scrape | upstream delay | exporter | published rows | calls | calls per row | mean excess staleness | of the window | max | unserved rows | exporter's own figure |\n")
+	b.WriteString("|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, f := range runs {
 		if f == nil {
 			continue
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %d | %.2f | %s | %.1f %% | %s | %d |\n",
+		own := "–"
+		if f.HasOwn {
+			own = fmtDur(f.OwnExcess)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %d | %.2f | %s | %.1f %% | %s | %d | %s |\n",
 			f.Window, fmtDur(f.Interval), f.Provider, f.Policy, f.Published, f.Calls, f.CallsPerRow(),
-			fmtDur(f.MeanExcess), 100*float64(f.MeanExcess)/float64(f.Step), fmtDur(f.MaxExcess), f.Unserved)
+			fmtDur(f.MeanExcess), 100*float64(f.MeanExcess)/float64(f.Step), fmtDur(f.MaxExcess), f.Unserved, own)
 	}
 	return b.String()
 }

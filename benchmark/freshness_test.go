@@ -41,6 +41,7 @@ func TestFreshness(t *testing.T) {
 					for _, m := range f.Misses(slack) {
 						t.Errorf("%s window, upstream delay %s, exporter's schedule: %s", w, o.Provider, m)
 					}
+					checkOwnFigure(t, f)
 				})
 			}
 		})
@@ -79,6 +80,23 @@ func checkMeasure(t *testing.T, f *Freshness) {
 	}
 	if f.MeanExcess != 0 || f.Unserved != 0 {
 		t.Errorf("calling on every scrape left a mean excess staleness of %s and %d rows unserved; the measure is wrong", fmtDur(f.MeanExcess), f.Unserved)
+	}
+}
+
+// checkOwnFigure holds the exporter's own excess staleness gauge to the
+// measured one: an estimate (it knows only what its polls told it), but
+// within a factor of three, give or take 5 % of the window. An exporter
+// late by a fixed guess it never tests would show nothing there.
+func checkOwnFigure(t *testing.T, f *Freshness) {
+	t.Helper()
+	if !f.HasOwn {
+		t.Errorf("%s window, upstream delay %s: no onchain_exporter_excess_staleness_seconds in the scrapes", f.Window, f.Provider)
+		return
+	}
+	give := f.Step / 20
+	if f.OwnExcess < f.MeanExcess/3-give || f.OwnExcess > 3*f.MeanExcess+give {
+		t.Errorf("%s window, upstream delay %s: the exporter's own excess staleness, %s on average, is not within a factor of 3 (± %s) of the measured %s",
+			f.Window, f.Provider, fmtDur(f.OwnExcess), fmtDur(give), fmtDur(f.MeanExcess))
 	}
 }
 

@@ -79,6 +79,7 @@ func (c *apiCollector) collect(ctx context.Context) ([]sampleOf, bool) {
 	fresh := !timedOut
 	var stale float64
 	out := make([]sampleOf, 0, 4*len(c.states))
+	excess := excessTally{}
 	c.mu.Lock()
 	for _, st := range c.states {
 		if !st.OK || st.inflight != nil {
@@ -88,10 +89,44 @@ func (c *apiCollector) collect(ctx context.Context) ([]sampleOf, bool) {
 			}
 		}
 		out = st.emit(out, now, c.api.MaxStaleness)
+		excess.add(c.sched.delays, st, now)
 	}
 	c.mu.Unlock()
 	c.m.staleServed.WithLabelValues(name).Add(stale)
+	for window, x := range excess {
+		c.m.excess.WithLabelValues(name, window).Set(x.sum.Seconds() / float64(x.n))
+	}
 	return out, fresh
+}
+
+// excessTally sums, per window, how far each scheduled tuple's served row
+// is behind the newest row published by the learned delay.
+type excessTally map[string]*struct {
+	sum time.Duration
+	n   int
+}
+
+func (x excessTally) add(ds *delays, st *tupleState, now time.Time) {
+	t := st.tuple
+	w := rowWindow(st)
+	if w <= 0 || t.CacheTTL > 0 || st.Newest.IsZero() {
+		return
+	}
+	served := st.Newest // the newest row fetched: its values, or its null
+	s := x[t.Window]
+	if s == nil {
+		s = &struct {
+			sum time.Duration
+			n   int
+		}{}
+		x[t.Window] = s
+	}
+	s.n++
+	// Rows k windows after the one served are out once now is past
+	// their start plus the offset at which rows appear.
+	if behind := now.Sub(served.Add(ds.earliest(delayKey(t), t.Key, w))); behind >= 0 {
+		s.sum += behind / w * w
+	}
 }
 
 // refresh calls upstream for one tuple and stores the outcome. It runs

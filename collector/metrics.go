@@ -16,6 +16,7 @@ type selfMetrics struct {
 	tuples      *prometheus.GaugeVec
 	pubDelay    *prometheus.GaugeVec
 	rowDelay    *prometheus.HistogramVec
+	excess      *prometheus.GaugeVec
 }
 
 func newSelfMetrics(reg prometheus.Registerer) *selfMetrics {
@@ -36,7 +37,9 @@ func newSelfMetrics(reg prometheus.Registerer) *selfMetrics {
 		rowDelay: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "row_delay_seconds",
 			Help:    "Time from the end of a row's interval to when the exporter first served it; compare with publication_delay_seconds, the least it could be.",
 			Buckets: []float64{1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400, 43200, 86400}}, []string{"api", "window"}),
+		excess: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "excess_staleness_seconds",
+			Help: "At the last scrape, the mean over the window's scheduled tuples of how far the row served is behind the newest row the upstream has published by the learned publication delay (its lower bound where known): 0 when every tuple serves the newest row. avg_over_time of it is the mean excess staleness."}, []string{"api", "window"}),
 	}
-	reg.MustRegister(m.cacheHits, m.cacheMisses, m.callsSaved, m.staleServed, m.tuples, m.pubDelay, m.rowDelay)
+	reg.MustRegister(m.cacheHits, m.cacheMisses, m.callsSaved, m.staleServed, m.tuples, m.pubDelay, m.rowDelay, m.excess)
 	return m
 }
