@@ -207,7 +207,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	go func() { defer background.Done(); reloadLoop(ctx, logger, safe, reloads) }()
 	go func() { defer background.Done(); expander.Maintain(ctx, collector.DiscoveryRefresh, safe.Refine) }()
 	defer func() { cancel(); background.Wait() }()
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// The server's own messages (a TLS handshake refused, say) go through
+	// the project's logger too: one time key, one format.
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(slogger.Handler(), slog.LevelWarn)}
 	shutdownDone := make(chan struct{})
 	go func() {
 		defer close(shutdownDone)

@@ -230,6 +230,20 @@ func TestWebConfigTLSAndBasicAuth(t *testing.T) {
 	if strings.Contains(e.stderr.String(), password) || strings.Contains(e.answers.String(), password) {
 		t.Error("the basic auth password appears in the log or an answer")
 	}
+	// The server's own lines about the refused handshakes come through
+	// the project's logger: one ts, no line of the standard log's format.
+	handshakes := 0
+	for _, l := range strings.Split(strings.TrimSpace(e.stderr.String()), "\n") {
+		if strings.Count(l, "ts=") != 1 || strings.Contains(l, "time=") {
+			t.Errorf("not one ts= and no time=: %s", l)
+		}
+		if strings.Contains(l, "TLS handshake error") {
+			handshakes++
+		}
+	}
+	if handshakes == 0 {
+		t.Errorf("no line about the refused TLS handshakes:\n%s", e.stderr.String())
+	}
 }
 
 // selfSigned makes a certificate for 127.0.0.1 valid for an hour.

@@ -258,13 +258,15 @@ func (c *apiCollector) fetch(ctx context.Context, t *config.Tuple, dropSource bo
 	return d, nil
 }
 
-// logOnce logs an error the first time it is seen for a tuple; the same
-// error again is logged at debug level only.
+// logOnce logs an error the first time it is seen for a tuple with that
+// message; the same again is logged at debug level only.
 func (c *apiCollector) logOnce(st *tupleState, l log.Logger, msg, err string) {
-	if st.logged == err {
+	// The message counts too: the same error that now ends the serving of
+	// the last good value must say so at the level it was first said.
+	if st.logged == msg+"\x00"+err {
 		l = level.Debug(c.logger)
 	}
-	st.logged = err
+	st.logged = msg + "\x00" + err
 	l.Log("msg", msg, "endpoint", st.tuple.Path, "query", redactedQuery(st.tuple.Query), "err", err)
 }
 
