@@ -239,6 +239,25 @@ func (r *resolution) plan(cfg *config.Config) bool {
 			}
 		}
 	}
+	// A data-API path outside the built-in catalog is checked against
+	// discovery (warnUnlisted): its parameters are the user's word only.
+	// The list is read for the warning; no entry waits for it, and its
+	// failure is no expansion failure.
+	if a := cfg.APIs[config.APIData]; a != nil {
+		for _, t := range a.Tuples {
+			if t.Endpoint != nil {
+				continue
+			}
+			path := dataDiscoveryV1
+			if strings.HasPrefix(t.Path, "/v2/") {
+				path = dataDiscoveryV2
+			}
+			if key := listKey(a, path); r.requests[key].path == "" {
+				r.requests[key] = listRequest{api: a, path: path, keyed: true}
+				left = true
+			}
+		}
+	}
 	return left
 }
 

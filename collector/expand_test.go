@@ -346,4 +346,31 @@ data:
 	if n := logs.Count("not listed", "exchange="); n != 0 || strings.Contains(logs.String(), "no parameter exchange ") {
 		t.Errorf("a listed parameter was warned about:\n%s", logs.String())
 	}
+
+	// No "all" anywhere: a path outside the built-in catalog has
+	// discovery read for it all the same, and nothing waits for it.
+	alone := e.parse(`
+data:
+  url: "{{URL}}"
+  token_env: T
+  metrics:
+    - path: /v1/btc/exchange-flows/netflow
+      exchange: binance
+      params:
+        exchnge: okx
+`)
+	var aloneLogs testtool.LogBuffer
+	before := e.fake.CallsFor("/v1/discovery/endpoints")
+	out, err := NewExpander(log.NewLogfmtLogger(&aloneLogs)).Expand(context.Background(), alone)
+	if err != nil || len(out.Tuples) != 1 {
+		t.Fatalf("expansion: %v, %d tuples", err, len(out.Tuples))
+	}
+	if n := aloneLogs.Count("level=warn", "not listed", "exchnge"); n != 1 || e.fake.CallsFor("/v1/discovery/endpoints") != before+1 {
+		t.Errorf("without all: %d warnings about exchnge, %d discovery calls:\n%s", n, e.fake.CallsFor("/v1/discovery/endpoints")-before, aloneLogs.String())
+	}
+	// A path of the catalog needs no discovery.
+	before = e.fake.CallsFor("/v1/discovery/endpoints")
+	if _, err := NewExpander(log.NewNopLogger()).Expand(context.Background(), e.parse(supplyConfig)); err != nil || e.fake.CallsFor("/v1/discovery/endpoints") != before {
+		t.Errorf("a catalog path read discovery (%v)", err)
+	}
 }
