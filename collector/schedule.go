@@ -69,6 +69,22 @@ func pollStep(n int, w time.Duration) time.Duration {
 	return max(min(d, w/4), minInterval)
 }
 
+// overdueStep is the wait before the next poll of a row that is overdue
+// by `overdue` past its interval's end: pollStep while it is within a
+// window of when it was due, then a quarter of the window, and a whole
+// window once it is three windows late or the upstream marks the series
+// deprecated. A series whose upstream stopped (a delisted exchange) then
+// costs about a call per window, not one every few minutes for ever.
+func overdueStep(n int, w, overdue time.Duration, deprecated bool) time.Duration {
+	switch {
+	case deprecated || overdue > 3*w:
+		return max(w, minInterval)
+	case overdue > w:
+		return max(pollStep(n, w), w/4)
+	}
+	return pollStep(n, w)
+}
+
 // errorSteps widen the interval between retries of a failing tuple.
 var errorSteps = []time.Duration{15 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute}
 
@@ -120,7 +136,11 @@ func (s *schedule) afterSuccess(st *tupleState, prevNewest time.Time, now time.T
 			}
 		case st.Newest.After(prevNewest):
 			var missed time.Duration
-			if st.Polls > 0 {
+			if st.Polls > 0 && st.Newest.Sub(prevNewest) < w+w/2 {
+				// The polls that missed were for this row: they bound
+				// its delay from below. (After a gap, an outage or a
+				// pause, they were for an older row: this find only
+				// bounds the delay from above.)
 				missed = st.Missed
 			}
 			if st.Following {
@@ -162,7 +182,7 @@ func (s *schedule) afterSuccess(st *tupleState, prevNewest time.Time, now time.T
 			// after the longest step if it never does.
 			return s.cap(now, now.Add(max(w/4, minInterval)))
 		}
-		return s.cap(now, now.Add(pollStep(st.Polls-1, w)))
+		return s.cap(now, now.Add(overdueStep(st.Polls-1, w, st.Missed-w, st.Deprecated)))
 	}
 	if !st.Planned {
 		st.Due, st.Probing, st.Following = s.delays.plan(key, t.Key, w, now)

@@ -182,3 +182,34 @@ func TestFailingLeaderHandsOn(t *testing.T) {
 		t.Error("the leader left the configuration, and the next series to plan still follows it")
 	}
 }
+
+// TestStalledSeriesIsPolledLessAndLess: a day series whose upstream stops
+// publishing is polled in the usual steps while its row is within a
+// window of due, then every 6 h, and once it is three windows late, once
+// a day; a deprecated one once a day at once.
+func TestStalledSeriesIsPolledLessAndLess(t *testing.T) {
+	for _, deprecated := range []bool{false, true} {
+		s := &schedule{delays: &delays{}}
+		st := &tupleState{tuple: &config.Tuple{API: "data", Path: "/p", Window: "day", Key: "k"}}
+		start := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+		st.Newest = start.Add(-24 * time.Hour)
+		st.Deprecated = deprecated
+		now := start.Add(time.Hour)
+		now = s.afterSuccess(st, time.Time{}, now) // the first refresh after start
+		calls := map[int]int{}                     // per day
+		for now.Before(start.Add(10 * 24 * time.Hour)) {
+			calls[int(now.Sub(start)/(24*time.Hour))]++
+			now = s.afterSuccess(st, st.Newest, now) // no new row, ever
+		}
+		late := 0
+		for d := 4; d < 10; d++ {
+			late += calls[d]
+		}
+		if late > 7 || (deprecated && calls[1] > 2) {
+			t.Errorf("deprecated=%v: calls per day %v; want at most about one a day once the row is days late", deprecated, calls)
+		}
+		if !deprecated && calls[1] < 10 {
+			t.Errorf("calls per day %v: a row late by less than a window must still be looked for in steps", calls)
+		}
+	}
+}
