@@ -85,6 +85,9 @@ type cachedList struct {
 	rows []map[string]any
 	at   time.Time
 	gen  int
+	// saved: read from the state of the last run, not fetched by this
+	// one; reused up to DiscoveryRefresh, as the last run would have.
+	saved bool
 }
 
 // NewExpander returns an Expander; opts supplies the clock and the
@@ -298,11 +301,16 @@ func (r *resolution) fetch(key string, req listRequest) listResult {
 	c, cached := x.cache[key]
 	if !cached {
 		if rows, at, ok := x.store.recallList(req.api, req.path); ok {
-			c, cached = cachedList{rows: rows, at: at, gen: x.gen}, true
+			c, cached = cachedList{rows: rows, at: at, gen: x.gen, saved: true}, true
 			x.cache[key] = c
 		}
 	}
-	fresh := cached && c.gen == x.gen && x.now().Sub(c.at) < listReuse
+	reuse := listReuse
+	if c.saved {
+		// A restart costs no list call the last run would not have made.
+		reuse = DiscoveryRefresh
+	}
+	fresh := cached && c.gen == x.gen && x.now().Sub(c.at) < reuse
 	gen := x.gen
 	x.mu.Unlock()
 	if fresh {

@@ -134,6 +134,17 @@ func TestRestartServesSavedStateWithoutCalls(t *testing.T) {
 	}
 	second.stop()
 
+	// Two hours later the hour rows are due, but the discovery answer the
+	// last run kept is not: the last run would have reused it for a day.
+	r.clock.Add(2 * time.Hour)
+	r.fake.ResetCalls()
+	later := r.start(restartConfig, testToken)
+	later.dataLines(t)
+	if n := r.fake.CallsFor("/v1/discovery/endpoints"); n != 0 || r.fake.Calls("data") == 0 {
+		t.Errorf("a restart 2 h later made %d discovery calls (want 0) and %d calls in all (want the due rows)", n, r.fake.Calls("data"))
+	}
+	later.stop()
+
 	// A new timeout, rate_limit or TLS setting is the same account: what
 	// was learned stands.
 	r.fake.ResetCalls()
