@@ -67,6 +67,12 @@ func decode(body []byte, t *config.Tuple, up shapeSource) (*decoded, error) {
 	if err != nil {
 		return nil, err
 	}
+	if obj, ok := root.(map[string]any); ok && pin.rows == "" && at != "." && !carriesFields(list, t.Fields) && carriesFields([]any{obj}, t.Fields) {
+		// One object that is the row and also holds a list (its top
+		// analysts, say): the list found carries none of the fields the
+		// series reads, the object does.
+		list, at = []any{obj}, "."
+	}
 	d := &decoded{}
 	if m, ok := upstream.Lookup(root, "status.message"); ok {
 		if s, _ := m.(string); strings.EqualFold(strings.TrimSpace(s), "deprecated") {
@@ -279,4 +285,18 @@ func labelValue(v any) string {
 		return ""
 	}
 	return fmt.Sprint(v)
+}
+
+// carriesFields says whether any of the rows holds one of the fields a
+// series reads; false when the series reads every numeric field (no list).
+func carriesFields(rows []any, fields map[string]*config.Field) bool {
+	for _, r := range rows {
+		obj, _ := r.(map[string]any)
+		for name := range fields {
+			if _, ok := obj[name]; ok {
+				return true
+			}
+		}
+	}
+	return false
 }

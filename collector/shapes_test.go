@@ -112,6 +112,7 @@ func TestDecodeConsensusInAnyShape(t *testing.T) {
 		{"bare array, oldest first, epoch ms", `[{"timestamp":1795046400000,"score":-0.5,"bullish":1,"bearish":13,"neutral":10,"analysts":24},{"timestamp":1795132800000,"score":0.25,"bullish":12,"bearish":6,"neutral":6,"analysts":24}]`, ".", "timestamp", false},
 		{"epoch seconds as strings", `{"results":[{"ts":"1795132800","score":0.25,"bullish":12,"bearish":6,"neutral":6,"analysts":24}]}`, "results", "ts", false},
 		{"the only list", `{"asset":"bitcoin","days":7,"history":[{"as_of":"2026-11-20","score":0.25,"bullish":12,"bearish":6,"neutral":6,"analysts":24},{"as_of":"2026-11-19","score":-0.5}]}`, "history", "as_of", false},
+		{"one object holding a list of another kind", `{"asset":"bitcoin","bullish":12,"bearish":6,"neutral":6,"score":0.25,"analysts":24,"updated_at":"2026-11-20T00:00:00Z","top_analysts":[{"handle":"chain_oracle","accuracy":0.7}]}`, ".", "updated_at", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, at, shape := decodeAs(t, tp, tc.body)

@@ -26,7 +26,9 @@ var TimeKeys = []string{"datetime", "date", "timestamp", "time", "ts", "updated_
 	"as_of", "asOf", "created_at", "createdAt", "published_at"}
 
 var timeLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02 15:04",
-	time.DateOnly, "2006-01-02 15:04:05Z07:00", "20060102T150405", "20060102"}
+	time.DateOnly, "2006-01-02 15:04:05Z07:00", "20060102T150405", "20060102",
+	"2006-01-02T15:04Z07:00", "2006-01-02T15:04", "2006-01-02 15:04:05 MST", "2006/01/02", "2006/01/02 15:04:05",
+	time.RFC1123, time.RFC1123Z}
 
 // Shape is where an answer held its rows and their time, as dotted paths a
 // configuration can pin (rows:, time_key:).
@@ -194,9 +196,11 @@ func hasNumbers(obj map[string]any) bool {
 
 // FindTimeKey returns the key holding the time of a row, and that time. A
 // pinned key (time_key:) is the only one read; otherwise the hints, then
-// TimeKeys, are tried in order. Accepted values: dates, RFC 3339,
-// "YYYY-MM-DD HH:MM:SS" (UTC), YYYYMMDD, and Unix times in seconds,
-// milliseconds or microseconds, as numbers or numeric strings.
+// TimeKeys, are tried in order. Accepted values: dates (2026-11-20,
+// 2026/11/20, YYYYMMDD), RFC 3339 (with or without seconds),
+// "YYYY-MM-DD HH:MM:SS" (UTC, or with a zone name), RFC 1123 (HTTP
+// dates), and Unix times in seconds, milliseconds or microseconds, as
+// numbers or numeric strings.
 func FindTimeKey(row map[string]any, pinned string, hints ...string) (key string, t time.Time, ok bool) {
 	keys := []string{pinned}
 	if pinned == "" {
