@@ -159,6 +159,11 @@ func TestTypoInValuesFails(t *testing.T) {
 		"extraArgs=--log.level=debug",
 		"existingSecrets=onchain",
 		"serviceMonitor.interval=30",
+		"securityContext.readOnlyRootFileSystem=true",
+		"podSecurityContext.runAsUsr=1000",
+		"resources.limit.memory=1Gi",
+		"tolerations[0].efect=NoSchedule",
+		"affinity.nodeAfinity.x=y",
 	} {
 		if _, err := runHelm(t, "template", release, chartDir, "--set", set); err == nil {
 			t.Errorf("helm template --set %s: rendered, want a schema error", set)
@@ -171,15 +176,16 @@ func TestTypoInValuesFails(t *testing.T) {
 	}
 }
 
-// TestTypoInKubernetesValueFails: values passed through as Kubernetes
-// objects (securityContext, resources, affinity...) are not in the schema;
-// the strict decoding of this test catches a typo in them.
+// TestTypoInKubernetesValueFails: the schema lists the first level of the
+// Kubernetes objects passed through (securityContext, resources,
+// affinity...); below that, the strict decoding of this test catches a
+// typo.
 func TestTypoInKubernetesValueFails(t *testing.T) {
-	out, err := runHelm(t, "template", release, chartDir, "--set", "securityContext.readOnlyRootFileSystem=true")
+	out, err := runHelm(t, "template", release, chartDir, "--set", "securityContext.seccompProfile.tpye=RuntimeDefault")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := decode(out); err == nil || !strings.Contains(err.Error(), "readOnlyRootFileSystem") {
-		t.Errorf("decode: %v; want an unknown field error for readOnlyRootFileSystem", err)
+	if _, err := decode(out); err == nil || !strings.Contains(err.Error(), "tpye") {
+		t.Errorf("decode: %v; want an unknown field error for tpye", err)
 	}
 }

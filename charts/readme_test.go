@@ -11,14 +11,15 @@ import (
 )
 
 // schemaValues returns the dotted names of the values the schema defines:
-// the leaves, an object with its own properties counting through them.
+// the leaves, an object with its own properties counting through them,
+// but for a Kubernetes object (its fields are Kubernetes', not ours).
 func schemaValues(prefix string, props map[string]schemaNode) []string {
 	var names []string
 	for name, p := range props {
 		if prefix == "" && name == "global" { // Helm's, for charts used as subcharts
 			continue
 		}
-		if len(p.Properties) > 0 {
+		if len(p.Properties) > 0 && !strings.HasPrefix(p.Description, "A Kubernetes") {
 			names = append(names, schemaValues(prefix+name+".", p.Properties)...)
 		} else {
 			names = append(names, prefix+name)
@@ -28,7 +29,8 @@ func schemaValues(prefix string, props map[string]schemaNode) []string {
 }
 
 type schemaNode struct {
-	Properties map[string]schemaNode `json:"properties"`
+	Description string                `json:"description"`
+	Properties  map[string]schemaNode `json:"properties"`
 }
 
 // TestReadmeListsEveryValue keeps the README's values table and the
