@@ -140,12 +140,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	store := collector.OpenStore(*storagePath, logger)
 	expander := collector.NewExpander(logger, collector.Options{Clients: clients, Store: store})
+	var exp *collector.Exporter
 	load := func() (*config.Config, error) {
 		c, err := parse()
 		if err != nil {
 			return nil, err
 		}
-		return expander.Expand(context.Background(), c)
+		out, err := expander.Expand(context.Background(), c)
+		if err != nil && exp != nil {
+			// The reload fails: the sections in force get back the
+			// clients its expansion took.
+			if rerr := exp.Reclaim(); rerr != nil {
+				level.Error(logger).Log("msg", "cannot put the clients of the configuration in force back", "err", rerr)
+			}
+		}
+		return out, err
 	}
 	start, cancelStart := context.WithTimeout(context.Background(), collector.StartBudget)
 	cfg, err = expander.Expand(start, cfg)
@@ -157,7 +166,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	reg.MustRegister(versioncollector.NewCollector(exporterName), collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), expander)
-	exp, err := collector.New(cfg, logger, reg, collector.Options{DefaultTimeout: *defaultTimeout, TimeoutOffset: *timeoutOffset, Clients: clients, Store: store})
+	exp, err = collector.New(cfg, logger, reg, collector.Options{DefaultTimeout: *defaultTimeout, TimeoutOffset: *timeoutOffset, Clients: clients, Store: store})
 	if err != nil {
 		level.Error(logger).Log("msg", "cannot start the collectors", "err", err)
 		return 1

@@ -17,6 +17,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
+	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
 // One entry needs no list; the others need the v2 discovery, the equity
@@ -351,5 +352,53 @@ func TestEmptyListsAreNoConfigurationError(t *testing.T) {
 		if st := x.State()[api]; !st.OK || st.Waiting != 0 {
 			t.Errorf("%s after the lists came good: %+v", api, st)
 		}
+	}
+}
+
+// TestFailedReloadGivesTheClientsBack: the expansion of a reload takes the
+// clients of the new sections from the pool; when the reload then fails
+// (its lists show the file wrong), Reclaim gives the sections in force
+// their clients back, so that the exporter's calls go through the pool's
+// client again (a replaced client is closed, and pauses nothing).
+func TestFailedReloadGivesTheClientsBack(t *testing.T) {
+	const good = `
+consensus:
+  url: "{{URL}}/consensus"
+  timeout: 10s
+  metrics:
+    - path: /consensus
+      asset: btc
+`
+	e := newEnv(t, good, fakeapi.Options{})
+	pool := upstream.NewPool(prometheus.NewRegistry(), e.clock.Now, log.NewNopLogger())
+	t.Cleanup(pool.Close)
+	x := NewExpander(log.NewNopLogger(), Options{Now: e.clock.Now, Clients: pool})
+	cfg, err := x.Expand(context.Background(), e.parse(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp, err := New(cfg, log.NewNopLogger(), prometheus.NewRegistry(), Options{Now: e.clock.Now, Clients: pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(exp.Close)
+	inForce := func() *upstream.Client {
+		exp.mu.RLock()
+		defer exp.mu.RUnlock()
+		return exp.apis[0].up
+	}
+	bad := strings.Replace(strings.Replace(good, "timeout: 10s", "timeout: 11s", 1), "asset: btc", "asset: dogecoin", 1)
+	e.clock.Add(2 * time.Hour) // the asset list is asked for again
+	if _, err := x.Expand(context.Background(), e.parse(bad)); err == nil {
+		t.Fatal("an asset /assets does not know expanded")
+	}
+	if pool.Current(config.APIConsensus) == inForce() {
+		t.Fatal("the failed expansion did not take the section's client: the test shows nothing")
+	}
+	if err := exp.Reclaim(); err != nil {
+		t.Fatal(err)
+	}
+	if pool.Current(config.APIConsensus) != inForce() || inForce().API().Timeout != 10*time.Second {
+		t.Error("after Reclaim the exporter's client is not the pool's client of the section in force")
 	}
 }

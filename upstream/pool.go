@@ -80,6 +80,13 @@ func (p *Pool) Client(a *config.API) *Client {
 	return c
 }
 
+// Current returns the client of an API in the pool now, or nil.
+func (p *Pool) Current(name string) *Client {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.clients[name]
+}
+
 // Drop closes the client of an API no longer configured.
 func (p *Pool) Drop(name string) {
 	p.mu.Lock()
