@@ -136,17 +136,10 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 	defer c.wg.Done()
 	ctx, cancel := context.WithTimeout(c.ctx, c.api.Timeout)
 	defer cancel()
-	c.mu.Lock()
-	t, dropSource := st.tuple, st.DropSourceText
-	c.mu.Unlock()
+	t := st.tuple // set once; the state's fields are the lock's
 
 	start := c.now()
-	d, err := c.fetch(ctx, t, dropSource)
-	if e := asAPIErrorOrNil(err); e != nil && e.Code == "RAW_ACCESS_REQUIRED" && !dropSource && t.Query.Has("source_text") {
-		level.Warn(c.logger).Log("msg", "key has no raw access; asking for the excerpt instead of source_text", "endpoint", t.Path)
-		dropSource = true
-		d, err = c.fetch(ctx, t, true)
-	}
+	d, err := c.fetch(ctx, t)
 	var values []sampleOf
 	var problems []string
 	if err == nil {
@@ -182,7 +175,6 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 		close(done)
 		c.mu.Unlock()
 	}()
-	st.DropSourceText = dropSource
 	st.LastAttempt = start
 	if err != nil {
 		e := upstream.AsError(err)
@@ -242,12 +234,8 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 }
 
 // fetch is one GET and decode of a tuple.
-func (c *apiCollector) fetch(ctx context.Context, t *config.Tuple, dropSource bool) (*decoded, error) {
-	q := t.Query
-	if dropSource {
-		q = cloneWithout(q, "source_text")
-	}
-	body, err := c.up.Get(ctx, t.Path, q, t.Keyed)
+func (c *apiCollector) fetch(ctx context.Context, t *config.Tuple) (*decoded, error) {
+	body, err := c.up.Get(ctx, t.Path, t.Query, t.Keyed)
 	if err != nil {
 		return nil, err
 	}
@@ -277,23 +265,6 @@ func (c *apiCollector) close() {
 	c.mu.Unlock()
 	c.cancel()
 	c.wg.Wait()
-}
-
-func asAPIErrorOrNil(err error) *upstream.Error {
-	if err == nil {
-		return nil
-	}
-	return upstream.AsError(err)
-}
-
-func cloneWithout(q url.Values, key string) url.Values {
-	out := url.Values{}
-	for k, v := range q {
-		if k != key {
-			out[k] = v
-		}
-	}
-	return out
 }
 
 // redactedQuery renders a query for logs; the credential is never in a

@@ -53,8 +53,6 @@ type tupleCache struct {
 	Following bool          `json:"following,omitempty"`
 	Polls     int           `json:"polls"`  // polls that missed the next row after it was due
 	Missed    time.Duration `json:"missed"` // offset from the next row's start of the last of them
-
-	DropSourceText bool `json:"drop_source_text,omitempty"` // the key lacks raw access: ask for the excerpt
 }
 
 // rebuild builds the served series from Samples with the tuple's labels.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 )
@@ -45,6 +46,9 @@ type Client struct {
 	// limit is rate_limit (nil without one); a client rebuilt for the
 	// same account takes over its predecessor's (Pool.Client).
 	limit *minuteCap
+	// noRaw: the key was refused raw access (RAW_ACCESS_REQUIRED), so
+	// source_text is left out of its calls.
+	noRaw bool
 	// pauses holds one API-wide pause per lane, key-free [0] and keyed
 	// [1]: upstream limits and rejects the two apart (a key's daily quota
 	// or a bad key stop keyed calls; key-free calls count per IP).
@@ -133,6 +137,9 @@ func (u *Client) Close() {
 // or unentitled credential. Rate-limit and quota pauses stay.
 func (u *Client) Reloaded() {
 	u.lift(func(p pauseState) bool { return p.credential })
+	u.mu.Lock()
+	u.noRaw = false // the plan may have changed too
+	u.mu.Unlock()
 }
 
 func (u *Client) lift(which func(pauseState) bool) {
@@ -201,7 +208,51 @@ func (u *Client) unmark(code string) {
 // Get performs one GET of the API's path with query and returns the body
 // of a successful answer, or an *Error. Nothing in an error carries the
 // credential: URLs in errors are rebuilt without it.
+//
+// A key without raw access (RAW_ACCESS_REQUIRED, Analyst Consensus) is
+// asked again at once without source_text, for the excerpt, and from
+// then on without it; a reload or another key asks with it again.
 func (u *Client) Get(ctx context.Context, path string, query url.Values, keyed bool) ([]byte, error) {
+	if !query.Has(sourceText) {
+		return u.get(ctx, path, query, keyed)
+	}
+	u.mu.Lock()
+	noRaw := u.noRaw
+	u.mu.Unlock()
+	if !noRaw {
+		body, err := u.get(ctx, path, query, keyed)
+		if e := AsErrorOrNil(err); e == nil || e.Code != "RAW_ACCESS_REQUIRED" {
+			return body, err
+		}
+		u.mu.Lock()
+		first := !u.noRaw
+		u.noRaw = true
+		u.mu.Unlock()
+		if first {
+			level.Warn(u.logger).Log("msg", "key has no raw access; asking for the excerpt instead of source_text", "endpoint", path)
+		}
+	}
+	q := make(url.Values, len(query))
+	for k, v := range query {
+		if k != sourceText {
+			q[k] = v
+		}
+	}
+	return u.get(ctx, path, q, keyed)
+}
+
+// sourceText is the Analyst Consensus parameter that asks for raw text.
+const sourceText = "source_text"
+
+// AsErrorOrNil is AsError for a non-nil error, nil otherwise.
+func AsErrorOrNil(err error) *Error {
+	if err == nil {
+		return nil
+	}
+	return AsError(err)
+}
+
+func (u *Client) get(ctx context.Context, path string, query url.Values, keyed bool) ([]byte, error) {
 	keyed = keyed || u.api.Name == config.APIData // the data API has no key-free call
 	fail := func(e *Error) *Error { return u.failOn(keyed, e) }
 	if until, by, ok := u.paused(keyed); ok {

@@ -77,7 +77,7 @@ func (consensusDialect) check(status int, h http.Header, body []byte, now time.T
 	case "INVALID_API_KEY":
 		e.Pause, e.Credential = AuthPause, true // the key itself is bad: every call would fail
 	case "RAW_ACCESS_REQUIRED":
-		e.Hold = AuthPause // the caller drops source_text and asks again
+		e.Hold = AuthPause // Client.Get drops source_text and asks again
 	case "DAILY_LIMIT_EXCEEDED":
 		e.PauseUntil = nextUTCMidnight(now)
 	case "RATE_LIMIT_EXCEEDED":
