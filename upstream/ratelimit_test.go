@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"slices"
 	"sort"
 	"sync"
@@ -153,23 +152,5 @@ func TestRateLimitCountsEveryRequestOnTheWire(t *testing.T) {
 	defer cancelFresh()
 	if _, err := p.Client(section(2*time.Second, "k2")).Get(fresh, "/v1/btc/a/c", nil, false); hits.Load() != 4 || AsError(err).HTTP != http.StatusBadGateway {
 		t.Errorf("a client of another account: %d requests, %v", hits.Load(), err)
-	}
-}
-
-// TestRedirectsAreOffByDefault: without follow_redirects the answer of a
-// redirect is an error and its target is never asked.
-func TestRedirectsAreOffByDefault(t *testing.T) {
-	var hits atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hits.Add(1)
-		http.Redirect(w, r, "/elsewhere", http.StatusMovedPermanently)
-	}))
-	defer srv.Close()
-	u, _ := url.Parse(srv.URL)
-	a := &config.API{Name: config.APIConsensus, URL: u, Timeout: time.Second, Concurrency: 1}
-	c := New(a, NewMetrics(prometheus.NewRegistry()), time.Now, log.NewNopLogger())
-	_, err := c.Get(context.Background(), "/consensus", nil, false)
-	if hits.Load() != 1 || err == nil || AsError(err).Message != "redirect (HTTP 301) not followed: follow_redirects is off" {
-		t.Errorf("%d requests, error %v", hits.Load(), err)
 	}
 }
