@@ -109,7 +109,11 @@ func countItems(rows []row, t *config.Tuple, labelsFrom []string) ([]row, string
 	}
 	var problems []string
 	if missing > 0 {
-		problems = append(problems, fmt.Sprintf("%d of %d items have no %s and were not counted", missing, len(rows), strings.Join(labelsFrom, ", ")))
+		verb := "items have no %s and were not counted"
+		if missing == 1 {
+			verb = "items has no %s and was not counted" // "1 of 3 items has"
+		}
+		problems = append(problems, fmt.Sprintf("%d of %d "+verb, missing, len(rows), strings.Join(labelsFrom, ", ")))
 	}
 	return out, strings.Join(labelsFrom, ","), problems
 }
