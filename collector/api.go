@@ -94,7 +94,7 @@ func (c *apiCollector) collect(ctx context.Context) ([]sampleOf, bool) {
 	c.mu.Unlock()
 	c.m.staleServed.WithLabelValues(name).Add(stale)
 	for window, x := range excess {
-		c.m.excess.WithLabelValues(name, window).Set(x.sum.Seconds() / float64(x.n))
+		c.m.excess.WithLabelValues(name, window).Set(x.sum.Seconds() / float64(max(x.n, 1)))
 	}
 	return out, fresh
 }
@@ -106,26 +106,38 @@ type excessTally map[string]*struct {
 	n   int
 }
 
+//
+// A series is one row behind once now is past the start of the row after
+// the one it serves plus the offset at which rows appear. Left out: series
+// on a cache_ttl (no schedule), deprecated ones, and those that would be
+// two rows or more behind: the tally is taken after the scrape's
+// refreshes, so such a series was just asked and the upstream did not
+// have the rows (it stopped, or publishes far later than learned); the
+// exporter cannot tell a row it misses from one that does not exist.
 func (x excessTally) add(ds *delays, st *tupleState, now time.Time) {
 	t := st.tuple
 	w := rowWindow(st)
-	if w <= 0 || t.CacheTTL > 0 || st.Newest.IsZero() {
+	if w <= 0 || t.CacheTTL > 0 {
 		return
 	}
-	served := st.Newest // the newest row fetched: its values, or its null
 	s := x[t.Window]
 	if s == nil {
 		s = &struct {
 			sum time.Duration
 			n   int
 		}{}
-		x[t.Window] = s
+		x[t.Window] = s // the window's gauge is set, to 0 if none counts
+	}
+	if st.Newest.IsZero() || st.Deprecated {
+		return
+	}
+	behind := now.Sub(st.Newest.Add(ds.earliest(delayKey(t), t.Key, w))) // the newest row fetched
+	if behind >= 2*w {
+		return
 	}
 	s.n++
-	// Rows k windows after the one served are out once now is past
-	// their start plus the offset at which rows appear.
-	if behind := now.Sub(served.Add(ds.earliest(delayKey(t), t.Key, w))); behind >= 0 {
-		s.sum += behind / w * w
+	if behind >= w {
+		s.sum += w
 	}
 }
 
