@@ -155,11 +155,13 @@ func (ds *delays) resign(key, id string) {
 }
 
 // followerWait is how long after the estimate a follower polls for a row
-// its leader has not found: a quarter of the window, at most 8 learn steps
-// (40 min for day rows), so that a leader that fails or is gone delays its
-// followers by that much, once.
+// its leader has not found: a quarter of the window, at most 40 min (for
+// day rows; 6 h would be a quarter), so that a leader that fails or is
+// gone delays its followers by that much, once. Shorter, followers of a
+// leader that is merely chasing a late row poll for it themselves, which
+// jittered providers make costly.
 func followerWait(w time.Duration) time.Duration {
-	return max(min(w/4, 8*learnStep(w)), learnStep(w))
+	return max(min(w/4, 40*time.Minute), learnStep(w))
 }
 
 // following says whether the key's series follow a leader.
