@@ -51,6 +51,8 @@ func (c *apiCollector) collect(ctx context.Context) ([]sampleOf, bool) {
 			waits = append(waits, st.inflight)
 		case c.closed || now.Before(st.Next) && !c.sched.siblingFound(st, now):
 			hits++
+		case c.sched.waitsForLeader(st, now):
+			hits++
 		default:
 			st.inflight = make(chan struct{})
 			waits = append(waits, st.inflight)

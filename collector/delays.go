@@ -154,12 +154,21 @@ func (ds *delays) resign(key, id string) {
 	}
 }
 
+// chasing says whether the key's leader is polling for the late row that
+// starts at row: its followers then wait for it rather than poll
+// themselves (it resigns when it fails).
+func (ds *delays) chasing(key string, row time.Time) bool {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	e := ds.est[key]
+	return e != nil && !e.Split && e.Leader != "" && e.Chaser == e.Leader && e.Chased.Equal(row)
+}
+
 // followerWait is how long after the estimate a follower polls for a row
 // its leader has not found: a quarter of the window, at most 40 min (for
 // day rows; 6 h would be a quarter), so that a leader that fails or is
-// gone delays its followers by that much, once. Shorter, followers of a
-// leader that is merely chasing a late row poll for it themselves, which
-// jittered providers make costly.
+// gone delays its followers by that much, once. A leader still chasing
+// the row holds them longer (waitsForLeader).
 func followerWait(w time.Duration) time.Duration {
 	return max(min(w/4, 40*time.Minute), learnStep(w))
 }

@@ -198,6 +198,23 @@ func (s *schedule) afterSuccess(st *tupleState, prevNewest time.Time, now time.T
 	return s.cap(now, now.Add(minInterval))
 }
 
+// waitsForLeader says whether a follower whose own poll is due waits
+// instead, because its key's leader is still chasing the row (a late
+// row): it is due again a learn step later, or as soon as the leader finds
+// the row (siblingFound), or polls itself once the leader fails and
+// resigns. Called under the collector's lock.
+func (s *schedule) waitsForLeader(st *tupleState, now time.Time) bool {
+	if !st.Following || st.Newest.IsZero() || st.tuple.CacheTTL > 0 {
+		return false
+	}
+	w := rowWindow(st)
+	if w <= 0 || !s.delays.chasing(delayKey(st.tuple), st.Newest.Add(w)) {
+		return false
+	}
+	st.Next = now.Add(learnStep(w))
+	return true
+}
+
 // afterError plans the retry of a failing tuple.
 func (s *schedule) afterError(st *tupleState, e *upstream.Error, now time.Time) time.Time {
 	if st.tuple.CacheTTL == 0 && !e.HeldBack {

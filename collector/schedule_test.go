@@ -243,3 +243,30 @@ func TestExcessTally(t *testing.T) {
 		t.Fatalf("tally %+v, want 2 series counted, one an hour behind", got)
 	}
 }
+
+// TestFollowerWaitsForAChasingLeader: a follower whose own poll comes due
+// while its leader still chases the late row waits (no call), and polls
+// itself once the leader fails and resigns.
+func TestFollowerWaitsForAChasingLeader(t *testing.T) {
+	ds := &delays{}
+	s := &schedule{delays: ds}
+	w := 24 * time.Hour
+	key := "data /p day"
+	ds.setMembers(map[string]int{key: 2}, map[string]bool{"a": true, "b": true})
+	row := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	now := row.Add(w + 2*time.Hour)
+	ds.plan(key, "a", w, now)
+	if !ds.chase(key, "a", row.Add(w), w) {
+		t.Fatal("the leader does not chase its late row")
+	}
+	follower := &tupleState{tuple: &config.Tuple{API: "data", Path: "/p", Window: "day", Key: "b"},
+		tupleCache: tupleCache{Newest: row, Following: true, Next: now}}
+	if !s.waitsForLeader(follower, now) || !follower.Next.After(now) {
+		t.Error("a follower polls itself while its leader chases the row")
+	}
+	s.afterError(&tupleState{tuple: &config.Tuple{API: "data", Path: "/p", Window: "day", Key: "a"}, tupleCache: tupleCache{Failures: 1}},
+		&upstream.Error{Code: "transport"}, now)
+	if s.waitsForLeader(follower, now) {
+		t.Error("a follower still waits for a leader that failed")
+	}
+}
