@@ -108,7 +108,6 @@ type excessTally map[string]*struct {
 	n   int
 }
 
-//
 // A series is one row behind once now is past the start of the row after
 // the one it serves plus the offset at which rows appear. Left out: series
 // on a cache_ttl (no schedule), deprecated ones, and those that would be
