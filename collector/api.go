@@ -108,13 +108,14 @@ type excessTally map[string]*struct {
 	n   int
 }
 
-// A series is one row behind once now is past the start of the row after
-// the one it serves plus the offset at which rows appear. Left out: series
-// on a cache_ttl (no schedule), deprecated ones, and those that would be
-// two rows or more behind: the tally is taken after the scrape's
-// refreshes, so such a series was just asked and the upstream did not
-// have the rows (it stopped, or publishes far later than learned); the
-// exporter cannot tell a row it misses from one that does not exist.
+// add counts one tuple. A series is one row behind once now is past the
+// start of the row after the one it serves plus the offset at which rows
+// appear. Left out: series on a cache_ttl (no schedule), deprecated ones,
+// and those that would be two rows or more behind: the tally is taken
+// after the scrape's refreshes, so such a series was just asked and the
+// upstream did not have the rows (it stopped, or publishes far later than
+// learned); the exporter cannot tell a row it misses from one that does
+// not exist.
 func (x excessTally) add(ds *delays, st *tupleState, now time.Time) {
 	t := st.tuple
 	w := rowWindow(st)
