@@ -151,7 +151,7 @@ func TestTypoInValuesFails(t *testing.T) {
 	for _, set := range []string{
 		"serviceMonitr.enabled=true",
 		"serviceMonitor.enable=true",
-		"prometheusRule.labes.release=x",
+		"prometheusRule.labels.release=x",
 		"persistence.existingclaim=x",
 		"storage.enbled=false",
 		"image.tga=v1",
@@ -187,5 +187,28 @@ func TestTypoInKubernetesValueFails(t *testing.T) {
 	}
 	if _, err := decode(out); err == nil || !strings.Contains(err.Error(), "tpye") {
 		t.Errorf("decode: %v; want an unknown field error for tpye", err)
+	}
+}
+
+// TestScrapeTimeoutLongerThanIntervalFails: Prometheus refuses a scrape
+// timeout longer than its interval, so the chart does too, by name, for
+// both jobs; equal durations written two ways pass.
+func TestScrapeTimeoutLongerThanIntervalFails(t *testing.T) {
+	for _, set := range [][]string{
+		{"serviceMonitor.interval=10s"}, // the default timeout is 25s
+		{"serviceMonitor.dailyInterval=30s"},
+		{"serviceMonitor.interval=1m", "serviceMonitor.scrapeTimeout=1m0s500ms"},
+	} {
+		args := []string{"template", release, chartDir, "--set", "serviceMonitor.enabled=true"}
+		for _, s := range set {
+			args = append(args, "--set", s)
+		}
+		if _, err := runHelm(t, args...); err == nil || !strings.Contains(err.Error(), "Prometheus refuses a scrape timeout longer than the interval") {
+			t.Errorf("--set %v: %v; want the chart to refuse it", set, err)
+		}
+	}
+	if _, err := runHelm(t, "template", release, chartDir, "--set", "serviceMonitor.enabled=true",
+		"--set", "serviceMonitor.interval=1m30s", "--set", "serviceMonitor.scrapeTimeout=90s"); err != nil {
+		t.Errorf("a timeout equal to the interval: %v", err)
 	}
 }

@@ -51,3 +51,29 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- define "onchain-exporter.claimName" -}}
 {{- default (include "onchain-exporter.fullname" .) .Values.persistence.existingClaim }}
 {{- end }}
+
+{{/*
+A Prometheus duration (1m30s, 2h, 500ms) in milliseconds, so that two can
+be compared; the schema has already checked its form.
+*/}}
+{{- define "onchain-exporter.milliseconds" -}}
+{{- $units := dict "ms" 1 "s" 1000 "m" 60000 "h" 3600000 "d" 86400000 "w" 604800000 "y" 31536000000 -}}
+{{- $total := 0 -}}
+{{- range regexFindAll "[0-9]+(ms|s|m|h|d|w|y)" (toString .) -1 -}}
+{{- $unit := regexReplaceAll "^[0-9]+" . "" -}}
+{{- $total = add $total (mul (regexFind "^[0-9]+" . | atoi) (get $units $unit)) -}}
+{{- end -}}
+{{- $total -}}
+{{- end }}
+
+{{/*
+Fails the render when a scrape timeout is longer than its interval, which
+Prometheus refuses: (list timeoutValueName intervalValueName timeout interval).
+*/}}
+{{- define "onchain-exporter.checkTimeout" -}}
+{{- $timeout := include "onchain-exporter.milliseconds" (index . 2) | atoi -}}
+{{- $interval := include "onchain-exporter.milliseconds" (index . 3) | atoi -}}
+{{- if gt $timeout $interval -}}
+{{- fail (printf "%s (%s) is longer than %s (%s): Prometheus refuses a scrape timeout longer than the interval" (index . 0) (index . 2) (index . 1) (index . 3)) -}}
+{{- end -}}
+{{- end }}
