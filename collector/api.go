@@ -244,6 +244,8 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 	if len(problems) > 0 {
 		c.up.CountErrors("bad_value", len(problems))
 		c.logOnce(st, level.Warn(c.logger), "some fields of the answer were skipped", strings.Join(problems, "; "))
+	} else if d != nil && d.page != "" {
+		c.logOnce(st, level.Warn(c.logger), "the items counted are one page of more; the counts are of that page", d.page)
 	}
 }
 

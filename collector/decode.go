@@ -35,6 +35,8 @@ type decoded struct {
 	deprecated      bool
 	// problems are bad values skipped (a string where a number belongs).
 	problems []string
+	// page says the items counted are one page of more (paginated).
+	page string
 }
 
 type row struct {
@@ -108,6 +110,9 @@ func decode(body []byte, t *config.Tuple, up shapeSource) (*decoded, error) {
 	labels, labelsFrom := labelSources(rows, t, pin.labels)
 	rows, countedBy, skipped := countItems(rows, t, labels)
 	d.problems = append(d.problems, skipped...)
+	if countedBy != "" {
+		d.page = paginated(rootObj, len(list))
+	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].time.After(rows[j].time) })
 	if len(rows) > 0 {
 		d.newest = rows[0].time

@@ -154,3 +154,33 @@ func countField(t *config.Tuple) string {
 	}
 	return ""
 }
+
+// paginated says, when items were counted, whether the answer around them
+// says it holds only a page of them (a total above the items it lists, a
+// next page): the counts are then of that page, and the log says so. ""
+// when nothing says so.
+func paginated(root map[string]any, items int) string {
+	if root == nil {
+		return ""
+	}
+	for _, k := range []string{"total", "total_count", "totalCount", "count"} {
+		if v, ok := root[k]; ok {
+			if n, err := strconv.ParseFloat(labelValue(v), 64); err == nil && n > float64(items) {
+				return fmt.Sprintf("the answer lists %d of %g items (%s): the counts are of this page only", items, n, k)
+			}
+		}
+	}
+	for _, k := range []string{"next", "next_page", "nextPage", "next_cursor", "has_more", "hasMore"} {
+		switch v := root[k].(type) {
+		case string:
+			if v != "" {
+				return fmt.Sprintf("the answer has a next page (%s): the counts are of this page only", k)
+			}
+		case bool:
+			if v {
+				return fmt.Sprintf("the answer has a next page (%s): the counts are of this page only", k)
+			}
+		}
+	}
+	return ""
+}

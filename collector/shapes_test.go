@@ -158,6 +158,19 @@ func TestDecodeViewsCountedFromItems(t *testing.T) {
 	if got := values(d); len(got) != 2 || got["analyst_views{bullish}"] != 1 || got["analyst_views{mixed}"] != 1 || len(d.problems) != 1 {
 		t.Errorf("values %v problems %q", got, d.problems)
 	}
+	// A page of the items: counted, served, and said to be a page only.
+	for _, body := range []string{
+		`{"total":40,"items":[{"handle":"a","stance":"bullish"},{"handle":"b","stance":"bearish"}]}`,
+		`{"next":"/analyst-views?asset=bitcoin&page=2","data":[{"handle":"a","stance":"bullish"},{"handle":"b","stance":"bearish"}]}`,
+	} {
+		d, err = decode([]byte(body), tp, rowsAt("data"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := values(d); got["analyst_views{bullish}"] != 1 || len(d.problems) != 0 || !strings.Contains(d.page, "this page only") {
+			t.Errorf("%s: values %v problems %q page %q", body, got, d.problems, d.page)
+		}
+	}
 	// Labels pinned in the entry are read as named: direction is not
 	// taken for stance.
 	d, err = decode([]byte(`[{"handle":"a","direction":"bullish"}]`), shapesTuples(t)[tPinnedLabels], rowsAt("data"))
