@@ -58,7 +58,7 @@ data:
 }
 
 // TestRateLimitHoldsAcrossReloadsAndExpansion counts the requests that
-// reach the upstream in every sliding 60 s window of real time, over 65 s
+// reach the upstream in every sliding 60 s window of real time, over 75 s
 // of scrapes that always find tuples due (cache_ttl 1s, a scrape every
 // 50 ms), reloads every 300 ms that expand "all" through discovery and
 // every other one of which changes the section's timeout (so the client
@@ -68,7 +68,7 @@ data:
 // a rebuilt client starts afresh, each would have a budget of its own.
 func TestRateLimitHoldsAcrossReloadsAndExpansion(t *testing.T) {
 	if testing.Short() {
-		t.Skip("65 s of real time")
+		t.Skip("75 s of real time")
 	}
 	const yml = `
 data:
@@ -124,7 +124,7 @@ data:
 	}
 	defer exp.Close()
 
-	const run = 65 * time.Second
+	const run = 75 * time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), run)
 	defer cancel()
 	var wg sync.WaitGroup
