@@ -26,7 +26,7 @@ const stateVersion = 2
 // under a directory (DIR/data.json, ...): each tuple's last values and
 // schedule, the publication delays learned, the API's pauses and the
 // answers of its listing endpoints. A file applies only to an API section
-// of the same account (upstream.Account: API, address, credential; a new
+// of the same account (upstream.Account: API, address, auth, credential; a new
 // timeout, limit or TLS setting keeps it), and a tuple's entry only to a
 // tuple of the same request and series (tupleDigest). Nothing secret is
 // written: the account is a salted, slow digest. A nil *Store keeps
@@ -183,7 +183,7 @@ func (s *Store) take(a *config.API, account string) *stateFile {
 	f := s.loaded[a.Name]
 	delete(s.loaded, a.Name)
 	if f != nil && (f.Account == "" || f.Account != account) {
-		level.Warn(s.logger).Log("msg", "state file ignored: the API's address or credential changed since it was saved", "file", s.file(a.Name))
+		level.Warn(s.logger).Log("msg", "state file ignored: the API's address, auth or credential changed since it was saved", "file", s.file(a.Name))
 		return nil
 	}
 	return f

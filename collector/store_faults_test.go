@@ -42,7 +42,7 @@ func TestDamagedStateFilesStartCold(t *testing.T) {
 		{"other API", `state of API \"indicator\"`, func(p string) error {
 			return os.WriteFile(p, bytes.Replace(good, []byte(`"api":"data"`), []byte(`"api":"indicator"`), 1), 0o644)
 		}},
-		{"other account", "address or credential changed", func(p string) error {
+		{"other account", "address, auth or credential changed", func(p string) error {
 			return os.WriteFile(p, account.ReplaceAll(good, []byte(`"account":"0123456789abcdef"`)), 0o644)
 		}},
 		{"wrong types", "corrupt state", func(p string) error {

@@ -177,7 +177,7 @@ func TestRestartServesSavedStateWithoutCalls(t *testing.T) {
 	if n := r.fake.Calls("data"); n == 0 {
 		t.Error("the API whose credential changed made no calls")
 	}
-	if !strings.Contains(fourth.logs.String(), "address or credential changed") {
+	if !strings.Contains(fourth.logs.String(), "address, auth or credential changed") {
 		t.Errorf("no warning about the changed identity:\n%s", fourth.logs)
 	}
 	fourth.stop()

@@ -137,18 +137,20 @@ var (
 )
 
 // Account is the digest that a state file is saved under: the API, its
-// address and its credential, and nothing else, so that a new timeout,
-// limit, CA or proxy keeps what was learned while another account or
-// upstream starts cold. It is a salted PBKDF2 of the credential (salted
-// by the API and its address), computed once per process and section.
+// address, the way the credential is sent and the credential, and nothing
+// else, so that a new timeout, limit, CA or proxy keeps what was learned
+// while another account or upstream starts cold (and a credential pause
+// saved under one auth mode does not outlive a change of it). It is a
+// salted PBKDF2 of the credential (salted by the rest), computed once per
+// process and section.
 func Account(a *config.API) string {
-	key := sha256.Sum256([]byte(a.Name + "\x00" + a.URL.String() + "\x00" + string(a.Token())))
+	key := sha256.Sum256([]byte(a.Name + "\x00" + a.URL.String() + "\x00" + a.Auth + "\x00" + string(a.Token())))
 	accountsMu.Lock()
 	defer accountsMu.Unlock()
 	if d, ok := accounts[key]; ok {
 		return d
 	}
-	salt := []byte("onchain_exporter state\x00" + a.Name + "\x00" + a.URL.String())
+	salt := []byte("onchain_exporter state\x00" + a.Name + "\x00" + a.URL.String() + "\x00" + a.Auth)
 	d := ""
 	// An error (parameters out of range in a FIPS-only mode) leaves "",
 	// which matches no file: a cold start, never a wrong one.
