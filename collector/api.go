@@ -133,7 +133,7 @@ func (x excessTally) add(ds *delays, st *tupleState, now time.Time) {
 	if st.Newest.IsZero() || st.Deprecated {
 		return
 	}
-	behind := now.Sub(st.Newest.Add(ds.earliest(delayKey(t), t.Key, w))) // the newest row fetched
+	behind := now.Sub(st.Newest.Add(ds.earliest(st.delayKey(), t.Key, w))) // the newest row fetched
 	if behind >= 2*w {
 		return
 	}

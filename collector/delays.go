@@ -411,5 +411,5 @@ func (s *schedule) siblingFound(st *tupleState, now time.Time) bool {
 		return false
 	}
 	w := rowWindow(st)
-	return w > 0 && now.Sub(st.LastAttempt) >= minInterval && s.delays.foundSince(delayKey(st.tuple), st.Newest.Add(w))
+	return w > 0 && now.Sub(st.LastAttempt) >= minInterval && s.delays.foundSince(st.delayKey(), st.Newest.Add(w))
 }

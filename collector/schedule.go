@@ -208,7 +208,7 @@ func (s *schedule) waitsForLeader(st *tupleState, now time.Time) bool {
 		return false
 	}
 	w := rowWindow(st)
-	if w <= 0 || !s.delays.chasing(delayKey(st.tuple), st.Newest.Add(w)) {
+	if w <= 0 || !s.delays.chasing(st.delayKey(), st.Newest.Add(w)) {
 		return false
 	}
 	st.Next = now.Add(learnStep(w))

@@ -15,6 +15,9 @@ import (
 type tupleState struct {
 	tuple *config.Tuple
 	tupleCache
+	// key names the series it shares a publication delay with
+	// (delayKey), made once: scrapes ask for it for every tuple.
+	key string
 
 	values   []sampleOf    // built from Samples, ready to serve
 	info     []sampleOf    // the per-tuple families
@@ -138,4 +141,13 @@ func (st *tupleState) emit(out []sampleOf, now time.Time, maxStaleness time.Dura
 		out = append(out, st.values...)
 	}
 	return append(out, st.info...)
+}
+
+// delayKey is delayKey(st.tuple), made on first use; the collector's lock
+// guards it like the rest of the state.
+func (st *tupleState) delayKey() string {
+	if st.key == "" {
+		st.key = delayKey(st.tuple)
+	}
+	return st.key
 }
