@@ -295,12 +295,17 @@ func labelValue(v any) string {
 // carriesFields says whether any of the rows holds one of the fields a
 // series reads; false when the series reads every numeric field (no list).
 func carriesFields(rows []any, fields map[string]*config.Field) bool {
-	for _, r := range rows {
+	return slices.ContainsFunc(rows, func(r any) bool {
 		obj, _ := r.(map[string]any)
-		for name := range fields {
-			if _, ok := obj[name]; ok {
-				return true
-			}
+		return holdsField(obj, fields)
+	})
+}
+
+// holdsField says whether a row holds one of the fields, null included.
+func holdsField(obj map[string]any, fields map[string]*config.Field) bool {
+	for name := range fields {
+		if _, ok := obj[name]; ok {
+			return true
 		}
 	}
 	return false

@@ -66,12 +66,8 @@ func countItems(rows []row, t *config.Tuple, labelsFrom []string) ([]row, string
 	if len(labelsFrom) == 0 || field == "" || len(rows) == 0 {
 		return rows, "", nil
 	}
-	for _, r := range rows {
-		for name := range t.Fields {
-			if _, ok := r.obj[name]; ok {
-				return rows, "", nil
-			}
-		}
+	if slices.ContainsFunc(rows, func(r row) bool { return holdsField(r.obj, t.Fields) }) {
+		return rows, "", nil
 	}
 	counts := map[string]int{}
 	words := map[string][]string{}
