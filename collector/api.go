@@ -12,6 +12,7 @@ import (
 	"github.com/go-kit/log/level"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/decode"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -158,8 +159,8 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 	var problems []string
 	if err == nil {
 		var conflicts []string
-		values, conflicts = c.fams.build(t, d.samples)
-		problems = append(append(problems, d.problems...), conflicts...)
+		values, conflicts = c.fams.build(t, d.Samples)
+		problems = append(append(problems, d.Problems...), conflicts...)
 		switch {
 		case len(values) == 0 && len(problems) > 0:
 			// Rows were there, their values were not numbers or could
@@ -216,20 +217,20 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 		return
 	}
 	prevNewest := st.Newest
-	st.values, st.Samples, st.RowTime, st.Interval = values, d.samples, d.rowTime, d.interval
-	if d.newest.After(st.Newest) || st.Newest.IsZero() {
-		st.Newest = d.newest
+	st.values, st.Samples, st.RowTime, st.Interval = values, d.Samples, d.RowTime, d.Interval
+	if d.Newest.After(st.Newest) || st.Newest.IsZero() {
+		st.Newest = d.Newest
 	}
 	st.Block = nil
-	if d.hasBlock {
-		st.Block = &d.block
+	if d.HasBlock {
+		st.Block = &d.Block
 	}
 	st.OK, st.LastCode, st.Failures = true, "", 0
 	st.LastSuccess, st.FailingSince = now, time.Time{}
 	st.logged = ""
-	if d.deprecated != st.Deprecated || (d.deprecated && !st.deprecatedLog) {
-		st.Deprecated = d.deprecated
-		if d.deprecated && !st.deprecatedLog {
+	if d.Deprecated != st.Deprecated || (d.Deprecated && !st.deprecatedLog) {
+		st.Deprecated = d.Deprecated
+		if d.Deprecated && !st.deprecatedLog {
 			st.deprecatedLog = true
 			level.Warn(c.logger).Log("msg", "upstream marks this series deprecated; its data may no longer update", "endpoint", t.Path, "query", redactedQuery(t.Query))
 		}
@@ -244,23 +245,31 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 	if len(problems) > 0 {
 		c.up.CountErrors("bad_value", len(problems))
 		c.logOnce(st, level.Warn(c.logger), "some fields of the answer were skipped", strings.Join(problems, "; "))
-	} else if d != nil && d.page != "" {
-		c.logOnce(st, level.Warn(c.logger), "the items counted are one page of more; the counts are of that page", d.page)
+	} else if d != nil && d.Page != "" {
+		c.logOnce(st, level.Warn(c.logger), "the items counted are one page of more; the counts are of that page", d.Page)
 	}
 }
 
 // fetch is one GET and decode of a tuple.
-func (c *apiCollector) fetch(ctx context.Context, t *config.Tuple) (*decoded, error) {
-	body, err := c.up.Get(ctx, t.Path, t.Query, t.Keyed)
+func (c *apiCollector) fetch(ctx context.Context, t *config.Tuple) (*decode.Answer, error) {
+	root, err := c.up.Fetch(ctx, t.Path, t.Query, t.Keyed, maxRows)
 	if err != nil {
 		return nil, err
 	}
-	d, err := decode(body, t, c.up)
+	d, err := decode.Latest(root, t, c.up.DefaultRows())
 	if err != nil {
 		return nil, c.up.Fail(&upstream.Error{Code: "decode", Message: err.Error()})
 	}
+	if d.HasShape {
+		c.up.Shapes().Tuple(t, d.Shape)
+	}
 	return d, nil
 }
+
+// maxRows is the most items an answer's arrays are read with: the
+// exporter asks for a few rows (limit), so an answer of a hundred thousand
+// costs what this many do.
+const maxRows = 1000
 
 // logOnce logs an error the first time it is seen for a tuple with that
 // message; the same again is logged at debug level only.

@@ -8,6 +8,7 @@ import (
 	"github.com/go-kit/log/level"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/decode"
 )
 
 // What each API's listing endpoint says, read for expansion: the values of
@@ -200,7 +201,7 @@ func (r *resolution) assets(a *config.API, e *config.Entry, p config.Param) (con
 		}
 		ticker[key] = sym
 		holders[sym]++
-		for _, n := range append([]string{key, sym, labelValue(row["name"])}, strs(row["aliases"])...) {
+		for _, n := range append([]string{key, sym, decode.LabelValue(row["name"])}, strs(row["aliases"])...) {
 			if n = strings.ToLower(strings.TrimSpace(n)); n != "" && byName[n] == "" {
 				byName[n] = key
 			}
@@ -236,7 +237,7 @@ func strs(v any) []string {
 	list, _ := v.([]any)
 	out := make([]string, 0, len(list))
 	for _, x := range list {
-		if s := labelValue(x); s != "" {
+		if s := decode.LabelValue(x); s != "" {
 			out = append(out, s)
 		}
 	}
@@ -298,10 +299,10 @@ func (x *Expander) firstWarning(w string) bool {
 // equityID is the id of a row of /api/equities: its id, or
 // <exchange_code>:<security_code>.
 func equityID(row map[string]any) string {
-	if id := labelValue(row["id"]); id != "" {
+	if id := decode.LabelValue(row["id"]); id != "" {
 		return id
 	}
-	if ex, code := labelValue(row["exchange_code"]), labelValue(row["security_code"]); ex != "" && code != "" {
+	if ex, code := decode.LabelValue(row["exchange_code"]), decode.LabelValue(row["security_code"]); ex != "" && code != "" {
 		return ex + ":" + code
 	}
 	return ""
@@ -313,7 +314,7 @@ func assetKey(row map[string]any) string { return firstOf(row, "key", "id") }
 // firstOf is the first of the row's fields that holds a value.
 func firstOf(row map[string]any, names ...string) string {
 	for _, n := range names {
-		if v := strings.TrimSpace(labelValue(row[n])); v != "" {
+		if v := strings.TrimSpace(decode.LabelValue(row[n])); v != "" {
 			return v
 		}
 	}

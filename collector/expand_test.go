@@ -14,9 +14,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/decode"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
-	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
 // parse loads yml against the env's fake, unexpanded.
@@ -43,7 +43,7 @@ func listing(t *testing.T, e *env, path, rows string) []map[string]any {
 	if err := json.NewDecoder(resp.Body).Decode(&root); err != nil {
 		t.Fatal(err)
 	}
-	node, _ := upstream.Lookup(root, rows)
+	node, _ := decode.Lookup(root, rows)
 	var out []map[string]any
 	for _, it := range node.([]any) {
 		out = append(out, it.(map[string]any))

@@ -9,6 +9,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/decode"
 )
 
 // Metrics are built once, when a refresh brings new values, as the
@@ -127,25 +128,25 @@ func (f *family) metric(value float64, labelValues ...string) (*dto.Metric, erro
 
 // build turns decoded samples into metrics, ready to be served as they are
 // by every scrape until the next refresh.
-func (fs *families) build(t *config.Tuple, samples []sample) ([]sampleOf, []string) {
+func (fs *families) build(t *config.Tuple, samples []decode.Sample) ([]sampleOf, []string) {
 	out := make([]sampleOf, 0, len(samples))
 	var problems []string
 	seen := map[string]bool{}
 	for _, s := range samples {
-		names := append(append(make([]string, 0, len(t.LabelNames)+len(s.extraNames)), t.LabelNames...), s.extraNames...)
-		values := append(append(make([]string, 0, len(names)), t.LabelValues...), s.extraValues...)
-		fam, err := fs.get(t.LabelGroup, s.field, names)
+		names := append(append(make([]string, 0, len(t.LabelNames)+len(s.ExtraNames)), t.LabelNames...), s.ExtraNames...)
+		values := append(append(make([]string, 0, len(names)), t.LabelValues...), s.ExtraValues...)
+		fam, err := fs.get(t.LabelGroup, s.Field, names)
 		if err != nil {
 			problems = append(problems, err.Error())
 			continue
 		}
-		id := s.field.Name + "\xff" + strings.Join(s.extraValues, "\xff")
+		id := s.Field.Name + "\xff" + strings.Join(s.ExtraValues, "\xff")
 		if seen[id] {
-			problems = append(problems, fmt.Sprintf("two fields give family onchain_%s the same labels; the second is dropped", s.field.Name))
+			problems = append(problems, fmt.Sprintf("two fields give family onchain_%s the same labels; the second is dropped", s.Field.Name))
 			continue
 		}
 		seen[id] = true
-		smp, err := fam.sample(s.value, values...)
+		smp, err := fam.sample(s.Value, values...)
 		if err != nil {
 			problems = append(problems, err.Error())
 			continue

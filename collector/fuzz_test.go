@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/decode"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -108,33 +109,37 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, which uint8) {
 		tuples := fuzzTuples()
 		tp := tuples[int(which)%len(tuples)]
-		d, err := decode(body, tp, rowsAt(upstream.DefaultRows(tp.API)))
+		root, err := decode.Parse(body, maxRows)
+		if err != nil {
+			return
+		}
+		d, err := decode.Latest(root, tp, upstream.DefaultRows(tp.API))
 		if err != nil {
 			if d != nil {
 				t.Fatal("decode returned both a result and an error")
 			}
 			return
 		}
-		for _, s := range d.samples {
-			if math.IsNaN(s.value) || math.IsInf(s.value, 0) {
-				t.Fatalf("non-finite sample %v of %s", s.value, s.field.Name)
+		for _, s := range d.Samples {
+			if math.IsNaN(s.Value) || math.IsInf(s.Value, 0) {
+				t.Fatalf("non-finite sample %v of %s", s.Value, s.Field.Name)
 			}
-			if len(s.extraNames) != len(s.extraValues) {
-				t.Fatalf("labels %v for values %v", s.extraNames, s.extraValues)
+			if len(s.ExtraNames) != len(s.ExtraValues) {
+				t.Fatalf("labels %v for values %v", s.ExtraNames, s.ExtraValues)
 			}
-			for _, v := range s.extraValues {
+			for _, v := range s.ExtraValues {
 				if !utf8.ValidString(v) {
 					t.Fatalf("label value %q is not UTF-8", v)
 				}
 			}
 		}
-		if !d.rowTime.IsZero() && d.rowTime.After(d.newest) {
-			t.Fatalf("row time %v after the newest row %v", d.rowTime, d.newest)
+		if !d.RowTime.IsZero() && d.RowTime.After(d.Newest) {
+			t.Fatalf("row time %v after the newest row %v", d.RowTime, d.Newest)
 		}
-		if d.interval < 0 {
-			t.Fatalf("negative row interval %v", d.interval)
+		if d.Interval < 0 {
+			t.Fatalf("negative row interval %v", d.Interval)
 		}
-		values, _ := newFamilies().build(tp, d.samples)
+		values, _ := newFamilies().build(tp, d.Samples)
 		for _, v := range values {
 			// Every rendered series must read back as what it says.
 			text := "# TYPE " + v.fam.name + " " + strings.ToLower(v.fam.typ.String()) + "\n" + string(v.line)

@@ -4,8 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"strconv"
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
@@ -14,37 +12,6 @@ import (
 
 // What a Store keeps, in the form it keeps it, and how the Exporter saves
 // and restores it.
-
-// savedSample is a decoded value in a state file: the field it came from
-// (its family, scale and labels), its extra label names and values, and
-// the value, as text so that any float survives.
-type savedSample struct {
-	Field  config.Field `json:"field"`
-	Names  []string     `json:"names,omitempty"`
-	Values []string     `json:"values,omitempty"`
-	Value  string       `json:"value"`
-}
-
-func (s sample) MarshalJSON() ([]byte, error) {
-	return json.Marshal(savedSample{Field: *s.field, Names: s.extraNames, Values: s.extraValues,
-		Value: strconv.FormatFloat(s.value, 'g', -1, 64)})
-}
-
-func (s *sample) UnmarshalJSON(data []byte) error {
-	var v savedSample
-	if err := json.Unmarshal(data, &v); err != nil {
-		return err
-	}
-	if len(v.Names) != len(v.Values) {
-		return errors.New("a sample has unequal label names and values")
-	}
-	x, err := strconv.ParseFloat(v.Value, 64)
-	if err != nil {
-		return errors.New("a sample's value is not a number")
-	}
-	*s = sample{field: &v.Field, extraNames: v.Names, extraValues: v.Values, value: x}
-	return nil
-}
 
 // snapshot copies the estimates for saving.
 func (ds *delays) snapshot() map[string]estimate {

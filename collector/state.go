@@ -6,6 +6,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/decode"
 )
 
 // tupleState is the cache entry of one tuple. What must survive a reload
@@ -33,12 +34,12 @@ type tupleState struct {
 type tupleCache struct {
 	// Samples are the last good values as decoded (scaled, labelled):
 	// the series are built from them again with the tuple's labels.
-	Samples    []sample      `json:"samples,omitempty"`
-	RowTime    time.Time     `json:"row_time"` // row time of the values
-	Newest     time.Time     `json:"newest"`   // newest row seen
-	Interval   time.Duration `json:"interval,omitempty"`
-	Block      *float64      `json:"block,omitempty"` // block height of the newest row
-	Deprecated bool          `json:"deprecated,omitempty"`
+	Samples    []decode.Sample `json:"samples,omitempty"`
+	RowTime    time.Time       `json:"row_time"` // row time of the values
+	Newest     time.Time       `json:"newest"`   // newest row seen
+	Interval   time.Duration   `json:"interval,omitempty"`
+	Block      *float64        `json:"block,omitempty"` // block height of the newest row
+	Deprecated bool            `json:"deprecated,omitempty"`
 
 	OK           bool      `json:"ok"` // the last refresh succeeded
 	LastCode     string    `json:"last_code,omitempty"`

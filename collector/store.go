@@ -15,6 +15,7 @@ import (
 	"github.com/go-kit/log/level"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/decode"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -143,7 +144,7 @@ func decodeStateFile(data []byte, api string) (*stateFile, error) {
 		API     string `json:"api"`
 	}
 	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, fmt.Errorf("not a state file: %s", upstream.ShortJSONError(err))
+		return nil, fmt.Errorf("not a state file: %s", decode.ShortJSONError(err))
 	}
 	if head.Version != stateVersion {
 		return nil, fmt.Errorf("format version %d, this exporter reads version %d", head.Version, stateVersion)
@@ -155,7 +156,7 @@ func decodeStateFile(data []byte, api string) (*stateFile, error) {
 	dec.UseNumber() // listing rows read as upstream.List reads them
 	f := &stateFile{}
 	if err := dec.Decode(f); err != nil {
-		return nil, fmt.Errorf("corrupt state: %s", upstream.ShortJSONError(err))
+		return nil, fmt.Errorf("corrupt state: %s", decode.ShortJSONError(err))
 	}
 	if dec.More() {
 		return nil, errors.New("corrupt state: data after the end")

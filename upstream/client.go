@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/onchain-exporter/onchain_exporter/decode"
 	"io"
 	"net"
 	"net/http"
@@ -39,8 +40,8 @@ type Client struct {
 	// closed: an answer still in flight when the client was replaced
 	// pauses nothing (guarded by mu).
 	closed bool
-	// shapes are the payload shapes logged (NoteShape).
-	shapes *shapes
+	// shapes are the payload shapes logged (decode.ShapeLog).
+	shapes *decode.ShapeLog
 
 	mu sync.Mutex
 	// limit is rate_limit (nil without one); a client rebuilt for the
@@ -77,7 +78,7 @@ func New(a *config.API, m *Metrics, now func() time.Time, logger log.Logger) *Cl
 		m:       m,
 		now:     now,
 		logger:  log.With(logger, "api", a.Name),
-		shapes:  newShapes(),
+		shapes:  decode.NewShapeLog(logger),
 	}
 	if a.RateLimit > 0 {
 		u.limit = newMinuteCap(a.RateLimit)
@@ -213,16 +214,29 @@ func (u *Client) unmark(code string) {
 // asked again at once without source_text, for the excerpt, and from
 // then on without it; a reload or another key asks with it again.
 func (u *Client) Get(ctx context.Context, path string, query url.Values, keyed bool) ([]byte, error) {
+	body, _, err := u.fetch(ctx, path, query, keyed, 0)
+	return body, err
+}
+
+// Fetch is Get that hands over the answer parsed, once (decode.Parse):
+// arrays past maxItems keep their first and last maxItems/2 items, so
+// that memory is bounded by what is kept, whatever the answer holds.
+func (u *Client) Fetch(ctx context.Context, path string, query url.Values, keyed bool, maxItems int) (any, error) {
+	_, root, err := u.fetch(ctx, path, query, keyed, maxItems)
+	return root, err
+}
+
+func (u *Client) fetch(ctx context.Context, path string, query url.Values, keyed bool, maxItems int) ([]byte, any, error) {
 	if !query.Has(sourceText) {
-		return u.get(ctx, path, query, keyed)
+		return u.get(ctx, path, query, keyed, maxItems)
 	}
 	u.mu.Lock()
 	noRaw := u.noRaw
 	u.mu.Unlock()
 	if !noRaw {
-		body, err := u.get(ctx, path, query, keyed)
+		body, root, err := u.get(ctx, path, query, keyed, maxItems)
 		if e := AsErrorOrNil(err); e == nil || e.Code != "RAW_ACCESS_REQUIRED" {
-			return body, err
+			return body, root, err
 		}
 		u.mu.Lock()
 		first := !u.noRaw
@@ -238,7 +252,7 @@ func (u *Client) Get(ctx context.Context, path string, query url.Values, keyed b
 			q[k] = v
 		}
 	}
-	return u.get(ctx, path, q, keyed)
+	return u.get(ctx, path, q, keyed, maxItems)
 }
 
 // sourceText is the Analyst Consensus parameter that asks for raw text.
@@ -252,21 +266,21 @@ func AsErrorOrNil(err error) *Error {
 	return AsError(err)
 }
 
-func (u *Client) get(ctx context.Context, path string, query url.Values, keyed bool) ([]byte, error) {
+func (u *Client) get(ctx context.Context, path string, query url.Values, keyed bool, maxItems int) ([]byte, any, error) {
 	keyed = keyed || u.api.Name == config.APIData // the data API has no key-free call
 	fail := func(e *Error) *Error { return u.failOn(keyed, e) }
 	if until, by, ok := u.paused(keyed); ok {
-		return nil, &Error{Code: "paused", PauseUntil: until, Message: fmt.Sprintf("calls paused until %s after %s", until.UTC().Format(time.RFC3339), by)}
+		return nil, nil, &Error{Code: "paused", PauseUntil: until, Message: fmt.Sprintf("calls paused until %s after %s", until.UTC().Format(time.RFC3339), by)}
 	}
 	select {
 	case u.sem <- struct{}{}:
 		defer func() { <-u.sem }()
 	case <-ctx.Done():
-		return nil, fail(&Error{Code: "timeout", Message: "no free connection slot before the deadline"})
+		return nil, nil, fail(&Error{Code: "timeout", Message: "no free connection slot before the deadline"})
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.api.URL.String()+path, nil)
 	if err != nil {
-		return nil, fail(&Error{Code: "request", Message: err.Error()})
+		return nil, nil, fail(&Error{Code: "request", Message: err.Error()})
 	}
 	q := url.Values{}
 	for k, v := range query {
@@ -280,20 +294,29 @@ func (u *Client) get(ctx context.Context, path string, query url.Values, keyed b
 	req.Header.Set("User-Agent", "onchain_exporter")
 	resp, err := u.client.Do(req)
 	if err != nil {
-		return nil, fail(transportError(err))
+		return nil, nil, fail(transportError(err))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxBody+1))
 	if err != nil {
-		return nil, fail(transportError(err))
+		return nil, nil, fail(transportError(err))
 	}
 	if len(body) > MaxBody {
-		return nil, fail(&Error{Code: "decode", HTTP: resp.StatusCode, Message: fmt.Sprintf("answer larger than %d MiB, not read", MaxBody>>20)})
+		return nil, nil, fail(&Error{Code: "decode", HTTP: resp.StatusCode, Message: fmt.Sprintf("answer larger than %d MiB, not read", MaxBody>>20)})
 	}
-	if e := u.dialect.check(resp.StatusCode, resp.Header, body, u.now()); e != nil {
-		return nil, fail(e)
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		if e := u.dialect.check(resp.StatusCode, resp.Header, body, u.now()); e != nil {
+			return nil, nil, fail(e)
+		}
 	}
-	return body, nil
+	root, err := decode.Parse(body, maxItems)
+	if err != nil {
+		return nil, nil, fail(&Error{Code: "decode", HTTP: resp.StatusCode, Message: err.Error()})
+	}
+	if e := u.dialect.answer(root, resp.StatusCode, resp.Header, u.now()); e != nil {
+		return nil, nil, fail(e)
+	}
+	return body, root, nil
 }
 
 // Fail counts an error found after the call (decode, no data).
@@ -355,3 +378,6 @@ func (u *Client) WrapTransport(wrap func(http.RoundTripper) http.RoundTripper) {
 	it := u.client.Transport.(*retryTransport).next.(*limitTransport).next.(*instrumentTransport)
 	it.next = wrap(it.next)
 }
+
+// Shapes is where the shapes of this API's answers are logged.
+func (u *Client) Shapes() *decode.ShapeLog { return u.shapes }

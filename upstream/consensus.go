@@ -46,13 +46,9 @@ type consensusError struct {
 	RetryAfter    *int64   `json:"retry_after"`
 }
 
+func (consensusDialect) answer(any, int, http.Header, time.Time) *Error { return nil }
+
 func (consensusDialect) check(status int, h http.Header, body []byte, now time.Time) *Error {
-	if status >= 200 && status <= 299 {
-		if !json.Valid(body) {
-			return &Error{Code: "decode", HTTP: status, Message: "invalid JSON"}
-		}
-		return nil
-	}
 	var b consensusError
 	if json.Unmarshal(body, &b) != nil || !isCode(b.Code) {
 		return httpError(status, "", "", h, now)

@@ -2,10 +2,10 @@ package upstream
 
 import (
 	"encoding/json"
+	"github.com/onchain-exporter/onchain_exporter/decode"
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
@@ -15,8 +15,10 @@ import (
 // sent, how an answer says it failed, and where rows sit by default.
 type dialect interface {
 	authorize(req *http.Request, q url.Values, a *config.API)
-	// check returns nil for an answer that carries data.
+	// check reads the error an answer outside 2xx carries.
 	check(status int, h http.Header, body []byte, now time.Time) *Error
+	// answer returns nil for a 2xx answer, parsed, that carries data.
+	answer(root any, status int, h http.Header, now time.Time) *Error
 	defaultRows() string
 }
 
@@ -44,6 +46,31 @@ func (dataDialect) authorize(req *http.Request, q url.Values, a *config.API) {
 
 func (dataDialect) defaultRows() string { return "result.data" }
 
+// answer: an HTTP 200 whose status.code is not 200 is an error.
+func (dataDialect) answer(root any, status int, h http.Header, now time.Time) *Error {
+	st, ok := decode.Lookup(root, "status")
+	obj, isObj := st.(map[string]any)
+	if !ok || !isObj {
+		return &Error{Code: "decode", HTTP: status, Message: "answer has no status object"}
+	}
+	message, _ := obj["message"].(string)
+	code := 0
+	switch c := obj["code"].(type) {
+	case json.Number:
+		if n, err := strconv.Atoi(c.String()); err == nil {
+			code = n
+		}
+	case string:
+		if n, err := strconv.Atoi(c); err == nil {
+			code = n
+		}
+	}
+	if code != 200 {
+		return httpError(code, statusWord(code, message), message, h, now)
+	}
+	return nil
+}
+
 func (dataDialect) check(status int, h http.Header, body []byte, now time.Time) *Error {
 	var env struct {
 		Status *envelopeStatus `json:"status"`
@@ -60,7 +87,7 @@ func (dataDialect) check(status int, h http.Header, body []byte, now time.Time) 
 		return httpError(status, statusWord(status, message), message, h, now)
 	}
 	if decodeErr != nil {
-		return &Error{Code: "decode", HTTP: status, Message: "invalid JSON: " + ShortJSONError(decodeErr)}
+		return &Error{Code: "decode", HTTP: status, Message: "invalid JSON: " + decode.ShortJSONError(decodeErr)}
 	}
 	if env.Status == nil {
 		return &Error{Code: "decode", HTTP: status, Message: "answer has no status object"}
@@ -83,31 +110,15 @@ func (indicatorDialect) authorize(req *http.Request, _ url.Values, a *config.API
 
 func (indicatorDialect) defaultRows() string { return "data" }
 
+func (indicatorDialect) answer(any, int, http.Header, time.Time) *Error { return nil }
+
 func (indicatorDialect) check(status int, h http.Header, body []byte, now time.Time) *Error {
-	if status >= 200 && status <= 299 {
-		if !json.Valid(body) {
-			return &Error{Code: "decode", HTTP: status, Message: "invalid JSON"}
-		}
-		return nil
-	}
 	var e struct {
 		Error   string `json:"error"`
 		Message string `json:"message"`
 	}
 	_ = json.Unmarshal(body, &e)
 	return httpError(status, statusWord(status, e.Error), e.Message, h, now)
-}
-
-// ShortJSONError keeps decoder errors short and free of payload text.
-func ShortJSONError(err error) string {
-	s := err.Error()
-	if i := strings.Index(s, " looking for"); i > 0 {
-		s = s[:i]
-	}
-	if len(s) > 120 {
-		s = s[:120]
-	}
-	return s
 }
 
 // DefaultRows is where an API's answers hold their rows, as a dotted path.

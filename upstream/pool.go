@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/onchain-exporter/onchain_exporter/decode"
 	"sync"
 	"time"
 
@@ -23,7 +24,7 @@ type Pool struct {
 	m      *Metrics
 	now    func() time.Time
 	logger log.Logger
-	shapes *shapes // shared: a shape is logged once per process
+	shapes *decode.ShapeLog // shared: a shape is logged once per process
 
 	mu      sync.Mutex
 	clients map[string]*Client
@@ -35,7 +36,7 @@ func NewPool(reg prometheus.Registerer, now func() time.Time, logger log.Logger)
 	if now == nil {
 		now = time.Now
 	}
-	return &Pool{m: NewMetrics(reg), now: now, logger: logger, shapes: newShapes(), clients: map[string]*Client{}}
+	return &Pool{m: NewMetrics(reg), now: now, logger: logger, shapes: decode.NewShapeLog(logger), clients: map[string]*Client{}}
 }
 
 // Client returns the client of an API section: the one in use when the

@@ -1,4 +1,4 @@
-package collector
+package decode
 
 import (
 	"encoding/json"
@@ -161,7 +161,7 @@ func paginated(root map[string]any, items int) string {
 	}
 	for _, k := range []string{"total", "total_count", "totalCount", "count"} {
 		if v, ok := root[k]; ok {
-			if n, err := strconv.ParseFloat(labelValue(v), 64); err == nil && n > float64(items) {
+			if n, err := strconv.ParseFloat(LabelValue(v), 64); err == nil && n > float64(items) {
 				return fmt.Sprintf("the answer lists %d of %g items (%s): the counts are of this page only", items, n, k)
 			}
 		}

@@ -1,7 +1,6 @@
-package collector
+package decode
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -12,31 +11,36 @@ import (
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
-	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
-// sample is one value of one family, before it becomes a metric.
-type sample struct {
-	field       *config.Field
-	extraNames  []string // row labels, constant labels, key label
-	extraValues []string
-	value       float64
+// Sample is one value of one family, before it becomes a metric: the
+// field it came from (family, scale, constant labels), the labels read
+// from the row (and the key label), and the value, scaled.
+type Sample struct {
+	Field       *config.Field
+	ExtraNames  []string // row labels, constant labels, key label
+	ExtraValues []string
+	Value       float64
 }
 
-// decoded is what one answer says about a tuple.
-type decoded struct {
-	samples []sample
-	// rowTime is the time of the newest row that gave a value; newest is
-	// the newest row in the answer, and interval the mean spacing of rows.
-	rowTime, newest time.Time
-	interval        time.Duration
-	block           float64
-	hasBlock        bool
-	deprecated      bool
-	// problems are bad values skipped (a string where a number belongs).
-	problems []string
-	// page says the items counted are one page of more (paginated).
-	page string
+// Answer is what one answer says about a tuple.
+type Answer struct {
+	Samples []Sample
+	// RowTime is the time of the newest row that gave a value; Newest is
+	// the newest row in the answer, and Interval the mean spacing of rows.
+	RowTime, Newest time.Time
+	Interval        time.Duration
+	Block           float64
+	HasBlock        bool
+	Deprecated      bool
+	// Problems are bad values skipped (a string where a number belongs).
+	Problems []string
+	// Page says the items counted are one page of more (paginated).
+	Page string
+	// Shape is where the rows and their time were found; HasShape is
+	// false when the answer held no rows.
+	Shape    Shape
+	HasShape bool
 }
 
 type row struct {
@@ -44,30 +48,37 @@ type row struct {
 	time time.Time
 }
 
-// shapeSource is what decode asks of the API's client: where its answers
-// keep their rows by default, and who hears of the shape they were in.
-type shapeSource interface {
-	DefaultRows() string
-	NoteShape(endpoint, entry string, s upstream.Shape)
-}
-
-// decode reads the rows of an answer and takes, per field (and per
-// combination of label fields), the newest non-null value. Rows are ordered
-// by their time key, not by their position: the API serves them latest
-// first, and a payload that does not is read just as well. Where the rows
-// and their time are is found in the answer (upstream.FindRows and
-// FindTimeKey) unless the entry pins it (rows:, time_key:).
-func decode(body []byte, t *config.Tuple, up shapeSource) (*decoded, error) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var root any
-	if err := dec.Decode(&root); err != nil {
-		return nil, fmt.Errorf("invalid JSON: %s", upstream.ShortJSONError(err))
-	}
-	pin := pinsOf(t)
-	list, at, err := upstream.FindRows(root, pin.rows, t.Rows, up.DefaultRows())
+// Latest reads the rows of a parsed answer (Parse) and takes, per field
+// (and per combination of label fields), the newest non-null value. Rows
+// are ordered by their time key, not by their position: the API serves
+// them latest first, and a payload that does not is read just as well.
+// Where the rows and their time are is found in the answer (FindRows and
+// FindTimeKey) unless the entry pins it (rows:, time_key:); defaultRows
+// is where the API keeps them by its documentation.
+func Latest(root any, t *config.Tuple, defaultRows string) (*Answer, error) {
+	rows, d, err := readRows(root, t, defaultRows)
 	if err != nil {
 		return nil, err
+	}
+	d.collect(rows, t, d.labels, d.timeKey)
+	return &d.Answer, nil
+}
+
+// reading is an answer being read: the Answer and what the rows' reading
+// found on the way.
+type reading struct {
+	Answer
+	labels  []string
+	timeKey string
+}
+
+// readRows finds the rows of an answer, newest first, with their times,
+// and fills what the answer says beside its values.
+func readRows(root any, t *config.Tuple, defaultRows string) ([]row, *reading, error) {
+	pin := pinsOf(t)
+	list, at, err := FindRows(root, pin.rows, t.Rows, defaultRows)
+	if err != nil {
+		return nil, nil, err
 	}
 	if obj, ok := root.(map[string]any); ok && pin.rows == "" && at != "." && !carriesFields(list, t.Fields) && carriesFields([]any{obj}, t.Fields) {
 		// One object that is the row and also holds a list (its top
@@ -75,10 +86,10 @@ func decode(body []byte, t *config.Tuple, up shapeSource) (*decoded, error) {
 		// series reads, the object does.
 		list, at = []any{obj}, "."
 	}
-	d := &decoded{}
-	if m, ok := upstream.Lookup(root, "status.message"); ok {
+	d := &reading{}
+	if m, ok := Lookup(root, "status.message"); ok {
 		if s, _ := m.(string); strings.EqualFold(strings.TrimSpace(s), "deprecated") {
-			d.deprecated = true
+			d.Deprecated = true
 		}
 	}
 	rootObj, _ := root.(map[string]any)
@@ -87,14 +98,14 @@ func decode(body []byte, t *config.Tuple, up shapeSource) (*decoded, error) {
 	for i, item := range list {
 		obj, ok := item.(map[string]any)
 		if !ok {
-			d.problems = append(d.problems, fmt.Sprintf("row %d is not an object", i))
+			d.Problems = append(d.Problems, fmt.Sprintf("row %d is not an object", i))
 			continue
 		}
 		r := row{obj: obj}
-		key, tm, ok := upstream.FindTimeKey(obj, pin.timeKey, t.TimeKey)
+		key, tm, ok := FindTimeKey(obj, pin.timeKey, t.TimeKey)
 		if !ok && rootObj != nil {
 			// Rows of a list may take their time from the answer around them.
-			key, tm, ok = upstream.FindTimeKey(rootObj, pin.timeKey, t.TimeKey)
+			key, tm, ok = FindTimeKey(rootObj, pin.timeKey, t.TimeKey)
 		}
 		if ok {
 			r.time = tm
@@ -105,29 +116,29 @@ func decode(body []byte, t *config.Tuple, up shapeSource) (*decoded, error) {
 		rows = append(rows, r)
 	}
 	if pin.timeKey != "" && len(rows) > 0 && timeKey == "" {
-		return nil, fmt.Errorf("no row has a time under %q (time_key: %s is set in the configuration)", pin.timeKey, pin.timeKey)
+		return nil, nil, fmt.Errorf("no row has a time under %q (time_key: %s is set in the configuration)", pin.timeKey, pin.timeKey)
 	}
 	labels, labelsFrom := labelSources(rows, t, pin.labels)
 	rows, countedBy, skipped := countItems(rows, t, labels)
-	d.problems = append(d.problems, skipped...)
+	d.Problems = append(d.Problems, skipped...)
 	if countedBy != "" {
-		d.page = paginated(rootObj, len(list))
+		d.Page = paginated(rootObj, len(list))
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].time.After(rows[j].time) })
 	if len(rows) > 0 {
-		d.newest = rows[0].time
+		d.Newest = rows[0].time
 		if n := len(rows); n > 1 && !rows[n-1].time.IsZero() {
-			d.interval = rows[0].time.Sub(rows[n-1].time) / time.Duration(n-1)
+			d.Interval = rows[0].time.Sub(rows[n-1].time) / time.Duration(n-1)
 		}
-		if b, ok := upstream.Number(rows[0].obj["blockheight"]); ok {
-			d.block, d.hasBlock = b, true
+		if b, ok := Number(rows[0].obj["blockheight"]); ok {
+			d.Block, d.HasBlock = b, true
 		}
-		up.NoteShape(endpointOf(t), entryOf(t), upstream.Shape{Rows: at, TimeKey: timeKey, CountedBy: countedBy, LabelsFrom: labelsFrom,
-			Expected: countedBy == "" && labelsFrom == "" && (at == t.Rows || t.Rows == "" && at == up.DefaultRows()) &&
-				(timeKey == t.TimeKey || t.TimeKey == "" && timeKey != "")})
+		d.Shape, d.HasShape = Shape{Rows: at, TimeKey: timeKey, CountedBy: countedBy, LabelsFrom: labelsFrom,
+			Expected: countedBy == "" && labelsFrom == "" && (at == t.Rows || t.Rows == "" && at == defaultRows) &&
+				(timeKey == t.TimeKey || t.TimeKey == "" && timeKey != "")}, true
 	}
-	d.collect(rows, t, labels, timeKey)
-	return d, nil
+	d.labels, d.timeKey = labels, timeKey
+	return rows, d, nil
 }
 
 // pins are what the entry itself says of the payload, as opposed to the
@@ -144,26 +155,12 @@ func pinsOf(t *config.Tuple) pins {
 	return pins{rows: t.Entry.Rows, timeKey: t.Entry.TimeKey, labels: t.Entry.LabelFields != nil}
 }
 
-func endpointOf(t *config.Tuple) string {
-	if t.Entry != nil {
-		return t.Entry.Path
-	}
-	return t.Path
-}
-
-func entryOf(t *config.Tuple) string {
-	if t.Entry != nil {
-		return t.Entry.Key
-	}
-	return ""
-}
-
 // collect walks rows newest first, keeping the first usable value of every
 // (label values, field) pair.
 // The label fields are read from the row fields labelsFrom names.
-func (d *decoded) collect(rows []row, t *config.Tuple, labelsFrom []string, timeKey string) {
+func (d *reading) collect(rows []row, t *config.Tuple, labelsFrom []string, timeKey string) {
 	skip := map[string]bool{"blockheight": true, t.TimeKey: true, timeKey: true}
-	for _, k := range upstream.TimeKeys {
+	for _, k := range TimeKeys {
 		skip[k] = true
 	}
 	for _, l := range labelsFrom {
@@ -173,7 +170,7 @@ func (d *decoded) collect(rows []row, t *config.Tuple, labelsFrom []string, time
 	for _, r := range rows {
 		labels := make([]string, len(labelsFrom))
 		for i, l := range labelsFrom {
-			labels[i] = labelValue(r.obj[l])
+			labels[i] = LabelValue(r.obj[l])
 		}
 		group := strings.Join(labels, "\xff")
 		for _, name := range slices.Sorted(maps.Keys(r.obj)) {
@@ -191,12 +188,12 @@ func (d *decoded) collect(rows []row, t *config.Tuple, labelsFrom []string, time
 			if seen[key] {
 				continue
 			}
-			n := len(d.samples)
+			n := len(d.Samples)
 			d.add(r.obj[name], name, f, t, labels)
-			if len(d.samples) > n {
+			if len(d.Samples) > n {
 				seen[key] = true
-				if r.time.After(d.rowTime) {
-					d.rowTime = r.time
+				if r.time.After(d.RowTime) {
+					d.RowTime = r.time
 				}
 			}
 		}
@@ -206,7 +203,7 @@ func (d *decoded) collect(rows []row, t *config.Tuple, labelsFrom []string, time
 // add turns one field value into samples: a number, or an object of
 // numbers when the field has a key label. Null means "no value in this
 // row"; a string or a non-finite number is bad data for that field.
-func (d *decoded) add(v any, name string, f *config.Field, t *config.Tuple, labels []string) {
+func (d *reading) add(v any, name string, f *config.Field, t *config.Tuple, labels []string) {
 	if v == nil {
 		return
 	}
@@ -215,14 +212,14 @@ func (d *decoded) add(v any, name string, f *config.Field, t *config.Tuple, labe
 			return // nested objects are not values unless a key label says so
 		}
 		for _, k := range slices.Sorted(maps.Keys(obj)) {
-			x, ok := upstream.Number(obj[k])
+			x, ok := Number(obj[k])
 			if !ok {
 				if obj[k] != nil {
-					d.problems = append(d.problems, fmt.Sprintf("field %s.%s is not a finite number", name, k))
+					d.Problems = append(d.Problems, fmt.Sprintf("field %s.%s is not a finite number", name, k))
 				}
 				continue
 			}
-			d.samples = append(d.samples, newSample(f, t, labels, x, f.KeyLabel, k))
+			d.Samples = append(d.Samples, newSample(f, t, labels, x, f.KeyLabel, k))
 		}
 		return
 	}
@@ -232,25 +229,25 @@ func (d *decoded) add(v any, name string, f *config.Field, t *config.Tuple, labe
 	if _, isList := v.([]any); isList {
 		return
 	}
-	x, ok := upstream.Number(v)
+	x, ok := Number(v)
 	if !ok {
-		d.problems = append(d.problems, fmt.Sprintf("field %s is not a finite number (%s)", name, describe(v)))
+		d.Problems = append(d.Problems, fmt.Sprintf("field %s is not a finite number (%s)", name, describe(v)))
 		return
 	}
-	d.samples = append(d.samples, newSample(f, t, labels, x, "", ""))
+	d.Samples = append(d.Samples, newSample(f, t, labels, x, "", ""))
 }
 
-func newSample(f *config.Field, t *config.Tuple, rowLabels []string, v float64, keyLabel, key string) sample {
-	s := sample{field: f, value: v * f.Scale}
-	s.extraNames = append(s.extraNames, t.LabelFields...)
-	s.extraValues = append(s.extraValues, rowLabels...)
+func newSample(f *config.Field, t *config.Tuple, rowLabels []string, v float64, keyLabel, key string) Sample {
+	s := Sample{Field: f, Value: v * f.Scale}
+	s.ExtraNames = append(s.ExtraNames, t.LabelFields...)
+	s.ExtraValues = append(s.ExtraValues, rowLabels...)
 	for _, k := range slices.Sorted(maps.Keys(f.Labels)) {
-		s.extraNames = append(s.extraNames, k)
-		s.extraValues = append(s.extraValues, f.Labels[k])
+		s.ExtraNames = append(s.ExtraNames, k)
+		s.ExtraValues = append(s.ExtraValues, f.Labels[k])
 	}
 	if keyLabel != "" {
-		s.extraNames = append(s.extraNames, keyLabel)
-		s.extraValues = append(s.extraValues, key)
+		s.ExtraNames = append(s.ExtraNames, keyLabel)
+		s.ExtraValues = append(s.ExtraValues, key)
 	}
 	return s
 }
@@ -278,7 +275,8 @@ func describe(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-func labelValue(v any) string {
+// LabelValue renders a field of a row as a label value.
+func LabelValue(v any) string {
 	switch x := v.(type) {
 	case string:
 		return x

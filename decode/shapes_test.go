@@ -1,4 +1,4 @@
-package collector
+package decode
 
 import (
 	"maps"
@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
-	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
 // The payloads below are written by hand, not produced by the fake
@@ -57,13 +56,10 @@ const (
 // shapeLog stands for an API's client and keeps the shapes it is told.
 type shapeLog struct {
 	rows   string
-	shapes []upstream.Shape
+	shapes []Shape
 }
 
 func (s *shapeLog) DefaultRows() string { return s.rows }
-func (s *shapeLog) NoteShape(_, _ string, sh upstream.Shape) {
-	s.shapes = append(s.shapes, sh)
-}
 
 func shapesTuples(t *testing.T) []*config.Tuple {
 	t.Helper()
@@ -81,20 +77,20 @@ var (
 
 // decodeAs decodes body for a tuple and returns its values, its row time
 // and the shape reported.
-func decodeAs(t *testing.T, tp *config.Tuple, body string) (map[string]float64, time.Time, upstream.Shape) {
+func decodeAs(t *testing.T, tp *config.Tuple, body string) (map[string]float64, time.Time, Shape) {
 	t.Helper()
 	log := &shapeLog{rows: "data"}
 	d, err := decode([]byte(body), tp, log)
 	if err != nil {
 		t.Fatalf("%s: %v", body, err)
 	}
-	if len(d.problems) > 0 {
-		t.Errorf("%s: problems %q", body, d.problems)
+	if len(d.Problems) > 0 {
+		t.Errorf("%s: problems %q", body, d.Problems)
 	}
 	if len(log.shapes) != 1 {
 		t.Fatalf("%d shapes reported, want 1", len(log.shapes))
 	}
-	return values(d), d.rowTime, log.shapes[0]
+	return values(d), d.RowTime, log.shapes[0]
 }
 
 // One consensus, five shapes: the same values and the same row time.
@@ -155,8 +151,8 @@ func TestDecodeViewsCountedFromItems(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := values(d); len(got) != 2 || got["analyst_views{bullish}"] != 1 || got["analyst_views{mixed}"] != 1 || len(d.problems) != 1 {
-		t.Errorf("values %v problems %q", got, d.problems)
+	if got := values(d); len(got) != 2 || got["analyst_views{bullish}"] != 1 || got["analyst_views{mixed}"] != 1 || len(d.Problems) != 1 {
+		t.Errorf("values %v problems %q", got, d.Problems)
 	}
 	// A page of the items: counted, served, and said to be a page only.
 	for _, body := range []string{
@@ -167,14 +163,14 @@ func TestDecodeViewsCountedFromItems(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := values(d); got["analyst_views{bullish}"] != 1 || len(d.problems) != 0 || !strings.Contains(d.page, "this page only") {
-			t.Errorf("%s: values %v problems %q page %q", body, got, d.problems, d.page)
+		if got := values(d); got["analyst_views{bullish}"] != 1 || len(d.Problems) != 0 || !strings.Contains(d.Page, "this page only") {
+			t.Errorf("%s: values %v problems %q page %q", body, got, d.Problems, d.Page)
 		}
 	}
 	// Labels pinned in the entry are read as named: direction is not
 	// taken for stance.
 	d, err = decode([]byte(`[{"handle":"a","direction":"bullish"}]`), shapesTuples(t)[tPinnedLabels], rowsAt("data"))
-	if err != nil || len(d.samples) != 0 {
+	if err != nil || len(d.Samples) != 0 {
 		t.Errorf("pinned labels: %v %v", values(d), err)
 	}
 }

@@ -1,12 +1,13 @@
-package collector
+package decode
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
-	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
 func tupleFor(t *testing.T, yml string) *config.Tuple {
@@ -27,17 +28,34 @@ data:
       exchange: binance
 `
 
-// rowsAt stands for an API's client in decode tests: where its answers
-// keep rows by default; the shapes it is told are dropped.
+// rowsAt stands for an API in decode tests: where its answers keep rows
+// by default; the shapes found are dropped.
 type rowsAt string
 
-func (r rowsAt) DefaultRows() string                    { return string(r) }
-func (rowsAt) NoteShape(string, string, upstream.Shape) {}
+func (r rowsAt) DefaultRows() string { return string(r) }
 
-func values(d *decoded) map[string]float64 {
+// shapeSource is what decode reads of an API in tests.
+type shapeSource interface{ DefaultRows() string }
+
+// decode parses body and reads its latest values, as a refresh does.
+func decode(body []byte, t *config.Tuple, up shapeSource) (*Answer, error) {
+	root, err := Parse(body, 1000)
+	if err != nil {
+		return nil, err
+	}
+	d, err := Latest(root, t, up.DefaultRows())
+	if err == nil && d.HasShape {
+		if l, ok := up.(*shapeLog); ok {
+			l.shapes = append(l.shapes, d.Shape)
+		}
+	}
+	return d, err
+}
+
+func values(d *Answer) map[string]float64 {
 	out := map[string]float64{}
-	for _, s := range d.samples {
-		out[s.field.Name+"{"+strings.Join(s.extraValues, ",")+"}"] = s.value
+	for _, s := range d.Samples {
+		out[s.Field.Name+"{"+strings.Join(s.ExtraValues, ",")+"}"] = s.Value
 	}
 	return out
 }
@@ -62,11 +80,11 @@ func TestDecodeLatestNonNullWhateverTheOrder(t *testing.T) {
 		if got["netflow{}"] != -3.5 || got["inflow{}"] != 7 || len(got) != 2 {
 			t.Errorf("%s: values %v, want netflow -3.5 (latest non-null) and inflow 7", name, got)
 		}
-		if want := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC); !d.rowTime.Equal(want) || !d.newest.Equal(want) {
-			t.Errorf("%s: row time %v newest %v", name, d.rowTime, d.newest)
+		if want := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC); !d.RowTime.Equal(want) || !d.Newest.Equal(want) {
+			t.Errorf("%s: row time %v newest %v", name, d.RowTime, d.Newest)
 		}
-		if d.interval != 24*time.Hour {
-			t.Errorf("%s: interval %v", name, d.interval)
+		if d.Interval != 24*time.Hour {
+			t.Errorf("%s: interval %v", name, d.Interval)
 		}
 	}
 }
@@ -88,14 +106,14 @@ data:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !d.hasBlock || d.block != 21000002 {
-		t.Errorf("block = %v %v", d.hasBlock, d.block)
+	if !d.HasBlock || d.Block != 21000002 {
+		t.Errorf("block = %v %v", d.HasBlock, d.Block)
 	}
-	if want := time.Date(2026, 11, 20, 12, 0, 24, 0, time.UTC); !d.rowTime.Equal(want) {
-		t.Errorf("row time %v", d.rowTime)
+	if want := time.Date(2026, 11, 20, 12, 0, 24, 0, time.UTC); !d.RowTime.Equal(want) {
+		t.Errorf("row time %v", d.RowTime)
 	}
-	if d.interval != 12*time.Second {
-		t.Errorf("interval %v", d.interval)
+	if d.Interval != 12*time.Second {
+		t.Errorf("interval %v", d.Interval)
 	}
 	got := values(d)
 	if got["stablecoin_events{mint}"] != 2 || got["stablecoin_events{burn}"] != 0 {
@@ -103,8 +121,8 @@ data:
 	}
 	// v2 daily rows may carry date instead of datetime.
 	d, err = decode([]byte(`{"status":{"code":200,"message":"success"},"result":{"data":[{"date":"2026-11-19","events_mint_count":3}]}}`), tp, rowsAt("result.data"))
-	if err != nil || !d.rowTime.Equal(time.Date(2026, 11, 19, 0, 0, 0, 0, time.UTC)) {
-		t.Errorf("date key: %v %v", d.rowTime, err)
+	if err != nil || !d.RowTime.Equal(time.Date(2026, 11, 19, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("date key: %v %v", d.RowTime, err)
 	}
 }
 
@@ -122,8 +140,8 @@ func TestDecodeBadValuesAreSkippedNotFatal(t *testing.T) {
 	if got["netflow{}"] != 2 || got["inflow{}"] != 4 || got["outflow{}"] != 5 || got["ok{}"] != 3 {
 		t.Errorf("values %v", got)
 	}
-	if len(d.problems) != 3 {
-		t.Errorf("problems %q, want 3", d.problems)
+	if len(d.Problems) != 3 {
+		t.Errorf("problems %q, want 3", d.Problems)
 	}
 }
 
@@ -139,7 +157,7 @@ func TestDecodeRejectsWhatIsNotRows(t *testing.T) {
 		}
 	}
 	d, err := decode([]byte(`{"status":{"code":200},"result":{"data":[]}}`), tp, rowsAt("result.data"))
-	if err != nil || len(d.samples) != 0 {
+	if err != nil || len(d.Samples) != 0 {
 		t.Errorf("empty data: %v %v", d, err)
 	}
 }
@@ -172,15 +190,46 @@ consensus:
 	if got := values(d); got["analyst_calls{long}"] != 7 || got["analyst_calls{short}"] != 2 || len(got) != 2 {
 		t.Errorf("values %v", got)
 	}
-	if !d.rowTime.Equal(time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)) {
-		t.Errorf("row time from the payload's root: %v", d.rowTime)
+	if !d.RowTime.Equal(time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("row time from the payload's root: %v", d.RowTime)
 	}
 	bands := `{"data":[{"date":"2026-11-20","bands":{"0.5":10,"1.0":20,"x":"bad"}},{"date":"2026-11-19","bands":{"0.5":9}}]}`
 	d, err = decode([]byte(bands), cfg.Tuples[1], rowsAt("data"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := values(d); got["band_price{0.5}"] != 10 || got["band_price{1.0}"] != 20 || len(got) != 2 || len(d.problems) != 1 {
-		t.Errorf("values %v problems %q", got, d.problems)
+	if got := values(d); got["band_price{0.5}"] != 10 || got["band_price{1.0}"] != 20 || len(got) != 2 || len(d.Problems) != 1 {
+		t.Errorf("values %v problems %q", got, d.Problems)
+	}
+}
+
+func TestHistoryGivesEveryRowOldestFirst(t *testing.T) {
+	tp := tupleFor(t, netflowYAML)
+	body := `{"status":{"code":200,"message":"success"},"result":{"window":"day","data":[
+		{"date":"2026-11-20","netflow_total":null},
+		{"date":"2026-11-19","netflow_total":-5},
+		{"netflow_total":99},
+		{"date":"2026-11-18","netflow_total":"bad"},
+		{"date":"2026-11-17","netflow_total":7}]}}`
+	root, err := Parse([]byte(body), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, problems, err := History(root, tp, "result.data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rows {
+		for _, s := range r.Samples {
+			got = append(got, fmt.Sprintf("%s %s=%g", r.Time.Format(time.DateOnly), s.Field.Name, s.Value))
+		}
+	}
+	want := []string{"2026-11-17 netflow=7", "2026-11-19 netflow=-5"}
+	if !slices.Equal(got, want) {
+		t.Errorf("history %q, want %q", got, want)
+	}
+	if len(problems) != 1 {
+		t.Errorf("problems %q, want the bad value of 2026-11-18", problems)
 	}
 }

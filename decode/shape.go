@@ -1,4 +1,4 @@
-package upstream
+package decode
 
 import (
 	"encoding/json"
@@ -299,4 +299,34 @@ func kind(v any) string {
 		return "an object"
 	}
 	return fmt.Sprintf("%T", v)
+}
+
+// Lookup follows a dotted path through nested objects; "" and "." are the
+// root itself.
+func Lookup(v any, path string) (any, bool) {
+	if path == "" || path == "." {
+		return v, true
+	}
+	for _, part := range strings.Split(path, ".") {
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if v, ok = obj[part]; !ok {
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// ShortJSONError keeps decoder errors short and free of payload text.
+func ShortJSONError(err error) string {
+	s := err.Error()
+	if i := strings.Index(s, " looking for"); i > 0 {
+		s = s[:i]
+	}
+	if len(s) > 120 {
+		s = s[:120]
+	}
+	return s
 }

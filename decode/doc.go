@@ -1,0 +1,7 @@
+// Package decode reads upstream answers: it parses each answer once, in
+// memory bounded by what is kept (Parse), finds where its rows and their
+// times are in any of the shapes the APIs may answer in (FindRows,
+// FindTimeKey, ParseTime), and turns rows into samples: the newest value
+// of every field for a refresh (Latest), every row for history (History).
+// Items (one per analyst) are counted into the counts a series serves.
+package decode

@@ -1,0 +1,114 @@
+package decode
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// bigAnswer is a data-API answer of n rows, newest first unless reversed.
+func bigAnswer(n int, reversed bool) []byte {
+	var b strings.Builder
+	b.WriteString(`{"status":{"code":200,"message":"success"},"result":{"window":"day","data":[`)
+	for i := 0; i < n; i++ {
+		day := n - i
+		if reversed {
+			day = i + 1
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"date":"%s","netflow_total":%d,"note":"padding padding padding"}`, dayName(day), day)
+	}
+	b.WriteString(`]}}`)
+	return []byte(b.String())
+}
+
+// dayName is the n-th day after 1700-01-01 as a date, so every row differs.
+func dayName(n int) string {
+	return fmt.Sprintf("%04d-%02d-%02d", 1700+n/336, 1+n/28%12, 1+n%28)
+}
+
+func TestParseKeepsTheEndsOfLongArrays(t *testing.T) {
+	for _, reversed := range []bool{false, true} {
+		root, dropped, err := ParseStats(bigAnswer(5000, reversed), 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, _ := Lookup(root, "result.data")
+		list := rows.([]any)
+		if len(list) != 100 || dropped != 4900 {
+			t.Fatalf("kept %d rows, dropped %d; want 100 and 4900", len(list), dropped)
+		}
+		first := list[0].(map[string]any)["netflow_total"]
+		last := list[99].(map[string]any)["netflow_total"]
+		wantFirst, wantLast := "5000", "1"
+		if reversed {
+			wantFirst, wantLast = "1", "5000"
+		}
+		if fmt.Sprint(first) != wantFirst || fmt.Sprint(last) != wantLast {
+			t.Errorf("reversed=%v: first %v last %v, want %s and %s", reversed, first, last, wantFirst, wantLast)
+		}
+		// Head and tail keep the answer's order.
+		for i := 1; i < len(list); i++ {
+			prev, _ := Number(list[i-1].(map[string]any)["netflow_total"])
+			next, _ := Number(list[i].(map[string]any)["netflow_total"])
+			if reversed != (prev < next) {
+				t.Fatalf("reversed=%v: row %d (%g) then %g: out of order", reversed, i, prev, next)
+			}
+		}
+	}
+}
+
+func TestParseRejectsWhatIsNotOneJSONValue(t *testing.T) {
+	for _, body := range []string{``, `{`, `[1,2`, `{"a":1}{"b":2}`, `{"a":}`, `{1:2}`} {
+		if _, err := Parse([]byte(body), 10); err == nil {
+			t.Errorf("%q: parsed", body)
+		}
+	}
+	for _, body := range []string{`[]`, `{}`, `null`, `1`, `"x"`, `[[1,2,3],[4]]`} {
+		if _, err := Parse([]byte(body), 2); err != nil {
+			t.Errorf("%q: %v", body, err)
+		}
+	}
+}
+
+// The memory an answer costs is bounded by what is kept: a 7 MB answer of
+// rows the exporter did not ask for costs about what a thousand rows do
+// (the body itself aside, which the caller holds).
+func TestParseMemoryIsBoundedByWhatIsKept(t *testing.T) {
+	body := bigAnswer(100_000, false)
+	kept := heapAfter(t, func() any { v, _ := Parse(body, 1000); return v })
+	all := heapAfter(t, func() any { v, _ := Parse(body, 0); return v })
+	if kept*10 > all {
+		t.Errorf("keeping 1000 of 100 000 rows holds %d KiB, keeping all %d KiB: not bounded", kept>>10, all>>10)
+	}
+}
+
+// heapAfter is the live heap that what f returns keeps.
+func heapAfter(t *testing.T, f func() any) uint64 {
+	t.Helper()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	v := f()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(v)
+	if after.HeapAlloc < before.HeapAlloc {
+		return 0
+	}
+	return after.HeapAlloc - before.HeapAlloc
+}
+
+func BenchmarkParse7MB(b *testing.B) {
+	body := bigAnswer(100_000, false)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse(body, 1000); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
