@@ -32,41 +32,57 @@ type apiCollector struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu     sync.Mutex // guards every tupleState of this API
+	// manual: the clock is simulated (tests, benchmarks) and there is no
+	// background loop; step runs what is due.
+	manual bool
+	// idleAfter is how long without a scrape the engine waits before it
+	// stops calling upstream (demand).
+	idleAfter time.Duration
+	wakeup    chan struct{} // a refresh ended, a scrape came: plan again
+	loopDone  chan struct{}
+
+	mu     sync.Mutex // guards every tupleState of this API and what follows
 	states []*tupleState
 	closed bool
+	// running counts the refreshes in flight, within the API's
+	// concurrency.
+	running int
+	// lastScrape and scrapeGap say whether anybody still scrapes.
+	lastScrape time.Time
+	scrapeGap  time.Duration
+	// filled is closed once every tuple has had its first refresh;
+	// unfilled counts those still waiting for it.
+	filled   chan struct{}
+	unfilled int
 }
 
-// collect serves every tuple: those not due straight from the cache; those
-// due after their refresh, or, if it does not end before ctx does, from
-// the last good value. It reports whether every tuple was served fresh.
+// collect serves every tuple from what its last refresh left, without
+// starting or waiting for a call: refreshes are the engine's (engine.go).
+// Only the very first fill of tuples that have never been asked (after
+// start, or new in a reload) is awaited, until ctx ends. It reports
+// whether every tuple was served fresh: its last refresh succeeded and its
+// first one has ended.
 func (c *apiCollector) collect(ctx context.Context) ([]sampleOf, bool) {
 	now := c.now()
-	var waits []chan struct{}
-	var hits, joined float64
+	var hits, joined, stale float64
 	c.mu.Lock()
 	for _, st := range c.states {
 		switch {
 		case st.inflight != nil:
 			joined++
-			waits = append(waits, st.inflight)
-		case c.closed || now.Before(st.Next) && !c.sched.siblingFound(st, now):
+		case !c.dueLocked(st, now):
 			hits++
-		case c.sched.waitsForLeader(st, now):
-			hits++
-		default:
-			st.inflight = make(chan struct{})
-			waits = append(waits, st.inflight)
-			c.wg.Add(1)
-			go c.refresh(st, st.inflight)
 		}
 	}
+	filled := c.filled
 	c.mu.Unlock()
-	name := c.api.Name
-	c.m.cacheHits.WithLabelValues(name).Add(hits)
-	c.m.cacheMisses.WithLabelValues(name).Add(float64(len(waits)))
-	c.m.callsSaved.WithLabelValues(name).Add(hits + joined)
-
+	c.touch(now)
+	waits := []<-chan struct{}{filled}
+	if c.manual {
+		// A simulated clock: the scrape runs what is due, as the loop
+		// would have, and waits for it within its deadline.
+		waits = append(waits, c.dispatchAll(now)...)
+	}
 	timedOut := false
 	for _, w := range waits {
 		select {
@@ -80,12 +96,11 @@ func (c *apiCollector) collect(ctx context.Context) ([]sampleOf, bool) {
 	}
 	now = c.now()
 	fresh := !timedOut
-	var stale float64
 	out := make([]sampleOf, 0, 4*len(c.states))
 	excess := excessTally{}
 	c.mu.Lock()
 	for _, st := range c.states {
-		if !st.OK || st.inflight != nil {
+		if !st.OK || st.LastAttempt.IsZero() || st.inflight != nil && c.manual {
 			fresh = false
 			if st.showValues(now, c.api.MaxStaleness) {
 				stale++
@@ -95,6 +110,10 @@ func (c *apiCollector) collect(ctx context.Context) ([]sampleOf, bool) {
 		excess.add(c.sched.delays, st, now)
 	}
 	c.mu.Unlock()
+	name := c.api.Name
+	c.m.cacheHits.WithLabelValues(name).Add(hits)
+	c.m.cacheMisses.WithLabelValues(name).Add(float64(len(c.states)) - hits)
+	c.m.callsSaved.WithLabelValues(name).Add(hits + joined)
 	c.m.staleServed.WithLabelValues(name).Add(stale)
 	for window, x := range excess {
 		c.m.excess.WithLabelValues(name, window).Set(x.sum.Seconds() / float64(max(x.n, 1)))
@@ -149,6 +168,7 @@ func (x excessTally) add(ds *delays, st *tupleState, now time.Time) {
 // that a scrape that gives up does not waste a call others are waiting on.
 func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 	defer c.wg.Done()
+	defer c.wake() // the plan changed: followers may be due, a slot is free
 	ctx, cancel := context.WithTimeout(c.ctx, c.api.Timeout)
 	defer cancel()
 	t := st.tuple // set once; the state's fields are the lock's
@@ -180,6 +200,7 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 		// Closing (reload or shutdown): the outcome says nothing about
 		// the upstream; keep the state as it was.
 		st.inflight = nil
+		c.running--
 		close(done)
 		c.mu.Unlock()
 		return
@@ -187,6 +208,14 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 	defer func() {
 		st.buildInfo(c.tf)
 		st.inflight = nil
+		c.running--
+		if st.first {
+			st.first = false
+			c.unfilled--
+			if c.unfilled == 0 {
+				close(c.filled)
+			}
+		}
 		close(done)
 		c.mu.Unlock()
 	}()
@@ -283,13 +312,22 @@ func (c *apiCollector) logOnce(st *tupleState, l log.Logger, msg, err string) {
 	l.Log("msg", msg, "endpoint", st.tuple.Path, "query", redactedQuery(st.tuple.Query), "err", err)
 }
 
-// close stops refreshes under way and waits for them.
+// close stops the engine and the refreshes under way, and waits for them.
 func (c *apiCollector) close() {
 	c.mu.Lock()
 	c.closed = true
 	c.mu.Unlock()
 	c.cancel()
+	if c.loopDone != nil {
+		<-c.loopDone
+	}
 	c.wg.Wait()
+	c.mu.Lock()
+	if c.unfilled > 0 {
+		c.unfilled = 0
+		close(c.filled) // nobody fills them now: scrapes go on
+	}
+	c.mu.Unlock()
 }
 
 // redactedQuery renders a query for logs; the credential is never in a

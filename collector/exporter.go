@@ -38,6 +38,15 @@ type Options struct {
 	// SaveInterval is how often a changed state is written to Store
 	// (5 s by default); Close writes it too.
 	SaveInterval time.Duration
+	// IdleAfter is how long after the last scrape the refresh engine
+	// stops calling upstream (DefaultIdleAfter, or three times the gap
+	// between scrapes if longer).
+	IdleAfter time.Duration
+
+	// manual is set by a clock of the caller's own (Now): the caller
+	// moves time, so no refresh runs in the background; Step, or a
+	// scrape, runs the refreshes due.
+	manual bool
 }
 
 // Exporter serves /metrics for a configuration and keeps every tuple's
@@ -57,6 +66,9 @@ type Exporter struct {
 	delays map[string]*delays
 
 	collectorDuration, collectorSuccess *family
+	// lastScrape and scrapeGap carry each API's demand over reloads.
+	lastScrape map[string]time.Time
+	scrapeGap  map[string]time.Duration
 
 	stopSave, saveDone chan struct{}
 }
@@ -70,7 +82,13 @@ func New(cfg *config.Config, logger log.Logger, reg *prometheus.Registry, opts .
 	}
 	if e.opts.Now == nil {
 		e.opts.Now = time.Now
+	} else {
+		e.opts.manual = true
 	}
+	if e.opts.IdleAfter <= 0 {
+		e.opts.IdleAfter = DefaultIdleAfter
+	}
+	e.lastScrape, e.scrapeGap = map[string]time.Time{}, map[string]time.Duration{}
 	e.clients = e.opts.Clients
 	if e.clients == nil {
 		e.clients = upstream.NewPool(reg, e.opts.Now, logger)
@@ -127,6 +145,9 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 	old := map[string]*tupleState{}
 	for _, c := range e.apis {
 		c.close()
+		c.mu.Lock()
+		e.lastScrape[c.api.Name], e.scrapeGap[c.api.Name] = c.lastScrape, c.scrapeGap
+		c.mu.Unlock()
 		for _, st := range c.states {
 			old[st.tuple.Key] = st
 		}
@@ -162,7 +183,7 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 		c := &apiCollector{
 			api: a, sched: &schedule{revalidate: a.Revalidate, delays: e.delays[name]}, fams: fams, tf: tf, m: e.m,
 			now: e.opts.Now, logger: logger, ctx: ctx, cancel: cancel,
-			up: up,
+			up: up, manual: e.opts.manual, idleAfter: e.opts.IdleAfter, filled: make(chan struct{}),
 		}
 		members, ids := map[string]int{}, map[string]bool{}
 		for _, t := range a.Tuples {
@@ -190,6 +211,10 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 				level.Debug(logger).Log("msg", "cached values dropped: the tuple's labels changed", "endpoint", t.Path)
 			}
 			st.buildInfo(tf)
+			if st.LastAttempt.IsZero() && st.values == nil {
+				st.first = true // the first scrape waits for it, within its deadline
+				c.unfilled++
+			}
 			c.states = append(c.states, st)
 			if w := windowDuration(t.Window); w > 0 && t.CacheTTL == 0 {
 				// Present from the start: the first guess until rows
@@ -200,6 +225,12 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 			}
 		}
 		e.m.tuples.WithLabelValues(name).Set(float64(len(a.Tuples)))
+		if c.unfilled == 0 {
+			close(c.filled)
+		}
+		// Demand carries over a reload: scrapes kept coming.
+		c.lastScrape, c.scrapeGap = e.lastScrape[name], e.scrapeGap[name]
+		c.start()
 		e.apis = append(e.apis, c)
 	}
 	e.cfg = cfg
@@ -229,6 +260,23 @@ func (e *Exporter) Close() {
 	if e.opts.Clients == nil {
 		e.clients.Close() // the Exporter's own
 	}
+}
+
+// Step runs, on the caller's clock (Options.Now), every refresh due now
+// and returns when the next is due (zero: none planned). Tests and
+// benchmarks that simulate time call it as they move the clock, so that
+// rows are fetched when the plan says, not at the next scrape.
+func (e *Exporter) Step() time.Time {
+	e.mu.RLock()
+	apis := e.apis
+	e.mu.RUnlock()
+	var next time.Time
+	for _, c := range apis {
+		if at := c.step(e.opts.Now()); !at.IsZero() && (next.IsZero() || at.Before(next)) {
+			next = at
+		}
+	}
+	return next
 }
 
 // ServeHTTP serves one scrape: the exporter's own metrics and the data of

@@ -24,6 +24,9 @@ type tupleState struct {
 	info     []sampleOf    // the per-tuple families
 	inflight chan struct{} // closed when the refresh under way ends
 	logged   string        // last error logged, so that each is logged once
+	// first: the tuple has never been refreshed; scrapes wait for its
+	// first refresh, within their deadline.
+	first bool
 	// deprecatedLog says the deprecation was logged by this process.
 	deprecatedLog bool
 }
