@@ -105,7 +105,7 @@ func RunEconomy(o EconomyOptions) (*Economy, error) {
 				return nil, fmt.Errorf("scrape at %s: %w", clock.Now(), err)
 			}
 			econ.Scrapes++
-			clock.Add(offset)
+			runUntil(clock, exp, clock.Now().Add(offset))
 		}
 	}
 	end := clock.Now()

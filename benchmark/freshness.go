@@ -41,6 +41,9 @@ type FreshnessOptions struct {
 	// schedule, anything else a cache_ttl on every entry.
 	Policy   string
 	CacheTTL time.Duration
+	// Start is when the run starts (zero: simStart); the exporter starts
+	// cold then.
+	Start time.Time
 }
 
 // Freshness is the outcome of a run.
@@ -130,7 +133,7 @@ var simStart = time.Date(2026, 11, 20, 0, 3, 7, 0, time.UTC)
 const (
 	PolicySchedule = "schedule"
 	PolicyWindow   = "cache_ttl = window"
-	PolicyNoCache  = "no cache (cache_ttl 1s)"
+	PolicyNoCache  = "no cache (a call per scrape)"
 )
 
 // FreshnessCases are the runs of a window: each provider case (no delay;
@@ -174,7 +177,7 @@ func FreshnessCases(window string, full bool) []FreshnessOptions {
 		for _, policy := range []struct {
 			name string
 			ttl  time.Duration
-		}{{PolicySchedule, 0}, {PolicyWindow, step}, {PolicyNoCache, time.Second}} {
+		}{{PolicySchedule, 0}, {PolicyWindow, step}, {PolicyNoCache, base.Interval / time.Duration(base.Replicas)}} {
 			if !full && policy.ttl > 0 && p.delay.Jitter == 0 {
 				continue
 			}
@@ -199,7 +202,11 @@ func RunFreshness(o FreshnessOptions) (*Freshness, error) {
 	if !ok {
 		return nil, fmt.Errorf("no freshness runs for window %q", o.Window)
 	}
-	clock := fakeapi.NewSimClock(simStart)
+	start := simStart
+	if !o.Start.IsZero() {
+		start = o.Start
+	}
+	clock := fakeapi.NewSimClock(start)
 	fake := fakeapi.New(fakeapi.Options{Now: clock.Now, DataToken: "bench", Publish: map[string]fakeapi.Delay{o.Window: o.Delay}})
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
@@ -269,7 +276,7 @@ func RunFreshness(o FreshnessOptions) (*Freshness, error) {
 				tr.served[row] = true
 			}
 			last = now
-			clock.Add(offset)
+			runUntil(clock, exp, now.Add(offset))
 		}
 	}
 	if samples > 0 {
@@ -280,7 +287,7 @@ func RunFreshness(o FreshnessOptions) (*Freshness, error) {
 	}
 	for _, tr := range tracks {
 		end := fake.NewestVisible(spec.path, o.Window, tr.asset, last)
-		for row := fake.NewestVisible(spec.path, o.Window, tr.asset, simStart); !row.After(end); row = row.Add(f.Step) {
+		for row := fake.NewestVisible(spec.path, o.Window, tr.asset, start); !row.After(end); row = row.Add(f.Step) {
 			f.Published++
 			if row.Before(end) && !tr.served[row] {
 				f.Unserved++
@@ -289,6 +296,25 @@ func RunFreshness(o FreshnessOptions) (*Freshness, error) {
 	}
 	f.Calls = fake.Calls("data")
 	return f, nil
+}
+
+// runUntil moves the simulated clock to end, stopping at every moment the
+// exporter's engine planned a refresh and running it there, as its loop
+// does in real time: rows are fetched when the plan says, between scrapes.
+func runUntil(clock *fakeapi.SimClock, exp *collector.Exporter, end time.Time) {
+	for i := 0; i < 10_000; i++ {
+		next := exp.Step()
+		if next.IsZero() || next.After(end) {
+			break
+		}
+		if !next.After(clock.Now()) {
+			// Due already, yet not run: held for a leader. Its plan
+			// moves on; go on from the next millisecond.
+			next = clock.Now().Add(time.Millisecond)
+		}
+		clock.Set(next)
+	}
+	clock.Set(end)
 }
 
 // ownExcess reads the exporter's own excess staleness of the data API's

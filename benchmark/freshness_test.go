@@ -89,10 +89,12 @@ func checkMeasure(t *testing.T, f *Freshness) {
 	if f.Policy != PolicyNoCache {
 		return
 	}
-	if want := int64(f.Scrapes * f.Tuples); f.Calls != want {
-		t.Errorf("%d calls for %d tuple scrapes: cache_ttl 1s no longer means a call per scrape", f.Calls, want)
+	// A cache_ttl of the gap between scrapes: the engine calls once per
+	// scrape, just before it, as an exporter without a cache would.
+	if want := int64(f.Scrapes * f.Tuples); f.Calls < want*99/100 || f.Calls > want*101/100+int64(f.Tuples) {
+		t.Errorf("%d calls for %d tuple scrapes: a cache_ttl of the scrape gap no longer means a call per scrape", f.Calls, want)
 	}
-	if f.MeanExcess != 0 || f.Unserved != 0 {
+	if f.MeanExcess > f.Step/100 || f.Unserved != 0 {
 		t.Errorf("calling on every scrape left a mean excess staleness of %s and %d rows unserved; the measure is wrong", fmtDur(f.MeanExcess), f.Unserved)
 	}
 }

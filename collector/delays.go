@@ -317,13 +317,21 @@ func (ds *delays) followed(key string, w time.Duration, hit bool) {
 }
 
 // bound records that a row was there `at` after its start (the first
-// refresh after start): its delay is no later, but nothing says how much
-// earlier, so probing waits for a row found by the schedule.
+// refresh after start): its delay is no later. When that is before the
+// row's interval even closed (a live upstream, showing rows as they
+// grow), the next row is probed for at its interval start: one call
+// that, if it finds the row, has the upstream followed from the second
+// row on, and if it misses, bounds the delay from below for the probes
+// that bisect what is left. Otherwise probing waits for a row found by
+// the schedule.
 func (ds *delays) bound(key, id string, w, at time.Duration) {
 	ds.mu.Lock()
 	defer ds.mu.Unlock()
 	e := ds.entry(key, id, w)
 	e.First = min(e.First, at)
+	if !e.Learned && e.First < firstGuess(w) && e.First > learnStep(w) {
+		e.Depth, e.Credit, e.Learned = e.First, 1, true
+	}
 }
 
 // chase says whether the series `id` is the one to poll for a late row
@@ -390,15 +398,16 @@ func (ds *delays) publication(key string, w time.Duration) time.Duration {
 }
 
 // earliest is the offset from a row's start at which the series' rows
-// are taken to be out, for excess_staleness_seconds: the bottom of the
-// learned bracket where a poll that missed gave one (so the figure is an
-// upper bound), the estimate otherwise.
+// are taken to be out, for excess_staleness_seconds: the middle of the
+// learned bracket where a poll that missed gave one (the delay lies
+// between its bottom and the estimate, where the engine polls), the
+// estimate otherwise.
 func (ds *delays) earliest(key, id string, w time.Duration) time.Duration {
 	ds.mu.Lock()
 	defer ds.mu.Unlock()
 	e := ds.entry(key, id, w)
 	if e.HasLow && e.Low < e.First {
-		return e.Low
+		return e.Low + (e.First-e.Low)/2
 	}
 	return e.First
 }

@@ -139,18 +139,20 @@ func (c *apiCollector) nextDue() time.Time {
 		if st.inflight != nil {
 			continue
 		}
-		if at := c.dueAtLocked(st); next.IsZero() || at.Before(next) {
+		if at := c.dueAtLocked(st, c.now()); next.IsZero() || at.Before(next) {
 			next = at
 		}
 	}
 	return next
 }
 
-// dueAtLocked is when a tuple is due: its plan, or, when another series
-// of its key found the row it waits for, as soon as the 5 s floor allows.
-func (c *apiCollector) dueAtLocked(st *tupleState) time.Time {
-	if c.sched.siblingFound(st, st.LastAttempt.Add(minInterval)) {
-		return minTime(st.Next, st.LastAttempt.Add(minInterval))
+// dueAtLocked is when a tuple not due at now is: its plan, or, when
+// another series of its key found the row it waits for, as soon as the
+// 5 s floor allows (past that, a tuple not due waits for its key's
+// leader, and its plan says until when).
+func (c *apiCollector) dueAtLocked(st *tupleState, now time.Time) time.Time {
+	if floor := st.LastAttempt.Add(minInterval); floor.After(now) && c.sched.siblingFound(st, floor) {
+		return minTime(st.Next, floor)
 	}
 	return st.Next
 }
@@ -187,7 +189,7 @@ func (c *apiCollector) dispatch(now time.Time) time.Time {
 		if st.inflight != nil {
 			continue
 		}
-		if at := c.dueAtLocked(st); next.IsZero() || at.Before(next) {
+		if at := c.dueAtLocked(st, now); next.IsZero() || at.Before(next) {
 			next = at
 		}
 	}
