@@ -111,6 +111,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		fmt.Fprintf(stdout, "OK: %s: %s\n", cfg.File, plural(len(cfg.Tuples), "tuple"))
+		printForecast(stdout, cfg) // forecast.go
 		return 0
 	}
 	if err != nil {

@@ -1,6 +1,7 @@
 package budget
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -39,15 +40,33 @@ type APIForecast struct {
 	// Lists are the listing endpoints, each read once a day by the
 	// daily refresh, and once more at start and on every reload.
 	Lists []string
-	// CallsPerDay is every known cost: the entries (one value per all)
-	// and the daily listing calls.
+	// CallsPerDay is the known cost of the entries without all, and the
+	// daily listing calls; the entries with all cost their CallsPerDay
+	// per value listed on top (PerValueCalls).
 	CallsPerDay float64
-	// Series counts the series (one value per all); Unknown those whose
-	// cost is not known offline, left out of CallsPerDay.
+	// Series counts the series of the entries without all; Unknown
+	// those whose cost is not known offline, left out of CallsPerDay.
 	Series, Unknown int
-	// Plan is what the exporter would cut to under DailyBudget.
+	// Plan is what the exporter would cut to under DailyBudget, with one
+	// value listed per all: the least the expanded entries can cost.
 	Plan Plan
 }
+
+// PerValueCalls is what the entries with all cost for one value listed
+// each.
+func (a APIForecast) PerValueCalls() float64 {
+	var sum float64
+	for _, e := range a.Entries {
+		if len(e.PerValue) > 0 {
+			sum += e.CallsPerDay
+		}
+	}
+	return sum
+}
+
+// AtLeast is the least the API costs a day: CallsPerDay, and one value
+// listed per all (a list of none fails expansion).
+func (a APIForecast) AtLeast() float64 { return a.CallsPerDay + a.PerValueCalls() }
 
 // ListCalls is the listing calls a day.
 func (a APIForecast) ListCalls() float64 { return float64(len(a.Lists)) }
@@ -56,14 +75,19 @@ func (a APIForecast) ListCalls() float64 { return float64(len(a.Lists)) }
 // 0 without one.
 func (a APIForecast) RateLimitPerDay() float64 { return a.RateLimit * 1440 }
 
-// OverBudget says the forecast exceeds daily_budget.
+// OverBudget says the forecast, at least, exceeds daily_budget.
 func (a APIForecast) OverBudget() bool {
-	return a.DailyBudget > 0 && a.CallsPerDay > float64(a.DailyBudget)
+	return a.DailyBudget > 0 && a.AtLeast() > float64(a.DailyBudget)
 }
 
-// OverRateLimit says the forecast exceeds what rate_limit allows a day.
+// OverRateLimit says the forecast, at least, exceeds what rate_limit
+// allows a day, where daily_budget does not hold it below.
 func (a APIForecast) OverRateLimit() bool {
-	return a.RateLimit > 0 && a.CallsPerDay > a.RateLimitPerDay()
+	calls := a.AtLeast()
+	if a.DailyBudget > 0 {
+		calls = min(calls, float64(a.DailyBudget))
+	}
+	return a.RateLimit > 0 && calls > a.RateLimitPerDay()
 }
 
 // ByEndpoint is the forecast per configured path (entries of one path
@@ -114,6 +138,42 @@ type WindowForecast struct {
 	Chain string
 }
 
+// String says how the group is polled: "hour: 24 rows", "block (btc,
+// 10m): 144 rows", "cache_ttl 1h", "every 5m (no window)", "day: 1 row,
+// revalidate 10m", "block (xrp): spacing unknown".
+func (w WindowForecast) String() string {
+	name := w.Window
+	switch {
+	case w.Window == "block" && w.Every > 0:
+		name = fmt.Sprintf("block (%s, %s)", w.Chain, human(w.Every))
+	case w.Window == "block":
+		name = fmt.Sprintf("block (%s)", w.Chain)
+	}
+	rows := func() string {
+		if w.RowsPerDay == 1 {
+			return name + ": 1 row"
+		}
+		return fmt.Sprintf("%s: %s rows", name, FormatCalls(w.RowsPerDay))
+	}
+	switch w.Basis {
+	case "cache_ttl":
+		return "cache_ttl " + human(w.Every)
+	case "no window":
+		return fmt.Sprintf("every %s (no window)", human(w.Every))
+	case "revalidate":
+		if w.Window == "" {
+			return "revalidate " + human(w.Every)
+		}
+		return rows() + ", revalidate " + human(w.Every)
+	case "unknown":
+		if w.Window == "block" {
+			return name + ": spacing unknown"
+		}
+		return name + ": unknown"
+	}
+	return rows()
+}
+
 // Forecast counts the calls a day that cfg makes, without calling
 // upstream. On the configuration as loaded, "all" is one value and the
 // figures of its entries are per value listed; on an expanded one (the
@@ -136,8 +196,10 @@ func Forecast(cfg *config.Config) Report {
 				continue // left out of expansion (a list not read yet)
 			}
 			f.Entries = append(f.Entries, ef)
-			f.Series += ef.Series
-			f.CallsPerDay += ef.CallsPerDay
+			if len(ef.PerValue) == 0 {
+				f.Series += ef.Series
+				f.CallsPerDay += ef.CallsPerDay
+			}
 			for _, w := range ef.Windows {
 				if w.Basis == "unknown" {
 					f.Unknown += w.Series

@@ -97,7 +97,7 @@ func TestForecast(t *testing.T) {
 `, []string{
 			"data.metrics[0] 1 per exchange hour:1×24=25.2(rows) 25.20",
 			"data.metrics[1] 2 per token×exchange day:1×1=1.1(rows) hour:1×24=25.2(rows) 26.25",
-		}, []string{config.ListDataV1}, 52.45, 0},
+		}, []string{config.ListDataV1}, 1, 0},
 
 		{"a block spacing not known", head + `  metrics:
     - path: /v1/xrp/network-data/transactions
@@ -124,7 +124,7 @@ consensus:
 			"indicator.metrics[0] 1 per equity :1×0=288.0(no window) 288.00",
 			"consensus.metrics[0] 2 :2×0=576.0(no window) 576.00",
 			"consensus.metrics[1] 1 :1×0=1.0(cache_ttl) 1.00",
-		}, []string{config.ListEquities, config.ListAssets}, 867, 0},
+		}, []string{config.ListEquities, config.ListAssets}, 579, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := Forecast(parse(t, tc.yml))
@@ -171,6 +171,8 @@ func TestForecastAgainstLimits(t *testing.T) {
 		{"  daily_budget: 5000\n", true, false, true, 0},
 		{"  rate_limit: 11\n", false, false, false, 15840},
 		{"  rate_limit: 5\n  daily_budget: 100000\n", false, true, false, 7200},
+		// A daily_budget below what rate_limit allows holds the calls.
+		{"  rate_limit: 5\n  daily_budget: 7000\n", true, false, true, 7200},
 	} {
 		cfg := parse(t, head+tc.limits+"  metrics:\n    - path: /v1/btc/market-data/open-interest\n      window: min\n      exchange: [a, b, c, d, e, f, g, h, i, j]\n")
 		a := Forecast(cfg).APIs[0]
@@ -178,8 +180,14 @@ func TestForecastAgainstLimits(t *testing.T) {
 			t.Errorf("%q: over budget %v, over rate limit %v, cut %v, rate limit a day %g", tc.limits, a.OverBudget(), a.OverRateLimit(), a.Plan.Cut(), a.RateLimitPerDay())
 		}
 	}
+	// With all, the total leaves the entry out; at least one value is
+	// listed.
+	a := Forecast(parse(t, head+"  daily_budget: 40\n  metrics:\n    - path: /v1/btc/market-data/open-interest\n      window: hour\n      exchange: all\n")).APIs[0]
+	if a.CallsPerDay != 1 || !near(a.PerValueCalls(), 25.2) || !near(a.AtLeast(), 26.2) || a.OverBudget() {
+		t.Errorf("with all: %g a day, %g per value, at least %g, over budget %v", a.CallsPerDay, a.PerValueCalls(), a.AtLeast(), a.OverBudget())
+	}
 	// 5 000 less the 10 % reserve is 4 500: 15 120/4 = 3 780 fits, /3 not.
-	a := Forecast(parse(t, head+"  daily_budget: 5000\n  metrics:\n    - path: /v1/btc/market-data/open-interest\n      window: min\n      exchange: [a, b, c, d, e, f, g, h, i, j]\n")).APIs[0]
+	a = Forecast(parse(t, head+"  daily_budget: 5000\n  metrics:\n    - path: /v1/btc/market-data/open-interest\n      window: min\n      exchange: [a, b, c, d, e, f, g, h, i, j]\n")).APIs[0]
 	if f := a.Plan.Factor("min", time.Minute); f != 4 {
 		t.Errorf("min factor %d, want 4", f)
 	}
@@ -187,6 +195,8 @@ func TestForecastAgainstLimits(t *testing.T) {
 		t.Errorf("by endpoint %v", got)
 	}
 }
+
+func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
 
 func TestBlockSpacing(t *testing.T) {
 	cfg := parse(t, head+`  metrics:

@@ -201,11 +201,11 @@ func (p Plan) note(cost func(time.Duration) float64, fixed float64) string {
 		return ""
 	case p.Available <= fixed:
 		return fmt.Sprintf("the listing calls (%s a day) and the %.0f %% reserve leave nothing of daily budget %d for the series: they are polled at most every %s, and the daily cap refuses the rest",
-			calls(p.Listing), Reserve*100, p.Budget, human(MaxInterval))
+			FormatCalls(p.Listing), Reserve*100, p.Budget, human(MaxInterval))
 	case !p.Fits:
-		return fmt.Sprintf("even a call every %s per series exceeds the %s calls a day left for series: the daily cap refuses the rest", human(MaxInterval), calls(p.Available))
+		return fmt.Sprintf("even a call every %s per series exceeds the %s calls a day left for series: the daily cap refuses the rest", human(MaxInterval), FormatCalls(p.Available))
 	case cost(24*time.Hour) > p.Available:
-		return fmt.Sprintf("even a call a day per series exceeds the %s calls a day left for series: day rows are missed", calls(p.Available))
+		return fmt.Sprintf("even a call a day per series exceeds the %s calls a day left for series: day rows are missed", FormatCalls(p.Available))
 	}
 	return ""
 }
@@ -247,33 +247,48 @@ func (p Plan) WindowFactors() map[string]int {
 // were cut to.
 func (p Plan) Summary(top int) string {
 	if p.Budget <= 0 {
-		return fmt.Sprintf("no daily budget: %s calls a day", calls(p.Natural+p.Listing))
+		return fmt.Sprintf("no daily budget: %s calls a day", FormatCalls(p.Natural+p.Listing))
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "natural cost %s calls a day (and %s listing), daily budget %d (%s for series after a %.0f %% reserve and the listing calls)",
-		calls(p.Natural), calls(p.Listing), p.Budget, calls(max(p.Available, 0)), Reserve*100)
-	if !p.Cut() {
-		b.WriteString(": nothing cut")
-		return b.String()
+	listing := FormatCalls(p.Listing) + " listing calls"
+	if p.Listing == 1 {
+		listing = "1 listing call"
 	}
-	b.WriteString(": ")
+	s := fmt.Sprintf("natural cost %s calls a day, daily budget %d (%s for series after the %.0f %% reserve and %s): %s",
+		FormatCalls(p.Natural), p.Budget, FormatCalls(max(p.Available, 0)), Reserve*100, listing, p.Degradation())
+	if p.Cut() {
+		s += fmt.Sprintf(", %s calls a day planned; costliest: %s", FormatCalls(p.Planned), p.Costliest(top))
+	}
+	if p.Note != "" {
+		s += "; " + p.Note
+	}
+	return s
+}
+
+// Degradation names each window polled less often, finest first:
+// "min polled every 17m (×17), 10min polled every 20m (×2)", or "nothing
+// cut".
+func (p Plan) Degradation() string {
 	var cuts []string
 	for _, g := range p.Groups {
 		if g.Factor > 1 {
 			cuts = append(cuts, fmt.Sprintf("%s polled every %s (×%d)", windowName(g.Window, g.Every), human(g.Interval()), g.Factor))
 		}
 	}
-	b.WriteString(strings.Join(cuts, ", "))
-	fmt.Fprintf(&b, ", %s calls a day planned; costliest: ", calls(p.Planned))
+	if len(cuts) == 0 {
+		return "nothing cut"
+	}
+	return strings.Join(cuts, ", ")
+}
+
+// Costliest names the top costliest entries with their calls a day
+// before and under the plan: "data.metrics[4] /v2/network/events-count
+// 15120 → 7560, ...".
+func (p Plan) Costliest(top int) string {
 	var es []string
-	for _, e := range p.Entries[:min(top, len(p.Entries))] {
-		es = append(es, fmt.Sprintf("%s %s → %s", e.Entry, calls(e.Natural), calls(e.Planned)))
+	for _, e := range p.Entries[:min(max(top, 0), len(p.Entries))] {
+		es = append(es, fmt.Sprintf("%s %s → %s", e.Entry, FormatCalls(e.Natural), FormatCalls(e.Planned)))
 	}
-	b.WriteString(strings.Join(es, ", "))
-	if p.Note != "" {
-		b.WriteString("; " + p.Note)
-	}
-	return b.String()
+	return strings.Join(es, ", ")
 }
 
 // windowName names a group: its window, with the spacing where a window
@@ -291,8 +306,9 @@ func windowName(window string, every time.Duration) string {
 	return window
 }
 
-// calls shows a number of calls: whole, or with one decimal below 10.
-func calls(f float64) string {
+// FormatCalls shows a number of calls: whole, or with one decimal below
+// 10 (a day row costs 1.1 calls at the schedule's overhead).
+func FormatCalls(f float64) string {
 	if f < 9.95 && f != math.Trunc(f) {
 		return fmt.Sprintf("%.1f", f)
 	}

@@ -160,7 +160,7 @@ func TestPlanEntriesAndSummary(t *testing.T) {
 		len(p.Entries[0].Cut) != 1 || p.Entries[1].Cut != nil {
 		t.Fatalf("entries %+v", p.Entries)
 	}
-	want := "natural cost 15347 calls a day (and 1 listing), daily budget 10000 (8999 for series after a 10 % reserve and the listing calls): " +
+	want := "natural cost 15347 calls a day, daily budget 10000 (8999 for series after the 10 % reserve and 1 listing call): " +
 		"block (12s) polled every 24s (×2), 7787 calls a day planned; costliest: data.metrics[4] /v2/network/events-count 15120 → 7560, " +
 		"data.metrics[2] /v1/{asset}/network-data/supply 151 → 151"
 	if got := p.Summary(2); got != want {
