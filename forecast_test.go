@@ -6,6 +6,9 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/onchain-exporter/onchain_exporter/budget"
+	"github.com/onchain-exporter/onchain_exporter/config"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the testdata/*.golden outputs of --config.check")
@@ -42,5 +45,30 @@ func TestConfigCheckForecast(t *testing.T) {
 				t.Error("a credential was printed")
 			}
 		})
+	}
+}
+
+// docs/budget.md shows the example's forecast and its plan's log line as
+// the exporter prints them.
+func TestBudgetDocShowsTheForecast(t *testing.T) {
+	t.Setenv("ONCHAIN_DATA_TOKEN", "example-token")
+	doc, err := os.ReadFile("docs/budget.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden, err := os.ReadFile("testdata/config_check_example.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), "```text\n"+string(golden)+"```") {
+		t.Error("docs/budget.md does not show testdata/config_check_example.golden as it is")
+	}
+	cfg, err := config.Load("examples/config.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := budget.Forecast(cfg).APIs[0].Plan.Summary(3)
+	if !strings.Contains(string(doc), "```text\n"+line+"\n```") {
+		t.Errorf("docs/budget.md does not show the plan's log line:\n%s", line)
 	}
 }
