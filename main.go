@@ -50,7 +50,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	app.Terminate(func(code int) { terminated = code })
 	var (
 		configFile     = app.Flag("config.file", "Configuration file.").Default("onchain.yml").String()
-		configCheck    = app.Flag("config.check", "Load and validate the configuration without calling upstream (\"all\" and consensus asset names are resolved at start), print OK or the errors, and exit.").Bool()
+		configCheck    = app.Flag("config.check", "Load and validate the configuration without calling upstream (\"all\" and consensus asset names are resolved at start), print OK and the forecast of upstream calls per day, or the errors, and exit.").Bool()
 		demoMode       = app.Flag("demo", "Serve the embedded demo: a fake upstream in process and a config covering every endpoint.").Bool()
 		metricsPath    = app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
 		timeoutOffset  = app.Flag("scrape.timeout-offset", "Time kept free of the Prometheus scrape timeout for encoding and transfer.").Default("500ms").Duration()
@@ -111,6 +111,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		fmt.Fprintf(stdout, "OK: %s: %s\n", cfg.File, plural(len(cfg.Tuples), "tuple"))
+		printForecast(stdout, cfg) // forecast.go
 		return 0
 	}
 	if err != nil {

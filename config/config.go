@@ -43,6 +43,10 @@ type API struct {
 	// RateLimit is the most requests per minute sent to this API; 0 means
 	// no limit of our own.
 	RateLimit float64
+	// DailyBudget is the most upstream calls of this API per UTC day,
+	// every call counted (refreshes, retries, listing); 0 means no budget
+	// of our own.
+	DailyBudget int
 	// MaxStaleness is how long a series keeps its last good value while
 	// its refreshes fail; after that it disappears from /metrics.
 	MaxStaleness time.Duration

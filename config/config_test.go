@@ -31,6 +31,8 @@ func TestBadConfigs(t *testing.T) {
 		"bad_chain_suffix.yml":         "testdata/bad_chain_suffix.yml:6: data.metrics[0].asset: \"usdt_eth\" carries a chain suffix; v2 takes the alias without it (and chain: ethereum where needed)",
 		"bad_concurrency_range.yml":    "testdata/bad_concurrency_range.yml:4: data.concurrency: must be between 1 and 64, got 0",
 		"bad_consensus_path.yml":       "testdata/bad_consensus_path.yml:5: consensus.metrics[0].path: \"consensus?asset=btc\" is not a valid path",
+		"bad_daily_budget_type.yml":    "testdata/bad_daily_budget_type.yml:4: data.daily_budget: must be an integer, got \"1.5k\"",
+		"bad_daily_budget_zero.yml":    "testdata/bad_daily_budget_zero.yml:4: consensus.daily_budget: must be at least 1 call per day, got 0 (leave it out for no budget)",
 		"bad_duplicate_key.yml":        "testdata/bad_duplicate_key.yml:4: data.url: key is given twice",
 		"bad_duplicate_list_value.yml": "testdata/bad_duplicate_list_value.yml:6: data.metrics[0].exchange[1]: \"binance\" is listed twice",
 		"bad_duplicate_tuple.yml":      "testdata/bad_duplicate_tuple.yml:7: data.metrics[1]: the series /v1/btc/market-data/open-interest?exchange=bybit&window=day is listed twice (also by data.metrics[0] at line 5)",
@@ -78,7 +80,7 @@ testdata/bad_entry_errors_at_once.yml:17: data.metrics[3].asset: must be a value
 		"bad_row_label_name.yml":            "testdata/bad_row_label_name.yml:7: consensus.metrics[0].labels: \"direction-of-call\" is not a valid label name",
 		"bad_row_label_repeated.yml":        "testdata/bad_row_label_repeated.yml:7: data.metrics[0].labels: \"exchange\" is already a label of the series",
 		"bad_timeout_zero.yml":              "testdata/bad_timeout_zero.yml:4: data.timeout: must be greater than 0",
-		"bad_unknown_api_key.yml":           "testdata/bad_unknown_api_key.yml:4: data.retries: unknown key (expected one of url, token_env, token_file, auth, timeout, concurrency, rate_limit, max_staleness, revalidate, max_tuples, metrics, tls_config, proxy_url, no_proxy, proxy_from_environment, proxy_connect_header, follow_redirects)",
+		"bad_unknown_api_key.yml":           "testdata/bad_unknown_api_key.yml:4: data.retries: unknown key (expected one of url, token_env, token_file, auth, timeout, concurrency, rate_limit, daily_budget, max_staleness, revalidate, max_tuples, metrics, tls_config, proxy_url, no_proxy, proxy_from_environment, proxy_connect_header, follow_redirects)",
 		// Every problem of the file in one run: an unknown section key
 		// does not hide the errors of the entries, nor one section those
 		// of another.

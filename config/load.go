@@ -135,6 +135,11 @@ func (l *errorList) api(name string, n *yaml.Node, getenv func(string) string) *
 			if a.RateLimit < 0 {
 				l.add(p.value, k, "must not be negative (requests per minute; 0 = no limit)")
 			}
+		case "daily_budget":
+			if l.integer(p.value, k, &a.DailyBudget) && a.DailyBudget < 1 {
+				l.add(p.value, k, "must be at least 1 call per day, got %d (leave it out for no budget)", a.DailyBudget)
+				a.DailyBudget = 0
+			}
 		case "max_staleness":
 			l.duration(p.value, k, &a.MaxStaleness)
 		case "revalidate":

@@ -18,7 +18,7 @@ var entryKeys = []string{"path", "window", "cache_ttl", "fields", "rows", "time_
 
 // sectionKeys are the keys of an API section.
 var sectionKeys = append([]string{"url", "token_env", "token_file", "auth", "timeout", "concurrency", "rate_limit",
-	"max_staleness", "revalidate", "max_tuples", "metrics"}, httpClientKeys...)
+	"daily_budget", "max_staleness", "revalidate", "max_tuples", "metrics"}, httpClientKeys...)
 
 // fieldKeys are the keys of one item of fields:.
 var fieldKeys = []string{"name", "help", "type", "scale", "labels", "key_label"}

@@ -130,7 +130,7 @@ func (l *errorList) expand(cfg *Config) {
 	cfg.TupleLabelNames = append([]string{"api", "endpoint", "asset", "window"}, slices.Sorted(maps.Keys(tupleLabels))...)
 	for _, t := range cfg.Tuples {
 		t.TupleLabelValues = make([]string, len(cfg.TupleLabelNames))
-		t.TupleLabelValues[0], t.TupleLabelValues[1], t.TupleLabelValues[2], t.TupleLabelValues[3] = t.API, t.Path, t.asset(), t.Window
+		t.TupleLabelValues[0], t.TupleLabelValues[1], t.TupleLabelValues[2], t.TupleLabelValues[3] = t.API, t.Path, t.Asset(), t.Window
 		for i, n := range cfg.TupleLabelNames[4:] {
 			t.TupleLabelValues[4+i] = t.Label(n)
 		}
@@ -151,8 +151,9 @@ func labelGroup(t *Tuple) string {
 	return t.API + " " + p
 }
 
-// asset is the path's asset for v1 and the asset parameter elsewhere.
-func (t *Tuple) asset() string {
+// Asset is the asset of the series: the path's asset segment on v1 of the
+// data API, the asset parameter (as labelled) elsewhere; "" without one.
+func (t *Tuple) Asset() string {
 	if t.API == APIData && strings.HasPrefix(t.Path, "/v1/") {
 		seg := strings.Split(t.Path, "/")[2]
 		if v, err := url.PathUnescape(seg); err == nil {
@@ -191,7 +192,7 @@ func setLabels(t *Tuple, params map[string]bool) {
 	for i, n := range names {
 		switch n {
 		case "asset":
-			t.LabelValues[i] = t.asset()
+			t.LabelValues[i] = t.Asset()
 		case "window":
 			t.LabelValues[i] = t.Window
 		case "exchange_code", "security_code":

@@ -164,15 +164,19 @@ func (l *errorList) str(n *yaml.Node, key string, dst *string) {
 	}
 }
 
-func (l *errorList) integer(n *yaml.Node, key string, dst *int) {
-	if v, ok := l.scalar(n, key); ok {
-		i, err := strconv.Atoi(v)
-		if err != nil || n.Tag != "!!int" {
-			l.add(n, key, "must be an integer, got %q", v)
-			return
-		}
-		*dst = i
+// integer reads an integer into dst and says whether it could.
+func (l *errorList) integer(n *yaml.Node, key string, dst *int) bool {
+	v, ok := l.scalar(n, key)
+	if !ok {
+		return false
 	}
+	i, err := strconv.Atoi(v)
+	if err != nil || n.Tag != "!!int" {
+		l.add(n, key, "must be an integer, got %q", v)
+		return false
+	}
+	*dst = i
+	return true
 }
 
 func (l *errorList) float(n *yaml.Node, key string, dst *float64) {

@@ -13,9 +13,10 @@ const MaxListItems = 100_000
 
 // List reads the items of a listing endpoint (discovery, equities,
 // assets): one GET within the API's timeout, the objects of the answer's
-// rows wherever FindRows finds them. Errors name the path.
+// rows wherever FindRows finds them. Errors name the path; the call is
+// counted under the listing path as its endpoint.
 func (u *Client) List(ctx context.Context, path string, query url.Values, keyed bool) ([]map[string]any, error) {
-	ctx, cancel := context.WithTimeout(ctx, u.api.Timeout)
+	ctx, cancel := context.WithTimeout(WithEndpoint(ctx, path), u.api.Timeout)
 	defer cancel()
 	root, err := u.Fetch(ctx, path, query, keyed, MaxListItems)
 	if err != nil {

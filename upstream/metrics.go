@@ -34,7 +34,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		quota: map[string]*quotaWindow{},
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "upstream_requests_total",
-			Help: "Requests sent to an upstream API, by HTTP status code (error: no answer)."}, []string{"api", "code"}),
+			Help: "Requests sent to an upstream API (retries and listing calls included), by configured endpoint (the path as written in the file, or the listing path) and HTTP status code (error: no answer)."}, []string{"api", "endpoint", "code"}),
 		requestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "upstream_request_duration_seconds",
 			Help: "Duration of upstream requests, in seconds.", Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30}}, api),
 		apiErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "api_errors_total",

@@ -88,8 +88,9 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// instrumentTransport counts every attempt that reaches the network and
-// reads the rate-limit headers of every answer.
+// instrumentTransport counts every attempt that reaches the network, by
+// the endpoint its context carries (WithEndpoint), and reads the
+// rate-limit headers of every answer.
 type instrumentTransport struct {
 	next http.RoundTripper
 	api  string
@@ -101,11 +102,12 @@ func (it *instrumentTransport) RoundTrip(req *http.Request) (*http.Response, err
 	start := time.Now()
 	resp, err := it.next.RoundTrip(req)
 	it.m.requestDuration.WithLabelValues(it.api).Observe(time.Since(start).Seconds())
+	endpoint := endpointOf(req.Context())
 	if err != nil {
-		it.m.requests.WithLabelValues(it.api, "error").Inc()
+		it.m.requests.WithLabelValues(it.api, endpoint, "error").Inc()
 		return resp, err
 	}
-	it.m.requests.WithLabelValues(it.api, strconv.Itoa(resp.StatusCode)).Inc()
+	it.m.requests.WithLabelValues(it.api, endpoint, strconv.Itoa(resp.StatusCode)).Inc()
 	it.m.observeHeaders(it.api, resp.Header, it.now())
 	return resp, nil
 }

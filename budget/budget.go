@@ -1,0 +1,169 @@
+package budget
+
+import (
+	"math"
+	"sync"
+	"time"
+)
+
+// Budget is the daily budget of one API: at most Limit calls per UTC day
+// (the day counter resets at 00:00 UTC), paced over the day by a token
+// bucket refilled at Limit/86400 calls a second with room for Limit/96
+// calls (a quarter of an hour's share, at least one). So no clock hour
+// spends more than Limit/24 + 25 % (rounded up to a whole call), and a
+// burst at 00:05 does not leave the evening dark. Every call takes a turn:
+// refreshes, retries, listing and discovery calls alike.
+//
+// The limit in force is the smaller of the configured daily_budget and
+// the upstream's own daily limit (X-Daily-Limit) seen today; with
+// neither, every call is allowed and still counted.
+type Budget struct {
+	mu  sync.Mutex
+	own int // daily_budget; 0 = none
+	// upLimit is the upstream's X-Daily-Limit as seen on the UTC day upDay.
+	upLimit int
+	upDay   time.Time
+	day     time.Time // the UTC day used counts
+	used    int
+	// tokens is the bucket's level at `at`; paced says a limit was in
+	// force then (without one the bucket is not kept, and fills at once
+	// when a limit comes).
+	tokens float64
+	at     time.Time
+	paced  bool
+}
+
+// New returns a budget of limit calls per UTC day (0 = none of our own)
+// whose bucket is full at now.
+func New(limit int, now time.Time) *Budget {
+	b := &Budget{own: max(limit, 0)}
+	b.advance(now)
+	return b
+}
+
+// midnight is the start of t's UTC day.
+func midnight(t time.Time) time.Time { return t.UTC().Truncate(24 * time.Hour) }
+
+// rate is the bucket's refill, in calls per second, and burst its room.
+func rate(limit int) float64 { return float64(limit) / 86400 }
+
+func burst(limit int) float64 { return max(1, float64(limit)/96) }
+
+// tokenSlack absorbs the rounding of refills: a bucket asked again at the
+// time Take named holds a whole token.
+const tokenSlack = 1e-9
+
+// limit is the limit in force at now; the lock is held.
+func (b *Budget) limit(now time.Time) int {
+	l := b.own
+	if b.upLimit > 0 && b.upDay.Equal(midnight(now)) && (l == 0 || b.upLimit < l) {
+		l = b.upLimit
+	}
+	return l
+}
+
+// advance brings the day counter and the bucket up to now and returns
+// the limit in force; the lock is held. A clock that steps back neither
+// resets the day nor refills the bucket.
+func (b *Budget) advance(now time.Time) int {
+	if d := midnight(now); d.After(b.day) {
+		b.day, b.used = d, 0
+	}
+	l := b.limit(now)
+	switch {
+	case l == 0:
+		b.paced = false
+	case !b.paced:
+		b.tokens, b.paced = burst(l), true
+	case now.After(b.at):
+		b.tokens += now.Sub(b.at).Seconds() * rate(l)
+	}
+	if b.paced {
+		b.tokens = min(b.tokens, burst(l))
+	}
+	if now.After(b.at) {
+		b.at = now
+	}
+	return l
+}
+
+// Take spends one call at now if the budget allows it. When it does not,
+// next is the earliest time it may: the bucket's next whole token, or the
+// next 00:00 UTC once the day's calls are used (or the token after it).
+func (b *Budget) Take(now time.Time) (ok bool, next time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	l := b.advance(now)
+	switch {
+	case l == 0:
+	case b.used >= l:
+		return false, later(b.day.Add(24*time.Hour), b.refilled(now, l))
+	case b.tokens+tokenSlack < 1:
+		return false, b.refilled(now, l)
+	default:
+		b.tokens = max(b.tokens-1, 0)
+	}
+	b.used++
+	return true, now
+}
+
+// refilled is when the bucket holds a whole token again; the lock is held.
+func (b *Budget) refilled(now time.Time, l int) time.Time {
+	if b.tokens+tokenSlack >= 1 {
+		return now
+	}
+	wait := math.Ceil((1 - b.tokens) / rate(l) * float64(time.Second))
+	return now.Add(time.Duration(wait))
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// Used is the number of calls counted on now's UTC day: those taken, or
+// what the upstream says were used (X-Daily-Used) when that is more.
+func (b *Budget) Used(now time.Time) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.advance(now)
+	return b.used
+}
+
+// Limit is the limit in force at now: the smaller of daily_budget and the
+// upstream's daily limit seen today; 0 when there is neither.
+func (b *Budget) Limit(now time.Time) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.advance(now)
+}
+
+// SetLimit sets the configured daily_budget (0 = none), as a reload
+// does: the calls of the day and the bucket's level carry over.
+func (b *Budget) SetLimit(limit int, now time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.advance(now)
+	b.own = max(limit, 0)
+	b.advance(now)
+}
+
+// ObserveUpstream takes what an answer's headers said at now: the
+// upstream's daily limit (X-Daily-Limit, applying for the rest of the UTC
+// day when below daily_budget) and its count of the day's calls
+// (X-Daily-Used, which can hold calls made by others with the same key).
+// A value below 1 (a header absent) is not taken.
+func (b *Budget) ObserveUpstream(limit, used int, now time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.advance(now)
+	if limit > 0 {
+		b.upLimit, b.upDay = limit, midnight(now)
+	}
+	if used > b.used {
+		b.used = used
+	}
+	b.advance(now)
+}

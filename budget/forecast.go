@@ -1,0 +1,333 @@
+package budget
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+)
+
+// Overhead is the schedule's calls per published row: BENCHMARKS.md
+// measured 1.01 to 1.05 per window over three simulated days ("Upstream
+// economy") and 1.05 for min, 10min and hour rows when rows come on time
+// ("Freshness and economy"; a provider that jitters costs up to 1.17 on
+// day rows). The forecast takes 1.05; the Plan's Reserve covers the rest.
+const Overhead = 1.05
+
+// UnwindowedInterval is how often the schedule polls a series without a
+// window (the Indicator and Analyst Consensus APIs): it has no row
+// spacing to follow. cache_ttl sets another interval.
+const UnwindowedInterval = 5 * time.Minute
+
+// minInterval is the schedule's floor between two calls of one series,
+// revalidate included.
+const minInterval = 5 * time.Second
+
+// Report is the offline forecast of a configuration's upstream calls per
+// UTC day: no call is made, "all" counts as one value, and its figures are
+// per value listed at start.
+type Report struct {
+	APIs []APIForecast
+}
+
+// APIForecast is the forecast of one API section.
+type APIForecast struct {
+	API         string
+	DailyBudget int     // 0: none
+	RateLimit   float64 // requests per minute; 0: none
+	Entries     []EntryForecast
+	// Lists are the listing endpoints, each read once a day by the
+	// daily refresh, and once more at start and on every reload.
+	Lists []string
+	// CallsPerDay is the known cost of the entries without all, and the
+	// daily listing calls; the entries with all cost their CallsPerDay
+	// per value listed on top (PerValueCalls).
+	CallsPerDay float64
+	// Series counts the series of the entries without all; Unknown
+	// those whose cost is not known offline, left out of CallsPerDay.
+	Series, Unknown int
+	// Plan is what the exporter would cut to under DailyBudget, with one
+	// value listed per all: the least the expanded entries can cost.
+	Plan Plan
+}
+
+// PerValueCalls is what the entries with all cost for one value listed
+// each.
+func (a APIForecast) PerValueCalls() float64 {
+	var sum float64
+	for _, e := range a.Entries {
+		if len(e.PerValue) > 0 {
+			sum += e.CallsPerDay
+		}
+	}
+	return sum
+}
+
+// AtLeast is the least the API costs a day: CallsPerDay, and one value
+// listed per all (a list of none fails expansion).
+func (a APIForecast) AtLeast() float64 { return a.CallsPerDay + a.PerValueCalls() }
+
+// ListCalls is the listing calls a day.
+func (a APIForecast) ListCalls() float64 { return float64(len(a.Lists)) }
+
+// RateLimitPerDay is what rate_limit allows a day (rate_limit × 1440);
+// 0 without one.
+func (a APIForecast) RateLimitPerDay() float64 { return a.RateLimit * 1440 }
+
+// OverBudget says the forecast, at least, exceeds daily_budget.
+func (a APIForecast) OverBudget() bool {
+	return a.DailyBudget > 0 && a.AtLeast() > float64(a.DailyBudget)
+}
+
+// OverRateLimit says the forecast, at least, exceeds what rate_limit
+// allows a day, where daily_budget does not hold it below.
+func (a APIForecast) OverRateLimit() bool {
+	calls := a.AtLeast()
+	if a.DailyBudget > 0 {
+		calls = min(calls, float64(a.DailyBudget))
+	}
+	return a.RateLimit > 0 && calls > a.RateLimitPerDay()
+}
+
+// ByEndpoint is the forecast per configured path (entries of one path
+// summed) and per listing endpoint, as the forecast gauge carries it.
+func (a APIForecast) ByEndpoint() map[string]float64 {
+	out := map[string]float64{}
+	for _, e := range a.Entries {
+		out[e.Path] += e.CallsPerDay
+	}
+	for _, l := range a.Lists {
+		out[l]++
+	}
+	return out
+}
+
+// EntryForecast is the forecast of one metrics entry.
+type EntryForecast struct {
+	Key  string // data.metrics[0]
+	Line int
+	Path string // as configured
+	// PerValue lists the parameters given as all: Series and the calls
+	// are then per value listed (per combination of values, for several).
+	PerValue []string
+	Series   int
+	Windows  []WindowForecast
+	// CallsPerDay sums the windows whose cost is known.
+	CallsPerDay float64
+}
+
+// WindowForecast is the cost of an entry's series of one window and
+// spacing.
+type WindowForecast struct {
+	Window string // min, 10min, hour, day, block; "" for none
+	Series int
+	// Every is the spacing of the rows (block: of the chain's blocks) or
+	// the poll interval (cache_ttl, no window, revalidate); 0 when the
+	// block spacing is not known.
+	Every time.Duration
+	// RowsPerDay is per series; 0 for series that follow no rows.
+	RowsPerDay float64
+	// CallsPerDay is for all Series together.
+	CallsPerDay float64
+	// Basis says how the calls are counted: "rows" (rows × Overhead),
+	// "cache_ttl", "no window", "revalidate", or "unknown".
+	Basis string
+	// Chain names the chain of a block window ("btc", "ethereum"), or
+	// the asset whose chain is not known.
+	Chain string
+}
+
+// String says how the group is polled: "hour: 24 rows", "block (btc,
+// 10m): 144 rows", "cache_ttl 1h", "every 5m (no window)", "day: 1 row,
+// revalidate 10m", "block (xrp): spacing unknown".
+func (w WindowForecast) String() string {
+	name := w.Window
+	switch {
+	case w.Window == "block" && w.Every > 0:
+		name = fmt.Sprintf("block (%s, %s)", w.Chain, human(w.Every))
+	case w.Window == "block":
+		name = fmt.Sprintf("block (%s)", w.Chain)
+	}
+	rows := func() string {
+		if w.RowsPerDay == 1 {
+			return name + ": 1 row"
+		}
+		return fmt.Sprintf("%s: %s rows", name, FormatCalls(w.RowsPerDay))
+	}
+	switch w.Basis {
+	case "cache_ttl":
+		return "cache_ttl " + human(w.Every)
+	case "no window":
+		return fmt.Sprintf("every %s (no window)", human(w.Every))
+	case "revalidate":
+		if w.Window == "" {
+			return "revalidate " + human(w.Every)
+		}
+		return rows() + ", revalidate " + human(w.Every)
+	case "unknown":
+		if w.Window == "block" {
+			return name + ": spacing unknown"
+		}
+		return name + ": unknown"
+	}
+	return rows()
+}
+
+// Forecast counts the calls a day that cfg makes, without calling
+// upstream. On the configuration as loaded, "all" is one value and the
+// figures of its entries are per value listed; on an expanded one (the
+// engine's, after the listing calls) every value is counted.
+func Forecast(cfg *config.Config) Report {
+	var r Report
+	for _, name := range config.APINames {
+		a := cfg.APIs[name]
+		if a == nil {
+			continue
+		}
+		f := APIForecast{API: name, DailyBudget: a.DailyBudget, RateLimit: a.RateLimit}
+		for _, l := range a.Lists() {
+			f.Lists = append(f.Lists, l.Path)
+		}
+		var series []Series
+		for _, e := range a.Metrics {
+			ef, ss := forecastEntry(a, e)
+			if ef.Series == 0 {
+				continue // left out of expansion (a list not read yet)
+			}
+			f.Entries = append(f.Entries, ef)
+			if len(ef.PerValue) == 0 {
+				f.Series += ef.Series
+				f.CallsPerDay += ef.CallsPerDay
+			}
+			for _, w := range ef.Windows {
+				if w.Basis == "unknown" {
+					f.Unknown += w.Series
+				}
+			}
+			series = append(series, ss...)
+		}
+		f.CallsPerDay += f.ListCalls()
+		f.Plan = NewPlan(series, f.ListCalls(), a.DailyBudget)
+		r.APIs = append(r.APIs, f)
+	}
+	return r
+}
+
+// forecastEntry counts one entry's tuples by window and spacing, and
+// returns them as Plan series (those of known cost).
+func forecastEntry(a *config.API, e *config.Entry) (EntryForecast, []Series) {
+	ef := EntryForecast{Key: e.Key, Line: e.Line, Path: e.Path}
+	for _, p := range e.Params {
+		if p.HasAll() {
+			ef.PerValue = append(ef.PerValue, p.Name)
+		}
+	}
+	name := e.Key + " " + e.Path
+	var series []Series
+	for _, t := range a.Tuples {
+		if t.Entry != e || !allOf(t, ef.PerValue) {
+			continue
+		}
+		w := tupleCost(a, t)
+		ef.Series++
+		i := 0
+		for i < len(ef.Windows) && !sameGroup(ef.Windows[i], w) {
+			i++
+		}
+		if i == len(ef.Windows) {
+			ef.Windows = append(ef.Windows, w)
+			ef.Windows[i].Series, ef.Windows[i].CallsPerDay = 0, 0
+		}
+		ef.Windows[i].Series++
+		ef.Windows[i].CallsPerDay += w.CallsPerDay
+		if w.Basis != "unknown" {
+			ef.CallsPerDay += w.CallsPerDay
+			series = append(series, Series{Entry: name, Window: t.Window, Every: w.Every, CallsPerDay: w.CallsPerDay})
+		}
+	}
+	return ef, series
+}
+
+// allOf says whether a tuple stands for "all" of each parameter named:
+// the tuples of an entry with all are counted once per value listed, and
+// a value listed beside all is one of those.
+func allOf(t *config.Tuple, params []string) bool {
+	for _, p := range params {
+		if t.Params[p] != config.All {
+			return false
+		}
+	}
+	return true
+}
+
+func sameGroup(a, b WindowForecast) bool {
+	return a.Window == b.Window && a.Every == b.Every && a.Basis == b.Basis && a.Chain == b.Chain
+}
+
+// tupleCost is the calls a day of one series, as the schedule polls it:
+// every cache_ttl when set; else once per row (at the measured overhead)
+// of its window, or every UnwindowedInterval without a window, either at
+// least every revalidate.
+func tupleCost(a *config.API, t *config.Tuple) WindowForecast {
+	w := WindowForecast{Window: t.Window, Series: 1}
+	if t.CacheTTL > 0 {
+		w.Every = max(time.Duration(t.CacheTTL*float64(time.Second)), minInterval)
+		w.Basis = "cache_ttl"
+		w.CallsPerDay = perDay(w.Every)
+		return w
+	}
+	switch t.Window {
+	case "":
+		w.Every, w.Basis = UnwindowedInterval, "no window"
+		w.CallsPerDay = perDay(w.Every)
+	case "block":
+		chain, every, ok := BlockSpacing(t)
+		w.Chain = chain
+		if !ok {
+			w.Basis = "unknown"
+			return w
+		}
+		w.Every = every
+	default:
+		w.Every = config.WindowDuration(t.Window)
+		if w.Every == 0 {
+			w.Basis = "unknown"
+			return w
+		}
+	}
+	if w.Basis == "" {
+		w.Basis = "rows"
+		w.RowsPerDay = perDay(w.Every)
+		w.CallsPerDay = w.RowsPerDay * Overhead
+	}
+	if r := max(a.Revalidate, minInterval); a.Revalidate > 0 && perDay(r) > w.CallsPerDay {
+		w.Every, w.Basis, w.CallsPerDay = r, "revalidate", perDay(r)
+	}
+	return w
+}
+
+// perDay is how many intervals of d a day holds.
+func perDay(d time.Duration) float64 { return float64(24*time.Hour) / float64(d) }
+
+// BlockSpacing is the time between two blocks of the chain a block-window
+// series follows, as far as it is known offline (the project's fake
+// upstream publishes at these spacings): btc 10 min; Ethereum 12 s, for
+// eth, its ERC-20 tokens (/v1/erc20/...) and the stablecoins of the
+// v2 events-count, whose only chain is ethereum. For any other chain ok
+// is false and chain names the asset: the exporter learns the spacing
+// from the rows it reads.
+func BlockSpacing(t *config.Tuple) (chain string, every time.Duration, ok bool) {
+	asset := strings.ToLower(t.Asset())
+	switch {
+	case asset == "btc" || asset == "bitcoin":
+		return "btc", 10 * time.Minute, true
+	case asset == "eth" || asset == "ethereum" || asset == "erc20" || t.Params["chain"] == "ethereum",
+		t.Endpoint != nil && t.Endpoint.Template == "/v2/network/events-count":
+		return "ethereum", 12 * time.Second, true
+	}
+	if asset == "" {
+		asset = t.Path
+	}
+	return asset, 0, false
+}

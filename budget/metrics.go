@@ -1,0 +1,72 @@
+package budget
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the families of what an API's calls cost, set by the
+// refresh engine from its Budget, its Plan and the Forecast of the
+// configuration in force (after expansion). Registered once per registry,
+// they live across reloads. The calls themselves are counted per
+// configured endpoint by upstream's onchain_exporter_upstream_requests_total.
+type Metrics struct {
+	budget   *prometheus.GaugeVec
+	used     *prometheus.GaugeVec
+	forecast *prometheus.GaugeVec
+	factor   *prometheus.GaugeVec
+}
+
+// NewMetrics registers the cost families in reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	const ns = "onchain_exporter"
+	m := &Metrics{
+		budget: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "daily_budget_calls",
+			Help: "Upstream calls the API may make on the current UTC day: the smaller of daily_budget and the upstream's X-Daily-Limit; absent when neither applies."}, []string{"api"}),
+		used: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "daily_calls_used",
+			Help: "Upstream calls of the API counted on the current UTC day (every call: refreshes, retries, listing), or the upstream's X-Daily-Used when higher; resets at 00:00 UTC."}, []string{"api"}),
+		forecast: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "forecast_calls_per_day",
+			Help: "Upstream calls a day the configuration in force costs, per configured endpoint (path as written) and listing endpoint, after expansion, before any cut of the daily budget."}, []string{"api", "endpoint"}),
+		factor: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "coarsening_factor",
+			Help: "How many rows of its window a series is polled once per under the daily budget's plan (1: every row); the largest among a window's spacings."}, []string{"api", "window"}),
+	}
+	reg.MustRegister(m.budget, m.used, m.forecast, m.factor)
+	return m
+}
+
+// Observe sets an API's budget in force and calls used today from its
+// budget at now.
+func (m *Metrics) Observe(api string, b *Budget, now time.Time) {
+	if l := b.Limit(now); l > 0 {
+		m.budget.WithLabelValues(api).Set(float64(l))
+	} else {
+		m.budget.DeleteLabelValues(api)
+	}
+	m.used.WithLabelValues(api).Set(float64(b.Used(now)))
+}
+
+// SetForecast sets an API's forecast per endpoint, replacing the last:
+// an endpoint a reload dropped goes.
+func (m *Metrics) SetForecast(f APIForecast) {
+	m.forecast.DeletePartialMatch(prometheus.Labels{"api": f.API})
+	for endpoint, calls := range f.ByEndpoint() {
+		m.forecast.WithLabelValues(f.API, endpoint).Set(calls)
+	}
+}
+
+// SetPlan sets the coarsening factor of each window of an API's plan, 1
+// where nothing is cut, replacing the last.
+func (m *Metrics) SetPlan(api string, p Plan) {
+	m.factor.DeletePartialMatch(prometheus.Labels{"api": api})
+	for window, f := range p.WindowFactors() {
+		m.factor.WithLabelValues(api, window).Set(float64(f))
+	}
+}
+
+// Forget drops the series of an API no longer configured.
+func (m *Metrics) Forget(api string) {
+	for _, v := range []*prometheus.GaugeVec{m.budget, m.used, m.forecast, m.factor} {
+		v.DeletePartialMatch(prometheus.Labels{"api": api})
+	}
+}

@@ -1,0 +1,332 @@
+package budget
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+)
+
+// Reserve is the share of the daily budget a Plan leaves unscheduled, for
+// the calls it cannot foresee: retries of failed calls, the listing calls
+// of reloads, and polls of rows later than usual beyond the measured
+// Overhead. The listing calls of the daily refresh come off besides.
+const Reserve = 0.10
+
+// MaxInterval is the longest a Plan stretches a series' poll interval:
+// when a budget cannot pay even a call a week per series, the plan says
+// so and the daily cap refuses the rest.
+const MaxInterval = 7 * 24 * time.Hour
+
+// Series is what a Plan knows of one upstream series.
+type Series struct {
+	// Entry names the configuration entry the series comes from, as the
+	// summary shows it ("data.metrics[0] /v1/btc/market-data/open-interest").
+	Entry string
+	// Window is the window's name (min, 10min, hour, day, block; "" for
+	// none), the label its coarsening factor is shown with.
+	Window string
+	// Every is the spacing of the series' rows (for block windows the
+	// chain's block spacing), or its poll interval when it follows no
+	// rows (cache_ttl, no window): the unit a factor multiplies. A series
+	// without one is a fixed cost, never cut.
+	Every time.Duration
+	// CallsPerDay is its natural cost: rows per day times the schedule's
+	// overhead, or 86400 s / its poll interval.
+	CallsPerDay float64
+}
+
+// Plan is how an API's series are polled when their natural cost exceeds
+// the daily budget. Every series of a window and spacing is polled every
+// Every×Factor, with one common interval T chosen as the smallest that
+// fits: each group is polled every max(Every, T), rounded up to a whole
+// multiple of Every. So the finest windows are coarsened first (a min
+// series is polled every few minutes before a day series misses a row),
+// the series of one window share the cut evenly, and every series keeps
+// at least one call per its coarsened interval.
+type Plan struct {
+	// Budget is the daily limit in force; 0 means none, and nothing is cut.
+	Budget int
+	// Listing is the listing calls a day, off the budget besides Reserve.
+	Listing float64
+	// Available is what is left a day for the series' calls.
+	Available float64
+	// Natural and Planned are the series' calls a day before and after
+	// the cut.
+	Natural, Planned float64
+	// Fits says Planned is within Available.
+	Fits bool
+	// Groups holds a cut per window and spacing, finest first.
+	Groups []Cut
+	// Entries holds the cost of each entry, costliest first.
+	Entries []EntryCut
+	// Note says what could not be done, when something could not.
+	Note string
+}
+
+// Cut is the coarsening of the series of one window and spacing.
+type Cut struct {
+	Window  string
+	Every   time.Duration
+	Series  int
+	Factor  int // ≥ 1; the series are polled every Every×Factor
+	Natural float64
+	Planned float64
+}
+
+// Interval is how often the group's series are polled under the plan.
+func (c Cut) Interval() time.Duration { return c.Every * time.Duration(c.Factor) }
+
+// EntryCut is the cost of one configuration entry under a plan.
+type EntryCut struct {
+	Entry            string
+	Series           int
+	Natural, Planned float64
+	// Cut lists the windows of the entry that are polled less often.
+	Cut []string
+}
+
+// NewPlan plans series under a daily budget (0 = none) of which listing
+// calls a day go to listing and discovery endpoints.
+func NewPlan(series []Series, listing float64, budget int) Plan {
+	p := Plan{Budget: budget, Listing: listing}
+	type key struct {
+		window string
+		every  time.Duration
+	}
+	index := map[key]int{}
+	var fixed float64
+	for _, s := range series {
+		p.Natural += s.CallsPerDay
+		if s.Every <= 0 {
+			fixed += s.CallsPerDay
+			continue
+		}
+		k := key{s.Window, s.Every}
+		i, ok := index[k]
+		if !ok {
+			i = len(p.Groups)
+			index[k] = i
+			p.Groups = append(p.Groups, Cut{Window: s.Window, Every: s.Every, Factor: 1})
+		}
+		p.Groups[i].Series++
+		p.Groups[i].Natural += s.CallsPerDay
+	}
+	slices.SortFunc(p.Groups, func(a, b Cut) int {
+		return cmp.Or(cmp.Compare(a.Every, b.Every), cmp.Compare(a.Window, b.Window))
+	})
+	p.Available = float64(budget)*(1-Reserve) - listing
+	cost := func(t time.Duration) float64 {
+		c := fixed
+		for _, g := range p.Groups {
+			c += g.Natural / float64(factor(g.Every, t))
+		}
+		return c
+	}
+	var t time.Duration
+	switch {
+	case budget <= 0 || cost(0) <= p.Available:
+	case cost(MaxInterval) > p.Available:
+		t = MaxInterval
+	default:
+		t = smallestFit(cost, p.Available)
+	}
+	for i := range p.Groups {
+		g := &p.Groups[i]
+		g.Factor = factor(g.Every, t)
+		g.Planned = g.Natural / float64(g.Factor)
+	}
+	p.Planned = cost(t)
+	p.Fits = budget <= 0 || p.Planned <= p.Available
+	p.Entries = p.entries(series)
+	p.Note = p.note(cost, fixed)
+	return p
+}
+
+// factor is the multiple of every that a common interval t asks for: at
+// least 1, and every×factor ≥ t.
+func factor(every, t time.Duration) int {
+	if t <= every {
+		return 1
+	}
+	return int((t + every - 1) / every)
+}
+
+// smallestFit is the smallest interval, in whole seconds, whose cost is
+// within available; cost falls as the interval grows, and fits at
+// MaxInterval.
+func smallestFit(cost func(time.Duration) float64, available float64) time.Duration {
+	lo, hi := int64(0), int64(MaxInterval/time.Second) // cost(lo) > available ≥ cost(hi)
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if cost(time.Duration(mid)*time.Second) <= available {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return time.Duration(hi) * time.Second
+}
+
+func (p Plan) entries(series []Series) []EntryCut {
+	index := map[string]int{}
+	var out []EntryCut
+	for _, s := range series {
+		i, ok := index[s.Entry]
+		if !ok {
+			i = len(out)
+			index[s.Entry] = i
+			out = append(out, EntryCut{Entry: s.Entry})
+		}
+		e := &out[i]
+		f := p.Factor(s.Window, s.Every)
+		e.Series++
+		e.Natural += s.CallsPerDay
+		e.Planned += s.CallsPerDay / float64(f)
+		if f > 1 && !slices.Contains(e.Cut, s.Window) {
+			e.Cut = append(e.Cut, s.Window)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b EntryCut) int { return cmp.Compare(b.Natural, a.Natural) })
+	return out
+}
+
+func (p Plan) note(cost func(time.Duration) float64, fixed float64) string {
+	switch {
+	case p.Budget <= 0:
+		return ""
+	case p.Available <= fixed:
+		return fmt.Sprintf("the listing calls (%s a day) and the %.0f %% reserve leave nothing of daily budget %d for the series: they are polled at most every %s, and the daily cap refuses the rest",
+			FormatCalls(p.Listing), Reserve*100, p.Budget, human(MaxInterval))
+	case !p.Fits:
+		return fmt.Sprintf("even a call every %s per series exceeds the %s calls a day left for series: the daily cap refuses the rest", human(MaxInterval), FormatCalls(p.Available))
+	case cost(24*time.Hour) > p.Available:
+		return fmt.Sprintf("even a call a day per series exceeds the %s calls a day left for series: day rows are missed", FormatCalls(p.Available))
+	}
+	return ""
+}
+
+// Cut says whether the plan polls any series less often than its rows.
+func (p Plan) Cut() bool {
+	for _, g := range p.Groups {
+		if g.Factor > 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// Factor is the coarsening factor of series of a window and spacing: 1
+// when they are not cut or not planned.
+func (p Plan) Factor(window string, every time.Duration) int {
+	for _, g := range p.Groups {
+		if g.Window == window && g.Every == every {
+			return g.Factor
+		}
+	}
+	return 1
+}
+
+// WindowFactors is the coarsening factor of each window of the plan: the
+// largest among its spacings (block windows of several chains).
+func (p Plan) WindowFactors() map[string]int {
+	out := map[string]int{}
+	for _, g := range p.Groups {
+		out[g.Window] = max(out[g.Window], g.Factor)
+	}
+	return out
+}
+
+// Summary is the plan in one line, for the log at start and reload and
+// the landing page: the natural cost against the budget, the cut of each
+// window polled less often, and the top costliest entries with what they
+// were cut to.
+func (p Plan) Summary(top int) string {
+	if p.Budget <= 0 {
+		return fmt.Sprintf("no daily budget: %s calls a day", FormatCalls(p.Natural+p.Listing))
+	}
+	listing := FormatCalls(p.Listing) + " listing calls"
+	if p.Listing == 1 {
+		listing = "1 listing call"
+	}
+	s := fmt.Sprintf("natural cost %s calls a day, daily budget %d (%s for series after the %.0f %% reserve and %s): %s",
+		FormatCalls(p.Natural), p.Budget, FormatCalls(max(p.Available, 0)), Reserve*100, listing, p.Degradation())
+	if p.Cut() {
+		s += fmt.Sprintf(", %s calls a day planned; costliest: %s", FormatCalls(p.Planned), p.Costliest(top))
+	}
+	if p.Note != "" {
+		s += "; " + p.Note
+	}
+	return s
+}
+
+// Degradation names each window polled less often, finest first:
+// "min polled every 17m (×17), 10min polled every 20m (×2)", or "nothing
+// cut".
+func (p Plan) Degradation() string {
+	var cuts []string
+	for _, g := range p.Groups {
+		if g.Factor > 1 {
+			cuts = append(cuts, fmt.Sprintf("%s polled every %s (×%d)", windowName(g.Window, g.Every), human(g.Interval()), g.Factor))
+		}
+	}
+	if len(cuts) == 0 {
+		return "nothing cut"
+	}
+	return strings.Join(cuts, ", ")
+}
+
+// Costliest names the top costliest entries with their calls a day
+// before and under the plan: "data.metrics[4] /v2/network/events-count
+// 15120 → 7560, ...".
+func (p Plan) Costliest(top int) string {
+	var es []string
+	for _, e := range p.Entries[:min(max(top, 0), len(p.Entries))] {
+		es = append(es, fmt.Sprintf("%s %s → %s", e.Entry, FormatCalls(e.Natural), FormatCalls(e.Planned)))
+	}
+	return strings.Join(es, ", ")
+}
+
+// windowName names a group: its window, with the spacing where a window
+// name alone does not say it (block, none).
+func windowName(window string, every time.Duration) string {
+	switch window {
+	case "block":
+		return fmt.Sprintf("block (%s)", human(every))
+	case "":
+		return fmt.Sprintf("no window (every %s)", human(every))
+	}
+	if every != config.WindowDuration(window) {
+		return fmt.Sprintf("%s (every %s)", window, human(every))
+	}
+	return window
+}
+
+// FormatCalls shows a number of calls: whole, or with one decimal below
+// 10 (a day row costs 1.1 calls at the schedule's overhead).
+func FormatCalls(f float64) string {
+	if f < 9.95 && f != math.Trunc(f) {
+		return fmt.Sprintf("%.1f", f)
+	}
+	return fmt.Sprintf("%.0f", f)
+}
+
+// human shows a duration the way a configuration writes it: 12s, 17m,
+// 1h30m, 2d.
+func human(d time.Duration) string {
+	if d >= 24*time.Hour && d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
+	}
+	s := d.Round(time.Second).String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}

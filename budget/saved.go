@@ -1,0 +1,94 @@
+package budget
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Saved is what a Budget keeps across reloads and restarts, as a small
+// JSON value: the calls counted on one UTC day, the bucket's level and the
+// upstream's daily limit seen that day. A restart loop so gets no fresh
+// day and no fresh burst.
+type Saved struct {
+	// Day is the UTC day Used counts, as YYYY-MM-DD.
+	Day  string `json:"day"`
+	Used int    `json:"used"`
+	// Paced says a limit was in force at At; Tokens is then the bucket's
+	// level.
+	Paced  bool      `json:"paced,omitempty"`
+	Tokens float64   `json:"tokens,omitempty"`
+	At     time.Time `json:"at"`
+	// UpstreamLimit is X-Daily-Limit as seen on Day; 0 when none was.
+	UpstreamLimit int `json:"upstream_limit,omitempty"`
+}
+
+// Saved returns the state at now, to be kept.
+func (b *Budget) Saved(now time.Time) Saved {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.advance(now)
+	s := Saved{Day: b.day.Format(time.DateOnly), Used: b.used, Paced: b.paced, At: b.at.UTC()}
+	if b.paced {
+		s.Tokens = b.tokens
+	}
+	if b.upLimit > 0 && b.upDay.Equal(b.day) {
+		s.UpstreamLimit = b.upLimit
+	}
+	return s
+}
+
+// Check says why a saved value cannot be restored at now, or nil: one
+// saved on another UTC day, or later than now (a clock that stepped back,
+// or a file from elsewhere), is not taken, nor one with impossible
+// numbers.
+func (s Saved) Check(now time.Time) error {
+	day, err := time.Parse(time.DateOnly, s.Day)
+	switch {
+	case err != nil:
+		return fmt.Errorf("saved day %q is not a date (YYYY-MM-DD)", s.Day)
+	case s.At.IsZero():
+		return errors.New("saved without a time")
+	case s.At.After(now):
+		return fmt.Errorf("saved at %s, later than now (%s)", s.At.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+	case !day.Equal(midnight(s.At)):
+		return fmt.Errorf("saved day %s is not the day of its time %s", s.Day, s.At.UTC().Format(time.RFC3339))
+	case !day.Equal(midnight(now)):
+		return fmt.Errorf("saved on %s, not today (%s)", s.Day, midnight(now).Format(time.DateOnly))
+	case s.Used < 0 || s.UpstreamLimit < 0:
+		return fmt.Errorf("saved counts are negative (used %d, upstream limit %d)", s.Used, s.UpstreamLimit)
+	case s.Tokens < 0 || math.IsNaN(s.Tokens) || math.IsInf(s.Tokens, 0):
+		return fmt.Errorf("saved bucket level %v is not a number of calls", s.Tokens)
+	}
+	return nil
+}
+
+// Restore takes a saved value back at now, after Check: the day's count
+// (or the one already taken, when more), the bucket's level refilled
+// since it was saved, and the upstream's limit. A value Check refuses is
+// not taken, and its error returned.
+func (b *Budget) Restore(s Saved, now time.Time) error {
+	if err := s.Check(now); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.advance(now)
+	b.used = max(b.used, s.Used)
+	if s.UpstreamLimit > 0 {
+		b.upLimit, b.upDay = s.UpstreamLimit, b.day
+	}
+	if s.Paced {
+		// The saved level, refilled since, unless the bucket already
+		// holds less (calls taken before the restore).
+		held, paced := b.tokens, b.paced
+		b.tokens, b.at, b.paced = s.Tokens, s.At, true
+		b.advance(now)
+		if paced {
+			b.tokens = min(b.tokens, held)
+		}
+	}
+	b.advance(now)
+	return nil
+}
