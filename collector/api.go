@@ -11,6 +11,7 @@ import (
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 
+	"github.com/onchain-exporter/onchain_exporter/budget"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
@@ -25,6 +26,7 @@ type apiCollector struct {
 	fams   *families
 	tf     *tupleFamilies
 	m      *selfMetrics
+	bm     *budget.Metrics
 	now    func() time.Time
 	logger log.Logger
 
@@ -111,6 +113,9 @@ func (c *apiCollector) collect(ctx context.Context) ([]sampleOf, bool) {
 	}
 	c.mu.Unlock()
 	name := c.api.Name
+	if c.bm != nil {
+		c.bm.Observe(name, c.up.Budget(), now)
+	}
 	c.m.cacheHits.WithLabelValues(name).Add(hits)
 	c.m.cacheMisses.WithLabelValues(name).Add(float64(len(c.states)) - hits)
 	c.m.callsSaved.WithLabelValues(name).Add(hits + joined)
@@ -281,7 +286,11 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 
 // fetch is one GET and decode of a tuple.
 func (c *apiCollector) fetch(ctx context.Context, t *config.Tuple) (*decode.Answer, error) {
-	root, err := c.up.Fetch(ctx, t.Path, t.Query, t.Keyed, maxRows)
+	endpoint := t.Path
+	if t.Entry != nil {
+		endpoint = t.Entry.Path
+	}
+	root, err := c.up.Fetch(upstream.WithEndpoint(ctx, endpoint), t.Path, t.Query, t.Keyed, maxRows)
 	if err != nil {
 		return nil, err
 	}

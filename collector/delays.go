@@ -329,7 +329,7 @@ func (ds *delays) bound(key, id string, w, at time.Duration) {
 	defer ds.mu.Unlock()
 	e := ds.entry(key, id, w)
 	e.First = min(e.First, at)
-	if !e.Learned && e.First < firstGuess(w) && e.First > learnStep(w) {
+	if !e.Learned && e.First < w && e.First > learnStep(w) {
 		e.Depth, e.Credit, e.Learned = e.First, 1, true
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/onchain-exporter/onchain_exporter/budget"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
@@ -56,6 +57,7 @@ type Exporter struct {
 	opts    Options
 	reg     *prometheus.Registry
 	m       *selfMetrics
+	bm      *budget.Metrics
 	clients *upstream.Pool
 
 	mu   sync.RWMutex
@@ -76,7 +78,7 @@ type Exporter struct {
 // New builds an Exporter whose own metrics are registered in reg; /metrics
 // serves reg and the data of cfg.
 func New(cfg *config.Config, logger log.Logger, reg *prometheus.Registry, opts ...Options) (*Exporter, error) {
-	e := &Exporter{logger: logger, reg: reg, m: newSelfMetrics(reg)}
+	e := &Exporter{logger: logger, reg: reg, m: newSelfMetrics(reg), bm: budget.NewMetrics(reg)}
 	if len(opts) > 0 {
 		e.opts = opts[0]
 	}
@@ -155,9 +157,14 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 	e.apis = nil
 	e.m.pubDelay.Reset() // set again below for the tuples of cfg
 	e.m.excess.Reset()
+	forecast := map[string]budget.APIForecast{}
+	for _, f := range budget.Forecast(cfg).APIs {
+		forecast[f.API] = f
+	}
 	for _, name := range config.APINames {
 		a := cfg.APIs[name]
 		if a == nil {
+			e.bm.Forget(name)
 			e.m.tuples.DeleteLabelValues(name)
 			e.clients.Drop(name)
 			continue
@@ -170,6 +177,13 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 			up.Reloaded()
 		}
 		e.opts.Store.restorePauses(up) // at the first start only
+		if f, ok := forecast[name]; ok {
+			e.bm.SetForecast(f)
+			e.bm.SetPlan(name, f.Plan)
+			if f.Plan.Cut() {
+				level.Warn(logger).Log("msg", "the configuration costs more than daily_budget; polling is coarsened", "plan", f.Plan.Summary(3))
+			}
+		}
 		saved := e.opts.Store.take(a, up.Account())
 		if e.delays == nil {
 			e.delays = map[string]*delays{}
@@ -179,9 +193,14 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 		}
 		if saved != nil {
 			e.delays[name].restore(saved.Delays)
+			if saved.Budget != nil && up.Budget() != nil {
+				if err := up.Budget().Restore(*saved.Budget, e.opts.Now()); err != nil {
+					level.Debug(logger).Log("msg", "the day's call count saved is not today's; counting from zero", "err", err)
+				}
+			}
 		}
 		c := &apiCollector{
-			api: a, sched: &schedule{revalidate: a.Revalidate, delays: e.delays[name]}, fams: fams, tf: tf, m: e.m,
+			api: a, sched: &schedule{revalidate: a.Revalidate, delays: e.delays[name], factor: forecast[name].Plan.WindowFactors()}, fams: fams, tf: tf, m: e.m, bm: e.bm,
 			now: e.opts.Now, logger: logger, ctx: ctx, cancel: cancel,
 			up: up, manual: e.opts.manual, idleAfter: e.opts.IdleAfter, filled: make(chan struct{}),
 		}

@@ -98,6 +98,10 @@ func (e *Exporter) saveLocked() {
 		id := c.up.Account()
 		f := &stateFile{Version: stateVersion, API: c.api.Name, Account: id, Tuples: map[string]savedTuple{},
 			Delays: c.sched.delays.snapshot(), Pauses: c.up.Pauses(), Lists: e.opts.Store.listsOf(c.api.Name, id)}
+		if b := c.up.Budget(); b != nil {
+			saved := b.Saved(e.opts.Now())
+			f.Budget = &saved
+		}
 		c.mu.Lock()
 		for _, st := range c.states {
 			f.Tuples[st.tuple.Key] = savedTuple{Digest: tupleDigest(st.tuple), State: st.tupleCache}

@@ -49,7 +49,7 @@ data:
 	if n := sent.Load(); n != 10 {
 		t.Errorf("%d requests reached the upstream in one scrape; rate_limit 10 allows 10", n)
 	}
-	if got := counter(body, `onchain_exporter_upstream_requests_total{api="data",code="error"}`); got != 10 {
+	if got := requests(body, "data", "error"); got != 10 {
 		t.Errorf("%v requests counted, want 10", got)
 	}
 	if got := counter(body, `onchain_exporter_api_errors_total{api="data",code="rate_limited"}`); got < 1 {

@@ -42,7 +42,7 @@ data:
 				e.fake.SetFault("data", fakeapi.Fault{Kind: fakeapi.Unauthorized})
 			}
 			body := e.scrape("5")
-			if got := counter(body, `onchain_exporter_upstream_requests_total{api="data",code="`+tc.code+`"}`); got != 1 {
+			if got := requests(body, "data", tc.code); got != 1 {
 				t.Fatalf("upstream_requests_total{code=%q} = %v, want 1:\n%s", tc.code, got, strings.Join(lines(body, "onchain_exporter_upstream_requests_total"), "\n"))
 			}
 			for range 5 {

@@ -108,6 +108,9 @@ func step(steps []time.Duration, i int, ceiling time.Duration) time.Duration {
 type schedule struct {
 	delays     *delays // the API's, kept across reloads
 	revalidate time.Duration
+	// factor is the coarsening the daily budget's plan asks for, per
+	// window: a series is polled for every factor-th row.
+	factor map[string]int
 }
 
 // rowWindow is the spacing of a tuple's rows: its window, or for block
@@ -174,7 +177,7 @@ func (s *schedule) afterSuccess(st *tupleState, prevNewest time.Time, now time.T
 	if w <= 0 || st.Newest.IsZero() {
 		return s.cap(now, now.Add(fallbackTTL(t.Window)))
 	}
-	nextStart := st.Newest.Add(w)
+	nextStart := st.Newest.Add(w * time.Duration(max(1, s.factor[t.Window])))
 	if st.Polls > 0 {
 		if !s.delays.chase(key, t.Key, nextStart, w) {
 			// Another series of the key polls for this row; this one

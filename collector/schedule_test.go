@@ -85,15 +85,26 @@ func TestScheduleLearnsThePublicationDelay(t *testing.T) {
 
 // TestScheduleColdStartPollsTheNextRow: the first refresh after start
 // bounds the delay by the newest row's age, so the next row is polled for
-// when it appears, not a first guess later.
+// when it appears, not a first guess later; a row seen before its
+// interval closed (a live upstream) has the next one probed for at its
+// interval's start.
 func TestScheduleColdStartPollsTheNextRow(t *testing.T) {
-	s := &schedule{delays: &delays{}}
-	st := &tupleState{tuple: &config.Tuple{API: "data", Path: "/p", Window: "min"}}
-	now := time.Date(2026, 11, 20, 12, 0, 1, 0, time.UTC)
-	st.Newest = time.Date(2026, 11, 20, 11, 59, 0, 0, time.UTC) // there 1 s after its interval closed
-	next := s.afterSuccess(st, time.Time{}, now)
-	if want := time.Date(2026, 11, 20, 12, 1, 1, 0, time.UTC); !next.Equal(want) {
-		t.Errorf("next refresh %v, want %v (the next row, 1 s after its interval closes)", next, want)
+	for _, tc := range []struct {
+		name        string
+		now, newest time.Time
+		want        time.Time
+	}{
+		{"closed intervals: the row 1 s after its interval closed", time.Date(2026, 11, 20, 12, 0, 1, 0, time.UTC),
+			time.Date(2026, 11, 20, 11, 59, 0, 0, time.UTC), time.Date(2026, 11, 20, 12, 1, 1, 0, time.UTC)},
+		{"live: the row 45 s into its interval", time.Date(2026, 11, 20, 12, 0, 45, 0, time.UTC),
+			time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC), time.Date(2026, 11, 20, 12, 1, 0, 0, time.UTC)},
+	} {
+		s := &schedule{delays: &delays{}}
+		st := &tupleState{tuple: &config.Tuple{API: "data", Path: "/p", Window: "min"}}
+		st.Newest = tc.newest
+		if next := s.afterSuccess(st, time.Time{}, tc.now); !next.Equal(tc.want) {
+			t.Errorf("%s: next refresh %v, want %v", tc.name, next, tc.want)
+		}
 	}
 }
 

@@ -153,7 +153,7 @@ func TestRedirectToAnotherHostKeepsTheCredential(t *testing.T) {
 			if len(seen) != 0 {
 				t.Errorf("the other host was called %d times", len(seen))
 			}
-			if got := counter(rec.Body.String(), `onchain_exporter_upstream_requests_total{api="`+tc.api+`",code="302"}`); got != 1 {
+			if got := requests(rec.Body.String(), tc.api, "302"); got != 1 {
 				t.Errorf("upstream_requests_total{code=302} = %v", got)
 			}
 			if strings.Contains(rec.Body.String(), secret) || strings.Contains(logs.String(), secret) {

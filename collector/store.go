@@ -14,6 +14,7 @@ import (
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 
+	"github.com/onchain-exporter/onchain_exporter/budget"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
@@ -21,7 +22,7 @@ import (
 
 // stateVersion is the format of the state files; a file of another
 // version is ignored (a cold start for its API).
-const stateVersion = 2
+const stateVersion = 3
 
 // Store keeps what the exporter learned across restarts, one file per API
 // under a directory (DIR/data.json, ...): each tuple's last values and
@@ -57,6 +58,8 @@ type stateFile struct {
 	Delays  map[string]estimate   `json:"delays,omitempty"`
 	Pauses  []upstream.Pause      `json:"pauses,omitempty"`
 	Lists   map[string]*savedList `json:"lists,omitempty"`
+	// Budget is the day's count of calls against daily_budget.
+	Budget *budget.Saved `json:"budget,omitempty"`
 }
 
 // savedTuple is a tuple's cache under the digest of the tuple it belongs

@@ -37,7 +37,7 @@ func TestDamagedStateFilesStartCold(t *testing.T) {
 		{"truncated", "not a state file", func(p string) error { return os.WriteFile(p, good[:len(good)/2], 0o644) }},
 		{"empty", "empty file", func(p string) error { return os.WriteFile(p, nil, 0o644) }},
 		{"other version", "format version 99", func(p string) error {
-			return os.WriteFile(p, bytes.Replace(good, []byte(`"version":2`), []byte(`"version":99`), 1), 0o644)
+			return os.WriteFile(p, bytes.Replace(good, []byte(`"version":3`), []byte(`"version":99`), 1), 0o644)
 		}},
 		{"other API", `state of API \"indicator\"`, func(p string) error {
 			return os.WriteFile(p, bytes.Replace(good, []byte(`"api":"data"`), []byte(`"api":"indicator"`), 1), 0o644)
@@ -46,7 +46,7 @@ func TestDamagedStateFilesStartCold(t *testing.T) {
 			return os.WriteFile(p, account.ReplaceAll(good, []byte(`"account":"0123456789abcdef"`)), 0o644)
 		}},
 		{"wrong types", "corrupt state", func(p string) error {
-			return os.WriteFile(p, []byte(`{"version":2,"api":"data","tuples":{"k":{"state":{"polls":"many"}}}}`), 0o644)
+			return os.WriteFile(p, []byte(`{"version":3,"api":"data","tuples":{"k":{"state":{"polls":"many"}}}}`), 0o644)
 		}},
 		{"directory", "is a directory", func(p string) error { return os.Mkdir(p, 0o755) }},
 	}
@@ -176,8 +176,8 @@ func TestUnusableStorageDirectory(t *testing.T) {
 }
 
 func FuzzStateDecode(f *testing.F) {
-	f.Add([]byte(`{"version":2,"api":"data","account":"x","tuples":{"k":{"digest":"d","state":{"samples":[{"field":{"Name":"a","Scale":1},"names":["l"],"values":["v"],"value":"+Inf"}],"polls":-3,"failures":-1}}},"delays":{"k":{"first":1,"depth":-5}},"lists":{"/p":null,"/q":{"rows":[{"a":1}]}}}`))
-	f.Add([]byte(`{"version":2,"api":"data"}`))
+	f.Add([]byte(`{"version":3,"api":"data","account":"x","tuples":{"k":{"digest":"d","state":{"samples":[{"field":{"Name":"a","Scale":1},"names":["l"],"values":["v"],"value":"+Inf"}],"polls":-3,"failures":-1}}},"delays":{"k":{"first":1,"depth":-5}},"lists":{"/p":null,"/q":{"rows":[{"a":1}]}}}`))
+	f.Add([]byte(`{"version":3,"api":"data"}`))
 	f.Add([]byte(`{"version":1}`))
 	f.Add([]byte(``))
 	f.Fuzz(func(t *testing.T, data []byte) {

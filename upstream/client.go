@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/onchain-exporter/onchain_exporter/decode"
 	"io"
 	"net"
 	"net/http"
@@ -12,6 +11,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/budget"
+	"github.com/onchain-exporter/onchain_exporter/decode"
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
@@ -47,6 +49,8 @@ type Client struct {
 	// limit is rate_limit (nil without one); a client rebuilt for the
 	// same account takes over its predecessor's (Pool.Client).
 	limit *minuteCap
+	// budget counts the API's calls of the day and holds daily_budget.
+	budget *budget.Budget
 	// noRaw: the key was refused raw access (RAW_ACCESS_REQUIRED), so
 	// source_text is left out of its calls.
 	noRaw bool
@@ -83,13 +87,20 @@ func New(a *config.API, m *Metrics, now func() time.Time, logger log.Logger) *Cl
 	if a.RateLimit > 0 {
 		u.limit = newMinuteCap(a.RateLimit)
 	}
+	// Every API counts its calls of the day; daily_budget (or the
+	// upstream's X-Daily-Limit) caps them.
+	u.budget = budget.New(a.DailyBudget, now())
 	u.client = &http.Client{
 		// Every attempt on the wire, a retry or a redirect hop too, waits
 		// for its turn under rate_limit and is counted.
 		Transport: &retryTransport{
-			next: &limitTransport{
-				next: &instrumentTransport{next: base, api: a.Name, m: m, now: now},
-				cap:  u.rateCap,
+			next: &budgetTransport{
+				next: &limitTransport{
+					next: &instrumentTransport{next: base, api: a.Name, m: m, now: now},
+					cap:  u.rateCap,
+				},
+				budget: u.Budget,
+				now:    now,
 			},
 			now:   now,
 			sleep: sleepCtx,
@@ -297,6 +308,7 @@ func (u *Client) get(ctx context.Context, path string, query url.Values, keyed b
 		return nil, nil, fail(transportError(err))
 	}
 	defer resp.Body.Close()
+	u.observeDaily(resp.Header)
 	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxBody+1))
 	if err != nil {
 		return nil, nil, fail(transportError(err))
@@ -375,7 +387,7 @@ func (u *Client) CountErrors(code string, n int) {
 // WrapTransport wraps the transport under retries and instrumentation, so
 // that a test can watch or disturb what goes on the wire.
 func (u *Client) WrapTransport(wrap func(http.RoundTripper) http.RoundTripper) {
-	it := u.client.Transport.(*retryTransport).next.(*limitTransport).next.(*instrumentTransport)
+	it := u.client.Transport.(*retryTransport).next.(*budgetTransport).next.(*limitTransport).next.(*instrumentTransport)
 	it.next = wrap(it.next)
 }
 

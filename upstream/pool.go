@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"github.com/onchain-exporter/onchain_exporter/decode"
 	"sync"
 	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/budget"
+	"github.com/onchain-exporter/onchain_exporter/decode"
 
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
@@ -48,6 +50,7 @@ func (p *Pool) Client(a *config.API) *Client {
 	defer p.mu.Unlock()
 	var kept []Pause
 	var spent *minuteCap
+	var day *budget.Budget
 	if old := p.clients[a.Name]; old != nil {
 		if old.identity == id {
 			return old
@@ -63,6 +66,8 @@ func (p *Pool) Client(a *config.API) *Client {
 			// So are the requests of the last minute: the new client
 			// counts them against its rate_limit.
 			spent = old.rateCap()
+			// And the calls of the day, against its daily_budget.
+			day = old.Budget()
 		}
 		old.Close()
 	}
@@ -75,6 +80,12 @@ func (p *Pool) Client(a *config.API) *Client {
 		spent.resize(a.RateLimit)
 		c.mu.Lock()
 		c.limit = spent
+		c.mu.Unlock()
+	}
+	if day != nil {
+		day.SetLimit(a.DailyBudget, p.now())
+		c.mu.Lock()
+		c.budget = day
 		c.mu.Unlock()
 	}
 	p.clients[a.Name] = c

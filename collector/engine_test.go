@@ -1,0 +1,117 @@
+package collector
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+)
+
+// TestScrapeNeverWaitsForACall: on the real clock, once the first fill is
+// done, a scrape is answered from what the engine's refreshes left while
+// the refresh under way is held at the upstream: it cannot have waited
+// for a call that only ends after it returns. The engine refreshes in the
+// background, and the held call lands in the next scrape.
+func TestScrapeNeverWaitsForACall(t *testing.T) {
+	fake := fakeapi.New(fakeapi.Options{DataToken: testToken})
+	release := make(chan struct{})
+	var hold atomic.Bool
+	held := make(chan struct{}, 16)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hold.Load() {
+			held <- struct{}{}
+			<-release
+		}
+		fake.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	cfg, err := config.Parse("t.yml", []byte(strings.ReplaceAll(`
+data:
+  url: "{{URL}}"
+  token_env: T
+  metrics:
+    - path: /v1/btc/network-data/supply
+      window: day
+      cache_ttl: 1s
+`, "{{URL}}", srv.URL)), func(string) string { return testToken })
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp, err := New(cfg, log.NewNopLogger(), prometheus.NewRegistry(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exp.Close()
+	scrape := func() string {
+		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+		req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", "600") // no deadline to hide behind
+		rec := httptest.NewRecorder()
+		exp.ServeHTTP(rec, req)
+		return rec.Body.String()
+	}
+	first := scrape() // the first fill is awaited
+	if len(lines(first, "onchain_supply{")) != 1 {
+		t.Fatalf("first scrape has no value:\n%s", first)
+	}
+	hold.Store(true)
+	select { // the engine refreshes on its own (cache_ttl 1s) and is held
+	case <-held:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the engine made no call in 30 s with a tuple due every second")
+	}
+	done := make(chan string)
+	go func() { done <- scrape() }()
+	select {
+	case body := <-done:
+		if len(lines(body, "onchain_supply{")) != 1 {
+			t.Errorf("a scrape during a refresh lost the last good value:\n%s", body)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("a scrape waited for an upstream call (still waiting after 60 s)")
+	}
+	hold.Store(false)
+	close(release)
+}
+
+// TestEngineIdlesWithoutScrapes: nobody scrapes, nothing is called. Before
+// the first scrape the engine makes no call; a scrape's demand ends
+// idleAfter after it.
+func TestEngineIdlesWithoutScrapes(t *testing.T) {
+	e := newEnv(t, supplyConfig, fakeapi.Options{})
+	c := e.exp.apis[0]
+	if c.dispatch(e.clock.Now()); e.fake.Calls("data") != 0 {
+		t.Fatalf("%d calls before any scrape", e.fake.Calls("data"))
+	}
+	e.scrape("10")
+	calls := e.fake.Calls("data")
+	if calls == 0 {
+		t.Fatal("the first scrape filled nothing")
+	}
+	e.clock.Add(DefaultIdleAfter + time.Hour) // rows are due, nobody scraped since
+	if next := c.dispatch(e.clock.Now()); !next.IsZero() {
+		t.Errorf("an idle engine plans a refresh at %v", next)
+	}
+	c.wg.Wait()
+	if got := e.fake.Calls("data"); got != calls {
+		t.Errorf("%d calls while nobody scraped", got-calls)
+	}
+	e.scrape("10") // demand again: the due rows are fetched
+	if got := e.fake.Calls("data"); got == calls {
+		t.Error("a scrape after an idle spell did not wake the engine")
+	}
+}

@@ -1,0 +1,70 @@
+package upstream
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/budget"
+)
+
+// budgetTransport makes every request that reaches the network take one
+// call of the API's daily budget (daily_budget, or the upstream's own
+// X-Daily-Limit when lower): first tries, retries, redirect hops, listing
+// and discovery calls alike. A request the budget has no call for now is
+// not sent: it is held back like one rate_limit holds back, and asked
+// again when the budget's pace frees a call.
+type budgetTransport struct {
+	next   http.RoundTripper
+	budget func() *budget.Budget // the client's; nil without a budget
+	now    func() time.Time
+}
+
+func (bt *budgetTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if b := bt.budget(); b != nil {
+		now := bt.now()
+		if ok, next := b.Take(now); !ok {
+			if req.Body != nil {
+				req.Body.Close()
+			}
+			return nil, &Error{Code: "budget_exhausted", Message: "daily_budget: no call left at this pace until " + next.UTC().Format(time.RFC3339),
+				HeldBack: true, RetryAfter: max(next.Sub(now), time.Second)}
+		}
+	}
+	return bt.next.RoundTrip(req)
+}
+
+// Budget counts the API's calls of the day and holds its daily budget. It
+// is the account's: a client rebuilt for the same account keeps it.
+func (u *Client) Budget() *budget.Budget {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.budget
+}
+
+// observeDaily hands the upstream's own daily limit and count
+// (X-Daily-Limit, X-Daily-Used) to the budget, which then applies the
+// smaller of the two limits. Values that are not whole numbers in a sane
+// range are ignored.
+func (u *Client) observeDaily(h http.Header) {
+	b := u.Budget()
+	if b == nil || u.api.DailyBudget <= 0 {
+		return // without daily_budget the quota is the upstream's to enforce (DAILY_LIMIT_EXCEEDED)
+	}
+	limit, err1 := strconv.Atoi(strings.TrimSpace(h.Get("X-Daily-Limit")))
+	used, err2 := strconv.Atoi(strings.TrimSpace(h.Get("X-Daily-Used")))
+	if err1 != nil || limit <= 0 || limit > maxDailyCalls {
+		return
+	}
+	if err2 != nil || used < 0 || used > limit {
+		used = 0
+	}
+	b.ObserveUpstream(limit, used, u.now())
+}
+
+// maxDailyCalls bounds a daily limit read from a header: past it the
+// value is garbage, not a plan.
+const maxDailyCalls = 100_000_000
+
+func (bt *budgetTransport) CloseIdleConnections() { closeIdle(bt.next) }
