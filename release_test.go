@@ -35,6 +35,14 @@ func TestReleaseAgreesWithVERSION(t *testing.T) {
 		t.Errorf("Chart.yaml: version %q, appVersion %q; VERSION says %s", chart.Version, chart.AppVersion, v)
 	}
 
+	dep, err := os.ReadFile("examples/kubernetes/deployment.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "image: ghcr.io/onchain-exporter/onchain_exporter:" + v + "\n"; !strings.Contains(string(dep), want) {
+		t.Errorf("examples/kubernetes/deployment.yaml does not pull the release's image (%s)", strings.TrimSpace(want))
+	}
+
 	var gr struct {
 		Version  int `yaml:"version"`
 		Snapshot struct {
