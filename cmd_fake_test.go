@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -20,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/decode"
 	"github.com/onchain-exporter/onchain_exporter/demo"
 	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
@@ -282,17 +282,11 @@ func assetKeyOf(items []map[string]any, v string) string {
 func fetchRows(c *upstream.Client, tp *config.Tuple) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	body, err := c.Get(ctx, tp.Path, tp.Query, tp.Keyed)
+	root, err := c.Fetch(ctx, tp.Path, tp.Query, tp.Keyed, 0)
 	if err != nil {
 		return 0, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var root any
-	if err := dec.Decode(&root); err != nil {
-		return 0, err
-	}
-	rows, _, err := upstream.FindRows(root, tp.Rows, c.DefaultRows())
+	rows, _, err := decode.FindRows(root, tp.Rows, c.DefaultRows())
 	return len(rows), err
 }
 
