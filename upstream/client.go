@@ -208,7 +208,7 @@ func (u *Client) pause(keyed bool, until time.Time, code string, credential bool
 // refused: where it is read from (never its value) and how to lift the
 // pause once it is fixed.
 func (u *Client) logCredentialPause(keyed bool, until time.Time, code string, restored bool) {
-	calls := "every call"
+	calls := "all calls"
 	if u.api.Name != config.APIData {
 		calls = "keyed calls"
 		if !keyed {
