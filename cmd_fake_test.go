@@ -146,6 +146,15 @@ func TestFakeCommandServesTheExamples(t *testing.T) {
 	}
 }
 
+func hasKey(m *yaml.Node, key string) bool {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
+}
+
 func decodeYAMLFile(t *testing.T, file string, v any) {
 	t.Helper()
 	b, err := os.ReadFile(file)
@@ -158,7 +167,7 @@ func decodeYAMLFile(t *testing.T, file string, v any) {
 }
 
 // pointedAtFake returns a YAML text that is a whole configuration (its
-// keys are API sections), pointed at the fake, or nil for any other text
+// keys are API sections, each with its metrics), pointed at the fake, or nil for any other text
 // (a fragment, an alert). Each section's url becomes the fake's, its
 // credential a variable fakeCredentials knows, and the transport keys
 // that only make sense beside a real API (a CA file, a proxy) are left
@@ -177,6 +186,9 @@ func pointedAtFake(t *testing.T, text []byte, base string) []byte {
 		api := root.Content[i].Value
 		if !slices.Contains(config.APINames, api) || root.Content[i+1].Kind != yaml.MappingNode {
 			return nil
+		}
+		if !hasKey(root.Content[i+1], "metrics") {
+			return nil // a fragment showing some keys of a section
 		}
 		url := map[string]string{config.APIData: base, config.APIIndicator: base + "/indicator", config.APIConsensus: base + "/consensus"}[api]
 		section := root.Content[i+1]
