@@ -1,7 +1,9 @@
 # syntax=docker/dockerfile:1
 #
-# Build:  docker build --build-arg VERSION=$(git describe --tags --always) \
-#           --build-arg REVISION=$(git rev-parse HEAD) -t onchain_exporter .
+# Build:  docker build --build-arg REVISION=$(git rev-parse HEAD) -t onchain_exporter .
+#         (the version is VERSION's, as <VERSION>-devel, unless
+#         --build-arg VERSION=... says otherwise; releases are built by
+#         goreleaser with Dockerfile.release)
 # Run:    docker run -p 9799:9799 onchain_exporter --demo --web.listen-address=:9799
 #         docker run -p 9799:9799 -e ONCHAIN_DATA_TOKEN=... \
 #           -v $PWD/config.yml:/etc/onchain_exporter/config.yml:ro \
@@ -12,7 +14,7 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-ARG VERSION=dev
+ARG VERSION=
 ARG REVISION=unknown
 ARG BRANCH=unknown
 RUN CGO_ENABLED=0 go build -trimpath \

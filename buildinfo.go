@@ -1,19 +1,35 @@
 package main
 
 import (
+	_ "embed"
+	"regexp"
 	"runtime/debug"
+	"strings"
 
 	"github.com/prometheus/common/version"
 )
+
+// sourceVersion is the VERSION file: the one place the version is
+// written. A release is tagged v<VERSION> (the release workflow and a
+// test check it), and goreleaser sets the version from that tag.
+//
+//go:embed VERSION
+var sourceVersion string
+
+// pseudoVersionRE matches the tail of a Go pseudo-version
+// (v0.1.1-0.20251123181100-c2b497ed1a34), which names a commit, not a
+// release.
+var pseudoVersionRE = regexp.MustCompile(`[-.][0-9]{14}-[0-9a-f]{12}(\+[a-z]+)*$`)
 
 // fillVersion completes the build information that -ldflags did not set
 // (go build and go run set none) from what the Go toolchain embeds in
 // every binary, so that --version, the start-up log line and
 // onchain_exporter_build_info say something true rather than nothing:
 //
-//   - version: the main module's version (a tag, or a pseudo-version
-//     v0.0.0-<commit time>-<revision> when go build stamps version control
-//     information), else "devel";
+//   - version: the main module's version when it is a release tag
+//     (go install ...@v0.1.0, or go build in a clean checkout of the tag),
+//     without its v; else the VERSION file's with "-devel" (a go run, or a
+//     go build between releases);
 //   - revision: vcs.revision, with "-modified" for a tree with uncommitted
 //     changes, else "unknown";
 //   - build date: vcs.time, marked as the commit time it is, else
@@ -25,8 +41,8 @@ func fillVersion(bi *debug.BuildInfo, ok bool) {
 	var v, rev, at string
 	modified := false
 	if ok {
-		if bi.Main.Version != "(devel)" {
-			v = bi.Main.Version
+		if mv := bi.Main.Version; strings.HasPrefix(mv, "v") && !pseudoVersionRE.MatchString(mv) && !strings.Contains(mv, "+") {
+			v = strings.TrimPrefix(mv, "v")
 		}
 		for _, s := range bi.Settings {
 			switch s.Key {
@@ -45,7 +61,7 @@ func fillVersion(bi *debug.BuildInfo, ok bool) {
 	if at != "" {
 		at += " (commit time)"
 	}
-	setDefault(&version.Version, v, "devel")
+	setDefault(&version.Version, v, strings.TrimSpace(sourceVersion)+"-devel")
 	setDefault(&version.Revision, rev, "unknown")
 	setDefault(&version.BuildDate, at, "unknown")
 	setDefault(&version.Branch, "", "unknown")

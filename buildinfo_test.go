@@ -22,6 +22,11 @@ func keepVersion(t *testing.T) {
 }
 
 func TestFillVersion(t *testing.T) {
+	b, err := os.ReadFile("VERSION")
+	if err != nil {
+		t.Fatal(err)
+	}
+	devel := strings.TrimSpace(string(b)) + "-devel"
 	vcs := &debug.BuildInfo{
 		Main: debug.Module{Path: "github.com/onchain-exporter/onchain_exporter", Version: "v0.0.0-20251123181100-c2b497ed1a34+dirty"},
 		Settings: []debug.BuildSetting{
@@ -39,11 +44,15 @@ func TestFillVersion(t *testing.T) {
 		want    [5]string
 	}{
 		{"go build with version control information", [5]string{}, vcs, true,
-			[5]string{"v0.0.0-20251123181100-c2b497ed1a34+dirty", "c2b497ed1a3432a6d682dcdeea559e080b451b80-modified", "unknown", "unknown", "2025-11-23T18:11:00Z (commit time)"}},
+			[5]string{devel, "c2b497ed1a3432a6d682dcdeea559e080b451b80-modified", "unknown", "unknown", "2025-11-23T18:11:00Z (commit time)"}},
+		{"go build between releases", [5]string{}, &debug.BuildInfo{Main: debug.Module{Version: "v0.1.1-0.20251123181100-c2b497ed1a34"}}, true,
+			[5]string{devel, "unknown", "unknown", "unknown", "unknown"}},
+		{"go install of a release tag", [5]string{}, &debug.BuildInfo{Main: debug.Module{Version: "v0.2.0"}}, true,
+			[5]string{"0.2.0", "unknown", "unknown", "unknown", "unknown"}},
 		{"go run: nothing stamped", [5]string{}, &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, true,
-			[5]string{"devel", "unknown", "unknown", "unknown", "unknown"}},
+			[5]string{devel, "unknown", "unknown", "unknown", "unknown"}},
 		{"no build information", [5]string{}, nil, false,
-			[5]string{"devel", "unknown", "unknown", "unknown", "unknown"}},
+			[5]string{devel, "unknown", "unknown", "unknown", "unknown"}},
 		{"-ldflags win", [5]string{"1.2.3", "abc", "main", "ci", "20251123-18:11:00"}, vcs, true,
 			[5]string{"1.2.3", "abc", "main", "ci", "20251123-18:11:00"}},
 	} {

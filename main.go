@@ -63,6 +63,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	)
 	app.Version(version.Print(exporterName))
 	app.HelpFlag.Short('h')
+	fake := addFakeCommand(app) // `onchain_exporter fake`: cmd_fake.go
 	if _, err := app.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "%s: %v (try --help)\n", exporterName, err)
 		return 2
@@ -71,6 +72,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return terminated
 	}
 	logger, slogger := newLoggers(stderr, *logLevel, *logFormat)
+	if fake.chosen {
+		return fake.run(logger, stdout)
+	}
 	if os.Getenv("GOGC") == "" {
 		// Mostly idle between scrapes, the exporter trades a little CPU
 		// for a smaller heap (BENCHMARKS.md); GOGC in the environment wins.

@@ -62,7 +62,13 @@ type API struct {
 	HTTPClient promconfig.HTTPClientConfig
 
 	token Secret
-	line  int // of the section's key
+	// source names where the credential comes from, for messages: the
+	// environment variable or the file (its path as read).
+	source string
+	// unread is why token_env or token_file gave no credential; expand
+	// reports it when an entry of the section needs the key.
+	unread *problem
+	line   int // of the section's key
 	// credentialKey says that the file sets token_env or token_file, read
 	// or not: a broken one is reported once, not again as missing.
 	credentialKey bool
@@ -71,8 +77,15 @@ type API struct {
 // noMaxTuples stands for a max_tuples already reported as wrong.
 const noMaxTuples = -1
 
-// Token returns the credential read from token_env or token_file.
+// Token returns the credential read from token_env or token_file; it is
+// empty for a section whose entries need no key and whose credential is
+// not set.
 func (a *API) Token() Secret { return a.token }
+
+// CredentialSource names where the credential is read from ("environment
+// variable ONCHAIN_DATA_TOKEN", "file /run/secrets/key"), never its value;
+// "" when the section sets neither token_env nor token_file.
+func (a *API) CredentialSource() string { return a.source }
 
 // Defaults of an API section.
 const (

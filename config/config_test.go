@@ -110,14 +110,24 @@ testdata/bad_typo_entry_keys.yml:9: data.metrics[0].feilds: unknown key; did you
 		"bad_unknown_parameter.yml":          "testdata/bad_unknown_parameter.yml:6: data.metrics[0].exchange: unknown parameter for /v1/btc/network-data/supply (accepted: none)",
 		"bad_unknown_top_key.yml":            "testdata/bad_unknown_top_key.yml:1: datum: unknown key (expected one of data, indicator, consensus)",
 		"bad_unknown_window.yml":             "testdata/bad_unknown_window.yml:6: data.metrics[0].window: \"week\" is not allowed for the data API (allowed: block, min, 10min, hour, day)",
-		"bad_unreadable_token_file.yml":      "testdata/bad_unreadable_token_file.yml:3: data.token_file: cannot read testdata/no-such-token-file: no such file or directory",
-		"bad_url.yml":                        "testdata/bad_url.yml:2: data.url: must be an absolute http(s) URL, got \"ftp://example.com\"",
-		"bad_url_key_in_query.yml":           "testdata/bad_url_key_in_query.yml:2: data.url: must be an absolute http(s) URL, got \"data-api.example.com/v1?<redacted>\"",
-		"bad_url_userinfo.yml":               "testdata/bad_url_userinfo.yml:2: data.url: must be an absolute http(s) URL, got \"ftp://<redacted>@data-api.example.com\"",
-		"bad_url_with_credentials.yml":       "testdata/bad_url_with_credentials.yml:2: data.url: must not carry credentials or a query; use token_env or token_file",
-		"bad_window_not_allowed.yml":         "testdata/bad_window_not_allowed.yml:6: data.metrics[0].window: \"block\" is not allowed for /v1/btc/market-data/open-interest (allowed: day, hour, min)",
-		"bad_wrong_type_concurrency.yml":     "testdata/bad_wrong_type_concurrency.yml:4: data.concurrency: must be an integer, got \"four\"",
-		"bad_yaml.yml":                       "testdata/bad_yaml.yml:1: invalid YAML: did not find expected ',' or ']'",
+		// Files are read relative to the configuration file's directory,
+		// and the message says which path was tried.
+		"bad_unreadable_token_file.yml": "testdata/bad_unreadable_token_file.yml:3: data.token_file: cannot read testdata/no-such-token-file: no such file or directory (no-such-token-file is relative to testdata/, the configuration file's directory)",
+		"bad_token_file_absolute.yml":   "testdata/bad_token_file_absolute.yml:3: data.token_file: cannot read /nonexistent/onchain-exporter-test-token: no such file or directory",
+		"bad_token_file_empty.yml":      "testdata/bad_token_file_empty.yml:3: data.token_file: testdata/token-empty is empty (token-empty is relative to testdata/, the configuration file's directory)",
+		// A section of key-free entries needs no credential; one keyed
+		// entry does, and the message names it.
+		"bad_keyed_entry_credential_unset.yml": "testdata/bad_keyed_entry_credential_unset.yml:5: consensus.token_env: environment variable ONCHAIN_TEST_UNSET_VARIABLE is not set or empty (consensus.metrics[2] at line 11: /consensus with days needs the key)",
+		"bad_keyless_section_broken_entry.yml": "testdata/bad_keyless_section_broken_entry.yml:5: consensus.token_env: environment variable ONCHAIN_TEST_UNSET_VARIABLE is not set or empty\ntestdata/bad_keyless_section_broken_entry.yml:8: consensus.metrics[0].asset: must be a value or a list of values, got a mapping",
+		"bad_url_version_prefix.yml":           "testdata/bad_url_version_prefix.yml:2: data.url: \"https://data-api.example.com/v1/\" ends in /v1, but metrics paths already start with /v1 or /v2 (calls would go to /v1/v1/...): drop /v1, url: https://data-api.example.com",
+		"bad_url_version_prefix_indicator.yml": "testdata/bad_url_version_prefix_indicator.yml:2: indicator.url: \"https://indicator.example.com/api\" ends in /api, but metrics paths already start with /api (calls would go to /api/api/...): drop /api, url: https://indicator.example.com",
+		"bad_url.yml":                          "testdata/bad_url.yml:2: data.url: must be an absolute http(s) URL, got \"ftp://example.com\"",
+		"bad_url_key_in_query.yml":             "testdata/bad_url_key_in_query.yml:2: data.url: must be an absolute http(s) URL, got \"data-api.example.com/v1?<redacted>\"",
+		"bad_url_userinfo.yml":                 "testdata/bad_url_userinfo.yml:2: data.url: must be an absolute http(s) URL, got \"ftp://<redacted>@data-api.example.com\"",
+		"bad_url_with_credentials.yml":         "testdata/bad_url_with_credentials.yml:2: data.url: must not carry credentials or a query; use token_env or token_file",
+		"bad_window_not_allowed.yml":           "testdata/bad_window_not_allowed.yml:6: data.metrics[0].window: \"block\" is not allowed for /v1/btc/market-data/open-interest (allowed: day, hour, min)",
+		"bad_wrong_type_concurrency.yml":       "testdata/bad_wrong_type_concurrency.yml:4: data.concurrency: must be an integer, got \"four\"",
+		"bad_yaml.yml":                         "testdata/bad_yaml.yml:1: invalid YAML: did not find expected ',' or ']'",
 	}
 	checkBadConfigs(t, "testdata/", want)
 }

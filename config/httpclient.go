@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -57,7 +56,7 @@ func (h *httpClientPairs) take(l *errorList, p pair, key string) bool {
 
 // httpClient reads the section's TLS and proxy keys into a.HTTPClient and
 // checks them now: files are read relative to the configuration file's
-// directory, and a CA or client certificate that cannot be read or used
+// directory (files.go), and a CA or client certificate that cannot be read or used
 // is a load error naming its key and line.
 func (l *errorList) httpClient(a *API, h *httpClientPairs) {
 	c := &a.HTTPClient
@@ -150,6 +149,7 @@ func (l *errorList) tlsConfig(t *promconfig.TLSConfig, n *yaml.Node, key, dir st
 			l.add(p.keyN, k, "%s", unknownKeyMessage(p.key, tlsConfigKeys))
 		}
 	}
+	written := map[string]string{"ca_file": t.CAFile, "cert_file": t.CertFile, "key_file": t.KeyFile}
 	t.SetDirectory(dir)
 	errs := len(l.errs)
 	switch {
@@ -163,11 +163,7 @@ func (l *errorList) tlsConfig(t *promconfig.TLSConfig, n *yaml.Node, key, dir st
 			return false
 		}
 		if _, err := os.ReadFile(file); err != nil {
-			var pe *os.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			}
-			l.add(nodes[name], join(key, name), "cannot read %s: %v", file, err)
+			l.add(nodes[name], join(key, name), "%s", readProblem(dir, written[name], err))
 			return false
 		}
 		return true

@@ -23,10 +23,10 @@ func TestHTTPClientBadConfigs(t *testing.T) {
 	const dir = "testdata/httpclient/"
 	want := map[string]string{
 		"bad_authorization.yml":   dir + "bad_authorization.yml:4: data.authorization: not taken here: the credential comes from token_env or token_file, sent the way the API expects (see auth)",
-		"bad_ca_file_missing.yml": dir + "bad_ca_file_missing.yml:5: data.tls_config.ca_file: cannot read testdata/httpclient/no-such-ca.pem: no such file or directory",
+		"bad_ca_file_missing.yml": dir + "bad_ca_file_missing.yml:5: data.tls_config.ca_file: cannot read testdata/httpclient/no-such-ca.pem: no such file or directory (no-such-ca.pem is relative to testdata/httpclient/, the configuration file's directory)",
 		"bad_ca_file_not_pem.yml": dir + "bad_ca_file_not_pem.yml:5: data.tls_config.ca_file: unable to use specified CA cert file testdata/httpclient/not-a-certificate.pem (a PEM file of one or more CA certificates is expected)",
 		"bad_cert_without_key.yml": dir + "bad_cert_without_key.yml:5: data.tls_config.cert_file: needs key_file\n" +
-			dir + "bad_cert_without_key.yml:5: data.tls_config.cert_file: cannot read testdata/httpclient/client.pem: no such file or directory",
+			dir + "bad_cert_without_key.yml:5: data.tls_config.cert_file: cannot read testdata/httpclient/client.pem: no such file or directory (client.pem is relative to testdata/httpclient/, the configuration file's directory)",
 		"bad_connect_header_no_proxy.yml": dir + "bad_connect_header_no_proxy.yml:5: data.proxy_connect_header: needs a proxy: set proxy_url or proxy_from_environment: true",
 		"bad_follow_redirects.yml":        dir + "bad_follow_redirects.yml:4: data.follow_redirects: must be true or false, got \"sometimes\"",
 		"bad_insecure_not_bool.yml":       dir + "bad_insecure_not_bool.yml:5: data.tls_config.insecure_skip_verify: must be true or false, got \"yes\"",

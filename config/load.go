@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -169,7 +170,14 @@ func (l *errorList) api(name string, n *yaml.Node, getenv func(string) string) *
 			l.add(urlNode, join(name, "url"), "must not carry credentials or a query; use token_env or token_file")
 		} else {
 			u.Path = strings.TrimSuffix(u.Path, "/")
-			a.URL = u
+			if prefix := versionSuffix(name, u.Path); prefix != "" {
+				fixed := *u
+				fixed.Path = u.Path[:len(u.Path)-len(prefix)]
+				l.add(urlNode, join(name, "url"), "%q ends in %s, but metrics paths already start with %s (calls would go to %s%s/...): drop %s, url: %s",
+					shownURL(rawURL), prefix, strings.Join(versionPrefixes[name], " or "), prefix, prefix, prefix, fixed.String())
+			} else {
+				a.URL = u
+			}
 		}
 	}
 	if a.Auth == "query" && name == APIIndicator {
@@ -204,32 +212,61 @@ func shownURL(raw string) string {
 	return s
 }
 
-// credential reads token_env or token_file. The value is never part of an
-// error message.
+// versionPrefixes are the path prefixes every metrics path of an API
+// starts with; a url that ends in one doubles it on every call.
+var versionPrefixes = map[string][]string{
+	APIData:      {"/v1", "/v2"},
+	APIIndicator: {"/api"},
+}
+
+// versionSuffix returns the version prefix the path of a section's url
+// ends in, or "".
+func versionSuffix(api, path string) string {
+	for _, p := range versionPrefixes[api] {
+		if strings.HasSuffix(strings.ToLower(path), p) {
+			return p
+		}
+	}
+	return ""
+}
+
+// credential reads token_env or token_file; a relative token_file is read
+// from the configuration file's directory (files.go). The value is never
+// part of an error message. A credential that cannot be read is reported
+// by expand, and only when an entry of the section needs it: a section of
+// key-free endpoints runs without one.
 func (l *errorList) credential(a *API, n *yaml.Node, keys map[string]*yaml.Node, getenv func(string) string) {
+	dir := filepath.Dir(l.file)
 	switch {
 	case a.TokenEnv != "" && a.TokenFile != "":
 		l.add(keys["token_file"], a.Name, "set token_env or token_file, not both")
 	case a.TokenEnv != "":
+		a.source = "environment variable " + a.TokenEnv
 		v := strings.TrimSpace(getenv(a.TokenEnv))
 		if v == "" {
-			l.add(keys["token_env"], join(a.Name, "token_env"), "environment variable %s is not set or empty", a.TokenEnv)
+			a.unread = &problem{keys["token_env"].Line, join(a.Name, "token_env"), fmt.Sprintf("environment variable %s is not set or empty", a.TokenEnv)}
 		}
 		a.token = Secret(v)
 	case a.TokenFile != "":
-		b, err := os.ReadFile(a.TokenFile)
+		path := filePath(dir, a.TokenFile)
+		a.source = "file " + path
+		b, err := os.ReadFile(path)
 		if err != nil {
-			var pe *os.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			}
-			l.add(keys["token_file"], join(a.Name, "token_file"), "cannot read %s: %v", a.TokenFile, err)
+			a.unread = &problem{keys["token_file"].Line, join(a.Name, "token_file"), readProblem(dir, a.TokenFile, err)}
 			return
 		}
 		v := strings.TrimSpace(string(b))
 		if v == "" {
-			l.add(keys["token_file"], join(a.Name, "token_file"), "%s is empty", a.TokenFile)
+			a.unread = &problem{keys["token_file"].Line, join(a.Name, "token_file"), fmt.Sprintf("%s is empty%s", path, relativeTo(dir, a.TokenFile))}
 		}
 		a.token = Secret(v)
 	}
+}
+
+// problem is an error found while reading, kept until expand knows
+// whether it matters.
+type problem struct {
+	line int
+	key  string
+	msg  string
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"maps"
 	"net/url"
 	"regexp"
@@ -74,12 +75,17 @@ func (l *errorList) expand(cfg *Config) {
 		}
 		groups := map[string]map[string]bool{} // label group -> param labels
 		var keyedBy *Tuple
+		// unchecked: an entry could not be checked, so whether the
+		// section needs its key is not known.
+		unchecked := false
 		for _, e := range a.Metrics {
 			if !l.checkPath(a, e) {
+				unchecked = true
 				continue
 			}
 			tuples := l.tuples(a, e)
 			if e.broken {
+				unchecked = true
 				continue // checked for every error it holds, not served
 			}
 			for _, t := range tuples {
@@ -112,6 +118,12 @@ func (l *errorList) expand(cfg *Config) {
 			l.addAt(a.line, join(name, "max_tuples"), "the metrics list expands to %d series, more than max_tuples (%d)", len(a.Tuples), a.MaxTuples)
 		}
 		switch {
+		case a.unread != nil && (keyedBy != nil || unchecked || a.Name == APIData):
+			why := ""
+			if a.Name != APIData && keyedBy != nil {
+				why = fmt.Sprintf(" (%s at line %d: %s)", keyedBy.Entry.Key, keyedBy.Entry.Line, keyReason(keyedBy))
+			}
+			l.addAt(a.unread.line, a.unread.key, "%s%s", a.unread.msg, why)
 		case keyedBy == nil || a.token != "" || a.TokenEnv != "" || a.TokenFile != "" || a.credentialKey:
 		case name == APIData:
 			l.addAt(a.line, name, "a credential is required: set token_env or token_file")

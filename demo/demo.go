@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -72,14 +73,28 @@ func Start(logger log.Logger) (*Demo, error) {
 
 // StartDialect is Start with the fake upstream in the dialect given.
 func StartDialect(logger log.Logger, dialect fakeapi.Dialect) (*Demo, error) {
+	return Listen(logger, "127.0.0.1:0", dialect)
+}
+
+// FaultPath is where the fake upstream's own server switches its faults
+// (see FaultHandler), beside the three APIs.
+const FaultPath = "/-/fault"
+
+// Listen serves the fake upstream on addr, in the dialect given, with the
+// demo's credentials: the data API at the root, the Indicator API under
+// /indicator, the Analyst Consensus API under /consensus, and FaultPath.
+func Listen(logger log.Logger, addr string, dialect fakeapi.Dialect) (*Demo, error) {
 	fake := fakeapi.New(fakeapi.Options{DataToken: DataToken, IndicatorToken: IndicatorToken,
 		ConsensusKeys: map[string]string{ConsensusKey: "premium"}, Dialect: dialect})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("demo upstream: %w", err)
 	}
-	d := &Demo{Fake: fake, URL: "http://" + ln.Addr().String(),
-		srv: &http.Server{Handler: fake, ReadHeaderTimeout: 5 * time.Second}}
+	mux := http.NewServeMux()
+	mux.Handle(FaultPath, FaultHandler(fake))
+	mux.Handle("/", fake)
+	d := &Demo{Fake: fake, URL: "http://" + reachable(ln.Addr()),
+		srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}}
 	go func() {
 		if err := d.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			level.Error(logger).Log("msg", "demo upstream stopped", "err", err)
@@ -90,8 +105,18 @@ func StartDialect(logger log.Logger, dialect fakeapi.Dialect) (*Demo, error) {
 		d.Close()
 		return nil, err
 	}
-	level.Info(logger).Log("msg", "demo upstream serving", "url", d.URL, "dialect", dialect)
+	level.Info(logger).Log("msg", "fake upstream serving", "url", d.URL, "dialect", dialect)
 	return d, nil
+}
+
+// reachable is a listener's address as a client on this host dials it:
+// an unspecified IP (0.0.0.0, ::) becomes the loopback address.
+func reachable(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsUnspecified() {
+		return a.String()
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port))
 }
 
 // Close stops the fake upstream.

@@ -1,4 +1,6 @@
-// Package demo runs the project's fake upstream in process on a loopback
-// port and builds the embedded demo configuration against it, so that one
-// command (--demo) shows every family the exporter can produce.
+// Package demo runs the project's fake upstream (fakeapi) with fixed,
+// public credentials: in process on a loopback port for --demo, with the
+// embedded demo configuration built against it, and on a fixed address
+// for the `onchain_exporter fake` command (Listen), with a handler that
+// switches its faults.
 package demo

@@ -1,7 +1,9 @@
 package examples
 
 import (
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -15,9 +17,11 @@ type (
 	k8sMeta struct {
 		Name string `yaml:"name"`
 	}
+	// secret is the Secret the user creates with the command that
+	// kustomization.yaml documents.
 	secret struct {
-		Metadata   k8sMeta           `yaml:"metadata"`
-		StringData map[string]string `yaml:"stringData"`
+		Metadata   k8sMeta
+		StringData map[string]string
 	}
 	configMap struct {
 		Metadata k8sMeta           `yaml:"metadata"`
@@ -87,6 +91,48 @@ type (
 	}
 )
 
+// documentedSecret reads the Secret that kustomization.yaml tells the
+// user to create: its name and keys, from the kubectl command it gives.
+// The directory ships no Secret, so applying it never overwrites the
+// user's.
+func documentedSecret(t *testing.T) secret {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("kubernetes", "kustomization.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.ReplaceAll(string(b), "\\\n#", "")
+	m := regexp.MustCompile(`kubectl -n \S+ create secret generic (\S+)((?: +--from-(?:literal|file)=[^=\s]+=\S*)+)`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatal("kustomization.yaml does not say how to create the Secret (kubectl -n <namespace> create secret generic <name> --from-literal=<key>=...)")
+	}
+	sec := secret{Metadata: k8sMeta{Name: m[1]}, StringData: map[string]string{}}
+	for _, kv := range regexp.MustCompile(`--from-(?:literal|file)=([^=\s]+)=`).FindAllStringSubmatch(m[2], -1) {
+		sec.StringData[kv[1]] = "documented"
+	}
+	return sec
+}
+
+// No manifest of the example is a Secret: kubectl apply -k would replace
+// the user's credentials with placeholders.
+func TestKubernetesShipsNoSecret(t *testing.T) {
+	files, _ := filepath.Glob("kubernetes/*.yaml")
+	for _, f := range files {
+		for i, d := range documents(t, f) {
+			if d["kind"] == "Secret" {
+				t.Errorf("%s: document %d is a Secret", f, i)
+			}
+		}
+	}
+	var kus struct {
+		SecretGenerator []any `yaml:"secretGenerator"`
+	}
+	decodeK8s(t, "kustomization.yaml", &kus)
+	if len(kus.SecretGenerator) > 0 {
+		t.Error("kustomization.yaml generates a Secret")
+	}
+}
+
 func decodeK8s(t *testing.T, name string, v any) {
 	t.Helper()
 	decodeFile(t, filepath.Join("kubernetes", name), v)
@@ -106,7 +152,7 @@ func TestKubernetesManifestsFitTogether(t *testing.T) {
 			Resources []string `yaml:"resources"`
 		}
 	)
-	decodeK8s(t, "secret.yaml", &sec)
+	sec = documentedSecret(t)
 	decodeK8s(t, "configmap.yaml", &cm)
 	decodeK8s(t, "deployment.yaml", &dep)
 	decodeK8s(t, "service.yaml", &svc)

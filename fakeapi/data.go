@@ -179,28 +179,50 @@ var endpoints = []*endpoint{
 		}},
 }
 
-// genericMetricField names the single field of a v1 path outside the
-// table.
-func genericMetricField(metric string) string {
+// flowExchanges are the exchanges of the exchange-flow paths outside the
+// table: the derivative exchanges and the spot ones (coinbase_advanced,
+// bitstamp, ...).
+var flowExchanges = append(append([]string(nil), exchanges...), "coinbase_advanced", "bitstamp", "gemini", "kucoin", "upbit")
+
+// assetPrice is a plausible USD price of a v1 path's asset, for the _usd
+// fields of the paths outside the table.
+var assetPrice = map[string]float64{"btc": 90000, "eth": 3000, "xrp": 0.6, "trx": 0.25}
+
+// genericFields returns the row fields of a v1 path outside the table,
+// named the way the data API names them: reserve and reserve_usd for an
+// exchange reserve, <flow>_total for a flow, value for anything else.
+func genericFields(asset, metric string) func(c *rowCtx, t time.Time, row *obj) {
 	switch metric {
+	case "reserve":
+		price, ok := assetPrice[asset]
+		if !ok {
+			price = 1
+		}
+		return func(c *rowCtx, t time.Time, row *obj) {
+			reserve := round(c.num("reserve", 1e9, 2e10, 2, t)/math.Max(price, 1), 4)
+			row.add("reserve", reserve)
+			row.add("reserve_usd", round(reserve*price, 2))
+		}
 	case "netflow", "inflow", "outflow":
-		return metric + "_total"
+		lo, hi := 1000.0, 50000.0
+		if metric == "netflow" {
+			lo, hi = -5000, 5000
+		}
+		field := metric + "_total"
+		return func(c *rowCtx, t time.Time, row *obj) { row.add(field, c.num(field, lo, hi, 4, t)) }
 	}
-	return "value"
+	return func(c *rowCtx, t time.Time, row *obj) { row.add("value", c.num("value", 0, 1e6, 4, t)) }
 }
 
 // genericEndpoint serves any other /v1/{asset}/{category}/{metric} path
-// with one numeric field. exchange and token are checked when given.
-func genericEndpoint(path, asset, metric string) *endpoint {
-	field := genericMetricField(metric)
-	lo, hi := 0.0, 1e6
-	switch metric {
-	case "netflow":
-		lo, hi = -5000, 5000
-	case "inflow", "outflow":
-		lo, hi = 1000, 50000
+// with the fields of genericFields. exchange and token are checked when
+// given.
+func genericEndpoint(path, asset, category, metric string) *endpoint {
+	ex := exchanges
+	if category == "exchange-flows" {
+		ex = flowExchanges
 	}
-	params := []param{{name: "exchange", values: exchanges}}
+	params := []param{{name: "exchange", values: ex}}
 	switch asset {
 	case "erc20":
 		params = append(params, param{name: "token", values: erc20Tokens})
@@ -208,13 +230,15 @@ func genericEndpoint(path, asset, metric string) *endpoint {
 		params = append(params, param{name: "token", values: stablecoins})
 	}
 	return &endpoint{path: path, windows: windowsGeneric, maxLimit: 100000, params: params,
-		fields: func(c *rowCtx, t time.Time, row *obj) {
-			row.add(field, c.num(field, lo, hi, 4, t))
-		}}
+		fields: genericFields(asset, metric)}
 }
 
-// genericExamples are listed by v1 discovery for the generic paths.
-var genericExamples = []string{"/v1/btc/exchange-flows/netflow", "/v1/btc/exchange-flows/inflow", "/v1/btc/exchange-flows/outflow"}
+// genericExamples are listed by v1 discovery for the generic paths: the
+// exchange flows and reserves the README and examples/ use.
+var genericExamples = []string{
+	"/v1/btc/exchange-flows/netflow", "/v1/btc/exchange-flows/inflow", "/v1/btc/exchange-flows/outflow",
+	"/v1/btc/exchange-flows/reserve", "/v1/eth/exchange-flows/reserve", "/v1/eth/exchange-flows/netflow",
+}
 
 // lookupEndpoint finds the endpoint serving path and the asset named by a
 // v1 path; ok is false for an unknown path or v1 asset.
@@ -233,7 +257,7 @@ func lookupEndpoint(path string) (ep *endpoint, pathAsset string, ok bool) {
 		return nil, "", false
 	}
 	if ep == nil {
-		ep = genericEndpoint(path, segs[2], segs[4])
+		ep = genericEndpoint(path, segs[2], segs[3], segs[4])
 	}
 	return ep, segs[2], true
 }

@@ -21,6 +21,7 @@ var seriesURLs = []string{
 	"/v1/btc/network-indicator/pnl-utxo?",
 	"/v1/xrp/network-data/velocity?",
 	"/v1/btc/exchange-flows/netflow?exchange=binance",
+	"/v1/btc/exchange-flows/reserve?exchange=coinbase_advanced",
 	"/v2/network/events-count?asset=usdt",
 	"/v2/indicator/valuation/mvrv-z-score?asset=btc",
 }
@@ -353,5 +354,13 @@ func TestPlausibleValues(t *testing.T) {
 	}
 	if e := rowsOf(t, s, "/v1/eth/exchange-flows/whatever?limit=1"); e.rows[0]["value"] == nil {
 		t.Errorf("generic metric row %v", e.rows[0])
+	}
+	// A reserve outside the table has the fields of the ERC-20 one, in
+	// units of the path's asset, and the spot exchanges of the flows.
+	within("/v1/btc/exchange-flows/reserve?exchange=coinbase_advanced&window=hour&limit=300", "reserve", 1e4, 2.3e5)
+	within("/v1/btc/exchange-flows/reserve?exchange=coinbase_advanced&window=hour&limit=300", "reserve_usd", 1e9, 2e10)
+	within("/v1/btc/exchange-flows/netflow?exchange=coinbase_advanced&limit=300", "netflow_total", -5000, 5000)
+	if code := get(t, s, "/v1/btc/market-data/open-interest?exchange=coinbase_advanced").Code; code != 400 {
+		t.Errorf("open interest of a spot exchange: HTTP %d, want 400", code)
 	}
 }

@@ -182,20 +182,49 @@ func (u *Client) paused(keyed bool) (time.Time, string, bool) {
 	return p.until, p.by, true
 }
 
-func (u *Client) pause(keyed bool, until time.Time, code string, credential bool) {
+// pause stops the calls of a lane until then, unless a longer pause is in
+// force. It reports whether a credential pause starts: the lane was not
+// already held by one, so that the calls failing together log it once.
+func (u *Client) pause(keyed bool, until time.Time, code string, credential bool) bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.closed {
-		return
+		return false
 	}
 	p := &u.pauses[lane(keyed)]
-	if until.After(p.until) {
-		old := p.by
-		*p = pauseState{until: until, by: code, credential: credential}
-		u.unmark(old)
-		u.m.apiPaused.DeleteLabelValues(u.api.Name, "")
-		u.m.apiPaused.WithLabelValues(u.api.Name, code).Set(1)
+	if !until.After(p.until) {
+		return false
 	}
+	started := credential && !(p.credential && u.now().Before(p.until))
+	old := p.by
+	*p = pauseState{until: until, by: code, credential: credential}
+	u.unmark(old)
+	u.m.apiPaused.DeleteLabelValues(u.api.Name, "")
+	u.m.apiPaused.WithLabelValues(u.api.Name, code).Set(1)
+	return started
+}
+
+// logCredentialPause says, once per pause, that the credential was
+// refused: where it is read from (never its value) and how to lift the
+// pause once it is fixed.
+func (u *Client) logCredentialPause(keyed bool, until time.Time, code string, restored bool) {
+	calls := "all calls"
+	if u.api.Name != config.APIData {
+		calls = "keyed calls"
+		if !keyed {
+			calls = "key-free calls"
+		}
+	}
+	msg := "the upstream refused the credential: " + calls + " of the API are paused"
+	if restored {
+		msg = "the credential was refused before the restart: " + calls + " of the API stay paused"
+	}
+	source := u.api.CredentialSource()
+	if source == "" {
+		source = "none set (token_env or token_file)"
+	}
+	level.Error(u.logger).Log("msg", msg, "code", code, "until", until.UTC().Format(time.RFC3339), "credential", source,
+		"hint", "fix the credential (or the plan) upstream or in "+source+", then POST /-/reload or send SIGHUP: a reload lifts the pause")
 }
 
 // unmark clears the paused gauge of a code no lane is paused by; with no
@@ -283,12 +312,6 @@ func (u *Client) get(ctx context.Context, path string, query url.Values, keyed b
 	if until, by, ok := u.paused(keyed); ok {
 		return nil, nil, &Error{Code: "paused", PauseUntil: until, Message: fmt.Sprintf("calls paused until %s after %s", until.UTC().Format(time.RFC3339), by)}
 	}
-	select {
-	case u.sem <- struct{}{}:
-		defer func() { <-u.sem }()
-	case <-ctx.Done():
-		return nil, nil, fail(&Error{Code: "timeout", Message: "no free connection slot before the deadline"})
-	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.api.URL.String()+path, nil)
 	if err != nil {
 		return nil, nil, fail(&Error{Code: "request", Message: err.Error()})
@@ -301,6 +324,18 @@ func (u *Client) get(ctx context.Context, path string, query url.Values, keyed b
 		u.dialect.authorize(req, q, u.api)
 	}
 	req.URL.RawQuery = q.Encode()
+	// Every error from here on names the URL asked for, credential masked.
+	shown := ShownURL(req.URL)
+	fail = func(e *Error) *Error {
+		e.URL = shown
+		return u.failOn(keyed, e)
+	}
+	select {
+	case u.sem <- struct{}{}:
+		defer func() { <-u.sem }()
+	case <-ctx.Done():
+		return nil, nil, fail(&Error{Code: "timeout", Message: "no free connection slot before the deadline"})
+	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "onchain_exporter")
 	resp, err := u.client.Do(req)
@@ -337,11 +372,12 @@ func (u *Client) Fail(e *Error) *Error { return u.failOn(true, e) }
 // failOn counts an error and applies its pause to the lane of the call.
 func (u *Client) failOn(keyed bool, e *Error) *Error {
 	u.m.apiErrors.WithLabelValues(u.api.Name, e.Code).Inc()
-	switch {
-	case !e.PauseUntil.IsZero():
-		u.pause(keyed, e.PauseUntil, e.Code, e.Credential)
-	case e.Pause > 0:
-		u.pause(keyed, u.now().Add(e.Pause), e.Code, e.Credential)
+	until := e.PauseUntil
+	if until.IsZero() && e.Pause > 0 {
+		until = u.now().Add(e.Pause)
+	}
+	if !until.IsZero() && u.pause(keyed, until, e.Code, e.Credential) {
+		u.logCredentialPause(keyed, until, e.Code, false)
 	}
 	return e
 }

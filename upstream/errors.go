@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -40,6 +43,9 @@ type Error struct {
 	HeldBack bool
 	// Details such as required_plans or param, for the log line.
 	Details string
+	// URL is the address asked for, with the credential masked
+	// (ShownURL); empty when no request was made.
+	URL string
 }
 
 func (e *Error) Error() string {
@@ -56,6 +62,46 @@ func (e *Error) Error() string {
 		b.WriteString(" [")
 		b.WriteString(e.Details)
 		b.WriteString("]")
+	}
+	if e.URL != "" {
+		b.WriteString(" for GET ")
+		b.WriteString(e.URL)
+	}
+	return b.String()
+}
+
+// credentialParams are query parameters that carry a credential
+// (auth: query): a URL shown in a message masks their values.
+var credentialParams = map[string]bool{"api_key": true}
+
+// ShownURL is a request URL as a message or log line may show it: scheme,
+// host, path and query, the values of credential parameters masked, and
+// no user information.
+func ShownURL(u *url.URL) string {
+	c := *u
+	c.User = nil
+	c.RawQuery = ""
+	c.Fragment = ""
+	q := u.Query()
+	if len(q) == 0 {
+		return c.String()
+	}
+	var b strings.Builder
+	b.WriteString(c.String())
+	b.WriteByte('?')
+	for i, k := range slices.Sorted(maps.Keys(q)) {
+		for j, v := range q[k] {
+			if i+j > 0 {
+				b.WriteByte('&')
+			}
+			b.WriteString(url.QueryEscape(k))
+			b.WriteByte('=')
+			if credentialParams[strings.ToLower(k)] {
+				b.WriteString("<redacted>")
+			} else {
+				b.WriteString(url.QueryEscape(v))
+			}
+		}
 	}
 	return b.String()
 }

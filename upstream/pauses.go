@@ -44,8 +44,12 @@ func (u *Client) Pauses() []Pause {
 func (u *Client) RestorePauses(ps []Pause) {
 	now := u.now()
 	for _, p := range ps {
-		if p.By != "" && now.Before(p.Until) {
-			u.pause(p.Keyed, minTime(p.Until, now.Add(MaxRestoredPause)), p.By, p.Credential)
+		if p.By == "" || !now.Before(p.Until) {
+			continue
+		}
+		until := minTime(p.Until, now.Add(MaxRestoredPause))
+		if u.pause(p.Keyed, until, p.By, p.Credential) {
+			u.logCredentialPause(p.Keyed, until, p.By, true)
 		}
 	}
 }

@@ -1,0 +1,108 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// Listing is what the data API's discovery endpoints say of its paths:
+// per path, the parameters it takes and, for those it lists them of, the
+// values each accepts (nil: the name only).
+type Listing map[string]map[string][]string
+
+// CheckListing checks the data API's tuples against a discovery listing
+// and returns warnings with the file:line of what they concern, in line
+// order:
+//
+//   - a parameter the listing does not have for the tuple's path (as
+//     UnlistedParams), with the listed name it is probably a typo of;
+//   - a value the listing does not have for that parameter of the path,
+//     with the listed value it is probably a typo of;
+//   - a path neither the built-in catalog nor the listing knows, once per
+//     entry, since nothing about it can be checked; and any parameter of it
+//     that the listing has for no path at all but is one edit from one it
+//     has (exchnage: binance), since it would become a label silently.
+//
+// Parameters filled into the path and limit are not checked. The upstream
+// may accept what it does not list, so these are warnings, not errors.
+func (c *Config) CheckListing(listing Listing) []string {
+	if len(listing) == 0 {
+		return nil
+	}
+	known := map[string]bool{} // parameter names listed for any path
+	for _, params := range listing {
+		for name := range params {
+			known[name] = true
+		}
+	}
+	knownNames := slices.Sorted(maps.Keys(known))
+	l := &errorList{file: c.File}
+	for _, t := range c.Tuples {
+		if t.API != APIData {
+			continue
+		}
+		e := t.Entry
+		inPath := map[string]bool{"limit": true}
+		for _, m := range placeholderRE.FindAllStringSubmatch(e.Path, -1) {
+			inPath[m[1]] = true
+		}
+		params, listed := listing[t.Path]
+		if !listed {
+			if t.Endpoint != nil {
+				continue // checked at load against the catalog
+			}
+			l.addAt(e.line("path"), join(e.Key, "path"), "discovery lists no endpoint %s: its parameters and their values cannot be checked", t.Path)
+			for _, p := range e.Params {
+				if inPath[p.Name] || known[p.Name] {
+					continue
+				}
+				if s := nearKey(p.Name, knownNames, 4); s != "" {
+					l.addAt(p.Line, join(e.Key, p.Name), "discovery lists a parameter %s for no endpoint; did you mean %q? (it is sent, and labels the series, as written)", p.Name, s)
+				}
+			}
+			continue
+		}
+		names := slices.Sorted(maps.Keys(params))
+		var catalog []string
+		if t.Endpoint != nil {
+			catalog = t.Endpoint.Params
+		}
+		for _, p := range e.Params {
+			if inPath[p.Name] {
+				continue
+			}
+			values, has := params[p.Name]
+			if !has {
+				if contains(catalog, p.Name) {
+					continue // checked at load
+				}
+				msg := fmt.Sprintf("discovery lists no parameter %s for %s (listed: %s); it is sent anyway", p.Name, t.Path, listedNames(names))
+				if s := nearKey(p.Name, names, 3); s != "" {
+					msg += fmt.Sprintf("; did you mean %q?", s)
+				}
+				l.addAt(p.Line, join(e.Key, p.Name), "%s", msg)
+				continue
+			}
+			v, ok := t.Params[p.Name]
+			if !ok || len(values) == 0 || contains(values, v) {
+				continue
+			}
+			msg := fmt.Sprintf("discovery lists no value %q of %s for %s (listed: %s); it is asked for anyway", v, p.Name, t.Path, someValues(values, 8))
+			if s := nearKey(v, values, 3); s != "" {
+				msg += fmt.Sprintf("; did you mean %q?", s)
+			}
+			l.addAt(p.Line, join(e.Key, p.Name), "%s", msg)
+		}
+	}
+	return l.sorted()
+}
+
+// someValues lists at most n of a listing's values, in its order.
+func someValues(values []string, n int) string {
+	if len(values) <= n {
+		return strings.Join(values, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(values[:n], ", "), len(values)-n)
+}
