@@ -1,0 +1,202 @@
+package benchmark
+
+import (
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/budget"
+	"github.com/onchain-exporter/onchain_exporter/collector"
+	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+)
+
+// budgetWindows are the endpoints of the budget runs, one per window, so
+// that the fake's calls per path are the calls per window.
+var budgetWindows = []struct {
+	window, path, asset, param string
+	tuples                     int
+}{
+	{"min", "/v1/btc/market-data/open-interest", "btc", "exchange", 2},
+	{"10min", "/v2/network/events-count", "", "asset", 2},
+	{"hour", "/v1/btc/network-data/supply", "btc", "", 1},
+	{"day", "/v1/erc20/exchange-flows/reserve", "erc20", "token", 4},
+}
+
+// BudgetRun is one simulated run of the budget configuration.
+type BudgetRun struct {
+	Budget int
+	// Days are the calls of each whole UTC day; MaxHour the most calls
+	// in one clock hour.
+	Days    []int64
+	MaxHour int64
+	// Calls, per window, over the run; Excess the mean excess staleness
+	// per window; Gap the longest time a series went without a new row
+	// served, per window.
+	Calls  map[string]int64
+	Excess map[string]time.Duration
+	Gap    map[string]time.Duration
+	Plan   budget.Plan
+	Cfg    *config.Config
+}
+
+func budgetYAML(url string, daily int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "data:\n  url: %s\n  token_env: T\n  concurrency: 8\n", url)
+	if daily > 0 {
+		fmt.Fprintf(&b, "  daily_budget: %d\n", daily)
+	}
+	b.WriteString("  metrics:\n")
+	for _, w := range budgetWindows {
+		for i := 0; i < w.tuples; i++ {
+			fmt.Fprintf(&b, "    - path: %s\n      window: %s\n", w.path, w.window)
+			switch w.param {
+			case "exchange":
+				fmt.Fprintf(&b, "      exchange: %s\n", liveExchanges[i+1])
+			case "asset":
+				fmt.Fprintf(&b, "      asset: %s\n", stablecoins[i])
+			case "token":
+				fmt.Fprintf(&b, "      token: %s\n      exchange: binance\n", tokens[i])
+			}
+		}
+	}
+	return b.String()
+}
+
+// RunBudget simulates three UTC days of the budget configuration, two
+// replicas scraping every minute, the engine run at its planned times.
+func RunBudget(daily int, days int) (*BudgetRun, error) {
+	start := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	clock := fakeapi.NewSimClock(start)
+	fake := fakeapi.New(fakeapi.Options{Now: clock.Now, DataToken: "bench"})
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	cfg, exp, err := newExporter("budget.yml", budgetYAML(srv.URL, daily), collector.Options{Now: clock.Now})
+	if err != nil {
+		return nil, err
+	}
+	defer exp.Close()
+	run := &BudgetRun{Budget: daily, Cfg: cfg, Calls: map[string]int64{}, Excess: map[string]time.Duration{}, Gap: map[string]time.Duration{}}
+	for _, f := range budget.Forecast(cfg).APIs {
+		run.Plan = f.Plan
+	}
+	type track struct {
+		window, path, asset string
+		last                time.Time // served row
+		since               time.Time // when it was first served
+	}
+	tracks := make([]*track, len(cfg.Tuples))
+	for i, t := range cfg.Tuples {
+		tracks[i] = &track{window: t.Window, path: t.Path, asset: t.Asset()}
+	}
+	sums, counts := map[string]float64{}, map[string]int{}
+	dayStart, hourStart := fake.Calls("data"), fake.Calls("data")
+	const interval = time.Minute
+	for now := start; now.Before(start.Add(time.Duration(days) * 24 * time.Hour)); now = now.Add(interval / 2) {
+		runUntil(clock, exp, now)
+		if now.Minute() == 0 && now.Second() == 0 && now != start {
+			c := fake.Calls("data")
+			run.MaxHour = max(run.MaxHour, c-hourStart)
+			hourStart = c
+			if now.Hour() == 0 {
+				run.Days = append(run.Days, c-dayStart)
+				dayStart = c
+			}
+		}
+		body, err := scrapeText(exp)
+		if err != nil {
+			return nil, err
+		}
+		served, err := servedRows(body, cfg.TupleLabelNames)
+		if err != nil {
+			return nil, err
+		}
+		for i, t := range cfg.Tuples {
+			tr := tracks[i]
+			row, ok := served[strings.Join(t.TupleLabelValues, "\xff")]
+			if !ok {
+				continue
+			}
+			if !row.Equal(tr.last) {
+				if !tr.since.IsZero() {
+					run.Gap[tr.window] = max(run.Gap[tr.window], now.Sub(tr.since))
+				}
+				tr.last, tr.since = row, now
+			}
+			newest := fake.NewestVisible(tr.path, tr.window, tr.asset, now)
+			sums[tr.window] += newest.Sub(row).Seconds()
+			counts[tr.window]++
+		}
+	}
+	for w, n := range counts {
+		run.Excess[w] = time.Duration(sums[w] / float64(n) * float64(time.Second))
+	}
+	for _, w := range budgetWindows {
+		run.Calls[w.window] = fake.CallsFor(w.path)
+	}
+	return run, nil
+}
+
+// TestBudget runs the budget configuration for three days without a
+// budget and with half its natural cost as daily_budget, and holds the
+// budgeted run to the bounds: calls per UTC day within the
+// budget, no clock hour past a 24th of it plus 25 %, every series served
+// a new row at least once per its window times the announced coarsening
+// (plus the window, for where in it the row lands), and the forecast of
+// --config.check within 10 % of the unbudgeted calls per window.
+func TestBudget(t *testing.T) {
+	days := 3
+	if os.Getenv("ONCHAIN_BENCH_FULL") == "" {
+		days = 2
+	}
+	free, err := RunBudget(0, days)
+	if err != nil {
+		t.Fatal(err)
+	}
+	natural := int64(0)
+	for _, d := range free.Days {
+		natural = max(natural, d)
+	}
+	daily := int(natural / 2)
+	capped, err := RunBudget(daily, days)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range capped.Days {
+		if d > int64(daily) {
+			t.Errorf("day %d: %d calls, daily_budget %d", i+1, d, daily)
+		}
+	}
+	if most := int64(float64(daily) / 24 * 1.25); capped.MaxHour > most+1 {
+		t.Errorf("%d calls in one hour, at most %d (a 24th of %d plus 25 %%)", capped.MaxHour, most, daily)
+	}
+	factors := capped.Plan.WindowFactors()
+	forecast := map[string]float64{}
+	for _, f := range budget.Forecast(free.Cfg).APIs {
+		for _, e := range f.Entries {
+			for _, w := range e.Windows {
+				forecast[w.Window] += w.CallsPerDay
+			}
+		}
+	}
+	var b strings.Builder
+	b.WriteString("| window | forecast a day | calls a day, no budget | mean excess staleness, no budget | coarsening | calls a day, budget | mean excess staleness, budget | longest wait for a new row |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, w := range budgetWindows {
+		step := config.WindowDuration(w.window)
+		k := max(1, factors[w.window])
+		if limit := time.Duration(k)*step + step; capped.Gap[w.window] > limit {
+			t.Errorf("%s: a series waited %v for a new row, more than its window × %d plus a window", w.window, capped.Gap[w.window], k)
+		}
+		perDay := float64(free.Calls[w.window]) / float64(days)
+		if f := forecast[w.window]; f < perDay*0.9 || f > perDay*1.1 {
+			t.Errorf("%s: forecast %.0f calls a day, measured %.0f without a budget: not within 10 %%", w.window, f, perDay)
+		}
+		fmt.Fprintf(&b, "| %s | %.0f | %.0f | %s | %d | %.0f | %s | %s |\n", w.window, forecast[w.window], perDay, fmtDur(free.Excess[w.window]),
+			k, float64(capped.Calls[w.window])/float64(days), fmtDur(capped.Excess[w.window]), fmtDur(capped.Gap[w.window]))
+	}
+	t.Logf("%d days, daily_budget %d (half the natural %d); calls per day %v, most in an hour %d; plan: %s\n%s",
+		days, daily, natural, capped.Days, capped.MaxHour, capped.Plan.Summary(3), b.String())
+}
