@@ -58,7 +58,7 @@ testdata/bad_entry_errors_at_once.yml:17: data.metrics[3].asset: must be a value
 		"bad_indicator_window.yml":          "testdata/bad_indicator_window.yml:7: indicator.metrics[0].window: the indicator API takes no window",
 		"bad_limit_out_of_range.yml":        "testdata/bad_limit_out_of_range.yml:7: data.metrics[0].limit: \"20000\" is out of range (1 to 10000)",
 		"bad_max_staleness.yml":             "testdata/bad_max_staleness.yml:4: data.max_staleness: \"an hour\" is not a duration (use e.g. 30s, 10m, 2h, 1d)",
-		"bad_max_tuples.yml":                "testdata/bad_max_tuples.yml:1: data.max_tuples: the metrics list expands to 3 series, more than max_tuples (2)",
+		"bad_max_tuples.yml":                "testdata/bad_max_tuples.yml:6: data.metrics[0]: expands to 3 series, more than max_tuples (2)",
 		"bad_metrics_not_list.yml":          "testdata/bad_metrics_not_list.yml:5: data.metrics: must be a list, got a mapping",
 		"bad_missing_credential.yml":        "testdata/bad_missing_credential.yml:1: data: a credential is required: set token_env or token_file",
 		"bad_missing_credential_env.yml":    "testdata/bad_missing_credential_env.yml:3: data.token_env: environment variable ONCHAIN_TEST_UNSET_VARIABLE is not set or empty",

@@ -13,19 +13,37 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
+// MaxFileSize bounds a configuration file. The example is 2 KiB and a
+// thousand tuples take a few dozen; parsing costs a few hundred times the
+// size in memory, so past this the file is refused unread.
+const MaxFileSize = 1 << 20
+
 // Load reads, parses and validates a configuration file. Credentials named
 // by token_env and token_file are read now: a missing one is an error.
 func Load(file string) (*Config, error) {
-	b, err := os.ReadFile(file)
+	b, err := readAtMost(file, MaxFileSize)
 	if err != nil {
 		return nil, fmt.Errorf("reading config: %w", err)
 	}
 	return Parse(file, b, os.Getenv)
 }
 
+// readAtMost reads a file, or its first limit+1 bytes when it is longer.
+func readAtMost(file string, limit int64) ([]byte, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, limit+1))
+}
+
 // Parse validates the YAML in b as if read from file; getenv resolves
 // token_env.
 func Parse(file string, b []byte, getenv func(string) string) (*Config, error) {
+	if len(b) > MaxFileSize {
+		return nil, &Error{Problems: []string{fmt.Sprintf("%s: the file is larger than %d KiB; a configuration is a few KiB", file, MaxFileSize>>10)}}
+	}
 	l := &errorList{file: file}
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(b))
@@ -54,6 +72,9 @@ func Parse(file string, b []byte, getenv func(string) string) (*Config, error) {
 	}
 	if len(pairs) > 0 && len(cfg.APIs) == 0 && len(l.errs) == 0 {
 		l.add(root, "", "configure at least one of %s", strings.Join(APINames, ", "))
+	}
+	if l.tooMuch {
+		return nil, l.err() // what was read is partial: nothing to expand
 	}
 	// Entries are expanded and checked even when other parts of the file
 	// are wrong, so that one run shows every error; expand skips entries
@@ -150,6 +171,8 @@ func (l *errorList) api(name string, n *yaml.Node, getenv func(string) string) *
 			l.integer(p.value, k, &a.MaxTuples)
 			if a.MaxTuples < 1 {
 				l.add(p.value, k, "must be at least 1, got %d", a.MaxTuples)
+			} else if a.MaxTuples > MaxMaxTuples {
+				l.add(p.value, k, "must be at most %d, got %d", MaxMaxTuples, a.MaxTuples)
 			}
 			if len(l.errs) > n {
 				a.MaxTuples = noMaxTuples // reported; expand does not compare
