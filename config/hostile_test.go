@@ -95,7 +95,7 @@ func TestAliasesReadToABound(t *testing.T) {
 	}
 	var err error
 	bytes := allocated(func() { _, err = Parse("x.yml", []byte(b.String()), testEnv) })
-	want := fmt.Sprintf("x.yml:6: the file, its aliases followed, holds more than %d keys and values", maxRead)
+	want := fmt.Sprintf("x.yml:6: the file holds more than %d keys and values (an alias counts as what it repeats)", maxRead)
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("error\n got %.300v\nwant %s…", err, want)
 	}
@@ -127,7 +127,7 @@ func TestFileSizeBounded(t *testing.T) {
 	var err error
 	big := []byte(b.String())
 	bytes := allocated(func() { _, err = Parse("big.yml", big, testEnv) })
-	if want := "big.yml: the file is larger than 1024 KiB; a configuration is a few KiB"; err == nil || err.Error() != want {
+	if want := "big.yml: the file is larger than 1 MiB; a configuration is a few KiB"; err == nil || err.Error() != want {
 		t.Errorf("error\n got %.300v\nwant %s", err, want)
 	}
 	if bytes > 64<<10 {

@@ -43,7 +43,7 @@ func readAtMost(file string, limit int64) ([]byte, error) {
 // token_env.
 func Parse(file string, b []byte, getenv func(string) string) (*Config, error) {
 	if len(b) > MaxFileSize {
-		return nil, &Error{Problems: []string{fmt.Sprintf("%s: the file is larger than %d KiB; a configuration is a few KiB", file, MaxFileSize>>10)}}
+		return nil, &Error{Problems: []string{fmt.Sprintf("%s: the file is larger than %d MiB; a configuration is a few KiB", file, MaxFileSize>>20)}}
 	}
 	l := &errorList{file: file}
 	var doc yaml.Node

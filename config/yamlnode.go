@@ -44,7 +44,7 @@ func (l *errorList) spend(at *yaml.Node, n int) bool {
 	}
 	if !l.tooMuch {
 		l.tooMuch = true
-		l.add(at, "", "the file, its aliases followed, holds more than %d keys and values; a configuration holds a few thousand", maxRead)
+		l.add(at, "", "the file holds more than %d keys and values (an alias counts as what it repeats); a configuration holds a few thousand", maxRead)
 	}
 	return false
 }

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+)
+
+// aliasedLists is the 300-byte configuration of issue 17: one entry whose
+// nine parameters alias one list of 30 values, 30⁹ combinations.
+func aliasedLists(url, tokenFile string) string {
+	values := make([]string, 30)
+	for i := range values {
+		values[i] = fmt.Sprintf("v%d", i)
+	}
+	yml := fmt.Sprintf("data:\n  url: %q\n  token_file: %q\n  metrics:\n  - path: /v1/btc/x/y\n    p0: &l [%s]\n",
+		url, tokenFile, strings.Join(values, ","))
+	for i := 1; i < 9; i++ {
+		yml += fmt.Sprintf("    p%d: *l\n", i)
+	}
+	return yml
+}
+
+// --config.check refuses the file at the entry, after counting: the
+// check allocates a few MiB, not the product.
+func TestConfigCheckCountsBeforeExpanding(t *testing.T) {
+	dir := t.TempDir()
+	cfgFile, tokenFile := filepath.Join(dir, "onchain.yml"), filepath.Join(dir, "token")
+	writeFile(t, tokenFile, "token-A\n")
+	writeFile(t, cfgFile, aliasedLists("http://127.0.0.1:1", tokenFile))
+	var out, errOut bytes.Buffer
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	code := run([]string{"--config.check", "--config.file=" + cfgFile}, &out, &errOut)
+	runtime.ReadMemStats(&after)
+	want := cfgFile + ":5: data.metrics[0]: expands to 19683000000000 series (p0 30 × p1 30 × p2 30 × p3 30 × p4 30 × p5 30 × p6 30 × p7 30 × p8 30), more than max_tuples (1000)\n"
+	if code != 1 || errOut.String() != want {
+		t.Errorf("exit %d, stderr %q; want 1 and %q", code, errOut.String(), want)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 16<<20 {
+		t.Errorf("--config.check allocated %d bytes", n)
+	}
+}
+
+// A reload with that file answers 500 with the entry's file:line, and the
+// configuration in force stays, serving.
+func TestReloadRefusesAProductPastMaxTuples(t *testing.T) {
+	up := newFakeUpstream(t, fakeapi.Options{})
+	dir := t.TempDir()
+	cfgFile, tokenFile := filepath.Join(dir, "onchain.yml"), filepath.Join(dir, "token")
+	writeFile(t, tokenFile, "token-A\n")
+	writeFile(t, cfgFile, reloadConfig(up.URL, tokenFile, ""))
+	e := startRun(t, http.DefaultClient, "http", "--config.file="+cfgFile)
+
+	writeFile(t, cfgFile, aliasedLists(up.URL, tokenFile))
+	code, answer := e.get(http.MethodPost, "/-/reload")
+	if code != http.StatusInternalServerError || !strings.Contains(answer, cfgFile+":5: data.metrics[0]: expands to 19683000000000 series") ||
+		!strings.Contains(answer, "more than max_tuples (1000)") {
+		t.Errorf("reload: HTTP %d: %s", code, answer)
+	}
+	body := e.metrics()
+	if valueOf(body, "onchain_exporter_config_last_reload_successful ") != "0" || valueOf(body, `onchain_exporter_tuples{api="data"}`) != "2" ||
+		!strings.Contains(body, "onchain_supply{") {
+		t.Errorf("the configuration in force is not served after the refused reload:\n%s", body)
+	}
+	landingShows(t, e, cfgFile, "2 tuples")
+}
