@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 )
@@ -71,4 +74,59 @@ func TestReloadRefusesAProductPastMaxTuples(t *testing.T) {
 		t.Errorf("the configuration in force is not served after the refused reload:\n%s", body)
 	}
 	landingShows(t, e, cfgFile, "2 tuples")
+}
+
+// An upstream that echoes the credential in its error texts, for a series
+// and for the list that "all" is expanded through: the credential is in
+// no log line, no answer of the exporter, and not on the landing page,
+// which shows the list's error.
+func TestEchoedCredentialLeavesNothing(t *testing.T) {
+	const secret = "echo/secret+7c1d"
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"status":{"code":401,"message":"invalid request for key %s; you sent %s?%s"}}`,
+			r.Header.Get("Authorization"), r.URL.Path, r.URL.RawQuery)
+	}))
+	defer echo.Close()
+	dir := t.TempDir()
+	cfgFile, tokenFile := filepath.Join(dir, "onchain.yml"), filepath.Join(dir, "token")
+	writeFile(t, tokenFile, secret+"\n")
+	for _, auth := range []string{"header", "query"} {
+		t.Run(auth, func(t *testing.T) {
+			writeFile(t, cfgFile, fmt.Sprintf(`
+data:
+  url: %q
+  token_file: %q
+  auth: %s
+  metrics:
+    - path: /v1/btc/network-data/supply
+    - path: /v2/network/events-count
+      asset: all
+`, echo.URL, tokenFile, auth))
+			e := startRun(t, http.DefaultClient, "http", "--config.file="+cfgFile, "--log.level=debug")
+			e.metrics()
+			page := ""
+			for range 200 { // the expansion's failure is recorded in the background
+				_, page = e.get(http.MethodGet, "/")
+				if strings.Contains(page, "lists failing") {
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			if !strings.Contains(page, "lists failing (") || !strings.Contains(page, "invalid request for key") {
+				t.Fatalf("the landing page does not show the list's error:\n%s", page)
+			}
+			e.get(http.MethodPost, "/-/reload")
+			e.stop()
+			everything := e.stderr.String() + e.stdout.String() + e.answers.String()
+			for _, form := range []string{secret, url.QueryEscape(secret)} {
+				if strings.Contains(everything, form) {
+					t.Errorf("the credential (as %q) left the exporter:\n%s", form, everything)
+				}
+			}
+			if !strings.Contains(e.stderr.String(), "invalid request for key Bearer <secret>") && !strings.Contains(e.stderr.String(), "api_key=<secret>") {
+				t.Errorf("the log does not show the upstream's message, scrubbed:\n%s", e.stderr.String())
+			}
+		})
+	}
 }

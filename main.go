@@ -179,7 +179,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer exp.Close()
 	// The landing page shows the configuration in force and how the
 	// expansion of each API stands.
-	landing := &landingPage{status: func() map[string]string { return expansionStatus(expander.State()) }}
+	landing := &landingPage{status: func() map[string]string { return expansionStatus(expander.State(), clients.Clean) }}
 	if _, err := newLandingPage(infoOf(*metricsPath, *demoMode, cfg)); err != nil {
 		level.Error(logger).Log("msg", "cannot build the landing page", "err", err)
 		return 1
