@@ -130,3 +130,26 @@ data:
 		})
 	}
 }
+
+// The metrics path is the operator's, and it is escaped on the landing
+// page; a path that cannot be served is refused with exit code 2, not a
+// panic.
+func TestMetricsPathEscapedAndChecked(t *testing.T) {
+	const path = `/m"><script>alert(1)</script>`
+	e := startRun(t, http.DefaultClient, "http", "--demo", "--web.telemetry-path="+path)
+	code, page := e.get(http.MethodGet, "/")
+	if code != http.StatusOK || strings.Contains(page, "<script>") || strings.Contains(page, `"><`) ||
+		!strings.Contains(page, `<a href="/m%22%3E%3Cscript%3Ealert%281%29%3C/script%3E?collect[]=data">`) {
+		t.Errorf("landing page: HTTP %d\n%s", code, page)
+	}
+	if code, _ := e.get(http.MethodGet, "/m%22%3E%3Cscript%3Ealert%281%29%3C/script%3E"); code != http.StatusOK {
+		t.Errorf("the link of the landing page: HTTP %d", code)
+	}
+	for _, p := range []string{"metrics", "/m {x}", "/-/reload", "/a b", "/m?x"} {
+		var out, errOut bytes.Buffer
+		if code := run([]string{"--web.telemetry-path=" + p}, &out, &errOut); code != 2 ||
+			!strings.Contains(errOut.String(), "--web.telemetry-path must be a path starting with /") {
+			t.Errorf("%q: exit %d: %s", p, code, errOut.String())
+		}
+	}
+}
