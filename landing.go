@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -64,7 +65,10 @@ func landingConfig(info landingInfo) web.LandingConfig {
 	if info.Demo {
 		desc += " (demo: serving a built-in fake upstream)"
 	}
-	links := []web.LandingLinks{{Address: info.MetricsPath, Text: "Metrics", Description: "every configured API"}}
+	// The metrics path is the operator's flag, written into an href: it
+	// is escaped as a URL path, then as HTML.
+	metrics := (&url.URL{Path: info.MetricsPath}).EscapedPath()
+	links := []web.LandingLinks{{Address: html.EscapeString(metrics), Text: "Metrics", Description: "every configured API"}}
 	for _, a := range info.APIs {
 		d := "not configured"
 		if a.Configured {
@@ -74,7 +78,7 @@ func landingConfig(info landingInfo) web.LandingConfig {
 			d += ", " + a.Status
 		}
 		links = append(links, web.LandingLinks{
-			Address:     info.MetricsPath + "?collect[]=" + a.Name,
+			Address:     html.EscapeString(metrics + "?collect[]=" + a.Name),
 			Text:        "Metrics of " + apiTitles[a.Name] + " only",
 			Description: html.EscapeString(d),
 		})
@@ -130,15 +134,18 @@ func (l *landingPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.ServeHTTP(w, r)
 }
 
-// expansionStatus words an API's expansion state for the landing page.
-func expansionStatus(states map[string]collector.ExpansionState) map[string]string {
+// expansionStatus words an API's expansion state for the landing page,
+// which has no authentication by default: the error of its lists goes
+// through clean (upstream.Pool.Clean), which takes the API's credential
+// out of it, whatever carried it in, and cuts it.
+func expansionStatus(states map[string]collector.ExpansionState, clean func(api, text string) string) map[string]string {
 	out := make(map[string]string, len(states))
 	for api, st := range states {
 		switch {
 		case st.OK:
 			out[api] = "lists read " + st.LastSuccess.UTC().Format(time.RFC3339)
 		case st.LastError != "":
-			out[api] = fmt.Sprintf("lists failing (%s), %s waiting", st.LastError, plural(st.Waiting, "entry"))
+			out[api] = fmt.Sprintf("lists failing (%s), %s waiting", clean(api, st.LastError), plural(st.Waiting, "entry"))
 		default:
 			out[api] = fmt.Sprintf("lists not read yet, %s waiting", plural(st.Waiting, "entry"))
 		}

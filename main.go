@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -70,6 +71,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if terminated >= 0 {
 		return terminated
+	}
+	if !validMetricsPath(*metricsPath) {
+		fmt.Fprintf(stderr, "%s: --web.telemetry-path must be a path starting with /, without spaces, braces, ? or #, and not one of the exporter's own, got %q (try --help)\n", exporterName, *metricsPath)
+		return 2
 	}
 	logger, slogger := newLoggers(stderr, *logLevel, *logFormat)
 	if fake.chosen {
@@ -179,7 +184,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer exp.Close()
 	// The landing page shows the configuration in force and how the
 	// expansion of each API stands.
-	landing := &landingPage{status: func() map[string]string { return expansionStatus(expander.State()) }}
+	landing := &landingPage{status: func() map[string]string { return expansionStatus(expander.State(), clients.Clean) }}
 	if _, err := newLandingPage(infoOf(*metricsPath, *demoMode, cfg)); err != nil {
 		level.Error(logger).Log("msg", "cannot build the landing page", "err", err)
 		return 1
@@ -251,6 +256,25 @@ func run(args []string, stdout, stderr io.Writer) int {
 	<-shutdownDone
 	stopped = true
 	return 0
+}
+
+// validMetricsPath says whether the path can be served beside the
+// exporter's own paths and linked: http.ServeMux panics on a pattern it
+// cannot parse or that another one takes, so a scratch mux is asked.
+func validMetricsPath(p string) (ok bool) {
+	if !strings.HasPrefix(p, "/") || strings.ContainsAny(p, " \t\r\n?#") {
+		return false
+	}
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	mux := http.NewServeMux()
+	for _, own := range []string{"/-/healthy", "/-/ready", "/-/reload", "/-/demo/fault", p} {
+		mux.Handle(own, http.NotFoundHandler())
+	}
+	return true
 }
 
 // missingConfigHint says what to do when the configuration file does not

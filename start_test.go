@@ -3,11 +3,14 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -53,10 +56,11 @@ func count(body, family string, pairs ...string) int {
 	return n
 }
 
-// The exporter started with its upstream down is up within a second,
+// The exporter started with its upstream down serves at once (how soon is
+// BenchmarkStartWhileUpstreamIsDown's figure, not a bound of this test),
 // serves its own metrics (which say the expansion fails), reloads, and
-// serves every stablecoin and every equity within a minute of the
-// upstream coming back on the same address, without a restart.
+// serves every stablecoin and every equity once the upstream is back on
+// the same address, without a restart.
 func TestStartWhileUpstreamIsDown(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -69,13 +73,7 @@ func TestStartWhileUpstreamIsDown(t *testing.T) {
 	writeFile(t, tokenFile, "token-A\n")
 	writeFile(t, cfgFile, startConfig("http://"+addr, tokenFile))
 
-	began := time.Now()
 	e := startRun(t, http.DefaultClient, "http", "--config.file="+cfgFile)
-	up := time.Since(began)
-	// How soon is a figure for the benchmarks, not a bound a loaded
-	// machine may miss: that it is up at all, with the upstream down,
-	// is what this test holds.
-	t.Logf("up after %v", up.Round(time.Millisecond))
 	body := e.metrics()
 	for _, api := range []string{"data", "indicator"} {
 		if v := valueOf(body, `onchain_exporter_expansion_success{api="`+api+`"}`); v != "0" {
@@ -111,13 +109,16 @@ func TestStartWhileUpstreamIsDown(t *testing.T) {
 	if len(stablecoins) < 3 || len(equities) < 3 {
 		t.Fatalf("the fake lists too little: %v, %v", stablecoins, equities)
 	}
+	// The retries back off from 5 s, and the upstream was down for
+	// under a second: a few seconds here, but the wait is a generous
+	// limit for a loaded machine, not the figure.
 	for {
 		body = e.metrics()
 		if valueOf(body, `onchain_exporter_expansion_success{api="data"}`) == "1" && valueOf(body, `onchain_exporter_expansion_success{api="indicator"}`) == "1" {
 			break
 		}
-		if time.Since(back) > time.Minute {
-			t.Fatalf("a minute after the upstream came back, the expansion still fails:\n%s", e.stderr.String())
+		if time.Since(back) > 5*time.Minute {
+			t.Fatalf("five minutes after the upstream came back, the expansion still fails:\n%s", e.stderr.String())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -177,4 +178,54 @@ func listed(t *testing.T, url, path string) []string {
 		out = append(out, fmt.Sprint(row["id"]))
 	}
 	return out
+}
+
+// BenchmarkStartWhileUpstreamIsDown measures how long run() takes to
+// answer /-/healthy with its upstream refusing connections, the figure
+// behind the README's "serves within a second" (BENCHMARKS.md).
+func BenchmarkStartWhileUpstreamIsDown(b *testing.B) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	down := ln.Addr().String()
+	ln.Close()
+	dir := b.TempDir()
+	cfgFile, tokenFile := filepath.Join(dir, "onchain.yml"), filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte("token-A\n"), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(cfgFile, []byte(startConfig("http://"+down, tokenFile)), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		done := make(chan int, 1)
+		go func() {
+			done <- run([]string{"--config.file=" + cfgFile, "--storage.path=", "--log.level=error", "--web.listen-address=" + addr}, io.Discard, io.Discard)
+		}()
+		for {
+			resp, err := http.Get("http://" + addr + "/-/healthy")
+			if err == nil {
+				resp.Body.Close()
+				break
+			}
+			select {
+			case code := <-done:
+				b.Fatalf("run() exited with %d", code)
+			case <-time.After(time.Millisecond):
+			}
+		}
+		b.StopTimer()
+		if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+			b.Fatal(err)
+		}
+		<-done
+		b.StartTimer()
+	}
 }

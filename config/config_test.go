@@ -58,7 +58,7 @@ testdata/bad_entry_errors_at_once.yml:17: data.metrics[3].asset: must be a value
 		"bad_indicator_window.yml":          "testdata/bad_indicator_window.yml:7: indicator.metrics[0].window: the indicator API takes no window",
 		"bad_limit_out_of_range.yml":        "testdata/bad_limit_out_of_range.yml:7: data.metrics[0].limit: \"20000\" is out of range (1 to 10000)",
 		"bad_max_staleness.yml":             "testdata/bad_max_staleness.yml:4: data.max_staleness: \"an hour\" is not a duration (use e.g. 30s, 10m, 2h, 1d)",
-		"bad_max_tuples.yml":                "testdata/bad_max_tuples.yml:1: data.max_tuples: the metrics list expands to 3 series, more than max_tuples (2)",
+		"bad_max_tuples.yml":                "testdata/bad_max_tuples.yml:6: data.metrics[0]: expands to 3 series, more than max_tuples (2)",
 		"bad_metrics_not_list.yml":          "testdata/bad_metrics_not_list.yml:5: data.metrics: must be a list, got a mapping",
 		"bad_missing_credential.yml":        "testdata/bad_missing_credential.yml:1: data: a credential is required: set token_env or token_file",
 		"bad_missing_credential_env.yml":    "testdata/bad_missing_credential_env.yml:3: data.token_env: environment variable ONCHAIN_TEST_UNSET_VARIABLE is not set or empty",
@@ -125,6 +125,9 @@ testdata/bad_typo_entry_keys.yml:9: data.metrics[0].feilds: unknown key; did you
 		"bad_url_key_in_query.yml":             "testdata/bad_url_key_in_query.yml:2: data.url: must be an absolute http(s) URL, got \"data-api.example.com/v1?<redacted>\"",
 		"bad_url_userinfo.yml":                 "testdata/bad_url_userinfo.yml:2: data.url: must be an absolute http(s) URL, got \"ftp://<redacted>@data-api.example.com\"",
 		"bad_url_with_credentials.yml":         "testdata/bad_url_with_credentials.yml:2: data.url: must not carry credentials or a query; use token_env or token_file",
+		"bad_url_empty_query.yml":              "testdata/bad_url_empty_query.yml:2: data.url: must not carry credentials or a query; use token_env or token_file",
+		"bad_url_fragment.yml":                 "testdata/bad_url_fragment.yml:2: data.url: must not carry a #fragment: nothing after \"#\" is ever sent",
+		"bad_token_file_two_lines.yml":         "testdata/bad_token_file_two_lines.yml:3: data.token_file: testdata/token_two_lines holds a line break; a credential is one line (a trailing line break is fine) (token_two_lines is relative to testdata/, the configuration file's directory)",
 		"bad_window_not_allowed.yml":           "testdata/bad_window_not_allowed.yml:6: data.metrics[0].window: \"block\" is not allowed for /v1/btc/market-data/open-interest (allowed: day, hour, min)",
 		"bad_wrong_type_concurrency.yml":       "testdata/bad_wrong_type_concurrency.yml:4: data.concurrency: must be an integer, got \"four\"",
 		"bad_yaml.yml":                         "testdata/bad_yaml.yml:1: invalid YAML: did not find expected ',' or ']'",
@@ -300,5 +303,38 @@ func TestLoadMissingFile(t *testing.T) {
 	_, err := Load("testdata/does-not-exist.yml")
 	if err == nil || !strings.Contains(err.Error(), "testdata/does-not-exist.yml") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// A credential with a line break or another control character inside
+// would fail every call at run time (or split its header): it is refused
+// at load, without being shown. A trailing line break is trimmed.
+func TestCredentialIsOneLine(t *testing.T) {
+	const yml = "data:\n  url: http://127.0.0.1:1\n  token_env: K\n  metrics:\n    - path: /v1/btc/network-data/supply\n"
+	for value, want := range map[string]string{
+		"s3cret-value\n":              "",
+		"s3cret\nvalue":               "x.yml:3: data.token_env: environment variable K holds a line break; a credential is one line",
+		"s3cret\r\nvalue\n":           "x.yml:3: data.token_env: environment variable K holds a line break; a credential is one line",
+		"s3cret\x00value":             "x.yml:3: data.token_env: environment variable K holds a control character; a credential is one line",
+		" s3cret-value\t\r\n":         "",
+		"Bearer s3cret-value\nsecond": "x.yml:3: data.token_env: environment variable K holds a line break; a credential is one line",
+	} {
+		cfg, err := Parse("x.yml", []byte(yml), func(string) string { return value })
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("%q: %v", value, err)
+		case want == "" && strings.Contains(string(cfg.APIs[APIData].Token()), "\n"):
+			t.Errorf("%q: not trimmed", value)
+		case want != "" && (err == nil || err.Error() != want):
+			t.Errorf("%q: error\n got %v\nwant %s", value, err, want)
+		}
+	}
+	big := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(big, []byte(strings.Repeat("s3cret-value", 6000)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Parse("x.yml", []byte(strings.Replace(yml, "token_env: K", "token_file: "+big, 1)), testEnv)
+	if want := "x.yml:3: data.token_file: " + big + " is larger than 64 KiB; a credential is one line"; err == nil || err.Error() != want {
+		t.Errorf("token file of 72 000 bytes: error\n got %v\nwant %s", err, want)
 	}
 }

@@ -38,6 +38,9 @@ func (l *errorList) entries(api string, n *yaml.Node) []*Entry {
 		l.add(n, key, "must not be an empty list")
 		return nil
 	}
+	if !l.spend(n, len(n.Content)) {
+		return nil
+	}
 	out := make([]*Entry, 0, len(n.Content))
 	for i, c := range n.Content {
 		if e := l.entry(api, fmt.Sprintf("%s[%d]", key, i), c); e != nil {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -24,7 +25,10 @@ var legacyLabelRE = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 // FuzzParse loads any file: it must not panic; a refusal names the file
 // on every line and never shows the credential; what it accepts must be a
 // configuration the exporter can serve: every tuple's labels valid and
-// distinct, so that its per-tuple series can be built.
+// distinct, so that its per-tuple series can be built, and no more tuples
+// than max_tuples. What it accepts is then resolved as discovery would,
+// "all" becoming a list drawn from the input, under the same checks: the
+// whole path from a file to the tuples served.
 func FuzzParse(f *testing.F) {
 	seeds, _ := filepath.Glob("testdata/*.yml")
 	seeds = append(seeds, "../examples/config.yml", "../demo/demo.yml")
@@ -52,7 +56,36 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		checkServable(t, cfg)
+		resolved, err := cfg.Resolve(fuzzResolver(b))
+		if err != nil {
+			if msg := err.Error(); !strings.HasPrefix(msg, "fuzz.yml") || strings.Contains(msg, fuzzSecret) {
+				t.Fatalf("resolving: %s", msg)
+			}
+			return
+		}
+		checkServable(t, resolved)
 	})
+}
+
+// fuzzResolver resolves "all" to a list whose length and values come from
+// the input (up to 255 values, some repeating other entries' values), and
+// everything else to itself.
+func fuzzResolver(b []byte) Resolver {
+	n := 0
+	if len(b) > 0 {
+		n = int(b[len(b)-1])
+	}
+	return func(_ *API, _ *Entry, p Param) (Param, error) {
+		if !p.HasAll() {
+			return p, nil
+		}
+		out := make([]string, 0, n)
+		for i := range n {
+			out = append(out, fmt.Sprintf("v%d", i%(1+n/2)))
+		}
+		p.Values = out
+		return p, nil
+	}
 }
 
 // touchesDevices reports input that could make token_file read a device
@@ -71,6 +104,11 @@ func touchesDevices(b []byte) bool {
 // could not serve as promised.
 func checkServable(t *testing.T, cfg *Config) {
 	t.Helper()
+	for _, a := range cfg.APIs {
+		if len(a.Tuples) > a.MaxTuples || a.MaxTuples > MaxMaxTuples {
+			t.Fatalf("%s: %d tuples for max_tuples %d", a.Name, len(a.Tuples), a.MaxTuples)
+		}
+	}
 	names := cfg.TupleLabelNames
 	checkLabelNames(t, "tuple labels", names)
 	desc := prometheus.NewDesc("onchain_exporter_query_success", "h", names, nil)

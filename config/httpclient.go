@@ -239,6 +239,9 @@ func (l *errorList) connectHeader(n *yaml.Node, key string) promconfig.ProxyHead
 		var values []promconfig.Secret
 		items := []*yaml.Node{p.value}
 		if p.value.Kind == yaml.SequenceNode {
+			if !l.spend(p.value, len(p.value.Content)) {
+				return nil
+			}
 			items = p.value.Content
 		}
 		for _, v := range items {

@@ -9,23 +9,42 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode"
 
 	"gopkg.in/yaml.v3"
 )
 
+// MaxFileSize bounds a configuration file. The example is 2 KiB and a
+// thousand tuples take a few dozen; parsing costs a few hundred times the
+// size in memory, so past this the file is refused unread.
+const MaxFileSize = 1 << 20
+
 // Load reads, parses and validates a configuration file. Credentials named
 // by token_env and token_file are read now: a missing one is an error.
 func Load(file string) (*Config, error) {
-	b, err := os.ReadFile(file)
+	b, err := readAtMost(file, MaxFileSize)
 	if err != nil {
 		return nil, fmt.Errorf("reading config: %w", err)
 	}
 	return Parse(file, b, os.Getenv)
 }
 
+// readAtMost reads a file, or its first limit+1 bytes when it is longer.
+func readAtMost(file string, limit int64) ([]byte, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, limit+1))
+}
+
 // Parse validates the YAML in b as if read from file; getenv resolves
 // token_env.
 func Parse(file string, b []byte, getenv func(string) string) (*Config, error) {
+	if len(b) > MaxFileSize {
+		return nil, &Error{Problems: []string{fmt.Sprintf("%s: the file is larger than %d MiB; a configuration is a few KiB", file, MaxFileSize>>20)}}
+	}
 	l := &errorList{file: file}
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(b))
@@ -54,6 +73,9 @@ func Parse(file string, b []byte, getenv func(string) string) (*Config, error) {
 	}
 	if len(pairs) > 0 && len(cfg.APIs) == 0 && len(l.errs) == 0 {
 		l.add(root, "", "configure at least one of %s", strings.Join(APINames, ", "))
+	}
+	if l.tooMuch {
+		return nil, l.err() // what was read is partial: nothing to expand
 	}
 	// Entries are expanded and checked even when other parts of the file
 	// are wrong, so that one run shows every error; expand skips entries
@@ -150,6 +172,8 @@ func (l *errorList) api(name string, n *yaml.Node, getenv func(string) string) *
 			l.integer(p.value, k, &a.MaxTuples)
 			if a.MaxTuples < 1 {
 				l.add(p.value, k, "must be at least 1, got %d", a.MaxTuples)
+			} else if a.MaxTuples > MaxMaxTuples {
+				l.add(p.value, k, "must be at most %d, got %d", MaxMaxTuples, a.MaxTuples)
 			}
 			if len(l.errs) > n {
 				a.MaxTuples = noMaxTuples // reported; expand does not compare
@@ -166,8 +190,12 @@ func (l *errorList) api(name string, n *yaml.Node, getenv func(string) string) *
 		u, err := url.Parse(rawURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			l.add(urlNode, join(name, "url"), "must be an absolute http(s) URL, got %q", shownURL(rawURL))
-		} else if u.User != nil || u.RawQuery != "" {
+		} else if u.User != nil || u.RawQuery != "" || u.ForceQuery {
 			l.add(urlNode, join(name, "url"), "must not carry credentials or a query; use token_env or token_file")
+		} else if strings.Contains(rawURL, "#") {
+			// Sent nowhere: every request would go to the address
+			// without the path after it, while logs name that path.
+			l.add(urlNode, join(name, "url"), "must not carry a #fragment: nothing after \"#\" is ever sent")
 		} else {
 			u.Path = strings.TrimSuffix(u.Path, "/")
 			if prefix := versionSuffix(name, u.Path); prefix != "" {
@@ -230,11 +258,16 @@ func versionSuffix(api, path string) string {
 	return ""
 }
 
-// credential reads token_env or token_file; a relative token_file is read
-// from the configuration file's directory (files.go). The value is never
-// part of an error message. A credential that cannot be read is reported
-// by expand, and only when an entry of the section needs it: a section of
-// key-free endpoints runs without one.
+// maxTokenFile bounds what is read of a token_file: a credential is one
+// line; a file past this is not one (a log, a device).
+const maxTokenFile = 64 << 10
+
+// credential reads token_env or token_file, trimmed of surrounding space;
+// a relative token_file is read from the configuration file's directory
+// (files.go). The value is never part of an error message. A credential
+// that cannot be read, or is not one line, is reported by expand, and
+// only when an entry of the section needs it: a section of key-free
+// endpoints runs without one.
 func (l *errorList) credential(a *API, n *yaml.Node, keys map[string]*yaml.Node, getenv func(string) string) {
 	dir := filepath.Dir(l.file)
 	switch {
@@ -242,25 +275,51 @@ func (l *errorList) credential(a *API, n *yaml.Node, keys map[string]*yaml.Node,
 		l.add(keys["token_file"], a.Name, "set token_env or token_file, not both")
 	case a.TokenEnv != "":
 		a.source = "environment variable " + a.TokenEnv
+		key, line := join(a.Name, "token_env"), keys["token_env"].Line
 		v := strings.TrimSpace(getenv(a.TokenEnv))
 		if v == "" {
-			a.unread = &problem{keys["token_env"].Line, join(a.Name, "token_env"), fmt.Sprintf("environment variable %s is not set or empty", a.TokenEnv)}
+			a.unread = &problem{line, key, fmt.Sprintf("environment variable %s is not set or empty", a.TokenEnv)}
+		} else if why := notOneLine(v); why != "" {
+			a.unread = &problem{line, key, fmt.Sprintf("environment variable %s %s; a credential is one line", a.TokenEnv, why)}
+			return
 		}
 		a.token = Secret(v)
 	case a.TokenFile != "":
 		path := filePath(dir, a.TokenFile)
 		a.source = "file " + path
-		b, err := os.ReadFile(path)
+		key, line := join(a.Name, "token_file"), keys["token_file"].Line
+		b, err := readAtMost(path, maxTokenFile)
 		if err != nil {
-			a.unread = &problem{keys["token_file"].Line, join(a.Name, "token_file"), readProblem(dir, a.TokenFile, err)}
+			a.unread = &problem{line, key, readProblem(dir, a.TokenFile, err)}
+			return
+		}
+		if len(b) > maxTokenFile {
+			a.unread = &problem{line, key, fmt.Sprintf("%s is larger than %d KiB; a credential is one line%s", path, maxTokenFile>>10, relativeTo(dir, a.TokenFile))}
 			return
 		}
 		v := strings.TrimSpace(string(b))
 		if v == "" {
-			a.unread = &problem{keys["token_file"].Line, join(a.Name, "token_file"), fmt.Sprintf("%s is empty%s", path, relativeTo(dir, a.TokenFile))}
+			a.unread = &problem{line, key, fmt.Sprintf("%s is empty%s", path, relativeTo(dir, a.TokenFile))}
+		} else if why := notOneLine(v); why != "" {
+			a.unread = &problem{line, key, fmt.Sprintf("%s %s; a credential is one line (a trailing line break is fine)%s", path, why, relativeTo(dir, a.TokenFile))}
+			return
 		}
 		a.token = Secret(v)
 	}
+}
+
+// notOneLine says why a trimmed credential cannot be sent: a line break
+// or another control character inside it would fail every call, or split
+// the header it is sent in. It never quotes the credential.
+func notOneLine(v string) string {
+	i := strings.IndexFunc(v, unicode.IsControl)
+	switch {
+	case i < 0:
+		return ""
+	case v[i] == '\n' || v[i] == '\r':
+		return "holds a line break"
+	}
+	return "holds a control character"
 }
 
 // problem is an error found while reading, kept until expand knows

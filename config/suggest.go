@@ -40,6 +40,9 @@ func nearKey(key string, known []string, minLen int) string {
 	}
 	best, bestDist := "", maxDist+1
 	for _, k := range known {
+		if len(k) > len(key)+maxDist || len(key) > len(k)+maxDist {
+			continue // at least that many insertions or deletions apart
+		}
 		if d := editDistance(key, k); d < bestDist {
 			best, bestDist = k, d
 		}
@@ -59,9 +62,13 @@ func entryTypo(name string) string { return nearKey(name, entryKeys, 4) }
 func editDistance(a, b string) int {
 	// d[i][j] is the distance between a[:i] and b[:j]; three rows
 	// suffice for the transposition step.
-	prev2 := make([]int, len(b)+1)
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
+	var rows [3][24]int // on the stack for keys of up to 23 bytes
+	var prev2, prev, cur []int
+	if n := len(b) + 1; n <= len(rows[0]) {
+		prev2, prev, cur = rows[0][:n], rows[1][:n], rows[2][:n]
+	} else {
+		prev2, prev, cur = make([]int, len(b)+1), make([]int, len(b)+1), make([]int, len(b)+1)
+	}
 	for j := range prev {
 		prev[j] = j
 	}

@@ -78,25 +78,34 @@ func (l *errorList) expand(cfg *Config) {
 		// unchecked: an entry could not be checked, so whether the
 		// section needs its key is not known.
 		unchecked := false
+		b := l.budget(a)
 		for _, e := range a.Metrics {
 			if !l.checkPath(a, e) {
 				unchecked = true
 				continue
 			}
-			tuples := l.tuples(a, e)
-			if e.broken {
+			unchecked = unchecked || e.broken
+			if !b.admit(e) {
 				unchecked = true
-				continue // checked for every error it holds, not served
+				if b.over {
+					break // past max_tuples: nothing after it is built
+				}
+				continue
 			}
-			for _, t := range tuples {
+			l.eachTuple(a, e, func(t *Tuple) bool {
+				if e.broken {
+					return true // checked for every error it holds, not served
+				}
 				if prev, dup := seen[t.Key]; dup {
-					if l.dedupe {
-						continue // discovery made two listed values one series
+					if !l.dedupe {
+						l.addAt(e.Line, e.Key, "the series %s is listed twice (also by %s at line %d)", t.describe(), prev.Key, prev.Line)
 					}
-					l.addAt(e.Line, e.Key, "the series %s is listed twice (also by %s at line %d)", t.describe(), prev.Key, prev.Line)
-					continue
+					return true // dedupe: discovery made two listed values one series
 				}
 				seen[t.Key] = e
+				if !b.keep() {
+					return b.more() // past max_tuples: counted, not kept
+				}
 				a.Tuples = append(a.Tuples, t)
 				if t.Keyed && keyedBy == nil {
 					keyedBy = t
@@ -112,11 +121,10 @@ func (l *errorList) expand(cfg *Config) {
 						tupleLabels[p] = true
 					}
 				}
-			}
+				return true
+			})
 		}
-		if a.MaxTuples != noMaxTuples && len(a.Tuples) > a.MaxTuples {
-			l.addAt(a.line, join(name, "max_tuples"), "the metrics list expands to %d series, more than max_tuples (%d)", len(a.Tuples), a.MaxTuples)
-		}
+		b.done()
 		switch {
 		case a.unread != nil && (keyedBy != nil || unchecked || a.Name == APIData):
 			why := ""
@@ -240,40 +248,6 @@ func (e *Entry) param(name string) *Param {
 		}
 	}
 	return nil
-}
-
-// tuples expands an entry into the cartesian product of its lists.
-func (l *errorList) tuples(a *API, e *Entry) []*Tuple {
-	windows := e.Windows
-	if a.Name == APIData && len(windows) == 0 {
-		windows = []string{"day"} // the data API's default window
-	} else if len(windows) == 0 {
-		windows = []string{""}
-	}
-	combos := []map[string]string{{}}
-	for _, p := range e.Params {
-		var next []map[string]string
-		for _, c := range combos {
-			for _, v := range p.Values {
-				m := make(map[string]string, len(c)+1)
-				for k, x := range c {
-					m[k] = x
-				}
-				m[p.Name] = v
-				next = append(next, m)
-			}
-		}
-		combos = next
-	}
-	var out []*Tuple
-	for _, w := range windows {
-		for _, params := range combos {
-			if t := l.tuple(a, e, w, params); t != nil {
-				out = append(out, t)
-			}
-		}
-	}
-	return out
 }
 
 func (l *errorList) tuple(a *API, e *Entry, window string, params map[string]string) *Tuple {

@@ -23,6 +23,30 @@ type errorList struct {
 	// reporting it: after discovery, "all" and a listed value, or a name
 	// and a ticker of one asset, legitimately meet.
 	dedupe bool
+	// read counts the keys and values read (spend); tooMuch says the file
+	// held more than maxRead.
+	read    int
+	tooMuch bool
+}
+
+// maxRead bounds the keys and values a file is read through, its aliases
+// followed: an alias repeats a node without its bytes, so that a small
+// file could name one long list or entry a million times over. It leaves
+// room for the longest list max_tuples admits (MaxMaxTuples) and more;
+// a configuration holds a few thousand.
+const maxRead = 1 << 17
+
+// spend counts n keys or values about to be read at node; false, reported
+// once, when the file holds more than maxRead.
+func (l *errorList) spend(at *yaml.Node, n int) bool {
+	if l.read += n; l.read <= maxRead {
+		return true
+	}
+	if !l.tooMuch {
+		l.tooMuch = true
+		l.add(at, "", "the file holds more than %d keys and values (an alias counts as what it repeats); a configuration holds a few thousand", maxRead)
+	}
+	return false
 }
 
 func (l *errorList) add(n *yaml.Node, key, format string, args ...any) {
@@ -97,6 +121,9 @@ func (l *errorList) mapping(n *yaml.Node, key string) ([]pair, bool) {
 	}
 	if n.Kind != yaml.MappingNode {
 		l.add(n, key, "must be a mapping, got %s", kindName(n))
+		return nil, false
+	}
+	if !l.spend(n, len(n.Content)/2) {
 		return nil, false
 	}
 	seen := map[string]bool{}
@@ -235,6 +262,9 @@ func (l *errorList) values(n *yaml.Node, key string) []string {
 	case yaml.SequenceNode:
 		if len(n.Content) == 0 {
 			l.add(n, key, "must not be an empty list")
+			return nil
+		}
+		if !l.spend(n, len(n.Content)) {
 			return nil
 		}
 		out := make([]string, 0, len(n.Content))

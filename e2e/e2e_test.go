@@ -138,7 +138,9 @@ func TestPrometheusAlertmanagerEndToEnd(t *testing.T) {
 // upstream whose Indicator and Consensus payloads are in dialect.
 func endToEnd(t *testing.T, prom, promtool, am, bin string, dialect fakeapi.Dialect) {
 	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	// A limit for a run that hangs, not a figure: one dialect takes about
+	// 15 s.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
 	// The fake upstream runs in the test: the test owns its fault switch.

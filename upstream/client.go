@@ -44,6 +44,8 @@ type Client struct {
 	closed bool
 	// shapes are the payload shapes logged (decode.ShapeLog).
 	shapes *decode.ShapeLog
+	// scrub removes the credential from upstream texts (text.go).
+	scrub scrubber
 
 	mu sync.Mutex
 	// limit is rate_limit (nil without one); a client rebuilt for the
@@ -83,6 +85,7 @@ func New(a *config.API, m *Metrics, now func() time.Time, logger log.Logger) *Cl
 		now:     now,
 		logger:  log.With(logger, "api", a.Name),
 		shapes:  decode.NewShapeLog(logger),
+		scrub:   newScrubber(a),
 	}
 	if a.RateLimit > 0 {
 		u.limit = newMinuteCap(a.RateLimit)
@@ -96,7 +99,7 @@ func New(a *config.API, m *Metrics, now func() time.Time, logger log.Logger) *Cl
 		Transport: &retryTransport{
 			next: &budgetTransport{
 				next: &limitTransport{
-					next: &instrumentTransport{next: base, api: a.Name, m: m, now: now},
+					next: &instrumentTransport{next: base, api: a.Name, m: m, now: now, logger: u.logger, scrub: u.scrub},
 					cap:  u.rateCap,
 				},
 				budget: u.Budget,
@@ -186,6 +189,7 @@ func (u *Client) paused(keyed bool) (time.Time, string, bool) {
 // force. It reports whether a credential pause starts: the lane was not
 // already held by one, so that the calls failing together log it once.
 func (u *Client) pause(keyed bool, until time.Time, code string, credential bool) bool {
+	code = labelCode(code) // a label value; saved pauses are read back through here
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.closed {
@@ -248,7 +252,8 @@ func (u *Client) unmark(code string) {
 
 // Get performs one GET of the API's path with query and returns the body
 // of a successful answer, or an *Error. Nothing in an error carries the
-// credential: URLs in errors are rebuilt without it.
+// credential: URLs in errors are rebuilt without it, and the upstream's
+// texts are scrubbed of it and cut (clean).
 //
 // A key without raw access (RAW_ACCESS_REQUIRED, Analyst Consensus) is
 // asked again at once without source_text, for the excerpt, and from
@@ -369,8 +374,10 @@ func (u *Client) get(ctx context.Context, path string, query url.Values, keyed b
 // Fail counts an error found after the call (decode, no data).
 func (u *Client) Fail(e *Error) *Error { return u.failOn(true, e) }
 
-// failOn counts an error and applies its pause to the lane of the call.
+// failOn counts an error, cleaned of the credential, cut and with a code
+// of Codes, and applies its pause to the lane of the call.
 func (u *Client) failOn(keyed bool, e *Error) *Error {
+	u.clean(e)
 	u.m.apiErrors.WithLabelValues(u.api.Name, e.Code).Inc()
 	until := e.PauseUntil
 	if until.IsZero() && e.Pause > 0 {
@@ -417,7 +424,7 @@ func (u *Client) API() *config.API { return u.api }
 // CountErrors counts n errors of one code found in an answer that was
 // otherwise served (bad values beside good ones).
 func (u *Client) CountErrors(code string, n int) {
-	u.m.apiErrors.WithLabelValues(u.api.Name, code).Add(float64(n))
+	u.m.apiErrors.WithLabelValues(u.api.Name, labelCode(code)).Add(float64(n))
 }
 
 // WrapTransport wraps the transport under retries and instrumentation, so

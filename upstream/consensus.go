@@ -93,7 +93,7 @@ func (consensusDialect) check(status int, h http.Header, body []byte, now time.T
 	case "SERVICE_UNAVAILABLE", "INTERNAL_ERROR":
 		e.Retryable = true
 		e.RetryAfter = retryAfter(h, now)
-	default:
+	default: // not a code of SPEC.md: classified by its HTTP status
 		return httpError(status, b.Code, b.Message, h, now)
 	}
 	e.Details = strings.Join(details, " ")

@@ -8,5 +8,7 @@
 // says it failed, where rows sit), and the one way rows and their time are
 // found in an answer of any shape (shape.go, used by scrapes and listing
 // endpoints alike). An error of any API becomes one *Error, classified
-// once (errors.go).
+// once (errors.go), and every text an upstream sends leaves the client
+// scrubbed of the credential, cut to MaxText, with a code from the closed
+// set Codes (text.go).
 package upstream

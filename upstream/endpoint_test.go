@@ -49,7 +49,7 @@ func TestRequestsCountedPerEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `
-# HELP onchain_exporter_upstream_requests_total Requests sent to an upstream API (retries and listing calls included), by configured endpoint (the path as written in the file, or the listing path) and HTTP status code (error: no answer).
+# HELP onchain_exporter_upstream_requests_total Requests sent to an upstream API (retries and listing calls included), by configured endpoint (the path as written in the file, or the listing path) and HTTP status code (error: no answer; other: a status outside the standard ones).
 # TYPE onchain_exporter_upstream_requests_total counter
 onchain_exporter_upstream_requests_total{api="data",code="200",endpoint=""} 1
 onchain_exporter_upstream_requests_total{api="data",code="200",endpoint="/v1/discovery/endpoints"} 1

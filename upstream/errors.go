@@ -16,8 +16,9 @@ import (
 // Error is an upstream call that did not yield data, classified once so
 // that every caller handles it the same way.
 type Error struct {
-	// Code is the api_errors_total label: the upstream's status word or
-	// error code, or timeout, transport, decode, no_data, paused.
+	// Code is the api_errors_total label, one of Codes: the upstream's
+	// status word or error code when the exporter knows it, else the
+	// HTTP status's; or timeout, transport, decode, no_data, paused...
 	Code    string
 	HTTP    int
 	Message string
@@ -41,7 +42,8 @@ type Error struct {
 	// HeldBack says the request was never sent: rate_limit had no turn
 	// for it before its deadline; RetryAfter is when the next turn frees.
 	HeldBack bool
-	// Details such as required_plans or param, for the log line.
+	// Details such as required_plans or param, for the log line; an
+	// upstream code outside Codes is kept here (code=...).
 	Details string
 	// URL is the address asked for, with the credential masked
 	// (ShownURL); empty when no request was made.
@@ -128,15 +130,17 @@ var statusWords = map[int]string{
 }
 
 // httpError classifies a non-2xx answer, or a 200 whose body says otherwise,
-// by its HTTP status. code is the upstream's own word where it gave one.
-func httpError(status int, code, message string, h http.Header, now time.Time) *Error {
-	if code == "" {
-		code = statusWords[status]
-		if code == "" {
-			code = "http_" + strconv.Itoa(status)
-		}
+// by its HTTP status. word is the upstream's own code where it gave one:
+// the error's code when it is one of Codes, else kept in the details.
+func httpError(status int, word, message string, h http.Header, now time.Time) *Error {
+	code := word
+	if !Codes[code] || code == OtherCode {
+		code = statusCode(status)
 	}
 	e := &Error{Code: code, HTTP: status, Message: message}
+	if word != "" && word != code && word != strings.ToLower(strings.TrimSpace(message)) {
+		e.Details = "code=" + word
+	}
 	switch {
 	case status == 401 || status == 403:
 		e.Pause, e.Credential = AuthPause, true

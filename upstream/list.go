@@ -3,8 +3,9 @@ package upstream
 import (
 	"context"
 	"fmt"
-	"github.com/onchain-exporter/onchain_exporter/decode"
 	"net/url"
+
+	"github.com/onchain-exporter/onchain_exporter/decode"
 )
 
 // MaxListItems is the most items a listing answer is read with: far more
@@ -13,8 +14,9 @@ const MaxListItems = 100_000
 
 // List reads the items of a listing endpoint (discovery, equities,
 // assets): one GET within the API's timeout, the objects of the answer's
-// rows wherever FindRows finds them. Errors name the path; the call is
-// counted under the listing path as its endpoint.
+// rows wherever FindRows finds them. Errors name the path, and what they
+// quote of the answer is cleaned (Clean); the call is counted under the
+// listing path as its endpoint.
 func (u *Client) List(ctx context.Context, path string, query url.Values, keyed bool) ([]map[string]any, error) {
 	ctx, cancel := context.WithTimeout(WithEndpoint(ctx, path), u.api.Timeout)
 	defer cancel()
@@ -24,7 +26,7 @@ func (u *Client) List(ctx context.Context, path string, query url.Values, keyed 
 	}
 	list, at, err := decode.FindRows(root, "", u.DefaultRows())
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %s", path, u.Clean(err.Error())) // it quotes the answer's keys
 	}
 	rows := make([]map[string]any, 0, len(list))
 	for _, it := range list {
@@ -33,7 +35,8 @@ func (u *Client) List(ctx context.Context, path string, query url.Values, keyed 
 		}
 	}
 	if len(rows) > 0 {
-		u.shapes.Note(u.api.Name, path, "", decode.Shape{Rows: at, Expected: at == u.DefaultRows()})
+		// The key named is the answer's: cleaned like any upstream text.
+		u.shapes.Note(u.api.Name, path, "", decode.Shape{Rows: u.Clean(at), Expected: at == u.DefaultRows()})
 	}
 	return rows, nil
 }

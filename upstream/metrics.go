@@ -1,8 +1,10 @@
 package upstream
 
 import (
+	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,19 +28,22 @@ type Metrics struct {
 
 	quotaMu sync.Mutex
 	quota   map[string]*quotaWindow
+
+	saidMu sync.Mutex
+	said   map[string]bool // log lines said once (first)
 }
 
 // NewMetrics registers the families of upstream calls in reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	api := []string{"api"}
 	m := &Metrics{
-		quota: map[string]*quotaWindow{},
+		quota: map[string]*quotaWindow{}, said: map[string]bool{},
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "upstream_requests_total",
-			Help: "Requests sent to an upstream API (retries and listing calls included), by configured endpoint (the path as written in the file, or the listing path) and HTTP status code (error: no answer)."}, []string{"api", "endpoint", "code"}),
+			Help: "Requests sent to an upstream API (retries and listing calls included), by configured endpoint (the path as written in the file, or the listing path) and HTTP status code (error: no answer; other: a status outside the standard ones)."}, []string{"api", "endpoint", "code"}),
 		requestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "upstream_request_duration_seconds",
 			Help: "Duration of upstream requests, in seconds.", Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30}}, api),
 		apiErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "api_errors_total",
-			Help: "Failed upstream calls, by the upstream's error word or code, or timeout, transport, decode, no_data, bad_value, rate_limited."}, []string{"api", "code"}),
+			Help: "Failed upstream calls, by the upstream's error word or code when the exporter knows it (else http_<status>, or other), or timeout, transport, decode, no_data, bad_value, rate_limited."}, []string{"api", "code"}),
 		rateLimit: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "ratelimit_limit",
 			Help: "Requests allowed per minute, from the last X-RateLimit-Limit header."}, api),
 		rateRemaining: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "ratelimit_remaining",
@@ -66,28 +71,49 @@ type quotaWindow struct {
 	used      float64
 }
 
+// Sane ranges of the rate-limit and quota headers. A count past maxCount
+// (a billion requests) or a reset time more than a day from now is not
+// one the upstream means: exported, it would fire quota alerts or hide
+// real ones.
+const (
+	maxCount      = 1e9
+	maxResetShift = 24 * time.Hour
+)
+
 // observeHeaders copies the rate-limit and quota headers into gauges.
 // Answers to concurrent requests arrive in any order, so within one window
 // (the same X-RateLimit-Reset, or the same clock minute where the API
 // sends none) the lowest remaining count wins, and within one UTC day the
-// highest daily count used.
-func (m *Metrics) observeHeaders(api string, h http.Header, now time.Time) {
-	num := func(header string) (float64, bool) {
-		f, err := strconv.ParseFloat(h.Get(header), 64)
-		return f, err == nil
+// highest daily count used. A value out of its sane range (NaN, ±Inf,
+// negative, absurdly large, not a number) is not exported; ignored is
+// told of it. So is a Retry-After that is neither seconds nor a date.
+func (m *Metrics) observeHeaders(api string, h http.Header, now time.Time, ignored func(header, value string)) {
+	num := func(header string, lo, hi float64) (float64, bool) {
+		v := h.Get(header)
+		if v == "" {
+			return 0, false
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || math.IsNaN(f) || f < lo || f > hi {
+			ignored(header, v)
+			return 0, false
+		}
+		return f, true
 	}
-	if f, ok := num("X-RateLimit-Limit"); ok {
+	if v := h.Get("Retry-After"); v != "" && !validRetryAfter(v) {
+		ignored("Retry-After", v)
+	}
+	if f, ok := num("X-RateLimit-Limit", 0, maxCount); ok {
 		m.rateLimit.WithLabelValues(api).Set(f)
 	}
-	if f, ok := num("X-RateLimit-Reset"); ok {
+	window := now.UTC().Truncate(time.Minute).Format(time.RFC3339)
+	unix := float64(now.Unix())
+	if f, ok := num("X-RateLimit-Reset", unix-maxResetShift.Seconds(), unix+maxResetShift.Seconds()); ok {
 		m.rateReset.WithLabelValues(api).Set(f)
+		window = strconv.FormatFloat(f, 'f', -1, 64)
 	}
-	if f, ok := num("X-Daily-Limit"); ok {
+	if f, ok := num("X-Daily-Limit", 0, maxCount); ok {
 		m.dailyLimit.WithLabelValues(api).Set(f)
-	}
-	window := h.Get("X-RateLimit-Reset")
-	if window == "" {
-		window = now.UTC().Truncate(time.Minute).Format(time.RFC3339)
 	}
 	day := now.UTC().Format(time.DateOnly)
 	m.quotaMu.Lock()
@@ -97,16 +123,37 @@ func (m *Metrics) observeHeaders(api string, h http.Header, now time.Time) {
 		q = &quotaWindow{}
 		m.quota[api] = q
 	}
-	if f, ok := num("X-RateLimit-Remaining"); ok {
+	if f, ok := num("X-RateLimit-Remaining", 0, maxCount); ok {
 		if q.window != window || f < q.remaining {
 			q.window, q.remaining = window, f
 		}
 		m.rateRemaining.WithLabelValues(api).Set(q.remaining)
 	}
-	if f, ok := num("X-Daily-Used"); ok {
+	if f, ok := num("X-Daily-Used", 0, maxCount); ok {
 		if q.day != day || f > q.used {
 			q.day, q.used = day, f
 		}
 		m.dailyUsed.WithLabelValues(api).Set(q.used)
 	}
+}
+
+// validRetryAfter says whether a Retry-After is seconds or an HTTP date.
+func validRetryAfter(v string) bool {
+	if s, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+		return s >= 0
+	}
+	_, err := http.ParseTime(v)
+	return err == nil
+}
+
+// first says whether key is seen for the first time (a log line said
+// once per process).
+func (m *Metrics) first(key string) bool {
+	m.saidMu.Lock()
+	defer m.saidMu.Unlock()
+	if m.said[key] {
+		return false
+	}
+	m.said[key] = true
+	return true
 }

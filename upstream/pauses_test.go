@@ -21,15 +21,15 @@ func TestPausesRoundTrip(t *testing.T) {
 	if c.Identity() != Identity(a) {
 		t.Fatalf("identity %q, want %q", c.Identity(), Identity(a))
 	}
-	c.pause(true, now.Add(time.Hour), "quota_exceeded", false)
+	c.pause(true, now.Add(time.Hour), "DAILY_LIMIT_EXCEEDED", false)
 	c.pause(false, now.Add(-time.Minute), "rate_limited", false) // ended
 	saved := c.Pauses()
-	if len(saved) != 1 || !saved[0].Keyed || saved[0].By != "quota_exceeded" || !saved[0].Until.Equal(now.Add(time.Hour)) {
+	if len(saved) != 1 || !saved[0].Keyed || saved[0].By != "DAILY_LIMIT_EXCEEDED" || !saved[0].Until.Equal(now.Add(time.Hour)) {
 		t.Fatalf("saved pauses: %+v", saved)
 	}
 	fresh := New(a, NewMetrics(prometheus.NewRegistry()), clock, log.NewNopLogger())
 	fresh.RestorePauses(append(saved, Pause{Until: now.Add(-time.Second), By: "old"}))
-	if until, by, ok := fresh.paused(true); !ok || by != "quota_exceeded" || !until.Equal(now.Add(time.Hour)) {
+	if until, by, ok := fresh.paused(true); !ok || by != "DAILY_LIMIT_EXCEEDED" || !until.Equal(now.Add(time.Hour)) {
 		t.Fatalf("keyed lane after restore: %v %q %v", until, by, ok)
 	}
 	if _, _, ok := fresh.paused(false); ok {

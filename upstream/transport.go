@@ -5,8 +5,10 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strconv"
 	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
 )
 
 // retryTransport retries an idempotent request once when the upstream
@@ -92,10 +94,12 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // the endpoint its context carries (WithEndpoint), and reads the
 // rate-limit headers of every answer.
 type instrumentTransport struct {
-	next http.RoundTripper
-	api  string
-	m    *Metrics
-	now  func() time.Time
+	next   http.RoundTripper
+	api    string
+	m      *Metrics
+	now    func() time.Time
+	logger log.Logger // the client's: a header out of range is said once
+	scrub  scrubber
 }
 
 func (it *instrumentTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -107,9 +111,17 @@ func (it *instrumentTransport) RoundTrip(req *http.Request) (*http.Response, err
 		it.m.requests.WithLabelValues(it.api, endpoint, "error").Inc()
 		return resp, err
 	}
-	it.m.requests.WithLabelValues(it.api, endpoint, strconv.Itoa(resp.StatusCode)).Inc()
-	it.m.observeHeaders(it.api, resp.Header, it.now())
+	it.m.requests.WithLabelValues(it.api, endpoint, statusLabel(resp.StatusCode)).Inc()
+	it.m.observeHeaders(it.api, resp.Header, it.now(), it.ignored)
 	return resp, nil
+}
+
+// ignored says, once per API and header, that a header was out of range.
+func (it *instrumentTransport) ignored(header, value string) {
+	if it.m.first(it.api + " " + header) {
+		level.Warn(it.logger).Log("msg", "upstream header ignored: its value is out of range; said once per header", "header", header,
+			"value", Cut(it.scrub.text(value)))
+	}
 }
 
 func (it *instrumentTransport) CloseIdleConnections() { closeIdle(it.next) }
