@@ -167,10 +167,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return out, err
 	}
 	start, cancelStart := context.WithTimeout(context.Background(), collector.StartBudget)
-	cfg, err = expander.Expand(start, cfg)
+	// An upstream list that does not fit the file (a delisted asset, an
+	// "all" past max_tuples) keeps that API's expanded entries waiting;
+	// it never stops the exporter.
+	cfg, err = expander.Start(start, cfg)
 	cancelStart()
 	if err != nil {
-		level.Error(logger).Log("msg", "the configuration does not fit the upstream's lists", "err", err)
+		level.Error(logger).Log("msg", "cannot load the configuration", "err", err)
 		return 1
 	}
 

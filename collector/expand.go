@@ -124,6 +124,15 @@ func (x *Expander) Expand(ctx context.Context, cfg *config.Config) (*config.Conf
 	return x.expand(ctx, cfg, false)
 }
 
+// Start is Expand at start: a list that shows the file wrong for an API
+// (an asset it does not know, an "all" past max_tuples) keeps that API's
+// expanded entries out, says why at error level and is retried in the
+// background, while the other APIs' entries go in. Only an error of the
+// file itself fails it.
+func (x *Expander) Start(ctx context.Context, cfg *config.Config) (*config.Config, error) {
+	return x.expand(ctx, cfg, true)
+}
+
 // expand is Expand; background says Maintain asks, for the configuration
 // already in force, so that a configuration error is the expansion's
 // failure to report, not a reload's.

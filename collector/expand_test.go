@@ -374,3 +374,53 @@ data:
 		t.Errorf("a catalog path read discovery (%v)", err)
 	}
 }
+
+// TestStartKeepsServingWhatTheListsDoNotBlame: at start, a list that shows
+// the file wrong for one API (discovery lists more exchanges than
+// max_tuples lets "all" take, /assets does not know an asset) keeps that
+// API's expanded entries waiting; its other entries and the other APIs go
+// in, and nothing fails.
+func TestStartKeepsServingWhatTheListsDoNotBlame(t *testing.T) {
+	e := newEnv(t, "data:\n  url: \"{{URL}}\"\n  token_env: T\n  metrics:\n    - path: /v1/btc/network-data/supply\n", fakeapi.Options{})
+	yml := `
+data:
+  url: "{{URL}}"
+  token_env: T
+  max_tuples: 3
+  metrics:
+    - path: /v1/btc/network-data/supply
+    - path: /v1/btc/market-data/open-interest
+      exchange: all
+consensus:
+  url: "{{URL}}/consensus"
+  metrics:
+    - path: /consensus
+      asset: [btc, dogecoin]
+indicator:
+  url: "{{URL}}/indicator"
+  token_env: T
+  metrics:
+    - path: /api/equities/{equity}/pbr-band
+      equity: KRX:005930
+`
+	if _, err := NewExpander(log.NewNopLogger()).Expand(context.Background(), e.parse(yml)); err == nil {
+		t.Fatal("a reload of this file would be refused; the test needs lists that show it wrong")
+	}
+	x := NewExpander(log.NewNopLogger())
+	cfg, err := x.Start(context.Background(), e.parse(yml))
+	if err != nil {
+		t.Fatalf("start failed on the upstream's lists: %v", err)
+	}
+	got := tupleKeys(cfg)
+	if got["data /v1/btc/network-data/supply?window=day"] == nil || got["indicator /api/equities/KRX:005930/pbr-band?"] == nil {
+		t.Errorf("entries that need no list are not served: %v", got)
+	}
+	for k := range got {
+		if strings.Contains(k, "open-interest") || strings.HasPrefix(k, "consensus") {
+			t.Errorf("an entry the lists blame went in: %s", k)
+		}
+	}
+	if st := x.State(); st["data"].Waiting == 0 || st["consensus"].Waiting == 0 {
+		t.Errorf("the blamed entries are not waiting: %+v", st)
+	}
+}
