@@ -279,6 +279,8 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 	if len(problems) > 0 {
 		c.up.CountErrors("bad_value", len(problems))
 		c.logOnce(st, level.Warn(c.logger), "some fields of the answer were skipped", strings.Join(problems, "; "))
+	} else if d != nil && d.Over != "" {
+		c.logOnce(st, level.Warn(c.logger), "the upstream sent more series than the entry's limit; the rest are not served", d.Over)
 	} else if d != nil && d.Page != "" {
 		c.logOnce(st, level.Warn(c.logger), "the items counted are one page of more; the counts are of that page", d.Page)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -97,7 +98,7 @@ func OpenStore(dir string, logger log.Logger) *Store {
 	}
 	for _, name := range config.APINames {
 		path := s.file(name)
-		data, err := os.ReadFile(path)
+		data, err := readStateFile(path)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
@@ -113,6 +114,36 @@ func OpenStore(dir string, logger log.Logger) *Store {
 		level.Warn(logger).Log("msg", "state file ignored; its API starts cold", "file", path, "err", err)
 	}
 	return s
+}
+
+// maxStateFile bounds what a state file may hold: far more than any
+// configuration max_tuples allows writes.
+const maxStateFile = 256 << 20
+
+// readStateFile reads a state file that is a regular file of a sane
+// size: a FIFO, a device or a directory under its name is not read
+// (a FIFO would hang the start), nor a file larger than maxStateFile.
+func readStateFile(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
+	}
+	if fi.Size() > maxStateFile {
+		return nil, fmt.Errorf("%d bytes, more than a state file holds (%d MiB)", fi.Size(), maxStateFile>>20)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxStateFile+1))
+	if err == nil && len(data) > maxStateFile {
+		err = fmt.Errorf("more than a state file holds (%d MiB)", maxStateFile>>20)
+	}
+	return data, err
 }
 
 func (s *Store) file(api string) string { return filepath.Join(s.dir, api+".json") }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -201,4 +203,30 @@ func FuzzStateDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestStateFileThatIsNotAFileIsIgnored: a FIFO (or directory) named like a
+// state file is not read: the start does not hang on it, and its API
+// starts cold with a warning naming it.
+func TestStateFileThatIsNotAFileIsIgnored(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, "data.json"), 0o600); err != nil {
+		t.Skipf("no FIFO here: %v", err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "indicator.json"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	logs := &testtool.LogBuffer{}
+	done := make(chan *Store)
+	go func() { done <- OpenStore(dir, log.NewLogfmtLogger(logs)) }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("OpenStore still reading a FIFO after a minute")
+	}
+	for _, want := range []string{"data.json", "indicator.json", "not a regular file"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("the log does not say %q:\n%s", want, logs)
+		}
+	}
 }

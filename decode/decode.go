@@ -37,6 +37,9 @@ type Answer struct {
 	Problems []string
 	// Page says the items counted are one page of more (paginated).
 	Page string
+	// Over says the answer held more series than the tuple's limit asks
+	// for; only the first limit of them are served.
+	Over string
 	// Shape is where the rows and their time were found; HasShape is
 	// false when the answer held no rows.
 	Shape    Shape
@@ -167,12 +170,24 @@ func (d *reading) collect(rows []row, t *config.Tuple, labelsFrom []string, time
 		skip[l] = true
 	}
 	seen := map[string]bool{}
+	// A limit bounds the series of a tuple whose rows are told apart by
+	// a label (one per analyst of /analysts/top): whatever the upstream
+	// sends, at most limit of them, the first in the answer's order.
+	most, _ := strconv.Atoi(t.Query.Get("limit"))
+	groups, dropped := map[string]bool{}, 0
 	for _, r := range rows {
 		labels := make([]string, len(labelsFrom))
 		for i, l := range labelsFrom {
 			labels[i] = LabelValue(r.obj[l])
 		}
 		group := strings.Join(labels, "\xff")
+		if most > 0 && len(labelsFrom) > 0 && !groups[group] {
+			if len(groups) >= most {
+				dropped++
+				continue
+			}
+			groups[group] = true
+		}
 		for _, name := range slices.Sorted(maps.Keys(r.obj)) {
 			if skip[name] {
 				continue
@@ -197,6 +212,9 @@ func (d *reading) collect(rows []row, t *config.Tuple, labelsFrom []string, time
 				}
 			}
 		}
+	}
+	if dropped > 0 {
+		d.Over = fmt.Sprintf("the answer holds %d more rows than limit=%d asks for; the first %d are served", dropped, most, most)
 	}
 }
 

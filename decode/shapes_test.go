@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"fmt"
 	"maps"
 	"strings"
 	"testing"
@@ -241,5 +242,41 @@ func TestDecodeShapeErrors(t *testing.T) {
 	}
 	if got, at, _ := decodeAs(t, tps[tConsensus], `{"score":0.25,"as_of":"2026-11-19"}`); got["consensus_score{}"] != 0.25 || !at.Equal(nov19) {
 		t.Errorf("unpinned: %v at %v", got, at)
+	}
+}
+
+// TestTopAnalystsKeepsTheLimit: /analysts/top with limit 10 serves at most
+// ten handles whatever the upstream sends, the first ten of the answer.
+func TestTopAnalystsKeepsTheLimit(t *testing.T) {
+	cfg, err := config.Parse("top.yml", []byte(`
+consensus:
+  url: http://127.0.0.1:1/consensus
+  metrics:
+    - path: /analysts/top
+      asset: bitcoin
+      limit: 10
+`), func(string) string { return "x" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString(`{"data":[`)
+	for i := 0; i < 5000; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"handle":"h%04d","accuracy":0.5,"rank":%d}`, i, i+1)
+	}
+	b.WriteString(`]}`)
+	d, err := decode([]byte(b.String()), cfg.Tuples[0], rowsAt("data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	handles := map[string]bool{}
+	for _, s := range d.Samples {
+		handles[strings.Join(s.ExtraValues, ",")] = true
+	}
+	if len(handles) != 10 || !handles["h0000"] || !handles["h0009"] || d.Over == "" {
+		t.Errorf("%d handles served (%v), over %q; want the first 10 and a warning", len(handles), handles, d.Over)
 	}
 }
