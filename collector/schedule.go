@@ -129,6 +129,9 @@ func (s *schedule) afterSuccess(st *tupleState, prevNewest time.Time, now time.T
 	t := st.tuple
 	w := rowWindow(st)
 	key := delayKey(t)
+	if k := s.factor[t.Window]; k > 1 && w > 0 && !st.Newest.IsZero() && t.CacheTTL == 0 {
+		return s.coarse(st, k, w, now)
+	}
 	if w > 0 && !st.Newest.IsZero() {
 		switch {
 		case prevNewest.IsZero():
@@ -199,6 +202,23 @@ func (s *schedule) afterSuccess(st *tupleState, prevNewest time.Time, now time.T
 	// poll again after the floor; if the row is still missing then, it
 	// is late.
 	return s.cap(now, now.Add(minInterval))
+}
+
+// coarse plans a series the daily budget's plan coarsens: polled for
+// every k-th row, when the learned delay says it is out, and for nothing
+// in between. Such polls teach nothing of the delay (a poll may find the
+// row before the one it was meant for), and the series polls on its own.
+func (s *schedule) coarse(st *tupleState, k int, w time.Duration, now time.Time) time.Time {
+	st.Polls, st.Probing, st.Planned, st.Following = 0, false, false, false
+	// The learned delay plus a learn step, and never sooner than k
+	// windows after this poll: a poll that came before its row found the
+	// one before, and polling k rows after that would poll more often.
+	first := s.delays.publication(delayKey(st.tuple), w) + w + learnStep(w)
+	next := maxTime(st.Newest.Add(time.Duration(k)*w+first), now.Add(time.Duration(k)*w))
+	if !next.After(now) {
+		next = now.Add(w) // nothing newer yet: a window later
+	}
+	return s.cap(now, maxTime(next, now.Add(minInterval)))
 }
 
 // waitsForLeader says whether a follower whose own poll is due waits

@@ -65,6 +65,10 @@ func retryDelay(resp *http.Response, err error, now time.Time) (time.Duration, b
 		if errors.As(err, &unusable) {
 			return 0, false // the same files are read again
 		}
+		var own *Error
+		if errors.As(err, &own) && own.HeldBack {
+			return 0, false // not sent (rate_limit, daily_budget): asked again when a turn frees
+		}
 		return 500 * time.Millisecond, true
 	}
 	var floor time.Duration
