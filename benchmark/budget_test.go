@@ -140,6 +140,9 @@ func RunBudget(daily int, days int) (*BudgetRun, error) {
 			counts[tr.window]++
 		}
 	}
+	end := start.Add(time.Duration(days) * 24 * time.Hour)
+	runUntil(clock, exp, end.Add(-time.Millisecond))
+	run.Days = append(run.Days, fake.Calls("data")-dayStart) // the last day
 	for w, n := range counts {
 		run.Excess[w] = time.Duration(sums[w] / float64(n) * float64(time.Second))
 	}
