@@ -73,19 +73,6 @@ type estimate struct {
 	Split bool `json:"split,omitempty"`
 }
 
-const (
-	// probeShare is the share of a lone series' first polls placed
-	// earlier than the estimate, so that it can come down; a probe that
-	// misses costs one call more. A leader probes more often, up to
-	// maxProbeShare, since its misses are shared by its followers.
-	probeShare    = 0.1
-	maxProbeShare = 0.5
-	// missBudget is the polls per row and series that may miss: a
-	// leader's misses are spread over its followers, so that a key of n
-	// series may spend n times this on polling early.
-	missBudget = 0.15
-)
-
 // delayKey names the series that share one publication delay.
 func delayKey(t *config.Tuple) string { return t.API + " " + t.Path + " " + t.Window }
 
@@ -170,7 +157,7 @@ func (ds *delays) chasing(key string, row time.Time) bool {
 // gone delays its followers by that much, once. A leader still chasing
 // the row holds them longer (waitsForLeader).
 func followerWait(w time.Duration) time.Duration {
-	return max(min(w/4, 40*time.Minute), learnStep(w))
+	return max(min(w/4, policy.FollowerWaitMax), learnStep(w))
 }
 
 // following says whether the key's series follow a leader.
@@ -194,9 +181,9 @@ func (ds *delays) plan(key, id string, w time.Duration, now time.Time) (time.Dur
 	}
 	e := ds.entry(key, id, w)
 	if e.Learned {
-		share := probeShare
+		share := policy.ProbeShare
 		if ds.get(key, w).following(n) {
-			share = min(maxProbeShare, probeShare*float64(n))
+			share = min(policy.MaxProbeShare, policy.ProbeShare*float64(n))
 		}
 		share /= float64(1 + min(e.Tight, 1)) // thinned, never stopped: rows may come earlier one day
 		e.Credit += share
@@ -236,15 +223,15 @@ func (ds *delays) found(key, id string, row time.Time, w, at, missed time.Durati
 	if !probe || e.HasLow {
 		e.Descent = 0
 	}
-	e.Spent = 0.9*e.Spent + 0.1*float64(e.RowMisses+misses)
+	e.Spent = policy.SpentDecay*e.Spent + (1-policy.SpentDecay)*float64(e.RowMisses+misses)
 	e.RowMisses = 0
 	e.Rows = min(e.Rows+1, 100)
 	switch {
 	case missed > 0:
 		// Late: the delay lies in (missed, at]. Poll the next row safely
 		// at the top, and probe the bracket from there on.
-		top := at + min(time.Duration(jitterMargin*float64(w)), 5*time.Minute)
-		if n := ds.members[key]; n > 1 && ds.get(key, w).following(n) && top > e.First && e.Rows > 3 && e.Spent < missBudget*float64(n) {
+		top := at + min(time.Duration(policy.JitterShare*float64(w)), policy.JitterMax)
+		if n := ds.members[key]; n > 1 && ds.get(key, w).following(n) && top > e.First && e.Rows > 3 && e.Spent < policy.MissBudget*float64(n) {
 			// A leader's missed polls are shared by its followers:
 			// while they cost less than the budget, rise part of the
 			// way only, and keep polling early.
@@ -311,7 +298,7 @@ func (ds *delays) followed(key string, w time.Duration, hit bool) {
 	} else {
 		e.FollowMisses++
 	}
-	if e.FollowMisses > e.FollowHits/20+2 {
+	if e.FollowMisses > e.FollowHits/policy.SplitShare+policy.SplitSlack {
 		e.Split = true
 	}
 }

@@ -50,7 +50,7 @@ func fallbackTTL(w string) time.Duration {
 // a row goes before anything was learned: just after the interval closes.
 // A provider that is later costs the first row a few polls.
 func firstGuess(w time.Duration) time.Duration {
-	return w + max(2*time.Second, w/200)
+	return w + max(policy.FirstGuessMin, time.Duration(policy.FirstGuessShare*float64(w)))
 }
 
 // learnStep is the resolution of what is learned of a publication delay,
@@ -58,14 +58,14 @@ func firstGuess(w time.Duration) time.Duration {
 // window, at least the 5 s floor, at most 5 minutes (so that a late day row
 // is still found within minutes).
 func learnStep(w time.Duration) time.Duration {
-	return min(max(w/50, minInterval), 5*time.Minute)
+	return min(max(time.Duration(policy.LearnShare*float64(w)), minInterval), policy.LearnMax)
 }
 
 // pollStep is the wait before the n-th poll (from 0) of an overdue row:
 // from learnStep, doubling, at most 8 learnSteps and a quarter of the
 // window, so that a late row is found within a few steps of when it comes.
 func pollStep(n int, w time.Duration) time.Duration {
-	d := learnStep(w) << min(n, 3)
+	d := learnStep(w) << min(n, policy.LateDoublings)
 	return max(min(d, w/4), minInterval)
 }
 
@@ -84,17 +84,6 @@ func overdueStep(n int, w, overdue time.Duration, deprecated bool) time.Duration
 	}
 	return pollStep(n, w)
 }
-
-// errorSteps widen the interval between retries of a failing tuple.
-var errorSteps = []time.Duration{15 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute}
-
-const (
-	minInterval = 5 * time.Second // never call one tuple more often
-	// jitterMargin, of the window, is added to the delay a late row
-	// showed, so that a provider that jitters is not missed row after
-	// row (at most 5 minutes).
-	jitterMargin = 0.01
-)
 
 func step(steps []time.Duration, i int, ceiling time.Duration) time.Duration {
 	d := steps[min(i, len(steps)-1)]
@@ -248,7 +237,7 @@ func (s *schedule) afterError(st *tupleState, e *upstream.Error, now time.Time) 
 		// rate_limit has a turn for it.
 		return now.Add(max(e.RetryAfter, minInterval))
 	}
-	next := now.Add(step(errorSteps, st.Failures-1, 0))
+	next := now.Add(step(policy.ErrorSteps, st.Failures-1, 0))
 	if e.Hold > 0 {
 		next = now.Add(e.Hold)
 	}

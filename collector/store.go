@@ -128,8 +128,13 @@ func readStateFile(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
+	switch {
+	case fi.IsDir():
+		return nil, errors.New("is a directory")
+	case fi.Mode()&os.ModeNamedPipe != 0:
+		return nil, errors.New("is a named pipe, not a regular file")
+	case !fi.Mode().IsRegular():
+		return nil, errors.New("not a regular file")
 	}
 	if fi.Size() > maxStateFile {
 		return nil, fmt.Errorf("%d bytes, more than a state file holds (%d MiB)", fi.Size(), maxStateFile>>20)

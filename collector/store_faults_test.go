@@ -224,7 +224,7 @@ func TestStateFileThatIsNotAFileIsIgnored(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("OpenStore still reading a FIFO after a minute")
 	}
-	for _, want := range []string{"data.json", "indicator.json", "not a regular file"} {
+	for _, want := range []string{"data.json", "is a named pipe", "indicator.json", "is a directory"} {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("the log does not say %q:\n%s", want, logs)
 		}
