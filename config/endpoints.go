@@ -4,8 +4,9 @@ import "strings"
 
 // Endpoint is what is known of one upstream endpoint: the windows and
 // parameters it accepts and a catalog of its row fields with good metric
-// names. Paths not listed here still work; they are checked by scheme only
-// and their numeric fields get derived names.
+// names. Paths not listed here still work; they are checked by scheme only,
+// and their numeric fields take the names the catalog gives the same
+// concept on another asset, or derived ones (naming.go).
 type Endpoint struct {
 	API string
 	// Template is the path, with {name} for a segment taken from a
@@ -93,8 +94,8 @@ var Endpoints = []*Endpoint{
 		"addresses_count_receiver": gauge("receiver_addresses", "Unique addresses active as receiver in the window."),
 	}},
 	{API: APIData, Template: "/v1/erc20/exchange-flows/reserve", Windows: windowsDayHourBlock, Params: []string{"token", "exchange"}, MaxLimit: 100000, Fields: map[string]*Field{
-		"reserve":     gauge("exchange_reserve", "Amount of the token held in exchange wallets, in token units."),
-		"reserve_usd": gauge("exchange_reserve_usd", "Value of the token held in exchange wallets, in USD."),
+		"reserve":     gauge("exchange_reserve", "Amount of the asset held in exchange wallets, in units of the asset (of the token on token paths)."),
+		"reserve_usd": gauge("exchange_reserve_usd", "Value of the asset held in exchange wallets, in USD."),
 	}},
 	{API: APIData, Template: "/v1/xrp/market-data/capitalization", Windows: windowsDayHour, MaxLimit: 100000, Fields: map[string]*Field{
 		"market_cap":   gauge("market_cap_usd", "Total supply multiplied by the USD price."),
@@ -108,7 +109,7 @@ var Endpoints = []*Endpoint{
 		"cumulative_count_create_events": counter("launchpad_token_create_events_total", "Token creation events on the launchpad since it started."),
 	}},
 	{API: APIData, Template: "/v1/btc/network-data/supply", Windows: windowsDayHourBlock, MaxLimit: 100000, Fields: map[string]*Field{
-		"supply_total": gauge("supply", "All coins issued by coinbase rewards, in units of the asset."),
+		"supply_total": gauge("supply", "Total supply of the asset (on BTC every coin issued by coinbase rewards), in units of the asset."),
 		"supply_new":   gauge("supply_new", "Coins newly issued in the window, in units of the asset."),
 	}},
 	{API: APIData, Template: "/v1/btc/network-indicator/pnl-utxo", Windows: windowsDay, MaxLimit: 100000, Fields: map[string]*Field{
@@ -238,24 +239,4 @@ func endpointFor(api, path string) *Endpoint {
 		}
 	}
 	return nil
-}
-
-// DataFamilyName derives a family name (without the onchain_ prefix) for a
-// row field that the catalog does not know. Gauges may not end in _total,
-// so that suffix, common in the data API's field names, is dropped.
-func DataFamilyName(field string) string {
-	var b strings.Builder
-	for i, r := range strings.ToLower(field) {
-		switch {
-		case r >= 'a' && r <= 'z', r == '_', r >= '0' && r <= '9' && i > 0:
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
-		}
-	}
-	name := strings.TrimSuffix(b.String(), "_total")
-	if name == "" {
-		name = "value"
-	}
-	return name
 }

@@ -157,18 +157,17 @@ func (l *errorList) expand(cfg *Config) {
 	}
 }
 
-// labelGroup is the set of tuples whose families share one label set.
+// labelGroup is the set of tuples whose families share one label set: on
+// the data API every path of one concept, whatever its asset (naming.go),
+// elsewhere one endpoint.
 func labelGroup(t *Tuple) string {
+	if c, ok := conceptOf(t.API, t.Path); ok {
+		return t.API + " " + c.String()
+	}
 	if t.Endpoint != nil {
 		return t.API + " " + t.Endpoint.Template
 	}
-	p := t.Entry.Path
-	if strings.HasPrefix(p, "/v1/") {
-		segs := strings.Split(p, "/")
-		segs[2] = "{asset}"
-		p = strings.Join(segs, "/")
-	}
-	return t.API + " " + p
+	return t.API + " " + t.Entry.Path
 }
 
 // Asset is the asset of the series: the path's asset segment on v1 of the
@@ -320,8 +319,10 @@ func (l *errorList) tuple(a *API, e *Entry, window string, params map[string]str
 // resolveFields merges the entry's field selection onto the catalog.
 func (t *Tuple) resolveFields() {
 	var catalog map[string]*Field
+	if e := namingEndpoint(t.API, t.Path); e != nil {
+		catalog = e.Fields // also on a path of the concept outside the catalog
+	}
 	if t.Endpoint != nil {
-		catalog = t.Endpoint.Fields
 		if t.Rows == "" {
 			t.Rows = t.Endpoint.Rows
 		}
@@ -339,21 +340,23 @@ func (t *Tuple) resolveFields() {
 	}
 	t.Fields = make(map[string]*Field, len(t.Entry.Fields))
 	for name, f := range t.Entry.Fields {
-		merged := Field{Type: "gauge", Scale: 1}
+		var merged Field
 		if c := catalog[name]; c != nil {
 			merged = *c
+		} else {
+			merged = *t.DerivedField(name) // listed, and not in the catalog
 		}
 		if f.Name != "" {
 			merged.Name = f.Name
-		}
-		if merged.Name == "" { // listed without a name, and not in the catalog
-			merged.Name = DataFamilyName(name)
 		}
 		if f.Help != "" {
 			merged.Help = f.Help
 		}
 		if f.Type != "gauge" || merged.Type == "" {
 			merged.Type = f.Type
+		}
+		if f.Name == "" && catalog[name] == nil && merged.Type == "counter" && !strings.HasSuffix(merged.Name, "_total") {
+			merged.Name += "_total" // a derived counter, named as counters are
 		}
 		if f.Scale != 1 {
 			merged.Scale = f.Scale

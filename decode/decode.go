@@ -197,7 +197,7 @@ func (d *reading) collect(rows []row, t *config.Tuple, labelsFrom []string, time
 				if !t.AllNumeric {
 					continue
 				}
-				f = derivedField(name, t)
+				f = t.DerivedField(name) // the naming rule (config/naming.go)
 			}
 			key := group + "\xff" + name
 			if seen[key] {
@@ -268,16 +268,6 @@ func newSample(f *config.Field, t *config.Tuple, rowLabels []string, v float64, 
 		s.ExtraValues = append(s.ExtraValues, key)
 	}
 	return s
-}
-
-// derivedField names a field the catalog does not know.
-func derivedField(name string, t *config.Tuple) *config.Field {
-	return &config.Field{
-		Name:  config.DataFamilyName(name),
-		Help:  fmt.Sprintf("Field %s of %s, as the API serves it (not in the built-in catalog).", name, t.Path),
-		Type:  "gauge",
-		Scale: 1,
-	}
 }
 
 func describe(v any) string {

@@ -77,7 +77,7 @@ func TestDecodeLatestNonNullWhateverTheOrder(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		got := values(d)
-		if got["netflow{}"] != -3.5 || got["inflow{}"] != 7 || len(got) != 2 {
+		if got["exchange_netflow{}"] != -3.5 || got["exchange_netflow_inflow{}"] != 7 || len(got) != 2 {
 			t.Errorf("%s: values %v, want netflow -3.5 (latest non-null) and inflow 7", name, got)
 		}
 		if want := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC); !d.RowTime.Equal(want) || !d.Newest.Equal(want) {
@@ -137,7 +137,7 @@ func TestDecodeBadValuesAreSkippedNotFatal(t *testing.T) {
 	}
 	got := values(d)
 	// The newest valid value of each field wins; bad ones are reported.
-	if got["netflow{}"] != 2 || got["inflow{}"] != 4 || got["outflow{}"] != 5 || got["ok{}"] != 3 {
+	if got["exchange_netflow{}"] != 2 || got["exchange_netflow_inflow{}"] != 4 || got["exchange_netflow_outflow{}"] != 5 || got["exchange_netflow_ok{}"] != 3 {
 		t.Errorf("values %v", got)
 	}
 	if len(d.Problems) != 3 {
@@ -225,7 +225,7 @@ func TestHistoryGivesEveryRowOldestFirst(t *testing.T) {
 			got = append(got, fmt.Sprintf("%s %s=%g", r.Time.Format(time.DateOnly), s.Field.Name, s.Value))
 		}
 	}
-	want := []string{"2026-11-17 netflow=7", "2026-11-19 netflow=-5"}
+	want := []string{"2026-11-17 exchange_netflow=7", "2026-11-19 exchange_netflow=-5"}
 	if !slices.Equal(got, want) {
 		t.Errorf("history %q, want %q", got, want)
 	}
