@@ -38,6 +38,7 @@ func (r *resolution) resolve(a *config.API, e *config.Entry, p config.Param) (co
 		return p, fmt.Errorf("cannot expand %q: %w", config.All, err)
 	}
 	found = r.segments(a, e, p, found)
+	found, left := leaveOut(a.Name, p, found)
 	var out []string
 	for _, v := range p.Values {
 		if v == config.All {
@@ -46,9 +47,26 @@ func (r *resolution) resolve(a *config.API, e *config.Entry, p config.Param) (co
 			out = append(out, v)
 		}
 	}
-	r.logExpanded(a, e, p, out)
+	r.logExpanded(a, e, p, out, left...)
 	p.Values = out
 	return p, nil
+}
+
+// leaveOut drops from what all stands for the listed values that are not
+// of it (config.LeftOutOfAll: the aggregate all_exchange, the deprecated
+// ftx), unless the entry names them too; left says which, and why, for
+// the log.
+func leaveOut(api string, p config.Param, found []string) (kept, left []string) {
+	for _, v := range found {
+		why := config.LeftOutOfAll(api, p.Name, v)
+		switch {
+		case why == "" || slices.Contains(p.Values, v):
+			kept = append(kept, v)
+		case !slices.Contains(left, v+" ("+why+")"):
+			left = append(left, v+" ("+why+")")
+		}
+	}
+	return kept, left
 }
 
 // segments drops, with a warning, the listed values that cannot fill the
@@ -72,7 +90,9 @@ func (r *resolution) segments(a *config.API, e *config.Entry, p config.Param, va
 	})
 }
 
-func (r *resolution) logExpanded(a *config.API, e *config.Entry, p config.Param, values []string) {
+// logExpanded logs what a parameter resolved to, and the listed values
+// all left out (leaveOut) with how to have them.
+func (r *resolution) logExpanded(a *config.API, e *config.Entry, p config.Param, values []string, left ...string) {
 	key, joined := a.Name+" "+e.Key+"."+p.Name, strings.Join(values, ",")
 	r.x.mu.Lock()
 	same := r.x.logged[key] == joined
@@ -90,8 +110,13 @@ func (r *resolution) logExpanded(a *config.API, e *config.Entry, p config.Param,
 	if len(shown) > 20 {
 		shown = append(shown[:20:20], "...")
 	}
-	l.Log("msg", "parameter resolved through the upstream", "api", a.Name, "entry", e.Key,
-		"param", p.Name, "listed", strings.Join(p.Values, ","), "count", len(values), "values", strings.Join(shown, ","))
+	kv := []any{"msg", "parameter resolved through the upstream", "api", a.Name, "entry", e.Key,
+		"param", p.Name, "listed", strings.Join(p.Values, ","), "count", len(values), "values", strings.Join(shown, ",")}
+	if len(left) > 0 {
+		kv[1] = "parameter resolved through the upstream; all leaves out aggregates and deprecated values, name one to have it"
+		kv = append(kv, "left_out", strings.Join(left, ", "))
+	}
+	l.Log(kv...)
 }
 
 // dataValues lists the values of a parameter for the discovery entries
@@ -244,15 +269,16 @@ func strs(v any) []string {
 	return out
 }
 
-// warnUnlisted warns, once each, about a parameter that the data API's
-// discovery, when this expansion read it, does not list for a tuple's
-// path: most likely a typo the upstream would ignore or refuse.
+// warnUnlisted warns, once each, about what the data API's discovery, when
+// this expansion read it, does not list for a tuple (config.CheckListing):
+// a parameter name or value not listed for its path, most likely a typo
+// the upstream would ignore or refuse, and a path discovery does not list.
 func (x *Expander) warnUnlisted(cfg *config.Config, r *resolution) {
 	a := cfg.APIs[config.APIData]
 	if a == nil {
 		return
 	}
-	listed := map[string][]string{}
+	listing := config.Listing{}
 	for _, path := range []string{dataDiscoveryV1, dataDiscoveryV2} {
 		l, ok := r.lists[listKey(a, path)]
 		if !ok || !l.ok {
@@ -263,22 +289,28 @@ func (x *Expander) warnUnlisted(cfg *config.Config, r *resolution) {
 			if p == "" {
 				continue
 			}
-			params, _ := it["parameters"].(map[string]any)
-			for name := range params {
-				listed[p] = append(listed[p], name)
+			params := listing[p]
+			if params == nil {
+				params = map[string][]string{}
+				listing[p] = params
 			}
-			listed[p] = append(listed[p], strs(it["required_parameters"])...)
-			if _, ok := it["assets"]; ok {
-				listed[p] = append(listed[p], "asset")
+			listed, _ := it["parameters"].(map[string]any)
+			for name, values := range listed {
+				params[name] = append(params[name], strs(values)...)
+			}
+			for _, name := range strs(it["required_parameters"]) {
+				if _, ok := params[name]; !ok {
+					params[name] = nil
+				}
+			}
+			if assets, ok := it["assets"]; ok {
+				params["asset"] = append(params["asset"], strs(assets)...)
 			}
 		}
 	}
-	if len(listed) == 0 {
-		return
-	}
-	for _, w := range cfg.UnlistedParams(listed) {
+	for _, w := range cfg.CheckListing(listing) {
 		if x.firstWarning(w) {
-			level.Warn(x.logger).Log("msg", "parameter not listed by the upstream's discovery", "api", config.APIData, "warning", w)
+			level.Warn(x.logger).Log("msg", "the upstream's discovery does not list this path, parameter or value", "api", config.APIData, "warning", w)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -110,6 +111,11 @@ func TestExpandThroughDataDiscovery(t *testing.T) {
 	if len(exchanges) < 3 || len(tokens) < 3 || len(stablecoins) < 3 || len(supplyAssets) == 0 {
 		t.Fatalf("the fake's discovery lists too little: %v %v %v %v", exchanges, tokens, stablecoins, supplyAssets)
 	}
+	// all leaves out the aggregate and the deprecated exchange.
+	if !slices.Contains(exchanges, "all_exchange") || !slices.Contains(exchanges, "ftx") {
+		t.Fatalf("the fake's discovery no longer lists all_exchange and ftx: %v", exchanges)
+	}
+	exchanges = slices.DeleteFunc(exchanges, func(ex string) bool { return ex == "all_exchange" || ex == "ftx" })
 
 	logs := &testtool.LogBuffer{}
 	x := NewExpander(log.NewLogfmtLogger(logs), Options{Now: e.clock.Now})
@@ -148,8 +154,14 @@ func TestExpandThroughDataDiscovery(t *testing.T) {
 			t.Errorf("no supply tuple for %s", a)
 		}
 	}
-	if n := logs.Count("level=info", "param=exchange", "listed=all", "count="+strconv.Itoa(len(exchanges))); n != 1 {
-		t.Errorf("%d info lines with the exchange count", n)
+	if n := logs.Count("level=info", "param=exchange", "listed=all", "count="+strconv.Itoa(len(exchanges)),
+		"name one to have it", `left_out="all_exchange (aggregate), ftx (deprecated)"`); n != 1 {
+		t.Errorf("%d info lines with the exchange count and what all leaves out:\n%s", n, logs.String())
+	}
+	for _, ex := range []string{"all_exchange", "ftx"} {
+		if tp := byKey["data /v1/btc/market-data/open-interest?exchange="+ex+"&window=day"]; tp != nil {
+			t.Errorf("exchange: all asks for %s", ex)
+		}
 	}
 	if n := logs.Count("level=info", "api=data", "tuples="+strconv.Itoa(want)); n != 1 {
 		t.Errorf("%d info lines with the tuple count", n)
@@ -201,6 +213,7 @@ func TestExpandThroughDataDiscovery(t *testing.T) {
 func TestExpandErrors(t *testing.T) {
 	e := newEnv(t, "data:\n  url: \"{{URL}}\"\n  token_env: T\n  metrics:\n    - path: /v1/btc/network-data/supply\n", fakeapi.Options{})
 	exchanges := discovered(listing(t, e, "/v1/discovery/endpoints", "result.data"), "/v1/btc/market-data/open-interest", "exchange")
+	exchanges = slices.DeleteFunc(exchanges, func(ex string) bool { return config.LeftOutOfAll(config.APIData, "exchange", ex) != "" })
 	for _, tc := range []struct{ yml, want string }{
 		{"data:\n  url: \"{{URL}}\"\n  token_env: T\n  max_tuples: 5\n  metrics:\n    - path: /v1/btc/market-data/open-interest\n      exchange: all\n",
 			"test.yml:1: data.max_tuples: the metrics list expands to " + strconv.Itoa(len(exchanges)) + " series, more than max_tuples (5)"},
@@ -305,73 +318,6 @@ func TestExpandWithoutListsMakesNoCall(t *testing.T) {
 	got, err := NewExpander(log.NewNopLogger()).Expand(context.Background(), cfg)
 	if err != nil || got != cfg || e.fake.Calls("data") != 0 {
 		t.Errorf("expanded = same %v, err %v, %d calls", got == cfg, err, e.fake.Calls("data"))
-	}
-}
-
-// TestExpansionWarnsOfParametersDiscoveryDoesNotList: once an expansion
-// has read the data API's discovery, a parameter it does not list for a
-// tuple's path is a warning naming the line (the upstream would ignore
-// it or refuse it), logged once however often the lists are read again.
-func TestExpansionWarnsOfParametersDiscoveryDoesNotList(t *testing.T) {
-	e := newEnv(t, `
-data:
-  url: "{{URL}}"
-  token_env: T
-  metrics:
-    - path: /v1/btc/market-data/open-interest
-      exchange: all
-`, fakeapi.Options{})
-	cfg := e.parse(`
-data:
-  url: "{{URL}}"
-  token_env: T
-  metrics:
-    - path: /v1/btc/market-data/open-interest
-      exchange: all
-    - path: /v1/btc/exchange-flows/netflow
-      exchange: binance
-      params:
-        exchnge: okx
-`)
-	var logs testtool.LogBuffer
-	x := NewExpander(log.NewLogfmtLogger(&logs))
-	for i := 0; i < 2; i++ {
-		if _, err := x.Expand(context.Background(), cfg); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n := logs.Count("level=warn", "not listed", "test.yml:11", "exchnge", `did you mean`); n != 1 {
-		t.Errorf("%d warnings about exchnge, want 1:\n%s", n, logs.String())
-	}
-	if n := logs.Count("not listed", "exchange="); n != 0 || strings.Contains(logs.String(), "no parameter exchange ") {
-		t.Errorf("a listed parameter was warned about:\n%s", logs.String())
-	}
-
-	// No "all" anywhere: a path outside the built-in catalog has
-	// discovery read for it all the same, and nothing waits for it.
-	alone := e.parse(`
-data:
-  url: "{{URL}}"
-  token_env: T
-  metrics:
-    - path: /v1/btc/exchange-flows/netflow
-      exchange: binance
-      params:
-        exchnge: okx
-`)
-	var aloneLogs testtool.LogBuffer
-	before := e.fake.CallsFor("/v1/discovery/endpoints")
-	out, err := NewExpander(log.NewLogfmtLogger(&aloneLogs)).Expand(context.Background(), alone)
-	if err != nil || len(out.Tuples) != 1 {
-		t.Fatalf("expansion: %v, %d tuples", err, len(out.Tuples))
-	}
-	if n := aloneLogs.Count("level=warn", "not listed", "exchnge"); n != 1 || e.fake.CallsFor("/v1/discovery/endpoints") != before+1 {
-		t.Errorf("without all: %d warnings about exchnge, %d discovery calls:\n%s", n, e.fake.CallsFor("/v1/discovery/endpoints")-before, aloneLogs.String())
-	}
-	// A path of the catalog needs no discovery.
-	before = e.fake.CallsFor("/v1/discovery/endpoints")
-	if _, err := NewExpander(log.NewNopLogger()).Expand(context.Background(), e.parse(supplyConfig)); err != nil || e.fake.CallsFor("/v1/discovery/endpoints") != before {
-		t.Errorf("a catalog path read discovery (%v)", err)
 	}
 }
 

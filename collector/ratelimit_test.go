@@ -80,7 +80,7 @@ data:
   metrics:
     - path: /v1/btc/market-data/open-interest
       window: [hour, day]
-      exchange: all
+      exchange: [all, all_exchange, ftx]
       cache_ttl: 1s
 `
 	const limit = 20

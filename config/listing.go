@@ -16,8 +16,8 @@ type Listing map[string]map[string][]string
 // and returns warnings with the file:line of what they concern, in line
 // order:
 //
-//   - a parameter the listing does not have for the tuple's path (as
-//     UnlistedParams), with the listed name it is probably a typo of;
+//   - a parameter the listing does not have for the tuple's path, with the
+//     listed name it is probably a typo of;
 //   - a value the listing does not have for that parameter of the path,
 //     with the listed value it is probably a typo of;
 //   - a path neither the built-in catalog nor the listing knows, once per
@@ -25,14 +25,18 @@ type Listing map[string]map[string][]string
 //     that the listing has for no path at all but is one edit from one it
 //     has (exchnage: binance), since it would become a label silently.
 //
-// Parameters filled into the path and limit are not checked. The upstream
-// may accept what it does not list, so these are warnings, not errors.
+// Parameters filled into the path and limit are not checked, nor the paths
+// of a version (/v1/, /v2/) of which the listing holds no path: that
+// version's discovery was not read. The upstream may accept what it does
+// not list, so these are warnings, not errors.
 func (c *Config) CheckListing(listing Listing) []string {
 	if len(listing) == 0 {
 		return nil
 	}
 	known := map[string]bool{} // parameter names listed for any path
-	for _, params := range listing {
+	versions := map[string]bool{}
+	for path, params := range listing {
+		versions[version(path)] = true
 		for name := range params {
 			known[name] = true
 		}
@@ -40,7 +44,7 @@ func (c *Config) CheckListing(listing Listing) []string {
 	knownNames := slices.Sorted(maps.Keys(known))
 	l := &errorList{file: c.File}
 	for _, t := range c.Tuples {
-		if t.API != APIData {
+		if t.API != APIData || !versions[version(t.Path)] {
 			continue
 		}
 		e := t.Entry
@@ -105,4 +109,19 @@ func someValues(values []string, n int) string {
 		return strings.Join(values, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(values[:n], ", "), len(values)-n)
+}
+
+// version is the version prefix of a data-API path: "/v1/", "/v2/".
+func version(path string) string {
+	if len(path) > 4 && path[0] == '/' && path[3] == '/' {
+		return path[:4]
+	}
+	return ""
+}
+
+func listedNames(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(slices.Sorted(slices.Values(names)), ", ")
 }

@@ -28,6 +28,9 @@ data:
     - path: /v1/{asset}/exchange-flows/inflow
       asset: [btc, eth]
       exchange: kraken
+    - path: /v2/exchange-flows/whatever
+      asset: btc
+      exchnage: binance
 `), testEnv)
 	if err != nil {
 		t.Fatal(err)
@@ -50,6 +53,8 @@ data:
 	if got := cfg.CheckListing(listing); !reflect.DeepEqual(got, want) {
 		t.Errorf("warnings:\n%q\nwant\n%q", got, want)
 	}
+	// The v2 path is not checked: the listing holds nothing of v2 (its
+	// discovery was not read).
 	if got := cfg.CheckListing(nil); len(got) != 0 {
 		t.Errorf("without a listing: %q", got)
 	}

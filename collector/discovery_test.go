@@ -1,0 +1,134 @@
+package collector
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/go-kit/log"
+
+	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
+)
+
+// TestExpansionWarnsOfParametersDiscoveryDoesNotList: once an expansion
+// has read the data API's discovery, a parameter name or value it does not
+// list for a tuple's path, and a path it does not list, is a warning
+// naming the line (the upstream would ignore it or refuse it), logged once
+// however often the lists are read again.
+func TestExpansionWarnsOfParametersDiscoveryDoesNotList(t *testing.T) {
+	e := newEnv(t, `
+data:
+  url: "{{URL}}"
+  token_env: T
+  metrics:
+    - path: /v1/btc/market-data/open-interest
+      exchange: all
+`, fakeapi.Options{})
+	cfg := e.parse(`
+data:
+  url: "{{URL}}"
+  token_env: T
+  metrics:
+    - path: /v1/btc/market-data/open-interest
+      exchange: all
+    - path: /v1/btc/exchange-flows/netflow
+      exchange: binance
+      params:
+        exchnge: okx
+    - path: /v1/btc/exchange-flows/inflow
+      exchange: binanse
+    - path: /v1/btc/exchange-flows/whatever
+`)
+	var logs testtool.LogBuffer
+	x := NewExpander(log.NewLogfmtLogger(&logs))
+	for i := 0; i < 2; i++ {
+		if _, err := x.Expand(context.Background(), cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := logs.Count("level=warn", "does not list", "test.yml:11", "exchnge", `did you mean`); n != 1 {
+		t.Errorf("%d warnings about exchnge, want 1:\n%s", n, logs.String())
+	}
+	if n := logs.Count("level=warn", "does not list", "test.yml:13", `value \"binanse\"`, `did you mean \"binance\"`); n != 1 {
+		t.Errorf("%d warnings about the value binanse, want 1:\n%s", n, logs.String())
+	}
+	if n := logs.Count("level=warn", "does not list", "test.yml:14", "/v1/btc/exchange-flows/whatever", "cannot be checked"); n != 1 {
+		t.Errorf("%d warnings about a path discovery does not list, want 1:\n%s", n, logs.String())
+	}
+	if n := logs.Count("does not list"); n != 3 || strings.Contains(logs.String(), "no parameter exchange ") {
+		t.Errorf("%d warnings, want 3; a listed parameter or value was warned about:\n%s", n, logs.String())
+	}
+
+	// No "all" anywhere: a path outside the built-in catalog has
+	// discovery read for it all the same, and nothing waits for it.
+	alone := e.parse(`
+data:
+  url: "{{URL}}"
+  token_env: T
+  metrics:
+    - path: /v1/btc/exchange-flows/netflow
+      exchange: binance
+      params:
+        exchnge: okx
+`)
+	var aloneLogs testtool.LogBuffer
+	before := e.fake.CallsFor("/v1/discovery/endpoints")
+	out, err := NewExpander(log.NewLogfmtLogger(&aloneLogs)).Expand(context.Background(), alone)
+	if err != nil || len(out.Tuples) != 1 {
+		t.Fatalf("expansion: %v, %d tuples", err, len(out.Tuples))
+	}
+	if n := aloneLogs.Count("level=warn", "does not list", "exchnge"); n != 1 || e.fake.CallsFor("/v1/discovery/endpoints") != before+1 {
+		t.Errorf("without all: %d warnings about exchnge, %d discovery calls:\n%s", n, e.fake.CallsFor("/v1/discovery/endpoints")-before, aloneLogs.String())
+	}
+	// A path of the catalog needs no discovery.
+	before = e.fake.CallsFor("/v1/discovery/endpoints")
+	if _, err := NewExpander(log.NewNopLogger()).Expand(context.Background(), e.parse(supplyConfig)); err != nil || e.fake.CallsFor("/v1/discovery/endpoints") != before {
+		t.Errorf("a catalog path read discovery (%v)", err)
+	}
+}
+
+// all leaves out what discovery lists beside the values proper (the
+// aggregate all_exchange and all_symbol, the deprecated ftx), unless the
+// entry names it, and the log says what it left out.
+func TestAllLeavesOutAggregatesAndDeprecatedValues(t *testing.T) {
+	const yml = `
+data:
+  url: "{{URL}}"
+  token_env: T
+  metrics:
+    - path: /v1/btc/market-data/open-interest
+      exchange: [all, ftx]
+      symbol: all
+`
+	e := newEnv(t, yml, fakeapi.Options{})
+	v1 := listing(t, e, "/v1/discovery/endpoints", "result.data")
+	exchanges := discovered(v1, "/v1/btc/market-data/open-interest", "exchange")
+	symbols := discovered(v1, "/v1/btc/market-data/open-interest", "symbol")
+	if !slices.Contains(symbols, "all_symbol") || len(symbols) < 2 {
+		t.Fatalf("the fake's discovery lists symbols %v", symbols)
+	}
+	var logs testtool.LogBuffer
+	cfg, err := NewExpander(log.NewLogfmtLogger(&logs)).Expand(context.Background(), e.parse(yml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, tp := range cfg.Tuples {
+		got[tp.Params["exchange"]] = true
+		got[tp.Params["symbol"]] = true
+	}
+	if want := (len(exchanges) - 1) * (len(symbols) - 1); len(cfg.Tuples) != want {
+		t.Errorf("%d tuples, want %d (every exchange but all_exchange, every symbol but all_symbol)", len(cfg.Tuples), want)
+	}
+	if !got["ftx"] || !got["binance"] || !got["btc_usdt"] || got["all_exchange"] || got["all_symbol"] {
+		t.Errorf("values asked for: %v", got)
+	}
+	if n := logs.Count("level=info", "param=exchange", `left_out="all_exchange (aggregate)"`); n != 1 {
+		t.Errorf("%d lines saying all_exchange was left out (and ftx, named, was not):\n%s", n, logs.String())
+	}
+	if n := logs.Count("level=info", "param=symbol", `left_out="all_symbol (aggregate)"`); n != 1 {
+		t.Errorf("%d lines saying all_symbol was left out:\n%s", n, logs.String())
+	}
+}
