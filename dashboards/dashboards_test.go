@@ -54,9 +54,11 @@ type templating struct {
 }
 
 type variable struct {
-	Name  string          `json:"name"`
-	Type  string          `json:"type"`
-	Query json.RawMessage `json:"query"`
+	Name       string          `json:"name"`
+	Type       string          `json:"type"`
+	Query      json.RawMessage `json:"query"`
+	IncludeAll bool            `json:"includeAll"`
+	AllValue   string          `json:"allValue"`
 }
 
 // A Prometheus datasource chosen through the ${datasource} variable.
