@@ -60,8 +60,10 @@ func leaveOut(api string, p config.Param, found []string) (kept, left []string) 
 	for _, v := range found {
 		why := config.LeftOutOfAll(api, p.Name, v)
 		switch {
-		case why == "" || slices.Contains(p.Values, v):
+		case why == "":
 			kept = append(kept, v)
+		case slices.Contains(p.Values, v):
+			// named: asked for where the entry names it
 		case !slices.Contains(left, v+" ("+why+")"):
 			left = append(left, v+" ("+why+")")
 		}

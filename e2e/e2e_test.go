@@ -19,6 +19,10 @@ import (
 
 const dataToken, indicatorToken = "e2e-data-token", "e2e-indicator-token"
 
+// Data tuples of exporterConfig: open interest on 11 exchanges and ftx,
+// 6 BTC and ETH reserves and an ERC-20 one, 2 supply series, events.
+const dataTuples = 11 + 1 + 6 + 1 + 2 + 1
+
 // The test runs once per payload dialect of the fake's Indicator and
 // Analyst Consensus APIs: the exporter, given no rows: or time_key:, must
 // serve the same series from each. dialectEnv (a or b) runs one only.
@@ -26,7 +30,11 @@ const dialectEnv = "ONCHAIN_E2E_DIALECT"
 
 // exporterConfig is the exporter's configuration; {{URL}} is the fake
 // upstream. cache_ttl 1s makes every scrape refresh every series, so a
-// fault switched on in the fake shows at the next scrape.
+// fault switched on in the fake shows at the next scrape. exchange: all
+// stands for the ten exchanges the fake lists besides the aggregate
+// all_exchange (named here) and the deprecated ftx, whose series (named
+// on its own, rows ending in 2022) must not page. The BTC and ETH
+// reserves are outside the catalog, the ERC-20 one in it: one family.
 const exporterConfig = `data:
   url: "{{URL}}"
   token_env: E2E_DATA_TOKEN
@@ -34,7 +42,18 @@ const exporterConfig = `data:
   metrics:
     - path: /v1/btc/market-data/open-interest
       window: hour
-      exchange: [binance, bybit]
+      exchange: [all, all_exchange]
+      cache_ttl: 1s
+    - path: /v1/btc/market-data/open-interest
+      window: day
+      exchange: ftx
+    - path: /v1/{asset}/exchange-flows/reserve
+      asset: [btc, eth]
+      exchange: [all_exchange, binance, bybit]
+      cache_ttl: 1s
+    - path: /v1/erc20/exchange-flows/reserve
+      token: usdt
+      exchange: binance
       cache_ttl: 1s
     - path: /v1/{asset}/network-data/supply
       asset: btc
@@ -180,17 +199,21 @@ func endToEnd(t *testing.T, prom, promtool, am, bin string, dialect fakeapi.Dial
 		return
 	}
 	if !t.Run("series with labels", func(t *testing.T) {
-		oi := expectSeries(ctx, t, promURL, `onchain_open_interest_usd`, 2,
+		oi := expectSeries(ctx, t, promURL, `onchain_open_interest_usd`, 11,
 			map[string]string{"job": "onchain_exporter", "asset": "btc", "window": "hour"})
-		if got := labelValues(oi, "exchange"); got != "binance,bybit" {
-			t.Errorf("onchain_open_interest_usd exchanges: got %s, want binance,bybit", got)
+		if got := labelValues(oi, "exchange"); !strings.Contains(got, "all_exchange,binance,") || strings.Contains(got, "ftx") {
+			t.Errorf("onchain_open_interest_usd exchanges: got %s, want those discovery lists, all_exchange as named, no ftx", got)
+		}
+		reserves := expectSeries(ctx, t, promURL, `onchain_exchange_reserve`, 7, map[string]string{"window": "day"})
+		if got := labelValues(reserves, "asset"); got != "btc,btc,btc,erc20,eth,eth,eth" {
+			t.Errorf("onchain_exchange_reserve assets: got %s, want BTC, ETH and ERC-20 in one family", got)
 		}
 		ev := expectSeries(ctx, t, promURL, `onchain_stablecoin_events`, 5, map[string]string{"asset": "usdt", "window": "hour"})
 		if got := labelValues(ev, "kind"); got != "burn,issue,mint,redeem,transfer" {
 			t.Errorf("onchain_stablecoin_events kinds: got %s", got)
 		}
 		expectSeries(ctx, t, promURL, `onchain_data_block_height > 0`, 1, map[string]string{"asset": "btc", "window": "block"})
-		expectSeries(ctx, t, promURL, `onchain_exporter_query_success == 1`, 5, map[string]string{"api": "data"})
+		expectSeries(ctx, t, promURL, `onchain_exporter_query_success == 1`, dataTuples, map[string]string{"api": "data"})
 		expectSeries(ctx, t, promURL, `onchain_supply`, 2, map[string]string{"asset": "btc"})
 	}) {
 		return
@@ -208,10 +231,20 @@ func endToEnd(t *testing.T, prom, promtool, am, bin string, dialect fakeapi.Dial
 	}) {
 		return
 	}
-	if !t.Run("healthy exporter fires no alert", func(t *testing.T) {
+	if !t.Run("dashboard totals count aggregates once", func(t *testing.T) {
+		checkTotals(ctx, t, promURL)
+	}) {
+		return
+	}
+	if !t.Run("healthy exporter fires only OnchainSeriesDeprecated", func(t *testing.T) {
+		// The ftx series is years behind, and marked deprecated: it is
+		// told once (info), and OnchainDataStale leaves it out.
+		expectSeries(ctx, t, promURL, `onchain_data_timestamp_seconds{exchange="ftx"} < 1700000000`, 1, nil)
+		expectSeries(ctx, t, promURL, `ALERTS{alertstate="firing", alertname="OnchainSeriesDeprecated"}`, 1,
+			map[string]string{"exchange": "ftx", "window": "day", "severity": "info"})
 		// Rules were evaluated on healthy data for a few seconds by now.
 		time.Sleep(3 * time.Second)
-		firing, err := query(ctx, promURL, `ALERTS{alertstate="firing", alertname=~"Onchain.*"}`)
+		firing, err := query(ctx, promURL, `ALERTS{alertstate="firing", alertname=~"Onchain.*", alertname!="OnchainSeriesDeprecated"}`)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -242,7 +275,7 @@ func endToEnd(t *testing.T, prom, promtool, am, bin string, dialect fakeapi.Dial
 		eventually(ctx, t, "webhook: resolved OnchainUpstreamAuthFailing", func() error {
 			return hook.received("OnchainUpstreamAuthFailing", "resolved", authAlert)
 		})
-		expectSeries(ctx, t, promURL, `onchain_exporter_query_success == 1`, 5, map[string]string{"api": "data"})
+		expectSeries(ctx, t, promURL, `onchain_exporter_query_success == 1`, dataTuples, map[string]string{"api": "data"})
 	})
 }
 
