@@ -5,8 +5,7 @@ import "strings"
 // All, as a parameter value, stands for every value the upstream lists for
 // that parameter (asset, exchange or token of the data API through its
 // discovery endpoints, equity of the Indicator API through /api/equities),
-// but for those LeftOutOfAll names.
-// Load takes it as one value and never calls upstream, so --config.check
+// but for those LeftOutOfAll names. Load takes it as one value and never calls upstream, so --config.check
 // stays offline; the collector replaces it through Resolve at start, on
 // every reload and daily.
 const All = "all"
@@ -17,8 +16,8 @@ const All = "all"
 // (the exchange ftx: no data update since 2022, so its series would look
 // stale for ever).
 const (
-	LeftOutAggregate  = "aggregate"
-	LeftOutDeprecated = "deprecated"
+	leftOutAggregate  = "aggregate"
+	leftOutDeprecated = "deprecated"
 )
 
 // deprecatedValues are the data-API parameter values the API documents as
@@ -26,17 +25,17 @@ const (
 var deprecatedValues = map[string][]string{"exchange": {"ftx"}}
 
 // LeftOutOfAll says why a value an API lists for a parameter is not one
-// that All stands for (LeftOutAggregate, LeftOutDeprecated), or "" when it
-// is. A value left out is asked for when the entry names it.
+// that All stands for ("aggregate", "deprecated"), or "" when it is. A
+// value left out is asked for when the entry names it.
 func LeftOutOfAll(api, param, value string) string {
 	if api != APIData {
 		return ""
 	}
 	switch {
 	case strings.HasPrefix(value, "all_"):
-		return LeftOutAggregate
+		return leftOutAggregate
 	case contains(deprecatedValues[param], value):
-		return LeftOutDeprecated
+		return leftOutDeprecated
 	}
 	return ""
 }
