@@ -1,9 +1,10 @@
 // Package config owns the exporter's YAML configuration: its schema, strict
 // loading with file:line errors (every error of a file at once, with a
 // suggestion for a mistyped key), validation against the endpoints the
-// upstream APIs are known to serve and, through CheckListing (and the
-// older UnlistedParams), against the parameter names and values a
-// discovery listing gives, expansion of metric entries into tuples (one
-// upstream series each), credentials read from env or file (files relative
-// to the configuration file), and safe reloading.
+// upstream APIs are known to serve and, through CheckListing, against the
+// paths, parameter names and values a discovery listing gives, expansion
+// of metric entries into tuples (one upstream series each), the names of
+// their metric families (naming.go) and what "all" stands for,
+// credentials read from env or file (files relative to the configuration
+// file), and safe reloading.
 package config
