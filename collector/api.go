@@ -194,7 +194,13 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 			if n := len(problems); n > 1 {
 				msg += " (and " + strconv.Itoa(n-1) + " more)"
 			}
-			err = c.up.Fail(&upstream.Error{Code: "bad_value", Message: msg})
+			code := "bad_value"
+			if len(d.Problems) == 0 {
+				// Every value was good: they are another series' family
+				// (a field renamed onto a name another concept has).
+				code = "family_conflict"
+			}
+			err = c.up.Fail(&upstream.Error{Code: code, Message: msg})
 		case len(values) == 0:
 			err = c.up.Fail(&upstream.Error{Code: "no_data", Message: "the answer holds no value for any field"})
 		}

@@ -71,7 +71,7 @@ func (fs *families) get(owner string, f *config.Field, labelNames []string) (*fa
 	if fam, ok := fs.byName[name]; ok {
 		switch {
 		case fam.owner != owner:
-			return nil, fmt.Errorf("family %s is already produced by %s", name, fam.owner)
+			return nil, fmt.Errorf("family %s is already produced by %s; give one of the fields another name with fields.<name>.name", name, fam.owner)
 		case fam.labels != key:
 			return nil, fmt.Errorf("family %s already has labels {%s}, not {%s}", name, fam.labels, key)
 		case fam.typ != typ:

@@ -364,10 +364,10 @@ data:
 	if len(lines(body, "onchain_flow{")) != 1 {
 		t.Errorf("one of the two tuples must own onchain_flow:\n%s", strings.Join(lines(body, "onchain_"), "\n"))
 	}
-	if got := counter(body, `onchain_exporter_api_errors_total{api="data",code="bad_value"}`); got != 1 {
-		t.Errorf("api_errors_total{code=bad_value} = %v", got)
+	if got := counter(body, `onchain_exporter_api_errors_total{api="data",code="family_conflict"}`); got != 1 {
+		t.Errorf("api_errors_total{code=family_conflict} = %v", got)
 	}
-	if !strings.Contains(logs.String(), "is already produced by") {
+	if !strings.Contains(logs.String(), "is already produced by") || !strings.Contains(logs.String(), "fields.") {
 		t.Errorf("the log does not say why the tuple has no values:\n%s", logs.String())
 	}
 }
