@@ -1,7 +1,19 @@
-// Package collector turns configured tuples into Prometheus metrics. It owns
-// the one cache (state.go and schedule.go: a value per tuple, refreshed when
-// a new row is due, coalesced across concurrent scrapes), the one decoder
-// (decode.go: rows, or items counted by items.go, to samples), the
-// exposition, and expansion of what a configuration leaves to the
-// upstream's lists. Every upstream call goes through package upstream.
+// Package collector runs the refresh engine of each API and serves what it
+// fetched. Read in the order a row travels:
+//
+//   - engine.go: the engine's loop per API (when each tuple is refreshed,
+//     within concurrency; demand: it idles without scrapes);
+//   - schedule.go, delays.go, policy.go: the schedule (where the next row
+//     is polled for, what is learned of publication delays, and every
+//     tunable of both in one Policy);
+//   - api.go: one refresh (fetch through package upstream, read through
+//     package decode, the outcome stored and turned into metrics once);
+//   - state.go, store.go, persist.go: each tuple's state and what is kept
+//     across restarts (--storage.path);
+//   - families.go, exposition.go, exporter.go: the series built at refresh
+//     and /metrics, which only reads them.
+//
+// Expansion of what a configuration leaves to the upstream's lists (all,
+// consensus asset names) is expand.go, discovery.go and, for its retries
+// and daily refresh, expand_background.go.
 package collector

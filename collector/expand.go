@@ -48,13 +48,13 @@ const (
 //
 // An upstream that is down or answers badly never fails an expansion:
 // the entries whose lists cannot be read wait, the rest is served, and
-// Maintain (maintain.go) retries until they are in.
+// Maintain (expand_background.go) retries until they are in.
 type Expander struct {
 	logger  log.Logger
 	now     func() time.Time
 	clients *upstream.Pool
 	// retryMin and retryMax bound the back-off of retries while lists
-	// fail (maintain.go).
+	// fail (expand_background.go).
 	retryMin, retryMax time.Duration
 	// changed wakes Maintain after every expansion, to plan again.
 	changed chan struct{}
