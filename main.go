@@ -157,13 +157,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return nil, err
 		}
 		out, err := expander.Expand(context.Background(), c)
-		if err != nil && exp != nil {
-			// The reload fails: the sections in force get back the
-			// clients its expansion took.
-			if rerr := exp.Reclaim(); rerr != nil {
-				level.Error(logger).Log("msg", "cannot put the clients of the configuration in force back", "err", rerr)
-			}
-		}
 		return out, err
 	}
 	start, cancelStart := context.WithTimeout(context.Background(), collector.StartBudget)

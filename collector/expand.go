@@ -325,7 +325,8 @@ func (r *resolution) fetch(key string, req listRequest) listResult {
 	if fresh {
 		return listResult{rows: c.rows, ok: true}
 	}
-	c0 := x.clients.Client(req.api)
+	c0, release := x.clients.Candidate(req.api)
+	defer release()
 	x.store.restorePauses(c0)
 	rows, err := c0.List(r.ctx, req.path, nil, req.keyed)
 	if why := unusable(req.path, rows); err == nil && why != "" {

@@ -355,12 +355,11 @@ func TestEmptyListsAreNoConfigurationError(t *testing.T) {
 	}
 }
 
-// TestFailedReloadGivesTheClientsBack: the expansion of a reload takes the
-// clients of the new sections from the pool; when the reload then fails
-// (its lists show the file wrong), Reclaim gives the sections in force
-// their clients back, so that the exporter's calls go through the pool's
-// client again (a replaced client is closed, and pauses nothing).
-func TestFailedReloadGivesTheClientsBack(t *testing.T) {
+// TestFailedReloadLeavesTheClientsInForce: expanding a candidate
+// configuration (a reload) calls through candidate clients and leaves the
+// pool's clients in use as they are, so that a reload that then fails (its
+// lists show the file wrong) changes nothing of the calls in force.
+func TestFailedReloadLeavesTheClientsInForce(t *testing.T) {
 	const good = `
 consensus:
   url: "{{URL}}/consensus"
@@ -387,18 +386,17 @@ consensus:
 		defer exp.mu.RUnlock()
 		return exp.apis[0].up
 	}
+	before := inForce()
 	bad := strings.Replace(strings.Replace(good, "timeout: 10s", "timeout: 11s", 1), "asset: btc", "asset: dogecoin", 1)
 	e.clock.Add(2 * time.Hour) // the asset list is asked for again
+	calls := e.fake.CallsFor("/consensus/assets") + e.fake.CallsFor("/assets")
 	if _, err := x.Expand(context.Background(), e.parse(bad)); err == nil {
 		t.Fatal("an asset /assets does not know expanded")
 	}
-	if pool.Current(config.APIConsensus) == inForce() {
-		t.Fatal("the failed expansion did not take the section's client: the test shows nothing")
+	if e.fake.CallsFor("/consensus/assets")+e.fake.CallsFor("/assets") == calls {
+		t.Fatal("the candidate's expansion asked for no list: the test shows nothing")
 	}
-	if err := exp.Reclaim(); err != nil {
-		t.Fatal(err)
-	}
-	if pool.Current(config.APIConsensus) != inForce() || inForce().API().Timeout != 10*time.Second {
-		t.Error("after Reclaim the exporter's client is not the pool's client of the section in force")
+	if pool.Current(config.APIConsensus) != before || inForce() != before || before.API().Timeout != 10*time.Second {
+		t.Error("expanding a candidate configuration replaced the client in force")
 	}
 }

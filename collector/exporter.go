@@ -121,24 +121,6 @@ func New(cfg *config.Config, logger log.Logger, reg *prometheus.Registry, opts .
 // ApplyConfig switches to a new configuration. Tuples that survive keep
 // their cached values and schedule; an API whose section is unchanged keeps
 // its client, with its limits and pauses.
-// Reclaim puts the clients of the sections in force back in the pool
-// after an expansion of a reload that failed: expanding took the clients
-// of the new sections (closing those in use), and a closed client pauses
-// nothing. It re-applies the configuration in force, which keeps every
-// tuple's state; without a change of clients it does nothing.
-func (e *Exporter) Reclaim() error {
-	e.mu.RLock()
-	cfg, moved := e.cfg, false
-	for _, c := range e.apis {
-		moved = moved || e.clients.Current(c.api.Name) != c.up
-	}
-	e.mu.RUnlock()
-	if !moved || cfg == nil {
-		return nil
-	}
-	return e.ApplyConfig(cfg)
-}
-
 func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 	fams := newFamilies()
 	tf := newTupleFamilies(cfg.TupleLabelNames)

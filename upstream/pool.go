@@ -45,9 +45,13 @@ func NewPool(reg prometheus.Registerer, now func() time.Time, logger log.Logger)
 // section is the same as before, a new one otherwise (the old one's idle
 // connections are dropped; calls in flight end on their own).
 func (p *Pool) Client(a *config.API) *Client {
-	id := Identity(a)
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return p.clientLocked(a)
+}
+
+func (p *Pool) clientLocked(a *config.API) *Client {
+	id := Identity(a)
 	var kept []Pause
 	var spent *minuteCap
 	var day *budget.Budget
@@ -90,6 +94,50 @@ func (p *Pool) Client(a *config.API) *Client {
 	}
 	p.clients[a.Name] = c
 	return c
+}
+
+// Candidate returns a client for a section that is not (yet) in force:
+// the client in use when the section is the same, otherwise a client of
+// its own that shares the account's rate_limit turns, daily budget and
+// pauses with the client in use, and that release closes. Expansion of a
+// candidate configuration calls through it, so that the clients in use
+// stay as they are until the configuration is applied (Client), whether
+// it is applied or not. With no client of the API in the pool yet, the
+// section's client goes in.
+func (p *Pool) Candidate(a *config.API) (c *Client, release func()) {
+	id := Identity(a)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	old := p.clients[a.Name]
+	switch {
+	case old == nil:
+		// Nothing in force to disturb (the first start): the client
+		// goes in, and what its calls spend and learn stays with it.
+		return p.clientLocked(a), func() {}
+	case old.identity == id:
+		return old, func() {}
+	}
+	c = New(a, p.m, p.now, p.logger)
+	c.identity = id
+	c.shapes = p.shapes
+	if old != nil && sameAccount(old.api, a) {
+		var kept []Pause
+		for _, ps := range old.Pauses() {
+			if !ps.Credential {
+				kept = append(kept, ps)
+			}
+		}
+		c.RestorePauses(kept)
+		c.mu.Lock()
+		if lim := old.rateCap(); lim != nil && c.limit != nil {
+			c.limit = lim // the account's turns, at the rate in force
+		}
+		if b := old.Budget(); b != nil {
+			c.budget = b
+		}
+		c.mu.Unlock()
+	}
+	return c, c.Close
 }
 
 // Current returns the client of an API in the pool now, or nil.
