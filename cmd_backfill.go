@@ -108,7 +108,9 @@ func (c *backfillCommand) run(g globalFlags, stdout, stderr io.Writer) int {
 			return 1
 		}
 		defer d.Close()
-		parse = func() (*config.Config, error) { return config.Parse("demo.yml (embedded)", demo.YAML(d.URL), demo.Getenv) }
+		parse = func() (*config.Config, error) {
+			return config.Parse("demo.yml (embedded)", demo.YAML(d.URL), demo.Getenv)
+		}
 	}
 	cfg, err := parse()
 	if err != nil {

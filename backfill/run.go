@@ -362,4 +362,3 @@ func (r *runner) report(total int) func() {
 	}()
 	return func() { close(stop); <-stopped }
 }
-

@@ -24,8 +24,8 @@ const recordSize = 4 + 8 + 8
 const spillAt = 4 << 20
 
 type spool struct {
-	dir   string   // where a spilled spool's file goes
-	limit int      // spillAt, unless set
+	dir   string // where a spilled spool's file goes
+	limit int    // spillAt, unless set
 	mem   bytes.Buffer
 	file  *os.File // set once spilled
 	w     *bufio.Writer
