@@ -221,6 +221,9 @@ func (c *backfillCommand) options(g globalFlags) (backfill.Options, error) {
 			return o, err
 		}
 	}
+	if (o.Output == "") == (o.RemoteWrite == nil) {
+		return o, errors.New("give one of --output and --remote-write.url (or --remote-write.config)")
+	}
 	o.ProgressFile = *c.progressFile
 	if o.ProgressFile == "" {
 		u := *c.rw.url

@@ -107,14 +107,16 @@ func Run(ctx context.Context, cfg *config.Config, pool *upstream.Pool, o Options
 // prepare checks the options, opens the progress file and picks the
 // series that have a history.
 func prepare(cfg *config.Config, o *Options) (*progress, []*config.Tuple, error) {
+	if err := o.validate(); err != nil {
+		return nil, nil, err
+	}
 	want := progressFile{Target: o.target(), From: o.From, To: o.To, Stamp: o.Stamp, Step: o.Step.String(), Labels: o.labelMap()}
 	prog, err := openProgress(o.ProgressFile, want, o.ToSet)
 	if err != nil {
 		return nil, nil, err
 	}
-	o.To = prog.file.To
-	if err := o.validate(); err != nil {
-		return nil, nil, err
+	if o.To = prog.file.To; !o.From.Before(o.To) {
+		return nil, nil, fmt.Errorf("--from %s is not before --to %s", o.From.Format(time.RFC3339), o.To.Format(time.RFC3339))
 	}
 	var tuples []*config.Tuple
 	consensus := 0
