@@ -69,7 +69,7 @@ func (r *runner) history(ctx context.Context, t *config.Tuple) *outcome {
 			oc.err = err
 			return oc
 		}
-		n, oldest, dated := pageExtent(root, t, c.DefaultRows())
+		list := pageRows(root, t, c.DefaultRows())
 		rows, problems, err := decode.History(root, t, c.DefaultRows())
 		if err != nil {
 			oc.err = &tupleError{refused, fmt.Errorf("the answer cannot be read: %w", err)}
@@ -98,9 +98,13 @@ func (r *runner) history(ctx context.Context, t *config.Tuple) *outcome {
 				oc.rec.Newest = row.Time
 			}
 		}
-		full := limit > 0 && n >= limit && dated
+		n := len(list)
+		if limit <= 0 || n < limit {
+			return oc
+		}
+		oldest, dated := oldestRow(list, t)
 		switch {
-		case !full || !oldest.time.After(r.o.From):
+		case !dated || !oldest.time.After(r.o.From):
 			return oc
 		case !p.ranged:
 			level.Info(r.o.Logger).Log("msg", "the API serves only the newest rows of this series; older history is not available",
@@ -123,17 +127,26 @@ func (c *cursor) older(row decode.Row) bool {
 	return row.Time.Before(c.time)
 }
 
-// pageExtent is the number of rows of an answer and its oldest dated
-// row: whether the answer is full, and where the next page starts. Rows
-// without values count: a page of nulls is still a page.
-func pageExtent(root any, t *config.Tuple, defaultRows string) (int, cursor, bool) {
-	pinnedRows, pinnedTime := "", ""
+// pageRows are the rows of an answer, those without values too: a page
+// of nulls is still a page. Their number says whether the answer is full.
+func pageRows(root any, t *config.Tuple, defaultRows string) []any {
+	pinned := ""
 	if t.Entry != nil {
-		pinnedRows, pinnedTime = t.Entry.Rows, t.Entry.TimeKey
+		pinned = t.Entry.Rows
 	}
-	list, _, err := decode.FindRows(root, pinnedRows, t.Rows, defaultRows)
+	list, _, err := decode.FindRows(root, pinned, t.Rows, defaultRows)
 	if err != nil {
-		return 0, cursor{}, false
+		return nil
+	}
+	return list
+}
+
+// oldestRow is the oldest dated row of a full page: where the next page
+// starts. Read only for full pages.
+func oldestRow(list []any, t *config.Tuple) (cursor, bool) {
+	pinned := ""
+	if t.Entry != nil {
+		pinned = t.Entry.TimeKey
 	}
 	var oldest cursor
 	dated := false
@@ -142,7 +155,7 @@ func pageExtent(root any, t *config.Tuple, defaultRows string) (int, cursor, boo
 		if !ok {
 			continue
 		}
-		_, tm, ok := decode.FindTimeKey(obj, pinnedTime, t.TimeKey)
+		_, tm, ok := decode.FindTimeKey(obj, pinned, t.TimeKey)
 		if !ok || dated && !tm.Before(oldest.time) {
 			continue
 		}
@@ -151,7 +164,7 @@ func pageExtent(root any, t *config.Tuple, defaultRows string) (int, cursor, boo
 			oldest.block, oldest.hasBlock = b, true
 		}
 	}
-	return len(list), oldest, dated
+	return oldest, dated
 }
 
 // call makes one call of a series' history: asking the budget first,

@@ -70,7 +70,12 @@ func Run(ctx context.Context, cfg *config.Config, pool *upstream.Pool, o Options
 		return sum, nil
 	}
 	if prog.file.Complete && o.Output != "" {
-		return nil, fmt.Errorf("%s is complete and %d series of the configuration are not in it: write them to another --output", o.Output, len(todo))
+		// Refused by the upstream when it was written, or new in the
+		// configuration since: a complete file takes nothing more.
+		level.Warn(o.Logger).Log("msg", "the output is complete; series of the configuration not in it are not written: write them to another --output",
+			"output", o.Output, "series", len(todo))
+		sum.Complete = true
+		return sum, nil
 	}
 	r := &runner{o: o, cfg: cfg, pool: pool, prog: prog, claims: series.NewClaims(), sum: sum, stopped: map[string]string{}}
 	for name, f := range prog.file.Families {
