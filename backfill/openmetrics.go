@@ -132,28 +132,18 @@ func (o *openMetrics) finish(complete bool) error {
 	if err != nil {
 		return err
 	}
-	w := bufio.NewWriterSize(f, 256<<10)
 	names := make([]string, 0, len(o.fams))
 	for n := range o.fams {
 		names = append(names, n)
 	}
 	slices.Sort(names)
 	for _, n := range names {
-		p := o.fams[n]
-		if p.size == 0 {
-			continue
-		}
-		base, typ := omFamily(p.fam)
-		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n", base, omHelpEscaper.Replace(p.fam.Help), base, typ)
-		if _, err := p.f.Seek(0, io.SeekStart); err != nil {
-			return errors.Join(err, f.Close())
-		}
-		if _, err := io.Copy(w, io.LimitReader(p.f, p.size)); err != nil {
+		if err := appendPart(f, o.fams[n]); err != nil {
 			return errors.Join(err, f.Close())
 		}
 	}
-	w.WriteString("# EOF\n")
-	if err := errors.Join(w.Flush(), f.Sync(), f.Close()); err != nil {
+	_, err = f.WriteString("# EOF\n")
+	if err := errors.Join(err, f.Sync(), f.Close()); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, o.out); err != nil {
@@ -163,6 +153,23 @@ func (o *openMetrics) finish(complete bool) error {
 }
 
 func (o *openMetrics) refused() int { return 0 }
+
+// appendPart writes one family: HELP, TYPE and its part. The part is
+// copied file to file (copy_file_range on Linux), not through memory.
+func appendPart(f *os.File, p *famPart) error {
+	if p.size == 0 {
+		return nil
+	}
+	base, typ := omFamily(p.fam)
+	if _, err := fmt.Fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", base, omHelpEscaper.Replace(p.fam.Help), base, typ); err != nil {
+		return err
+	}
+	if _, err := p.f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	_, err := io.Copy(f, &io.LimitedReader{R: p.f, N: p.size})
+	return err
+}
 
 // omFamily is the family name and type OpenMetrics writes in HELP and
 // TYPE. A counter's family is its name without _total, its samples keep
