@@ -69,7 +69,17 @@ func (r *runner) history(ctx context.Context, t *config.Tuple) *outcome {
 			oc.err = err
 			return oc
 		}
+		// Whether the page is full and where the next one starts are read
+		// before the rows: the parsed answer is not needed while they are
+		// spooled, and the collector may take it.
 		list := pageRows(root, t, c.DefaultRows())
+		n := len(list)
+		full := limit > 0 && n >= limit
+		var oldest cursor
+		dated := false
+		if full {
+			oldest, dated = oldestRow(list, t)
+		}
 		rows, problems, err := decode.History(root, t, c.DefaultRows())
 		if err != nil {
 			oc.err = &tupleError{refused, fmt.Errorf("the answer cannot be read: %w", err)}
@@ -98,13 +108,8 @@ func (r *runner) history(ctx context.Context, t *config.Tuple) *outcome {
 				oc.rec.Newest = row.Time
 			}
 		}
-		n := len(list)
-		if limit <= 0 || n < limit {
-			return oc
-		}
-		oldest, dated := oldestRow(list, t)
 		switch {
-		case !dated || !oldest.time.After(r.o.From):
+		case !full || !dated || !oldest.time.After(r.o.From):
 			return oc
 		case !p.ranged:
 			level.Info(r.o.Logger).Log("msg", "the API serves only the newest rows of this series; older history is not available",
