@@ -29,7 +29,7 @@ import (
 // configured series, written for promtool or sent by remote write
 // (docs/history.md).
 type backfillCommand struct {
-	chosen bool
+	chosen                                     bool
 	from, to, output, progressFile, sampleTime *string
 	labels                                     *[]string
 	dryRun                                     *bool
