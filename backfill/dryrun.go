@@ -21,6 +21,12 @@ func DryRun(w io.Writer, cfg *config.Config, o Options) error {
 		return err
 	}
 	fmt.Fprintf(w, "# backfill from %s to %s into %s\n", o.From.Format(time.RFC3339), o.To.Format(time.RFC3339), o.target())
+	sh := shares(cfg)
+	for _, api := range config.APINames {
+		if s, ok := sh[api]; ok {
+			fmt.Fprintf(w, "# %s: %s, paced over the UTC day\n", api, s)
+		}
+	}
 	calls, series, unknown := 0, 0, 0
 	listed := map[*config.Entry]bool{}
 	for _, t := range tuples {

@@ -172,20 +172,12 @@ func oldestRow(list []any, t *config.Tuple) (cursor, bool) {
 	return oldest, dated
 }
 
-// call makes one call of a series' history: asking the budget first,
-// waiting out rate_limit and short pauses, retrying faults that may pass.
+// call makes one call of a series' history, waiting out rate_limit, the
+// daily budget's pace and short pauses, and retrying faults that may pass.
 // The error is a *tupleError, or the context's.
 func (r *runner) call(ctx context.Context, c *upstream.Client, t *config.Tuple, q url.Values, maxItems int, rec *seriesRecord) (any, error) {
 	retries := 0
-	reserved := false
 	for {
-		if !reserved && r.o.Budget != nil {
-			if err := r.o.Budget.Reserve(ctx, t.API); err != nil {
-				r.stop(t.API, "daily budget: "+err.Error())
-				return nil, &tupleError{notTried, err}
-			}
-			reserved = true
-		}
 		cctx, cancel := context.WithTimeout(ctx, r.o.Timeout)
 		root, err := c.Fetch(cctx, t.Path, q, t.Keyed, maxItems)
 		cancel()
@@ -201,10 +193,12 @@ func (r *runner) call(ctx context.Context, c *upstream.Client, t *config.Tuple, 
 		if !e.HeldBack && e.Code != "paused" {
 			r.calls.Add(1)
 			rec.Calls++
-			reserved = false // the call went out: the next one is another
 		}
 		var wait time.Duration
 		switch {
+		case budgetSpent(e, r.o.MaxWait):
+			r.stop(t.API, fmt.Sprintf("daily budget: no call left until %s; run again then", r.o.Now().Add(e.RetryAfter).UTC().Format(time.RFC3339)))
+			return nil, &tupleError{notTried, e}
 		case e.HeldBack:
 			wait = e.RetryAfter
 		case e.TooLarge:

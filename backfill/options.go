@@ -1,7 +1,6 @@
 package backfill
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -45,23 +44,12 @@ type Options struct {
 	// MaxWait is the longest pause of an API (rate limited upstream)
 	// waited out; a longer one leaves the API's series to a later run.
 	MaxWait time.Duration
-	// Budget is asked before every call (nil: no budget of its own).
-	Budget Budget
 	// Report shows the progress (nil: log lines).
 	Report Reporter
 	// TempDir holds the spools of long series ("" is the system's).
 	TempDir string
 	Logger  log.Logger
 	Now     func() time.Time
-}
-
-// Budget is where the daily budget of the exporter's calls (package
-// budget, issue "Know and cap what it costs") plugs in: backfill asks it
-// before every call, so that it never spends what the live exporter
-// needs today. An error leaves the API's remaining series to a later
-// run, with the error as the reason.
-type Budget interface {
-	Reserve(ctx context.Context, api string) error
 }
 
 // Defaults of Options.

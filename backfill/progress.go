@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/budget"
 )
 
 // The progress file records what a run wrote, series by series, with the
@@ -44,6 +46,8 @@ type progressFile struct {
 	// with which labels (series.Claims), and for an OpenMetrics output the
 	// length of their part.
 	Families map[string]familyRecord `json:"families,omitempty"`
+	// Budgets are the day's count of each API's daily budget (budget.go).
+	Budgets map[string]budget.Saved `json:"budgets,omitempty"`
 }
 
 type seriesRecord struct {

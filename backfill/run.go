@@ -83,6 +83,7 @@ func Run(ctx context.Context, cfg *config.Config, pool *upstream.Pool, o Options
 			_ = r.claims.Claim(f.Owner, series.Family{Name: name, Help: f.Help, Type: f.Type}, f.Labels)
 		}
 	}
+	r.applyBudgets()
 	var rw *remoteWrite
 	if o.RemoteWrite != nil {
 		rw = newRemoteWrite(ctx, o.RemoteWrite, o.Logger)
@@ -102,6 +103,7 @@ func Run(ctx context.Context, cfg *config.Config, pool *upstream.Pool, o Options
 	if err := r.sink.finish(sum.Complete); err != nil {
 		runErr = errors.Join(runErr, err)
 	}
+	r.saveBudgets()
 	prog.dirty = true
 	if err := prog.save(o.Now(), true); err != nil {
 		runErr = errors.Join(runErr, err)
@@ -283,6 +285,7 @@ func (r *runner) write(oc *outcome) error {
 	r.sum.Samples += samples
 	r.rows.Add(int64(oc.rec.Rows))
 	level.Debug(r.o.Logger).Log(append(kv, "msg", "series written", "rows", oc.rec.Rows, "samples", samples, "calls", oc.rec.Calls)...)
+	r.saveBudgets()
 	return r.prog.save(r.o.Now(), false)
 }
 
