@@ -2,6 +2,7 @@ package backfill
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"time"
@@ -48,7 +49,7 @@ const maxRetries = 3
 func (r *runner) history(ctx context.Context, t *config.Tuple) *outcome {
 	oc := &outcome{t: t, ts: newTupleSeries(r.cfg, t, r.o.Labels, r.claims), sp: &spool{dir: r.o.TempDir}}
 	if why := r.stoppedAPI(t.API); why != "" {
-		oc.err = &tupleError{notTried, fmt.Errorf("%s", why)}
+		oc.err = &tupleError{notTried, errors.New(why)}
 		return oc
 	}
 	c := r.pool.Client(r.cfg.APIs[t.API])
@@ -71,7 +72,7 @@ func (r *runner) history(ctx context.Context, t *config.Tuple) *outcome {
 		}
 		// Whether the page is full and where the next one starts are read
 		// before the rows: the parsed answer is not needed while they are
-		// spooled, and the collector may take it.
+		// spooled, and the garbage collector may take it.
 		list := pageRows(root, t, c.DefaultRows())
 		n := len(list)
 		full := limit > 0 && n >= limit
