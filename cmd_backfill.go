@@ -157,13 +157,14 @@ func (c *backfillCommand) run(g globalFlags, stdout, stderr io.Writer) int {
 }
 
 // expand resolves "all" through the upstream's lists, as the exporter
-// does at start; entries whose lists cannot be read are left for a later
-// run, and the run says so.
+// does at start (Expander.Start): entries whose lists cannot be read, or
+// show the file wrong for their API, are left for a later run, and the
+// run says so; the other APIs' series are backfilled.
 func expand(ctx context.Context, logger log.Logger, pool *upstream.Pool, cfg *config.Config) (*config.Config, error) {
 	x := collector.NewExpander(logger, collector.Options{Clients: pool})
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	out, err := x.Expand(ctx, cfg)
+	out, err := x.Start(ctx, cfg)
 	for api, st := range x.State() {
 		if st.Waiting > 0 {
 			level.Warn(logger).Log("msg", "entries wait for the upstream's lists and are not backfilled in this run", "api", api, "entries", st.Waiting, "err", st.LastError)

@@ -3,13 +3,11 @@ package backfill
 import (
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/go-kit/log/level"
 
 	"github.com/onchain-exporter/onchain_exporter/budget"
 	"github.com/onchain-exporter/onchain_exporter/config"
-	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
 // The daily budget. The live exporter and a backfill beside it spend the
@@ -81,10 +79,4 @@ func (r *runner) saveBudgets() {
 			r.prog.file.Budgets[api] = c.Budget().Saved(now)
 		}
 	}
-}
-
-// budgetSpent says whether an error is the daily budget holding a call
-// back until later than the run waits.
-func budgetSpent(e *upstream.Error, maxWait time.Duration) bool {
-	return e.HeldBack && e.Code == "budget_exhausted" && e.RetryAfter > maxWait
 }

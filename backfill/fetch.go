@@ -197,8 +197,10 @@ func (r *runner) call(ctx context.Context, c *upstream.Client, t *config.Tuple, 
 		}
 		var wait time.Duration
 		switch {
-		case budgetSpent(e, r.o.MaxWait):
-			r.stop(t.API, fmt.Sprintf("daily budget: no call left until %s; run again then", r.o.Now().Add(e.RetryAfter).UTC().Format(time.RFC3339)))
+		case e.HeldBack && e.RetryAfter > r.o.MaxWait:
+			// The daily budget (or rate_limit) has no call for it before
+			// later than the run waits.
+			r.stop(t.API, fmt.Sprintf("%s: no call before %s; run again then", e.Message, r.o.Now().Add(e.RetryAfter).UTC().Format(time.RFC3339)))
 			return nil, &tupleError{notTried, e}
 		case e.HeldBack:
 			wait = e.RetryAfter
