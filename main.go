@@ -64,7 +64,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	)
 	app.Version(version.Print(exporterName))
 	app.HelpFlag.Short('h')
-	fake := addFakeCommand(app) // `onchain_exporter fake`: cmd_fake.go
+	fake := addFakeCommand(app)         // `onchain_exporter fake`: cmd_fake.go
+	backfill := addBackfillCommand(app) // `onchain_exporter backfill`: cmd_backfill.go
 	if _, err := app.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "%s: %v (try --help)\n", exporterName, err)
 		return 2
@@ -75,6 +76,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if !validMetricsPath(*metricsPath) {
 		fmt.Fprintf(stderr, "%s: --web.telemetry-path must be a path starting with /, without spaces, braces, ? or #, and not one of the exporter's own, got %q (try --help)\n", exporterName, *metricsPath)
 		return 2
+	}
+	if backfill.chosen {
+		return backfill.run(globalFlags{configFile: *configFile, storagePath: *storagePath, logLevel: *logLevel, logFormat: *logFormat, demo: *demoMode}, stdout, stderr)
 	}
 	logger, slogger := newLoggers(stderr, *logLevel, *logFormat)
 	if fake.chosen {

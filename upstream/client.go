@@ -354,7 +354,7 @@ func (u *Client) get(ctx context.Context, path string, query url.Values, keyed b
 		return nil, nil, fail(transportError(err))
 	}
 	if len(body) > MaxBody {
-		return nil, nil, fail(&Error{Code: "decode", HTTP: resp.StatusCode, Message: fmt.Sprintf("answer larger than %d MiB, not read", MaxBody>>20)})
+		return nil, nil, fail(&Error{Code: "decode", HTTP: resp.StatusCode, TooLarge: true, Message: fmt.Sprintf("answer larger than %d MiB, not read", MaxBody>>20)})
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		if e := u.dialect.check(resp.StatusCode, resp.Header, body, u.now()); e != nil {

@@ -42,6 +42,9 @@ type Error struct {
 	// HeldBack says the request was never sent: rate_limit had no turn
 	// for it before its deadline; RetryAfter is when the next turn frees.
 	HeldBack bool
+	// TooLarge says the answer was longer than MaxBody and was not read:
+	// the same request asked for fewer rows may be.
+	TooLarge bool
 	// Details such as required_plans or param, for the log line; an
 	// upstream code outside Codes is kept here (code=...).
 	Details string

@@ -70,3 +70,31 @@ func TestRawAccessFallsBackUntilReload(t *testing.T) {
 		t.Errorf("source_text asked %q, want %q", asked, want)
 	}
 }
+
+// TestTooLargeSaysSo: an answer past MaxBody is not read, and its error
+// says so by a flag, so that a caller asking for many rows can ask for
+// fewer (backfill); an answer within it is read.
+func TestTooLargeSaysSo(t *testing.T) {
+	var size atomic.Int64
+	size.Store(MaxBody + 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		pad := make([]byte, int(size.Load())-len(`{"data":[],"pad":""}`))
+		for i := range pad {
+			pad[i] = 'x'
+		}
+		fmt.Fprintf(w, `{"data":[],"pad":"%s"}`, pad)
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	a := &config.API{Name: config.APIIndicator, URL: u, Timeout: 5 * time.Second, Concurrency: 1}
+	c := New(a, NewMetrics(prometheus.NewRegistry()), time.Now, log.NewNopLogger())
+	_, err := c.Fetch(context.Background(), "/x", nil, false, 0)
+	if e := AsErrorOrNil(err); e == nil || !e.TooLarge || e.Code != "decode" {
+		t.Fatalf("an answer of MaxBody+1 bytes: got %v, want a decode error marked TooLarge", err)
+	}
+	size.Store(MaxBody)
+	if _, err := c.Fetch(context.Background(), "/x", nil, false, 0); err != nil {
+		t.Fatalf("an answer of MaxBody bytes: %v", err)
+	}
+}

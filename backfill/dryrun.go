@@ -1,0 +1,82 @@
+package backfill
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+)
+
+// DryRun prints the calls a run would make, and makes none: per series
+// the first call and, for fixed windows, the pages after it; for block
+// windows the first call only, since how many blocks a range holds is
+// known from the first answer. Series an earlier run wrote (progress
+// file) are listed as such. cfg is the configuration as loaded: "all" is
+// resolved by listing calls that a dry run does not make either.
+func DryRun(w io.Writer, cfg *config.Config, o Options) error {
+	o.setDefaults()
+	prog, tuples, err := prepare(cfg, &o)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "# backfill from %s to %s into %s\n", o.From.Format(time.RFC3339), o.To.Format(time.RFC3339), o.target())
+	sh := shares(cfg)
+	for _, api := range config.APINames {
+		if s, ok := sh[api]; ok {
+			fmt.Fprintf(w, "# %s: %s, paced over the UTC day\n", api, s)
+		}
+	}
+	calls, series, unknown := 0, 0, 0
+	listed := map[*config.Entry]bool{}
+	for _, t := range tuples {
+		if p := unresolved(t); p != "" {
+			if !listed[t.Entry] {
+				listed[t.Entry] = true
+				fmt.Fprintf(w, "# %s (line %d): %s: all is resolved by the API's listing call first; its series are known after it\n", t.Entry.Key, t.Entry.Line, p)
+				calls++
+			}
+			continue
+		}
+		series++
+		if _, ok := prog.file.Series[t.Key]; ok {
+			fmt.Fprintf(w, "# written by an earlier run: %s %s?%s\n", t.API, t.Path, t.Query.Encode())
+			continue
+		}
+		shift := o.Stamp.shift(t, windowDuration(t.Window))
+		p := planFor(t, o.From, o.To.Add(-shift))
+		rows := expectedRows(t, o.From, p.to)
+		fmt.Fprintln(w, describeCall(t, p.query(t, p.limit, nil)))
+		calls++
+		switch {
+		case rows < 0:
+			if p.ranged {
+				unknown++
+				fmt.Fprintf(w, "#   and pages before it by to= while an answer holds %d rows\n", p.limit)
+			}
+		case p.ranged && p.limit > 0:
+			for to := p.to.Add(-time.Duration(p.limit) * windowDuration(t.Window)); rows > p.limit; rows -= p.limit {
+				q := p.query(t, p.limit, &cursor{time: to.Add(windowDuration(t.Window))})
+				fmt.Fprintln(w, describeCall(t, q))
+				calls++
+				to = to.Add(-time.Duration(p.limit) * windowDuration(t.Window))
+			}
+		}
+	}
+	fmt.Fprintf(w, "# %d series, %d calls", series, calls)
+	if unknown > 0 {
+		fmt.Fprintf(w, " (and more for %d block series whose ranges hold more blocks than one answer does)", unknown)
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+// unresolved names the parameter of a tuple still listing "all".
+func unresolved(t *config.Tuple) string {
+	for name, v := range t.Params {
+		if v == config.All {
+			return name
+		}
+	}
+	return ""
+}

@@ -1,0 +1,234 @@
+package backfill
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/go-kit/log/level"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/decode"
+	"github.com/onchain-exporter/onchain_exporter/upstream"
+)
+
+// outcome is one series fetched: its samples spooled, or why not.
+type outcome struct {
+	t       *config.Tuple
+	ts      *tupleSeries
+	sp      *spool
+	rec     seriesRecord
+	spacing time.Duration // of its rows, for --sample-interval
+	err     error
+}
+
+type errorKind int
+
+const (
+	refused  errorKind = iota + 1 // the upstream refuses the series as asked
+	notTried                      // left for a later run
+)
+
+// tupleError is a series not written, and why.
+type tupleError struct {
+	kind errorKind
+	err  error
+}
+
+func (e *tupleError) Error() string { return e.err.Error() }
+func (e *tupleError) Unwrap() error { return e.err }
+
+// maxRetries bounds the tries of a call that failed in a way that may
+// pass (a server fault, a timeout), beyond the client's own one retry.
+const maxRetries = 3
+
+// history fetches every row of one series, newest page first, and
+// spools its samples.
+func (r *runner) history(ctx context.Context, t *config.Tuple) *outcome {
+	oc := &outcome{t: t, ts: newTupleSeries(r.cfg, t, r.o.Labels, r.claims), sp: &spool{dir: r.o.TempDir}}
+	if why := r.stoppedAPI(t.API); why != "" {
+		oc.err = &tupleError{notTried, errors.New(why)}
+		return oc
+	}
+	c := r.pool.Client(r.cfg.APIs[t.API])
+	oc.spacing = windowDuration(t.Window)
+	shift := r.o.Stamp.shift(t, oc.spacing)
+	p := planFor(t, r.o.From, r.o.To.Add(-shift))
+	limit := p.limit
+	var before *cursor
+	for {
+		q := p.query(t, limit, before)
+		root, err := r.call(ctx, c, t, q, limit, &oc.rec)
+		if e := upstream.AsErrorOrNil(err); e != nil && e.TooLarge && limit > 1 {
+			limit /= 2
+			level.Info(r.o.Logger).Log("msg", "answer too large to read; asking for fewer rows", "endpoint", t.Path, "limit", limit)
+			continue
+		}
+		if err != nil {
+			oc.err = err
+			return oc
+		}
+		// Whether the page is full and where the next one starts are read
+		// before the rows: the parsed answer is not needed while they are
+		// spooled, and the garbage collector may take it.
+		list := pageRows(root, t, c.DefaultRows())
+		n := len(list)
+		full := limit > 0 && n >= limit
+		var oldest cursor
+		dated := false
+		if full {
+			oldest, dated = oldestRow(list, t)
+		}
+		rows, problems, err := decode.History(root, t, c.DefaultRows())
+		if err != nil {
+			oc.err = &tupleError{refused, fmt.Errorf("the answer cannot be read: %w", err)}
+			return oc
+		}
+		oc.ts.problems = append(oc.ts.problems, problems...)
+		if oc.spacing == 0 {
+			oc.spacing = spacingOf(rows)
+			shift = r.o.Stamp.shift(t, oc.spacing)
+		}
+		oc.sp.page()
+		for _, row := range rows {
+			at := row.Time.Add(shift)
+			if before != nil && !before.older(row) || row.Time.Before(r.o.From) || at.After(r.o.To) {
+				continue
+			}
+			if err := oc.ts.rowSamples(oc.sp, row, at.UnixMilli()); err != nil {
+				oc.err = err
+				return oc
+			}
+			oc.rec.Rows++
+			if oc.rec.Oldest.IsZero() || row.Time.Before(oc.rec.Oldest) {
+				oc.rec.Oldest = row.Time
+			}
+			if row.Time.After(oc.rec.Newest) {
+				oc.rec.Newest = row.Time
+			}
+		}
+		switch {
+		case !full || !dated || !oldest.time.After(r.o.From):
+			return oc
+		case !p.ranged:
+			level.Info(r.o.Logger).Log("msg", "the API serves only the newest rows of this series; older history is not available",
+				"endpoint", t.Path, "rows", n, "oldest", oldest.time.Format(time.DateOnly))
+			return oc
+		case before != nil && !before.older(decode.Row{Time: oldest.time, Block: oldest.block, HasBlock: oldest.hasBlock}):
+			oc.ts.problems = append(oc.ts.problems, fmt.Sprintf("the upstream answered a page no older than the one before (to= not taken?): the history stops at %s", before.time.Format(time.RFC3339)))
+			return oc
+		}
+		before = &oldest
+	}
+}
+
+// older says whether a row is older than the cursor: by block height
+// where both have one, else by time.
+func (c *cursor) older(row decode.Row) bool {
+	if c.hasBlock && row.HasBlock {
+		return row.Block < c.block
+	}
+	return row.Time.Before(c.time)
+}
+
+// pageRows are the rows of an answer, those without values too: a page
+// of nulls is still a page. Their number says whether the answer is full.
+func pageRows(root any, t *config.Tuple, defaultRows string) []any {
+	pinned := ""
+	if t.Entry != nil {
+		pinned = t.Entry.Rows
+	}
+	list, _, err := decode.FindRows(root, pinned, t.Rows, defaultRows)
+	if err != nil {
+		return nil
+	}
+	return list
+}
+
+// oldestRow is the oldest dated row of a full page: where the next page
+// starts. Read only for full pages.
+func oldestRow(list []any, t *config.Tuple) (cursor, bool) {
+	pinned := ""
+	if t.Entry != nil {
+		pinned = t.Entry.TimeKey
+	}
+	var oldest cursor
+	dated := false
+	for _, item := range list {
+		obj, ok := item.(map[string]any)
+		if !ok {
+			continue
+		}
+		_, tm, ok := decode.FindTimeKey(obj, pinned, t.TimeKey)
+		if !ok || dated && !tm.Before(oldest.time) {
+			continue
+		}
+		oldest, dated = cursor{time: tm}, true
+		if b, ok := decode.Number(obj["blockheight"]); ok {
+			oldest.block, oldest.hasBlock = b, true
+		}
+	}
+	return oldest, dated
+}
+
+// call makes one call of a series' history, waiting out rate_limit, the
+// daily budget's pace and short pauses, and retrying faults that may pass.
+// The error is a *tupleError, or the context's.
+func (r *runner) call(ctx context.Context, c *upstream.Client, t *config.Tuple, q url.Values, maxItems int, rec *seriesRecord) (any, error) {
+	retries := 0
+	for {
+		cctx, cancel := context.WithTimeout(ctx, r.o.Timeout)
+		root, err := c.Fetch(cctx, t.Path, q, t.Keyed, maxItems)
+		cancel()
+		if err == nil {
+			r.calls.Add(1)
+			rec.Calls++
+			return root, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		e := upstream.AsError(err)
+		if !e.HeldBack && e.Code != "paused" {
+			r.calls.Add(1)
+			rec.Calls++
+		}
+		var wait time.Duration
+		switch {
+		case e.HeldBack && e.RetryAfter > r.o.MaxWait:
+			// The daily budget (or rate_limit) has no call for it before
+			// later than the run waits.
+			r.stop(t.API, fmt.Sprintf("%s: no call before %s; run again then", e.Message, r.o.Now().Add(e.RetryAfter).UTC().Format(time.RFC3339)))
+			return nil, &tupleError{notTried, e}
+		case e.HeldBack:
+			wait = e.RetryAfter
+		case e.TooLarge:
+			return nil, e
+		case e.Gone:
+			return nil, &tupleError{refused, e}
+		case e.Credential:
+			r.stop(t.API, e.Error())
+			return nil, &tupleError{notTried, e}
+		case e.Code == "paused" || e.Pause > 0 || !e.PauseUntil.IsZero():
+			until := e.PauseUntil
+			if until.IsZero() {
+				until = r.o.Now().Add(max(e.Pause, e.RetryAfter))
+			}
+			if wait = until.Sub(r.o.Now()); wait > r.o.MaxWait {
+				r.stop(t.API, fmt.Sprintf("%v; calls paused until %s", e, until.UTC().Format(time.RFC3339)))
+				return nil, &tupleError{notTried, e}
+			}
+		case e.Retryable && retries < maxRetries:
+			retries++
+			wait = max(e.RetryAfter, time.Duration(retries)*2*time.Second)
+		default:
+			return nil, e
+		}
+		level.Debug(r.o.Logger).Log("msg", "waiting before calling again", "endpoint", t.Path, "wait", wait, "err", e)
+		if err := sleepCtx(ctx, max(wait, 10*time.Millisecond)); err != nil {
+			return nil, err
+		}
+	}
+}

@@ -1,0 +1,214 @@
+package backfill
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/onchain-exporter/onchain_exporter/series"
+)
+
+// The OpenMetrics file. The format wants each family's samples together
+// and each series' samples together, oldest first; the history arrives
+// series after series of every family. So each family is written to a
+// file of its own in a directory beside the output (FILE.parts) as its
+// series come, and the output is those files one after the other, each
+// under its HELP and TYPE, then "# EOF": memory stays that of a buffer per
+// family, whatever the history's length. The parts stay until the output
+// is whole, so that an interrupted run goes on where it stopped: the
+// progress file records each part's length after every series committed,
+// and a resumed run cuts each part back to it.
+
+type openMetrics struct {
+	out, dir string
+	fams     map[string]*famPart
+}
+
+type famPart struct {
+	fam  series.Family
+	f    *os.File
+	w    *bufio.Writer
+	size int64 // bytes written, flushed or not
+}
+
+// newOpenMetrics opens the parts of out, cutting back to the lengths
+// recorded (a new run records none: the directory starts empty).
+func newOpenMetrics(out string, recorded map[string]familyRecord) (*openMetrics, error) {
+	o := &openMetrics{out: out, dir: out + ".parts", fams: map[string]*famPart{}}
+	if len(recorded) == 0 {
+		if err := os.RemoveAll(o.dir); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(o.dir, 0o755); err != nil {
+		return nil, err
+	}
+	for name, r := range recorded {
+		p, err := o.open(series.Family{Name: name, Help: r.Help, Type: r.Type})
+		if err != nil {
+			return nil, err
+		}
+		if err := p.f.Truncate(r.Size); err != nil {
+			return nil, err
+		}
+		if _, err := p.f.Seek(r.Size, io.SeekStart); err != nil {
+			return nil, err
+		}
+		p.size = r.Size
+	}
+	return o, nil
+}
+
+func (o *openMetrics) open(f series.Family) (*famPart, error) {
+	file, err := os.OpenFile(filepath.Join(o.dir, f.Name), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	p := &famPart{fam: f, f: file, w: bufio.NewWriterSize(file, 64<<10)}
+	o.fams[f.Name] = p
+	return p, nil
+}
+
+func (o *openMetrics) series(def *seriesDef, each func(add func(ms int64, v float64) error) error) error {
+	p := o.fams[def.fam.Name]
+	if p == nil {
+		var err error
+		if p, err = o.open(def.fam); err != nil {
+			return err
+		}
+	}
+	prefix := def.text + " "
+	buf := make([]byte, 0, 128)
+	return each(func(ms int64, v float64) error {
+		buf = append(buf[:0], prefix...)
+		buf = appendFloat(buf, v)
+		buf = append(buf, ' ')
+		buf = appendTimestamp(buf, ms)
+		buf = append(buf, '\n')
+		n, err := p.w.Write(buf)
+		p.size += int64(n)
+		return err
+	})
+}
+
+// commit flushes every part and returns their lengths for the progress
+// file: what is recorded is on disk.
+func (o *openMetrics) commit() (map[string]int64, error) {
+	sizes := make(map[string]int64, len(o.fams))
+	for name, p := range o.fams {
+		if err := p.w.Flush(); err != nil {
+			return nil, fmt.Errorf("%s: %w", p.f.Name(), err)
+		}
+		sizes[name] = p.size
+	}
+	return sizes, nil
+}
+
+// finish writes the output from the parts, sorted by family, and removes
+// the parts; a run that did not write everything leaves them for the next.
+func (o *openMetrics) finish(complete bool) error {
+	for _, p := range o.fams {
+		if err := p.w.Flush(); err != nil {
+			return err
+		}
+	}
+	defer func() {
+		for _, p := range o.fams {
+			p.f.Close()
+		}
+	}()
+	if !complete {
+		return nil
+	}
+	tmp := o.out + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(o.fams))
+	for n := range o.fams {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		if err := appendPart(f, o.fams[n]); err != nil {
+			return errors.Join(err, f.Close())
+		}
+	}
+	_, err = f.WriteString("# EOF\n")
+	if err := errors.Join(err, f.Sync(), f.Close()); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, o.out); err != nil {
+		return err
+	}
+	return os.RemoveAll(o.dir)
+}
+
+func (o *openMetrics) refused() int { return 0 }
+
+// appendPart writes one family: HELP, TYPE and its part. The part is
+// copied file to file (copy_file_range on Linux), not through memory.
+func appendPart(f *os.File, p *famPart) error {
+	if p.size == 0 {
+		return nil
+	}
+	base, typ := omFamily(p.fam)
+	if _, err := fmt.Fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", base, omHelpEscaper.Replace(p.fam.Help), base, typ); err != nil {
+		return err
+	}
+	if _, err := p.f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	_, err := io.Copy(f, &io.LimitedReader{R: p.f, N: p.size})
+	return err
+}
+
+// omFamily is the family name and type OpenMetrics writes in HELP and
+// TYPE. A counter's family is its name without _total, its samples keep
+// it; a counter named otherwise is written as unknown, so that its
+// samples keep the name the live exposition serves.
+func omFamily(f series.Family) (name, typ string) {
+	if f.Type == series.Counter {
+		if base, ok := strings.CutSuffix(f.Name, "_total"); ok {
+			return base, "counter"
+		}
+		return f.Name, "unknown"
+	}
+	return f.Name, f.Type
+}
+
+var omHelpEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
+
+// appendFloat writes a value as the exposition formats write it.
+func appendFloat(b []byte, v float64) []byte {
+	switch {
+	case math.IsNaN(v):
+		return append(b, "NaN"...)
+	case math.IsInf(v, 1):
+		return append(b, "+Inf"...)
+	case math.IsInf(v, -1):
+		return append(b, "-Inf"...)
+	}
+	return strconv.AppendFloat(b, v, 'g', -1, 64)
+}
+
+// appendTimestamp writes Unix milliseconds as OpenMetrics seconds.
+func appendTimestamp(b []byte, ms int64) []byte {
+	b = strconv.AppendInt(b, ms/1000, 10)
+	if r := ms % 1000; r != 0 {
+		if r < 0 {
+			r = -r
+		}
+		b = append(b, '.')
+		b = append(b, fmt.Sprintf("%03d", r)...)
+	}
+	return b
+}

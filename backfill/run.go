@@ -1,0 +1,374 @@
+package backfill
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-kit/log/level"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/series"
+	"github.com/onchain-exporter/onchain_exporter/upstream"
+)
+
+// Summary is what a run did.
+type Summary struct {
+	// Series is every series of the configuration that has a history;
+	// Already those an earlier run wrote, Written those this run wrote.
+	Series, Already, Written int
+	// Refused: the upstream refuses the series as asked (skipped, with
+	// the reason logged). Failed: errors that may pass (run again).
+	// NotTried: left for a later run (an API paused, the budget spent,
+	// the run interrupted).
+	Refused, Failed, NotTried int
+	// Rows read and samples written this run, and the calls made for them.
+	Rows, Samples, Calls int64
+	// RefusedSamples were refused by the remote-write target.
+	RefusedSamples int64
+	// Complete says every series but those refused is written: the
+	// OpenMetrics output is whole.
+	Complete bool
+}
+
+type sink interface {
+	// series writes one series; each calls add for its samples, oldest
+	// first.
+	series(def *seriesDef, each func(add func(ms int64, v float64) error) error) error
+	// commit ends a tuple: what it wrote is on disk or acknowledged. An
+	// OpenMetrics output returns the lengths of its parts.
+	commit() (map[string]int64, error)
+	// finish ends the run; complete says nothing is left to write.
+	finish(complete bool) error
+	// refused counts the series the target refused so far.
+	refused() int
+}
+
+// Run writes the history of every series of cfg (expanded: "all"
+// resolved) through the clients of pool.
+func Run(ctx context.Context, cfg *config.Config, pool *upstream.Pool, o Options) (*Summary, error) {
+	o.setDefaults()
+	prog, tuples, err := prepare(cfg, &o)
+	if err != nil {
+		return nil, err
+	}
+	sum := &Summary{Series: len(tuples)}
+	var todo []*config.Tuple
+	for _, t := range tuples {
+		if _, ok := prog.file.Series[t.Key]; ok {
+			sum.Already++
+		} else {
+			todo = append(todo, t)
+		}
+	}
+	if prog.file.Complete && len(todo) == 0 {
+		level.Info(o.Logger).Log("msg", "nothing left to do: every series is written", "progress_file", prog.path, "series", sum.Series)
+		sum.Complete = true
+		return sum, nil
+	}
+	if prog.file.Complete && o.Output != "" {
+		// Refused by the upstream when it was written, or new in the
+		// configuration since: a complete file takes nothing more.
+		level.Warn(o.Logger).Log("msg", "the output is complete; series of the configuration not in it are not written: write them to another --output",
+			"output", o.Output, "series", len(todo))
+		sum.Complete = true
+		return sum, nil
+	}
+	r := &runner{o: o, cfg: cfg, pool: pool, prog: prog, claims: series.NewClaims(), sum: sum, stopped: map[string]string{}}
+	for name, f := range prog.file.Families {
+		if f.Owner != "" {
+			_ = r.claims.Claim(f.Owner, series.Family{Name: name, Help: f.Help, Type: f.Type}, f.Labels)
+		}
+	}
+	r.applyBudgets()
+	var rw *remoteWrite
+	if o.RemoteWrite != nil {
+		rw = newRemoteWrite(ctx, o.RemoteWrite, o.Logger)
+		r.sink = rw
+	} else if r.sink, err = newOpenMetrics(o.Output, prog.file.Families); err != nil {
+		return nil, err
+	}
+	level.Info(o.Logger).Log("msg", "backfill starting", "series", len(todo), "already_written", sum.Already,
+		"from", o.From.Format(time.RFC3339), "to", o.To.Format(time.RFC3339), "target", o.target())
+	runErr := r.run(ctx, todo)
+	sum.Calls = r.calls.Load()
+	sum.Complete = runErr == nil && sum.Failed == 0 && sum.NotTried == 0
+	if rw != nil {
+		sum.RefusedSamples = rw.refusedSamples
+	}
+	prog.file.Complete = sum.Complete && o.Output != ""
+	if err := r.sink.finish(sum.Complete); err != nil {
+		runErr = errors.Join(runErr, err)
+	}
+	r.saveBudgets()
+	prog.dirty = true
+	if err := prog.save(o.Now(), true); err != nil {
+		runErr = errors.Join(runErr, err)
+	}
+	return sum, runErr
+}
+
+// prepare checks the options, opens the progress file and picks the
+// series that have a history.
+func prepare(cfg *config.Config, o *Options) (*progress, []*config.Tuple, error) {
+	if err := o.validate(); err != nil {
+		return nil, nil, err
+	}
+	want := progressFile{Target: o.target(), From: o.From, To: o.To, Stamp: o.Stamp, Step: o.Step.String(), Labels: o.labelMap()}
+	prog, err := openProgress(o.ProgressFile, want, o.ToSet)
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.To = prog.file.To; !o.From.Before(o.To) {
+		return nil, nil, fmt.Errorf("--from %s is not before --to %s", o.From.Format(time.RFC3339), o.To.Format(time.RFC3339))
+	}
+	var tuples []*config.Tuple
+	consensus := 0
+	for _, t := range cfg.Tuples {
+		if t.API == config.APIConsensus {
+			consensus++
+			continue
+		}
+		tuples = append(tuples, t)
+	}
+	if consensus > 0 {
+		level.Info(o.Logger).Log("msg", "the Analyst Consensus API has no history endpoint: its series are not backfilled", "series", consensus)
+	}
+	return prog, tuples, nil
+}
+
+type runner struct {
+	o      Options
+	cfg    *config.Config
+	pool   *upstream.Pool
+	prog   *progress
+	sink   sink
+	claims *series.Claims
+	sum    *Summary
+	start  time.Time
+
+	// Counters the progress reporter reads while the run goes on.
+	done, rows, calls atomic.Int64
+
+	mu sync.Mutex
+	// stopped holds, per API, why its remaining series wait for a later
+	// run (its credential refused, a long pause, the budget spent).
+	stopped map[string]string
+}
+
+// run fetches the series, per API as many at once as allowed, and writes
+// each as it comes, one at a time.
+func (r *runner) run(ctx context.Context, todo []*config.Tuple) error {
+	r.start = r.o.Now()
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	byAPI := map[string][]*config.Tuple{}
+	for _, t := range todo {
+		byAPI[t.API] = append(byAPI[t.API], t)
+	}
+	results := make(chan *outcome, 2*r.o.Concurrency)
+	var wg sync.WaitGroup
+	for api, list := range byAPI {
+		jobs := make(chan *config.Tuple)
+		n := max(1, min(r.o.Concurrency, r.cfg.APIs[api].Concurrency, len(list)))
+		for range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for t := range jobs {
+					results <- r.history(wctx, t)
+				}
+			}()
+		}
+		go func() {
+			defer close(jobs)
+			for _, t := range list {
+				select {
+				case jobs <- t:
+				case <-wctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(results) }()
+	stopReport := r.report(len(todo))
+	defer stopReport()
+
+	var fatal error
+	seen := 0
+	for oc := range results {
+		seen++
+		switch {
+		case fatal != nil:
+			r.sum.NotTried++
+		default:
+			if fatal = r.write(oc); fatal != nil {
+				r.sum.NotTried++
+				cancel()
+			}
+		}
+		oc.sp.close()
+	}
+	// Series never handed to a worker were not tried.
+	r.sum.NotTried += len(todo) - seen
+	if fatal != nil {
+		return fatal
+	}
+	return ctx.Err()
+}
+
+// write writes one fetched series and records it.
+func (r *runner) write(oc *outcome) error {
+	defer r.done.Add(1)
+	t := oc.t
+	kv := []any{"api", t.API, "endpoint", t.Path, "query", t.Query.Encode()}
+	if oc.err != nil {
+		var te *tupleError
+		switch {
+		case errors.As(oc.err, &te) && te.kind == refused:
+			r.sum.Refused++
+			level.Warn(r.o.Logger).Log(append(kv, "msg", "the upstream refuses this series; it is skipped", "err", te.err)...)
+		case errors.As(oc.err, &te) && te.kind == notTried:
+			r.sum.NotTried++
+			level.Debug(r.o.Logger).Log(append(kv, "msg", "series left for a later run", "err", te.err)...)
+		case errors.Is(oc.err, context.Canceled):
+			r.sum.NotTried++
+		default:
+			r.sum.Failed++
+			level.Warn(r.o.Logger).Log(append(kv, "msg", "series not written; run again to retry it", "err", oc.err)...)
+		}
+		return nil
+	}
+	if ps := firstProblems(oc.ts.problems, 3); len(ps) > 0 {
+		level.Warn(r.o.Logger).Log(append(kv, "msg", "some values of the series' rows were skipped", "problems", fmt.Sprint(ps))...)
+	}
+	var samples int64
+	lastMs := r.o.To.UnixMilli()
+	refusedBefore := r.sink.refused()
+	for i, def := range oc.ts.defs {
+		err := r.sink.series(def, func(add func(int64, float64) error) error {
+			count := func(ms int64, v float64) error { samples++; return add(ms, v) }
+			return replay(oc.sp, i, r.o.Step, oc.spacing, lastMs, count)
+		})
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", def.text, err)
+		}
+	}
+	sizes, err := r.sink.commit()
+	if err != nil {
+		return err
+	}
+	if n := r.sink.refused() - refusedBefore; n > 0 {
+		// Not recorded: a run after the target is fixed sends it again.
+		r.sum.Failed++
+		level.Warn(r.o.Logger).Log(append(kv, "msg", "the target refused some series of this tuple; it is not recorded as written, so that the next run sends it again", "refused_series", n)...)
+		return nil
+	}
+	for _, def := range oc.ts.defs {
+		rec := familyRecord{Help: def.fam.Help, Type: def.fam.Type}
+		if def.claim != nil {
+			rec.Owner, rec.Labels = t.LabelGroup, def.claim
+		}
+		r.prog.family(def.fam.Name, rec)
+	}
+	if sizes != nil {
+		r.prog.sizes(sizes)
+	}
+	oc.rec.Samples = samples
+	r.prog.done(t.Key, oc.rec)
+	r.sum.Written++
+	r.sum.Rows += int64(oc.rec.Rows)
+	r.sum.Samples += samples
+	r.rows.Add(int64(oc.rec.Rows))
+	level.Debug(r.o.Logger).Log(append(kv, "msg", "series written", "rows", oc.rec.Rows, "samples", samples, "calls", oc.rec.Calls)...)
+	r.saveBudgets()
+	return r.prog.save(r.o.Now(), false)
+}
+
+// replay hands one series of a spool to add: each sample, or with a step
+// the row's value every step until the next row's time, the last one
+// until its spacing ends or lastMs.
+func replay(sp *spool, idx int, step, spacing time.Duration, lastMs int64, add func(int64, float64) error) error {
+	if step <= 0 {
+		return sp.replay(idx, add)
+	}
+	st := step.Milliseconds()
+	fill := func(from int64, v float64, until int64) error {
+		for ms := from; ms < until; ms += st {
+			if err := add(ms, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var prevMs int64
+	var prev float64
+	have := false
+	err := sp.replay(idx, func(ms int64, v float64) error {
+		if have {
+			if err := fill(prevMs, prev, ms); err != nil {
+				return err
+			}
+		}
+		prevMs, prev, have = ms, v, true
+		return nil
+	})
+	if err != nil || !have {
+		return err
+	}
+	return fill(prevMs, prev, min(prevMs+max(spacing.Milliseconds(), 1), lastMs+1))
+}
+
+// stop leaves an API's remaining series to a later run, saying why once.
+func (r *runner) stop(api, why string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.stopped[api]; ok {
+		return
+	}
+	r.stopped[api] = why
+	level.Warn(r.o.Logger).Log("msg", "no more calls to this API in this run; its remaining series are left for a later run", "api", api, "reason", why)
+}
+
+func (r *runner) stoppedAPI(api string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stopped[api]
+}
+
+// report shows the progress until the returned function is called.
+func (r *runner) report(total int) func() {
+	rep := r.o.Report
+	if rep == nil {
+		rep = &logReporter{logger: r.o.Logger, every: 10 * time.Second}
+	}
+	status := func() Status {
+		done := int(r.done.Load())
+		s := Status{Total: total, Done: done, Rows: r.rows.Load(), Calls: r.calls.Load(), Elapsed: r.o.Now().Sub(r.start)}
+		if done > 0 && done < total {
+			s.Left = time.Duration(float64(s.Elapsed) / float64(done) * float64(total-done))
+		}
+		return s
+	}
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				rep.Update(status())
+			case <-stop:
+				rep.Update(status())
+				rep.Close()
+				return
+			}
+		}
+	}()
+	return func() { close(stop); <-stopped }
+}
