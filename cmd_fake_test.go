@@ -121,10 +121,14 @@ func TestFakeCommandServesTheExamples(t *testing.T) {
 	if len(files) < 5 {
 		t.Fatalf("found only %v", slices.Sorted(maps.Keys(files)))
 	}
-	pool := upstream.NewPool(prometheus.NewRegistry(), time.Now, log.NewNopLogger())
-	defer pool.Close()
 	for name, yml := range files {
 		t.Run(strings.ReplaceAll(name, "/", "_"), func(t *testing.T) {
+			// A pool per file, as each file runs in an exporter of its
+			// own: the files share the fake's url and credentials, so one
+			// pool would give them one account, and a daily_budget one of
+			// them sets would pace the calls of all the others.
+			pool := upstream.NewPool(prometheus.NewRegistry(), time.Now, log.NewNopLogger())
+			defer pool.Close()
 			cfg, err := config.Parse(name, yml, fakeCredentials(yml))
 			if err != nil {
 				t.Fatal(err)
