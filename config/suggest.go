@@ -24,7 +24,7 @@ var sectionKeys = append([]string{"url", "token_env", "token_file", "auth", "tim
 var fieldKeys = []string{"name", "help", "type", "scale", "labels", "key_label"}
 
 // nearKey returns the known key that key is probably a typo of, or "".
-// The rule, also in the README: key has at least minLen characters and is
+// The rule, also in docs/configuration.md: key has at least minLen characters and is
 // one edit (an insertion, a deletion, a substitution or two adjacent
 // letters swapped) from a known key, or two edits when it has 8 characters
 // or more. Two edits turn too many short words into known keys: "page"
