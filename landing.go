@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
 
+	"github.com/onchain-exporter/onchain_exporter/budget"
 	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/config"
 )
@@ -35,6 +36,8 @@ type apiInfo struct {
 	// Status, when set, is shown after the tuple count (the state of the
 	// API's expansion, say).
 	Status string
+	// Budget says how daily_budget cut the plan, when it did.
+	Budget string
 }
 
 // infoOf describes a configuration for the landing page.
@@ -44,6 +47,11 @@ func infoOf(metricsPath string, demo bool, cfg *config.Config) landingInfo {
 		a := apiInfo{Name: name}
 		if s := cfg.APIs[name]; s != nil {
 			a.Configured, a.Tuples = true, len(s.Tuples)
+		}
+		for _, f := range budget.Forecast(cfg).APIs {
+			if f.API == name && f.Plan.Cut() {
+				a.Budget = "daily_budget: " + f.Plan.Summary(3)
+			}
 		}
 		info.APIs = append(info.APIs, a)
 	}
@@ -76,6 +84,9 @@ func landingConfig(info landingInfo) web.LandingConfig {
 		}
 		if a.Status != "" {
 			d += ", " + a.Status
+		}
+		if a.Budget != "" {
+			d += "; " + a.Budget
 		}
 		links = append(links, web.LandingLinks{
 			Address:     html.EscapeString(metrics + "?collect[]=" + a.Name),

@@ -64,3 +64,31 @@ consensus:
 		t.Errorf("the landing page shows the credential or unescaped text:\n%s", body)
 	}
 }
+
+// TestLandingPageSaysHowTheBudgetCut: a configuration that costs more than
+// its daily_budget shows, on the landing page, what the plan cut.
+func TestLandingPageSaysHowTheBudgetCut(t *testing.T) {
+	cfg, err := config.Parse("b.yml", []byte(`
+data:
+  url: http://127.0.0.1:1
+  token_env: T
+  daily_budget: 100
+  metrics:
+    - path: /v1/btc/market-data/open-interest
+      window: min
+      exchange: [binance, okx]
+    - path: /v1/btc/network-data/supply
+`), func(string) string { return "x" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := newLandingPage(infoOf("/metrics", false, cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+	if body := rec.Body.String(); !strings.Contains(body, "daily_budget:") || !strings.Contains(body, "min polled every") {
+		t.Errorf("the landing page does not say how daily_budget cut the plan:\n%s", body)
+	}
+}
