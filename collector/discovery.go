@@ -240,7 +240,7 @@ func (r *resolution) assets(a *config.API, e *config.Entry, p config.Param) (con
 		case v == config.All:
 			out = append(out, keys...)
 		case key == "":
-			return p, fmt.Errorf("%q is not an asset of %s (known: %s)", v, consensusAssets, strings.Join(keys, ", "))
+			return p, fmt.Errorf("%q is not an asset of %s (known: %s)", v, consensusAssets, knownList(keys))
 		default:
 			out = append(out, key)
 		}
@@ -376,4 +376,13 @@ func unusable(path string, rows []map[string]any) string {
 		return ""
 	}
 	return fmt.Sprintf("the answer lists no %s (%d items)", what, len(rows))
+}
+
+// knownList names the values of a list in an error: the first ten and how
+// many more, whatever the upstream lists.
+func knownList(keys []string) string {
+	if len(keys) <= 10 {
+		return strings.Join(keys, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(keys[:10], ", "), len(keys)-10)
 }

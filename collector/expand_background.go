@@ -97,7 +97,9 @@ func (x *Expander) record(api string, st *ExpansionState, now time.Time, err err
 		st.OK, st.LastSuccess, st.LastError = true, now, ""
 		return false
 	}
-	msg := strings.ReplaceAll(err.Error(), "\n", "; ")
+	// Upstream texts are in it: scrubbed of the API's credential and cut
+	// before they reach the log and the landing page.
+	msg := x.clients.Clean(api, strings.ReplaceAll(err.Error(), "\n", "; "))
 	changed := msg != st.LastError
 	st.OK, st.LastError = false, msg
 	return changed
