@@ -28,7 +28,9 @@ func (bt *budgetTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 			if req.Body != nil {
 				req.Body.Close()
 			}
-			return nil, &Error{Code: "budget_exhausted", Message: "daily_budget: no call left at this pace until " + next.UTC().Format(time.RFC3339),
+			// One message whatever the wait: a refresh's log line is
+			// written once per message, not at every held call.
+			return nil, &Error{Code: "budget_exhausted", Message: "daily_budget has no call left at this pace; asked again when it has",
 				HeldBack: true, RetryAfter: max(next.Sub(now), time.Second)}
 		}
 	}
