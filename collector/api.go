@@ -230,6 +230,15 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 		close(done)
 		c.mu.Unlock()
 	}()
+	if e := upstream.AsErrorOrNil(err); e != nil && e.HeldBack && e.Code == "budget_exhausted" {
+		// Not sent: the daily budget has no call for it now. Nothing
+		// failed and nothing was tried: the last good value stays
+		// served as it was (max_staleness does not run), and the tuple
+		// is asked again when the budget has a call.
+		st.Next = c.sched.afterError(st, e, now)
+		c.logOnce(st, level.Debug(c.logger), "refresh held back by daily_budget", e.Error())
+		return
+	}
 	st.LastAttempt = start
 	if err != nil {
 		e := upstream.AsError(err)

@@ -115,3 +115,36 @@ func TestEngineIdlesWithoutScrapes(t *testing.T) {
 		t.Error("a scrape after an idle spell did not wake the engine")
 	}
 }
+
+// TestBudgetHeldRefreshKeepsTheValue: a refresh the daily budget holds
+// back was never sent: the last good value stays served past
+// max_staleness, and the series does not read as failing.
+func TestBudgetHeldRefreshKeepsTheValue(t *testing.T) {
+	e := newEnv(t, `
+data:
+  url: "{{URL}}"
+  token_env: T
+  daily_budget: 2
+  max_staleness: 1h
+  metrics:
+    - path: /v1/btc/network-data/supply
+      window: hour
+`, fakeapi.Options{})
+	if body := e.scrape("10"); len(lines(body, "onchain_supply{")) != 1 {
+		t.Fatalf("the first fill served nothing:\n%s", body)
+	}
+	calls := e.fake.Calls("data")
+	for i := 0; i < 3; i++ { // 6 h: rows are due, the budget has a call every 12 h
+		e.clock.Add(2 * time.Hour)
+		body := e.scrape("10")
+		if len(lines(body, "onchain_supply{")) != 1 {
+			t.Fatalf("after %d h the value held back by the budget is no longer served:\n%s", 2*(i+1), body)
+		}
+		if got := valueOf(body, `onchain_exporter_query_success{api="data",asset="btc",endpoint="/v1/btc/network-data/supply",window="hour"}`); got != "1" {
+			t.Errorf("query_success = %q while the budget held the refresh back", got)
+		}
+	}
+	if got := e.fake.Calls("data"); got != calls {
+		t.Errorf("%d calls past a daily_budget of 2 paced over the day", got-calls)
+	}
+}
