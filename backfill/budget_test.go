@@ -62,7 +62,7 @@ func TestBudgetLeavesTheLiveExportersShare(t *testing.T) {
 	if err != nil || sum.Written != 1 || sum.NotTried != 5 || e.fake.Calls("data") != 1 {
 		t.Fatalf("a share of 2: %+v, %v, %d calls", sum, err, e.fake.Calls("data"))
 	}
-	if e.logs.Count("no more calls to this API", "daily_budget: no call left", "run again then") != 1 {
+	if e.logs.Count("no more calls to this API", "daily_budget has no call left", "run again then") != 1 {
 		t.Errorf("the stop is not said:\n%s", e.logs.String())
 	}
 	// Started again the same day (a new process: new clients).

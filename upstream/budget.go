@@ -30,7 +30,7 @@ func (bt *budgetTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 			}
 			// One message whatever the wait: a refresh's log line is
 			// written once per message, not at every held call.
-			return nil, &Error{Code: "budget_exhausted", Message: "daily_budget has no call left at this pace; asked again when it has",
+			return nil, &Error{Code: "budget_exhausted", Message: "daily_budget has no call left at this pace",
 				HeldBack: true, RetryAfter: max(next.Sub(now), time.Second)}
 		}
 	}
