@@ -43,7 +43,7 @@ func DryRun(w io.Writer, cfg *config.Config, o Options) error {
 			fmt.Fprintf(w, "# written by an earlier run: %s %s?%s\n", t.API, t.Path, t.Query.Encode())
 			continue
 		}
-		shift := o.Stamp.shift(t, windowDuration(t.Window))
+		shift := o.Stamp.shift(t, config.WindowDuration(t.Window))
 		p := planFor(t, o.From, o.To.Add(-shift))
 		rows := expectedRows(t, o.From, p.to)
 		fmt.Fprintln(w, describeCall(t, p.query(t, p.limit, nil)))
@@ -55,11 +55,11 @@ func DryRun(w io.Writer, cfg *config.Config, o Options) error {
 				fmt.Fprintf(w, "#   and pages before it by to= while an answer holds %d rows\n", p.limit)
 			}
 		case p.ranged && p.limit > 0:
-			for to := p.to.Add(-time.Duration(p.limit) * windowDuration(t.Window)); rows > p.limit; rows -= p.limit {
-				q := p.query(t, p.limit, &cursor{time: to.Add(windowDuration(t.Window))})
+			for to := p.to.Add(-time.Duration(p.limit) * config.WindowDuration(t.Window)); rows > p.limit; rows -= p.limit {
+				q := p.query(t, p.limit, &cursor{time: to.Add(config.WindowDuration(t.Window))})
 				fmt.Fprintln(w, describeCall(t, q))
 				calls++
-				to = to.Add(-time.Duration(p.limit) * windowDuration(t.Window))
+				to = to.Add(-time.Duration(p.limit) * config.WindowDuration(t.Window))
 			}
 		}
 	}

@@ -53,7 +53,7 @@ func (r *runner) history(ctx context.Context, t *config.Tuple) *outcome {
 		return oc
 	}
 	c := r.pool.Client(r.cfg.APIs[t.API])
-	oc.spacing = windowDuration(t.Window)
+	oc.spacing = config.WindowDuration(t.Window)
 	shift := r.o.Stamp.shift(t, oc.spacing)
 	p := planFor(t, r.o.From, r.o.To.Add(-shift))
 	limit := p.limit

@@ -91,26 +91,10 @@ type cursor struct {
 	hasBlock bool
 }
 
-// windowDuration is the length of a fixed window's interval; 0 for block
-// windows and for tuples without a window.
-func windowDuration(w string) time.Duration {
-	switch w {
-	case "day":
-		return 24 * time.Hour
-	case "hour":
-		return time.Hour
-	case "10min":
-		return 10 * time.Minute
-	case "min":
-		return time.Minute
-	}
-	return 0
-}
-
 // expectedRows is the number of rows a fixed window has between from and
 // to, both included; -1 when it cannot be told (blocks, no window).
 func expectedRows(t *config.Tuple, from, to time.Time) int {
-	w := windowDuration(t.Window)
+	w := config.WindowDuration(t.Window)
 	if w == 0 {
 		return -1
 	}

@@ -209,7 +209,7 @@ func (s Stamp) shift(t *config.Tuple, spacing time.Duration) time.Duration {
 	if s != StampEnd || t.Window == "block" {
 		return 0
 	}
-	if w := windowDuration(t.Window); w > 0 {
+	if w := config.WindowDuration(t.Window); w > 0 {
 		return w
 	}
 	return spacing

@@ -217,7 +217,7 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 				c.unfilled++
 			}
 			c.states = append(c.states, st)
-			if w := windowDuration(t.Window); w > 0 && t.CacheTTL == 0 {
+			if w := config.WindowDuration(t.Window); w > 0 && t.CacheTTL == 0 {
 				// Present from the start: the first guess until rows
 				// teach better, and an empty histogram.
 				e.m.pubDelay.WithLabelValues(name, t.Path, t.Window).Set(e.delays[name].publication(delayKey(t), w).Seconds())

@@ -49,7 +49,7 @@ func (c *tupleCache) sanitize() {
 // planned (a window or two, a cache_ttl, a pause or hold of at most a
 // day); a saved plan beyond it is not trusted.
 func plannedAhead(t *config.Tuple) time.Duration {
-	return max(2*windowDuration(t.Window), time.Duration(t.CacheTTL*float64(time.Second)), upstream.MaxRestoredPause) + time.Minute
+	return max(2*config.WindowDuration(t.Window), time.Duration(t.CacheTTL*float64(time.Second)), upstream.MaxRestoredPause) + time.Minute
 }
 
 // tupleDigest is a digest of what makes a tuple's request and series:

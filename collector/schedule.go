@@ -3,6 +3,7 @@ package collector
 import (
 	"time"
 
+	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -14,21 +15,6 @@ import (
 // learned per API, endpoint and window (delays.go): the first poll for a
 // row goes to the learned estimate, probes go below it, and a row that is
 // late is polled in widening steps until it shows up.
-
-// windowDuration is the spacing of rows for fixed windows; 0 for block.
-func windowDuration(w string) time.Duration {
-	switch w {
-	case "day":
-		return 24 * time.Hour
-	case "hour":
-		return time.Hour
-	case "10min":
-		return 10 * time.Minute
-	case "min":
-		return time.Minute
-	}
-	return 0
-}
 
 // fallbackTTL is how long a value is cached when the schedule cannot be
 // derived (no row time, or a window unknown), by window.
@@ -108,7 +94,7 @@ func rowWindow(st *tupleState) time.Duration {
 	if st.tuple.Window == "block" {
 		return st.Interval
 	}
-	return windowDuration(st.tuple.Window)
+	return config.WindowDuration(st.tuple.Window)
 }
 
 // afterSuccess learns from a refresh at `now` that succeeded and plans the
