@@ -21,7 +21,6 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/backfill"
 	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/config"
-	"github.com/onchain-exporter/onchain_exporter/demo"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -100,17 +99,13 @@ func (c *backfillCommand) run(g globalFlags, stdout, stderr io.Writer) int {
 	if bar != nil {
 		opts.Report = bar
 	}
-	parse := func() (*config.Config, error) { return config.Load(g.configFile) }
-	if g.demo {
-		d, err := demo.Start(logger)
-		if err != nil {
-			level.Error(logger).Log("msg", "cannot start the demo", "err", err)
-			return 1
-		}
+	parse, d, err := configSource(g.configFile, g.demo, logger)
+	if err != nil {
+		level.Error(logger).Log("msg", "cannot start the demo", "err", err)
+		return 1
+	}
+	if d != nil {
 		defer d.Close()
-		parse = func() (*config.Config, error) {
-			return config.Parse("demo.yml (embedded)", demo.YAML(d.URL), demo.Getenv)
-		}
 	}
 	cfg, err := parse()
 	if err != nil {

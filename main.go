@@ -97,18 +97,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}()
 
-	var d *demo.Demo
-	parse := func() (*config.Config, error) { return config.Load(*configFile) }
-	if *demoMode {
-		var err error
-		if d, err = demo.Start(logger); err != nil {
-			level.Error(logger).Log("msg", "cannot start the demo", "err", err)
-			return 1
-		}
+	parse, d, err := configSource(*configFile, *demoMode, logger)
+	if err != nil {
+		level.Error(logger).Log("msg", "cannot start the demo", "err", err)
+		return 1
+	}
+	if d != nil {
 		defer d.Close()
-		parse = func() (*config.Config, error) {
-			return config.Parse("demo.yml (embedded)", demo.YAML(d.URL), demo.Getenv)
-		}
 	}
 	cfg, err := parse()
 	hint := ""
@@ -275,6 +270,22 @@ func validMetricsPath(p string) (ok bool) {
 		mux.Handle(own, http.NotFoundHandler())
 	}
 	return true
+}
+
+// configSource is where the configuration is read from: the file, or with
+// --demo the embedded demo against a fake upstream started here (the
+// caller closes it).
+func configSource(file string, demoMode bool, logger log.Logger) (func() (*config.Config, error), *demo.Demo, error) {
+	if !demoMode {
+		return func() (*config.Config, error) { return config.Load(file) }, nil, nil
+	}
+	d, err := demo.Start(logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	return func() (*config.Config, error) {
+		return config.Parse("demo.yml (embedded)", demo.YAML(d.URL), demo.Getenv)
+	}, d, nil
 }
 
 // missingConfigHint says what to do when the configuration file does not
