@@ -13,6 +13,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
+	"github.com/onchain-exporter/onchain_exporter/series"
 )
 
 const supplyConfig = `
@@ -281,7 +282,7 @@ func TestDataHelpSaysTheValueIsCached(t *testing.T) {
 			continue
 		}
 		n++
-		if !strings.HasSuffix(l, cachedNote) {
+		if !strings.HasSuffix(l, series.CachedNote) {
 			t.Errorf("HELP without the caching note: %s", l)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
+	"github.com/onchain-exporter/onchain_exporter/series"
 )
 
 // Metrics are built once, when a refresh brings new values, as the
@@ -23,7 +24,6 @@ type family struct {
 	name, help string
 	typ        dto.MetricType
 	labels     string // comma-joined label names
-	owner      string // the label group that produces it
 	desc       *prometheus.Desc
 }
 
@@ -33,60 +33,40 @@ type sampleOf struct {
 	line []byte
 }
 
-// families hands out one family per name and keeps every family to one
-// label set, one type and one HELP, whichever tuple produces it first; a
-// tuple that would break that is refused the family (and told why) instead
-// of breaking the whole exposition.
+// families hands out one family per name, as package series names it,
+// and keeps every family to one owner, label set and type, whichever tuple
+// produces it first (series.Claims); a tuple that would break that is
+// refused the family (and told why) instead of breaking the whole
+// exposition.
 type families struct {
+	claims *series.Claims
 	mu     sync.Mutex
 	byName map[string]*family
 }
 
-// Families the exporter itself writes per tuple; data fields may not take
-// their names.
-var reservedFamilies = map[string]bool{
-	"onchain_data_timestamp_seconds": true, "onchain_data_block_height": true,
+func newFamilies() *families {
+	return &families{claims: series.NewClaims(), byName: map[string]*family{}}
 }
 
-// cachedNote ends the HELP of every data family.
-const cachedNote = "Cached: refreshed from upstream when a new row is due."
-
-func newFamilies() *families { return &families{byName: map[string]*family{}} }
-
 func (fs *families) get(owner string, f *config.Field, labelNames []string) (*family, error) {
-	name := "onchain_" + f.Name
-	typ := dto.MetricType_GAUGE
-	if f.Type == "counter" {
-		typ = dto.MetricType_COUNTER
+	sf, err := series.Data(f)
+	if err != nil {
+		return nil, err
 	}
-	if reservedFamilies[name] || strings.HasPrefix(name, namespace+"_") {
-		return nil, fmt.Errorf("family %s is reserved for the exporter's own metrics; rename the field with fields.<name>.name", name)
+	if err := fs.claims.Claim(owner, sf, labelNames); err != nil {
+		return nil, err
 	}
-	if typ == dto.MetricType_GAUGE && strings.HasSuffix(name, "_total") {
-		return nil, fmt.Errorf("family %s is a gauge and may not end in _total; rename it with fields.<name>.name", name)
-	}
-	key := strings.Join(labelNames, ",")
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	if fam, ok := fs.byName[name]; ok {
-		switch {
-		case fam.owner != owner:
-			return nil, fmt.Errorf("family %s is already produced by %s; give one of the fields another name with fields.<name>.name", name, fam.owner)
-		case fam.labels != key:
-			return nil, fmt.Errorf("family %s already has labels {%s}, not {%s}", name, fam.labels, key)
-		case fam.typ != typ:
-			return nil, fmt.Errorf("family %s is already a %s", name, strings.ToLower(fam.typ.String()))
-		}
+	if fam, ok := fs.byName[sf.Name]; ok {
 		return fam, nil
 	}
-	help := f.Help
-	if help == "" {
-		help = "Field " + f.Name + " as the API serves it."
+	typ := dto.MetricType_GAUGE
+	if sf.Type == series.Counter {
+		typ = dto.MetricType_COUNTER
 	}
-	// The writing-exporters guide asks that caching be visible.
-	fam := newFamily(name, help+" "+cachedNote, typ, labelNames)
-	fam.owner = owner
-	fs.byName[name] = fam
+	fam := newFamily(sf.Name, sf.Help, typ, labelNames)
+	fs.byName[sf.Name] = fam
 	return fam, nil
 }
 
@@ -133,8 +113,7 @@ func (fs *families) build(t *config.Tuple, samples []decode.Sample) ([]sampleOf,
 	var problems []string
 	seen := map[string]bool{}
 	for _, s := range samples {
-		names := append(append(make([]string, 0, len(t.LabelNames)+len(s.ExtraNames)), t.LabelNames...), s.ExtraNames...)
-		values := append(append(make([]string, 0, len(names)), t.LabelValues...), s.ExtraValues...)
+		names, values := series.Labels(t, s)
 		fam, err := fs.get(t.LabelGroup, s.Field, names)
 		if err != nil {
 			problems = append(problems, err.Error())

@@ -7,6 +7,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
+	"github.com/onchain-exporter/onchain_exporter/series"
 )
 
 // tupleState is the cache entry of one tuple. What must survive a reload
@@ -96,10 +97,8 @@ type tupleFamilies struct {
 func newTupleFamilies(labels []string) *tupleFamilies {
 	g := dto.MetricType_GAUGE
 	return &tupleFamilies{
-		timestamp: newFamily("onchain_data_timestamp_seconds",
-			"Time of the row the tuple's values come from (interval start), as a Unix time.", g, labels),
-		block: newFamily("onchain_data_block_height",
-			"Block height of the newest row of a block-window tuple.", g, labels),
+		timestamp: newFamily(series.Timestamp.Name, series.Timestamp.Help, g, labels),
+		block:     newFamily(series.BlockHeight.Name, series.BlockHeight.Help, g, labels),
 		success: newFamily(namespace+"_query_success",
 			"1 when the last refresh of the tuple from upstream succeeded, else 0.", g, labels),
 		deprecated: newFamily(namespace+"_query_deprecated",

@@ -35,7 +35,7 @@ func (c *Claims) Claim(owner string, f Family, labelNames []string) error {
 		c.byName[f.Name] = claim{owner: owner, labels: key, typ: f.Type}
 		return nil
 	case prev.owner != owner:
-		return fmt.Errorf("family %s is already produced by %s", f.Name, prev.owner)
+		return fmt.Errorf("family %s is already produced by %s; give one of the fields another name with fields.<name>.name", f.Name, prev.owner)
 	case prev.labels != key:
 		return fmt.Errorf("family %s already has labels {%s}, not {%s}", f.Name, prev.labels, key)
 	case prev.typ != f.Type:
