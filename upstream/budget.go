@@ -1,9 +1,8 @@
 package upstream
 
 import (
+	"math"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/budget"
@@ -54,15 +53,17 @@ func (u *Client) observeDaily(h http.Header) {
 	if b == nil || u.api.DailyBudget <= 0 {
 		return // without daily_budget the quota is the upstream's to enforce (DAILY_LIMIT_EXCEEDED)
 	}
-	limit, err1 := strconv.Atoi(strings.TrimSpace(h.Get("X-Daily-Limit")))
-	used, err2 := strconv.Atoi(strings.TrimSpace(h.Get("X-Daily-Used")))
-	if err1 != nil || limit <= 0 || limit > maxDailyCalls {
+	// Whole numbers in a sane range only (headerNumber, as the quota
+	// gauges read them); observeHeaders logs the others.
+	limit, _, ok := headerNumber(h, "X-Daily-Limit", 1, maxDailyCalls)
+	if !ok || limit != math.Trunc(limit) {
 		return
 	}
-	if err2 != nil || used < 0 || used > limit {
+	used, _, ok := headerNumber(h, "X-Daily-Used", 0, limit)
+	if !ok || used != math.Trunc(used) {
 		used = 0
 	}
-	b.ObserveUpstream(limit, used, u.now())
+	b.ObserveUpstream(int(limit), int(used), u.now())
 }
 
 // maxDailyCalls bounds a daily limit read from a header: past it the

@@ -89,16 +89,11 @@ const (
 // told of it. So is a Retry-After that is neither seconds nor a date.
 func (m *Metrics) observeHeaders(api string, h http.Header, now time.Time, ignored func(header, value string)) {
 	num := func(header string, lo, hi float64) (float64, bool) {
-		v := h.Get(header)
-		if v == "" {
-			return 0, false
+		f, present, ok := headerNumber(h, header, lo, hi)
+		if present && !ok {
+			ignored(header, h.Get(header))
 		}
-		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil || math.IsNaN(f) || f < lo || f > hi {
-			ignored(header, v)
-			return 0, false
-		}
-		return f, true
+		return f, ok
 	}
 	if v := h.Get("Retry-After"); v != "" && !validRetryAfter(v) {
 		ignored("Retry-After", v)
@@ -135,6 +130,20 @@ func (m *Metrics) observeHeaders(api string, h http.Header, now time.Time, ignor
 		}
 		m.dailyUsed.WithLabelValues(api).Set(q.used)
 	}
+}
+
+// headerNumber reads a numeric header: present says it was sent, ok that
+// it is a number within [lo, hi] (not NaN, not ±Inf past the bounds).
+func headerNumber(h http.Header, header string, lo, hi float64) (f float64, present, ok bool) {
+	v := h.Get(header)
+	if v == "" {
+		return 0, false, false
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || math.IsNaN(f) || f < lo || f > hi {
+		return 0, true, false
+	}
+	return f, true, true
 }
 
 // validRetryAfter says whether a Retry-After is seconds or an HTTP date.

@@ -1,0 +1,49 @@
+package upstream
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+)
+
+// The upstream's own daily limit (X-Daily-Limit) lowers daily_budget when
+// it is smaller; a value outside the sane range, or not a whole number, is
+// not taken.
+func TestUpstreamDailyLimitLowersTheBudget(t *testing.T) {
+	for _, tc := range []struct {
+		limit, used string
+		want        int
+	}{
+		{"40", "3", 40},
+		{"500", "3", 100}, // larger than daily_budget: ours applies
+		{"1e26", "3", 100},
+		{"NaN", "", 100},
+		{"12.5", "", 100},
+		{"-5", "", 100},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("X-Daily-Limit", tc.limit)
+			w.Header().Set("X-Daily-Used", tc.used)
+			_, _ = w.Write([]byte(`{"status":{"code":200,"message":"success"},"result":{"data":[]}}`))
+		}))
+		u, _ := url.Parse(srv.URL)
+		pool := NewPool(prometheus.NewRegistry(), time.Now, log.NewNopLogger())
+		c := pool.Client(&config.API{Name: config.APIData, URL: u, Concurrency: 1, Timeout: 10 * time.Second, DailyBudget: 100})
+		if _, err := c.Get(context.Background(), "/v1/btc/network-data/supply", nil, true); err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Budget().Limit(time.Now()); got != tc.want {
+			t.Errorf("X-Daily-Limit %q: the budget in force is %d, want %d", tc.limit, got, tc.want)
+		}
+		pool.Close()
+		srv.Close()
+	}
+}
