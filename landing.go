@@ -43,15 +43,17 @@ type apiInfo struct {
 // infoOf describes a configuration for the landing page.
 func infoOf(metricsPath string, demo bool, cfg *config.Config) landingInfo {
 	info := landingInfo{MetricsPath: metricsPath, Demo: demo, ConfigFile: cfg.File}
+	forecast := map[string]budget.APIForecast{}
+	for _, f := range budget.Forecast(cfg).APIs {
+		forecast[f.API] = f
+	}
 	for _, name := range config.APINames {
 		a := apiInfo{Name: name}
 		if s := cfg.APIs[name]; s != nil {
 			a.Configured, a.Tuples = true, len(s.Tuples)
 		}
-		for _, f := range budget.Forecast(cfg).APIs {
-			if f.API == name && f.Plan.Cut() {
-				a.Budget = "daily_budget: " + f.Plan.Summary(3)
-			}
+		if f, ok := forecast[name]; ok && f.Plan.Cut() {
+			a.Budget = "daily_budget: " + f.Plan.Summary(3)
 		}
 		info.APIs = append(info.APIs, a)
 	}

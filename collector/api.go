@@ -69,10 +69,12 @@ func (c *apiCollector) collect(ctx context.Context) ([]sampleOf, bool) {
 	var hits, joined, stale float64
 	c.mu.Lock()
 	for _, st := range c.states {
+		// A read: no plan is moved here (dueLocked, which may, is the
+		// engine's).
 		switch {
 		case st.inflight != nil:
 			joined++
-		case !c.dueLocked(st, now):
+		case now.Before(st.Next):
 			hits++
 		}
 	}
