@@ -211,7 +211,7 @@ func FuzzStateDecode(f *testing.F) {
 func TestStateFileThatIsNotAFileIsIgnored(t *testing.T) {
 	dir := t.TempDir()
 	if err := syscall.Mkfifo(filepath.Join(dir, "data.json"), 0o600); err != nil {
-		t.Skipf("no FIFO here: %v", err)
+		t.Fatalf("cannot make a FIFO: %v", err)
 	}
 	if err := os.Mkdir(filepath.Join(dir, "indicator.json"), 0o700); err != nil {
 		t.Fatal(err)
