@@ -304,12 +304,12 @@ func TestReload(t *testing.T) {
 	}
 	writeFile(t, tokenFile, "token-C")
 	writeFile(t, cfgFile, reloadConfig(up.URL, tokenFile, ""))
+	// The new tuples are in force before Reload records its success: wait
+	// for both, or a scrape between the two reads the failure before.
 	body = sighupUntil(t, e, func(b string) bool {
-		return valueOf(b, `onchain_exporter_tuples{api="data"}`) == "2"
+		return valueOf(b, `onchain_exporter_tuples{api="data"}`) == "2" &&
+			valueOf(b, "onchain_exporter_config_last_reload_successful ") == "1"
 	})
-	if v := valueOf(body, "onchain_exporter_config_last_reload_successful "); v != "1" {
-		t.Errorf("reload_successful = %q after SIGHUP with a good file", v)
-	}
 	if strings.Contains(body, "onchain_utxo_profit_amount{") {
 		t.Error("a series dropped by the reload is still served")
 	}
