@@ -14,6 +14,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/budget"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
+	"github.com/onchain-exporter/onchain_exporter/schedule"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -22,7 +23,7 @@ import (
 type apiCollector struct {
 	api    *config.API
 	up     *upstream.Client
-	sched  *schedule
+	sched  *apiSchedule
 	fams   *families
 	tf     *tupleFamilies
 	m      *selfMetrics
@@ -111,7 +112,7 @@ func (c *apiCollector) collect(ctx context.Context) ([]sampleOf, bool) {
 			}
 		}
 		out = st.emit(out, now, c.api.MaxStaleness)
-		excess.add(c.sched.delays, st, now)
+		excess.add(c.sched.book, st, now)
 	}
 	c.mu.Unlock()
 	name := c.api.Name
@@ -143,7 +144,7 @@ type excessTally map[string]*struct {
 // upstream did not have the rows (it stopped, or publishes far later than
 // learned); the exporter cannot tell a row it misses from one that does
 // not exist.
-func (x excessTally) add(ds *delays, st *tupleState, now time.Time) {
+func (x excessTally) add(b *schedule.Book, st *tupleState, now time.Time) {
 	t := st.tuple
 	w := rowWindow(st)
 	if w <= 0 || t.CacheTTL > 0 {
@@ -160,7 +161,7 @@ func (x excessTally) add(ds *delays, st *tupleState, now time.Time) {
 	if st.Newest.IsZero() || st.Deprecated {
 		return
 	}
-	behind := now.Sub(st.Newest.Add(ds.earliest(st.delayKey(), t.Key, w))) // the newest row fetched
+	behind := now.Sub(st.Newest.Add(b.Earliest(st.delayKey(), t.Key, w))) // the newest row fetched
 	if behind >= 2*w {
 		return
 	}
@@ -291,7 +292,7 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 		if !prevNewest.IsZero() {
 			c.m.rowDelay.WithLabelValues(c.api.Name, t.Window).Observe(now.Sub(st.Newest.Add(w)).Seconds())
 		}
-		c.m.pubDelay.WithLabelValues(c.api.Name, t.Path, t.Window).Set(c.sched.delays.publication(delayKey(t), w).Seconds())
+		c.m.pubDelay.WithLabelValues(c.api.Name, t.Path, t.Window).Set(c.sched.book.Publication(delayKey(t), w).Seconds())
 	}
 	if len(problems) > 0 {
 		c.up.CountErrors("bad_value", len(problems))

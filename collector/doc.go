@@ -3,9 +3,9 @@
 //
 //   - engine.go: the engine's loop per API (when each tuple is refreshed,
 //     within concurrency; demand: it idles without scrapes);
-//   - schedule.go, delays.go, policy.go: the schedule (where the next row
-//     is polled for, what is learned of publication delays, and every
-//     tunable of both in one Policy);
+//   - schedule.go: what a tuple's state is to the policy of package
+//     schedule, which says when each tuple is refreshed next and keeps
+//     what is learned of publication delays;
 //   - api.go: one refresh (fetch through package upstream, read through
 //     package decode, the outcome stored and turned into metrics once);
 //   - state.go, store.go, persist.go: each tuple's state and what is kept

@@ -16,6 +16,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/budget"
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/schedule"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -65,7 +66,7 @@ type Exporter struct {
 	apis []*apiCollector
 	// delays are the publication delays learned per API; they outlive
 	// reloads.
-	delays map[string]*delays
+	delays map[string]*schedule.Book
 
 	collectorDuration, collectorSuccess *family
 	// lastScrape and scrapeGap carry each API's demand over reloads.
@@ -168,13 +169,13 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 		}
 		saved := e.opts.Store.take(a, up.Account())
 		if e.delays == nil {
-			e.delays = map[string]*delays{}
+			e.delays = map[string]*schedule.Book{}
 		}
 		if e.delays[name] == nil {
-			e.delays[name] = &delays{}
+			e.delays[name] = schedule.NewBook(nil)
 		}
 		if saved != nil {
-			e.delays[name].restore(saved.Delays)
+			e.delays[name].Restore(saved.Delays)
 			if saved.Budget != nil && up.Budget() != nil {
 				if err := up.Budget().Restore(*saved.Budget, e.opts.Now()); err != nil {
 					level.Debug(logger).Log("msg", "the day's call count saved is not today's; counting from zero", "err", err)
@@ -182,7 +183,7 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 			}
 		}
 		c := &apiCollector{
-			api: a, sched: &schedule{revalidate: a.Revalidate, delays: e.delays[name], factor: forecast[name].Plan.WindowFactors()}, fams: fams, tf: tf, m: e.m, bm: e.bm,
+			api: a, sched: &apiSchedule{revalidate: a.Revalidate, book: e.delays[name], factor: forecast[name].Plan.WindowFactors()}, fams: fams, tf: tf, m: e.m, bm: e.bm,
 			now: e.opts.Now, logger: logger, ctx: ctx, cancel: cancel,
 			up: up, manual: e.opts.manual, idleAfter: e.opts.IdleAfter, filled: make(chan struct{}),
 		}
@@ -193,7 +194,7 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 				ids[t.Key] = true
 			}
 		}
-		e.delays[name].setMembers(members, ids)
+		e.delays[name].SetMembers(members, ids)
 		for _, t := range a.Tuples {
 			st := &tupleState{tuple: t}
 			if prev := old[t.Key]; prev != nil {
@@ -220,7 +221,7 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 			if w := config.WindowDuration(t.Window); w > 0 && t.CacheTTL == 0 {
 				// Present from the start: the first guess until rows
 				// teach better, and an empty histogram.
-				e.m.pubDelay.WithLabelValues(name, t.Path, t.Window).Set(e.delays[name].publication(delayKey(t), w).Seconds())
+				e.m.pubDelay.WithLabelValues(name, t.Path, t.Window).Set(e.delays[name].Publication(delayKey(t), w).Seconds())
 				e.m.rowDelay.WithLabelValues(name, t.Window)
 				e.m.excess.WithLabelValues(name, t.Window)
 			}

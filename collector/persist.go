@@ -13,32 +13,6 @@ import (
 // What a Store keeps, in the form it keeps it, and how the Exporter saves
 // and restores it.
 
-// snapshot copies the estimates for saving.
-func (ds *delays) snapshot() map[string]estimate {
-	ds.mu.Lock()
-	defer ds.mu.Unlock()
-	out := make(map[string]estimate, len(ds.est))
-	for k, e := range ds.est {
-		out[k] = *e
-	}
-	return out
-}
-
-// restore takes saved estimates for keys not learned by this process.
-func (ds *delays) restore(saved map[string]estimate) {
-	ds.mu.Lock()
-	defer ds.mu.Unlock()
-	if ds.est == nil {
-		ds.est = map[string]*estimate{}
-	}
-	for k, e := range saved {
-		if ds.est[k] == nil {
-			e.Depth = max(e.Depth, 0)
-			ds.est[k] = &e
-		}
-	}
-}
-
 // sanitize keeps counters from a file within what the schedule indexes
 // with.
 func (c *tupleCache) sanitize() {
@@ -97,7 +71,7 @@ func (e *Exporter) saveLocked() {
 	for _, c := range e.apis {
 		id := c.up.Account()
 		f := &stateFile{Version: stateVersion, API: c.api.Name, Account: id, Tuples: map[string]savedTuple{},
-			Delays: c.sched.delays.snapshot(), Pauses: c.up.Pauses(), Lists: e.opts.Store.listsOf(c.api.Name, id)}
+			Delays: c.sched.book.Snapshot(), Pauses: c.up.Pauses(), Lists: e.opts.Store.listsOf(c.api.Name, id)}
 		if b := c.up.Budget(); b != nil {
 			saved := b.Saved(e.opts.Now())
 			f.Budget = &saved

@@ -7,6 +7,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
+	"github.com/onchain-exporter/onchain_exporter/schedule"
 	"github.com/onchain-exporter/onchain_exporter/series"
 )
 
@@ -52,15 +53,9 @@ type tupleCache struct {
 	FailingSince time.Time `json:"failing_since"`
 	Failures     int       `json:"failures,omitempty"`
 
-	Next    time.Time     `json:"next"`    // when a refresh is due
-	Planned bool          `json:"planned"` // Due holds the first poll of the next row
-	Due     time.Duration `json:"due"`     // offset from the next row's start of its first poll
-	Probing bool          `json:"probing"` // that first poll is a probe, earlier than the estimate
-	// Following: the series waits for its key's leader to find the row;
-	// Due is then a fallback.
-	Following bool          `json:"following,omitempty"`
-	Polls     int           `json:"polls"`  // polls that missed the next row after it was due
-	Missed    time.Duration `json:"missed"` // offset from the next row's start of the last of them
+	// Plan is what the schedule keeps: when the next refresh is due and
+	// where the next row is polled for.
+	schedule.Plan
 }
 
 // rebuild builds the served series from Samples with the tuple's labels.

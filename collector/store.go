@@ -18,6 +18,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/budget"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
+	"github.com/onchain-exporter/onchain_exporter/schedule"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -52,13 +53,13 @@ type Store struct {
 
 // stateFile is the content of one API's file.
 type stateFile struct {
-	Version int                   `json:"version"`
-	API     string                `json:"api"`
-	Account string                `json:"account"` // upstream.Account: a digest
-	Tuples  map[string]savedTuple `json:"tuples,omitempty"`
-	Delays  map[string]estimate   `json:"delays,omitempty"`
-	Pauses  []upstream.Pause      `json:"pauses,omitempty"`
-	Lists   map[string]*savedList `json:"lists,omitempty"`
+	Version int                          `json:"version"`
+	API     string                       `json:"api"`
+	Account string                       `json:"account"` // upstream.Account: a digest
+	Tuples  map[string]savedTuple        `json:"tuples,omitempty"`
+	Delays  map[string]schedule.Estimate `json:"delays,omitempty"`
+	Pauses  []upstream.Pause             `json:"pauses,omitempty"`
+	Lists   map[string]*savedList        `json:"lists,omitempty"`
 	// Budget is the day's count of calls against daily_budget.
 	Budget *budget.Saved `json:"budget,omitempty"`
 }

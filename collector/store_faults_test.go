@@ -16,6 +16,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
+	"github.com/onchain-exporter/onchain_exporter/schedule"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -188,9 +189,9 @@ func FuzzStateDecode(f *testing.F) {
 			return
 		}
 		fams, tf := newFamilies(), newTupleFamilies([]string{"api"})
-		ds := &delays{}
-		ds.restore(sf.Delays)
-		s := &schedule{delays: ds}
+		b := schedule.NewBook(nil)
+		b.Restore(sf.Delays)
+		s := &apiSchedule{book: b}
 		for _, w := range []string{"hour", "block"} {
 			for _, saved := range sf.Tuples {
 				st := &tupleState{tuple: &config.Tuple{API: "data", Path: "/p", Window: w, Key: "k",

@@ -1,11 +1,8 @@
-package collector
+package schedule
 
 import (
 	"testing"
 	"time"
-
-	"github.com/onchain-exporter/onchain_exporter/config"
-	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
 // simulateRows plays the schedule of one hour-window tuple against an
@@ -15,9 +12,7 @@ import (
 // minus published).
 func simulateRows(t *testing.T, delay func(k int) time.Duration, rows, from int) (float64, time.Duration) {
 	t.Helper()
-	s := &schedule{delays: &delays{}}
-	tp := &config.Tuple{API: "data", Path: "/v1/btc/market-data/open-interest", Window: "hour"}
-	st := &tupleState{tuple: tp}
+	st := newTuple(NewBook(nil), "k", "/v1/btc/market-data/open-interest", "hour")
 	start := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
 	newestAt := func(now time.Time) time.Time {
 		k := int(now.Sub(start) / time.Hour)
@@ -39,7 +34,7 @@ func simulateRows(t *testing.T, delay func(k int) time.Duration, rows, from int)
 				late += now.Sub(st.Newest.Add(delay(k)))
 			}
 		}
-		now = s.afterSuccess(st, prev, now)
+		now = st.success(prev, now)
 	}
 	return float64(calls) / float64(counted), late / time.Duration(counted)
 }
@@ -99,43 +94,40 @@ func TestScheduleColdStartPollsTheNextRow(t *testing.T) {
 		{"live: the row 45 s into its interval", time.Date(2026, 11, 20, 12, 0, 45, 0, time.UTC),
 			time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC), time.Date(2026, 11, 20, 12, 1, 0, 0, time.UTC)},
 	} {
-		s := &schedule{delays: &delays{}}
-		st := &tupleState{tuple: &config.Tuple{API: "data", Path: "/p", Window: "min"}}
+		st := newTuple(NewBook(nil), "k", "/p", "min")
 		st.Newest = tc.newest
-		if next := s.afterSuccess(st, time.Time{}, tc.now); !next.Equal(tc.want) {
+		if next := st.success(time.Time{}, tc.now); !next.Equal(tc.want) {
 			t.Errorf("%s: next refresh %v, want %v", tc.name, next, tc.want)
 		}
 	}
 }
 
 func TestScheduleDoesNotCallBeforeTheNextRowIsDue(t *testing.T) {
-	s := &schedule{delays: &delays{}}
-	st := &tupleState{tuple: &config.Tuple{Window: "day", Path: "/p"}}
+	st := newTuple(NewBook(nil), "k", "/p", "day")
 	now := time.Date(2026, 11, 20, 13, 0, 0, 0, time.UTC)
 	st.Newest = time.Date(2026, 11, 19, 0, 0, 0, 0, time.UTC)
 	prev := time.Date(2026, 11, 18, 0, 0, 0, 0, time.UTC)
-	next := s.afterSuccess(st, prev, now)
+	next := st.success(prev, now)
 	if want := time.Date(2026, 11, 20, 0, 7, 12, 0, time.UTC).Add(24 * time.Hour); !next.Equal(want) {
 		t.Errorf("next refresh %v, want %v (next row start + the window + the first guess's 7 min 12 s)", next, want)
 	}
-	s.revalidate = 6 * time.Hour
-	if next := s.afterSuccess(st, st.Newest, now); !next.Equal(now.Add(6 * time.Hour)) {
+	st.Revalidate = 6 * time.Hour
+	if next := st.success(st.Newest, now); !next.Equal(now.Add(6 * time.Hour)) {
 		t.Errorf("with revalidate 6h: next %v", next)
 	}
-	st.tuple.CacheTTL = 60
-	if next := s.afterSuccess(st, st.Newest, now); !next.Equal(now.Add(time.Minute)) {
+	st.CacheTTL = time.Minute
+	if next := st.success(st.Newest, now); !next.Equal(now.Add(time.Minute)) {
 		t.Errorf("with cache_ttl 1m: next %v", next)
 	}
 }
 
 func TestScheduleBacksOffErrors(t *testing.T) {
-	s := &schedule{}
-	st := &tupleState{tuple: &config.Tuple{Window: "day"}}
+	st := newTuple(NewBook(nil), "k", "/p", "day")
 	now := time.Date(2026, 11, 20, 13, 0, 0, 0, time.UTC)
 	var got []time.Duration
 	for i := 1; i <= 6; i++ {
 		st.Failures = i
-		got = append(got, s.afterError(st, &upstream.Error{Code: "transport"}, now).Sub(now))
+		got = append(got, st.failure(Failure{}, now).Sub(now))
 	}
 	want := []time.Duration{15 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute, 5 * time.Minute}
 	for i := range want {
@@ -143,10 +135,10 @@ func TestScheduleBacksOffErrors(t *testing.T) {
 			t.Fatalf("back-off %v, want %v", got, want)
 		}
 	}
-	if d := s.afterError(st, &upstream.Error{Code: "x", RetryAfter: 17 * time.Minute}, now).Sub(now); d != 17*time.Minute {
+	if d := st.failure(Failure{RetryAfter: 17 * time.Minute}, now).Sub(now); d != 17*time.Minute {
 		t.Errorf("Retry-After 17m: next in %v", d)
 	}
-	if d := s.afterError(st, &upstream.Error{Code: "NO_DATA", Hold: time.Hour}, now).Sub(now); d != time.Hour {
+	if d := st.failure(Failure{Hold: time.Hour}, now).Sub(now); d != time.Hour {
 		t.Errorf("hold 1h: next in %v", d)
 	}
 }
@@ -154,12 +146,12 @@ func TestScheduleBacksOffErrors(t *testing.T) {
 // TestRevalidateKeepsTheFloor: a revalidate shorter than 5 s still calls a
 // series at most every 5 s.
 func TestRevalidateKeepsTheFloor(t *testing.T) {
-	s := &schedule{delays: &delays{}, revalidate: time.Second}
-	st := &tupleState{tuple: &config.Tuple{Window: "day", Path: "/p"}}
+	st := newTuple(NewBook(nil), "k", "/p", "day")
+	st.Revalidate = time.Second
 	now := time.Date(2026, 11, 20, 13, 0, 0, 0, time.UTC)
 	st.Newest = time.Date(2026, 11, 19, 0, 0, 0, 0, time.UTC)
-	if next := s.afterSuccess(st, st.Newest, now); next.Sub(now) != minInterval {
-		t.Errorf("revalidate 1s: next refresh after %v, want the floor %v", next.Sub(now), minInterval)
+	if next := st.success(st.Newest, now); next.Sub(now) != Default.MinInterval {
+		t.Errorf("revalidate 1s: next refresh after %v, want the floor %v", next.Sub(now), Default.MinInterval)
 	}
 }
 
@@ -168,28 +160,36 @@ func TestRevalidateKeepsTheFloor(t *testing.T) {
 // or leaves the configuration, the next series that plans leads, rather
 // than every follower waiting its fallback for each row.
 func TestFailingLeaderHandsOn(t *testing.T) {
-	ds := &delays{}
+	b := NewBook(nil)
 	w := 24 * time.Hour
-	key := "data /p day"
-	ds.setMembers(map[string]int{key: 3}, map[string]bool{"a": true, "b": true, "c": true})
+	a, bb, c := newTuple(b, "a", "/p", "day"), newTuple(b, "b", "/p", "day"), newTuple(b, "c", "/p", "day")
+	b.SetMembers(map[string]int{a.key: 3}, map[string]bool{"a": true, "b": true, "c": true})
 	now := time.Date(2026, 11, 20, 0, 10, 0, 0, time.UTC)
-	if _, _, following := ds.plan(key, "a", w, now); following {
+	plan := func(s *tuple) (time.Duration, bool) {
+		k := s.known()
+		due, _, following := b.p.plan(&k, s.ID, w, now)
+		b.mu.Lock()
+		b.put(s.key, s.ID, k)
+		b.mu.Unlock()
+		return due, following
+	}
+	if _, following := plan(a); following {
 		t.Fatal("the first series to plan follows")
 	}
-	due, _, following := ds.plan(key, "b", w, now)
+	due, following := plan(bb)
 	if !following {
 		t.Fatal("the second series leads too")
 	}
-	if fallback := due - ds.get(key, w).First; fallback > 40*time.Minute {
-		t.Errorf("a follower's fallback is %v after the estimate, want at most 40 min", fallback)
+	if k := bb.known(); due-k.Key.First > 40*time.Minute {
+		t.Errorf("a follower's fallback is %v after the estimate, want at most 40 min", due-k.Key.First)
 	}
-	s := &schedule{delays: ds}
-	s.afterError(&tupleState{tuple: &config.Tuple{Key: "a", API: "data", Path: "/p", Window: "day"}, tupleCache: tupleCache{Failures: 1}}, &upstream.Error{Code: "bad_request", Hold: time.Hour}, now)
-	if _, _, following := ds.plan(key, "b", w, now); following {
+	a.Failures = 1
+	a.failure(Failure{Hold: time.Hour}, now)
+	if _, following := plan(bb); following {
 		t.Error("the leader failed, and the next series to plan still follows it")
 	}
-	ds.setMembers(map[string]int{key: 2}, map[string]bool{"a": true, "c": true})
-	if _, _, following := ds.plan(key, "c", w, now); following {
+	b.SetMembers(map[string]int{a.key: 2}, map[string]bool{"a": true, "c": true})
+	if _, following := plan(c); following {
 		t.Error("the leader left the configuration, and the next series to plan still follows it")
 	}
 }
@@ -200,17 +200,16 @@ func TestFailingLeaderHandsOn(t *testing.T) {
 // a day; a deprecated one once a day at once.
 func TestStalledSeriesIsPolledLessAndLess(t *testing.T) {
 	for _, deprecated := range []bool{false, true} {
-		s := &schedule{delays: &delays{}}
-		st := &tupleState{tuple: &config.Tuple{API: "data", Path: "/p", Window: "day", Key: "k"}}
+		st := newTuple(NewBook(nil), "k", "/p", "day")
 		start := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
 		st.Newest = start.Add(-24 * time.Hour)
 		st.Deprecated = deprecated
 		now := start.Add(time.Hour)
-		now = s.afterSuccess(st, time.Time{}, now) // the first refresh after start
-		calls := map[int]int{}                     // per day
+		now = st.success(time.Time{}, now) // the first refresh after start
+		calls := map[int]int{}             // per day
 		for now.Before(start.Add(10 * 24 * time.Hour)) {
 			calls[int(now.Sub(start)/(24*time.Hour))]++
-			now = s.afterSuccess(st, st.Newest, now) // no new row, ever
+			now = st.success(st.Newest, now) // no new row, ever
 		}
 		late := 0
 		for d := 4; d < 10; d++ {
@@ -225,59 +224,31 @@ func TestStalledSeriesIsPolledLessAndLess(t *testing.T) {
 	}
 }
 
-// TestExcessTally: the exporter's own excess staleness counts a series one
-// row behind once the next row is out by the learned delay, and leaves
-// out what it cannot judge: deprecated series, series two rows or more
-// behind just after their refresh (a stopped upstream), cache_ttl ones.
-func TestExcessTally(t *testing.T) {
-	ds := &delays{}
-	w := time.Hour
-	start := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
-	tuple := func(key string) *config.Tuple {
-		return &config.Tuple{API: "data", Path: "/p", Window: "hour", Key: key}
-	}
-	// The next row (11:00-12:00) appears at 12:00 plus the first guess
-	// (18 s): the estimate before anything is learned.
-	now := start.Add(2*w + time.Minute)
-	states := []*tupleState{
-		{tuple: tuple("fresh"), tupleCache: tupleCache{Newest: start.Add(w)}},          // serves 11:00: nothing newer is out
-		{tuple: tuple("behind"), tupleCache: tupleCache{Newest: start}},                // serves 10:00: 11:00 is out
-		{tuple: tuple("gone"), tupleCache: tupleCache{Newest: start.Add(-5 * w)}},      // rows stopped: left out
-		{tuple: tuple("old"), tupleCache: tupleCache{Newest: start, Deprecated: true}}, // deprecated: left out
-		{tuple: &config.Tuple{API: "data", Path: "/p", Window: "hour", Key: "ttl", CacheTTL: 60}, tupleCache: tupleCache{Newest: start}},
-	}
-	x := excessTally{}
-	for _, st := range states {
-		x.add(ds, st, now)
-	}
-	if got := x["hour"]; got == nil || got.n != 2 || got.sum != w {
-		t.Fatalf("tally %+v, want 2 series counted, one an hour behind", got)
-	}
-}
-
 // TestFollowerWaitsForAChasingLeader: a follower whose own poll comes due
 // while its leader still chases the late row waits (no call), and polls
 // itself once the leader fails and resigns.
 func TestFollowerWaitsForAChasingLeader(t *testing.T) {
-	ds := &delays{}
-	s := &schedule{delays: ds}
+	b := NewBook(nil)
 	w := 24 * time.Hour
-	key := "data /p day"
-	ds.setMembers(map[string]int{key: 2}, map[string]bool{"a": true, "b": true})
+	leader, follower := newTuple(b, "a", "/p", "day"), newTuple(b, "b", "/p", "day")
+	b.SetMembers(map[string]int{leader.key: 2}, map[string]bool{"a": true, "b": true})
 	row := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
 	now := row.Add(w + 2*time.Hour)
-	ds.plan(key, "a", w, now)
-	if !ds.chase(key, "a", row.Add(w), w) {
+	k := leader.known()
+	b.p.plan(&k, "a", w, now)
+	if !k.chase("a", row.Add(w)) {
 		t.Fatal("the leader does not chase its late row")
 	}
-	follower := &tupleState{tuple: &config.Tuple{API: "data", Path: "/p", Window: "day", Key: "b"},
-		tupleCache: tupleCache{Newest: row, Following: true, Next: now}}
-	if !s.waitsForLeader(follower, now) || !follower.Next.After(now) {
+	b.mu.Lock()
+	b.put(leader.key, "a", k)
+	b.mu.Unlock()
+	follower.Newest, follower.Following, follower.Next = row, true, now
+	if wait, until := b.WaitsForLeader(follower.key, follower.Series, follower.Plan, now); !wait || !until.After(now) {
 		t.Error("a follower polls itself while its leader chases the row")
 	}
-	s.afterError(&tupleState{tuple: &config.Tuple{API: "data", Path: "/p", Window: "day", Key: "a"}, tupleCache: tupleCache{Failures: 1}},
-		&upstream.Error{Code: "transport"}, now)
-	if s.waitsForLeader(follower, now) {
+	leader.Failures = 1
+	leader.failure(Failure{}, now)
+	if wait, _ := b.WaitsForLeader(follower.key, follower.Series, follower.Plan, now); wait {
 		t.Error("a follower still waits for a leader that failed")
 	}
 }

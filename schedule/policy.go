@@ -1,14 +1,15 @@
-package collector
+package schedule
 
 import "time"
 
-// Policy is every tunable of the refresh schedule (schedule.go) and of
-// how publication delays are learned (delays.go), in one place, each with
-// its unit and why it is what it is. The figures were set against the
+// Policy is every tunable of the schedule (next.go) and of how
+// publication delays are learned (learn.go), in one place, each with its
+// unit and why it is what it is. The figures were set against the
 // freshness benchmarks (BENCHMARKS.md): at most 1.2 calls per published
 // row and a mean excess staleness within a tenth of the window, in every
 // window and publication pattern. A change here is checked by
-// `go test ./benchmark` (and ONCHAIN_BENCH_FULL=1 for the full tables).
+// `go test ./schedule ./benchmark` (and ONCHAIN_BENCH_FULL=1 for the full
+// tables).
 type Policy struct {
 	// MinInterval: one tuple is never refreshed more often (5 s), by the
 	// schedule or revalidate; a cache_ttl is taken as given.
@@ -62,8 +63,8 @@ type Policy struct {
 	ErrorSteps []time.Duration
 }
 
-// policy is the schedule the exporter runs.
-var policy = Policy{
+// Default is the schedule the exporter runs.
+var Default = Policy{
 	MinInterval:     5 * time.Second,
 	FirstGuessShare: 1.0 / 200, FirstGuessMin: 2 * time.Second,
 	LearnShare: 1.0 / 50, LearnMax: 5 * time.Minute, LateDoublings: 3,
@@ -75,5 +76,56 @@ var policy = Policy{
 	ErrorSteps: []time.Duration{15 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute},
 }
 
-// minInterval is policy.MinInterval, named for the many places it bounds.
-var minInterval = policy.MinInterval
+// FirstGuess is where, after the end of its interval, the first poll for
+// a row goes before anything was learned: just after the interval closes.
+// A provider that is later costs the first row a few polls.
+func (p *Policy) FirstGuess(w time.Duration) time.Duration {
+	return w + max(p.FirstGuessMin, time.Duration(p.FirstGuessShare*float64(w)))
+}
+
+// LearnStep is the resolution of what is learned of a publication delay,
+// and the first wait between polls of a row that is late: 2 % of the
+// window, at least the 5 s floor, at most 5 minutes (so that a late day
+// row is still found within minutes).
+func (p *Policy) LearnStep(w time.Duration) time.Duration {
+	return min(max(time.Duration(p.LearnShare*float64(w)), p.MinInterval), p.LearnMax)
+}
+
+// pollStep is the wait before the n-th poll (from 0) of an overdue row:
+// from LearnStep, doubling, at most 8 learn steps and a quarter of the
+// window, so that a late row is found within a few steps of when it comes.
+func (p *Policy) pollStep(n int, w time.Duration) time.Duration {
+	d := p.LearnStep(w) << min(n, p.LateDoublings)
+	return max(min(d, w/4), p.MinInterval)
+}
+
+// overdueStep is the wait before the next poll of a row that is overdue
+// by `overdue` past its interval's end: pollStep while it is within a
+// window of when it was due, then a quarter of the window, and a whole
+// window once it is three windows late or the upstream marks the series
+// deprecated. A series whose upstream stopped (a delisted exchange) then
+// costs about a call per window, not one every few minutes for ever.
+func (p *Policy) overdueStep(n int, w, overdue time.Duration, deprecated bool) time.Duration {
+	switch {
+	case deprecated || overdue > 3*w:
+		return max(w, p.MinInterval)
+	case overdue > w:
+		return max(p.pollStep(n, w), w/4)
+	}
+	return p.pollStep(n, w)
+}
+
+// errorStep is the wait before the retry of a tuple failing for the n-th
+// time in a row (from 1).
+func (p *Policy) errorStep(n int) time.Duration {
+	return max(p.ErrorSteps[min(max(n-1, 0), len(p.ErrorSteps)-1)], p.MinInterval)
+}
+
+// followerWait is how long after the estimate a follower polls for a row
+// its leader has not found: a quarter of the window, at most 40 min (for
+// day rows; 6 h would be a quarter), so that a leader that fails or is
+// gone delays its followers by that much, once. A leader still chasing
+// the row holds them longer (WaitsForLeader).
+func (p *Policy) followerWait(w time.Duration) time.Duration {
+	return max(min(w/4, p.FollowerWaitMax), p.LearnStep(w))
+}

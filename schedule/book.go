@@ -1,0 +1,168 @@
+package schedule
+
+import (
+	"strings"
+	"sync"
+	"time"
+)
+
+// Book keeps what the series of one API taught, per key (an endpoint and
+// window: the series that share a publication delay), across reloads and,
+// through Snapshot and Restore, restarts. It is the one owner of the
+// estimates and of their lock: every call takes a copy of a key's
+// estimates (Known), hands it to the Policy, and puts back what the
+// Policy made of it.
+type Book struct {
+	p  *Policy
+	mu sync.Mutex
+	// est holds the key's estimate under the key, and a series' own, once
+	// the key's series learn apart, under key + "\x00" + the series' ID.
+	est map[string]*Estimate
+	// members counts the series of each key in the configuration.
+	members map[string]int
+}
+
+// NewBook returns an empty Book that plans with p (Default when nil).
+func NewBook(p *Policy) *Book {
+	if p == nil {
+		p = &Default
+	}
+	return &Book{p: p, est: map[string]*Estimate{}}
+}
+
+// Policy is the policy the Book plans with.
+func (b *Book) Policy() *Policy { return b.p }
+
+func ownKey(key, id string) string { return key + "\x00" + id }
+
+// take copies what is known of the key for the series id, the key's
+// estimate made first if there is none.
+func (b *Book) take(key, id string, w time.Duration) Known {
+	k := Known{Members: b.members[key]}
+	if e := b.est[key]; e != nil {
+		k.Key = *e
+	} else {
+		k.Key = b.p.fresh(w)
+	}
+	if own := b.est[ownKey(key, id)]; own != nil {
+		k.Own, k.HasOwn = *own, true
+	}
+	if k.Key.Split {
+		prefix := key + "\x00"
+		for name, own := range b.est {
+			if strings.HasPrefix(name, prefix) {
+				k.OwnFirst = append(k.OwnFirst, own.First)
+			}
+		}
+	}
+	return k
+}
+
+// put stores what the policy made of what it was given.
+func (b *Book) put(key, id string, k Known) {
+	e := k.Key
+	b.est[key] = &e
+	if k.HasOwn {
+		own := k.Own
+		b.est[ownKey(key, id)] = &own
+	}
+}
+
+// Next runs the policy for one series of key after a refresh: it updates
+// the plan and the key's estimates, and returns when the series is
+// refreshed next.
+func (b *Book) Next(key string, s Series, pl *Plan, o Outcome, now time.Time) time.Time {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k := b.take(key, s.ID, s.W)
+	next := b.p.Next(&k, s, pl, o, now)
+	b.put(key, s.ID, k)
+	return next
+}
+
+// read returns a copy of the key's estimate (zero when none), for the
+// questions that change nothing.
+func (b *Book) read(key string) Estimate {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if e := b.est[key]; e != nil {
+		return *e
+	}
+	return Estimate{}
+}
+
+// WaitsForLeader: see Policy.WaitsForLeader.
+func (b *Book) WaitsForLeader(key string, s Series, pl Plan, now time.Time) (bool, time.Time) {
+	if !pl.Following {
+		return false, time.Time{} // most series: no lock taken
+	}
+	e := b.read(key)
+	return b.p.WaitsForLeader(&e, s, pl, now)
+}
+
+// SiblingFound: see Policy.SiblingFound.
+func (b *Book) SiblingFound(key string, s Series, pl Plan, at time.Time) bool {
+	if pl.Polls == 0 && !pl.Following {
+		return false // most series: no lock taken
+	}
+	e := b.read(key)
+	return b.p.SiblingFound(&e, s, pl, at)
+}
+
+// Publication is the estimated delay between the end of a row's interval
+// and its publication, for the gauge (Known.Publication).
+func (b *Book) Publication(key string, w time.Duration) time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k := b.take(key, "", w)
+	return k.Publication(w)
+}
+
+// Earliest is the offset from a row's start at which the series' rows are
+// taken to be out (Known.Earliest).
+func (b *Book) Earliest(key, id string, w time.Duration) time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k := b.take(key, id, w)
+	return k.Earliest()
+}
+
+// SetMembers records how many series of the configuration share each
+// key, and which series there are: a leader or chaser no longer
+// configured hands its part to the next series that plans.
+func (b *Book) SetMembers(m map[string]int, ids map[string]bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.members = m
+	for _, e := range b.est {
+		if e.Leader != "" && !ids[e.Leader] {
+			e.Leader = ""
+		}
+		if e.Chaser != "" && !ids[e.Chaser] {
+			e.Chaser, e.Chased = "", time.Time{}
+		}
+	}
+}
+
+// Snapshot copies the estimates for saving.
+func (b *Book) Snapshot() map[string]Estimate {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make(map[string]Estimate, len(b.est))
+	for k, e := range b.est {
+		out[k] = *e
+	}
+	return out
+}
+
+// Restore takes saved estimates for keys not learned by this process.
+func (b *Book) Restore(saved map[string]Estimate) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for k, e := range saved {
+		if b.est[k] == nil {
+			e.Depth = max(e.Depth, 0)
+			b.est[k] = &e
+		}
+	}
+}

@@ -1,0 +1,13 @@
+// Package schedule decides when each tuple is refreshed: at the moment
+// its next row is expected, learned per key (an API's endpoint and
+// window, whose series share a publication delay).
+//
+//   - policy.go: Policy, every tunable, each with its unit and why;
+//   - next.go: Policy.Next, the policy itself: from what is known of the
+//     key (Known), the series (Series), its plan (Plan), the outcome of its
+//     last refresh and the time, the next plan. No locks, no I/O;
+//   - learn.go: what a find, a miss or a probe teaches of the delay
+//     (Estimate), and which series of a key leads;
+//   - book.go: Book, the one owner of the estimates of an API and of their
+//     lock, saved and restored with the state file.
+package schedule

@@ -1,0 +1,260 @@
+package schedule
+
+import "time"
+
+// A row at time s covers [s, s+w) for a window of duration w; the next row
+// starts at s+w and becomes visible some delay D after its start (w plus
+// a publication lag when the API serves closed intervals only; less than
+// w for a live upstream). Before then nothing new can be had, so the
+// cached value is served without a call. D is learned per key (learn.go):
+// the first poll for a row goes to the learned estimate, probes go below
+// it, and a row that is late is polled in widening steps until it shows
+// up.
+
+// Series is what the policy reads of one tuple.
+type Series struct {
+	ID     string // the tuple's key, unique in the configuration
+	Window string // its window's name, for fallbackTTL
+	// W is the spacing of its rows: its window, or for block windows the
+	// mean spacing of the rows seen (0 when unknown).
+	W time.Duration
+	// CacheTTL, when set, replaces the schedule: refreshed that often.
+	CacheTTL time.Duration
+	// Revalidate caps the wait between refreshes (data is revised after
+	// the fact); Factor > 1 has the series polled for every Factor-th
+	// row only (the daily budget's coarsening).
+	Revalidate time.Duration
+	Factor     int
+	// Newest is the newest row seen (after the refresh being planned
+	// from, when it succeeded); LastAttempt when it was last asked.
+	Newest      time.Time
+	LastAttempt time.Time
+	Deprecated  bool
+	// Failures counts the refreshes in a row that failed.
+	Failures int
+}
+
+// Plan is what the schedule keeps of one tuple between refreshes; it is
+// saved with the tuple's cache.
+type Plan struct {
+	Next    time.Time     `json:"next"`    // when a refresh is due
+	Planned bool          `json:"planned"` // Due holds the first poll of the next row
+	Due     time.Duration `json:"due"`     // offset from the next row's start of its first poll
+	Probing bool          `json:"probing"` // that first poll is a probe, earlier than the estimate
+	// Following: the series waits for its key's leader to find the row;
+	// Due is then a fallback.
+	Following bool          `json:"following,omitempty"`
+	Polls     int           `json:"polls"`  // polls that missed the next row after it was due
+	Missed    time.Duration `json:"missed"` // offset from the next row's start of the last of them
+}
+
+// Failure is what the policy needs of a refresh that failed.
+type Failure struct {
+	// HeldBack: never sent (rate_limit or the daily budget had no turn
+	// for it); RetryAfter is then when one comes.
+	HeldBack   bool
+	RetryAfter time.Duration
+	// Hold and PauseUntil: how long the upstream's answer says not to ask
+	// again (a hold of the series, a pause of the endpoint or account).
+	Hold       time.Duration
+	PauseUntil time.Time
+}
+
+// Outcome is the result of the refresh a plan is made from: a failure,
+// or a success whose answer is in Series (Newest) and whose newest row
+// before it was PrevNewest.
+type Outcome struct {
+	Err        *Failure
+	PrevNewest time.Time
+}
+
+// Next is the policy: from what is known of the series' key, the series,
+// its plan, the outcome of its last refresh and the time, it updates the
+// plan and what is known, and returns when the series is refreshed next.
+// It takes no lock and does no I/O.
+func (p *Policy) Next(k *Known, s Series, pl *Plan, o Outcome, now time.Time) time.Time {
+	if o.Err != nil {
+		pl.Next = p.afterError(k, s, *o.Err, now)
+	} else {
+		pl.Next = p.afterSuccess(k, s, pl, o.PrevNewest, now)
+	}
+	return pl.Next
+}
+
+// afterSuccess learns from a refresh at `now` that succeeded and plans the
+// next. prevNewest is the newest row before it; s holds what the answer
+// said.
+func (p *Policy) afterSuccess(k *Known, s Series, pl *Plan, prevNewest, now time.Time) time.Time {
+	w := s.W
+	if s.Factor > 1 && w > 0 && !s.Newest.IsZero() && s.CacheTTL == 0 {
+		return p.coarse(k, s, pl, now)
+	}
+	if w > 0 && !s.Newest.IsZero() {
+		switch {
+		case prevNewest.IsZero():
+			// The first refresh after start sets the schedule from the
+			// rows it got: the next row is polled for when it appears.
+			if !s.Newest.After(now) {
+				p.bound(k, w, now.Sub(s.Newest))
+			}
+		case s.Newest.After(prevNewest):
+			var missed time.Duration
+			if pl.Polls > 0 && s.Newest.Sub(prevNewest) < w+w/2 {
+				// The polls that missed were for this row: they bound
+				// its delay from below. (After a gap, an outage or a
+				// pause, they were for an older row: this find only
+				// bounds the delay from above.)
+				missed = pl.Missed
+			}
+			if pl.Following {
+				p.followed(k, true)
+			} else {
+				p.found(k, s.Newest, w, now.Sub(s.Newest), missed, pl.Polls, pl.Probing)
+			}
+			pl.Polls, pl.Probing, pl.Planned, pl.Following = 0, false, false, false
+		case !pl.Planned:
+		case pl.Following && k.Key.FoundSince(prevNewest.Add(w)):
+			// Polled because another series of the key found the row,
+			// and this one has not got it: it publishes on its own.
+			p.followed(k, false)
+			pl.Following = false
+			pl.Polls++
+			pl.Missed = now.Sub(prevNewest.Add(w))
+		case now.Before(prevNewest.Add(w + pl.Due)):
+			// Polled before the row was due (a revalidation): nothing
+			// learned.
+		case pl.Probing:
+			p.probeMissed(k, w)
+			pl.Probing, pl.Planned = false, false
+		default:
+			pl.Polls++ // the row was due and is not there (yet)
+			pl.Missed = now.Sub(prevNewest.Add(w))
+		}
+	}
+	if s.CacheTTL > 0 {
+		return now.Add(s.CacheTTL)
+	}
+	if w <= 0 || s.Newest.IsZero() {
+		return p.cap(s, now, now.Add(FallbackTTL(s.Window)))
+	}
+	nextStart := s.Newest.Add(w * time.Duration(max(1, s.Factor)))
+	if pl.Polls > 0 {
+		if !k.chase(s.ID, nextStart) {
+			// Another series of the key polls for this row; this one
+			// is polled as soon as that one finds it (SiblingFound),
+			// or after the longest step if it never does.
+			return p.cap(s, now, now.Add(max(w/4, p.MinInterval)))
+		}
+		return p.cap(s, now, now.Add(p.overdueStep(pl.Polls-1, w, pl.Missed-w, s.Deprecated)))
+	}
+	if !pl.Planned {
+		pl.Due, pl.Probing, pl.Following = p.plan(k, s.ID, w, now)
+		pl.Planned = true
+	}
+	due := nextStart.Add(pl.Due)
+	if now.Before(due) {
+		return p.cap(s, now, maxTime(due, now.Add(p.MinInterval)))
+	}
+	// Due already (a revalidation, or a row the estimate says is there):
+	// poll again after the floor; if the row is still missing then, it
+	// is late.
+	return p.cap(s, now, now.Add(p.MinInterval))
+}
+
+// coarse plans a series the daily budget's plan coarsens: polled for
+// every k-th row, when the learned delay says it is out, and for nothing
+// in between. Such polls teach nothing of the delay (a poll may find the
+// row before the one it was meant for), and the series polls on its own.
+func (p *Policy) coarse(k *Known, s Series, pl *Plan, now time.Time) time.Time {
+	pl.Polls, pl.Probing, pl.Planned, pl.Following = 0, false, false, false
+	w, f := s.W, time.Duration(s.Factor)
+	// The learned delay plus a learn step, and never sooner than Factor
+	// windows after this poll: a poll that came before its row found the
+	// one before, and polling Factor rows after that would poll more
+	// often.
+	first := k.Publication(w) + w + p.LearnStep(w)
+	next := maxTime(s.Newest.Add(f*w+first), now.Add(f*w))
+	if !next.After(now) {
+		next = now.Add(w) // nothing newer yet: a window later
+	}
+	return p.cap(s, now, maxTime(next, now.Add(p.MinInterval)))
+}
+
+// afterError plans the retry of a failing series.
+func (p *Policy) afterError(k *Known, s Series, e Failure, now time.Time) time.Time {
+	if s.CacheTTL == 0 && !e.HeldBack {
+		k.resign(s.ID)
+	}
+	if e.HeldBack {
+		// Not sent, so nothing to back off from: asked again when
+		// rate_limit or the budget has a turn for it.
+		return now.Add(max(e.RetryAfter, p.MinInterval))
+	}
+	next := now.Add(p.errorStep(s.Failures))
+	if e.Hold > 0 {
+		next = now.Add(e.Hold)
+	}
+	if e.RetryAfter > 0 && now.Add(e.RetryAfter).After(next) {
+		next = now.Add(e.RetryAfter)
+	}
+	if !e.PauseUntil.IsZero() && e.PauseUntil.After(next) {
+		next = e.PauseUntil
+	}
+	return next
+}
+
+// cap applies the revalidation interval: data is revised after the fact.
+func (p *Policy) cap(s Series, now, next time.Time) time.Time {
+	if r := max(s.Revalidate, p.MinInterval); s.Revalidate > 0 && next.After(now.Add(r)) {
+		return now.Add(r) // the 5 s floor holds for revalidate too
+	}
+	return next
+}
+
+// WaitsForLeader says whether a follower whose own poll is due waits
+// instead, because its key's leader is still chasing the row (a late
+// row), and if so until when: a learn step later, or as soon as the
+// leader finds the row (SiblingFound), or it polls itself once the leader
+// fails and resigns.
+func (p *Policy) WaitsForLeader(key *Estimate, s Series, pl Plan, now time.Time) (bool, time.Time) {
+	if !pl.Following || s.Newest.IsZero() || s.CacheTTL > 0 || s.W <= 0 {
+		return false, time.Time{}
+	}
+	if !key.Chasing(s.Newest.Add(s.W)) {
+		return false, time.Time{}
+	}
+	return true, now.Add(p.LearnStep(s.W))
+}
+
+// SiblingFound says whether the row a series waits for (late, or
+// following its key's leader) was found by another series of its key, at
+// `at`: then the series is due at once, the 5 s floor kept.
+func (p *Policy) SiblingFound(key *Estimate, s Series, pl Plan, at time.Time) bool {
+	if (pl.Polls == 0 && !pl.Following) || s.CacheTTL > 0 || s.Newest.IsZero() || s.W <= 0 {
+		return false
+	}
+	return at.Sub(s.LastAttempt) >= p.MinInterval && key.FoundSince(s.Newest.Add(s.W))
+}
+
+// FallbackTTL is how long a value is cached when the schedule cannot be
+// derived (no row time, or a window unknown), by window.
+func FallbackTTL(w string) time.Duration {
+	switch w {
+	case "block", "min":
+		return 30 * time.Second
+	case "10min":
+		return 2 * time.Minute
+	case "hour":
+		return 5 * time.Minute
+	case "day":
+		return 15 * time.Minute
+	}
+	return 5 * time.Minute
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}

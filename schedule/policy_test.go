@@ -1,0 +1,156 @@
+package schedule
+
+import (
+	"testing"
+	"time"
+)
+
+// TestPolicyNext: the policy as a table. Each case is what is known of a
+// key, a series of it with its plan, the outcome of its last refresh and
+// the time; it checks when the next refresh is and what the policy
+// changed. An hour window: the first guess is 18 s after the interval
+// closes, a learn step 72 s.
+func TestPolicyNext(t *testing.T) {
+	p := &Default
+	h := time.Hour
+	row := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC) // the newest row, 10:00-11:00
+	next := row.Add(h)                                    // the row polled for, 11:00-12:00
+	learned := Estimate{First: h + 10*time.Minute, Depth: 72 * time.Second, Learned: true}
+	for _, tc := range []struct {
+		name  string
+		known Known
+		s     Series
+		plan  Plan
+		out   Outcome
+		now   time.Time
+		want  time.Time
+		check func(t *testing.T, k Known, pl Plan)
+	}{{
+		name: "cold start, closed intervals: the newest row's age bounds the delay",
+		s:    Series{Newest: row}, out: Outcome{}, now: row.Add(h + 10*time.Second),
+		want: next.Add(h + 10*time.Second),
+		check: func(t *testing.T, k Known, pl Plan) {
+			if k.Key.First != h+10*time.Second || k.Key.Learned {
+				t.Errorf("estimate %+v, want First 1h0m10s (before the first guess), not learned yet", k.Key)
+			}
+		},
+	}, {
+		name: "cold start, a live upstream: the next row is probed for at its start",
+		s:    Series{Newest: next}, out: Outcome{}, now: next.Add(45 * time.Minute),
+		want: next.Add(h),
+		check: func(t *testing.T, k Known, pl Plan) {
+			if !k.Key.Learned || !pl.Probing || pl.Due != 0 {
+				t.Errorf("estimate %+v plan %+v, want a probe at the interval's start", k.Key, pl)
+			}
+		},
+	}, {
+		name:  "a new row found at the estimate: the next is polled for at the estimate",
+		known: Known{Key: learned}, s: Series{Newest: next}, out: Outcome{PrevNewest: row},
+		now: next.Add(h + 10*time.Minute), want: next.Add(h + 10*time.Minute + h),
+	}, {
+		name:  "the row is due and not there: polled again a learn step later",
+		known: Known{Key: learned}, s: Series{Newest: row}, plan: Plan{Planned: true, Due: learned.First},
+		out: Outcome{PrevNewest: row}, now: next.Add(learned.First),
+		want: next.Add(learned.First + 72*time.Second),
+		check: func(t *testing.T, k Known, pl Plan) {
+			if pl.Polls != 1 || pl.Missed != learned.First || k.Key.Chaser != "a" {
+				t.Errorf("plan %+v chaser %q, want one miss at the estimate, chased by a", pl, k.Key.Chaser)
+			}
+		},
+	}, {
+		name:  "a late row found: the estimate rises to it plus a jitter margin, the miss is the low bound",
+		known: Known{Key: learned}, s: Series{Newest: next}, plan: Plan{Planned: true, Polls: 2, Missed: h + 12*time.Minute},
+		out: Outcome{PrevNewest: row}, now: next.Add(h + 14*time.Minute),
+		// The bracket (1h12m, 1h14m36s] is wider than two learn steps:
+		// the next row is probed for at once, 78 s (half of it) below.
+		want: next.Add(h + h + 13*time.Minute + 18*time.Second),
+		check: func(t *testing.T, k Known, pl Plan) {
+			if k.Key.First != h+14*time.Minute+36*time.Second || !k.Key.HasLow || k.Key.Low != h+12*time.Minute {
+				t.Errorf("estimate %+v, want First 1h14m36s and Low 1h12m", k.Key)
+			}
+			if !pl.Probing || pl.Polls != 0 {
+				t.Errorf("plan %+v: the wide bracket is bisected at once", pl)
+			}
+		},
+	}, {
+		name:  "a probe that missed: its offset is the new low bound, and the estimate is polled",
+		known: Known{Key: learned}, s: Series{Newest: row}, plan: Plan{Planned: true, Probing: true, Due: h + 8*time.Minute},
+		out: Outcome{PrevNewest: row}, now: next.Add(h + 8*time.Minute + 48*time.Second),
+		want: next.Add(learned.First),
+		check: func(t *testing.T, k Known, pl Plan) {
+			if !k.Key.HasLow || k.Key.Low != learned.First-learned.Depth || k.Key.RowMisses != 1 {
+				t.Errorf("estimate %+v, want Low at the probe", k.Key)
+			}
+		},
+	}, {
+		name:  "a second series of a key with a leader follows it",
+		known: Known{Members: 2, Key: Estimate{First: learned.First, Depth: learned.Depth, Learned: true, Leader: "b", LeaderAt: row.Add(h + 10*time.Minute)}},
+		s:     Series{Newest: next}, out: Outcome{PrevNewest: row}, now: next.Add(h + 10*time.Minute),
+		want: next.Add(h + learned.First + 15*time.Minute),
+		check: func(t *testing.T, k Known, pl Plan) {
+			if !pl.Following || k.Key.Leader != "b" {
+				t.Errorf("plan %+v leader %q, want a follower of b, its fallback a quarter window on", pl, k.Key.Leader)
+			}
+		},
+	}, {
+		name:  "the daily budget coarsens by 3: the third row after this one, when it is out",
+		known: Known{Key: learned}, s: Series{Newest: next, Factor: 3}, out: Outcome{PrevNewest: row},
+		now: next.Add(h + 10*time.Minute), want: next.Add(4*h + 11*time.Minute + 12*time.Second),
+	}, {
+		name: "revalidate caps the wait", known: Known{Key: learned},
+		s: Series{Newest: next, Revalidate: 10 * time.Minute}, out: Outcome{PrevNewest: row},
+		now: next.Add(h + 10*time.Minute), want: next.Add(h + 20*time.Minute),
+	}, {
+		name: "cache_ttl replaces the schedule", known: Known{Key: learned},
+		s: Series{Newest: next, CacheTTL: 90 * time.Second}, out: Outcome{PrevNewest: row},
+		now: next.Add(h + 10*time.Minute), want: next.Add(h + 11*time.Minute + 30*time.Second),
+	}, {
+		name: "no row time: the window's fallback", s: Series{Window: "hour"}, now: row,
+		want: row.Add(5 * time.Minute),
+	}, {
+		name: "a third failure in a row waits a minute", known: Known{Key: Estimate{Leader: "a", Chaser: "a"}},
+		s: Series{Newest: row, Failures: 3}, out: Outcome{Err: &Failure{}}, now: row,
+		want: row.Add(time.Minute),
+		check: func(t *testing.T, k Known, pl Plan) {
+			if k.Key.Leader != "" || k.Key.Chaser != "" {
+				t.Errorf("a failing series still leads: %+v", k.Key)
+			}
+		},
+	}, {
+		name: "a pause of the endpoint outlasts the back-off", s: Series{Failures: 1},
+		out: Outcome{Err: &Failure{PauseUntil: row.Add(time.Hour)}}, now: row, want: row.Add(time.Hour),
+	}, {
+		name: "held back by the budget: asked when it has a call, and still leading", known: Known{Key: Estimate{Leader: "a"}},
+		s: Series{Failures: 0}, out: Outcome{Err: &Failure{HeldBack: true, RetryAfter: 2 * time.Minute}}, now: row,
+		want: row.Add(2 * time.Minute),
+		check: func(t *testing.T, k Known, pl Plan) {
+			if k.Key.Leader != "a" {
+				t.Error("a call never sent resigned the leader")
+			}
+		},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := tc.s
+			s.ID = "a"
+			if s.W == 0 && s.Window == "" {
+				s.W, s.Window = h, "hour"
+			}
+			k, pl := tc.known, tc.plan
+			if k.Key.First == 0 && !k.Key.Learned {
+				first := k.Key
+				k.Key = p.fresh(h)
+				k.Key.Leader, k.Key.Chaser = first.Leader, first.Chaser
+			}
+			got := p.Next(&k, s, &pl, tc.out, tc.now)
+			if !got.Equal(tc.want) {
+				t.Errorf("next refresh %v, want %v", got.Format(time.TimeOnly), tc.want.Format(time.TimeOnly))
+			}
+			if !pl.Next.Equal(got) {
+				t.Errorf("the plan holds %v, not the next refresh", pl.Next)
+			}
+			if tc.check != nil {
+				tc.check(t, k, pl)
+			}
+		})
+	}
+}
