@@ -46,6 +46,10 @@ type apiCollector struct {
 
 	mu     sync.Mutex // guards every tupleState of this API and what follows
 	states []*tupleState
+	// queue holds the tuples not in flight by when each is due; byKey the
+	// tuples of each delay key (queue.go).
+	queue  planQueue
+	byKey  map[string][]*tupleState
 	closed bool
 	// running counts the refreshes in flight, within the API's
 	// concurrency.
@@ -70,8 +74,7 @@ func (c *apiCollector) collect(ctx context.Context) ([]sampleOf, bool) {
 	var hits, joined, stale float64
 	c.mu.Lock()
 	for _, st := range c.states {
-		// A read: no plan is moved here (dueLocked, which may, is the
-		// engine's).
+		// A read: no plan is moved here (the engine's queue does).
 		switch {
 		case st.inflight != nil:
 			joined++
@@ -215,6 +218,7 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 		// the upstream; keep the state as it was.
 		st.inflight = nil
 		c.running--
+		c.planLocked(st)
 		close(done)
 		c.mu.Unlock()
 		return
@@ -223,6 +227,7 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 		st.buildInfo(c.tf)
 		st.inflight = nil
 		c.running--
+		c.replanKeyLocked(st.delayKey()) // st, and its key's followers
 		if st.first {
 			st.first = false
 			c.unfilled--

@@ -1,8 +1,9 @@
 // Package collector runs the refresh engine of each API and serves what it
 // fetched. Read in the order a row travels:
 //
-//   - engine.go: the engine's loop per API (when each tuple is refreshed,
-//     within concurrency; demand: it idles without scrapes);
+//   - engine.go, queue.go: the engine's loop per API over its tuples
+//     queued by when each is due, refreshed within concurrency; demand:
+//     it idles without scrapes;
 //   - schedule.go: what a tuple's state is to the policy of package
 //     schedule, which says when each tuple is refreshed next and keeps
 //     what is learned of publication delays;

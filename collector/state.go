@@ -25,7 +25,12 @@ type tupleState struct {
 	values   []sampleOf    // built from Samples, ready to serve
 	info     []sampleOf    // the per-tuple families
 	inflight chan struct{} // closed when the refresh under way ends
-	logged   string        // last error logged, so that each is logged once
+	// due is when the engine refreshes it next (its plan, or sooner when
+	// a sibling found its row); slot is its place in the API's queue (-1:
+	// in flight), order its place in the configuration.
+	due         time.Time
+	slot, order int
+	logged      string // last error logged, so that each is logged once
 	// first: the tuple has never been refreshed; scrapes wait for its
 	// first refresh, within their deadline.
 	first bool
