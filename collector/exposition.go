@@ -18,10 +18,14 @@ import (
 // refresh brings them; scrapes write those bytes as they are, grouped by
 // family. Rendering goes through the client library's own text encoder,
 // so the bytes are exactly what it would have written, at a fraction of
-// the cost per scrape (see BENCHMARKS.md). The answer is the Prometheus
-// text format, version 0.0.4, which every Prometheus version reads.
+// the cost per scrape (see BENCHMARKS.md). The answer is OpenMetrics
+// when the scraper asks for it (Prometheus does by default), the
+// Prometheus text format, version 0.0.4, otherwise: a series' line is
+// the same in both, only the families' HELP and TYPE lines and the end
+// differ.
 
-var contentType = string(expfmt.NewFormat(expfmt.TypeTextPlain))
+// formats are the answers /metrics gives, in the order it prefers them.
+var formats = []expfmt.Format{expfmt.FmtOpenMetrics_1_0_0, expfmt.FmtOpenMetrics_0_0_1, expfmt.FmtText}
 
 // render turns one built series into its exposition line(s).
 func render(f *family, m *dto.Metric) ([]byte, error) {
@@ -49,7 +53,10 @@ type block struct {
 	mf    *dto.MetricFamily
 }
 
-var helpEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
+var (
+	helpEscaper   = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
+	omHelpEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
+)
 
 // gzipPool holds writers at BestSpeed: compressing 10 000 series at the
 // default level took most of a scrape's time (BENCHMARKS.md), for a few
@@ -92,8 +99,10 @@ func writeExposition(w http.ResponseWriter, r *http.Request, samples []sampleOf,
 	}
 	sort.SliceStable(blocks, func(i, j int) bool { return blocks[i].name < blocks[j].name })
 
+	format := expfmt.NegotiateAccept(r.Header, formats...)
+	om := format.FormatType() == expfmt.TypeOpenMetrics
 	h := w.Header()
-	h.Set("Content-Type", contentType)
+	h.Set("Content-Type", string(format))
 	var out io.Writer = w
 	if acceptsGzip(r) {
 		h.Set("Content-Encoding", "gzip")
@@ -109,25 +118,48 @@ func writeExposition(w http.ResponseWriter, r *http.Request, samples []sampleOf,
 	bw := bufio.NewWriterSize(out, 64<<10)
 	for _, b := range blocks {
 		if b.mf != nil {
-			if _, err := expfmt.MetricFamilyToText(bw, b.mf); err != nil {
+			var err error
+			if om {
+				_, err = expfmt.MetricFamilyToOpenMetrics(bw, b.mf)
+			} else {
+				_, err = expfmt.MetricFamilyToText(bw, b.mf)
+			}
+			if err != nil {
 				return err
 			}
 			continue
 		}
-		bw.WriteString("# HELP ")
-		bw.WriteString(b.name)
-		bw.WriteByte(' ')
-		helpEscaper.WriteString(bw, b.fam.help)
-		bw.WriteString("\n# TYPE ")
-		bw.WriteString(b.name)
-		bw.WriteByte(' ')
-		bw.WriteString(strings.ToLower(b.fam.typ.String()))
-		bw.WriteByte('\n')
+		writeHeader(bw, b.fam, om)
 		for _, l := range b.lines {
 			bw.Write(l)
 		}
 	}
+	if om {
+		bw.WriteString("# EOF\n")
+	}
 	return bw.Flush()
+}
+
+// writeHeader writes the HELP and TYPE lines of one of our families. In
+// OpenMetrics a counter family is named without the _total its samples
+// carry (series.Data refuses a counter without it).
+func writeHeader(bw *bufio.Writer, f *family, om bool) {
+	name, escaper := f.name, helpEscaper
+	if om {
+		escaper = omHelpEscaper
+		if f.typ == dto.MetricType_COUNTER {
+			name = strings.TrimSuffix(name, "_total")
+		}
+	}
+	bw.WriteString("# HELP ")
+	bw.WriteString(name)
+	bw.WriteByte(' ')
+	escaper.WriteString(bw, f.help)
+	bw.WriteString("\n# TYPE ")
+	bw.WriteString(name)
+	bw.WriteByte(' ')
+	bw.WriteString(strings.ToLower(f.typ.String()))
+	bw.WriteByte('\n')
 }
 
 func acceptsGzip(r *http.Request) bool {

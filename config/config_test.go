@@ -44,12 +44,14 @@ testdata/bad_entry_errors_at_once.yml:10: data.metrics[1].windw: unknown key; di
 testdata/bad_entry_errors_at_once.yml:14: data.metrics[2].fields.supply_total.nme: unknown key; did you mean "name"?
 testdata/bad_entry_errors_at_once.yml:15: data.metrics[2].window: "week" is not allowed for /v1/btc/network-data/supply (allowed: day, hour, block)
 testdata/bad_entry_errors_at_once.yml:17: data.metrics[3].asset: must be a value or a list of values, got a mapping`,
-		"bad_duration.yml":                  "testdata/bad_duration.yml:4: data.timeout: \"10 seconds\" is not a duration (use e.g. 30s, 10m, 2h, 1d)",
-		"bad_empty_file.yml":                "testdata/bad_empty_file.yml:1: the file is empty: configure at least one of data, indicator, consensus",
-		"bad_empty_list.yml":                "testdata/bad_empty_list.yml:6: data.metrics[0].exchange: must not be an empty list",
-		"bad_empty_metrics.yml":             "testdata/bad_empty_metrics.yml:4: data.metrics: must not be an empty list",
-		"bad_field_label_name.yml":          "testdata/bad_field_label_name.yml:9: data.metrics[0].fields.supply_total.labels.unit-name: \"unit-name\" is not a valid label name",
-		"bad_field_label_repeated.yml":      "testdata/bad_field_label_repeated.yml:7: data.metrics[0].fields.netflow_total: label \"window\" is already a label of the series",
+		"bad_duration.yml":             "testdata/bad_duration.yml:4: data.timeout: \"10 seconds\" is not a duration (use e.g. 30s, 10m, 2h, 1d)",
+		"bad_empty_file.yml":           "testdata/bad_empty_file.yml:1: the file is empty: configure at least one of data, indicator, consensus",
+		"bad_empty_list.yml":           "testdata/bad_empty_list.yml:6: data.metrics[0].exchange: must not be an empty list",
+		"bad_empty_metrics.yml":        "testdata/bad_empty_metrics.yml:4: data.metrics: must not be an empty list",
+		"bad_field_label_name.yml":     "testdata/bad_field_label_name.yml:9: data.metrics[0].fields.supply_total.labels.unit-name: \"unit-name\" is not a valid label name",
+		"bad_field_label_repeated.yml": "testdata/bad_field_label_repeated.yml:7: data.metrics[0].fields.netflow_total: label \"window\" is already a label of the series",
+		"bad_field_counter_name.yml": "testdata/bad_field_counter_name.yml:6: data.metrics[0].fields.loss_amount: a counter's name ends in _total: name it utxo_losses_total\n" +
+			"testdata/bad_field_counter_name.yml:6: data.metrics[0].fields.profit_amount: utxo_profit_total is a gauge, whose name may not end in _total: rename it or give it type: counter",
 		"bad_field_scale_zero.yml":          "testdata/bad_field_scale_zero.yml:8: data.metrics[0].fields.profit_percent.scale: must not be 0",
 		"bad_field_spec.yml":                "testdata/bad_field_spec.yml:8: data.metrics[0].fields.supply_total.name: \"supply-total\" is not a valid metric name\ntestdata/bad_field_spec.yml:9: data.metrics[0].fields.supply_total.type: must be gauge or counter, got \"histogram\"",
 		"bad_fields_empty.yml":              "testdata/bad_fields_empty.yml:6: data.metrics[0].fields: must list at least one field (leave it out to export every numeric field)",
@@ -266,7 +268,7 @@ data:
     - path: /v1/btc/network-indicator/pnl-utxo
       fields:
         profit_percent: {help: Share in profit.}
-        loss_amount: {name: utxo_losses, type: counter, scale: 2}
+        loss_amount: {name: utxo_losses_total, type: counter, scale: 2}
 `), testEnv)
 	if err != nil {
 		t.Fatal(err)
@@ -281,7 +283,7 @@ data:
 	if f := tp.Fields["profit_percent"]; f.Name != "utxo_profit_ratio" || f.Scale != 0.01 || f.Help != "Share in profit." {
 		t.Errorf("profit_percent = %+v", f)
 	}
-	if f := tp.Fields["loss_amount"]; f.Name != "utxo_losses" || f.Type != "counter" || f.Scale != 2 {
+	if f := tp.Fields["loss_amount"]; f.Name != "utxo_losses_total" || f.Type != "counter" || f.Scale != 2 {
 		t.Errorf("loss_amount = %+v", f)
 	}
 }

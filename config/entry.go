@@ -234,7 +234,8 @@ func (l *errorList) constLabels(key string, n *yaml.Node) map[string]string {
 
 // checkLabels refuses a label a series would carry twice: row labels
 // (labels:), and the constant and key labels of fields, may repeat neither
-// the labels of the tuple nor each other.
+// the labels of the tuple nor each other. It refuses a counter named
+// without _total and a gauge named with it, as the exposition would.
 func (l *errorList) checkLabels(t *Tuple) {
 	e := t.Entry
 	series := map[string]bool{}
@@ -249,6 +250,12 @@ func (l *errorList) checkLabels(t *Tuple) {
 	}
 	for _, name := range slices.Sorted(maps.Keys(t.Fields)) {
 		f := t.Fields[name]
+		switch total := strings.HasSuffix(f.Name, "_total"); {
+		case f.Type == "counter" && !total:
+			l.addAt(e.line("fields"), join(e.Key, "fields."+name), "a counter's name ends in _total: name it %s_total", f.Name)
+		case f.Type != "counter" && total:
+			l.addAt(e.line("fields"), join(e.Key, "fields."+name), "%s is a gauge, whose name may not end in _total: rename it or give it type: counter", f.Name)
+		}
 		extra := slices.Sorted(maps.Keys(f.Labels))
 		if f.KeyLabel != "" {
 			extra = append(extra, f.KeyLabel)

@@ -49,8 +49,8 @@ var (
 var reserved = map[string]bool{Timestamp.Name: true, BlockHeight.Name: true}
 
 // Data is the family of a field's values, or why the exposition refuses
-// it: a name the exporter keeps for its own families, or a gauge ending
-// in _total.
+// it: a name the exporter keeps for its own families, a gauge ending in
+// _total or a counter that does not.
 func Data(f *config.Field) (Family, error) {
 	name := Prefix + f.Name
 	typ := Gauge
@@ -62,6 +62,9 @@ func Data(f *config.Field) (Family, error) {
 	}
 	if typ == Gauge && strings.HasSuffix(name, "_total") {
 		return Family{}, fmt.Errorf("family %s is a gauge and may not end in _total; rename it with fields.<name>.name", name)
+	}
+	if typ == Counter && !strings.HasSuffix(name, "_total") {
+		return Family{}, fmt.Errorf("family %s is a counter and must end in _total; rename it with fields.<name>.name", name)
 	}
 	help := f.Help
 	if help == "" {

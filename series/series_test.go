@@ -198,6 +198,7 @@ func TestDataRefusesWhatTheExpositionRefuses(t *testing.T) {
 		{config.Field{Name: "data_timestamp_seconds", Type: "gauge"}, "reserved"},
 		{config.Field{Name: "exporter_up", Type: "gauge"}, "reserved"},
 		{config.Field{Name: "events_total", Type: "gauge"}, "may not end in _total"},
+		{config.Field{Name: "utxo_losses", Type: "counter"}, "must end in _total"},
 	} {
 		if _, err := series.Data(&tc.field); err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("%s: got %v, want an error containing %q", tc.field.Name, err, tc.err)
