@@ -14,7 +14,7 @@
 //   - families.go, exposition.go, exporter.go: the series built at refresh
 //     and /metrics, which only reads them.
 //
-// Expansion of what a configuration leaves to the upstream's lists (all,
-// consensus asset names) is expand.go, discovery.go and, for its retries
-// and daily refresh, expand_background.go.
+// What a configuration leaves to the upstream's lists (all, consensus
+// asset names) is resolved before it reaches the engine, by package
+// expand; the Store keeps the listing answers it read across restarts.
 package collector

@@ -230,9 +230,9 @@ func (s *Store) take(a *config.API, account string) *stateFile {
 	return f
 }
 
-// restorePauses applies the saved pauses of a client's API, once, when the
+// RestorePauses applies the saved pauses of a client's API, once, when the
 // client is of the account they were saved for.
-func (s *Store) restorePauses(c *upstream.Client) {
+func (s *Store) RestorePauses(c *upstream.Client) {
 	if s == nil {
 		return
 	}
@@ -246,9 +246,9 @@ func (s *Store) restorePauses(c *upstream.Client) {
 	}
 }
 
-// recallList returns the saved answer of a listing endpoint of an API
+// RecallList returns the saved answer of a listing endpoint of an API
 // section of the same account.
-func (s *Store) recallList(a *config.API, path string) (rows []map[string]any, at time.Time, ok bool) {
+func (s *Store) RecallList(a *config.API, path string) (rows []map[string]any, at time.Time, ok bool) {
 	if s == nil {
 		return nil, time.Time{}, false
 	}
@@ -261,8 +261,8 @@ func (s *Store) recallList(a *config.API, path string) (rows []map[string]any, a
 	return l.byPath[path].Rows, l.byPath[path].At, true
 }
 
-// rememberList keeps the answer of a listing endpoint for the next save.
-func (s *Store) rememberList(a *config.API, path string, rows []map[string]any, at time.Time) {
+// RememberList keeps the answer of a listing endpoint for the next save.
+func (s *Store) RememberList(a *config.API, path string, rows []map[string]any, at time.Time) {
 	if s == nil {
 		return
 	}
