@@ -16,5 +16,7 @@
 //
 // What a configuration leaves to the upstream's lists (all, consensus
 // asset names) is resolved before it reaches the engine, by package
-// expand; the Store keeps the listing answers it read across restarts.
+// expand. The Store keeps its listing answers across restarts: it writes
+// them from expand's Cache, their one copy in memory, which it fills at
+// start with those it read.
 package collector

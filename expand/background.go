@@ -159,12 +159,10 @@ func (x *Expander) Maintain(ctx context.Context, every time.Duration, refine fun
 		}
 		x.mu.Lock()
 		retry := x.failures > 0
-		if !retry {
-			x.gen++ // a refresh asks for fresh lists
-		}
 		needed := x.source != nil && len(x.state) > 0
 		x.mu.Unlock()
 		if !retry {
+			x.cache.renew() // a refresh asks for fresh lists
 			refreshAt = time.Now().Add(every)
 		}
 		if needed {

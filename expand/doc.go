@@ -11,9 +11,13 @@
 //   - expand.go: the Expander, and one expansion (Expand, and Start at
 //     start): which lists a configuration needs, the entries that wait
 //     while a list cannot be read;
-//   - lists.go: the listing answers, read at the same time, reused while
-//     recent, the last good one standing in when a call fails, kept
-//     across restarts through a Store (collector.Store);
+//   - lists.go: the listing calls of an expansion, made at the same time,
+//     an answer reused while recent, the last good one standing in when
+//     a call fails;
+//   - cache.go: the Cache, the one copy in memory of the listing
+//     answers. A Store (collector.Store) fills it at start with those the
+//     last run saved and writes from it at every save, per API section
+//     and account;
 //   - discovery.go: what each list says, resolved into parameter values,
 //     and the warnings about what discovery does not list;
 //   - background.go: the state of each API's expansion (State, and the

@@ -42,8 +42,9 @@ const (
 // sent as the asset's key and labelled with its lowercase ticker, so that
 // "Bitcoin" and "btc" are one series labelled like the data API's. Its
 // calls take the API's one client (upstream.Pool) like every other call.
-// An answer is reused for listReuse, and the last good one stands in when
-// a later call fails.
+// An answer is reused for listReuse (one the last run saved, up to
+// Refresh), and the last good one stands in when a later call fails; the
+// answers are held in a Cache, the Store's when there is one.
 //
 // An upstream that is down or answers badly never fails an expansion:
 // the entries whose lists cannot be read wait, the rest is served, and
@@ -57,13 +58,14 @@ type Expander struct {
 	retryMin, retryMax time.Duration
 	// changed wakes Maintain after every expansion, to plan again.
 	changed chan struct{}
-	store   Store // keeps listing answers across restarts; nil keeps nothing
+	store   Store // keeps listing answers and pauses across restarts; nil keeps nothing
 	// warned holds the warnings about lists already logged (firstWarning).
 	warned map[string]bool
 
-	mu    sync.Mutex
-	cache map[string]cachedList
-	gen   int // bumped by Maintain's refresh: answers of older generations are fetched again
+	// cache holds the listing answers: the Store's when there is one.
+	cache *Cache
+
+	mu sync.Mutex
 	// logged holds what each parameter last resolved to: the same result
 	// again (on a reload) is logged at debug only.
 	logged map[string]string
@@ -90,14 +92,15 @@ type Options struct {
 	// scrapes; nil builds a pool of the Expander's own.
 	Clients *upstream.Pool
 	// Store keeps listing answers and pauses across restarts
-	// (a collector.Store); nil keeps nothing.
+	// (a collector.Store): the Expander reads and fills its Cache. Nil
+	// keeps nothing; the Expander then has a Cache of its own.
 	Store Store
 }
 
 // New returns an Expander; opts supplies the clock, the clients it
 // shares with the collector.Exporter and the Store.
 func New(logger log.Logger, opts ...Options) *Expander {
-	x := &Expander{logger: logger, now: time.Now, cache: map[string]cachedList{}, logged: map[string]string{},
+	x := &Expander{logger: logger, now: time.Now, logged: map[string]string{},
 		retryMin: 5 * time.Second, retryMax: time.Minute, changed: make(chan struct{}, 1),
 		state: map[string]*State{}}
 	if len(opts) > 0 {
@@ -108,6 +111,12 @@ func New(logger log.Logger, opts ...Options) *Expander {
 	}
 	if x.clients == nil {
 		x.clients = upstream.NewPool(prometheus.NewRegistry(), x.now, logger)
+	}
+	if x.store != nil {
+		x.cache = x.store.Cache()
+	}
+	if x.cache == nil {
+		x.cache = NewCache()
 	}
 	return x
 }

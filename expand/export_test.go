@@ -10,3 +10,6 @@ func (x *Expander) SetRetry(lo, hi time.Duration) { x.retryMin, x.retryMax = lo,
 
 // Backoff is the wait before retry n.
 func (x *Expander) Backoff(n int) time.Duration { return x.backoff(n) }
+
+// ListCache is the Cache the Expander reads and fills.
+func (x *Expander) ListCache() *Cache { return x.cache }

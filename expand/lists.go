@@ -11,34 +11,9 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
-// The listing endpoints' answers: read once per expansion, reused while
-// recent, kept across restarts by the Store.
-
-// cachedList is one answer in the Expander's cache, under listKey.
-type cachedList struct {
-	rows []map[string]any
-	at   time.Time
-	gen  int
-	// saved: read from the state of the last run, not fetched by this
-	// one; reused up to Refresh, as the last run would have.
-	saved bool
-}
-
-// Store is what keeps the listing answers across restarts, and the
-// pauses a list call must respect at start: a collector.Store, which
-// writes them in each API's state file under --storage.path. Its methods
-// accept a nil receiver, which keeps nothing.
-type Store interface {
-	// RestorePauses applies to a client, once, the pauses the last run
-	// saved for its API, when the client is of the same account.
-	RestorePauses(c *upstream.Client)
-	// RecallList returns the saved answer of a listing endpoint of an
-	// API section of the same account (upstream.Account).
-	RecallList(a *config.API, path string) (rows []map[string]any, at time.Time, ok bool)
-	// RememberList keeps the answer of a listing endpoint for the next
-	// save.
-	RememberList(a *config.API, path string, rows []map[string]any, at time.Time)
-}
+// The listing endpoints' answers: read once per expansion, at the same
+// time, reused from the Cache while recent, the last good one standing in
+// when a call fails.
 
 type listRequest struct {
 	api   *config.API
@@ -67,7 +42,7 @@ func (r *resolution) fetchAll() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = r.fetch(k, r.requests[k])
+			results[i] = r.fetch(r.requests[k])
 		}()
 	}
 	wg.Wait()
@@ -85,25 +60,15 @@ func (r *resolution) fetchAll() {
 
 // fetch reads one list: reused while recent, through the API's client
 // otherwise, the last good answer when that fails.
-func (r *resolution) fetch(key string, req listRequest) listResult {
+func (r *resolution) fetch(req listRequest) listResult {
 	x := r.x
-	x.mu.Lock()
-	c, cached := x.cache[key]
-	if !cached {
-		if rows, at, ok := x.recallList(req.api, req.path); ok {
-			c, cached = cachedList{rows: rows, at: at, gen: x.gen, saved: true}, true
-			x.cache[key] = c
-		}
-	}
+	c, cached, gen := x.cache.lookup(req.api, req.path)
 	reuse := listReuse
 	if c.saved {
 		// A restart costs no list call the last run would not have made.
 		reuse = Refresh
 	}
-	fresh := cached && c.gen == x.gen && x.now().Sub(c.at) < reuse
-	gen := x.gen
-	x.mu.Unlock()
-	if fresh {
+	if cached && c.gen == gen && x.now().Sub(c.at) < reuse {
 		return listResult{rows: c.rows, ok: true}
 	}
 	c0, release := x.clients.Candidate(req.api)
@@ -123,21 +88,8 @@ func (r *resolution) fetch(key string, req listRequest) listResult {
 			"age", x.now().Sub(c.at).Round(time.Second), "err", err)
 		return listResult{rows: c.rows, ok: true, err: err}
 	}
-	x.mu.Lock()
-	x.cache[key] = cachedList{rows: rows, at: x.now(), gen: gen}
-	x.mu.Unlock()
-	if x.store != nil {
-		x.store.RememberList(req.api, req.path, rows, x.now())
-	}
+	x.cache.put(req.api, req.path, rows, x.now(), gen)
 	return listResult{rows: rows, ok: true}
-}
-
-// recallList is the Store's saved answer of a listing endpoint.
-func (x *Expander) recallList(a *config.API, path string) ([]map[string]any, time.Time, bool) {
-	if x.store == nil {
-		return nil, time.Time{}, false
-	}
-	return x.store.RecallList(a, path)
 }
 
 // rows returns the rows of a list read by fetchAll.
