@@ -19,8 +19,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/onchain-exporter/onchain_exporter/backfill"
-	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/expand"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -127,7 +127,7 @@ func (c *backfillCommand) run(g globalFlags, stdout, stderr io.Writer) int {
 	reg := prometheus.NewRegistry()
 	pool := upstream.NewPool(reg, time.Now, logger)
 	defer pool.Close()
-	if cfg, err = expand(ctx, logger, pool, cfg); err != nil {
+	if cfg, err = expandLists(ctx, logger, pool, cfg); err != nil {
 		level.Error(logger).Log("msg", "the configuration does not fit the upstream's lists", "err", err)
 		return 1
 	}
@@ -151,12 +151,12 @@ func (c *backfillCommand) run(g globalFlags, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// expand resolves "all" through the upstream's lists, as the exporter
-// does at start (Expander.Start): entries whose lists cannot be read, or
-// show the file wrong for their API, are left for a later run, and the
-// run says so; the other APIs' series are backfilled.
-func expand(ctx context.Context, logger log.Logger, pool *upstream.Pool, cfg *config.Config) (*config.Config, error) {
-	x := collector.NewExpander(logger, collector.Options{Clients: pool})
+// expandLists resolves "all" through the upstream's lists, as the
+// exporter does at start (expand.Expander.Start): entries whose lists
+// cannot be read, or show the file wrong for their API, are left for a
+// later run, and the run says so; the other APIs' series are backfilled.
+func expandLists(ctx context.Context, logger log.Logger, pool *upstream.Pool, cfg *config.Config) (*config.Config, error) {
+	x := expand.New(logger, expand.Options{Clients: pool})
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	out, err := x.Start(ctx, cfg)

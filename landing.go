@@ -14,8 +14,8 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/onchain-exporter/onchain_exporter/budget"
-	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/expand"
 )
 
 // landingInfo is what the landing page shows of the configuration in
@@ -151,7 +151,7 @@ func (l *landingPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // which has no authentication by default: the error of its lists goes
 // through clean (upstream.Pool.Clean), which takes the API's credential
 // out of it, whatever carried it in, and cuts it.
-func expansionStatus(states map[string]collector.ExpansionState, clean func(api, text string) string) map[string]string {
+func expansionStatus(states map[string]expand.State, clean func(api, text string) string) map[string]string {
 	out := make(map[string]string, len(states))
 	for api, st := range states {
 		switch {

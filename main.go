@@ -34,6 +34,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/demo"
+	"github.com/onchain-exporter/onchain_exporter/expand"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -148,7 +149,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		*storagePath = ""
 	}
 	store := collector.OpenStore(*storagePath, logger)
-	expander := collector.NewExpander(logger, collector.Options{Clients: clients, Store: store})
+	expander := expand.New(logger, expand.Options{Clients: clients, Store: store})
 	var exp *collector.Exporter
 	load := func() (*config.Config, error) {
 		c, err := parse()
@@ -158,7 +159,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		out, err := expander.Expand(context.Background(), c)
 		return out, err
 	}
-	start, cancelStart := context.WithTimeout(context.Background(), collector.StartBudget)
+	start, cancelStart := context.WithTimeout(context.Background(), expand.StartBudget)
 	// An upstream list that does not fit the file (a delisted asset, an
 	// "all" past max_tuples) keeps that API's expanded entries waiting;
 	// it never stops the exporter.
@@ -219,7 +220,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var background sync.WaitGroup
 	background.Add(2)
 	go func() { defer background.Done(); reloadLoop(ctx, logger, safe, reloads) }()
-	go func() { defer background.Done(); expander.Maintain(ctx, collector.DiscoveryRefresh, safe.Refine) }()
+	go func() { defer background.Done(); expander.Maintain(ctx, expand.Refresh, safe.Refine) }()
 	defer func() { cancel(); background.Wait() }()
 	// The server's own messages (a TLS handshake refused, say) go through
 	// the project's logger too: one time key, one format.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/demo"
+	"github.com/onchain-exporter/onchain_exporter/expand"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 )
 
@@ -23,7 +24,7 @@ func TestDemoShowsEveryIndicatorAndConsensusFamily(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer d.Close()
-		cfg, err := NewExpander(log.NewNopLogger()).Expand(context.Background(), d.Config)
+		cfg, err := expand.New(log.NewNopLogger()).Expand(context.Background(), d.Config)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/onchain-exporter/onchain_exporter/expand"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
@@ -65,7 +66,7 @@ func dialectRun(t *testing.T, d fakeapi.Dialect) (string, *testtool.LogBuffer) {
 	e := newEnv(t, dialectsConfig, fakeapi.Options{Dialect: d, IndicatorToken: testToken})
 	logs := &testtool.LogBuffer{}
 	logger := log.NewLogfmtLogger(logs)
-	cfg, err := NewExpander(logger, Options{Now: e.clock.Now}).Expand(context.Background(), e.parse(dialectsConfig))
+	cfg, err := expand.New(logger, expand.Options{Now: e.clock.Now}).Expand(context.Background(), e.parse(dialectsConfig))
 	if err != nil {
 		t.Fatalf("dialect %s: %v", d, err)
 	}

@@ -14,7 +14,9 @@
 //   - families.go, exposition.go, exporter.go: the series built at refresh
 //     and /metrics, which only reads them.
 //
-// Expansion of what a configuration leaves to the upstream's lists (all,
-// consensus asset names) is expand.go, discovery.go and, for its retries
-// and daily refresh, expand_background.go.
+// What a configuration leaves to the upstream's lists (all, consensus
+// asset names) is resolved before it reaches the engine, by package
+// expand. The Store keeps its listing answers across restarts: it writes
+// them from expand's Cache, their one copy in memory, which it fills at
+// start with those it read.
 package collector

@@ -31,7 +31,7 @@ type Options struct {
 	// encoding and transfer.
 	TimeoutOffset time.Duration
 	// Clients are the upstream clients, one per API, shared with the
-	// Expander so that limits hold across expansion and scrapes; nil
+	// expand.Expander so that limits hold across expansion and scrapes; nil
 	// builds a pool of the Exporter's own, registered in its registry.
 	Clients *upstream.Pool
 	// Store keeps the tuples' caches and schedules, learned delays,
@@ -159,7 +159,7 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 			// A reload: the user may have fixed a rejected key upstream.
 			up.Reloaded()
 		}
-		e.opts.Store.restorePauses(up) // at the first start only
+		e.opts.Store.RestorePauses(up) // at the first start only
 		if f, ok := forecast[name]; ok {
 			e.bm.SetForecast(f)
 			e.bm.SetPlan(name, f.Plan)

@@ -61,6 +61,16 @@ func newEnv(t *testing.T, yml string, fo fakeapi.Options) *env {
 	return &env{t: t, clock: c, fake: fake, srv: srv, exp: exp, reg: reg}
 }
 
+// parse loads yml against the env's fake, unexpanded.
+func (e *env) parse(yml string) *config.Config {
+	e.t.Helper()
+	cfg, err := config.Parse("test.yml", []byte(strings.ReplaceAll(yml, "{{URL}}", e.srv.URL)), func(string) string { return testToken })
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return cfg
+}
+
 // scrape serves one /metrics request and returns the body.
 func (e *env) scrape(timeout string) string {
 	e.t.Helper()

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/expand"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
@@ -103,7 +104,7 @@ data:
 	reg := prometheus.NewRegistry()
 	clients := upstream.NewPool(reg, time.Now, log.NewNopLogger())
 	defer clients.Close()
-	x := NewExpander(log.NewNopLogger(), Options{Clients: clients})
+	x := expand.New(log.NewNopLogger(), expand.Options{Clients: clients})
 	load := func() (*config.Config, error) {
 		c, err := parse()
 		if err != nil {

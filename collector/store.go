@@ -6,11 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
 	"sync"
-	"time"
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
@@ -18,6 +16,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/budget"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
+	"github.com/onchain-exporter/onchain_exporter/expand"
 	"github.com/onchain-exporter/onchain_exporter/schedule"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
@@ -46,9 +45,11 @@ type Store struct {
 	mu       sync.Mutex
 	loaded   map[string]*stateFile // per API, until the exporter takes it
 	restored map[string]bool       // APIs whose pauses were restored
-	lists    map[string]*apiLists  // per API: listing answers
 	written  map[string][]byte     // per API: what its file holds
 	failed   map[string]string     // per API: the last write error logged
+	// cache holds the listing answers: those of the files at open, then
+	// what expansion (package expand) reads; saves write from it.
+	cache *expand.Cache
 }
 
 // stateFile is the content of one API's file.
@@ -71,16 +72,9 @@ type savedTuple struct {
 	State  tupleCache `json:"state"`
 }
 
-// savedList is the last answer of a listing endpoint.
-type savedList struct {
-	Rows []map[string]any `json:"rows"`
-	At   time.Time        `json:"at"`
-}
-
-type apiLists struct {
-	account string
-	byPath  map[string]*savedList
-}
+// savedList is the last answer of a listing endpoint, as a file holds
+// it; in memory, the Cache of package expand holds it.
+type savedList = expand.Answer
 
 // OpenStore reads the state files under dir. It never fails: a directory
 // that cannot be written is a warning and state is not kept; a file that
@@ -91,7 +85,7 @@ func OpenStore(dir string, logger log.Logger) *Store {
 		return nil
 	}
 	s := &Store{dir: dir, logger: logger, loaded: map[string]*stateFile{}, restored: map[string]bool{},
-		lists: map[string]*apiLists{}, written: map[string][]byte{}, failed: map[string]string{}}
+		written: map[string][]byte{}, failed: map[string]string{}, cache: expand.NewCache()}
 	if err := s.probe(); err != nil {
 		level.Warn(logger).Log("msg", "the storage directory cannot be written; state will not be kept across restarts", "path", dir, "err", err)
 	} else {
@@ -106,8 +100,9 @@ func OpenStore(dir string, logger log.Logger) *Store {
 		if err == nil {
 			var f *stateFile
 			if f, err = decodeStateFile(data, name); err == nil {
+				s.cache.Restore(name, f.Account, f.Lists)
+				f.Lists = nil // the cache holds them from now on
 				s.loaded[name] = f
-				s.lists[name] = &apiLists{account: f.Account, byPath: f.Lists}
 				level.Info(logger).Log("msg", "state loaded", "file", path, "tuples", len(f.Tuples))
 				continue
 			}
@@ -230,9 +225,9 @@ func (s *Store) take(a *config.API, account string) *stateFile {
 	return f
 }
 
-// restorePauses applies the saved pauses of a client's API, once, when the
+// RestorePauses applies the saved pauses of a client's API, once, when the
 // client is of the account they were saved for.
-func (s *Store) restorePauses(c *upstream.Client) {
+func (s *Store) RestorePauses(c *upstream.Client) {
 	if s == nil {
 		return
 	}
@@ -246,49 +241,18 @@ func (s *Store) restorePauses(c *upstream.Client) {
 	}
 }
 
-// recallList returns the saved answer of a listing endpoint of an API
-// section of the same account.
-func (s *Store) recallList(a *config.API, path string) (rows []map[string]any, at time.Time, ok bool) {
+// Cache returns the cache of listing answers the Store saves, for the
+// Expander (expand.Store); nil for a nil Store.
+func (s *Store) Cache() *expand.Cache {
 	if s == nil {
-		return nil, time.Time{}, false
+		return nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	l := s.lists[a.Name]
-	if l == nil || l.byPath[path] == nil || l.account != upstream.Account(a) {
-		return nil, time.Time{}, false
-	}
-	return l.byPath[path].Rows, l.byPath[path].At, true
-}
-
-// rememberList keeps the answer of a listing endpoint for the next save.
-func (s *Store) rememberList(a *config.API, path string, rows []map[string]any, at time.Time) {
-	if s == nil {
-		return
-	}
-	id := upstream.Account(a)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	l := s.lists[a.Name]
-	if l == nil || l.account != id {
-		l = &apiLists{account: id}
-		s.lists[a.Name] = l
-	}
-	if l.byPath == nil {
-		l.byPath = map[string]*savedList{}
-	}
-	l.byPath[path] = &savedList{Rows: rows, At: at}
+	return s.cache
 }
 
 // listsOf returns the listing answers of an API for the file of account.
 func (s *Store) listsOf(api, account string) map[string]*savedList {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	l := s.lists[api]
-	if l == nil || l.account != account {
-		return nil
-	}
-	return maps.Clone(l.byPath) // encoded after the lock is released
+	return s.cache.Saved(api, account)
 }
 
 // write replaces an API's file when its content changed: a temporary file

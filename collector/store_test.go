@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/expand"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
@@ -57,7 +58,7 @@ type running struct {
 	exp      *Exporter
 	pool     *upstream.Pool
 	logs     *testtool.LogBuffer
-	expander *Expander
+	expander *expand.Expander
 	parse    func() *config.Config
 }
 
@@ -74,14 +75,15 @@ func (r *restartRig) start(yml, token string) *running {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	if cfg, err = NewExpander(logger, opts).Expand(context.Background(), cfg); err != nil {
+	xopts := expand.Options{Now: r.clock.Now, Clients: pool, Store: store}
+	if cfg, err = expand.New(logger, xopts).Expand(context.Background(), cfg); err != nil {
 		r.t.Fatal(err)
 	}
 	exp, err := New(cfg, logger, reg, opts)
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	run := &running{exp: exp, pool: pool, logs: logs, expander: NewExpander(logger, opts), parse: func() *config.Config {
+	run := &running{exp: exp, pool: pool, logs: logs, expander: expand.New(logger, xopts), parse: func() *config.Config {
 		c, err := config.Parse("test.yml", []byte(strings.ReplaceAll(yml, "{{URL}}", r.srv.URL)), func(string) string { return token })
 		if err != nil {
 			r.t.Fatal(err)

@@ -1,9 +1,8 @@
-package collector
+package expand
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -27,10 +26,10 @@ const (
 	// listReuse absorbs repeated loads (reloads come in bursts) without
 	// calling the lists again.
 	listReuse = time.Hour
-	// DiscoveryRefresh is how often a configuration that depends on
-	// upstream lists is expanded again from fresh lists, to pick up new
-	// assets, exchanges, tokens and equities.
-	DiscoveryRefresh = 24 * time.Hour
+	// Refresh is how often a configuration that depends on upstream
+	// lists is expanded again from fresh lists, to pick up new assets,
+	// exchanges, tokens and equities.
+	Refresh = 24 * time.Hour
 	// StartBudget bounds the expansion at start: the exporter serves what
 	// needs no list within it, and Maintain completes the rest.
 	StartBudget = 750 * time.Millisecond
@@ -43,28 +42,30 @@ const (
 // sent as the asset's key and labelled with its lowercase ticker, so that
 // "Bitcoin" and "btc" are one series labelled like the data API's. Its
 // calls take the API's one client (upstream.Pool) like every other call.
-// An answer is reused for listReuse, and the last good one stands in when
-// a later call fails.
+// An answer is reused for listReuse (one the last run saved, up to
+// Refresh), and the last good one stands in when a later call fails; the
+// answers are held in a Cache, the Store's when there is one.
 //
 // An upstream that is down or answers badly never fails an expansion:
 // the entries whose lists cannot be read wait, the rest is served, and
-// Maintain (expand_background.go) retries until they are in.
+// Maintain (background.go) retries until they are in.
 type Expander struct {
 	logger  log.Logger
 	now     func() time.Time
 	clients *upstream.Pool
 	// retryMin and retryMax bound the back-off of retries while lists
-	// fail (expand_background.go).
+	// fail (background.go).
 	retryMin, retryMax time.Duration
 	// changed wakes Maintain after every expansion, to plan again.
 	changed chan struct{}
-	store   *Store // keeps listing answers across restarts
+	store   Store // keeps listing answers and pauses across restarts; nil keeps nothing
 	// warned holds the warnings about lists already logged (firstWarning).
 	warned map[string]bool
 
-	mu    sync.Mutex
-	cache map[string]cachedList
-	gen   int // bumped by Maintain's refresh: answers of older generations are fetched again
+	// cache holds the listing answers: the Store's when there is one.
+	cache *Cache
+
+	mu sync.Mutex
 	// logged holds what each parameter last resolved to: the same result
 	// again (on a reload) is logged at debug only.
 	logged map[string]string
@@ -76,26 +77,32 @@ type Expander struct {
 	// expansions in a row in which some API failed (a failed expansion of
 	// a start or reload counts only when it starts a run of failures);
 	// cutShort says the last one failed within a budget (StartBudget).
-	state    map[string]*ExpansionState
+	state    map[string]*State
 	failures int
 	cutShort bool
 }
 
-type cachedList struct {
-	rows []map[string]any
-	at   time.Time
-	gen  int
-	// saved: read from the state of the last run, not fetched by this
-	// one; reused up to DiscoveryRefresh, as the last run would have.
-	saved bool
+// Options tune an Expander; the zero value calls through clients of its
+// own and keeps nothing across restarts.
+type Options struct {
+	// Now is the clock (tests simulate time with it).
+	Now func() time.Time
+	// Clients are the upstream clients, one per API, shared with the
+	// collector.Exporter so that limits hold across expansion and
+	// scrapes; nil builds a pool of the Expander's own.
+	Clients *upstream.Pool
+	// Store keeps listing answers and pauses across restarts
+	// (a collector.Store): the Expander reads and fills its Cache. Nil
+	// keeps nothing; the Expander then has a Cache of its own.
+	Store Store
 }
 
-// NewExpander returns an Expander; opts supplies the clock and the
-// clients it shares with the Exporter.
-func NewExpander(logger log.Logger, opts ...Options) *Expander {
-	x := &Expander{logger: logger, now: time.Now, cache: map[string]cachedList{}, logged: map[string]string{},
+// New returns an Expander; opts supplies the clock, the clients it
+// shares with the collector.Exporter and the Store.
+func New(logger log.Logger, opts ...Options) *Expander {
+	x := &Expander{logger: logger, now: time.Now, logged: map[string]string{},
 		retryMin: 5 * time.Second, retryMax: time.Minute, changed: make(chan struct{}, 1),
-		state: map[string]*ExpansionState{}}
+		state: map[string]*State{}}
 	if len(opts) > 0 {
 		if opts[0].Now != nil {
 			x.now = opts[0].Now
@@ -104,6 +111,12 @@ func NewExpander(logger log.Logger, opts ...Options) *Expander {
 	}
 	if x.clients == nil {
 		x.clients = upstream.NewPool(prometheus.NewRegistry(), x.now, logger)
+	}
+	if x.store != nil {
+		x.cache = x.store.Cache()
+	}
+	if x.cache == nil {
+		x.cache = NewCache()
 	}
 	return x
 }
@@ -186,20 +199,6 @@ type resolution struct {
 	touched    map[string]bool
 }
 
-type listRequest struct {
-	api   *config.API
-	path  string
-	keyed bool
-}
-
-// listResult is what one list gave: rows to resolve with (fresh, reused
-// or the last good answer), and the error of the call when it failed.
-type listResult struct {
-	rows []map[string]any
-	ok   bool
-	err  error
-}
-
 // listFor names the list a parameter is resolved through; false for a
 // parameter no list resolves (the resolver reports it).
 func listFor(a *config.API, e *config.Entry, p config.Param) (path string, keyed, ok bool) {
@@ -273,80 +272,6 @@ func (r *resolution) plan(cfg *config.Config) bool {
 	return left
 }
 
-// fetchAll reads every list needed, at the same time: at start the
-// budget is short, and one slow API must not use it up for the others.
-func (r *resolution) fetchAll() {
-	keys := make([]string, 0, len(r.requests))
-	for k := range r.requests {
-		keys = append(keys, k)
-	}
-	results := make([]listResult, len(keys))
-	var wg sync.WaitGroup
-	for i, k := range keys {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i] = r.fetch(k, r.requests[k])
-		}()
-	}
-	wg.Wait()
-	for i, k := range keys {
-		r.lists[k] = results[i]
-	}
-	for e, ks := range r.entryLists {
-		for _, k := range ks {
-			if !r.lists[k].ok {
-				r.waiting[e] = true
-			}
-		}
-	}
-}
-
-// fetch reads one list: reused while recent, through the API's client
-// otherwise, the last good answer when that fails.
-func (r *resolution) fetch(key string, req listRequest) listResult {
-	x := r.x
-	x.mu.Lock()
-	c, cached := x.cache[key]
-	if !cached {
-		if rows, at, ok := x.store.recallList(req.api, req.path); ok {
-			c, cached = cachedList{rows: rows, at: at, gen: x.gen, saved: true}, true
-			x.cache[key] = c
-		}
-	}
-	reuse := listReuse
-	if c.saved {
-		// A restart costs no list call the last run would not have made.
-		reuse = DiscoveryRefresh
-	}
-	fresh := cached && c.gen == x.gen && x.now().Sub(c.at) < reuse
-	gen := x.gen
-	x.mu.Unlock()
-	if fresh {
-		return listResult{rows: c.rows, ok: true}
-	}
-	c0, release := x.clients.Candidate(req.api)
-	defer release()
-	x.store.restorePauses(c0)
-	rows, err := c0.List(r.ctx, req.path, nil, req.keyed)
-	if why := unusable(req.path, rows); err == nil && why != "" {
-		err = c0.Fail(&upstream.Error{Code: "no_data", Message: req.path + ": " + why})
-	}
-	if err != nil {
-		if !cached {
-			return listResult{err: err}
-		}
-		level.Warn(x.logger).Log("msg", "listing endpoint failed; using its last good answer", "api", req.api.Name, "path", req.path,
-			"age", x.now().Sub(c.at).Round(time.Second), "err", err)
-		return listResult{rows: c.rows, ok: true, err: err}
-	}
-	x.mu.Lock()
-	x.cache[key] = cachedList{rows: rows, at: x.now(), gen: gen}
-	x.mu.Unlock()
-	x.store.rememberList(req.api, req.path, rows, x.now())
-	return listResult{rows: rows, ok: true}
-}
-
 // listErr joins the errors of the API's lists that failed.
 func (r *resolution) listErr(api string) error {
 	var errs []error
@@ -382,13 +307,4 @@ func (r *resolution) withoutWaiting(cfg *config.Config) *config.Config {
 		out.APIs[name] = &na
 	}
 	return out
-}
-
-// rows returns the rows of a list read by fetchAll.
-func (r *resolution) rows(a *config.API, path string) ([]map[string]any, error) {
-	l, ok := r.lists[listKey(a, path)]
-	if !ok || !l.ok {
-		return nil, fmt.Errorf("%s was not read", path) // only waiting entries need unread lists
-	}
-	return l.rows, nil
 }

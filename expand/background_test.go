@@ -1,4 +1,4 @@
-package collector
+package expand_test
 
 import (
 	"context"
@@ -14,10 +14,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/expand"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
-	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
 // One entry needs no list; the others need the v2 discovery, the equity
@@ -46,9 +47,9 @@ consensus:
 
 // maintained runs x.Maintain over a SafeConfig that applies to exp, with
 // fast retries, until the test ends.
-func maintained(t *testing.T, x *Expander, exp *Exporter, cfg *config.Config) *config.SafeConfig {
+func maintained(t *testing.T, x *expand.Expander, exp *collector.Exporter, cfg *config.Config) *config.SafeConfig {
 	t.Helper()
-	x.retryMin, x.retryMax = 20*time.Millisecond, 80*time.Millisecond
+	x.SetRetry(20*time.Millisecond, 80*time.Millisecond)
 	safe := config.NewSafeConfig(prometheus.NewRegistry(), func() (*config.Config, error) {
 		return nil, fmt.Errorf("no reload in this test")
 	}, exp.ApplyConfig)
@@ -87,7 +88,7 @@ func TestExpansionWaitsForTheUpstream(t *testing.T) {
 	e.fake.SetFault("", fakeapi.Fault{Kind: fakeapi.InvalidJSON})
 
 	logs := &testtool.LogBuffer{}
-	x := NewExpander(log.NewLogfmtLogger(logs), Options{Now: e.clock.Now})
+	x := expand.New(log.NewLogfmtLogger(logs), expand.Options{Now: e.clock.Now})
 	cfg, err := x.Expand(context.Background(), e.parse(waitConfig))
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +116,7 @@ onchain_exporter_expansion_success{api="indicator"} 0
 	e.exp.Close()
 	e.reg = prometheus.NewRegistry()
 	e.reg.MustRegister(x)
-	if e.exp, err = New(cfg, log.NewNopLogger(), e.reg, Options{Now: e.clock.Now}); err != nil {
+	if e.exp, err = collector.New(cfg, log.NewNopLogger(), e.reg, collector.Options{Now: e.clock.Now}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(e.exp.Close)
@@ -197,7 +198,7 @@ consensus:
 	e := newEnv(t, supplyConfig, fakeapi.Options{})
 	e.fake.SetFault("", fakeapi.Fault{Kind: fakeapi.InvalidJSON})
 	logs := &testtool.LogBuffer{}
-	x := NewExpander(log.NewLogfmtLogger(logs), Options{Now: e.clock.Now})
+	x := expand.New(log.NewLogfmtLogger(logs), expand.Options{Now: e.clock.Now})
 	cfg, err := x.Expand(context.Background(), e.parse(yml))
 	if err != nil || len(cfg.Tuples) != 1 {
 		t.Fatalf("start with the lists failing: %v", err)
@@ -243,7 +244,7 @@ func TestListedValuesArePathSegments(t *testing.T) {
 		t.Fatal(err)
 	}
 	logs := &testtool.LogBuffer{}
-	cfg, err = NewExpander(log.NewLogfmtLogger(logs)).Expand(context.Background(), cfg)
+	cfg, err = expand.New(log.NewLogfmtLogger(logs)).Expand(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +259,7 @@ func TestListedValuesArePathSegments(t *testing.T) {
 	if logs.Count("level=warn", "cannot fill a path segment", `KRX/../../admin`) != 1 || logs.Count("level=warn", "cannot fill a path segment") != 2 {
 		t.Errorf("skipped values not logged:\n%s", logs.String())
 	}
-	exp, err := New(cfg, log.NewNopLogger(), prometheus.NewRegistry())
+	exp, err := collector.New(cfg, log.NewNopLogger(), prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,12 +276,12 @@ func TestListedValuesArePathSegments(t *testing.T) {
 // all of its step; with the production bounds a returning upstream is
 // seen within a minute.
 func TestExpansionBackoff(t *testing.T) {
-	x := NewExpander(log.NewNopLogger())
+	x := expand.New(log.NewNopLogger())
 	for n := 1; n <= 40; n++ {
 		step := min(5*time.Second<<min(n-1, 10), time.Minute)
 		lo, hi := time.Duration(1<<62), time.Duration(0)
 		for range 200 {
-			d := x.backoff(n)
+			d := x.Backoff(n)
 			lo, hi = min(lo, d), max(hi, d)
 		}
 		if lo < step/2 || hi > step || hi > time.Minute {
@@ -324,7 +325,7 @@ func TestEmptyListsAreNoConfigurationError(t *testing.T) {
 		return cfg
 	}
 	logs := &testtool.LogBuffer{}
-	x := NewExpander(log.NewLogfmtLogger(logs))
+	x := expand.New(log.NewLogfmtLogger(logs))
 	cfg, err := x.Expand(context.Background(), parse())
 	if err != nil {
 		t.Fatalf("empty lists made the file an error: %v", err)
@@ -337,7 +338,7 @@ func TestEmptyListsAreNoConfigurationError(t *testing.T) {
 			t.Errorf("%s: state %+v", api, st)
 		}
 	}
-	exp, err := New(cfg, log.NewNopLogger(), prometheus.NewRegistry())
+	exp, err := collector.New(cfg, log.NewNopLogger(), prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,51 +353,5 @@ func TestEmptyListsAreNoConfigurationError(t *testing.T) {
 		if st := x.State()[api]; !st.OK || st.Waiting != 0 {
 			t.Errorf("%s after the lists came good: %+v", api, st)
 		}
-	}
-}
-
-// TestFailedReloadLeavesTheClientsInForce: expanding a candidate
-// configuration (a reload) calls through candidate clients and leaves the
-// pool's clients in use as they are, so that a reload that then fails (its
-// lists show the file wrong) changes nothing of the calls in force.
-func TestFailedReloadLeavesTheClientsInForce(t *testing.T) {
-	const good = `
-consensus:
-  url: "{{URL}}/consensus"
-  timeout: 10s
-  metrics:
-    - path: /consensus
-      asset: btc
-`
-	e := newEnv(t, good, fakeapi.Options{})
-	pool := upstream.NewPool(prometheus.NewRegistry(), e.clock.Now, log.NewNopLogger())
-	t.Cleanup(pool.Close)
-	x := NewExpander(log.NewNopLogger(), Options{Now: e.clock.Now, Clients: pool})
-	cfg, err := x.Expand(context.Background(), e.parse(good))
-	if err != nil {
-		t.Fatal(err)
-	}
-	exp, err := New(cfg, log.NewNopLogger(), prometheus.NewRegistry(), Options{Now: e.clock.Now, Clients: pool})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(exp.Close)
-	inForce := func() *upstream.Client {
-		exp.mu.RLock()
-		defer exp.mu.RUnlock()
-		return exp.apis[0].up
-	}
-	before := inForce()
-	bad := strings.Replace(strings.Replace(good, "timeout: 10s", "timeout: 11s", 1), "asset: btc", "asset: dogecoin", 1)
-	e.clock.Add(2 * time.Hour) // the asset list is asked for again
-	calls := e.fake.CallsFor("/consensus/assets") + e.fake.CallsFor("/assets")
-	if _, err := x.Expand(context.Background(), e.parse(bad)); err == nil {
-		t.Fatal("an asset /assets does not know expanded")
-	}
-	if e.fake.CallsFor("/consensus/assets")+e.fake.CallsFor("/assets") == calls {
-		t.Fatal("the candidate's expansion asked for no list: the test shows nothing")
-	}
-	if pool.Current(config.APIConsensus) != before || inForce() != before || before.API().Timeout != 10*time.Second {
-		t.Error("expanding a candidate configuration replaced the client in force")
 	}
 }

@@ -1,4 +1,4 @@
-package collector
+package expand_test
 
 import (
 	"context"
@@ -14,21 +14,13 @@ import (
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
+	"github.com/onchain-exporter/onchain_exporter/expand"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
-
-// parse loads yml against the env's fake, unexpanded.
-func (e *env) parse(yml string) *config.Config {
-	e.t.Helper()
-	cfg, err := config.Parse("test.yml", []byte(strings.ReplaceAll(yml, "{{URL}}", e.srv.URL)), func(string) string { return testToken })
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return cfg
-}
 
 // listing asks the fake directly for a listing endpoint's rows.
 func listing(t *testing.T, e *env, path, rows string) []map[string]any {
@@ -118,7 +110,7 @@ func TestExpandThroughDataDiscovery(t *testing.T) {
 	exchanges = slices.DeleteFunc(exchanges, func(ex string) bool { return ex == "all_exchange" || ex == "ftx" })
 
 	logs := &testtool.LogBuffer{}
-	x := NewExpander(log.NewLogfmtLogger(logs), Options{Now: e.clock.Now})
+	x := expand.New(log.NewLogfmtLogger(logs), expand.Options{Now: e.clock.Now})
 	cfg, err := x.Expand(context.Background(), e.parse(discoveryConfig))
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +186,7 @@ func TestExpandThroughDataDiscovery(t *testing.T) {
 
 	// Nothing cached: the entries that need discovery wait, the rest is
 	// served; an upstream failure is no configuration error.
-	fresh := NewExpander(log.NewNopLogger())
+	fresh := expand.New(log.NewNopLogger())
 	partial, err := fresh.Expand(context.Background(), e.parse(discoveryConfig))
 	if err != nil {
 		t.Fatalf("discovery failing with nothing cached: %v", err)
@@ -226,7 +218,7 @@ func TestExpandErrors(t *testing.T) {
 		{"consensus:\n  url: \"{{URL}}/consensus\"\n  metrics:\n    - path: /consensus\n      asset: [btc, dogecoin]\n",
 			`test.yml:5: consensus.metrics[0].asset: "dogecoin" is not an asset of /assets (known: bitcoin, ethereum, solana, ripple)`},
 	} {
-		_, err := NewExpander(log.NewNopLogger()).Expand(context.Background(), e.parse(tc.yml))
+		_, err := expand.New(log.NewNopLogger()).Expand(context.Background(), e.parse(tc.yml))
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("error:\n got %v\nwant %s", err, tc.want)
 		}
@@ -259,7 +251,7 @@ consensus:
 	for _, r := range listing(t, e, "/consensus/assets", "data") {
 		assets = append(assets, r["key"].(string))
 	}
-	cfg, err := NewExpander(log.NewNopLogger(), Options{Now: e.clock.Now}).Expand(context.Background(), e.parse(yml))
+	cfg, err := expand.New(log.NewNopLogger(), expand.Options{Now: e.clock.Now}).Expand(context.Background(), e.parse(yml))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +283,7 @@ consensus:
 	}
 
 	e.reg = prometheus.NewRegistry()
-	exp, err := New(cfg, log.NewNopLogger(), e.reg, Options{Now: e.clock.Now})
+	exp, err := collector.New(cfg, log.NewNopLogger(), e.reg, collector.Options{Now: e.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +307,7 @@ consensus:
 func TestExpandWithoutListsMakesNoCall(t *testing.T) {
 	e := newEnv(t, supplyConfig, fakeapi.Options{})
 	cfg := e.parse(supplyConfig)
-	got, err := NewExpander(log.NewNopLogger()).Expand(context.Background(), cfg)
+	got, err := expand.New(log.NewNopLogger()).Expand(context.Background(), cfg)
 	if err != nil || got != cfg || e.fake.Calls("data") != 0 {
 		t.Errorf("expanded = same %v, err %v, %d calls", got == cfg, err, e.fake.Calls("data"))
 	}
@@ -349,10 +341,10 @@ indicator:
     - path: /api/equities/{equity}/pbr-band
       equity: KRX:005930
 `
-	if _, err := NewExpander(log.NewNopLogger()).Expand(context.Background(), e.parse(yml)); err == nil {
+	if _, err := expand.New(log.NewNopLogger()).Expand(context.Background(), e.parse(yml)); err == nil {
 		t.Fatal("a reload of this file would be refused; the test needs lists that show it wrong")
 	}
-	x := NewExpander(log.NewNopLogger())
+	x := expand.New(log.NewNopLogger())
 	cfg, err := x.Start(context.Background(), e.parse(yml))
 	if err != nil {
 		t.Fatalf("start failed on the upstream's lists: %v", err)

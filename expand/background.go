@@ -1,4 +1,4 @@
-package collector
+package expand
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/config"
 )
 
-// ExpansionState is how the expansion of one API's entries stands.
-type ExpansionState struct {
+// State is how the expansion of one API's entries stands.
+type State struct {
 	// OK is true when the last expansion read every list of the API (or
 	// reused one read within the hour) and the configuration took it.
 	OK bool
@@ -29,10 +29,10 @@ type ExpansionState struct {
 
 // State returns the expansion state of every API whose entries are
 // resolved through the upstream's lists, by API name.
-func (x *Expander) State() map[string]ExpansionState {
+func (x *Expander) State() map[string]State {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	out := make(map[string]ExpansionState, len(x.state))
+	out := make(map[string]State, len(x.state))
 	for api, st := range x.state {
 		out[api] = *st
 	}
@@ -53,10 +53,10 @@ func (x *Expander) commit(src, out *config.Config, r *resolution, blamed map[str
 		}
 	}()
 	x.source, x.digest = src, digest(out)
-	next := make(map[string]*ExpansionState, len(r.needs))
+	next := make(map[string]*State, len(r.needs))
 	failing := false
 	for api := range r.needs {
-		st := &ExpansionState{}
+		st := &State{}
 		if prev := x.state[api]; prev != nil {
 			*st = *prev
 		}
@@ -89,7 +89,7 @@ func (x *Expander) commit(src, out *config.Config, r *resolution, blamed map[str
 
 // record sets the outcome of one expansion of an API; true when it failed
 // for another reason than last time (worth a log line).
-func (x *Expander) record(api string, st *ExpansionState, now time.Time, err error) bool {
+func (x *Expander) record(api string, st *State, now time.Time, err error) bool {
 	if err == nil {
 		if !st.OK && st.LastError != "" {
 			level.Info(x.logger).Log("msg", "expansion through the upstream's lists succeeds again", "api", api)
@@ -159,12 +159,10 @@ func (x *Expander) Maintain(ctx context.Context, every time.Duration, refine fun
 		}
 		x.mu.Lock()
 		retry := x.failures > 0
-		if !retry {
-			x.gen++ // a refresh asks for fresh lists
-		}
 		needed := x.source != nil && len(x.state) > 0
 		x.mu.Unlock()
 		if !retry {
+			x.cache.renew() // a refresh asks for fresh lists
 			refreshAt = time.Now().Add(every)
 		}
 		if needed {
@@ -217,6 +215,8 @@ func (x *Expander) backoff(n int) time.Duration {
 	}
 	return d/2 + rand.N(d/2+1)
 }
+
+const namespace = "onchain_exporter"
 
 var (
 	expansionSuccessDesc = prometheus.NewDesc(namespace+"_expansion_success",

@@ -1,4 +1,4 @@
-package collector
+package expand_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-kit/log"
 
+	"github.com/onchain-exporter/onchain_exporter/expand"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
@@ -42,7 +43,7 @@ data:
     - path: /v1/btc/exchange-flows/whatever
 `)
 	var logs testtool.LogBuffer
-	x := NewExpander(log.NewLogfmtLogger(&logs))
+	x := expand.New(log.NewLogfmtLogger(&logs))
 	for i := 0; i < 2; i++ {
 		if _, err := x.Expand(context.Background(), cfg); err != nil {
 			t.Fatal(err)
@@ -75,7 +76,7 @@ data:
 `)
 	var aloneLogs testtool.LogBuffer
 	before := e.fake.CallsFor("/v1/discovery/endpoints")
-	out, err := NewExpander(log.NewLogfmtLogger(&aloneLogs)).Expand(context.Background(), alone)
+	out, err := expand.New(log.NewLogfmtLogger(&aloneLogs)).Expand(context.Background(), alone)
 	if err != nil || len(out.Tuples) != 1 {
 		t.Fatalf("expansion: %v, %d tuples", err, len(out.Tuples))
 	}
@@ -84,7 +85,7 @@ data:
 	}
 	// A path of the catalog needs no discovery.
 	before = e.fake.CallsFor("/v1/discovery/endpoints")
-	if _, err := NewExpander(log.NewNopLogger()).Expand(context.Background(), e.parse(supplyConfig)); err != nil || e.fake.CallsFor("/v1/discovery/endpoints") != before {
+	if _, err := expand.New(log.NewNopLogger()).Expand(context.Background(), e.parse(supplyConfig)); err != nil || e.fake.CallsFor("/v1/discovery/endpoints") != before {
 		t.Errorf("a catalog path read discovery (%v)", err)
 	}
 }
@@ -110,7 +111,7 @@ data:
 		t.Fatalf("the fake's discovery lists symbols %v", symbols)
 	}
 	var logs testtool.LogBuffer
-	cfg, err := NewExpander(log.NewLogfmtLogger(&logs)).Expand(context.Background(), e.parse(yml))
+	cfg, err := expand.New(log.NewLogfmtLogger(&logs)).Expand(context.Background(), e.parse(yml))
 	if err != nil {
 		t.Fatal(err)
 	}
