@@ -44,6 +44,8 @@ func staticUpstream(latency time.Duration) *httptest.Server {
 type ScrapeRig struct {
 	Exporter *collector.Exporter
 	Tuples   int
+	// Accept is the scrape's Accept header (none: the text format).
+	Accept string
 	upstream *httptest.Server
 }
 
@@ -72,6 +74,9 @@ func NewScrapeRig(tuples, concurrency int, latency time.Duration, now func() tim
 func (r *ScrapeRig) Scrape(timeout time.Duration) (int, error) {
 	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 	req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", strconv.FormatFloat(timeout.Seconds(), 'f', 3, 64))
+	if r.Accept != "" {
+		req.Header.Set("Accept", r.Accept)
+	}
 	w := &countingWriter{h: http.Header{}}
 	r.Exporter.ServeHTTP(w, req)
 	if w.code != 0 && w.code != http.StatusOK {

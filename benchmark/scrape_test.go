@@ -9,15 +9,25 @@ import (
 
 func fixedNow() time.Time { return time.Date(2026, 11, 19, 12, 0, 0, 0, time.UTC) }
 
+// prometheusAccept is the Accept header Prometheus 2.42 scrapes with.
+const prometheusAccept = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
+
 // BenchmarkWarmScrape serves a scrape of 10 000 series, all cached: the
 // cost Prometheus sees every 15 s. It reports p50/p99 per scrape and the
-// resident memory of the process.
+// resident memory of the process, for the text format and for
+// OpenMetrics (what Prometheus asks for).
 func BenchmarkWarmScrape(b *testing.B) {
+	b.Run("text", func(b *testing.B) { warmScrape(b, "") })
+	b.Run("openmetrics", func(b *testing.B) { warmScrape(b, prometheusAccept) })
+}
+
+func warmScrape(b *testing.B, accept string) {
 	rig, err := NewScrapeRig(2500, 8, 0, fixedNow) // 2500 tuples x 4 series
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer rig.Close()
+	rig.Accept = accept
 	n, err := rig.Scrape(30 * time.Second)
 	if err != nil {
 		b.Fatal(err)
