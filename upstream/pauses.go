@@ -1,6 +1,11 @@
 package upstream
 
-import "time"
+import (
+	"time"
+
+	"github.com/go-kit/log/level"
+	"github.com/onchain-exporter/onchain_exporter/config"
+)
 
 // Pause is an API-wide pause in force, in the form kept across restarts:
 // a quota spent or a credential rejected stays so after a restart, and
@@ -62,4 +67,106 @@ func minTime(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// Reloaded lifts the pauses a reload may have fixed: those of a rejected
+// or unentitled credential. Rate-limit and quota pauses stay.
+func (u *Client) Reloaded() {
+	u.lift(func(p pauseState) bool { return p.credential })
+	u.mu.Lock()
+	u.noRaw = false // the plan may have changed too
+	u.mu.Unlock()
+}
+
+func (u *Client) lift(which func(pauseState) bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for i := range u.pauses {
+		if by := u.pauses[i].by; by != "" && which(u.pauses[i]) {
+			u.pauses[i] = pauseState{}
+			u.unmark(by)
+		}
+	}
+}
+
+// paused reports a pause in force on the lane of a call.
+func (u *Client) paused(keyed bool) (time.Time, string, bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	p := &u.pauses[lane(keyed)]
+	if p.until.IsZero() {
+		return time.Time{}, "", false
+	}
+	if !u.now().Before(p.until) {
+		by := p.by
+		*p = pauseState{}
+		u.unmark(by)
+		return time.Time{}, "", false
+	}
+	return p.until, p.by, true
+}
+
+// pause stops the calls of a lane until then, unless a longer pause is in
+// force. It reports whether a credential pause starts: the lane was not
+// already held by one, so that the calls failing together log it once.
+func (u *Client) pause(keyed bool, until time.Time, code string, credential bool) bool {
+	code = labelCode(code) // a label value; saved pauses are read back through here
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed {
+		return false
+	}
+	p := &u.pauses[lane(keyed)]
+	if !until.After(p.until) {
+		return false
+	}
+	started := credential && !(p.credential && u.now().Before(p.until))
+	old := p.by
+	*p = pauseState{until: until, by: code, credential: credential}
+	u.unmark(old)
+	u.m.apiPaused.DeleteLabelValues(u.api.Name, "")
+	u.m.apiPaused.WithLabelValues(u.api.Name, code).Set(1)
+	return started
+}
+
+// logCredentialPause says, once per pause, that the credential was
+// refused: where it is read from (never its value) and how to lift the
+// pause once it is fixed.
+func (u *Client) logCredentialPause(keyed bool, until time.Time, code string, restored bool) {
+	calls := "all calls"
+	if u.api.Name != config.APIData {
+		calls = "keyed calls"
+		if !keyed {
+			calls = "key-free calls"
+		}
+	}
+	msg := "the upstream refused the credential: " + calls + " of the API are paused"
+	if restored {
+		msg = "the credential was refused before the restart: " + calls + " of the API stay paused"
+	}
+	source := u.api.CredentialSource()
+	if source == "" {
+		source = "none set (token_env or token_file)"
+	}
+	level.Error(u.logger).Log("msg", msg, "code", code, "until", until.UTC().Format(time.RFC3339), "credential", source,
+		"hint", "fix the credential (or the plan) upstream or in "+source+", then POST /-/reload or send SIGHUP: a reload lifts the pause")
+}
+
+// unmark clears the paused gauge of a code no lane is paused by; with no
+// pause left the API's series without a code says 0, so that the family
+// is there for every configured API from the start.
+func (u *Client) unmark(code string) {
+	paused := false
+	for _, p := range u.pauses {
+		paused = paused || p.by != ""
+		if code != "" && p.by == code {
+			return
+		}
+	}
+	if code != "" {
+		u.m.apiPaused.DeleteLabelValues(u.api.Name, code)
+	}
+	if !paused {
+		u.m.apiPaused.WithLabelValues(u.api.Name, "").Set(0)
+	}
 }
