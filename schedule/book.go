@@ -44,15 +44,16 @@ func (b *Book) take(key, id string, w time.Duration) Known {
 	} else {
 		k.Key = b.p.fresh(w)
 	}
+	if !k.Key.Split {
+		return k // the key's series share its estimate: no own one
+	}
 	if own := b.est[ownKey(key, id)]; own != nil {
 		k.Own, k.HasOwn = *own, true
 	}
-	if k.Key.Split {
-		prefix := key + "\x00"
-		for name, own := range b.est {
-			if strings.HasPrefix(name, prefix) {
-				k.OwnFirst = append(k.OwnFirst, own.First)
-			}
+	prefix := key + "\x00"
+	for name, own := range b.est {
+		if strings.HasPrefix(name, prefix) {
+			k.OwnFirst = append(k.OwnFirst, own.First)
 		}
 	}
 	return k
@@ -60,8 +61,12 @@ func (b *Book) take(key, id string, w time.Duration) Known {
 
 // put stores what the policy made of what it was given.
 func (b *Book) put(key, id string, k Known) {
-	e := k.Key
-	b.est[key] = &e
+	if e := b.est[key]; e != nil {
+		*e = k.Key // in place: no allocation per refresh
+	} else {
+		e := k.Key
+		b.est[key] = &e
+	}
 	if k.HasOwn {
 		own := k.Own
 		b.est[ownKey(key, id)] = &own

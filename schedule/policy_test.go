@@ -154,3 +154,19 @@ func TestPolicyNext(t *testing.T) {
 		})
 	}
 }
+
+// TestScrapeQuestionsDoNotAllocate: a scrape asks the Book, for every
+// tuple, where its rows are taken to be out (Earliest): that costs no
+// allocation for a key whose series learn together, or a scrape of
+// thousands of tuples pays as many.
+func TestScrapeQuestionsDoNotAllocate(t *testing.T) {
+	b := NewBook(nil)
+	// Names as long as real ones: a short key would fit the buffer Go
+	// keeps on the stack for a concatenation, and hide one.
+	st := newTuple(b, "data/v1/btc/market-data/open-interest?exchange=binance&window=hour", "/v1/btc/market-data/open-interest", "hour")
+	st.Newest = time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	st.success(time.Time{}, st.Newest.Add(time.Hour+time.Minute))
+	if n := testing.AllocsPerRun(100, func() { b.Earliest(st.key, st.ID, time.Hour) }); n != 0 {
+		t.Errorf("Earliest allocates %.0f times a call", n)
+	}
+}
