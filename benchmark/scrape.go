@@ -45,7 +45,7 @@ type ScrapeRig struct {
 	Exporter *collector.Exporter
 	Tuples   int
 	// Accept is the scrape's Accept header (none: the text format).
-	Accept string
+	Accept   string
 	upstream *httptest.Server
 }
 
