@@ -35,6 +35,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/demo"
 	"github.com/onchain-exporter/onchain_exporter/expand"
+	"github.com/onchain-exporter/onchain_exporter/state"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -148,7 +149,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		// nothing kept would apply.
 		*storagePath = ""
 	}
-	store := collector.OpenStore(*storagePath, logger)
+	store := state.OpenStore(*storagePath, logger)
 	expander := expand.New(logger, expand.Options{Clients: clients, Store: store})
 	var exp *collector.Exporter
 	load := func() (*config.Config, error) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/state"
 )
 
 // restartConfig lays out n distinct tuples the fake serves: four erc20
@@ -46,7 +47,7 @@ type restartRun struct {
 func startAndScrape(name, yml, dir string, fake *fakeapi.Server, clock *fakeapi.SimClock) (restartRun, error) {
 	fake.ResetCalls()
 	begin := time.Now()
-	store := collector.OpenStore(dir, log.NewNopLogger())
+	store := state.OpenStore(dir, log.NewNopLogger())
 	_, exp, err := newExporter("restart.yml", yml, collector.Options{Now: clock.Now, Store: store})
 	if err != nil {
 		return restartRun{}, err

@@ -9,14 +9,15 @@
 //     what is learned of publication delays;
 //   - api.go: one refresh (fetch through package upstream, read through
 //     package decode, the outcome stored and turned into metrics once);
-//   - state.go, store.go, persist.go: each tuple's state and what is kept
-//     across restarts (--storage.path);
+//   - state.go, save.go: each tuple's state, and the saves of what
+//     package state keeps across restarts (--storage.path), taken back by
+//     ApplyConfig;
 //   - families.go, exposition.go, exporter.go: the series built at refresh
 //     and /metrics, which only reads them.
 //
 // What a configuration leaves to the upstream's lists (all, consensus
 // asset names) is resolved before it reaches the engine, by package
-// expand. The Store keeps its listing answers across restarts: it writes
-// them from expand's Cache, their one copy in memory, which it fills at
-// start with those it read.
+// expand. The state.Store keeps its listing answers across restarts: it
+// writes them from expand's Cache, their one copy in memory, which it
+// fills at start with those it read.
 package collector

@@ -17,6 +17,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/budget"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/schedule"
+	"github.com/onchain-exporter/onchain_exporter/state"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -36,7 +37,7 @@ type Options struct {
 	Clients *upstream.Pool
 	// Store keeps the tuples' caches and schedules, learned delays,
 	// pauses and listing answers across restarts; nil keeps nothing.
-	Store *Store
+	Store *state.Store
 	// SaveInterval is how often a changed state is written to Store
 	// (5 s by default); Close writes it too.
 	SaveInterval time.Duration
@@ -167,7 +168,7 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 				level.Warn(logger).Log("msg", "the configuration costs more than daily_budget; polling is coarsened", "plan", f.Plan.Summary(3))
 			}
 		}
-		saved := e.opts.Store.take(a, up.Account())
+		saved := e.opts.Store.Take(a, up.Account())
 		if e.delays == nil {
 			e.delays = map[string]*schedule.Book{}
 		}
@@ -198,15 +199,12 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 		for _, t := range a.Tuples {
 			st := &tupleState{tuple: t}
 			if prev := old[t.Key]; prev != nil {
-				st.tupleCache, st.deprecatedLog = prev.tupleCache, prev.deprecatedLog
+				st.Tuple, st.deprecatedLog = prev.Tuple, prev.deprecatedLog
 				if !prev.OK {
 					st.Next = time.Time{} // a new credential may fix it: try at once
 				}
-			} else if s, ok := saved.tuple(t); ok {
-				st.tupleCache = s // as the last run left it, back-off included
-				if st.Next.After(e.opts.Now().Add(plannedAhead(t))) {
-					st.Next = time.Time{} // planned further than any schedule does: a wrong clock or file
-				}
+			} else if s, ok := saved.Tuple(t, e.opts.Now()); ok {
+				st.Tuple = s // as the last run left it, back-off included
 			}
 			if !st.rebuild(fams) {
 				st.Next = time.Time{}
@@ -247,8 +245,8 @@ func (e *Exporter) Close() {
 		e.stopSave = nil
 	}
 	if e.opts.Store != nil {
-		e.opts.Store.saving.Lock() // before e.mu, as in Save
-		defer e.opts.Store.saving.Unlock()
+		e.opts.Store.LockSaves() // before e.mu, as in Save
+		defer e.opts.Store.UnlockSaves()
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()

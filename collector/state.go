@@ -6,18 +6,17 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
-	"github.com/onchain-exporter/onchain_exporter/decode"
-	"github.com/onchain-exporter/onchain_exporter/schedule"
 	"github.com/onchain-exporter/onchain_exporter/series"
+	"github.com/onchain-exporter/onchain_exporter/state"
 )
 
 // tupleState is the cache entry of one tuple. What must survive a reload
-// or a restart is one value, tupleCache, carried over and persisted as a
-// whole; the rest is rebuilt from it or lives with the process. Guarded by
-// the owning apiCollector's lock of it.
+// or a restart is one value, state.Tuple, carried over and persisted as a
+// whole (package state); the rest is rebuilt from it or lives with the
+// process. Guarded by the owning apiCollector's lock of it.
 type tupleState struct {
 	tuple *config.Tuple
-	tupleCache
+	state.Tuple
 	// key names the series it shares a publication delay with
 	// (delayKey), made once: scrapes ask for it for every tuple.
 	key string
@@ -36,31 +35,6 @@ type tupleState struct {
 	first bool
 	// deprecatedLog says the deprecation was logged by this process.
 	deprecatedLog bool
-}
-
-// tupleCache is what a tuple has learned: its last good values and what
-// the schedule needs. Times are absolute, so that it means the same after
-// a restart.
-type tupleCache struct {
-	// Samples are the last good values as decoded (scaled, labelled):
-	// the series are built from them again with the tuple's labels.
-	Samples    []decode.Sample `json:"samples,omitempty"`
-	RowTime    time.Time       `json:"row_time"` // row time of the values
-	Newest     time.Time       `json:"newest"`   // newest row seen
-	Interval   time.Duration   `json:"interval,omitempty"`
-	Block      *float64        `json:"block,omitempty"` // block height of the newest row
-	Deprecated bool            `json:"deprecated,omitempty"`
-
-	OK           bool      `json:"ok"` // the last refresh succeeded
-	LastCode     string    `json:"last_code,omitempty"`
-	LastSuccess  time.Time `json:"last_success"`
-	LastAttempt  time.Time `json:"last_attempt"`
-	FailingSince time.Time `json:"failing_since"`
-	Failures     int       `json:"failures,omitempty"`
-
-	// Plan is what the schedule keeps: when the next refresh is due and
-	// where the next row is polled for.
-	schedule.Plan
 }
 
 // rebuild builds the served series from Samples with the tuple's labels.

@@ -17,6 +17,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/expand"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
+	"github.com/onchain-exporter/onchain_exporter/state"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -80,7 +81,7 @@ func TestOneCacheOfListingAnswers(t *testing.T) {
 		t.Helper()
 		logs := &testtool.LogBuffer{}
 		logger := log.NewLogfmtLogger(logs)
-		store := collector.OpenStore(dir, logger)
+		store := state.OpenStore(dir, logger)
 		reg := prometheus.NewRegistry()
 		pool := upstream.NewPool(reg, e.clock.Now, logger)
 		defer pool.Close()

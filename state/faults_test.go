@@ -1,4 +1,4 @@
-package collector
+package state_test
 
 import (
 	"bytes"
@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -15,8 +14,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
-	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
-	"github.com/onchain-exporter/onchain_exporter/schedule"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -175,59 +172,5 @@ func TestUnusableStorageDirectory(t *testing.T) {
 	run.stop()
 	if logs := run.logs.String(); strings.Count(logs, "cannot be written") != 1 || strings.Contains(logs, "cannot save state") {
 		t.Errorf("want one warning about the directory; logs:\n%s", logs)
-	}
-}
-
-func FuzzStateDecode(f *testing.F) {
-	f.Add([]byte(`{"version":3,"api":"data","account":"x","tuples":{"k":{"digest":"d","state":{"samples":[{"field":{"Name":"a","Scale":1},"names":["l"],"values":["v"],"value":"+Inf"}],"polls":-3,"failures":-1}}},"delays":{"k":{"first":1,"depth":-5}},"lists":{"/p":null,"/q":{"rows":[{"a":1}]}}}`))
-	f.Add([]byte(`{"version":3,"api":"data"}`))
-	f.Add([]byte(`{"version":1}`))
-	f.Add([]byte(``))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		sf, err := decodeStateFile(data, "data")
-		if err != nil {
-			return
-		}
-		fams, tf := newFamilies(), newTupleFamilies([]string{"api"})
-		b := schedule.NewBook(nil)
-		b.Restore(sf.Delays)
-		s := &apiSchedule{book: b}
-		for _, w := range []string{"hour", "block"} {
-			for _, saved := range sf.Tuples {
-				st := &tupleState{tuple: &config.Tuple{API: "data", Path: "/p", Window: w, Key: "k",
-					TupleLabelValues: []string{"data"}}, tupleCache: saved.State}
-				st.rebuild(fams)
-				st.buildInfo(tf)
-				s.afterSuccess(st, st.Newest.Add(-time.Hour), st.Next)
-				st.Failures++
-				s.afterError(st, &upstream.Error{Code: "x"}, st.Next)
-			}
-		}
-	})
-}
-
-// TestStateFileThatIsNotAFileIsIgnored: a FIFO (or directory) named like a
-// state file is not read: the start does not hang on it, and its API
-// starts cold with a warning naming it.
-func TestStateFileThatIsNotAFileIsIgnored(t *testing.T) {
-	dir := t.TempDir()
-	if err := syscall.Mkfifo(filepath.Join(dir, "data.json"), 0o600); err != nil {
-		t.Fatalf("cannot make a FIFO: %v", err)
-	}
-	if err := os.Mkdir(filepath.Join(dir, "indicator.json"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	logs := &testtool.LogBuffer{}
-	done := make(chan *Store)
-	go func() { done <- OpenStore(dir, log.NewLogfmtLogger(logs)) }()
-	select {
-	case <-done:
-	case <-time.After(time.Minute):
-		t.Fatal("OpenStore still reading a FIFO after a minute")
-	}
-	for _, want := range []string{"data.json", "is a named pipe", "indicator.json", "is a directory"} {
-		if !strings.Contains(logs.String(), want) {
-			t.Errorf("the log does not say %q:\n%s", want, logs)
-		}
 	}
 }

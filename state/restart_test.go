@@ -1,4 +1,4 @@
-package collector
+package state_test
 
 import (
 	"bytes"
@@ -15,10 +15,12 @@ import (
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/expand"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
+	"github.com/onchain-exporter/onchain_exporter/state"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -55,7 +57,7 @@ func newRestartRig(t *testing.T) *restartRig {
 
 // running is one exporter process: its store, expander and exporter.
 type running struct {
-	exp      *Exporter
+	exp      *collector.Exporter
 	pool     *upstream.Pool
 	logs     *testtool.LogBuffer
 	expander *expand.Expander
@@ -67,10 +69,10 @@ func (r *restartRig) start(yml, token string) *running {
 	r.t.Helper()
 	logs := &testtool.LogBuffer{}
 	logger := log.NewLogfmtLogger(logs)
-	store := OpenStore(r.dir, logger)
+	store := state.OpenStore(r.dir, logger)
 	reg := prometheus.NewRegistry()
 	pool := upstream.NewPool(reg, r.clock.Now, logger)
-	opts := Options{Now: r.clock.Now, Clients: pool, Store: store, SaveInterval: r.every}
+	opts := collector.Options{Now: r.clock.Now, Clients: pool, Store: store, SaveInterval: r.every}
 	cfg, err := config.Parse("test.yml", []byte(strings.ReplaceAll(yml, "{{URL}}", r.srv.URL)), func(string) string { return token })
 	if err != nil {
 		r.t.Fatal(err)
@@ -79,7 +81,7 @@ func (r *restartRig) start(yml, token string) *running {
 	if cfg, err = expand.New(logger, xopts).Expand(context.Background(), cfg); err != nil {
 		r.t.Fatal(err)
 	}
-	exp, err := New(cfg, logger, reg, opts)
+	exp, err := collector.New(cfg, logger, reg, opts)
 	if err != nil {
 		r.t.Fatal(err)
 	}
