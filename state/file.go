@@ -101,9 +101,7 @@ func Decode(data []byte, api string) (*File, error) {
 	if err := dec.Decode(f); err != nil {
 		return nil, fmt.Errorf("corrupt state: %s", decode.ShortJSONError(err))
 	}
-	if dec.More() {
-		return nil, errors.New("corrupt state: data after the end")
-	}
+	// Data after the end was refused by the header's json.Unmarshal.
 	for k, t := range f.Tuples {
 		t.State.sanitize()
 		f.Tuples[k] = t
