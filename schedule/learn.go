@@ -157,14 +157,15 @@ func (p *Policy) found(k *Known, row time.Time, w, at, missed time.Duration, mis
 	if !probe || e.HasLow {
 		e.Descent = 0
 	}
-	e.Spent = p.SpentDecay*e.Spent + (1-p.SpentDecay)*float64(e.RowMisses+misses)
+	decay := p.spentDecay()
+	e.Spent = decay*e.Spent + (1-decay)*float64(e.RowMisses+misses)
 	e.RowMisses = 0
 	e.Rows = min(e.Rows+1, 100)
 	switch {
 	case missed > 0:
 		// Late: the delay lies in (missed, at]. Poll the next row safely
 		// at the top, and probe the bracket from there on.
-		top := at + min(time.Duration(p.JitterShare*float64(w)), p.JitterMax)
+		top := at + p.jitterMargin(w)
 		if n := k.Members; n > 1 && k.following() && top > e.First && e.Rows > 3 && e.Spent < p.MissBudget*float64(n) {
 			// A leader's missed polls are shared by its followers:
 			// while they cost less than the budget, rise part of the
@@ -230,7 +231,7 @@ func (p *Policy) followed(k *Known, hit bool) {
 	} else {
 		e.FollowMisses++
 	}
-	if e.FollowMisses > e.FollowHits/p.SplitShare+p.SplitSlack {
+	if e.FollowMisses*p.SplitShare > e.FollowHits+p.SplitShare {
 		e.Split = true
 	}
 }

@@ -155,6 +155,49 @@ func TestPolicyNext(t *testing.T) {
 	}
 }
 
+// TestDerivedQuantities pins what is derived from the Policy's fields
+// rather than set: the first guess a quarter learn step after the
+// interval closes, the jitter margin half a step (at most LearnMax), a
+// follower's wait at most the longest wait between polls of a late row,
+// and the split once followers miss more than one row in SplitShare.
+func TestDerivedQuantities(t *testing.T) {
+	p := &Default
+	for _, tc := range []struct {
+		w                     time.Duration
+		first, jitter, follow time.Duration
+	}{
+		{time.Minute, time.Minute + 1250*time.Millisecond, 600 * time.Millisecond, 15 * time.Second},
+		{10 * time.Minute, 10*time.Minute + 3*time.Second, 6 * time.Second, 150 * time.Second},
+		{time.Hour, time.Hour + 18*time.Second, 36 * time.Second, 15 * time.Minute},
+		{24 * time.Hour, 24*time.Hour + 432*time.Second, 5 * time.Minute, 40 * time.Minute},
+	} {
+		if got := p.FirstGuess(tc.w); got != tc.first {
+			t.Errorf("%v: first guess %v, want %v", tc.w, got, tc.first)
+		}
+		if got := p.jitterMargin(tc.w); got != tc.jitter {
+			t.Errorf("%v: jitter margin %v, want %v", tc.w, got, tc.jitter)
+		}
+		if got := p.followerWait(tc.w); got != tc.follow {
+			t.Errorf("%v: follower's wait %v, want %v", tc.w, got, tc.follow)
+		}
+	}
+	if d := p.spentDecay(); d < 0.899 || d > 0.901 {
+		t.Errorf("spent decay %v, want 0.9", d)
+	}
+	for _, tc := range []struct{ hits, split int }{{0, 2}, {19, 2}, {20, 3}, {100, 7}} {
+		k := Known{Members: 2}
+		k.Key.FollowHits = tc.hits
+		misses := 0
+		for !k.Key.Split && misses < 100 {
+			p.followed(&k, false)
+			misses++
+		}
+		if misses != tc.split {
+			t.Errorf("%d rows followed: split after %d misses, want %d", tc.hits, misses, tc.split)
+		}
+	}
+}
+
 // TestScrapeQuestionsDoNotAllocate: a scrape asks the Book, for every
 // tuple, where its rows are taken to be out (Earliest): that costs no
 // allocation for a key whose series learn together, or a scrape of
