@@ -2,7 +2,8 @@
 // its next row is expected, learned per key (an API's endpoint and
 // window, whose series share a publication delay).
 //
-//   - policy.go: Policy, every tunable, each with its unit and why;
+//   - policy.go: Policy, the nine tunables, each with its unit and why,
+//     and what is derived from them;
 //   - next.go: Policy.Next, the policy itself: from what is known of the
 //     key (Known), the series (Series), its plan (Plan), the outcome of its
 //     last refresh and the time, the next plan. No locks, no I/O;
