@@ -175,16 +175,6 @@ func (e *exporter) metrics() string {
 	return body
 }
 
-// valueOf returns the value of the one series line starting with prefix.
-func valueOf(body, prefix string) string {
-	for _, l := range strings.Split(body, "\n") {
-		if strings.HasPrefix(l, prefix) {
-			return l[strings.LastIndexByte(l, ' ')+1:]
-		}
-	}
-	return ""
-}
-
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
@@ -398,3 +388,5 @@ func TestShutdownAndLogLines(t *testing.T) {
 		})
 	}
 }
+
+var valueOf = testtool.ValueOf

@@ -12,28 +12,6 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
 
-// seriesValue returns the value text of the first series of family whose
-// labels include every k="v" pair given, or "" when there is none. Labels
-// not named are ignored, so tests do not depend on the file's label union.
-func seriesValue(body, family string, pairs ...string) string {
-	for _, l := range strings.Split(body, "\n") {
-		if !strings.HasPrefix(l, family+"{") && !strings.HasPrefix(l, family+" ") {
-			continue
-		}
-		match := true
-		for i := 0; i+1 < len(pairs); i += 2 {
-			if !strings.Contains(l, pairs[i]+`="`+pairs[i+1]+`"`) {
-				match = false
-				break
-			}
-		}
-		if match {
-			return l[strings.LastIndexByte(l, ' ')+1:]
-		}
-	}
-	return ""
-}
-
 // withLogs replaces the env's exporter, before its first scrape, by one on
 // yml whose log lines are recorded.
 func (e *env) withLogs(yml string) *testtool.LogBuffer {

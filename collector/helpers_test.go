@@ -3,25 +3,16 @@ package collector
 import (
 	"net/http"
 	"net/http/httptest"
-	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
-
-// newClock is the simulated time shared by the fake upstream and the
-// exporter of a test.
-func newClock() *fakeapi.SimClock {
-	return fakeapi.NewSimClock(time.Date(2026, 11, 20, 12, 34, 56, 0, time.UTC))
-}
-
-const testToken = "test-data-token"
 
 // env is a running fake upstream and an exporter configured against it.
 type env struct {
@@ -48,17 +39,14 @@ func newEnv(t *testing.T, yml string, fo fakeapi.Options) *env {
 	fake := fakeapi.New(fo)
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
-	cfg, err := config.Parse("test.yml", []byte(strings.ReplaceAll(yml, "{{URL}}", srv.URL)), func(string) string { return testToken })
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := prometheus.NewRegistry()
-	exp, err := New(cfg, log.NewNopLogger(), reg, Options{Now: c.Now})
+	e := &env{t: t, clock: c, fake: fake, srv: srv, reg: prometheus.NewRegistry()}
+	exp, err := New(e.parse(yml), log.NewNopLogger(), e.reg, Options{Now: c.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(exp.Close)
-	return &env{t: t, clock: c, fake: fake, srv: srv, exp: exp, reg: reg}
+	e.exp = exp
+	return e
 }
 
 // parse loads yml against the env's fake, unexpanded.
@@ -86,34 +74,15 @@ func (e *env) scrape(timeout string) string {
 	return rec.Body.String()
 }
 
-// lines returns the sample lines of families whose name starts with one
-// of the prefixes, sorted.
-func lines(body string, prefixes ...string) []string {
-	var out []string
-	for _, l := range strings.Split(body, "\n") {
-		if l == "" || strings.HasPrefix(l, "#") {
-			continue
-		}
-		for _, p := range prefixes {
-			if strings.HasPrefix(l, p) {
-				out = append(out, l)
-				break
-			}
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// valueOf returns the value text of the one series line starting with
-// prefix, or "" when there is none.
-func valueOf(body, prefix string) string {
-	for _, l := range strings.Split(body, "\n") {
-		if strings.HasPrefix(l, prefix) {
-			return l[strings.LastIndexByte(l, ' ')+1:]
-		}
-	}
-	return ""
-}
-
 func newRecorder() *httptest.ResponseRecorder { return httptest.NewRecorder() }
+
+// The exposition helpers and the fake's clock and credential are shared
+// with the other packages' tests (internal/testtool).
+var (
+	newClock    = testtool.Clock
+	lines       = testtool.Lines
+	valueOf     = testtool.ValueOf
+	seriesValue = testtool.SeriesValue
+)
+
+const testToken = testtool.DataToken

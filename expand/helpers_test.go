@@ -3,10 +3,8 @@ package expand_test
 import (
 	"net/http"
 	"net/http/httptest"
-	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,18 +12,11 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
 
 // The tests of expansion run it against the fake upstream, and serve what
 // it put in force through a collector.Exporter, as main does.
-
-// newClock is the simulated time shared by the fake upstream, the
-// expander and the exporter of a test.
-func newClock() *fakeapi.SimClock {
-	return fakeapi.NewSimClock(time.Date(2026, 11, 20, 12, 34, 56, 0, time.UTC))
-}
-
-const testToken = "test-data-token"
 
 // supplyConfig needs no list.
 const supplyConfig = `
@@ -100,53 +91,13 @@ func (e *env) scrape(timeout string) string {
 	return rec.Body.String()
 }
 
-// lines returns the sample lines of families whose name starts with one
-// of the prefixes, sorted.
-func lines(body string, prefixes ...string) []string {
-	var out []string
-	for _, l := range strings.Split(body, "\n") {
-		if l == "" || strings.HasPrefix(l, "#") {
-			continue
-		}
-		for _, p := range prefixes {
-			if strings.HasPrefix(l, p) {
-				out = append(out, l)
-				break
-			}
-		}
-	}
-	sort.Strings(out)
-	return out
-}
+// The exposition helpers and the fake's clock and credential are shared
+// with the other packages' tests (internal/testtool).
+var (
+	newClock    = testtool.Clock
+	lines       = testtool.Lines
+	valueOf     = testtool.ValueOf
+	seriesValue = testtool.SeriesValue
+)
 
-// valueOf returns the value text of the one series line starting with
-// prefix, or "" when there is none.
-func valueOf(body, prefix string) string {
-	for _, l := range strings.Split(body, "\n") {
-		if strings.HasPrefix(l, prefix) {
-			return l[strings.LastIndexByte(l, ' ')+1:]
-		}
-	}
-	return ""
-}
-
-// seriesValue returns the value text of the first series of family whose
-// labels include every k="v" pair given, or "" when there is none.
-func seriesValue(body, family string, pairs ...string) string {
-	for _, l := range strings.Split(body, "\n") {
-		if !strings.HasPrefix(l, family+"{") && !strings.HasPrefix(l, family+" ") {
-			continue
-		}
-		match := true
-		for i := 0; i+1 < len(pairs); i += 2 {
-			if !strings.Contains(l, pairs[i]+`="`+pairs[i+1]+`"`) {
-				match = false
-				break
-			}
-		}
-		if match {
-			return l[strings.LastIndexByte(l, ' ')+1:]
-		}
-	}
-	return ""
-}
+const testToken = testtool.DataToken
