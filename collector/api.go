@@ -223,11 +223,16 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 		c.mu.Unlock()
 		return
 	}
+	siblings := false // the refresh found what its key's other tuples wait for
 	defer func() {
 		st.buildInfo(c.tf)
 		st.inflight = nil
 		c.running--
-		c.replanKeyLocked(st.delayKey()) // st, and its key's followers
+		if siblings {
+			c.replanKeyLocked(st.delayKey()) // st, and its key's followers
+		} else {
+			c.planLocked(st)
+		}
 		if st.first {
 			st.first = false
 			c.unfilled--
@@ -292,7 +297,7 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 			level.Warn(c.logger).Log("msg", "upstream marks this series deprecated; its data may no longer update", "endpoint", t.Path, "query", redactedQuery(t.Query))
 		}
 	}
-	st.Next = c.sched.afterSuccess(st, prevNewest, now)
+	st.Next, siblings = c.sched.afterSuccess(st, prevNewest, now)
 	if w := rowWindow(st); w > 0 && st.Newest.After(prevNewest) && t.CacheTTL == 0 {
 		if !prevNewest.IsZero() {
 			c.m.rowDelay.WithLabelValues(c.api.Name, t.Window).Observe(now.Sub(st.Newest.Add(w)).Seconds())

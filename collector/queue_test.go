@@ -54,7 +54,11 @@ func TestQueueOrdersByDue(t *testing.T) {
 		t.Errorf("before its leader found the row, the follower is due at %v, want its plan", follower.due)
 	}
 	leader.Newest = row.Add(time.Hour)
-	leader.Next = c.sched.afterSuccess(leader, row, at(0))
+	var siblings bool
+	leader.Next, siblings = c.sched.afterSuccess(leader, row, at(0))
+	if !siblings {
+		t.Error("the leader found the row its key's followers wait for, and the refresh does not say so")
+	}
 	c.replanKeyLocked(leader.delayKey())
 	due := c.popDueLocked(at(5 * time.Second))
 	c.mu.Unlock()

@@ -48,15 +48,20 @@ func (s *apiSchedule) series(st *tupleState) schedule.Series {
 }
 
 // afterSuccess plans the next refresh of a tuple whose refresh at now
-// succeeded; prevNewest is the newest row before it.
-func (s *apiSchedule) afterSuccess(st *tupleState, prevNewest, now time.Time) time.Time {
+// succeeded; prevNewest is the newest row before it. It reports whether
+// the other tuples of its key that wait for a row are to be placed again
+// in the queue (schedule.Book.Next).
+func (s *apiSchedule) afterSuccess(st *tupleState, prevNewest, now time.Time) (time.Time, bool) {
 	return s.book.Next(st.delayKey(), s.series(st), &st.Plan, schedule.Outcome{PrevNewest: prevNewest}, now)
 }
 
 // afterError plans the retry of a failing tuple.
 func (s *apiSchedule) afterError(st *tupleState, e *upstream.Error, now time.Time) time.Time {
 	f := schedule.Failure{HeldBack: e.HeldBack, RetryAfter: e.RetryAfter, Hold: e.Hold, PauseUntil: e.PauseUntil}
-	return s.book.Next(st.delayKey(), s.series(st), &st.Plan, schedule.Outcome{Err: &f}, now)
+	// A failure finds no row and splits no key: the key's other tuples
+	// stay where they are (a leader that resigns is WaitsForLeader's).
+	next, _ := s.book.Next(st.delayKey(), s.series(st), &st.Plan, schedule.Outcome{Err: &f}, now)
+	return next
 }
 
 // siblingFound says whether another series of the tuple's key found the

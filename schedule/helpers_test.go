@@ -23,12 +23,14 @@ func newTuple(b *Book, id, path, window string) *tuple {
 // success plans after a refresh at now that succeeded; prev is the newest
 // row before it.
 func (t *tuple) success(prev, now time.Time) time.Time {
-	return t.book.Next(t.key, t.Series, &t.Plan, Outcome{PrevNewest: prev}, now)
+	next, _ := t.book.Next(t.key, t.Series, &t.Plan, Outcome{PrevNewest: prev}, now)
+	return next
 }
 
 // failure plans after a refresh at now that failed.
 func (t *tuple) failure(f Failure, now time.Time) time.Time {
-	return t.book.Next(t.key, t.Series, &t.Plan, Outcome{Err: &f}, now)
+	next, _ := t.book.Next(t.key, t.Series, &t.Plan, Outcome{Err: &f}, now)
+	return next
 }
 
 // known is a copy of what the book knows of the tuple's key.

@@ -213,3 +213,24 @@ func TestScrapeQuestionsDoNotAllocate(t *testing.T) {
 		t.Errorf("Earliest allocates %.0f times a call", n)
 	}
 }
+
+// TestNextSaysWhenSiblingsMayBeDue: Book.Next reports a refresh that
+// found a newer row of its key (its waiting siblings may be due), and not
+// one that found nothing new, so that the engine places the key's other
+// series again only when something changed for them.
+func TestNextSaysWhenSiblingsMayBeDue(t *testing.T) {
+	b := NewBook(nil)
+	st := newTuple(b, "a", "/p", "hour")
+	row := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	st.Newest = row
+	now := row.Add(time.Hour + time.Minute)
+	st.success(time.Time{}, now) // the first refresh: nothing found yet
+	st.Newest = row.Add(time.Hour)
+	now = st.Newest.Add(time.Hour + time.Minute)
+	if _, siblings := b.Next(st.key, st.Series, &st.Plan, Outcome{PrevNewest: row}, now); !siblings {
+		t.Error("a new row found, and Next does not say so")
+	}
+	if _, siblings := b.Next(st.key, st.Series, &st.Plan, Outcome{PrevNewest: st.Newest}, now.Add(time.Minute)); siblings {
+		t.Error("nothing new found, and Next says the siblings may be due")
+	}
+}
