@@ -87,6 +87,24 @@ func (a *API) Token() Secret { return a.token }
 // "" when the section sets neither token_env nor token_file.
 func (a *API) CredentialSource() string { return a.source }
 
+// CredentialHint says how to have a refused credential replaced, in a way
+// that works: a token_file is read again at every reload, while a
+// token_env variable is read from the process's environment, which no
+// reload changes, so a new value there takes a restart.
+func (a *API) CredentialHint() string {
+	const reload = "POST /-/reload or send SIGHUP"
+	switch {
+	case a.TokenFile != "":
+		return "write the new key to " + a.source + " (read again at every reload), or fix the plan upstream, then " +
+			reload + ": a reload lifts the pause"
+	case a.TokenEnv != "":
+		return "a reload reads " + a.source + " unchanged (a running process's environment never changes): " +
+			"restart the exporter with the new key in " + a.TokenEnv + ", or put the key in a file named by token_file " +
+			"(read again at every reload) and " + reload + "; a plan fixed upstream needs only the reload"
+	}
+	return "no credential is set: put the key in a file named by token_file (read at every reload) and " + reload
+}
+
 // Defaults of an API section.
 const (
 	DefaultTimeout      = 10 * time.Second

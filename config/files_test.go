@@ -113,3 +113,31 @@ func TestURLVersionPrefix(t *testing.T) {
 		}
 	}
 }
+
+// The hint after a refused credential can be followed: a token_file is
+// read again at reload, a token_env variable is not (the environment of a
+// running process never changes), so that hint asks for a restart or a
+// token_file rather than a reload alone.
+func TestCredentialHintFollowable(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "key"), []byte("k\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ credential, want string }{
+		{"  token_file: key\n", "write the new key to file " + filepath.Join(dir, "key") +
+			" (read again at every reload), or fix the plan upstream, then POST /-/reload or send SIGHUP: a reload lifts the pause"},
+		{"  token_env: T\n", "a reload reads environment variable T unchanged (a running process's environment never changes): " +
+			"restart the exporter with the new key in T, or put the key in a file named by token_file (read again at every reload) " +
+			"and POST /-/reload or send SIGHUP; a plan fixed upstream needs only the reload"},
+		{"", "no credential is set: put the key in a file named by token_file (read at every reload) and POST /-/reload or send SIGHUP"},
+	} {
+		yml := "consensus:\n  url: http://127.0.0.1:2\n" + tc.credential + "  metrics:\n    - path: /calls\n      asset: btc\n"
+		cfg, err := Parse(filepath.Join(dir, "x.yml"), []byte(yml), testEnv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.APIs[APIConsensus].CredentialHint(); got != tc.want {
+			t.Errorf("%q: hint\n%s\nwant\n%s", tc.credential, got, tc.want)
+		}
+	}
+}

@@ -96,7 +96,7 @@ func TestCredentialPauseNamesSourceAndReload(t *testing.T) {
 		}
 	}
 	source := "file " + filepath.Join(dir, "data-token")
-	if n := logs.Count("level=error", "refused the credential", "code=unauthorized", `credential="`+source+`"`, "POST /-/reload", "SIGHUP"); n != 1 {
+	if n := logs.Count("level=error", "refused the credential", "code=unauthorized", `credential="`+source+`"`, "write the new key to "+source, "POST /-/reload", "SIGHUP"); n != 1 {
 		t.Errorf("%d pause lines naming %s and the reload, want 1; log:\n%s", n, source, logs.String())
 	}
 	if strings.Contains(logs.String(), wrong) {
@@ -116,5 +116,30 @@ func TestCredentialPauseNamesSourceAndReload(t *testing.T) {
 	fresh.RestorePauses(c.Pauses())
 	if n := logs.Count("before the restart", `credential="`+source+`"`, "POST /-/reload"); n != 1 {
 		t.Errorf("%d lines for a restored credential pause, want 1", n)
+	}
+}
+
+// A key from token_env cannot be fixed by a reload (the process's
+// environment never changes): the hint asks for a restart or a
+// token_file instead.
+func TestCredentialPauseFromEnvAsksForRestart(t *testing.T) {
+	srv := httptest.NewServer(fakeapi.New(fakeapi.Options{DataToken: "right-key"}))
+	defer srv.Close()
+	t.Setenv("ONCHAIN_TEST_WRONG_KEY", "wrong-key-5e1b")
+	cfg, err := config.Parse("t.yml", []byte(fmt.Sprintf("data:\n  url: %s\n  token_env: ONCHAIN_TEST_WRONG_KEY\n  metrics:\n    - path: /v1/btc/network-data/supply\n", srv.URL)), os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs testtool.LogBuffer
+	c := New(cfg.APIs[config.APIData], NewMetrics(prometheus.NewRegistry()), time.Now, log.NewLogfmtLogger(&logs))
+	defer c.Close()
+	if _, err := c.Get(context.Background(), "/v1/btc/network-data/supply", nil, true); err == nil {
+		t.Fatal("a wrong key was accepted")
+	}
+	if n := logs.Count("refused the credential", "restart the exporter with the new key in ONCHAIN_TEST_WRONG_KEY", "token_file"); n != 1 {
+		t.Errorf("%d pause lines asking for a restart or a token_file, want 1; log:\n%s", n, logs.String())
+	}
+	if logs.Count("a reload lifts the pause") != 0 {
+		t.Errorf("the hint says a reload fixes a key read from the environment; log:\n%s", logs.String())
 	}
 }

@@ -149,7 +149,7 @@ func (u *Client) logCredentialPause(keyed bool, until time.Time, code string, re
 		source = "none set (token_env or token_file)"
 	}
 	level.Error(u.logger).Log("msg", msg, "code", code, "until", until.UTC().Format(time.RFC3339), "credential", source,
-		"hint", "fix the credential (or the plan) upstream or in "+source+", then POST /-/reload or send SIGHUP: a reload lifts the pause")
+		"hint", u.api.CredentialHint())
 }
 
 // unmark clears the paused gauge of a code no lane is paused by; with no
