@@ -31,6 +31,14 @@ type Budget struct {
 	tokens float64
 	at     time.Time
 	paced  bool
+
+	// reserver, when set, writes each chunk of calls before it is spent
+	// (reserve.go); reserved is the day's count it last wrote, chunk the
+	// size of the next one and reserveErr the last write's failure.
+	reserver   Reserver
+	reserved   int
+	chunk      int
+	reserveErr error
 }
 
 // New returns a budget of limit calls per UTC day (0 = none of our own)
@@ -67,7 +75,7 @@ func (b *Budget) limit(now time.Time) int {
 // resets the day nor refills the bucket.
 func (b *Budget) advance(now time.Time) int {
 	if d := midnight(now); d.After(b.day) {
-		b.day, b.used = d, 0
+		b.day, b.used, b.reserved = d, 0, 0
 	}
 	l := b.limit(now)
 	switch {
@@ -89,7 +97,9 @@ func (b *Budget) advance(now time.Time) int {
 
 // Take spends one call at now if the budget allows it. When it does not,
 // next is the earliest time it may: the bucket's next whole token, or the
-// next 00:00 UTC once the day's calls are used (or the token after it).
+// next 00:00 UTC once the day's calls are used (or the token after it),
+// or ReserveRetry later when the call's reservation could not be written
+// (SetReserver).
 func (b *Budget) Take(now time.Time) (ok bool, next time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -100,6 +110,8 @@ func (b *Budget) Take(now time.Time) (ok bool, next time.Time) {
 		return false, later(b.day.Add(24*time.Hour), b.refilled(now, l))
 	case b.tokens+tokenSlack < 1:
 		return false, b.refilled(now, l)
+	case !b.reserve(l):
+		return false, now.Add(ReserveRetry)
 	default:
 		b.tokens = max(b.tokens-1, 0)
 	}

@@ -229,7 +229,8 @@ func TestSavedCheck(t *testing.T) {
 		edit func(*Saved)
 		want string
 	}{
-		{"another day", func(s *Saved) { s.Day, s.At = "2026-11-19", day0.Add(-time.Hour) }, "saved on 2026-11-19, not today (2026-11-20)"},
+		{"beyond any count", func(s *Saved) { s.Used = math.MaxInt64 }, "saved counts are beyond any day's calls (used 9223372036854775807, upstream limit 0; at most 100000000)"},
+		{"infinite level", func(s *Saved) { s.Tokens = math.Inf(1) }, "saved bucket level +Inf is not a number of calls"},
 		{"in the future", func(s *Saved) { s.At = now.Add(time.Minute) }, "saved at 2026-11-20T10:01:00Z, later than now (2026-11-20T10:00:00Z)"},
 		{"day and time differ", func(s *Saved) { s.Day = "2026-11-21" }, "saved day 2026-11-21 is not the day of its time 2026-11-20T09:59:00Z"},
 		{"not a date", func(s *Saved) { s.Day = "yesterday" }, `saved day "yesterday" is not a date (YYYY-MM-DD)`},
@@ -249,6 +250,25 @@ func TestSavedCheck(t *testing.T) {
 				t.Errorf("a refused value was restored (used %d)", b.Used(now))
 			}
 		})
+	}
+}
+
+// A value saved on an earlier day gives no count (the day is new) but its
+// bucket: a process restarted after midnight gets no fresh burst.
+func TestBudgetRestoresYesterdaysBucketNotItsCount(t *testing.T) {
+	now := day0.Add(24*time.Hour + 30*time.Second)
+	s := Saved{Day: "2026-11-20", Used: 900, Paced: true, Tokens: 0, At: day0.Add(24*time.Hour - 30*time.Second), UpstreamLimit: 500}
+	b := New(960, now)
+	if err := b.Restore(s, now); err != nil {
+		t.Fatal(err)
+	}
+	if b.Used(now) != 0 || b.Limit(now) != 960 {
+		t.Errorf("yesterday's count restored: used %d, limit %d", b.Used(now), b.Limit(now))
+	}
+	// 960 a day refill a call in 90 s: 60 s after the bucket was empty,
+	// none is free.
+	if ok, _ := b.Take(now); ok {
+		t.Error("a restart after midnight got a fresh burst")
 	}
 }
 

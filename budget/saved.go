@@ -29,6 +29,11 @@ func (b *Budget) Saved(now time.Time) Saved {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.advance(now)
+	return b.savedLocked()
+}
+
+// savedLocked is the state as last advanced; the lock is held.
+func (b *Budget) savedLocked() Saved {
 	s := Saved{Day: b.day.Format(time.DateOnly), Used: b.used, Paced: b.paced, At: b.at.UTC()}
 	if b.paced {
 		s.Tokens = b.tokens
@@ -39,10 +44,14 @@ func (b *Budget) Saved(now time.Time) Saved {
 	return s
 }
 
+// MaxDailyCalls bounds a day's count, limit or bucket level, saved or
+// read from a header: past it the value is garbage, not a count.
+const MaxDailyCalls = 100_000_000
+
 // Check says why a saved value cannot be restored at now, or nil: one
-// saved on another UTC day, or later than now (a clock that stepped back,
-// or a file from elsewhere), is not taken, nor one with impossible
-// numbers.
+// saved later than now (a clock that stepped back, or a file from
+// elsewhere) is not taken, nor one with impossible numbers (negative,
+// beyond MaxDailyCalls, not finite).
 func (s Saved) Check(now time.Time) error {
 	day, err := time.Parse(time.DateOnly, s.Day)
 	switch {
@@ -54,20 +63,24 @@ func (s Saved) Check(now time.Time) error {
 		return fmt.Errorf("saved at %s, later than now (%s)", s.At.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
 	case !day.Equal(midnight(s.At)):
 		return fmt.Errorf("saved day %s is not the day of its time %s", s.Day, s.At.UTC().Format(time.RFC3339))
-	case !day.Equal(midnight(now)):
-		return fmt.Errorf("saved on %s, not today (%s)", s.Day, midnight(now).Format(time.DateOnly))
 	case s.Used < 0 || s.UpstreamLimit < 0:
 		return fmt.Errorf("saved counts are negative (used %d, upstream limit %d)", s.Used, s.UpstreamLimit)
-	case s.Tokens < 0 || math.IsNaN(s.Tokens) || math.IsInf(s.Tokens, 0):
+	case s.Used > MaxDailyCalls || s.UpstreamLimit > MaxDailyCalls:
+		return fmt.Errorf("saved counts are beyond any day's calls (used %d, upstream limit %d; at most %d)", s.Used, s.UpstreamLimit, MaxDailyCalls)
+	case s.Tokens < 0 || s.Tokens > MaxDailyCalls || math.IsNaN(s.Tokens) || math.IsInf(s.Tokens, 0):
 		return fmt.Errorf("saved bucket level %v is not a number of calls", s.Tokens)
 	}
 	return nil
 }
 
-// Restore takes a saved value back at now, after Check: the day's count
-// (or the one already taken, when more), the bucket's level refilled
-// since it was saved, and the upstream's limit. A value Check refuses is
-// not taken, and its error returned.
+// Restore takes a saved value back at now, after Check: the bucket's
+// level refilled since it was saved, and, when it was saved today, the
+// day's count (or the one already taken, when more) and the upstream's
+// limit; a value of an earlier day gives no count, but no fresh burst
+// either. A value a Reserver wrote
+// counts the calls of its chunk as spent, made or not: a crash loses them
+// rather than spend them twice. A value Check refuses is not taken, and
+// its error returned.
 func (b *Budget) Restore(s Saved, now time.Time) error {
 	if err := s.Check(now); err != nil {
 		return err
@@ -75,9 +88,12 @@ func (b *Budget) Restore(s Saved, now time.Time) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.advance(now)
-	b.used = max(b.used, s.Used)
-	if s.UpstreamLimit > 0 {
-		b.upLimit, b.upDay = s.UpstreamLimit, b.day
+	b.chunk = 1 // a process that restarts may be one of a crash loop
+	if s.Day == b.day.Format(time.DateOnly) {
+		b.used = max(b.used, s.Used)
+		if s.UpstreamLimit > 0 {
+			b.upLimit, b.upDay = s.UpstreamLimit, b.day
+		}
 	}
 	if s.Paced {
 		// The saved level, refilled since, unless the bucket already
