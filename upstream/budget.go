@@ -29,7 +29,13 @@ func (bt *budgetTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 			}
 			// One message whatever the wait: a refresh's log line is
 			// written once per message, not at every held call.
-			return nil, &Error{Code: "budget_exhausted", Message: "daily_budget has no call left at this pace",
+			msg := "daily_budget has no call left at this pace"
+			if err := b.ReserveError(); err != nil {
+				// Fail closed: a call the next process could not see
+				// counted is not made.
+				msg = "the day's call count cannot be written to the storage directory, so the call is held back: " + err.Error()
+			}
+			return nil, &Error{Code: "budget_exhausted", Message: msg,
 				HeldBack: true, RetryAfter: max(next.Sub(now), time.Second)}
 		}
 	}
@@ -68,6 +74,6 @@ func (u *Client) observeDaily(h http.Header) {
 
 // maxDailyCalls bounds a daily limit read from a header: past it the
 // value is garbage, not a plan.
-const maxDailyCalls = 100_000_000
+const maxDailyCalls = budget.MaxDailyCalls
 
 func (bt *budgetTransport) CloseIdleConnections() { closeIdle(bt.next) }

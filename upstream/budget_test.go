@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -11,6 +12,7 @@ import (
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/onchain-exporter/onchain_exporter/budget"
 	"github.com/onchain-exporter/onchain_exporter/config"
 )
 
@@ -45,5 +47,31 @@ func TestUpstreamDailyLimitLowersTheBudget(t *testing.T) {
 		}
 		pool.Close()
 		srv.Close()
+	}
+}
+
+// A call whose reservation cannot be written (a full disk under
+// --storage.path) never leaves: it is held back with the reason, and the
+// upstream sees nothing.
+func TestBudgetReservationFailureHoldsTheCall(t *testing.T) {
+	hits := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits++
+		_, _ = w.Write([]byte(`{"status":{"code":200,"message":"success"},"result":{"data":[]}}`))
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	pool := NewPool(prometheus.NewRegistry(), time.Now, log.NewNopLogger())
+	defer pool.Close()
+	c := pool.Client(&config.API{Name: config.APIData, URL: u, Concurrency: 1, Timeout: 10 * time.Second, DailyBudget: 960})
+	c.Budget().SetReserver(func(budget.Saved) error { return errors.New("no space left on device") })
+	_, err := c.Get(context.Background(), "/v1/btc/network-data/supply", nil, true)
+	var ue *Error
+	if !errors.As(err, &ue) || ue.Code != "budget_exhausted" || !ue.HeldBack ||
+		ue.Message != "the day's call count cannot be written to the storage directory, so the call is held back: no space left on device" {
+		t.Fatalf("Get = %v, want the call held back for the reservation", err)
+	}
+	if hits != 0 {
+		t.Errorf("the upstream got %d requests", hits)
 	}
 }
