@@ -132,7 +132,17 @@ testdata/bad_typo_entry_keys.yml:9: data.metrics[0].feilds: unknown key; did you
 		"bad_token_file_two_lines.yml":         "testdata/bad_token_file_two_lines.yml:3: data.token_file: testdata/token_two_lines holds a line break; a credential is one line (a trailing line break is fine) (token_two_lines is relative to testdata/, the configuration file's directory)",
 		"bad_window_not_allowed.yml":           "testdata/bad_window_not_allowed.yml:6: data.metrics[0].window: \"block\" is not allowed for /v1/btc/market-data/open-interest (allowed: day, hour, min)",
 		"bad_wrong_type_concurrency.yml":       "testdata/bad_wrong_type_concurrency.yml:4: data.concurrency: must be an integer, got \"four\"",
-		"bad_yaml.yml":                         "testdata/bad_yaml.yml:1: invalid YAML: did not find expected ',' or ']'",
+		// YAML syntax errors name the line of the mistake, not that of
+		// the collection yaml was parsing (line 1, 4, 4, 4, 6, 5 and none).
+		"bad_yaml.yml":                       "testdata/bad_yaml.yml:2: invalid YAML: did not find expected ',' or ']'",
+		"bad_yaml_indent.yml":                "testdata/bad_yaml_indent.yml:6: invalid YAML: did not find expected '-' indicator",
+		"bad_yaml_after_multiline_value.yml": "testdata/bad_yaml_after_multiline_value.yml:8: invalid YAML: did not find expected '-' indicator",
+		"bad_yaml_item_in_mapping.yml":       "testdata/bad_yaml_item_in_mapping.yml:7: invalid YAML: did not find expected key",
+		"bad_yaml_unclosed_list.yml":         "testdata/bad_yaml_unclosed_list.yml:7: invalid YAML: did not find expected ',' or ']'",
+		"bad_yaml_tab.yml":                   "testdata/bad_yaml_tab.yml:6: invalid YAML: found a tab character that violates indentation",
+		"bad_yaml_unknown_alias.yml":         "testdata/bad_yaml_unknown_alias.yml:6: invalid YAML: unknown anchor 'exchanges' referenced",
+		// yaml's own line is right for a key without its colon.
+		"bad_yaml_missing_colon.yml": "testdata/bad_yaml_missing_colon.yml:6: invalid YAML: could not find expected ':'",
 	}
 	checkBadConfigs(t, "testdata/", want)
 }

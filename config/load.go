@@ -53,7 +53,7 @@ func Parse(file string, b []byte, getenv func(string) string) (*Config, error) {
 			l.addAt(1, "", "the file is empty: configure at least one of %s", strings.Join(APINames, ", "))
 			return nil, l.err()
 		}
-		return nil, &Error{Problems: []string{yamlError(file, err)}}
+		return nil, &Error{Problems: []string{yamlError(file, b, err)}}
 	}
 	cfg := &Config{File: file, APIs: map[string]*API{}}
 	root := doc.Content[0]
@@ -85,17 +85,6 @@ func Parse(file string, b []byte, getenv func(string) string) (*Config, error) {
 		return nil, err
 	}
 	return cfg, nil
-}
-
-// yamlError rewrites a YAML syntax error as file:line: message.
-func yamlError(file string, err error) string {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	var line int
-	if n, _ := fmt.Sscanf(msg, "line %d:", &line); n == 1 {
-		_, rest, _ := strings.Cut(msg, ":")
-		return fmt.Sprintf("%s:%d: invalid YAML:%s", file, line, rest)
-	}
-	return fmt.Sprintf("%s: invalid YAML: %s", file, msg)
 }
 
 func isAPIName(s string) bool {
