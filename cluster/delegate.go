@@ -1,0 +1,133 @@
+package cluster
+
+import (
+	"errors"
+	"sort"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+	"github.com/hashicorp/memberlist"
+)
+
+// delegate is what memberlist calls: messages, full state, membership
+// events and name conflicts. It is a type of its own so that these
+// methods stay off the Peer's exported surface.
+type delegate struct{ p *Peer }
+
+// NodeMeta implements memberlist.Delegate: members carry no metadata.
+func (d *delegate) NodeMeta(int) []byte { return nil }
+
+// NotifyMsg implements memberlist.Delegate: a delta, by gossip or TCP.
+func (d *delegate) NotifyMsg(b []byte) {
+	p := d.p
+	p.m.received.WithLabelValues(kindDeltaLabel).Inc()
+	p.m.receivedBytes.WithLabelValues(kindDeltaLabel).Add(float64(len(b)))
+	pt, err := decodeDelta(b)
+	if err != nil {
+		p.m.invalid.WithLabelValues(kindDeltaLabel).Inc()
+		level.Debug(p.logger).Log("msg", "cannot decode a delta", "err", err)
+		return
+	}
+	// memberlist may reuse b once NotifyMsg returns.
+	pt.data = append([]byte(nil), pt.data...)
+	if err := d.merge(pt); err != nil {
+		p.m.invalid.WithLabelValues(kindDeltaLabel).Inc()
+		logMerge(p, err).Log("msg", "cannot merge a delta", "key", pt.key, "err", err)
+	}
+}
+
+// GetBroadcasts implements memberlist.Delegate: the deltas that fit.
+func (d *delegate) GetBroadcasts(overhead, limit int) [][]byte {
+	msgs := d.p.queue.GetBroadcasts(overhead, limit)
+	for _, m := range msgs {
+		d.p.m.sent.WithLabelValues(kindDeltaLabel).Inc()
+		d.p.m.sentBytes.WithLabelValues(kindDeltaLabel).Add(float64(len(m)))
+	}
+	return msgs
+}
+
+// LocalState implements memberlist.Delegate: every State, marshalled, for
+// a push/pull. A State that cannot marshal is left out and logged.
+func (d *delegate) LocalState(bool) []byte {
+	p := d.p
+	p.statesMu.RLock()
+	keys := make([]string, 0, len(p.states))
+	for k := range p.states {
+		keys = append(keys, k)
+	}
+	states := make([]State, len(keys))
+	sort.Strings(keys)
+	for i, k := range keys {
+		states[i] = p.states[k]
+	}
+	p.statesMu.RUnlock()
+	parts := make([]part, 0, len(keys))
+	for i, s := range states {
+		b, err := s.MarshalBinary()
+		if err != nil {
+			level.Warn(p.logger).Log("msg", "cannot marshal a state; the push/pull goes without it", "key", keys[i], "err", err)
+			continue
+		}
+		parts = append(parts, part{key: keys[i], data: b})
+	}
+	b := encodeFull(parts)
+	p.m.sent.WithLabelValues(kindFullLabel).Inc()
+	p.m.sentBytes.WithLabelValues(kindFullLabel).Add(float64(len(b)))
+	return b
+}
+
+// MergeRemoteState implements memberlist.Delegate: a peer's full state.
+func (d *delegate) MergeRemoteState(b []byte, _ bool) {
+	p := d.p
+	p.m.received.WithLabelValues(kindFullLabel).Inc()
+	p.m.receivedBytes.WithLabelValues(kindFullLabel).Add(float64(len(b)))
+	parts, err := decodeFull(b)
+	if err != nil {
+		p.m.invalid.WithLabelValues(kindFullLabel).Inc()
+		level.Warn(p.logger).Log("msg", "cannot decode a peer's full state", "err", err)
+		return
+	}
+	for _, pt := range parts {
+		pt.data = append([]byte(nil), pt.data...)
+		if err := d.merge(pt); err != nil {
+			p.m.invalid.WithLabelValues(kindFullLabel).Inc()
+			logMerge(p, err).Log("msg", "cannot merge a peer's full state", "key", pt.key, "err", err)
+		}
+	}
+}
+
+// merge hands a part to the State registered under its key.
+func (d *delegate) merge(pt part) error {
+	d.p.statesMu.RLock()
+	s, ok := d.p.states[pt.key]
+	d.p.statesMu.RUnlock()
+	if !ok {
+		return errUnknownKey
+	}
+	return s.Merge(pt.data)
+}
+
+// logMerge logs a refused merge as a warning, and an unknown key (a
+// member of another version, or a push/pull before AddState) as debug.
+func logMerge(p *Peer, err error) log.Logger {
+	if errors.Is(err, errUnknownKey) {
+		return level.Debug(p.logger)
+	}
+	return level.Warn(p.logger)
+}
+
+// NotifyJoin implements memberlist.EventDelegate.
+func (d *delegate) NotifyJoin(n *memberlist.Node) { d.p.memberJoined(n) }
+
+// NotifyLeave implements memberlist.EventDelegate.
+func (d *delegate) NotifyLeave(n *memberlist.Node) { d.p.memberLeft(n) }
+
+// NotifyUpdate implements memberlist.EventDelegate: an address change.
+func (d *delegate) NotifyUpdate(n *memberlist.Node) { d.p.memberJoined(n) }
+
+// NotifyConflict implements memberlist.ConflictDelegate: two members
+// claim one name; memberlist keeps the first.
+func (d *delegate) NotifyConflict(existing, other *memberlist.Node) {
+	level.Warn(d.p.logger).Log("msg", "two members claim one name; give each its own --cluster.peer-name", "name", existing.Name,
+		"address", existing.Address(), "other_address", other.Address())
+}

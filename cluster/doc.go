@@ -1,0 +1,50 @@
+// Package cluster owns membership of a cluster of exporter replicas that
+// share their upstream calls (--cluster.* flags). It is the one package
+// that uses hashicorp/memberlist, the membership and gossip library of
+// Alertmanager, Loki and Mimir: failure detection (SWIM probes), gossip of
+// small messages, and full state exchange by TCP push/pull.
+//
+// It owns:
+//
+//   - config.go: Config, its defaults (Alertmanager's), Validate, whose
+//     errors name the flag, the flags themselves (AddFlags) and the gossip
+//     encryption key read from a file;
+//   - peer.go: Peer, this process's membership: Create, Join (peers
+//     resolved by name, every address of a name joined; names resolved
+//     again and failed members retried every reconnect interval), Settle,
+//     Leave, Members, Self;
+//   - owner.go: who refreshes what, without a vote: Owner, Rank and
+//     FallbackDelay, by rendezvous hashing over the live members' names;
+//   - channel.go and delegate.go: replicated state, as Alertmanager's:
+//     each State registers under a key (AddState), its deltas go out
+//     through the Channel it gets back (gossip, or TCP when too large for
+//     a packet), and its whole copy moves by push/pull when a member joins
+//     and every push/pull interval;
+//   - message.go: the wire format inside memberlist's messages;
+//   - metrics.go: the onchain_exporter_cluster_* metrics.
+//
+// Order of use: Create, AddState for every State, Join, Settle; Leave at
+// shutdown. With --cluster.listen-address empty Create returns a nil
+// *Peer, and every method of a nil *Peer answers as a cluster of one:
+// this member owns every unit at rank 0, and channels send nothing.
+//
+// # What it promises
+//
+// Fail open, at least once. Each refresh unit has one owner among the live
+// members, and every member computes the same owner from the same member
+// list. A member of rank r for a unit waits r × --cluster.peer-timeout past
+// the unit's due time for the owner's result before it fetches the unit
+// itself. So a dead owner costs one late refresh, not a missing one; while
+// members disagree on who is alive (a join or failure not yet known
+// everywhere, a partition), a unit may be fetched by two members: twice,
+// never zero times. Deltas are delivered at least once while members can
+// talk, possibly twice and out of order; a lost one is repaired by the
+// next push/pull. Merge must therefore be idempotent and commutative.
+//
+// Gossip carries only what the States marshal and broadcast; it must
+// never carry a credential. With --cluster.encryption-key-file it is
+// encrypted and authenticated (AES-GCM) and a member without the key
+// cannot join; without it, anyone who can reach the port can read and
+// join. Every packet is labelled "onchain_exporter", so a member pointed
+// at another program's gossip port is refused.
+package cluster

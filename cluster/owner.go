@@ -1,0 +1,111 @@
+package cluster
+
+import "time"
+
+// Ownership is rendezvous (highest random weight) hashing: each live
+// member scores each unit with weight(member, unit) and the member with
+// the highest score owns the unit; ranks follow the scores downward. Every
+// member computes the same ranks from the same member names, with no vote
+// and no message; when a member leaves, only the units it owned move (to
+// their rank-1 member), and a member that joins takes about 1/n of the
+// units, each from one member. Changing weight is a protocol change:
+// members of two versions would disagree, which costs fallback calls
+// (never a gap) until all run the same one.
+
+// FNV-1a's constants, then murmur3's finalizer: FNV alone spreads names
+// that differ in one trailing character poorly.
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+func weight(member, unit string) uint64 {
+	h := uint64(fnvOffset)
+	for i := 0; i < len(member); i++ {
+		h ^= uint64(member[i])
+		h *= fnvPrime
+	}
+	h ^= 0xff // a byte no UTF-8 text holds ends the name
+	h *= fnvPrime
+	for i := 0; i < len(unit); i++ {
+		h ^= uint64(unit[i])
+		h *= fnvPrime
+	}
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
+	return h
+}
+
+// ahead reports whether member a ranks before member b for a unit whose
+// weights for them are wa and wb; ties go to the smaller name.
+func ahead(a string, wa uint64, b string, wb uint64) bool {
+	return wa > wb || (wa == wb && a < b)
+}
+
+// rank returns the owner of unit among members and the rank of self:
+// how many members rank before it. A self that is not among members
+// ranks after all of them; no members at all makes self the owner.
+func rank(members []Member, self, unit string) (owner string, r int) {
+	if len(members) == 0 {
+		return self, 0
+	}
+	ws := weight(self, unit)
+	var best uint64
+	for i, m := range members {
+		w := weight(m.Name, unit)
+		if i == 0 || ahead(m.Name, w, owner, best) {
+			owner, best = m.Name, w
+		}
+		if m.Name != self && ahead(m.Name, w, self, ws) {
+			r++
+		}
+	}
+	return owner, r
+}
+
+// Owner returns the member that owns unit and the rank of this member for
+// it: 0 is the owner, r > 0 means r members come before this one. A
+// member of rank r acts in the owner's place when what the owner should
+// have sent has not arrived r × PeerTimeout after it was due. All members
+// that see the same live members agree; while their views differ (a join
+// or a failure not yet known everywhere, a partition) two members may
+// both rank 0, and the unit is fetched twice, never zero times.
+//
+// A nil *Peer (cluster mode off) owns every unit: it returns "", 0.
+func (p *Peer) Owner(unit string) (owner string, rank int) {
+	if p == nil {
+		return "", 0
+	}
+	return p.rank(unit)
+}
+
+// Rank returns this member's rank for unit, as Owner does.
+func (p *Peer) Rank(unit string) int {
+	_, r := p.Owner(unit)
+	return r
+}
+
+// FallbackDelay is how long after a unit's refresh was due this member
+// waits before it fetches the unit itself: Rank × PeerTimeout, so 0 for
+// the owner. A nil *Peer waits 0.
+func (p *Peer) FallbackDelay(unit string) time.Duration {
+	if p == nil {
+		return 0
+	}
+	return time.Duration(p.Rank(unit)) * p.cfg.PeerTimeout
+}
+
+// PeerTimeout is the configured wait between one rank and the next.
+func (p *Peer) PeerTimeout() time.Duration {
+	if p == nil {
+		return 0
+	}
+	return p.cfg.PeerTimeout
+}
+
+func (p *Peer) rank(unit string) (string, int) {
+	return rank(*p.members.Load(), p.name, unit)
+}
