@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/onchain-exporter/onchain_exporter/budget"
+	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
 	"github.com/onchain-exporter/onchain_exporter/expand"
 	"github.com/onchain-exporter/onchain_exporter/schedule"
@@ -32,6 +33,10 @@ type File struct {
 	Lists map[string]*expand.Answer `json:"lists,omitempty"`
 	// Budget is the day's count of calls against daily_budget.
 	Budget *budget.Saved `json:"budget,omitempty"`
+
+	// raw holds the tuples' entries of a file read, until tuples reads
+	// the ones configured.
+	raw json.RawMessage
 }
 
 // NewFile returns an empty file of the current format for an API
@@ -44,10 +49,32 @@ func NewFile(api, account string) *File {
 // configuration max_tuples allows writes.
 const maxFile = 256 << 20
 
-// readFile reads a state file that is a regular file of a sane size: a
-// FIFO, a device or a directory under its name is not read (a FIFO would
-// hang the start), nor a file larger than maxFile.
-func readFile(path string) ([]byte, error) {
+// baseFile and perTuple make the bound of one API's file under a
+// configuration (fileBound): room for its listing answers, learned delays
+// and pauses, and for each tuple max_tuples allows its last values (a
+// row's fields, up to max_fields, with their labels) and plan.
+const (
+	baseFile = 16 << 20
+	perTuple = 32 << 10
+)
+
+// fileBound is the most a file of API section a is read up to: a larger
+// one was not written for this configuration (a file of 600 000 entries
+// of an old one), and reading it would spend memory and start-up time on
+// what nothing asks for. Without a section, maxFile.
+func fileBound(a *config.API) int64 {
+	if a == nil {
+		return maxFile
+	}
+	n := max(a.MaxTuples, len(a.Tuples), 1)
+	return min(maxFile, baseFile+int64(n)*perTuple)
+}
+
+// readFile reads a state file that is a regular file of at most limit
+// bytes: a FIFO, a device or a directory under its name is not read (a
+// FIFO would hang the start), nor a larger file, whose size is known
+// before anything is read.
+func readFile(path string, limit int64) ([]byte, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -60,25 +87,42 @@ func readFile(path string) ([]byte, error) {
 	case !fi.Mode().IsRegular():
 		return nil, errors.New("not a regular file")
 	}
-	if fi.Size() > maxFile {
-		return nil, fmt.Errorf("%d bytes, more than a state file holds (%d MiB)", fi.Size(), maxFile>>20)
+	if fi.Size() > limit {
+		return nil, fmt.Errorf("%d bytes, more than a state file holds for this configuration (%d MiB); not read", fi.Size(), limit>>20)
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxFile+1))
-	if err == nil && len(data) > maxFile {
-		err = fmt.Errorf("more than a state file holds (%d MiB)", maxFile>>20)
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err == nil && int64(len(data)) > limit {
+		err = fmt.Errorf("more than a state file holds for this configuration (%d MiB); not read", limit>>20)
 	}
 	return data, err
 }
 
-// Decode reads the file of API api; any problem is an error naming it.
-// What it returns is within the bounds the exporter trusts: counters are
-// not negative, no listing answer is null.
+// Decode reads the file of API api, every tuple's entry included; any
+// problem is an error naming it. What it returns is within the bounds the
+// exporter trusts: counters are not negative, no listing answer is null.
+// (A Store reads a file with decodeFile and only the entries of the
+// tuples configured, checked: check.go.)
 func Decode(data []byte, api string) (*File, error) {
+	f, err := decodeFile(data, api)
+	if err != nil {
+		return nil, err
+	}
+	var bad []problem
+	if f.Tuples, _, bad = f.tuples(nil); len(bad) > 0 {
+		return nil, fmt.Errorf("corrupt state: %s: %s", bad[0].entry, bad[0].err)
+	}
+	return f, nil
+}
+
+// decodeFile reads a file but its tuples' entries, which stay raw (in
+// f.raw) until tuples reads those of the tuples configured: a file full
+// of entries nobody asks for costs their bytes, not their values.
+func decodeFile(data []byte, api string) (*File, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, errors.New("empty file")
 	}
@@ -97,14 +141,18 @@ func Decode(data []byte, api string) (*File, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber() // listing rows read as upstream.List reads them
-	f := &File{}
-	if err := dec.Decode(f); err != nil {
+	var w struct {
+		File
+		Tuples json.RawMessage `json:"tuples,omitempty"` // over File's
+	}
+	if err := dec.Decode(&w); err != nil {
 		return nil, fmt.Errorf("corrupt state: %s", decode.ShortJSONError(err))
 	}
 	// Data after the end was refused by the header's json.Unmarshal.
-	for k, t := range f.Tuples {
-		t.State.sanitize()
-		f.Tuples[k] = t
+	f := &w.File
+	f.Tuples, f.raw = map[string]SavedTuple{}, w.Tuples
+	if len(bytes.TrimSpace(f.raw)) > 0 && f.raw[0] != '{' && !bytes.Equal(bytes.TrimSpace(f.raw), []byte("null")) {
+		return nil, errors.New("corrupt state: the tuples are not an object")
 	}
 	for k, l := range f.Lists {
 		if l == nil {
@@ -112,4 +160,46 @@ func Decode(data []byte, api string) (*File, error) {
 		}
 	}
 	return f, nil
+}
+
+// problem is an entry of a file that is not taken, and why.
+type problem struct{ entry, err string }
+
+// tuples reads the raw entries of the tuples keep asks for (every one when
+// keep is nil), counters made non-negative; the others are counted as
+// skipped, their values never built. An entry of the wrong types is a
+// problem and is not taken; the rest are.
+func (f *File) tuples(keep func(key string) bool) (out map[string]SavedTuple, skipped int, bad []problem) {
+	out = map[string]SavedTuple{}
+	dec := json.NewDecoder(bytes.NewReader(f.raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return out, 0, nil // none (decodeFile refused anything but an object or null)
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return out, skipped, append(bad, problem{"", decode.ShortJSONError(err)})
+		}
+		key, _ := tok.(string)
+		if keep != nil && !keep(key) {
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return out, skipped, append(bad, problem{"tuples." + key, decode.ShortJSONError(err)})
+			}
+			skipped++
+			continue
+		}
+		var t SavedTuple
+		if err := dec.Decode(&t); err != nil {
+			var typ *json.UnmarshalTypeError
+			if !errors.As(err, &typ) {
+				return out, skipped, append(bad, problem{"tuples." + key, decode.ShortJSONError(err)})
+			}
+			bad = append(bad, problem{"tuples." + key, decode.ShortJSONError(err)})
+			continue
+		}
+		t.State.sanitize()
+		out[key] = t
+	}
+	return out, skipped, bad
 }

@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 
+	"github.com/onchain-exporter/onchain_exporter/budget"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/expand"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
@@ -29,6 +33,8 @@ type Store struct {
 	dir      string
 	logger   log.Logger
 	writable bool
+	now      func() time.Time
+	lock     *DirLock // held by Open; nil from OpenStore
 
 	// saving serialises whole saves (LockSaves): what written says is on
 	// disk stays true when two saves meet.
@@ -41,36 +47,84 @@ type Store struct {
 	// cache holds the listing answers: those of the files at open, then
 	// what expansion (package expand) reads; saves write from it.
 	cache *expand.Cache
+	// budgets are the reservation files read at open, per API, until
+	// KeepBudget takes them; kept the budgets that write there.
+	budgets map[string]*budgetFile
+	kept    map[string]*budget.Budget
 }
 
-// OpenStore reads the state files under dir. It never fails: a directory
-// that cannot be written is a warning and state is not kept; a file that
-// cannot be read or decoded is a warning and a cold start of its API. An
-// empty dir returns nil: nothing is kept.
+// Open takes dir for this process (LockDir: a second exporter on the same
+// --storage.path gets an error naming the directory and the pid holding
+// it) and reads the state files under it that cfg still asks for, within
+// the bounds cfg sets (fileBound): the file of an API no longer
+// configured is not read, nor one larger than its configuration writes,
+// and each entry is checked (check.go). The lock is held until Close.
+// Apart from the lock, it never fails, as OpenStore. An empty dir
+// returns nil and no error: nothing is kept.
+func Open(dir string, cfg *config.Config, logger log.Logger) (*Store, error) {
+	if dir == "" {
+		return nil, nil
+	}
+	l, err := LockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	s := open(dir, cfg, logger, time.Now)
+	s.lock = l
+	return s, nil
+}
+
+// Close releases the directory's lock taken by Open; a nil Store, or one
+// from OpenStore, has none.
+func (s *Store) Close() error {
+	if s == nil || s.lock == nil {
+		return nil
+	}
+	return s.lock.Release()
+}
+
+// OpenStore reads the state files under dir, without a lock and with no
+// configuration to bound them by but maxFile (tests, tools). It never
+// fails: a directory that cannot be written is a warning and state is not
+// kept; a file that cannot be read or decoded is a warning and a cold
+// start of its API. An empty dir returns nil: nothing is kept.
 func OpenStore(dir string, logger log.Logger) *Store {
 	if dir == "" {
 		return nil
 	}
-	s := &Store{dir: dir, logger: logger, loaded: map[string]*File{}, restored: map[string]bool{},
-		written: map[string][]byte{}, failed: map[string]string{}, cache: expand.NewCache()}
+	return open(dir, nil, logger, time.Now)
+}
+
+func open(dir string, cfg *config.Config, logger log.Logger, now func() time.Time) *Store {
+	s := &Store{dir: dir, logger: logger, now: now, loaded: map[string]*File{}, restored: map[string]bool{},
+		written: map[string][]byte{}, failed: map[string]string{}, cache: expand.NewCache(),
+		budgets: map[string]*budgetFile{}, kept: map[string]*budget.Budget{}}
 	if err := s.probe(); err != nil {
 		level.Warn(logger).Log("msg", "the storage directory cannot be written; state will not be kept across restarts", "path", dir, "err", err)
 	} else {
 		s.writable = true
 	}
 	for _, name := range config.APINames {
+		var a *config.API
+		if cfg != nil {
+			if a = cfg.APIs[name]; a == nil {
+				continue // not configured: its files are left as they are, unread
+			}
+		}
+		s.readBudget(name)
 		path := s.file(name)
-		data, err := readFile(path)
+		data, err := readFile(path, fileBound(a))
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
 		if err == nil {
 			var f *File
-			if f, err = Decode(data, name); err == nil {
+			if f, err = decodeFile(data, name); err == nil {
+				warnDropped(logger, path, f.check(now()))
 				s.cache.Restore(name, f.Account, f.Lists)
 				f.Lists = nil // the cache holds them from now on
 				s.loaded[name] = f
-				level.Info(logger).Log("msg", "state loaded", "file", path, "tuples", len(f.Tuples))
+				level.Info(logger).Log("msg", "state loaded", "file", path, "bytes", len(data))
 				continue
 			}
 		}
@@ -103,7 +157,9 @@ func (s *Store) probe() error {
 
 // Take hands the exporter the state of an API section once: nil when
 // there is none, or when it was saved for another account (or the Store
-// is nil).
+// is nil). Only the entries of the section's tuples are read, each
+// checked against its tuple (checkTuple); the entries of tuples no longer
+// configured are dropped unread.
 func (s *Store) Take(a *config.API, account string) *File {
 	if s == nil {
 		return nil
@@ -115,6 +171,29 @@ func (s *Store) Take(a *config.API, account string) *File {
 	if f != nil && (f.Account == "" || f.Account != account) {
 		level.Warn(s.logger).Log("msg", "state file ignored: the API's address, auth or credential changed since it was saved", "file", s.file(a.Name))
 		return nil
+	}
+	if f == nil {
+		return nil
+	}
+	tuples := make(map[string]*config.Tuple, len(a.Tuples))
+	for _, t := range a.Tuples {
+		tuples[t.Key] = t
+	}
+	var skipped int
+	var bad []problem
+	f.Tuples, skipped, bad = f.tuples(func(key string) bool { return tuples[key] != nil })
+	f.raw = nil
+	now := s.now()
+	for _, k := range slices.Sorted(maps.Keys(f.Tuples)) {
+		st := f.Tuples[k]
+		if msg := checkTuple(&st.State, tuples[k], now); msg != "" {
+			bad = append(bad, problem{"tuples." + k, msg})
+			delete(f.Tuples, k)
+		}
+	}
+	warnDropped(s.logger, s.file(a.Name), bad)
+	if skipped > 0 {
+		level.Info(s.logger).Log("msg", "state of tuples no longer configured dropped", "file", s.file(a.Name), "count", skipped)
 	}
 	return f
 }

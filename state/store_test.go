@@ -111,7 +111,7 @@ func TestTakeOnceForTheSameAccount(t *testing.T) {
 	if l := same.Lists(config.APIData, "acct"); l["/p"] == nil || !l["/p"].At.Equal(now) {
 		t.Errorf("listing answers of the account after a restart: %v", l)
 	}
-	got := same.Take(&config.API{Name: config.APIData}, "acct")
+	got := same.Take(&config.API{Name: config.APIData, Tuples: []*config.Tuple{hourTuple("k")}}, "acct")
 	if got == nil {
 		t.Fatal("the file was not handed over to its account")
 	}
