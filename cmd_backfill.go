@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"strings"
@@ -31,7 +32,7 @@ type backfillCommand struct {
 	chosen                                     bool
 	from, to, output, progressFile, sampleTime *string
 	labels                                     *[]string
-	dryRun                                     *bool
+	dryRun, replace                            *bool
 	step, timeout                              *time.Duration
 	concurrency                                *int
 	rateShare                                  *float64
@@ -58,6 +59,7 @@ func addBackfillCommand(app *kingpin.Application) *backfillCommand {
 	c.from = cmd.Flag("from", "Oldest row wanted: a date (2024-01-31) or an RFC 3339 time. Before a series' first row, the series starts where the upstream starts.").Required().String()
 	c.to = cmd.Flag("to", "Newest sample time written. Default: now minus 4 h (promtool calls the last 3 h unsafe to backfill); a resumed run keeps the one it started with.").String()
 	c.output = cmd.Flag("output", "OpenMetrics file to write, for promtool tsdb create-blocks-from openmetrics.").String()
+	c.replace = cmd.Flag("output.replace", "Replace --output if it exists (a regular file); without it an existing --output is refused.").Bool()
 	c.labels = cmd.Flag("label", "name=value added to every series, repeatable: the job and instance your Prometheus attaches when it scrapes the exporter.").Strings()
 	c.dryRun = cmd.Flag("dry-run", "Print the calls it would make, and make none.").Bool()
 	c.progressFile = cmd.Flag("progress.file", "Where what was written is recorded, so that a run started again goes on. Default: FILE.progress.json beside --output; for remote write, under --storage.path.").String()
@@ -122,6 +124,10 @@ func (c *backfillCommand) run(g globalFlags, stdout, stderr io.Writer) int {
 	for _, a := range cfg.APIs {
 		a.RateLimit *= *c.rateShare // 0 (no limit) stays 0
 	}
+	if err := backfill.CheckOutput(opts); err != nil {
+		level.Error(logger).Log("msg", "cannot write the output", "err", err)
+		return 1
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	reg := prometheus.NewRegistry()
@@ -155,17 +161,46 @@ func (c *backfillCommand) run(g globalFlags, stdout, stderr io.Writer) int {
 // exporter does at start (expand.Expander.Start): entries whose lists
 // cannot be read, or show the file wrong for their API, are left for a
 // later run, and the run says so; the other APIs' series are backfilled.
+// The APIs whose daily_budget leaves the backfill nothing
+// (backfill.Unfunded) are not listed: they are kept as written, and the
+// run leaves their series for later without a call.
 func expandLists(ctx context.Context, logger log.Logger, pool *upstream.Pool, cfg *config.Config) (*config.Config, error) {
+	unfunded := backfill.Unfunded(cfg)
+	listed := cfg
+	if len(unfunded) > 0 {
+		apis := maps.Clone(cfg.APIs)
+		for _, api := range unfunded {
+			delete(apis, api)
+		}
+		var err error
+		if listed, err = resolveAs(cfg.File, apis); err != nil {
+			return nil, err
+		}
+	}
 	x := expand.New(logger, expand.Options{Clients: pool})
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	out, err := x.Start(ctx, cfg)
+	out, err := x.Start(ctx, listed)
 	for api, st := range x.State() {
 		if st.Waiting > 0 {
 			level.Warn(logger).Log("msg", "entries wait for the upstream's lists and are not backfilled in this run", "api", api, "entries", st.Waiting, "err", st.LastError)
 		}
 	}
-	return out, err
+	if err != nil || len(unfunded) == 0 {
+		return out, err
+	}
+	apis := maps.Clone(out.APIs)
+	for _, api := range unfunded {
+		apis[api] = cfg.APIs[api]
+	}
+	return resolveAs(cfg.File, apis)
+}
+
+// resolveAs is the configuration of these API sections, their tuples
+// built again, nothing resolved.
+func resolveAs(file string, apis map[string]*config.API) (*config.Config, error) {
+	c := &config.Config{File: file, APIs: apis}
+	return c.Resolve(func(_ *config.API, _ *config.Entry, p config.Param) (config.Param, error) { return p, nil })
 }
 
 // requestsMade is the upstream requests sent on the wire, listing calls
@@ -185,7 +220,7 @@ func requestsMade(reg *prometheus.Registry) float64 {
 
 // options turns the flags into backfill.Options.
 func (c *backfillCommand) options(g globalFlags) (backfill.Options, error) {
-	o := backfill.Options{Output: *c.output, Stamp: backfill.Stamp(*c.sampleTime), Step: *c.step,
+	o := backfill.Options{Output: *c.output, ReplaceOutput: *c.replace, Stamp: backfill.Stamp(*c.sampleTime), Step: *c.step,
 		Concurrency: *c.concurrency, Timeout: *c.timeout}
 	var err error
 	if o.From, err = backfill.ParseDate("--from", *c.from); err != nil {
@@ -217,11 +252,14 @@ func (c *backfillCommand) options(g globalFlags) (backfill.Options, error) {
 			return o, err
 		}
 	}
-	if (o.Output == "") == (o.RemoteWrite == nil) {
+	switch {
+	case o.Output != "" && o.RemoteWrite != nil:
+		return o, errors.New("give one of --output and --remote-write.url (or --remote-write.config), not both")
+	case o.Output == "" && o.RemoteWrite == nil && !*c.dryRun:
 		return o, errors.New("give one of --output and --remote-write.url (or --remote-write.config)")
 	}
 	o.ProgressFile = *c.progressFile
-	if o.ProgressFile == "" {
+	if o.ProgressFile == "" && (o.Output != "" || o.RemoteWrite != nil) {
 		u := *c.rw.url
 		if o.RemoteWrite != nil {
 			u = o.RemoteWrite.URL

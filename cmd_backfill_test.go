@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -73,5 +74,97 @@ func TestHelpListsBackfill(t *testing.T) {
 	var out, errOut bytes.Buffer
 	if code := run([]string{"--help"}, &out, &errOut); code != 0 || !strings.Contains(out.String(), "exporter*") || !strings.Contains(out.String(), "backfill --from=FROM") {
 		t.Errorf("--help: %d\n%s", code, out.String())
+	}
+}
+
+// repoRoot is the directory the tests of package main start in.
+var repoRoot, _ = os.Getwd()
+
+// documentedDryRun is the dry run of docs/history.md's worked example,
+// as written there, without its program name.
+func documentedDryRun(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot, "docs", "history.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 2 && strings.HasSuffix(f[0], "onchain_exporter") && f[1] == "backfill" && slices.Contains(f, "--dry-run") {
+			return f[1:]
+		}
+	}
+	t.Fatal("docs/history.md has no backfill --dry-run command")
+	return nil
+}
+
+// TestBackfillDryRunAsDocumented: the dry run of docs/history.md, which
+// names no --output, prints the calls and calls nothing.
+func TestBackfillDryRunAsDocumented(t *testing.T) {
+	up := newFakeUpstream(t, fakeapi.Options{DataToken: "tok"})
+	dir := t.TempDir()
+	t.Chdir(dir)
+	yml := "data:\n  url: " + up.URL + "\n  token_env: BACKFILL_TEST_TOKEN\n  metrics:\n    - path: /v1/btc/network-data/supply\n      window: day\n"
+	if err := os.WriteFile("onchain.yml", []byte(yml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("BACKFILL_TEST_TOKEN", "tok")
+	args := documentedDryRun(t)
+	var stdout, stderr bytes.Buffer
+	if code := run(args, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "data GET /v1/btc/network-data/supply?") || up.fake.Calls("data") != 0 {
+		t.Fatalf("%v: code %d, %d calls\n%s\n%s", args, code, up.fake.Calls("data"), stdout.String(), stderr.String())
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("the dry run wrote files: %v", entries)
+	}
+}
+
+// TestBackfillOutputCheckedFirst: an --output that exists is refused
+// before any call, the listing that resolves "all" included.
+func TestBackfillOutputCheckedFirst(t *testing.T) {
+	up := newFakeUpstream(t, fakeapi.Options{DataToken: "tok"})
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "onchain.yml")
+	yml := "data:\n  url: " + up.URL + "\n  token_env: BACKFILL_TEST_TOKEN\n  metrics:\n    - path: /v1/btc/market-data/open-interest\n      exchange: all\n"
+	if err := os.WriteFile(cfg, []byte(yml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("BACKFILL_TEST_TOKEN", "tok")
+	out := filepath.Join(dir, "history.om")
+	if err := os.WriteFile(out, []byte("keep me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	args := []string{"backfill", "--config.file=" + cfg, "--from=2026-01-01", "--storage.path=" + dir, "--output=" + out}
+	if code := run(args, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "exists: give --output.replace") {
+		t.Errorf("code %d:\n%s", code, stderr.String())
+	}
+	if n := up.fake.Calls("data"); n != 0 {
+		t.Errorf("%d calls before the output was refused", n)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "keep me\n" {
+		t.Errorf("the output now holds %.60q", b)
+	}
+}
+
+// TestBackfillNoShareNoListing: an API whose daily_budget the live
+// exporter needs whole, as the file is written (each "all" counted as one
+// value), is not called at all, not even for the listing that resolves
+// "all".
+func TestBackfillNoShareNoListing(t *testing.T) {
+	up := newFakeUpstream(t, fakeapi.Options{DataToken: "tok"})
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "onchain.yml")
+	yml := "data:\n  url: " + up.URL + "\n  token_env: BACKFILL_TEST_TOKEN\n  daily_budget: 1\n  metrics:\n    - path: /v1/btc/market-data/open-interest\n      exchange: all\n"
+	if err := os.WriteFile(cfg, []byte(yml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("BACKFILL_TEST_TOKEN", "tok")
+	var stdout, stderr bytes.Buffer
+	args := []string{"backfill", "--config.file=" + cfg, "--from=2026-01-01", "--storage.path=" + dir, "--output=" + filepath.Join(dir, "h.om")}
+	if code := run(args, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "0 left for backfill") {
+		t.Errorf("code %d:\n%s", code, stderr.String())
+	}
+	if n := up.fake.Calls("data"); n != 0 {
+		t.Errorf("%d calls (listing: %d) for an API the backfill has no share of", n, up.fake.CallsFor("/v1/discovery/endpoints"))
 	}
 }

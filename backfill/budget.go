@@ -38,6 +38,19 @@ func shares(cfg *config.Config) map[string]share {
 	return out
 }
 
+// Unfunded names the APIs of cfg whose daily_budget the live exporter
+// needs whole: a run calls nothing of them, not even the listings that
+// resolve "all".
+func Unfunded(cfg *config.Config) []string {
+	var out []string
+	for _, api := range config.APINames {
+		if s, ok := shares(cfg)[api]; ok && s.left < 1 {
+			out = append(out, api)
+		}
+	}
+	return out
+}
+
 func (s share) String() string {
 	return fmt.Sprintf("daily_budget %d, of which the live exporter needs %d a day (its forecast and reserve): %d left for backfill", s.daily, s.live, s.left)
 }

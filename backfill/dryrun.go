@@ -8,7 +8,8 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/config"
 )
 
-// DryRun prints the calls a run would make, and makes none: per series
+// DryRun prints the calls a run would make, and makes none; it needs no
+// target (Output or RemoteWrite): per series
 // the first call and, for fixed windows, the pages after it; for block
 // windows the first call only, since how many blocks a range holds is
 // known from the first answer. Series an earlier run wrote (progress
@@ -16,7 +17,7 @@ import (
 // resolved by listing calls that a dry run does not make either.
 func DryRun(w io.Writer, cfg *config.Config, o Options) error {
 	o.setDefaults()
-	prog, tuples, err := prepare(cfg, &o)
+	prog, tuples, err := prepare(cfg, &o, true)
 	if err != nil {
 		return err
 	}

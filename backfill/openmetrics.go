@@ -12,6 +12,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+
 	"github.com/onchain-exporter/onchain_exporter/series"
 )
 
@@ -28,7 +31,9 @@ import (
 
 type openMetrics struct {
 	out, dir string
+	replace  bool
 	fams     map[string]*famPart
+	logger   log.Logger
 }
 
 type famPart struct {
@@ -39,19 +44,20 @@ type famPart struct {
 }
 
 // newOpenMetrics opens the parts of out, cutting back to the lengths
-// recorded (a new run records none: the directory starts empty).
-func newOpenMetrics(out string, recorded map[string]familyRecord) (*openMetrics, error) {
-	o := &openMetrics{out: out, dir: out + ".parts", fams: map[string]*famPart{}}
-	if len(recorded) == 0 {
-		if err := os.RemoveAll(o.dir); err != nil {
-			return nil, err
-		}
-	}
-	if err := os.MkdirAll(o.dir, 0o755); err != nil {
+// recorded; a part not recorded is started empty. A part recorded but
+// missing or shorter than recorded is an error: the output would lack
+// what the progress file says is in it.
+func newOpenMetrics(out string, replace bool, recorded map[string]familyRecord, logger log.Logger) (*openMetrics, error) {
+	o := &openMetrics{out: out, dir: out + ".parts", replace: replace, fams: map[string]*famPart{}, logger: logger}
+	if err := makeParts(o.dir, out); err != nil {
 		return nil, err
 	}
 	for name, r := range recorded {
-		p, err := o.open(series.Family{Name: name, Help: r.Help, Type: r.Type})
+		path := filepath.Join(o.dir, name)
+		if fi, err := os.Stat(path); err != nil || fi.Size() < r.Size {
+			return nil, fmt.Errorf("%s holds less than the progress file records (%d bytes): remove the progress file to start over", path, r.Size)
+		}
+		p, err := o.open(series.Family{Name: name, Help: r.Help, Type: r.Type}, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -66,8 +72,9 @@ func newOpenMetrics(out string, recorded map[string]familyRecord) (*openMetrics,
 	return o, nil
 }
 
-func (o *openMetrics) open(f series.Family) (*famPart, error) {
-	file, err := os.OpenFile(filepath.Join(o.dir, f.Name), os.O_CREATE|os.O_RDWR, 0o644)
+// open opens the part of a family; flag os.O_TRUNC starts it empty.
+func (o *openMetrics) open(f series.Family, flag int) (*famPart, error) {
+	file, err := os.OpenFile(filepath.Join(o.dir, f.Name), os.O_CREATE|os.O_RDWR|flag, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +87,7 @@ func (o *openMetrics) series(def *seriesDef, each func(add func(ms int64, v floa
 	p := o.fams[def.fam.Name]
 	if p == nil {
 		var err error
-		if p, err = o.open(def.fam); err != nil {
+		if p, err = o.open(def.fam, os.O_TRUNC); err != nil {
 			return err
 		}
 	}
@@ -112,7 +119,8 @@ func (o *openMetrics) commit() (map[string]int64, error) {
 }
 
 // finish writes the output from the parts, sorted by family, and removes
-// the parts; a run that did not write everything leaves them for the next.
+// the parts; a run that did not write everything, or could not put the
+// output where it was asked, leaves them for the next.
 func (o *openMetrics) finish(complete bool) error {
 	for _, p := range o.fams {
 		if err := p.w.Flush(); err != nil {
@@ -127,11 +135,27 @@ func (o *openMetrics) finish(complete bool) error {
 	if !complete {
 		return nil
 	}
-	tmp := o.out + ".tmp"
-	f, err := os.Create(tmp)
+	f, err := os.CreateTemp(filepath.Dir(o.out), filepath.Base(o.out)+".tmp-*")
 	if err != nil {
 		return err
 	}
+	if err := o.writeOutput(f); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if err := place(f.Name(), o.out, o.replace); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if err := removeParts(o.dir); err != nil {
+		level.Warn(o.logger).Log("msg", "the output is written; the parts directory is left", "err", err)
+	}
+	return nil
+}
+
+// writeOutput writes the parts, sorted by family, and # EOF to f, and
+// closes it.
+func (o *openMetrics) writeOutput(f *os.File) error {
 	names := make([]string, 0, len(o.fams))
 	for n := range o.fams {
 		names = append(names, n)
@@ -142,14 +166,9 @@ func (o *openMetrics) finish(complete bool) error {
 			return errors.Join(err, f.Close())
 		}
 	}
-	_, err = f.WriteString("# EOF\n")
-	if err := errors.Join(err, f.Sync(), f.Close()); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, o.out); err != nil {
-		return err
-	}
-	return os.RemoveAll(o.dir)
+	_, err := f.WriteString("# EOF\n")
+	// As os.Create would have made it: promtool may run as another user.
+	return errors.Join(err, f.Chmod(0o644), f.Sync(), f.Close())
 }
 
 func (o *openMetrics) refused() int { return 0 }

@@ -33,6 +33,9 @@ type Options struct {
 	// to send to: one of them.
 	Output      string
 	RemoteWrite *RemoteWrite
+	// ReplaceOutput allows an Output that exists (a regular file) to be
+	// replaced; without it an existing Output is refused.
+	ReplaceOutput bool
 	// ProgressFile records what was written (resume); "" keeps none.
 	ProgressFile string
 	// Concurrency is the most series fetched at once per API, within the
@@ -116,13 +119,17 @@ func (o *Options) setDefaults() {
 	}
 }
 
-func (o *Options) validate() error {
+// validate checks the options; a dry run (dry) may have no target: it
+// writes nothing.
+func (o *Options) validate(dry bool) error {
 	switch {
 	case o.From.IsZero():
 		return errors.New("--from is required")
 	case !o.From.Before(o.To):
 		return fmt.Errorf("--from %s is not before --to %s", o.From.Format(time.RFC3339), o.To.Format(time.RFC3339))
-	case (o.Output == "") == (o.RemoteWrite == nil):
+	case o.Output != "" && o.RemoteWrite != nil:
+		return errors.New("give one of --output and --remote-write.url, not both")
+	case o.Output == "" && o.RemoteWrite == nil && !dry:
 		return errors.New("give one of --output and --remote-write.url")
 	case o.Stamp != StampEnd && o.Stamp != StampStart:
 		return fmt.Errorf("--sample-time %q: want end or start", o.Stamp)
@@ -143,8 +150,11 @@ func (o *Options) validate() error {
 
 // target names where the samples go, for the progress file.
 func (o *Options) target() string {
-	if o.RemoteWrite != nil {
+	switch {
+	case o.RemoteWrite != nil:
 		return "remote-write " + o.RemoteWrite.Redacted
+	case o.Output == "":
+		return "no target (a dry run without --output or --remote-write.url)"
 	}
 	abs, err := filepath.Abs(o.Output)
 	if err != nil {

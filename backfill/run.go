@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,8 +52,11 @@ type sink interface {
 // resolved) through the clients of pool.
 func Run(ctx context.Context, cfg *config.Config, pool *upstream.Pool, o Options) (*Summary, error) {
 	o.setDefaults()
-	prog, tuples, err := prepare(cfg, &o)
+	prog, tuples, err := prepare(cfg, &o, false)
 	if err != nil {
+		return nil, err
+	}
+	if err := outputAllowed(prog, o); err != nil {
 		return nil, err
 	}
 	sum := &Summary{Series: len(tuples)}
@@ -88,21 +92,25 @@ func Run(ctx context.Context, cfg *config.Config, pool *upstream.Pool, o Options
 	if o.RemoteWrite != nil {
 		rw = newRemoteWrite(ctx, o.RemoteWrite, o.Logger)
 		r.sink = rw
-	} else if r.sink, err = newOpenMetrics(o.Output, prog.file.Families); err != nil {
+	} else if r.sink, err = newOpenMetrics(o.Output, o.ReplaceOutput, prog.file.Families, o.Logger); err != nil {
 		return nil, err
 	}
 	level.Info(o.Logger).Log("msg", "backfill starting", "series", len(todo), "already_written", sum.Already,
 		"from", o.From.Format(time.RFC3339), "to", o.To.Format(time.RFC3339), "target", o.target())
 	runErr := r.run(ctx, todo)
 	sum.Calls = r.calls.Load()
-	sum.Complete = runErr == nil && sum.Failed == 0 && sum.NotTried == 0
+	complete := runErr == nil && sum.Failed == 0 && sum.NotTried == 0
 	if rw != nil {
 		sum.RefusedSamples = rw.refusedSamples
 	}
-	prog.file.Complete = sum.Complete && o.Output != ""
-	if err := r.sink.finish(sum.Complete); err != nil {
+	// The output is complete only once it is where it was asked: a run
+	// whose last step failed keeps its parts and goes on when run again.
+	if err := r.sink.finish(complete); err != nil {
 		runErr = errors.Join(runErr, err)
+		complete = false
 	}
+	sum.Complete = complete
+	prog.file.Complete = complete && o.Output != ""
 	r.saveBudgets()
 	prog.dirty = true
 	if err := prog.save(o.Now(), true); err != nil {
@@ -111,10 +119,44 @@ func Run(ctx context.Context, cfg *config.Config, pool *upstream.Pool, o Options
 	return sum, runErr
 }
 
+// CheckOutput says, before anything is called, whether a run may write
+// the OpenMetrics output of o: absent (or, with ReplaceOutput, a regular
+// file), and its parts directory absent or one an earlier run made.
+func CheckOutput(o Options) error {
+	o.setDefaults()
+	if o.Output == "" {
+		return nil
+	}
+	prog, _, err := prepare(&config.Config{}, &o, false)
+	if err != nil {
+		return err
+	}
+	return outputAllowed(prog, o)
+}
+
+// outputAllowed checks the output of a run against its progress: a
+// complete output must be there; another is written only where
+// checkOutput and checkParts allow.
+func outputAllowed(prog *progress, o Options) error {
+	switch {
+	case o.Output == "":
+		return nil
+	case prog.file.Complete:
+		if _, err := os.Lstat(o.Output); err != nil {
+			return fmt.Errorf("progress file %s records %s as complete, but it is not there (%v): remove the progress file to write it again", prog.path, o.Output, err)
+		}
+		return nil
+	}
+	if err := checkOutput(o.Output, o.ReplaceOutput); err != nil {
+		return err
+	}
+	return checkParts(o.Output + ".parts")
+}
+
 // prepare checks the options, opens the progress file and picks the
-// series that have a history.
-func prepare(cfg *config.Config, o *Options) (*progress, []*config.Tuple, error) {
-	if err := o.validate(); err != nil {
+// series that have a history; dry says a dry run asks.
+func prepare(cfg *config.Config, o *Options, dry bool) (*progress, []*config.Tuple, error) {
+	if err := o.validate(dry); err != nil {
 		return nil, nil, err
 	}
 	want := progressFile{Target: o.target(), From: o.From, To: o.To, Stamp: o.Stamp, Step: o.Step.String(), Labels: o.labelMap()}
