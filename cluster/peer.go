@@ -2,11 +2,9 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	stdlog "log"
 	"net"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,12 +21,6 @@ import (
 // gossip port is refused instead of joining it.
 const label = "onchain_exporter"
 
-// Member is one live member of the cluster.
-type Member struct {
-	Name    string
-	Address string // IP:port of its gossip
-}
-
 // Peer is this process's membership of the cluster. A nil *Peer is cluster
 // mode off: it answers as a cluster of one (it owns every unit, its
 // channels send nothing).
@@ -44,6 +36,7 @@ type Peer struct {
 	// members is published on every membership change, sorted by name:
 	// Owner and Members read it without a lock.
 	members atomic.Pointer[[]Member]
+	changed atomic.Pointer[chan struct{}] // closed and replaced with members
 
 	mu     sync.Mutex // guards live and failed
 	live   map[string]Member
@@ -100,6 +93,8 @@ func Create(cfg Config, logger log.Logger, reg prometheus.Registerer) (*Peer, er
 		ready:     make(chan struct{}),
 	}
 	p.members.Store(&[]Member{})
+	changed := make(chan struct{})
+	p.changed.Store(&changed)
 	if p.name == "" {
 		name, err := defaultName()
 		if err != nil {
@@ -154,108 +149,6 @@ func Create(cfg Config, logger log.Logger, reg prometheus.Registerer) (*Peer, er
 	level.Info(p.logger).Log("msg", "cluster member started", "name", p.name, "address", p.Self().Address,
 		"encrypted", mc.SecretKey != nil, "peers", strings.Join(cfg.Peers, ","))
 	return p, nil
-}
-
-// Join asks the addresses of Config.Peers to let this member in, which
-// exchanges the full state with each, and starts asking again every
-// ReconnectInterval: names are resolved again (a Service's new pods are
-// joined) and failed members are retried until ReconnectTimeout. An error
-// says no peer could be joined now; it is not fatal, as the member keeps
-// trying and works alone meanwhile. Each address may take up to
-// memberlist's TCP timeout (10 s) to fail; ctx bounds name resolution.
-func (p *Peer) Join(ctx context.Context) error {
-	if p == nil {
-		return nil
-	}
-	p.joinOnce.Do(func() {
-		p.wg.Add(1)
-		go p.reconnect()
-	})
-	addrs, errs := resolvePeers(ctx, p.cfg.Peers, p.lookup)
-	for _, err := range errs {
-		level.Warn(p.logger).Log("msg", "cannot resolve a peer; trying again every --cluster.reconnect-interval", "err", err)
-	}
-	addrs = without(addrs, p.Self().Address)
-	if len(addrs) == 0 {
-		if len(p.cfg.Peers) > 0 && len(errs) > 0 {
-			return errors.New("no address of --cluster.peer resolved")
-		}
-		return nil // the first member, or its own Service's only pod
-	}
-	n, err := p.ml.Join(addrs)
-	if err != nil {
-		p.m.rejoins.WithLabelValues("failure").Inc()
-		return fmt.Errorf("join %s: %w", strings.Join(addrs, ","), err)
-	}
-	p.m.rejoins.WithLabelValues("success").Inc()
-	level.Info(p.logger).Log("msg", "joined the cluster", "contacted", n, "of", len(addrs), "members", len(*p.members.Load()))
-	return nil
-}
-
-// reconnect resolves the peers again and joins the addresses that are not
-// live members, and retries failed members, every ReconnectInterval.
-func (p *Peer) reconnect() {
-	defer p.wg.Done()
-	t := time.NewTicker(p.cfg.ReconnectInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-p.stop:
-			return
-		case <-t.C:
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), p.cfg.ReconnectInterval)
-		addrs, errs := resolvePeers(ctx, p.cfg.Peers, p.lookup)
-		cancel()
-		for _, err := range errs {
-			level.Debug(p.logger).Log("msg", "cannot resolve a peer", "err", err)
-		}
-		for _, a := range p.lost(addrs, time.Now()) {
-			select {
-			case <-p.stop:
-				return
-			default:
-			}
-			if _, err := p.ml.Join([]string{a}); err != nil {
-				p.m.rejoins.WithLabelValues("failure").Inc()
-				level.Debug(p.logger).Log("msg", "cannot join", "address", a, "err", err)
-				continue
-			}
-			p.m.rejoins.WithLabelValues("success").Inc()
-			level.Info(p.logger).Log("msg", "joined", "address", a)
-		}
-	}
-}
-
-// lost returns the addresses to join: those resolved and the failed
-// members', less this member's and the live members'. It forgets failed
-// members older than ReconnectTimeout.
-func (p *Peer) lost(resolved []string, now time.Time) []string {
-	self := p.Self().Address // before p.mu: memberlist locks, then calls memberJoined
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	skip := map[string]bool{self: true}
-	for _, m := range p.live {
-		skip[m.Address] = true
-	}
-	var out []string
-	add := func(a string) {
-		if !skip[a] {
-			skip[a] = true
-			out = append(out, a)
-		}
-	}
-	for _, a := range resolved {
-		add(a)
-	}
-	for name, f := range p.failed {
-		if now.Sub(f.since) > p.cfg.ReconnectTimeout {
-			delete(p.failed, name)
-			continue
-		}
-		add(f.address)
-	}
-	return out
 }
 
 // Settle waits until the number of live members has stayed the same for
@@ -325,129 +218,6 @@ func (p *Peer) Leave(timeout time.Duration) error {
 		level.Info(p.logger).Log("msg", "left the cluster")
 	})
 	return err
-}
-
-// Members returns the live members, this one included, sorted by name.
-// Suspected members count until they are declared failed. A nil *Peer
-// returns nil.
-func (p *Peer) Members() []Member {
-	if p == nil {
-		return nil
-	}
-	return append([]Member(nil), *p.members.Load()...)
-}
-
-// Self returns this member. A nil *Peer returns the zero Member.
-func (p *Peer) Self() Member {
-	if p == nil {
-		return Member{}
-	}
-	n := p.ml.LocalNode()
-	return Member{Name: n.Name, Address: n.Address()}
-}
-
-// Name returns this member's name; "" for a nil *Peer.
-func (p *Peer) Name() string {
-	if p == nil {
-		return ""
-	}
-	return p.name
-}
-
-// memberJoined and memberLeft keep live, failed and the published members.
-// memberlist calls them with its own lock held: they must not call it.
-func (p *Peer) memberJoined(n *memberlist.Node) {
-	m := Member{Name: n.Name, Address: n.Address()}
-	p.mu.Lock()
-	_, known := p.live[n.Name]
-	p.live[n.Name] = m
-	delete(p.failed, n.Name)
-	p.publishLocked()
-	p.mu.Unlock()
-	if known {
-		return
-	}
-	p.m.joins.Inc()
-	if n.Name != p.name {
-		level.Info(p.logger).Log("msg", "member joined", "member", n.Name, "address", m.Address)
-	}
-}
-
-func (p *Peer) memberLeft(n *memberlist.Node) {
-	if n.Name == p.name {
-		return // this member's own Leave
-	}
-	p.mu.Lock()
-	delete(p.live, n.Name)
-	// memberlist does not say here whether it left or failed: retry both,
-	// as Alertmanager does; a member that left for good refuses quickly.
-	p.failed[n.Name] = failedPeer{address: n.Address(), since: time.Now()}
-	p.publishLocked()
-	p.mu.Unlock()
-	p.m.leaves.Inc()
-	level.Info(p.logger).Log("msg", "member left or failed", "member", n.Name, "address", n.Address())
-}
-
-func (p *Peer) publishLocked() {
-	ms := make([]Member, 0, len(p.live))
-	for _, m := range p.live {
-		ms = append(ms, m)
-	}
-	sort.Slice(ms, func(i, j int) bool { return ms[i].Name < ms[j].Name })
-	p.members.Store(&ms)
-}
-
-// lookupFunc resolves a host name to addresses, as net.Resolver.LookupHost.
-type lookupFunc func(ctx context.Context, host string) ([]string, error)
-
-// resolvePeers turns host:port peers into IP:port addresses, every address
-// a name resolves to, without duplicates. A name that does not resolve now
-// is an error and is left out; the others are still returned.
-func resolvePeers(ctx context.Context, peers []string, lookup lookupFunc) (addrs []string, errs []error) {
-	seen := map[string]bool{}
-	add := func(host, port string) {
-		a := net.JoinHostPort(host, port)
-		if !seen[a] {
-			seen[a] = true
-			addrs = append(addrs, a)
-		}
-	}
-	for _, peer := range peers {
-		host, port, err := net.SplitHostPort(peer)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("--cluster.peer %q: %w", peer, err))
-			continue
-		}
-		if ip := net.ParseIP(host); ip != nil {
-			add(ip.String(), port)
-			continue
-		}
-		ips, err := lookup(ctx, host)
-		if err == nil && len(ips) == 0 {
-			err = errors.New("no address")
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("--cluster.peer %q: %w", peer, err))
-			continue
-		}
-		for _, ip := range ips {
-			if parsed := net.ParseIP(ip); parsed != nil {
-				ip = parsed.String()
-			}
-			add(ip, port)
-		}
-	}
-	return addrs, errs
-}
-
-func without(addrs []string, self string) []string {
-	out := addrs[:0:0]
-	for _, a := range addrs {
-		if a != self {
-			out = append(out, a)
-		}
-	}
-	return out
 }
 
 // logWriter turns memberlist's log lines ("[WARN] memberlist: ...") into

@@ -1,0 +1,158 @@
+package cluster
+
+import (
+	"encoding/base64"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+)
+
+func TestValidateNamesTheFlag(t *testing.T) {
+	on := Config{ListenAddress: "0.0.0.0:9094"}
+	with := func(f func(*Config)) Config {
+		c := on
+		f(&c)
+		return c
+	}
+	missing := filepath.Join(t.TempDir(), "absent")
+	short := writeKey(t, []byte("0123456789"))
+	cases := []struct {
+		name string
+		cfg  Config
+		err  string // "" for valid
+	}{
+		{"off", Config{}, ""},
+		{"on, defaults", on, ""},
+		{"listen on all interfaces", Config{ListenAddress: ":9094"}, ""},
+		{"peers while off", Config{Peers: []string{"a:9094"}}, "--cluster.peer is set but --cluster.listen-address is empty (cluster mode off)"},
+		{"key while off", Config{KeyFile: "k"}, "--cluster.encryption-key-file is set but --cluster.listen-address is empty (cluster mode off)"},
+		{"advertise while off", Config{AdvertiseAddress: "10.0.0.1:9094"}, "--cluster.advertise-address is set but --cluster.listen-address is empty (cluster mode off)"},
+		{"listen without port", Config{ListenAddress: "0.0.0.0"}, `--cluster.listen-address "0.0.0.0": want host:port`},
+		{"listen port out of range", Config{ListenAddress: ":70000"}, `--cluster.listen-address ":70000": port "70000" is not a number from 0 to 65535`},
+		{"peer without port", with(func(c *Config) { c.Peers = []string{"a:9094", "svc.ns"} }), `--cluster.peer "svc.ns": want host:port`},
+		{"peer without host", with(func(c *Config) { c.Peers = []string{":9094"} }), `--cluster.peer ":9094": the host is empty`},
+		{"advertise a name", with(func(c *Config) { c.AdvertiseAddress = "pod.svc:9094" }), `--cluster.advertise-address "pod.svc:9094": the host must be an IP address, not a name`},
+		{"advertise IPv6", with(func(c *Config) { c.AdvertiseAddress = "[fd00::1]:9094" }), ""},
+		{"negative peer timeout", with(func(c *Config) { c.PeerTimeout = -time.Second }), "--cluster.peer-timeout must not be negative, got -1s"},
+		{"probe timeout too long", with(func(c *Config) { c.ProbeTimeout = 2 * time.Second }), "--cluster.probe-timeout (2s) must be shorter than --cluster.probe-interval (1s)"},
+		{"key file missing", with(func(c *Config) { c.KeyFile = missing }), "--cluster.encryption-key-file: open " + missing + ": no such file or directory"},
+		{"key too short", with(func(c *Config) { c.KeyFile = short }), "--cluster.encryption-key-file: " + short + " holds 10 bytes; want a key of 16, 24 or 32 bytes, raw or base64 (for example: head -c 32 /dev/urandom | base64)"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.cfg.Validate()
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tc.err {
+				t.Errorf("Validate() = %q\nwant          %q", got, tc.err)
+			}
+		})
+	}
+}
+
+// Create refuses what Validate refuses, before it listens.
+func TestCreateValidates(t *testing.T) {
+	_, err := Create(Config{ListenAddress: "127.0.0.1:0", Peers: []string{"nohost"}}, nil, nil)
+	if err == nil || !strings.HasPrefix(err.Error(), "--cluster.peer ") {
+		t.Errorf("Create = %v", err)
+	}
+}
+
+func TestReadKey(t *testing.T) {
+	raw24 := []byte("abc\x00\xffdefghijklmnopqrstuv")
+	b64 := []byte("0123456789abcdef0123456789abcdef")
+	cases := []struct {
+		name    string
+		content []byte
+		want    []byte
+	}{
+		{"raw 16", []byte("0123456789abcdef"), []byte("0123456789abcdef")},
+		{"raw 24 with binary bytes", raw24, raw24},
+		{"base64 of 32, with a newline", []byte(base64.StdEncoding.EncodeToString(b64) + "\n"), b64},
+		{"base64 of 16", []byte(base64.StdEncoding.EncodeToString(b64[:16])), b64[:16]},
+		// 32 characters that are valid base64 are read as 24 bytes: every
+		// member reads the same file the same way.
+		{"32 base64 characters", b64, mustDecode(t, string(b64))},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := readKey(writeKey(t, tc.content))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(tc.want) {
+				t.Errorf("key = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	for _, bad := range [][]byte{nil, []byte("short"), []byte(base64.StdEncoding.EncodeToString(make([]byte, 20)))} {
+		if k, err := readKey(writeKey(t, bad)); err == nil {
+			t.Errorf("readKey(%q) = %q, want an error", bad, k)
+		}
+	}
+}
+
+func mustDecode(t *testing.T, s string) []byte {
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestAddFlags(t *testing.T) {
+	app := kingpin.New("test", "")
+	cfg := AddFlags(app)
+	if _, err := app.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	want := Config{
+		PeerTimeout: 15 * time.Second, GossipInterval: 200 * time.Millisecond, PushPullInterval: time.Minute,
+		ProbeTimeout: 500 * time.Millisecond, ProbeInterval: time.Second, SettleTimeout: time.Minute,
+		ReconnectInterval: 10 * time.Second, ReconnectTimeout: 6 * time.Hour,
+	}
+	if !equalConfig(*cfg, want) {
+		t.Errorf("defaults:\n%+v\nwant\n%+v", *cfg, want)
+	}
+	if cfg.Enabled() || cfg.Validate() != nil {
+		t.Error("the default is not cluster mode off")
+	}
+
+	app = kingpin.New("test", "")
+	cfg = AddFlags(app)
+	_, err := app.Parse([]string{
+		"--cluster.listen-address=:9094", "--cluster.advertise-address=10.0.0.7:9094",
+		"--cluster.peer=exporter-headless.monitoring.svc:9094", "--cluster.peer=10.0.0.8:9094",
+		"--cluster.peer-timeout=20s", "--cluster.peer-name=replica-0", "--cluster.encryption-key-file=/etc/key",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.ListenAddress, want.AdvertiseAddress, want.Name, want.KeyFile = ":9094", "10.0.0.7:9094", "replica-0", "/etc/key"
+	want.Peers = []string{"exporter-headless.monitoring.svc:9094", "10.0.0.8:9094"}
+	want.PeerTimeout = 20 * time.Second
+	if !equalConfig(*cfg, want) {
+		t.Errorf("parsed:\n%+v\nwant\n%+v", *cfg, want)
+	}
+}
+
+func equalConfig(a, b Config) bool {
+	return reflect.DeepEqual(a, b)
+}
+
+func TestDefaultName(t *testing.T) {
+	a, err := defaultName()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := defaultName()
+	if a == b || !strings.Contains(a, "-") {
+		t.Errorf("default names %q and %q", a, b)
+	}
+}

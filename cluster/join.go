@@ -1,0 +1,167 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/go-kit/log/level"
+)
+
+// Join asks the addresses of Config.Peers to let this member in, which
+// exchanges the full state with each, and starts asking again every
+// ReconnectInterval: names are resolved again (a Service's new pods are
+// joined) and failed members are retried until ReconnectTimeout. An error
+// says no peer could be joined now; it is not fatal, as the member keeps
+// trying and works alone meanwhile. Each address may take up to
+// memberlist's TCP timeout (10 s) to fail; ctx bounds name resolution.
+func (p *Peer) Join(ctx context.Context) error {
+	if p == nil {
+		return nil
+	}
+	p.joinOnce.Do(func() {
+		p.wg.Add(1)
+		go p.reconnect()
+	})
+	addrs, errs := resolvePeers(ctx, p.cfg.Peers, p.lookup)
+	for _, err := range errs {
+		level.Warn(p.logger).Log("msg", "cannot resolve a peer; trying again every --cluster.reconnect-interval", "err", err)
+	}
+	addrs = without(addrs, p.Self().Address)
+	if len(addrs) == 0 {
+		if len(p.cfg.Peers) > 0 && len(errs) > 0 {
+			return errors.New("no address of --cluster.peer resolved")
+		}
+		return nil // the first member, or its own Service's only pod
+	}
+	n, err := p.ml.Join(addrs)
+	if err != nil {
+		p.m.rejoins.WithLabelValues("failure").Inc()
+		return fmt.Errorf("join %s: %w", strings.Join(addrs, ","), err)
+	}
+	p.m.rejoins.WithLabelValues("success").Inc()
+	level.Info(p.logger).Log("msg", "joined the cluster", "contacted", n, "of", len(addrs), "members", len(*p.members.Load()))
+	return nil
+}
+
+// reconnect resolves the peers again and joins the addresses that are not
+// live members, and retries failed members, every ReconnectInterval.
+func (p *Peer) reconnect() {
+	defer p.wg.Done()
+	t := time.NewTicker(p.cfg.ReconnectInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), p.cfg.ReconnectInterval)
+		addrs, errs := resolvePeers(ctx, p.cfg.Peers, p.lookup)
+		cancel()
+		for _, err := range errs {
+			level.Debug(p.logger).Log("msg", "cannot resolve a peer", "err", err)
+		}
+		for _, a := range p.lost(addrs, time.Now()) {
+			select {
+			case <-p.stop:
+				return
+			default:
+			}
+			if _, err := p.ml.Join([]string{a}); err != nil {
+				p.m.rejoins.WithLabelValues("failure").Inc()
+				level.Debug(p.logger).Log("msg", "cannot join", "address", a, "err", err)
+				continue
+			}
+			p.m.rejoins.WithLabelValues("success").Inc()
+			level.Info(p.logger).Log("msg", "joined", "address", a)
+		}
+	}
+}
+
+// lost returns the addresses to join: those resolved and the failed
+// members', less this member's and the live members'. It forgets failed
+// members older than ReconnectTimeout.
+func (p *Peer) lost(resolved []string, now time.Time) []string {
+	self := p.Self().Address // before p.mu: memberlist locks, then calls memberJoined
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	skip := map[string]bool{self: true}
+	for _, m := range p.live {
+		skip[m.Address] = true
+	}
+	var out []string
+	add := func(a string) {
+		if !skip[a] {
+			skip[a] = true
+			out = append(out, a)
+		}
+	}
+	for _, a := range resolved {
+		add(a)
+	}
+	for name, f := range p.failed {
+		if now.Sub(f.since) > p.cfg.ReconnectTimeout {
+			delete(p.failed, name)
+			continue
+		}
+		add(f.address)
+	}
+	return out
+}
+
+// lookupFunc resolves a host name to addresses, as net.Resolver.LookupHost.
+type lookupFunc func(ctx context.Context, host string) ([]string, error)
+
+// resolvePeers turns host:port peers into IP:port addresses, every address
+// a name resolves to, without duplicates. A name that does not resolve now
+// is an error and is left out; the others are still returned.
+func resolvePeers(ctx context.Context, peers []string, lookup lookupFunc) (addrs []string, errs []error) {
+	seen := map[string]bool{}
+	add := func(host, port string) {
+		a := net.JoinHostPort(host, port)
+		if !seen[a] {
+			seen[a] = true
+			addrs = append(addrs, a)
+		}
+	}
+	for _, peer := range peers {
+		host, port, err := net.SplitHostPort(peer)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--cluster.peer %q: %w", peer, err))
+			continue
+		}
+		if ip := net.ParseIP(host); ip != nil {
+			add(ip.String(), port)
+			continue
+		}
+		ips, err := lookup(ctx, host)
+		if err == nil && len(ips) == 0 {
+			err = errors.New("no address")
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--cluster.peer %q: %w", peer, err))
+			continue
+		}
+		for _, ip := range ips {
+			if parsed := net.ParseIP(ip); parsed != nil {
+				ip = parsed.String()
+			}
+			add(ip, port)
+		}
+	}
+	return addrs, errs
+}
+
+func without(addrs []string, self string) []string {
+	out := addrs[:0:0]
+	for _, a := range addrs {
+		if a != self {
+			out = append(out, a)
+		}
+	}
+	return out
+}
