@@ -76,10 +76,17 @@ func (r *runner) history(ctx context.Context, t *config.Tuple) *outcome {
 		list := pageRows(root, t, c.DefaultRows())
 		n := len(list)
 		full := limit > 0 && n >= limit
-		var oldest cursor
+		var oldest, newest cursor
 		dated := false
 		if full {
-			oldest, dated = oldestRow(list, t)
+			oldest, newest, dated = pageBounds(list, t)
+		}
+		if full && dated && before != nil && !movesBack(*before, oldest, newest) {
+			// An upstream that does not take to= as asked would have the
+			// run page a row at a time: stop at once.
+			oc.err = fmt.Errorf("the upstream answered %d rows from %s to %s when asked for those before %s: a page must move back by at least its own length (to= not taken as asked?); the series is not written",
+				n, oldest, newest, before)
+			return oc
 		}
 		rows, problems, err := decode.History(root, t, c.DefaultRows())
 		if err != nil {
@@ -116,9 +123,6 @@ func (r *runner) history(ctx context.Context, t *config.Tuple) *outcome {
 			level.Info(r.o.Logger).Log("msg", "the API serves only the newest rows of this series; older history is not available",
 				"endpoint", t.Path, "rows", n, "oldest", oldest.time.Format(time.DateOnly))
 			return oc
-		case before != nil && !before.older(decode.Row{Time: oldest.time, Block: oldest.block, HasBlock: oldest.hasBlock}):
-			oc.ts.problems = append(oc.ts.problems, fmt.Sprintf("the upstream answered a page no older than the one before (to= not taken?): the history stops at %s", before.time.Format(time.RFC3339)))
-			return oc
 		}
 		before = &oldest
 	}
@@ -147,30 +151,56 @@ func pageRows(root any, t *config.Tuple, defaultRows string) []any {
 	return list
 }
 
-// oldestRow is the oldest dated row of a full page: where the next page
-// starts. Read only for full pages.
-func oldestRow(list []any, t *config.Tuple) (cursor, bool) {
+// pageBounds are the oldest and newest dated rows of a full page: the
+// oldest is where the next page starts. Read only for full pages.
+func pageBounds(list []any, t *config.Tuple) (oldest, newest cursor, dated bool) {
 	pinned := ""
 	if t.Entry != nil {
 		pinned = t.Entry.TimeKey
 	}
-	var oldest cursor
-	dated := false
 	for _, item := range list {
 		obj, ok := item.(map[string]any)
 		if !ok {
 			continue
 		}
 		_, tm, ok := decode.FindTimeKey(obj, pinned, t.TimeKey)
-		if !ok || dated && !tm.Before(oldest.time) {
+		if !ok {
 			continue
 		}
-		oldest, dated = cursor{time: tm}, true
+		c := cursor{time: tm}
 		if b, ok := decode.Number(obj["blockheight"]); ok {
-			oldest.block, oldest.hasBlock = b, true
+			c.block, c.hasBlock = b, true
 		}
+		if !dated || tm.Before(oldest.time) {
+			oldest = c
+		}
+		if !dated || tm.After(newest.time) {
+			newest = c
+		}
+		dated = true
 	}
-	return oldest, dated
+	return oldest, newest, dated
+}
+
+// movesBack says whether a page of rows from oldest to newest, asked for
+// the rows before the cursor prev, moves back by at least its own length
+// (prev - oldest >= newest - oldest, and more than nothing): its newest
+// row is not after prev and its oldest is before it. Block heights are
+// compared where all three have one, else times.
+func movesBack(prev, oldest, newest cursor) bool {
+	if prev.hasBlock && oldest.hasBlock && newest.hasBlock {
+		return oldest.block < prev.block && newest.block <= prev.block
+	}
+	return oldest.time.Before(prev.time) && !newest.time.After(prev.time)
+}
+
+// String is the cursor as messages show it.
+func (c cursor) String() string {
+	s := c.time.UTC().Format(time.RFC3339)
+	if c.hasBlock {
+		s += fmt.Sprintf(" (block %.0f)", c.block)
+	}
+	return s
 }
 
 // call makes one call of a series' history, waiting out rate_limit, the

@@ -18,7 +18,8 @@ import (
 // The progress file records what a run wrote, series by series, with the
 // settings it wrote them with, so that a run started again with the same
 // settings calls the upstream only for the series not yet written. It is
-// saved at most every saveEvery and at the end, always after the samples
+// saved at most every saveEvery (a change that comes sooner is saved when
+// saveEvery has passed) and at the end, always after the samples
 // it records are on disk or acknowledged: what it records is written;
 // what was written after the last save is written again (the same samples
 // at the same times).

@@ -242,18 +242,38 @@ func (r *runner) run(ctx context.Context, todo []*config.Tuple) error {
 
 	var fatal error
 	seen := 0
-	for oc := range results {
-		seen++
-		switch {
-		case fatal != nil:
-			r.sum.NotTried++
-		default:
-			if fatal = r.write(oc); fatal != nil {
+	// A save that comes too soon after the last (saveEvery) is made when
+	// this timer fires, so that what is written is recorded within
+	// saveEvery even while the next series takes long to come.
+	var saveLater <-chan time.Time
+	for open := true; open; {
+		select {
+		case oc, ok := <-results:
+			if !ok {
+				open = false
+				continue
+			}
+			seen++
+			switch {
+			case fatal != nil:
 				r.sum.NotTried++
+			default:
+				if fatal = r.write(oc); fatal != nil {
+					r.sum.NotTried++
+					cancel()
+				}
+			}
+			oc.sp.close()
+			if r.prog.dirty && saveLater == nil {
+				saveLater = time.After(max(saveEvery-r.o.Now().Sub(r.prog.saved), 0))
+			}
+		case <-saveLater:
+			saveLater = nil
+			if err := r.prog.save(r.o.Now(), true); err != nil && fatal == nil {
+				fatal = err
 				cancel()
 			}
 		}
-		oc.sp.close()
 	}
 	// Series never handed to a worker were not tried.
 	r.sum.NotTried += len(todo) - seen

@@ -3,6 +3,7 @@ package backfill
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
@@ -180,5 +182,103 @@ func TestTooLargeAnswerAsksForFewerRows(t *testing.T) {
 	parseOM(t, o.Output)
 	if _, err := os.Stat(filepath.Join(e.dir, "out.om.parts")); !os.IsNotExist(err) {
 		t.Errorf("parts left: %v", err)
+	}
+}
+
+// TestPageThatDoesNotMoveBackStops: an upstream that takes to= as if it
+// were later by all but one row of a page answers pages that move back
+// one row each (the run would page a row per call, 4 400 calls here). The
+// run stops at the first such page with an error that says so, and the
+// series is not recorded as written.
+func TestPageThatDoesNotMoveBackStops(t *testing.T) {
+	var calls atomic.Int64
+	e := newEnv(t, `data:
+  url: "{{URL}}"
+  token_env: T
+  metrics:
+    - path: /v2/network/events-count
+      asset: usdt
+      window: 10min
+`, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			// The first page is answered as asked, the next five a row
+			// back each, then as asked again.
+			if n := calls.Add(1); n > 1 && n <= 6 {
+				q := r.URL.Query()
+				to, err := time.Parse(boundLayout, q.Get("to"))
+				limit, _ := strconv.Atoi(q.Get("limit"))
+				if err != nil || limit < 2 {
+					t.Errorf("page query %v", q)
+				}
+				q.Set("to", to.Add(time.Duration(limit-1)*10*time.Minute).Format(boundLayout))
+				r.URL.RawQuery = q.Encode()
+			}
+			h.ServeHTTP(w, r)
+		})
+	})
+	o := e.options(100)
+	sum := e.run(o)
+	if calls.Load() != 2 || sum.Failed != 1 || sum.Written != 0 || sum.Complete {
+		t.Errorf("%d calls, %+v; want the run to stop at the second page", calls.Load(), sum)
+	}
+	if e.logs.Count("series not written", "a page must move back by at least its own length", "to= not taken as asked") != 1 {
+		t.Errorf("the error does not say why:\n%s", e.logs.String())
+	}
+}
+
+// TestSaveTooSoonIsDeferred: a series written less than saveEvery after
+// the last save is recorded once saveEvery has passed, while the next
+// series is still on its way, not only when another series is written:
+// a run killed then does not fetch it again.
+func TestSaveTooSoonIsDeferred(t *testing.T) {
+	release := make(chan struct{})
+	var calls atomic.Int64
+	e := newEnv(t, `data:
+  url: "{{URL}}"
+  token_env: T
+  metrics:
+    - path: /v1/btc/market-data/open-interest
+      exchange: [binance, bybit, okx]
+`, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if calls.Add(1) == 3 {
+				<-release
+			}
+			h.ServeHTTP(w, r)
+		})
+	})
+	o := e.options(3)
+	o.Concurrency = 1
+	done := make(chan error, 1)
+	go func() { _, err := Run(context.Background(), e.cfg, e.pool, o); done <- err }()
+
+	recorded := func() int {
+		b, err := os.ReadFile(o.ProgressFile)
+		if err != nil {
+			return 0
+		}
+		var f progressFile
+		if json.Unmarshal(b, &f) != nil {
+			return 0
+		}
+		return len(f.Series)
+	}
+	// The simulated clock stands still: only the deferred save can record
+	// the second series while the third call hangs. The deadline only
+	// bounds a failing test.
+	deadline := time.Now().Add(30 * time.Second)
+	for recorded() < 2 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	got := recorded()
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got != 2 {
+		t.Errorf("while the third series was on its way, the progress file recorded %d series, want 2", got)
+	}
+	if recorded() != 3 {
+		t.Errorf("at the end the progress file records %d series", recorded())
 	}
 }
