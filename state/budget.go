@@ -95,7 +95,8 @@ func (s *Store) KeepBudget(api, account string, b *budget.Budget) {
 	b.SetReserver(func(v budget.Saved) error { return s.reserve(api, account, v) })
 }
 
-// reserve writes an API's reservation file, synchronously.
+// reserve writes an API's reservation file, synchronously; a failure is
+// logged once until a write succeeds again.
 func (s *Store) reserve(api, account string, v budget.Saved) error {
 	data, err := json.Marshal(budgetFile{Version: budgetVersion, API: api, Account: account, Budget: v})
 	if err == nil {
@@ -105,7 +106,9 @@ func (s *Store) reserve(api, account string, v budget.Saved) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil {
-		if s.failed[key] != err.Error() {
+		// Once until a write succeeds again: the temporary file's name
+		// makes each error's text new.
+		if s.failed[key] == "" {
 			s.failed[key] = err.Error()
 			level.Error(s.logger).Log("msg", "cannot write the day's call count; calls are held back until it can be written", "file", s.budgetPath(api), "err", err)
 		}

@@ -95,11 +95,21 @@ func readFile(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err == nil && int64(len(data)) > limit {
+	// Read in one buffer of the size seen, plus one byte to see a file
+	// that grew since.
+	data := make([]byte, fi.Size()+1)
+	n, err := io.ReadFull(f, data)
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return data[:n], nil
+	case err != nil:
+		return nil, err
+	}
+	rest, err := io.ReadAll(io.LimitReader(f, limit+1-int64(n)))
+	if err == nil && int64(n+len(rest)) > limit {
 		err = fmt.Errorf("more than a state file holds for this configuration (%d MiB); not read", limit>>20)
 	}
-	return data, err
+	return append(data, rest...), err
 }
 
 // Decode reads the file of API api, every tuple's entry included; any
@@ -139,19 +149,26 @@ func decodeFile(data []byte, api string) (*File, error) {
 	if head.API != api {
 		return nil, fmt.Errorf("the file holds the state of API %q, not %q", head.API, api)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber() // listing rows read as upstream.List reads them
+	// The tuples' entries stay raw; the listing rows are read with
+	// numbers as upstream.List reads them; the rest as it is.
 	var w struct {
 		File
 		Tuples json.RawMessage `json:"tuples,omitempty"` // over File's
+		Lists  json.RawMessage `json:"lists,omitempty"`  // over File's
 	}
-	if err := dec.Decode(&w); err != nil {
+	if err := json.Unmarshal(data, &w); err != nil {
 		return nil, fmt.Errorf("corrupt state: %s", decode.ShortJSONError(err))
 	}
-	// Data after the end was refused by the header's json.Unmarshal.
 	f := &w.File
+	if len(w.Lists) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(w.Lists))
+		dec.UseNumber()
+		if err := dec.Decode(&f.Lists); err != nil {
+			return nil, fmt.Errorf("corrupt state: %s", decode.ShortJSONError(err))
+		}
+	}
 	f.Tuples, f.raw = map[string]SavedTuple{}, w.Tuples
-	if len(bytes.TrimSpace(f.raw)) > 0 && f.raw[0] != '{' && !bytes.Equal(bytes.TrimSpace(f.raw), []byte("null")) {
+	if len(f.raw) > 0 && f.raw[0] != '{' && string(f.raw) != "null" {
 		return nil, errors.New("corrupt state: the tuples are not an object")
 	}
 	for k, l := range f.Lists {
@@ -182,8 +199,10 @@ func (f *File) tuples(keep func(key string) bool) (out map[string]SavedTuple, sk
 		}
 		key, _ := tok.(string)
 		if keep != nil && !keep(key) {
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
+			// Read past, into nothing: no value is built.
+			var skip struct{}
+			var typ *json.UnmarshalTypeError
+			if err := dec.Decode(&skip); err != nil && !errors.As(err, &typ) {
 				return out, skipped, append(bad, problem{"tuples." + key, decode.ShortJSONError(err)})
 			}
 			skipped++
