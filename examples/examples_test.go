@@ -326,7 +326,7 @@ func TestEveryRuleHasAUnitTest(t *testing.T) {
 			if !fires[r.Alert] || !silent[r.Alert] {
 				t.Errorf("%s: alerts_test.yml needs a case where it fires and one where it does not", r.Alert)
 			}
-			for _, k := range []string{"summary", "description", "runbook"} {
+			for _, k := range []string{"summary", "description", "runbook_url"} {
 				if strings.TrimSpace(r.Annotations[k]) == "" {
 					t.Errorf("%s: annotation %s is missing", r.Alert, k)
 				}
