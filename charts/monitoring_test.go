@@ -1,15 +1,23 @@
 package charts
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
 	"testing"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql/parser"
 	"sigs.k8s.io/yaml"
+
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
 
 const examplesDir = "../examples"
@@ -170,8 +178,19 @@ func checkServiceMonitor(t *testing.T, m *manifests, intervals []string) {
 	}
 }
 
+// fileSelector is the selector setting of examples/alerts.yml: the matcher
+// every series of its rules is selected with (examples/rules_test.go).
+const fileSelector = `job=~"onchain.*"`
+
+// chartSelector is the selector the chart puts in its place: the file's,
+// narrowed to the release's namespace.
+func chartSelector(ns string) string {
+	return fileSelector + `, namespace="` + ns + `"`
+}
+
 // checkPrometheusRule checks that the PrometheusRule's groups are those of
-// examples/alerts.yml, value for value.
+// examples/alerts.yml, value for value, but for the selector, which is the
+// chart's in every selector of every rule; and that promtool accepts them.
 func checkPrometheusRule(t *testing.T, m *manifests) {
 	t.Helper()
 	if m.PrometheusRule == nil {
@@ -185,7 +204,7 @@ func checkPrometheusRule(t *testing.T, m *manifests) {
 	if err := json.Unmarshal(m.Raw["PrometheusRule"], &raw); err != nil {
 		t.Fatal(err)
 	}
-	want := alertGroups(t)
+	want := alertGroupsWith(t, chartSelector(m.PrometheusRule.Namespace))
 	if len(raw.Spec.Groups) != len(want) {
 		t.Fatalf("PrometheusRule: %d groups, examples/alerts.yml has %d", len(raw.Spec.Groups), len(want))
 	}
@@ -193,7 +212,64 @@ func checkPrometheusRule(t *testing.T, m *manifests) {
 		if !reflect.DeepEqual(raw.Spec.Groups[i], want[i]) {
 			got, _ := json.MarshalIndent(raw.Spec.Groups[i], "", "  ")
 			exp, _ := json.MarshalIndent(want[i], "", "  ")
-			t.Errorf("PrometheusRule group %d differs from examples/alerts.yml:\n got %s\nwant %s", i, got, exp)
+			t.Errorf("PrometheusRule group %d differs from examples/alerts.yml with the chart's selector:\n got %s\nwant %s", i, got, exp)
 		}
 	}
+	for _, g := range m.PrometheusRule.Spec.Groups {
+		for _, r := range g.Rules {
+			for _, p := range selectorProblems(r.Expr.String(), m.PrometheusRule.Namespace) {
+				t.Errorf("PrometheusRule %s: %s", r.Alert, p)
+			}
+		}
+	}
+	b, err := json.Marshal(map[string]any{"groups": raw.Spec.Groups})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "rules.yml")
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	promtool := testtool.Require(t, "install the Debian package prometheus", "promtool")
+	if out, err := exec.Command(promtool, "check", "rules", file).CombinedOutput(); err != nil {
+		t.Errorf("promtool check rules on the PrometheusRule's groups: %v\n%s", err, out)
+	}
+}
+
+// alertGroupsWith returns the groups of examples/alerts.yml with its
+// selector replaced by selector, as the chart's template does.
+func alertGroupsWith(t *testing.T, selector string) []any {
+	t.Helper()
+	b, err := os.ReadFile(examplesDir + "/alerts.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Groups []any `json:"groups"`
+	}
+	if err := yaml.Unmarshal(bytes.ReplaceAll(b, []byte(fileSelector), []byte(selector)), &doc); err != nil {
+		t.Fatalf("examples/alerts.yml with the selector %s: %v", selector, err)
+	}
+	return doc.Groups
+}
+
+// selectorProblems says which selectors of expr lack the job matcher of
+// the file or the release's namespace.
+func selectorProblems(expr, ns string) []string {
+	e, err := parser.NewParser(parser.Options{}).ParseExpr(expr)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var problems []string
+	for _, ms := range parser.ExtractSelectors(e) {
+		var job, inNamespace bool
+		for _, m := range ms {
+			job = job || m.String() == fileSelector
+			inNamespace = inNamespace || (m.Name == "namespace" && m.Type == labels.MatchEqual && m.Value == ns)
+		}
+		if !job || !inNamespace {
+			problems = append(problems, fmt.Sprintf("selector %v: want %s", ms, chartSelector(ns)))
+		}
+	}
+	return problems
 }
