@@ -125,6 +125,9 @@ type Entry struct {
 	// Fields, when set, selects and renames row fields; nil exports every
 	// numeric field.
 	Fields map[string]*Field
+	// MaxFields bounds the numeric fields without a catalog entry that a
+	// row adds as families (max_fields, entry.go); 0 is the default.
+	MaxFields int
 	// Rows, TimeKey and LabelFields describe the payload of APIs whose
 	// shape is not fixed by the specification (dotted JSON paths).
 	Rows        string

@@ -55,6 +55,7 @@ testdata/bad_entry_errors_at_once.yml:17: data.metrics[3].asset: must be a value
 		"bad_field_scale_zero.yml":          "testdata/bad_field_scale_zero.yml:8: data.metrics[0].fields.profit_percent.scale: must not be 0",
 		"bad_field_spec.yml":                "testdata/bad_field_spec.yml:8: data.metrics[0].fields.supply_total.name: \"supply-total\" is not a valid metric name\ntestdata/bad_field_spec.yml:9: data.metrics[0].fields.supply_total.type: must be gauge or counter, got \"histogram\"",
 		"bad_fields_empty.yml":              "testdata/bad_fields_empty.yml:6: data.metrics[0].fields: must list at least one field (leave it out to export every numeric field)",
+		"bad_max_fields.yml":                "testdata/bad_max_fields.yml:7: data.metrics[0].max_fields: must be between 1 and 10000, got 0\ntestdata/bad_max_fields.yml:10: data.metrics[1].max_fields: does not apply beside fields:, which lists the fields exactly",
 		"bad_forbidden_param.yml":           "testdata/bad_forbidden_param.yml:6: data.metrics[0].from: parameter cannot be set: the exporter always asks for the latest rows",
 		"bad_indicator_query_auth.yml":      "testdata/bad_indicator_query_auth.yml:2: indicator.auth: the Indicator API takes its key only as a bearer header",
 		"bad_indicator_window.yml":          "testdata/bad_indicator_window.yml:7: indicator.metrics[0].window: the indicator API takes no window",

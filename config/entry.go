@@ -50,6 +50,25 @@ func (l *errorList) entries(api string, n *yaml.Node) []*Entry {
 	return out
 }
 
+// DefaultMaxFields is how many numeric fields outside the catalog a row
+// of an entry without fields: may add as families (one per field): an
+// upstream that adds a hundred thousand fields to its rows adds 64
+// series, not a hundred thousand. max_fields sets it per entry; fields:
+// lists the fields exactly.
+const DefaultMaxFields = 64
+
+// MaxMaxFields is the most max_fields may be set to.
+const MaxMaxFields = 10_000
+
+// FieldLimit is the most numeric fields outside the catalog that a row of
+// the entry adds as families: max_fields, or DefaultMaxFields.
+func (e *Entry) FieldLimit() int {
+	if e == nil || e.MaxFields == 0 {
+		return DefaultMaxFields
+	}
+	return e.MaxFields
+}
+
 // paramPair is a request parameter as written: a key of the entry, or a
 // key under its params: (explicit).
 type paramPair struct {
@@ -92,6 +111,10 @@ func (l *errorList) entry(api, key string, n *yaml.Node) *Entry {
 			}
 		case "fields":
 			e.Fields = l.fields(k, p.value)
+		case "max_fields":
+			if l.integer(p.value, k, &e.MaxFields) && (e.MaxFields < 1 || e.MaxFields > MaxMaxFields) {
+				l.add(p.value, k, "must be between 1 and %d, got %d", MaxMaxFields, e.MaxFields)
+			}
 		case "params":
 			explicit, ok := l.mapping(p.value, k)
 			if ok && len(explicit) == 0 {
@@ -118,6 +141,9 @@ func (l *errorList) entry(api, key string, n *yaml.Node) *Entry {
 	if !hasPath {
 		l.add(n, join(key, "path"), "is required")
 		return nil
+	}
+	if e.MaxFields != 0 && e.Fields != nil {
+		l.addAt(e.line("max_fields"), join(key, "max_fields"), "does not apply beside fields:, which lists the fields exactly")
 	}
 	// An entry read with errors is still checked, so that every error of
 	// the file shows in one run, but it is not served; a key refused above
