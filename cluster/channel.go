@@ -70,7 +70,8 @@ func (p *Peer) AddState(key string, s State) *Channel {
 
 // Broadcast sends a delta to every other member, at least once while they
 // can be reached: by gossip when it fits a packet (retransmitted a few
-// times), else over TCP to each member. It does not block; a delta that
+// times, and relayed by each member that merges it), else over TCP to
+// each member. It does not block; a delta that
 // cannot be queued is dropped and counted, and the next push/pull repairs
 // it. The member that broadcasts does not receive its own delta. A nil
 // *Channel does nothing.
@@ -80,6 +81,7 @@ func (c *Channel) Broadcast(b []byte) {
 	}
 	msg := encodeDelta(c.key, b)
 	if len(msg) <= maxGossipMessage {
+		c.p.seen.add(digest(msg)) // not relayed when it comes back
 		c.p.queue.QueueBroadcast(broadcast(msg))
 		return
 	}

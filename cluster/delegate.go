@@ -18,10 +18,17 @@ type delegate struct{ p *Peer }
 func (d *delegate) NodeMeta(int) []byte { return nil }
 
 // NotifyMsg implements memberlist.Delegate: a delta, by gossip or TCP.
+// A gossiped delta seen before (a retransmission, a relay, this member's
+// own coming back) is dropped; one seen for the first time is merged and
+// relayed (relay.go).
 func (d *delegate) NotifyMsg(b []byte) {
 	p := d.p
 	p.m.received.WithLabelValues(kindDeltaLabel).Inc()
 	p.m.receivedBytes.WithLabelValues(kindDeltaLabel).Add(float64(len(b)))
+	gossiped := len(b) <= maxGossipMessage
+	if gossiped && !p.seen.add(digest(b)) {
+		return
+	}
 	pt, err := decodeDelta(b)
 	if err != nil {
 		p.m.invalid.WithLabelValues(kindDeltaLabel).Inc()
@@ -33,6 +40,11 @@ func (d *delegate) NotifyMsg(b []byte) {
 	if err := d.merge(pt); err != nil {
 		p.m.invalid.WithLabelValues(kindDeltaLabel).Inc()
 		logMerge(p, err).Log("msg", "cannot merge a delta", "key", pt.key, "err", err)
+		return
+	}
+	if gossiped {
+		p.m.relayed.Inc()
+		p.queue.QueueBroadcast(broadcast(append([]byte(nil), b...)))
 	}
 }
 

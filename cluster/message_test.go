@@ -96,3 +96,25 @@ func TestResolvePeers(t *testing.T) {
 		t.Errorf("errors %v", errs)
 	}
 }
+
+// seenSet forgets the oldest digest once full, and only it.
+func TestSeenSetForgetsOldest(t *testing.T) {
+	var s seenSet
+	for i := uint64(0); i < seenSize; i++ {
+		if !s.add(i) {
+			t.Fatalf("%d seen before it was added", i)
+		}
+	}
+	if s.add(0) || s.add(seenSize-1) {
+		t.Fatal("a digest added twice")
+	}
+	if !s.add(seenSize) {
+		t.Fatal("a new digest refused")
+	}
+	if !s.add(0) {
+		t.Error("the oldest digest is still remembered when the set overflowed")
+	}
+	if s.add(seenSize - 1) {
+		t.Error("a recent digest was forgotten")
+	}
+}

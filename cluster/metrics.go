@@ -23,6 +23,7 @@ type metrics struct {
 	invalid       *prometheus.CounterVec // by kind
 	oversized     *prometheus.CounterVec // by result
 	pruned        prometheus.Counter
+	relayed       prometheus.Counter
 	joins         prometheus.Counter
 	leaves        prometheus.Counter
 	rejoins       *prometheus.CounterVec // by result
@@ -34,7 +35,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		received: f.NewCounterVec(prometheus.CounterOpts{
 			Name: namespace + "messages_received_total",
-			Help: "Cluster messages received, by kind: full (a peer's whole state, by push/pull) or delta (one broadcast).",
+			Help: "Cluster messages received, by kind: full (a peer's whole state, by push/pull) or delta (one broadcast, retransmissions and relays included).",
 		}, byKind),
 		receivedBytes: f.NewCounterVec(prometheus.CounterOpts{
 			Name: namespace + "messages_received_bytes_total",
@@ -59,6 +60,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		pruned: f.NewCounter(prometheus.CounterOpts{
 			Name: namespace + "messages_pruned_total",
 			Help: "Queued deltas dropped because more than the queue's limit waited to be gossiped; push/pull repairs them.",
+		}),
+		relayed: f.NewCounter(prometheus.CounterOpts{
+			Name: namespace + "messages_relayed_total",
+			Help: "Deltas from other members queued for gossip again on first receipt, so that a delta spreads from every member that has it.",
 		}),
 		joins: f.NewCounter(prometheus.CounterOpts{
 			Name: namespace + "peer_joins_total",

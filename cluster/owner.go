@@ -31,6 +31,11 @@ func weight(member, unit string) uint64 {
 		h ^= uint64(unit[i])
 		h *= fnvPrime
 	}
+	return mix(h)
+}
+
+// mix is murmur3's 64-bit finalizer.
+func mix(h uint64) uint64 {
 	h ^= h >> 33
 	h *= 0xff51afd7ed558ccd
 	h ^= h >> 33
