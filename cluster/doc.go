@@ -9,16 +9,19 @@
 //   - config.go: Config, its defaults (Alertmanager's), Validate, whose
 //     errors name the flag, the flags themselves (AddFlags) and the gossip
 //     encryption key read from a file;
-//   - peer.go: Peer, this process's membership: Create, Join (peers
-//     resolved by name, every address of a name joined; names resolved
-//     again and failed members retried every reconnect interval), Settle,
-//     Leave, Members, Self;
+//   - peer.go: Peer, this process's membership: Create, Settle, Leave;
+//   - join.go: Join (every address a peer name resolves to), and the loop
+//     that resolves the names again and retries members that went, every
+//     reconnect interval, which also heals a partition;
+//   - members.go: the live members (Members, Self, Changed), published on
+//     every change so that readers take no lock;
 //   - owner.go: who refreshes what, without a vote: Owner, Rank and
 //     FallbackDelay, by rendezvous hashing over the live members' names;
-//   - channel.go and delegate.go: replicated state, as Alertmanager's:
-//     each State registers under a key (AddState), its deltas go out
-//     through the Channel it gets back (gossip, or TCP when too large for
-//     a packet), and its whole copy moves by push/pull when a member joins
+//   - channel.go, delegate.go and relay.go: replicated state, as
+//     Alertmanager's: each State registers under a key (AddState), its
+//     deltas go out through the Channel it gets back (gossip, relayed by
+//     each member that merges one; TCP to each member when too large for a
+//     packet), and its whole copy moves by push/pull when a member joins
 //     and every push/pull interval;
 //   - message.go: the wire format inside memberlist's messages;
 //   - metrics.go: the onchain_exporter_cluster_* metrics.
@@ -37,9 +40,12 @@
 // itself. So a dead owner costs one late refresh, not a missing one; while
 // members disagree on who is alive (a join or failure not yet known
 // everywhere, a partition), a unit may be fetched by two members: twice,
-// never zero times. Deltas are delivered at least once while members can
-// talk, possibly twice and out of order; a lost one is repaired by the
-// next push/pull. Merge must therefore be idempotent and commutative.
+// never zero times. Deltas reach the members that can be reached, possibly
+// twice and out of order: by gossip, which in a burst rarely misses a
+// member, and otherwise by the next push/pull, which repairs any loss.
+// Merge must therefore be idempotent and commutative. After a partition
+// heals, the members on each side ask the others to rejoin (join.go) and
+// their push/pull merges what each side learned.
 //
 // Gossip carries only what the States marshal and broadcast; it must
 // never carry a credential. With --cluster.encryption-key-file it is
