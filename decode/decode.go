@@ -40,6 +40,18 @@ type Answer struct {
 	// Over says the answer held more series than the tuple's limit asks
 	// for; only the first limit of them are served.
 	Over string
+	// FieldsDropped counts the numeric fields outside the catalog that a
+	// row held beyond the entry's max_fields (config.Entry.FieldLimit),
+	// the most of any row; FieldsOver says so in a sentence. They were
+	// read past, never made samples: the first max_fields by name are
+	// served.
+	FieldsDropped int
+	FieldsOver    string
+	// Future counts the rows dated too far after now to be trusted
+	// (LatestAt), left out of everything above; FutureAt is the newest of
+	// their times.
+	Future   int
+	FutureAt time.Time
 	// Shape is where the rows and their time were found; HasShape is
 	// false when the answer held no rows.
 	Shape    Shape
@@ -59,7 +71,7 @@ type row struct {
 // FindTimeKey) unless the entry pins it (rows:, time_key:); defaultRows
 // is where the API keeps them by its documentation.
 func Latest(root any, t *config.Tuple, defaultRows string) (*Answer, error) {
-	rows, d, err := readRows(root, t, defaultRows)
+	rows, d, err := readRows(root, t, defaultRows, time.Time{})
 	if err != nil {
 		return nil, err
 	}
@@ -73,11 +85,14 @@ type reading struct {
 	Answer
 	labels  []string
 	timeKey string
+	// moreProblems counts the problems past maxProblems.
+	moreProblems int
 }
 
 // readRows finds the rows of an answer, newest first, with their times,
-// and fills what the answer says beside its values.
-func readRows(root any, t *config.Tuple, defaultRows string) ([]row, *reading, error) {
+// and fills what the answer says beside its values. Rows dated after
+// until (when it is set) are left out and counted (LatestAt).
+func readRows(root any, t *config.Tuple, defaultRows string, until time.Time) ([]row, *reading, error) {
 	pin := pinsOf(t)
 	list, at, err := FindRows(root, pin.rows, t.Rows, defaultRows)
 	if err != nil {
@@ -128,6 +143,16 @@ func readRows(root any, t *config.Tuple, defaultRows string) ([]row, *reading, e
 		d.Page = paginated(rootObj, len(list))
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].time.After(rows[j].time) })
+	if !until.IsZero() {
+		future := 0
+		for future < len(rows) && rows[future].time.After(until) {
+			future++
+		}
+		if future > 0 {
+			d.Future, d.FutureAt = future, rows[0].time
+			rows = rows[future:]
+		}
+	}
 	if len(rows) > 0 {
 		d.Newest = rows[0].time
 		if n := len(rows); n > 1 && !rows[n-1].time.IsZero() {
@@ -175,6 +200,10 @@ func (d *reading) collect(rows []row, t *config.Tuple, labelsFrom []string, time
 	// sends, at most limit of them, the first in the answer's order.
 	most, _ := strconv.Atoi(t.Query.Get("limit"))
 	groups, dropped := map[string]bool{}, 0
+	// The entry bounds the fields outside the catalog that become
+	// families: the first fieldLimit numeric ones by name, the others
+	// counted and read past before any sample is made of them.
+	fieldLimit, derived := t.Entry.FieldLimit(), map[string]*config.Field{}
 	for _, r := range rows {
 		labels := make([]string, len(labelsFrom))
 		for i, l := range labelsFrom {
@@ -188,7 +217,13 @@ func (d *reading) collect(rows []row, t *config.Tuple, labelsFrom []string, time
 			}
 			groups[group] = true
 		}
-		for _, name := range slices.Sorted(maps.Keys(r.obj)) {
+		over := 0
+		names := make([]string, 0, len(r.obj))
+		for name := range r.obj {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		for _, name := range names {
 			if skip[name] {
 				continue
 			}
@@ -197,7 +232,18 @@ func (d *reading) collect(rows []row, t *config.Tuple, labelsFrom []string, time
 				if !t.AllNumeric {
 					continue
 				}
-				f = t.DerivedField(name) // the naming rule (config/naming.go)
+				if f = derived[name]; f == nil {
+					if _, isNumber := Number(r.obj[name]); !isNumber {
+						d.notANumber(r.obj[name], name) // no family is made for it
+						continue
+					}
+					if len(derived) >= fieldLimit {
+						over++
+						continue
+					}
+					f = t.DerivedField(name) // the naming rule (config/naming.go)
+					derived[name] = f
+				}
 			}
 			key := group + "\xff" + name
 			if seen[key] {
@@ -212,9 +258,17 @@ func (d *reading) collect(rows []row, t *config.Tuple, labelsFrom []string, time
 				}
 			}
 		}
+		d.FieldsDropped = max(d.FieldsDropped, over)
 	}
 	if dropped > 0 {
 		d.Over = fmt.Sprintf("the answer holds %d more rows than limit=%d asks for; the first %d are served", dropped, most, most)
+	}
+	if d.moreProblems > 0 {
+		d.Problems = append(d.Problems, fmt.Sprintf("%d more values are not finite numbers", d.moreProblems))
+	}
+	if d.FieldsDropped > 0 {
+		d.FieldsOver = fmt.Sprintf("a row holds %d numeric fields outside the catalog beyond max_fields=%d; the first %d by name are served (list the fields wanted under fields:, or raise max_fields)",
+			d.FieldsDropped, fieldLimit, fieldLimit)
 	}
 }
 
@@ -233,7 +287,7 @@ func (d *reading) add(v any, name string, f *config.Field, t *config.Tuple, labe
 			x, ok := Number(obj[k])
 			if !ok {
 				if obj[k] != nil {
-					d.Problems = append(d.Problems, fmt.Sprintf("field %s.%s is not a finite number", name, k))
+					d.problem(fmt.Sprintf("field %s.%s is not a finite number", name, k))
 				}
 				continue
 			}
@@ -249,10 +303,34 @@ func (d *reading) add(v any, name string, f *config.Field, t *config.Tuple, labe
 	}
 	x, ok := Number(v)
 	if !ok {
-		d.Problems = append(d.Problems, fmt.Sprintf("field %s is not a finite number (%s)", name, describe(v)))
+		d.problem(fmt.Sprintf("field %s is not a finite number (%s)", name, describe(v)))
 		return
 	}
 	d.Samples = append(d.Samples, newSample(f, t, labels, x, "", ""))
+}
+
+// notANumber says that a field outside the catalog holds a value that is
+// not a number, as add would: a string or a number out of range is bad
+// data; null, a boolean, a list or an object is no value.
+func (d *reading) notANumber(v any, name string) {
+	switch v.(type) {
+	case string, json.Number:
+		d.problem(fmt.Sprintf("field %s is not a finite number (%s)", name, describe(v)))
+	}
+}
+
+// maxProblems bounds the problems an answer lists one by one: a row of a
+// hundred thousand strings where numbers belong says so in maxProblems
+// lines and a count.
+const maxProblems = 100
+
+// problem adds a problem, or counts it past maxProblems.
+func (d *reading) problem(msg string) {
+	if len(d.Problems) < maxProblems {
+		d.Problems = append(d.Problems, msg)
+		return
+	}
+	d.moreProblems++
 }
 
 func newSample(f *config.Field, t *config.Tuple, rowLabels []string, v float64, keyLabel, key string) Sample {

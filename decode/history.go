@@ -21,7 +21,7 @@ type Row struct {
 // one), as are rows that give no value. Problems are the bad values
 // skipped, as Latest reports them.
 func History(root any, t *config.Tuple, defaultRows string) ([]Row, []string, error) {
-	rows, d, err := readRows(root, t, defaultRows)
+	rows, d, err := readRows(root, t, defaultRows, time.Time{})
 	if err != nil {
 		return nil, nil, err
 	}
