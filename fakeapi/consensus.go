@@ -335,7 +335,7 @@ func (s *Server) serveConsensus(w http.ResponseWriter, r *http.Request) {
 	slices.Sort(names)
 	for _, name := range names {
 		if name != "api_key" && name != "source_text" && !slices.Contains(rt.params, name) {
-			fail(&apiError{Code: "INVALID_PARAMETER", Param: name})
+			fail(&apiError{Code: "INVALID_PARAMETER", Param: echoed(name)})
 			return
 		}
 	}

@@ -214,9 +214,9 @@ func genericFields(asset, metric string) func(c *rowCtx, t time.Time, row *obj) 
 	return func(c *rowCtx, t time.Time, row *obj) { row.add("value", c.num("value", 0, 1e6, 4, t)) }
 }
 
-// genericEndpoint serves any other /v1/{asset}/{category}/{metric} path
-// with the fields of genericFields. exchange and token are checked when
-// given.
+// genericEndpoint serves a /v1/{asset}/{category}/{metric} path outside
+// the table (genericPaths, Options.ExtraPaths) with the fields of
+// genericFields. exchange and token are checked when given.
 func genericEndpoint(path, asset, category, metric string) *endpoint {
 	ex := exchanges
 	if category == "exchange-flows" {
@@ -233,31 +233,58 @@ func genericEndpoint(path, asset, category, metric string) *endpoint {
 		fields: genericFields(asset, metric)}
 }
 
-// genericExamples are listed by v1 discovery for the generic paths: the
-// exchange flows and reserves the README and examples/ use.
-var genericExamples = []string{
+// genericPaths are the v1 paths outside the table that the fake serves:
+// the exchange flows and reserves the README, examples/ and the tests
+// use. The fake serves what its discovery lists, the table and these,
+// and answers any other path with 404, as the real API does, so that a
+// mistyped path fails against the fake where it would fail for real.
+var genericPaths = []string{
 	"/v1/btc/exchange-flows/netflow", "/v1/btc/exchange-flows/inflow", "/v1/btc/exchange-flows/outflow",
 	"/v1/btc/exchange-flows/reserve", "/v1/eth/exchange-flows/reserve", "/v1/eth/exchange-flows/netflow",
+	"/v1/eth/exchange-flows/inflow", "/v1/eth/exchange-flows/outflow",
+}
+
+// genericByPath holds the endpoints of genericPaths.
+var genericByPath = func() map[string]*endpoint {
+	m := make(map[string]*endpoint, len(genericPaths))
+	for _, p := range genericPaths {
+		if ep := genericOf(p); ep != nil {
+			m[p] = ep
+		}
+	}
+	return m
+}()
+
+// genericOf is the generic endpoint of a /v1/{asset}/{category}/{metric}
+// path of a known asset, or nil for any other path.
+func genericOf(path string) *endpoint {
+	segs := strings.Split(path, "/")
+	if len(segs) != 5 || segs[0] != "" || segs[1] != "v1" || !contains(v1Assets, segs[2]) || segs[3] == "" || segs[4] == "" {
+		return nil
+	}
+	return genericEndpoint(path, segs[2], segs[3], segs[4])
 }
 
 // lookupEndpoint finds the endpoint serving path and the asset named by a
-// v1 path; ok is false for an unknown path or v1 asset.
-func lookupEndpoint(path string) (ep *endpoint, pathAsset string, ok bool) {
+// v1 path; ok is false for a path the fake does not serve.
+func (s *Server) lookupEndpoint(path string) (ep *endpoint, pathAsset string, ok bool) {
 	for _, e := range endpoints {
 		if e.path == path {
 			ep = e
 			break
 		}
 	}
-	segs := strings.Split(path, "/")
-	if len(segs) != 5 || segs[1] != "v1" {
-		return ep, "", ep != nil
-	}
-	if !contains(v1Assets, segs[2]) || segs[3] == "" || segs[4] == "" {
-		return nil, "", false
+	if ep == nil {
+		ep = genericByPath[path]
 	}
 	if ep == nil {
-		ep = genericEndpoint(path, segs[2], segs[3], segs[4])
+		ep = s.extra[path]
 	}
-	return ep, segs[2], true
+	if ep == nil {
+		return nil, "", false
+	}
+	if segs := strings.Split(path, "/"); len(segs) == 5 && segs[1] == "v1" {
+		pathAsset = segs[2]
+	}
+	return ep, pathAsset, true
 }

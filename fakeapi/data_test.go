@@ -352,8 +352,8 @@ func TestPlausibleValues(t *testing.T) {
 			t.Errorf("count %s is not an integer", v)
 		}
 	}
-	if e := rowsOf(t, s, "/v1/eth/exchange-flows/whatever?limit=1"); e.rows[0]["value"] == nil {
-		t.Errorf("generic metric row %v", e.rows[0])
+	if e := rowsOf(t, s, "/v1/eth/exchange-flows/inflow?limit=1"); e.rows[0]["inflow_total"] == nil {
+		t.Errorf("generic flow row %v", e.rows[0])
 	}
 	// A reserve outside the table has the fields of the ERC-20 one, in
 	// units of the path's asset, and the spot exchanges of the flows.

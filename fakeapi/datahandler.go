@@ -3,6 +3,7 @@ package fakeapi
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -51,20 +52,26 @@ func (s *Server) serveData(w http.ResponseWriter, r *http.Request) {
 		writeEnvelopeError(w, http.StatusUnauthorized)
 		return
 	}
+	q := r.URL.Query()
 	switch r.URL.Path {
-	case "/v1/discovery/endpoints":
-		writeJSON(w, http.StatusOK, discovery(false))
-		return
-	case "/v2/discovery/endpoints":
-		writeJSON(w, http.StatusOK, discovery(true))
+	case "/v1/discovery/endpoints", "/v2/discovery/endpoints":
+		if unknownParam(q) != "" {
+			writeEnvelopeError(w, http.StatusBadRequest)
+			return
+		}
+		writeJSON(w, http.StatusOK, s.discovery(r.URL.Path == "/v2/discovery/endpoints"))
 		return
 	}
-	ep, pathAsset, ok := lookupEndpoint(r.URL.Path)
+	ep, pathAsset, ok := s.lookupEndpoint(r.URL.Path)
 	if !ok {
 		writeEnvelopeError(w, http.StatusNotFound)
 		return
 	}
-	window, rows, message, code := s.rows(ep, pathAsset, r.URL.Query())
+	if unknownParam(q, seriesParams, ep.paramNames()) != "" {
+		writeEnvelopeError(w, http.StatusBadRequest)
+		return
+	}
+	window, rows, message, code := s.rows(ep, pathAsset, q)
 	if code != http.StatusOK {
 		writeEnvelopeError(w, code)
 		return
@@ -170,9 +177,40 @@ func (s *Server) rows(ep *endpoint, pathAsset string, q url.Values) (window stri
 	return window, rows, message, http.StatusOK
 }
 
-// discovery lists the endpoints served, v1 or v2, in the data envelope.
-func discovery(v2 bool) obj {
-	list := make([]obj, 0, len(endpoints)+len(genericExamples))
+// seriesParams are the query parameters every series path takes besides
+// its own (endpoint.params); api_key is the credential.
+var seriesParams = []string{"window", "limit", "from", "to", "format", "api_key"}
+
+func (ep *endpoint) paramNames() []string {
+	names := make([]string, len(ep.params))
+	for i, p := range ep.params {
+		names[i] = p.name
+	}
+	return names
+}
+
+// unknownParam returns the first, by name, of the query's parameters that
+// is neither api_key nor in one of the accepted lists, or "". The data
+// API refuses such a parameter with 400 rather than ignore it, so that a
+// mistyped one (exchanges for exchange) fails against the fake as it
+// does for real, not as a series that silently ignores it.
+func unknownParam(q url.Values, accepted ...[]string) string {
+	unknown := ""
+	for name := range q {
+		if name == "api_key" || slices.ContainsFunc(accepted, func(a []string) bool { return slices.Contains(a, name) }) {
+			continue
+		}
+		if unknown == "" || name < unknown {
+			unknown = name
+		}
+	}
+	return unknown
+}
+
+// discovery lists the endpoints served, v1 or v2, in the data envelope:
+// every path the fake serves, and no other.
+func (s *Server) discovery(v2 bool) obj {
+	list := make([]obj, 0, len(endpoints)+len(genericPaths)+len(s.extraPaths))
 	add := func(ep *endpoint) {
 		ps := obj{{"window", ep.windows}}
 		required := []string{}
@@ -192,9 +230,11 @@ func discovery(v2 bool) obj {
 		}
 	}
 	if !v2 {
-		for _, p := range genericExamples {
-			ep, _, _ := lookupEndpoint(p)
-			add(ep)
+		for _, p := range genericPaths {
+			add(genericByPath[p])
+		}
+		for _, p := range s.extraPaths {
+			add(s.extra[p])
 		}
 	}
 	return obj{{"status", statusObj(http.StatusOK, "success")}, {"result", obj{{"data", list}}}}

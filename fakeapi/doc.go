@@ -4,7 +4,9 @@
 //
 //   - the blockchain data API (v1 and v2) at "/" (paths /v1/..., /v2/...),
 //     with the status/result envelope, windows, limits, block series,
-//     discovery and bearer or api_key authentication;
+//     discovery and bearer or api_key authentication. It serves what its
+//     discovery lists and answers any other path 404, and a parameter
+//     the path does not take 400, as the real API does;
 //   - the Indicator API under "/indicator" (public catalog, keyed
 //     price-to-book band series);
 //   - the Analyst Consensus API under "/consensus", with its full error

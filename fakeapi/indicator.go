@@ -64,6 +64,18 @@ func (s *Server) indicatorAuth(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
+// indicatorServes says whether p, a path under /indicator, is one the
+// Indicator API serves: its catalog, or the band of a listed equity.
+func indicatorServes(p string) bool {
+	switch p {
+	case "/api", "/api/", "/api/equities", "/api/indicators":
+		return true
+	}
+	id, okPrefix := strings.CutPrefix(p, "/api/equities/")
+	id, okSuffix := strings.CutSuffix(id, "/pbr-band")
+	return okPrefix && okSuffix && slices.ContainsFunc(equities, func(e equity) bool { return e.id() == id })
+}
+
 // serveIndicator serves the Indicator API mounted under /indicator.
 func (s *Server) serveIndicator(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -71,6 +83,15 @@ func (s *Server) serveIndicator(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := strings.TrimPrefix(r.URL.Path, "/indicator")
+	q := r.URL.Query()
+	accepted := []string(nil) // the catalog paths take no parameter
+	if indicatorServes(p) && strings.HasSuffix(p, "/pbr-band") {
+		accepted = []string{"limit", "order"}
+	}
+	if name := unknownParam(q, accepted); name != "" && indicatorServes(p) {
+		writeIndicatorError(w, http.StatusBadRequest, "bad_request", "Unknown parameter "+strconv.Quote(echoed(name))+".")
+		return
+	}
 	switch p {
 	case "/api", "/api/":
 		writeJSON(w, http.StatusOK, obj{{"name", "indicator-api"}, {"endpoints", []string{
@@ -99,10 +120,9 @@ func (s *Server) serveIndicator(w http.ResponseWriter, r *http.Request) {
 	}
 	i := slices.IndexFunc(equities, func(e equity) bool { return e.id() == id })
 	if i < 0 {
-		writeIndicatorError(w, http.StatusNotFound, "not_found", "Unknown equity "+strconv.Quote(id)+"; see /api/equities.")
+		writeIndicatorError(w, http.StatusNotFound, "not_found", "Unknown equity "+strconv.Quote(echoed(id))+"; see /api/equities.")
 		return
 	}
-	q := r.URL.Query()
 	limit := defaultBandLimit
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)

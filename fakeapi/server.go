@@ -3,11 +3,13 @@ package fakeapi
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 )
 
 // Clock is an injectable time source; nil means time.Now.
@@ -45,6 +47,13 @@ type Options struct {
 	// constant, jittered or changing delay (see Delay). It takes
 	// precedence over PublishLag and the defaults for the windows listed.
 	Publish map[string]Delay
+	// ExtraPaths are data-API paths /v1/{asset}/{category}/{metric}, of
+	// an asset the fake knows, served besides the modelled ones with a
+	// generic field ("value"; reserve, netflow, inflow and outflow get
+	// the fields of their kind) and listed by discovery: for a benchmark
+	// that needs many distinct series. Others are ignored. Any path the
+	// fake does not serve is answered 404.
+	ExtraPaths []string
 }
 
 // Server is the fake upstream; it implements http.Handler.
@@ -53,10 +62,17 @@ type Server struct {
 	now    Clock
 	delays map[string]Delay
 	raw    map[string]bool
+	// extra holds the endpoints of Options.ExtraPaths, listed by
+	// discovery in extraPaths' order.
+	extra      map[string]*endpoint
+	extraPaths []string
 
 	dataCalls, indicatorCalls, consensusCalls atomic.Int64
 
-	mu           sync.Mutex
+	mu sync.Mutex
+	// pathCalls counts the requests of each path the fake serves; an
+	// unknown path is counted in its API's total only, so that the
+	// memory of a long run does not grow with the paths it is asked.
 	pathCalls    map[string]int64
 	faults       map[string]Fault
 	consensusErr string
@@ -97,7 +113,17 @@ func New(o Options) *Server {
 	for _, k := range o.RawAccessKeys {
 		s.raw[k] = true
 	}
-	s.opts.PublishLag, s.opts.Publish = nil, nil
+	s.extra = map[string]*endpoint{}
+	for _, p := range o.ExtraPaths {
+		if _, _, served := s.lookupEndpoint(p); served {
+			continue
+		}
+		if ep := genericOf(p); ep != nil {
+			s.extra[p] = ep
+			s.extraPaths = append(s.extraPaths, p)
+		}
+	}
+	s.opts.PublishLag, s.opts.Publish, s.opts.ExtraPaths = nil, nil, nil
 	return s
 }
 
@@ -157,9 +183,44 @@ func (s *Server) count(api, path string) {
 	default:
 		s.dataCalls.Add(1)
 	}
+	if !s.serves(api, path) {
+		return
+	}
 	s.mu.Lock()
 	s.pathCalls[path]++
 	s.mu.Unlock()
+}
+
+// serves says whether the fake serves a path of an API: a bounded set of
+// paths, whatever it is asked.
+func (s *Server) serves(api, path string) bool {
+	switch api {
+	case apiIndicator:
+		return indicatorServes(strings.TrimPrefix(path, "/indicator"))
+	case apiConsensus:
+		rt, ok := matchConsensus(path, nil)
+		return ok && (rt.handle == "" || rt.handle == ineligibleAnalyst || slices.Contains(analysts, rt.handle))
+	}
+	if path == "/v1/discovery/endpoints" || path == "/v2/discovery/endpoints" {
+		return true
+	}
+	_, _, ok := s.lookupEndpoint(path)
+	return ok
+}
+
+// echoed is a value of the request as an error answer may quote it: at
+// most maxEcho bytes, cut on a character boundary, so that an answer
+// never grows with what it is sent.
+func echoed(v string) string {
+	const maxEcho = 64
+	if len(v) <= maxEcho {
+		return v
+	}
+	cut := maxEcho
+	for cut > 0 && !utf8.RuneStart(v[cut]) {
+		cut--
+	}
+	return v[:cut] + "..."
 }
 
 // Calls returns the number of requests served for api ("data",
@@ -176,7 +237,8 @@ func (s *Server) Calls(api string) int64 {
 	return 0
 }
 
-// CallsFor returns the number of requests whose URL path equals path.
+// CallsFor returns the number of requests whose URL path equals path, a
+// path the fake serves; 0 for any other.
 func (s *Server) CallsFor(path string) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
