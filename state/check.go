@@ -58,7 +58,7 @@ func checkTuple(s *Tuple, t *config.Tuple, now time.Time) string {
 			return fmt.Sprintf("sample %d is %v, not a finite number", i, x.Value)
 		}
 	}
-	if s.Block != nil && (math.IsNaN(*s.Block) || math.IsInf(*s.Block, 0) || *s.Block < 0) {
+	if s.Block != nil && *s.Block < 0 {
 		return fmt.Sprintf("block height %v is not a block", *s.Block)
 	}
 	// A row may be up to a row's spacing ahead of now (decode.LatestAt
@@ -125,7 +125,7 @@ func checkDelay(key string, e schedule.Estimate, now time.Time) string {
 		name string
 		v    float64
 	}{{"credit", e.Credit}, {"spent", e.Spent}} {
-		if math.IsNaN(x.v) || math.IsInf(x.v, 0) || math.Abs(x.v) > maxCount {
+		if math.Abs(x.v) > maxCount { // JSON holds no NaN or infinity
 			return fmt.Sprintf("%s %v is not a number the schedule keeps", x.name, x.v)
 		}
 	}
@@ -186,4 +186,35 @@ func (f *File) check(now time.Time) []problem {
 		}
 	}
 	return bad
+}
+
+// writable forgets the times of f that JSON cannot hold (a year past 9999,
+// or before year 0): one row dated in year 10000 must not stop the whole
+// file, the day's count with it, from being written. A tuple's forgotten
+// plan is due at once; a forgotten row time is none.
+func (f *File) writable() {
+	fix := func(ts ...*time.Time) {
+		for _, t := range ts {
+			if y := t.Year(); y > 9999 || y < 0 {
+				*t = time.Time{}
+			}
+		}
+	}
+	for k, st := range f.Tuples {
+		s := &st.State
+		fix(&s.RowTime, &s.Newest, &s.LastSuccess, &s.LastAttempt, &s.FailingSince, &s.Next)
+		f.Tuples[k] = st
+	}
+	for k, e := range f.Delays {
+		fix(&e.Seen, &e.Chased, &e.LeaderAt)
+		f.Delays[k] = e
+	}
+	for i := range f.Pauses {
+		fix(&f.Pauses[i].Until)
+	}
+	if f.Budget != nil {
+		b := *f.Budget
+		fix(&b.At)
+		f.Budget = &b
+	}
 }

@@ -253,3 +253,32 @@ func TestStaleEntriesCostTheirBytesOnly(t *testing.T) {
 	}
 	t.Logf("a %d-byte file of %d stale entries: %d bytes allocated at load (%.1f× its size)", b.Len(), stale, allocs, float64(allocs)/float64(b.Len()))
 }
+
+// A tuple planned for year 10000 (from a row dated 9999-12-31 23:00, one
+// hour later) does not stop the file from being written: its times that
+// JSON cannot hold are forgotten, and the day's count is written with
+// the rest.
+func TestTimesPastYear9999DoNotStopTheWrite(t *testing.T) {
+	dir := t.TempDir()
+	s := open(dir, nil, log.NewNopLogger(), func() time.Time { return now })
+	f := NewFile(config.APIData, "acct")
+	year10000 := time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
+	f.Put(hourTuple("k"), Tuple{OK: true, Newest: time.Date(9999, 12, 31, 23, 0, 0, 0, time.UTC), Plan: schedule.Plan{Next: year10000}})
+	f.Delays = map[string]schedule.Estimate{"data /p hour": {Seen: year10000}}
+	f.Budget = &budget.Saved{Day: "2026-11-20", Used: 7, At: now}
+	s.Write(config.APIData, f)
+	data, err := os.ReadFile(filepath.Join(dir, "data.json"))
+	if err != nil {
+		t.Fatalf("the file was not written: %v", err)
+	}
+	back, err := Decode(data, config.APIData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := back.Tuples["k"].State; !st.Next.IsZero() || st.Newest.Year() != 9999 || !st.OK {
+		t.Errorf("tuple written as %+v", st)
+	}
+	if back.Budget == nil || back.Budget.Used != 7 || !back.Delays["data /p hour"].Seen.IsZero() {
+		t.Errorf("budget %+v, delays %+v", back.Budget, back.Delays)
+	}
+}

@@ -257,6 +257,7 @@ func (s *Store) Write(api string, f *File) {
 	if s == nil || !s.writable {
 		return
 	}
+	f.writable()
 	data, err := json.Marshal(f)
 	if err == nil {
 		s.mu.Lock()
