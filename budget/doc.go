@@ -1,13 +1,15 @@
 // Package budget owns what the upstream calls of an API cost per UTC day
 // and how that cost is capped: the daily budget itself (Budget: at most N
 // calls a day, paced over the day, the upstream's own daily limit
-// applying when lower, kept across restarts as a Saved value), the
+// applying when lower, kept across restarts as a Saved value, and
+// reserved in chunks through a Reserver before the calls leave, so that
+// no sequence of crashes spends more than one process would), the
 // degradation when the configuration's natural cost exceeds it (Plan: the
 // finest windows polled less often first, evenly within a window, no
 // series starved), the offline forecast of a configuration's calls per
 // day (Forecast, printed by --config.check), and the metric families the
 // refresh engine sets from them (Metrics).
 //
-// Everything here is pure: no I/O, no goroutines, and the time is passed
-// in. Budget is safe for concurrent use; the rest are values.
+// Everything here is pure: no I/O (a Reserver, given by package state,
+// does the writing), no goroutines, and the time is passed in. Budget is safe for concurrent use; the rest are values.
 package budget
