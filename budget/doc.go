@@ -11,5 +11,6 @@
 // refresh engine sets from them (Metrics).
 //
 // Everything here is pure: no I/O (a Reserver, given by package state,
-// does the writing), no goroutines, and the time is passed in. Budget is safe for concurrent use; the rest are values.
+// does the writing), no goroutines, and the time is passed in. Budget is
+// safe for concurrent use; the rest are values.
 package budget
