@@ -1,8 +1,11 @@
 package state
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -58,4 +61,53 @@ func TestLockWithoutPid(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "is in use by another process: one exporter") {
 		t.Errorf("second lock: %v", err)
 	}
+}
+
+// Two processes: a second exporter's Open is refused with the pid of the
+// one holding the directory, and once that one is killed (kill -9: no
+// Close) the directory is free again, the kernel having dropped its lock.
+func TestLockHeldByAnotherProcess(t *testing.T) {
+	if dir := os.Getenv("STATE_LOCK_HELPER_DIR"); dir != "" {
+		if _, err := LockDir(dir); err != nil {
+			fmt.Println("error:", err)
+			os.Exit(1)
+		}
+		fmt.Println("locked")
+		_, _ = io.ReadAll(os.Stdin) // held until killed
+		os.Exit(0)
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestLockHeldByAnotherProcess$")
+	cmd.Env = append(os.Environ(), "STATE_LOCK_HELPER_DIR="+dir)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || line != "locked\n" {
+		_ = cmd.Process.Kill()
+		t.Fatalf("the other process: %q, %v", line, err)
+	}
+	_, err = Open(dir, checkConfig("k"), log.NewNopLogger())
+	want := fmt.Sprintf("storage directory %s is in use by another process (pid %d)", dir, cmd.Process.Pid)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Open beside another process: %v; want %q", err, want)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	s, err := Open(dir, checkConfig("k"), log.NewNopLogger())
+	if err != nil {
+		t.Fatalf("after the other process was killed: %v", err)
+	}
+	s.Close()
 }
