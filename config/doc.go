@@ -2,7 +2,10 @@
 // loading with file:line errors (every error of a file at once, with a
 // suggestion for a mistyped key), validation against the endpoints the
 // upstream APIs are known to serve and, through CheckListing, against the
-// paths, parameter names and values a discovery listing gives, expansion
+// paths, parameter names and values a discovery listing gives, the
+// findings of a configuration (findings.go: what is probably a typo but
+// may be a real endpoint the catalog lacks, warned about, never refused),
+// expansion
 // of metric entries into tuples (one upstream series each), the names of
 // their metric families (naming.go) and what "all" stands for,
 // credentials read from env or file (files relative to the configuration

@@ -12,24 +12,36 @@ import (
 // values each accepts (nil: the name only).
 type Listing map[string]map[string][]string
 
-// CheckListing checks the data API's tuples against a discovery listing
-// and returns warnings with the file:line of what they concern, in line
-// order:
+// CheckListing is CheckListingFindings as the lines a log or a check
+// prints, file:line: key: message.
+func (c *Config) CheckListing(listing Listing) []string {
+	fs := c.CheckListingFindings(listing)
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = f.String()
+	}
+	return out
+}
+
+// CheckListingFindings checks the data API's tuples against a discovery
+// listing and returns findings with the file:line of what they concern,
+// in line order:
 //
 //   - a parameter the listing does not have for the tuple's path, with the
 //     listed name it is probably a typo of;
 //   - a value the listing does not have for that parameter of the path,
 //     with the listed value it is probably a typo of;
 //   - a path neither the built-in catalog nor the listing knows, once per
-//     entry, since nothing about it can be checked; and any parameter of it
-//     that the listing has for no path at all but is one edit from one it
-//     has (exchnage: binance), since it would become a label silently.
+//     entry, with the listed path it is near (a segment mistyped), since
+//     nothing else about it can be checked; and any parameter of it that
+//     the listing has for no path at all but is one edit from one it has
+//     (exchnage: binance), since it would become a label silently.
 //
 // Parameters filled into the path and limit are not checked, nor the paths
 // of a version (/v1/, /v2/) of which the listing holds no path: that
 // version's discovery was not read. The upstream may accept what it does
 // not list, so these are warnings, not errors.
-func (c *Config) CheckListing(listing Listing) []string {
+func (c *Config) CheckListingFindings(listing Listing) []Finding {
 	if len(listing) == 0 {
 		return nil
 	}
@@ -42,7 +54,8 @@ func (c *Config) CheckListing(listing Listing) []string {
 		}
 	}
 	knownNames := slices.Sorted(maps.Keys(known))
-	l := &errorList{file: c.File}
+	paths := slices.Sorted(maps.Keys(listing))
+	l := &findingList{file: c.File}
 	for _, t := range c.Tuples {
 		if t.API != APIData || !versions[version(t.Path)] {
 			continue
@@ -57,13 +70,17 @@ func (c *Config) CheckListing(listing Listing) []string {
 			if t.Endpoint != nil {
 				continue // checked at load against the catalog
 			}
-			l.addAt(e.line("path"), join(e.Key, "path"), "discovery lists no endpoint %s: its parameters and their values cannot be checked", t.Path)
+			msg := fmt.Sprintf("discovery lists no endpoint %s: its parameters and their values cannot be checked", t.Path)
+			if s := nearListed(t.Path, paths); s != "" {
+				msg += fmt.Sprintf("; did you mean %s?", s)
+			}
+			l.add(FindingListingPath, e.line("path"), join(e.Key, "path"), "%s", msg)
 			for _, p := range e.Params {
 				if inPath[p.Name] || known[p.Name] {
 					continue
 				}
 				if s := nearKey(p.Name, knownNames, 4); s != "" {
-					l.addAt(p.Line, join(e.Key, p.Name), "discovery lists a parameter %s for no endpoint; did you mean %q? (it is sent, and labels the series, as written)", p.Name, s)
+					l.add(FindingListingParameter, p.Line, join(e.Key, p.Name), "discovery lists a parameter %s for no endpoint; did you mean %q? (it is sent, and labels the series, as written)", p.Name, s)
 				}
 			}
 			continue
@@ -86,7 +103,7 @@ func (c *Config) CheckListing(listing Listing) []string {
 				if s := nearKey(p.Name, names, 3); s != "" {
 					msg += fmt.Sprintf("; did you mean %q?", s)
 				}
-				l.addAt(p.Line, join(e.Key, p.Name), "%s", msg)
+				l.add(FindingListingParameter, p.Line, join(e.Key, p.Name), "%s", msg)
 				continue
 			}
 			v, ok := t.Params[p.Name]
@@ -97,10 +114,34 @@ func (c *Config) CheckListing(listing Listing) []string {
 			if s := nearKey(v, values, 3); s != "" {
 				msg += fmt.Sprintf("; did you mean %q?", s)
 			}
-			l.addAt(p.Line, join(e.Key, p.Name), "%s", msg)
+			l.add(FindingListingValue, p.Line, join(e.Key, p.Name), "%s", msg)
 		}
 	}
 	return l.sorted()
+}
+
+// nearListed returns the listed path that path is near, or "": as long,
+// every segment equal but those one edit (two from 8 characters on) from
+// the listed one, at least one of them; the first such path in paths.
+func nearListed(path string, paths []string) string {
+	segs := strings.Split(path, "/")
+	for _, p := range paths {
+		ls := strings.Split(p, "/")
+		if len(ls) != len(segs) {
+			continue
+		}
+		near := true
+		for i := range segs {
+			if segs[i] != ls[i] && nearKey(segs[i], ls[i:i+1], 3) == "" {
+				near = false
+				break
+			}
+		}
+		if near {
+			return p
+		}
+	}
+	return ""
 }
 
 // someValues lists at most n of a listing's values, in its order.

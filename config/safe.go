@@ -9,14 +9,16 @@ import (
 
 // SafeConfig holds the configuration in force and swaps it on reload. A
 // file that fails to load leaves the old configuration in force. SIGHUP and
-// POST /-/reload both go through Reload.
+// POST /-/reload both go through Reload. It owns the metrics of the
+// configuration: the reload's, and the findings of the one in force.
 type SafeConfig struct {
-	mu     sync.Mutex
-	c      *Config
-	load   func() (*Config, error)
-	apply  func(*Config) error
-	ok     prometheus.Gauge
-	okTime prometheus.Gauge
+	mu       sync.Mutex
+	c        *Config
+	load     func() (*Config, error)
+	apply    func(*Config) error
+	ok       prometheus.Gauge
+	okTime   prometheus.Gauge
+	findings *prometheus.GaugeVec
 }
 
 // NewSafeConfig registers the reload metrics; load reads the file, apply
@@ -29,8 +31,14 @@ func NewSafeConfig(reg prometheus.Registerer, load func() (*Config, error), appl
 			Help: "1 when the last configuration load succeeded, else 0."}),
 		okTime: prometheus.NewGauge(prometheus.GaugeOpts{Name: "onchain_exporter_config_last_reload_success_timestamp_seconds",
 			Help: "When the configuration was last loaded successfully, as a Unix time."}),
+		findings: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "onchain_exporter_config_findings",
+			Help: "Findings of the configuration in force, by kind: paths and parameter names outside the built-in catalog that nearly match one in it, probably typos, asked for as written (the landing page lists them)."},
+			[]string{"kind"}),
 	}
-	reg.MustRegister(s.ok, s.okTime)
+	for _, k := range FindingKinds {
+		s.findings.WithLabelValues(k).Set(0)
+	}
+	reg.MustRegister(s.ok, s.okTime, s.findings)
 	return s
 }
 
@@ -64,7 +72,7 @@ func (s *SafeConfig) Refine(derive func() (*Config, error)) error {
 	if err := s.apply(c); err != nil {
 		return err
 	}
-	s.c = c
+	s.inForce(c)
 	return nil
 }
 
@@ -77,7 +85,7 @@ func (s *SafeConfig) Loaded(c *Config) {
 }
 
 func (s *SafeConfig) setLocked(c *Config) {
-	s.c = c
+	s.inForce(c)
 	s.ok.Set(1)
 	s.okTime.Set(float64(time.Now().UnixNano()) / 1e9)
 }
@@ -87,4 +95,17 @@ func (s *SafeConfig) Get() *Config {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.c
+}
+
+// inForce records c as the configuration in force, and counts its
+// findings.
+func (s *SafeConfig) inForce(c *Config) {
+	s.c = c
+	n := map[string]int{}
+	for _, f := range c.Findings() {
+		n[f.Kind]++
+	}
+	for _, k := range FindingKinds {
+		s.findings.WithLabelValues(k).Set(float64(n[k]))
+	}
 }

@@ -1,0 +1,187 @@
+package config
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Findings are what a configuration asks for that is probably a mistake
+// but not certainly one: the built-in catalog holds a few of the data
+// API's 242 endpoints and the upstream may serve what the exporter does
+// not know, so a path or parameter outside it is asked for as written.
+// They are warnings, never load errors: --config.check prints them after
+// OK, and at run time the landing page lists them and
+// onchain_exporter_config_findings counts them by kind.
+//
+// Offline (Findings), a path outside the catalog is a finding only when a
+// segment of it is one edit (two from 8 characters on, nearKey) from the
+// segment the catalog has at that place, and a parameter of such a path
+// only when its name is that near a parameter of the API's catalog and not
+// one itself (exchanges for exchange): a path or name near nothing known
+// is most likely a real one the catalog lacks, and is not reported. The
+// asset of a v1 path is never compared (etc is one edit from eth), nor
+// what fills a {placeholder}. With --config.check.upstream the listing
+// endpoints are read, and every path, parameter name and value is checked
+// against them (CheckListingFindings; the check in package main for the
+// Indicator and Analyst Consensus lists).
+
+// Kinds of finding, the kind label of onchain_exporter_config_findings.
+const (
+	// Against the built-in catalog (offline).
+	FindingCatalogPath      = "catalog_path"
+	FindingCatalogParameter = "catalog_parameter"
+	// Against what the upstream's listing endpoints list.
+	FindingListingPath      = "listing_path"
+	FindingListingParameter = "listing_parameter"
+	FindingListingValue     = "listing_value"
+)
+
+// FindingKinds are the kinds Findings reports, each exposed from the
+// start (0 when there is none).
+var FindingKinds = []string{FindingCatalogPath, FindingCatalogParameter}
+
+// Finding is one possible mistake, with the file:line and key it concerns.
+type Finding struct {
+	Kind    string
+	File    string
+	Line    int
+	Key     string
+	Message string
+}
+
+func (f Finding) String() string {
+	return fmt.Sprintf("%s:%d: %s: %s", f.File, f.Line, f.Key, f.Message)
+}
+
+// findingList collects findings, each once, for a file.
+type findingList struct {
+	file string
+	list []Finding
+}
+
+func (l *findingList) add(kind string, line int, key, format string, args ...any) {
+	f := Finding{Kind: kind, File: l.file, Line: line, Key: key, Message: fmt.Sprintf(format, args...)}
+	if !slices.Contains(l.list, f) {
+		l.list = append(l.list, f)
+	}
+}
+
+// sorted returns the findings in the order of their lines.
+func (l *findingList) sorted() []Finding {
+	slices.SortStableFunc(l.list, func(a, b Finding) int { return cmp.Compare(a.Line, b.Line) })
+	return l.list
+}
+
+// SortFindings orders findings of one file by line, keeping the order of
+// those of one line.
+func SortFindings(fs []Finding) []Finding {
+	l := findingList{list: fs}
+	return l.sorted()
+}
+
+// Findings returns the configuration's findings against the built-in
+// catalog, in line order: an entry's path outside the catalog that is
+// near a path in it, and a parameter of such an entry whose name is near
+// one the catalog has for the API. An entry of a catalog endpoint has
+// neither: its path is known, and a parameter it does not take is a load
+// error.
+func (c *Config) Findings() []Finding {
+	l := &findingList{file: c.File}
+	for _, name := range APINames {
+		a := c.APIs[name]
+		if a == nil {
+			continue
+		}
+		outside := map[*Entry]bool{}
+		for _, t := range a.Tuples {
+			if t.Endpoint == nil {
+				outside[t.Entry] = true
+			}
+		}
+		known := apiParams(name)
+		for _, e := range a.Metrics {
+			if !outside[e] {
+				continue
+			}
+			if s := nearPath(name, e.Path); s != "" {
+				l.add(FindingCatalogPath, e.line("path"), join(e.Key, "path"),
+					"%s is outside the built-in catalog; did you mean %s? (it is asked for as written)", e.Path, s)
+			}
+			for _, p := range e.Params {
+				if p.Name == "limit" || contains(known, p.Name) || strings.Contains(e.Path, "{"+p.Name+"}") {
+					continue
+				}
+				if s := nearKey(p.Name, known, 4); s != "" {
+					l.add(FindingCatalogParameter, p.Line, join(e.Key, p.Name),
+						"no endpoint of the built-in catalog takes a parameter %s; did you mean %q? (it is sent, and labels the series, as written)", p.Name, s)
+				}
+			}
+		}
+	}
+	return l.sorted()
+}
+
+// apiParams lists the parameters of every catalog endpoint of an API.
+func apiParams(api string) []string {
+	var out []string
+	for _, e := range Endpoints {
+		if e.API != api {
+			continue
+		}
+		for _, p := range e.Params {
+			if !contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// nearPath returns path with each segment that is near, but not equal
+// to, every catalog template's segment at its place replaced by that
+// segment, or "" when no segment is: /v1/btc/exchange-flow/reserve →
+// /v1/btc/exchange-flows/reserve. Templates of the same API and length
+// (and, on the data API, version) are compared; a place where one of
+// them has a {placeholder}, or the path has one, is open, and so are the
+// version and the v1 asset.
+func nearPath(api, path string) string {
+	segs := strings.Split(path, "/")
+	changed := false
+	for i, s := range segs {
+		if s == "" || strings.HasPrefix(s, "{") || (api == APIData && (i == 1 || (i == 2 && segs[1] == "v1"))) {
+			continue
+		}
+		vocab, open := catalogSegments(api, segs, i)
+		if open || len(vocab) == 0 || contains(vocab, s) {
+			continue
+		}
+		if n := nearKey(s, vocab, 4); n != "" {
+			segs[i], changed = n, true
+		}
+	}
+	if !changed {
+		return ""
+	}
+	return strings.Join(segs, "/")
+}
+
+// catalogSegments lists the segments at place i of the API's templates
+// as long as segs (of its version, on the data API); open when one of
+// them has a placeholder there.
+func catalogSegments(api string, segs []string, i int) (vocab []string, open bool) {
+	for _, e := range Endpoints {
+		t := strings.Split(e.Template, "/")
+		if e.API != api || len(t) != len(segs) || (api == APIData && t[1] != segs[1]) {
+			continue
+		}
+		if strings.HasPrefix(t[i], "{") {
+			return nil, true
+		}
+		if !contains(vocab, t[i]) {
+			vocab = append(vocab, t[i])
+		}
+	}
+	return vocab, false
+}
