@@ -168,8 +168,9 @@ func warnDropped(logger log.Logger, path string, bad []problem) {
 	}
 }
 
-// check drops the learned delays and the day's count of a file read at
-// now that are not what the exporter writes, and says which; the tuples
+// check drops the learned delays, listing answers and the day's count of
+// a file read at now that are not what the exporter writes, and says
+// which; the tuples
 // are checked when taken (Store.Take), against their configuration.
 func (f *File) check(now time.Time) []problem {
 	var bad []problem
@@ -177,6 +178,13 @@ func (f *File) check(now time.Time) []problem {
 		if msg := checkDelay(k, f.Delays[k], now); msg != "" {
 			bad = append(bad, problem{"delays." + strings.ReplaceAll(k, "\x00", "/"), msg})
 			delete(f.Delays, k)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(f.Lists)) {
+		// A listing answer dated ahead would be reused for ever.
+		if msg := checkTime("at", f.Lists[k].At, now, clockSkew); msg != "" {
+			bad = append(bad, problem{"lists." + k, msg})
+			delete(f.Lists, k)
 		}
 	}
 	if f.Budget != nil {

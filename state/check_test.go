@@ -16,6 +16,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/budget"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
+	"github.com/onchain-exporter/onchain_exporter/expand"
 	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 	"github.com/onchain-exporter/onchain_exporter/schedule"
 )
@@ -280,5 +281,25 @@ func TestTimesPastYear9999DoNotStopTheWrite(t *testing.T) {
 	}
 	if back.Budget == nil || back.Budget.Used != 7 || !back.Delays["data /p hour"].Seen.IsZero() {
 		t.Errorf("budget %+v, delays %+v", back.Budget, back.Delays)
+	}
+}
+
+// A listing answer dated ahead of now (it would be reused for ever) is
+// dropped with a warning naming it; the others are kept.
+func TestListingAnswerFromTheFutureIsDropped(t *testing.T) {
+	f := NewFile(config.APIData, "acct")
+	f.Lists = map[string]*expand.Answer{
+		"/v1/discovery/endpoints": {Rows: []map[string]any{{"a": "b"}}, At: time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)},
+		"/v1/other":               {Rows: []map[string]any{{"a": "c"}}, At: now.Add(-time.Hour)},
+	}
+	dir := writeState(t, f)
+	logs := &testtool.LogBuffer{}
+	s := open(dir, checkConfig("k"), log.NewLogfmtLogger(logs), func() time.Time { return now })
+	lists := s.Lists(config.APIData, "acct")
+	if _, ok := lists["/v1/discovery/endpoints"]; ok || lists["/v1/other"] == nil {
+		t.Errorf("lists kept: %v", lists)
+	}
+	if !strings.Contains(logs.String(), "entry=lists./v1/discovery/endpoints") || !strings.Contains(logs.String(), "at 9999-01-01T00:00:00Z is more than 10m0s ahead") {
+		t.Errorf("no warning naming the listing answer:\n%s", logs)
 	}
 }
