@@ -61,9 +61,16 @@ func checkTuple(s *Tuple, t *config.Tuple, now time.Time) string {
 	if s.Block != nil && *s.Block < 0 {
 		return fmt.Sprintf("block height %v is not a block", *s.Block)
 	}
+	if s.Interval < 0 || s.Interval > maxSpacing {
+		return fmt.Sprintf("row spacing %v is not between 0 and %v", s.Interval, maxSpacing)
+	}
 	// A row may be up to a row's spacing ahead of now (decode.LatestAt
-	// takes no newer one); anything else the exporter did is past.
-	rowAhead := max(w, s.Interval, clockSkew)
+	// takes no newer one), the spacing seen for block rows; anything else
+	// the exporter did is past.
+	rowAhead := max(w, clockSkew)
+	if w == 0 {
+		rowAhead = max(min(s.Interval, maxDelay(0)), clockSkew)
+	}
 	for _, tm := range []struct {
 		name  string
 		t     time.Time
@@ -78,8 +85,6 @@ func checkTuple(s *Tuple, t *config.Tuple, now time.Time) string {
 		}
 	}
 	switch d := maxDelay(w); {
-	case s.Interval < 0 || s.Interval > maxSpacing:
-		return fmt.Sprintf("row spacing %v is not between 0 and %v", s.Interval, maxSpacing)
 	case s.Failures > maxCount || s.Polls > maxCount:
 		return fmt.Sprintf("counts (failures %d, polls %d) are beyond %d", s.Failures, s.Polls, maxCount)
 	case s.Due < -d || s.Due > d || s.Missed < -d || s.Missed > d:
