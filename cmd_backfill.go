@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -41,6 +42,7 @@ type backfillCommand struct {
 
 type remoteWriteFlags struct {
 	url, file, bearerFile, user, passwordFile, ca, cert, key, serverName *string
+	queryURL                                                             *string
 	insecure                                                             *bool
 	headers                                                              *[]string
 }
@@ -79,6 +81,7 @@ func addBackfillCommand(app *kingpin.Application) *backfillCommand {
 	c.rw.serverName = cmd.Flag("remote-write.tls.server-name", "Server name the endpoint's certificate is checked against.").String()
 	c.rw.insecure = cmd.Flag("remote-write.tls.insecure-skip-verify", "Do not verify the endpoint's certificate.").Bool()
 	c.rw.headers = cmd.Flag("remote-write.header", "Name=value header sent with every request (X-Scope-OrgID=tenant), repeatable.").Strings()
+	c.rw.queryURL = cmd.Flag("remote-write.query-url", "Prometheus query API of the target (http://host:9090/api/v1/query), through which the oldest and newest sample of every series sent is read back: a series the target does not hold is not recorded as written. Default: from the remote-write URL, /api/v1/write (Prometheus, VictoriaMetrics) → /api/v1/query, /api/v1/push (Mimir, Cortex) → /prometheus/api/v1/query; none reads nothing back.").String()
 	return c
 }
 
@@ -124,6 +127,9 @@ func (c *backfillCommand) run(g globalFlags, stdout, stderr io.Writer) int {
 	for _, a := range cfg.APIs {
 		a.RateLimit *= *c.rateShare // 0 (no limit) stays 0
 	}
+	if opts.RemoteWrite != nil && opts.RemoteWrite.QueryURL == "" && *c.rw.queryURL != "none" {
+		level.Warn(logger).Log("msg", "the target's query API cannot be told from its remote-write URL: what it keeps is not read back; give --remote-write.query-url (or none)")
+	}
 	if err := backfill.CheckOutput(opts); err != nil {
 		level.Error(logger).Log("msg", "cannot write the output", "err", err)
 		return 1
@@ -141,7 +147,7 @@ func (c *backfillCommand) run(g globalFlags, stdout, stderr io.Writer) int {
 	if sum != nil {
 		level.Info(logger).Log("msg", "backfill done", "series", sum.Series, "written", sum.Written, "already_written", sum.Already,
 			"refused", sum.Refused, "failed", sum.Failed, "left_for_later", sum.NotTried, "rows", sum.Rows, "samples", sum.Samples,
-			"upstream_requests", requestsMade(reg), "refused_by_target", sum.RefusedSamples)
+			"upstream_requests", requestsMade(reg), "refused_by_target", sum.RefusedSamples, "series_dropped_by_target", sum.Dropped)
 	}
 	switch {
 	case errors.Is(err, context.Canceled):
@@ -251,6 +257,9 @@ func (c *backfillCommand) options(g globalFlags) (backfill.Options, error) {
 		if o.RemoteWrite, err = rc.Build(); err != nil {
 			return o, err
 		}
+		if o.RemoteWrite.QueryURL, err = c.rw.query(rc.URL); err != nil {
+			return o, err
+		}
 	}
 	switch {
 	case o.Output != "" && o.RemoteWrite != nil:
@@ -267,6 +276,24 @@ func (c *backfillCommand) options(g globalFlags) (backfill.Options, error) {
 		o.ProgressFile = backfill.DefaultProgressFile(o.Output, u, g.storagePath)
 	}
 	return o, nil
+}
+
+// query is the query API the written series are read back through: the
+// flag's, "" for none, or the one QueryURLFor derives from the
+// remote-write URL.
+func (f remoteWriteFlags) query(writeURL string) (string, error) {
+	switch q := *f.queryURL; q {
+	case "none":
+		return "", nil
+	case "":
+		return backfill.QueryURLFor(writeURL), nil
+	default:
+		u, err := url.Parse(q)
+		if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+			return "", fmt.Errorf("--remote-write.query-url %q: want an http:// or https:// address, or none", q)
+		}
+		return q, nil
+	}
 }
 
 // config is the remote-write entry: the file's, or one made of the flags.

@@ -41,6 +41,13 @@ type RemoteWrite struct {
 	MaxRetries             int
 	// Redacted is URL without credentials, for messages.
 	Redacted string
+	// QueryURL is the target's Prometheus query API (…/api/v1/query),
+	// through which what it acknowledged is read back (verify.go); ""
+	// reads nothing back.
+	QueryURL string
+
+	// checkTimes replaces checkSettle, checkGrace and checkEvery (tests).
+	checkTimes *[3]time.Duration
 }
 
 // maxRefusedInARow stops a run whose target refuses every series it is

@@ -25,6 +25,12 @@ type receiver struct {
 	reqs   int
 	// refuse answers a request, or returns 0 to take it.
 	refuse func(req *prompb.WriteRequest, n int) (int, string)
+	// keepFrom: samples older are acknowledged and not kept, as a
+	// target drops what is older than its retention.
+	keepFrom int64
+	// merge takes samples sent again by a later run: each request's are
+	// in time order, and merged into what is kept.
+	merge bool
 }
 
 func (rv *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -61,7 +67,14 @@ func (rv *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		key := promText(ts.Labels)
 		pts := rv.series[key]
+		if rv.merge {
+			rv.series[key] = mergePoints(rv.t, key, pts, ts.Samples, rv.keepFrom)
+			continue
+		}
 		for _, s := range ts.Samples {
+			if s.Timestamp < rv.keepFrom {
+				continue
+			}
 			if n := len(pts); n > 0 && pts[n-1].ms >= s.Timestamp {
 				rv.t.Errorf("%s: sample at %d sent after one at %d", key, s.Timestamp, pts[n-1].ms)
 			}
@@ -69,6 +82,29 @@ func (rv *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		rv.series[key] = pts
 	}
+}
+
+// mergePoints merges the samples of one request, in time order, into
+// pts, leaving out those before keepFrom.
+func mergePoints(t *testing.T, key string, pts []point, samples []prompb.Sample, keepFrom int64) []point {
+	byMs := map[int64]float64{}
+	for _, p := range pts {
+		byMs[p.ms] = p.v
+	}
+	for i, s := range samples {
+		if i > 0 && s.Timestamp <= samples[i-1].Timestamp {
+			t.Errorf("%s: sample at %d sent after one at %d", key, s.Timestamp, samples[i-1].Timestamp)
+		}
+		if s.Timestamp >= keepFrom {
+			byMs[s.Timestamp] = s.Value
+		}
+	}
+	out := make([]point, 0, len(byMs))
+	for ms, v := range byMs {
+		out = append(out, point{ms, v})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ms < out[j].ms })
+	return out
 }
 
 // promText is labels.String() of a series' labels, as parseOM keys them.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,6 +27,9 @@ type Summary struct {
 	// NotTried: left for a later run (an API paused, the budget spent,
 	// the run interrupted).
 	Refused, Failed, NotTried int
+	// Dropped counts the series the remote-write target acknowledged and
+	// then did not hold when read back (their tuples count as Failed).
+	Dropped int
 	// Rows read and samples written this run, and the calls made for them.
 	Rows, Samples, Calls int64
 	// RefusedSamples were refused by the remote-write target.
@@ -92,11 +96,18 @@ func Run(ctx context.Context, cfg *config.Config, pool *upstream.Pool, o Options
 	if o.RemoteWrite != nil {
 		rw = newRemoteWrite(ctx, o.RemoteWrite, o.Logger)
 		r.sink = rw
+		if o.RemoteWrite.QueryURL != "" {
+			r.ver = newVerifier(ctx, o.RemoteWrite, o.Logger)
+		}
 	} else if r.sink, err = newOpenMetrics(o.Output, o.ReplaceOutput, prog.file.Families, o.Logger); err != nil {
 		return nil, err
 	}
-	level.Info(o.Logger).Log("msg", "backfill starting", "series", len(todo), "already_written", sum.Already,
-		"from", o.From.Format(time.RFC3339), "to", o.To.Format(time.RFC3339), "target", o.target())
+	kv := []any{"msg", "backfill starting", "series", len(todo), "already_written", sum.Already,
+		"from", o.From.Format(time.RFC3339), "to", o.To.Format(time.RFC3339), "target", o.target()}
+	if r.ver != nil {
+		kv = append(kv, "read_back", r.ver.redacted)
+	}
+	level.Info(o.Logger).Log(kv...)
 	runErr := r.run(ctx, todo)
 	sum.Calls = r.calls.Load()
 	complete := runErr == nil && sum.Failed == 0 && sum.NotTried == 0
@@ -188,6 +199,7 @@ type runner struct {
 	pool   *upstream.Pool
 	prog   *progress
 	sink   sink
+	ver    *verifier // reads back what a remote-write target holds; nil: no check
 	claims *series.Claims
 	sum    *Summary
 	start  time.Time
@@ -245,9 +257,15 @@ func (r *runner) run(ctx context.Context, todo []*config.Tuple) error {
 	// A save that comes too soon after the last (saveEvery) is made when
 	// this timer fires, so that what is written is recorded within
 	// saveEvery even while the next series takes long to come.
-	var saveLater <-chan time.Time
+	var saveLater, checkLater <-chan time.Time
 	for open := true; open; {
+		if r.ver != nil && checkLater == nil && len(r.ver.pending) > 0 {
+			checkLater = time.After(max(time.Until(r.ver.due()), 0))
+		}
 		select {
+		case <-checkLater:
+			checkLater = nil
+			r.ver.check()
 		case oc, ok := <-results:
 			if !ok {
 				open = false
@@ -274,6 +292,9 @@ func (r *runner) run(ctx context.Context, todo []*config.Tuple) error {
 				cancel()
 			}
 		}
+	}
+	if r.ver != nil {
+		r.ver.drain()
 	}
 	// Series never handed to a worker were not tried.
 	r.sum.NotTried += len(todo) - seen
@@ -311,13 +332,27 @@ func (r *runner) write(oc *outcome) error {
 	var samples int64
 	lastMs := r.o.To.UnixMilli()
 	refusedBefore := r.sink.refused()
+	var points []checkPoint // each series' oldest and newest sample
 	for i, def := range oc.ts.defs {
+		var first, last, n int64
 		err := r.sink.series(def, func(add func(int64, float64) error) error {
-			count := func(ms int64, v float64) error { samples++; return add(ms, v) }
+			count := func(ms int64, v float64) error {
+				if n == 0 {
+					first = ms
+				}
+				samples, n, last = samples+1, n+1, ms
+				return add(ms, v)
+			}
 			return replay(oc.sp, i, r.o.Step, oc.spacing, lastMs, count)
 		})
 		if err != nil {
 			return fmt.Errorf("writing %s: %w", def.text, err)
+		}
+		if n > 0 {
+			points = append(points, checkPoint{idx: i, ms: last, newest: true})
+		}
+		if n > 1 {
+			points = append(points, checkPoint{idx: i, ms: first})
 		}
 	}
 	sizes, err := r.sink.commit()
@@ -330,26 +365,42 @@ func (r *runner) write(oc *outcome) error {
 		level.Warn(r.o.Logger).Log(append(kv, "msg", "the target refused some series of this tuple; it is not recorded as written, so that the next run sends it again", "refused_series", n)...)
 		return nil
 	}
-	for _, def := range oc.ts.defs {
-		rec := familyRecord{Help: def.fam.Help, Type: def.fam.Type}
-		if def.claim != nil {
-			rec.Owner, rec.Labels = t.LabelGroup, def.claim
+	record := func() {
+		for _, def := range oc.ts.defs {
+			rec := familyRecord{Help: def.fam.Help, Type: def.fam.Type}
+			if def.claim != nil {
+				rec.Owner, rec.Labels = t.LabelGroup, def.claim
+			}
+			r.prog.family(def.fam.Name, rec)
 		}
-		r.prog.family(def.fam.Name, rec)
+		if sizes != nil {
+			r.prog.sizes(sizes)
+		}
+		oc.rec.Samples = samples
+		r.prog.done(t.Key, oc.rec)
+		r.sum.Written++
+		r.sum.Rows += int64(oc.rec.Rows)
+		r.sum.Samples += samples
+		r.rows.Add(int64(oc.rec.Rows))
+		level.Debug(r.o.Logger).Log(append(kv, "msg", "series written", "rows", oc.rec.Rows, "samples", samples, "calls", oc.rec.Calls)...)
 	}
-	if sizes != nil {
-		r.prog.sizes(sizes)
+	if r.ver != nil {
+		r.ver.add(&pendingCheck{defs: oc.ts.defs, points: points, record: record, dropped: func(missing []string, series int) {
+			r.sum.Failed++
+			r.sum.Dropped += series
+			shown := missing[:min(len(missing), 3)]
+			level.Warn(r.o.Logger).Log(append(kv, "msg", "the target acknowledged samples it does not hold; the tuple is not recorded as written, so that a run after the target is fixed sends it again",
+				"series_dropped", series, "missing", strings.Join(shown, "; "), "hint", droppedHint)...)
+		}})
+	} else {
+		record()
 	}
-	oc.rec.Samples = samples
-	r.prog.done(t.Key, oc.rec)
-	r.sum.Written++
-	r.sum.Rows += int64(oc.rec.Rows)
-	r.sum.Samples += samples
-	r.rows.Add(int64(oc.rec.Rows))
-	level.Debug(r.o.Logger).Log(append(kv, "msg", "series written", "rows", oc.rec.Rows, "samples", samples, "calls", oc.rec.Calls)...)
 	r.saveBudgets()
 	return r.prog.save(r.o.Now(), false)
 }
+
+// droppedHint says what usually makes a target drop what it acknowledged.
+const droppedHint = "samples older than the target's retention are dropped (VictoriaMetrics answers 204 and keeps none; its -retentionPeriod is 1 month by default): raise the retention beyond --from and run again; docs/history.md says what each target needs"
 
 // replay hands one series of a spool to add: each sample, or with a step
 // the row's value every step until the next row's time, the last one

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -87,7 +88,12 @@ func TestBackfillEndToEnd(t *testing.T) {
 	for _, u := range []string{"http://" + fileAddr, "http://" + rwAddr} {
 		expectSeries(ctx, t, u, `onchain_supply{window="day"}`, 1, map[string]string{"instance": expAddr})
 	}
-	runIn(ctx, t, dir, env, bin, append(backfill, "--remote-write.url=http://"+rwAddr+"/api/v1/write")...)
+	// The read-back goes through Prometheus' query API, derived from the
+	// remote-write URL, and finds every series.
+	out := runIn(ctx, t, dir, env, bin, append(backfill, "--remote-write.url=http://"+rwAddr+"/api/v1/write")...)
+	if !strings.Contains(out, "read_back=http://"+rwAddr+"/api/v1/query") || !strings.Contains(out, "series_dropped_by_target=0") {
+		t.Errorf("the remote-write run does not read back through Prometheus' query API:\n%s", out)
+	}
 
 	want := map[string]map[int64]float64{}
 	for _, w := range []string{"day", "hour", "block"} {
@@ -107,15 +113,18 @@ func TestBackfillEndToEnd(t *testing.T) {
 	}
 }
 
-// runIn runs a program in dir and fails the test with its output.
-func runIn(ctx context.Context, t *testing.T, dir string, env []string, bin string, args ...string) {
+// runIn runs a program in dir and returns its output; it fails the test
+// with the output when the program fails.
+func runIn(ctx context.Context, t *testing.T, dir string, env []string, bin string, args ...string) string {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir
 	cmd.Env = append(cmd.Environ(), env...)
-	if out, err := cmd.CombinedOutput(); err != nil {
+	out, err := cmd.CombinedOutput()
+	if err != nil {
 		t.Fatalf("%s %s: %v\n%s", filepath.Base(bin), strings.Join(args, " "), err, out)
 	}
+	return string(out)
 }
 
 // servedRows asks the fake directly for the supply of the rows of a
@@ -249,4 +258,82 @@ func queryMatrix(ctx context.Context, promURL, q string) ([]matrixSeries, error)
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// TestBackfillVictoriaMetricsRetention: VictoriaMetrics with Debian's
+// default retention (one month) answers 204 to 60 days of history and
+// keeps the last month of it. The backfill reads the series back, says
+// which samples the target dropped and records nothing, so that, run
+// again once VictoriaMetrics keeps 100 days, it sends the history again,
+// and VictoriaMetrics then holds every row the fake served.
+func TestBackfillVictoriaMetricsRetention(t *testing.T) {
+	vm := testtool.Require(t, "install the Debian package victoria-metrics", "victoria-metrics")
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	bin := buildExporter(ctx, t, dir)
+
+	fake := fakeapi.New(fakeapi.Options{DataToken: dataToken})
+	up := httptest.NewServer(fake)
+	t.Cleanup(up.Close)
+	cfg := writeFile(t, dir, "onchain.yml", fill(backfillConfig, "{{URL}}", up.URL, "[day, hour, block]", "[day, hour]"))
+	env := []string{"E2E_DATA_TOKEN=" + dataToken}
+	from := time.Now().UTC().AddDate(0, 0, -60).Truncate(24 * time.Hour)
+	to := time.Now().UTC().Add(-4 * time.Hour).Truncate(time.Minute)
+	vmAddr := freeAddr(t)
+	startVM := func(retention string) *process {
+		p := start(t, dir, "victoria-metrics-"+retention, vm, nil, "-storageDataPath="+filepath.Join(dir, "vm"),
+			"-httpListenAddr="+vmAddr, "-retentionPeriod="+retention)
+		eventually(ctx, t, "victoria-metrics answers", func() error { _, err := get(ctx, "http://"+vmAddr+"/health"); return err })
+		return p
+	}
+	backfill := []string{"backfill", "--config.file=" + cfg, "--from=" + from.Format(time.DateOnly), "--to=" + to.Format(time.RFC3339),
+		"--label=job=onchain_exporter", "--label=instance=exporter:9799", "--storage.path=" + dir,
+		"--remote-write.url=http://" + vmAddr + "/api/v1/write"}
+
+	p := startVM("1") // months: the Debian package's default
+	cmd := exec.CommandContext(ctx, bin, backfill...)
+	cmd.Dir, cmd.Env = dir, append(cmd.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 1 {
+		t.Fatalf("a month's retention: %v, want exit code 1\n%s", err, out)
+	}
+	for _, want := range []string{"the target acknowledged samples it does not hold", "its oldest sample, at " + from.Add(24*time.Hour).Format(time.RFC3339),
+		"-retentionPeriod", "series_dropped_by_target=6"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the run does not say %q:\n%s", want, out)
+		}
+	}
+	progress, _ := filepath.Glob(filepath.Join(dir, "backfill-*.json"))
+	if len(progress) != 1 {
+		t.Fatalf("progress files %v", progress)
+	}
+	var rec struct{ Series map[string]any }
+	if b, err := os.ReadFile(progress[0]); err != nil || json.Unmarshal(b, &rec) != nil || len(rec.Series) != 0 {
+		t.Fatalf("the progress file records %d series (%v), want none", len(rec.Series), err)
+	}
+
+	_ = p.cmd.Process.Signal(os.Interrupt)
+	_ = p.cmd.Wait()
+	startVM("100d")
+	runIn(ctx, t, dir, env, bin, backfill...)
+	for _, w := range []string{"day", "hour"} {
+		want := servedRows(ctx, t, up.URL, w, from, to)
+		series, err := queryMatrix(ctx, "http://"+vmAddr, `onchain_supply{window="`+w+`"}[70d]`)
+		if err != nil || len(series) != 1 {
+			t.Fatalf("%s: %v %v", w, series, err)
+		}
+		got := map[int64]float64{}
+		for _, v := range series[0].Values {
+			got[v.ms] = v.v
+		}
+		for ms, v := range want {
+			if g, ok := got[ms]; !ok || math.Abs(g-v) > 1e-9*math.Abs(v) {
+				t.Errorf("%s: sample at %s = %g (there: %v), the fake served %g", w, time.UnixMilli(ms).UTC().Format(time.RFC3339), g, ok, v)
+			}
+		}
+		if len(got) != len(want) {
+			t.Errorf("%s: %d samples in VictoriaMetrics, %d rows served", w, len(got), len(want))
+		}
+	}
 }
