@@ -15,6 +15,10 @@ import (
 // time holds an advisory lock on (flock), with its pid written in it.
 const lockName = ".lock"
 
+// ErrInUse is the error of LockDir (wrapped) when another process holds
+// the directory.
+var ErrInUse = errors.New("in use by another process")
+
 // DirLock is a storage directory held by this process: two exporters on
 // one --storage.path would each spend the daily budget and overwrite each
 // other's files. The lock is the kernel's: it ends with the process,
@@ -38,13 +42,13 @@ func LockDir(dir string) (*DirLock, error) {
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		defer f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
-			holder := "another process"
+			holder := ""
 			if b, _ := os.ReadFile(path); len(b) > 0 && len(b) < 32 {
 				if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 {
-					holder = fmt.Sprintf("another process (pid %d)", pid)
+					holder = fmt.Sprintf(" (pid %d)", pid)
 				}
 			}
-			return nil, fmt.Errorf("storage directory %s is in use by %s: one exporter per --storage.path, or each would spend the daily budget on its own", dir, holder)
+			return nil, fmt.Errorf("storage directory %s is %w%s: one exporter per --storage.path, or each would spend the daily budget on its own", dir, ErrInUse, holder)
 		}
 		return nil, fmt.Errorf("storage directory %s cannot be locked: %w", dir, err)
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/go-kit/log"
+
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
 
 // One process per --storage.path: a second lock on the directory (a
@@ -110,4 +112,26 @@ func TestLockHeldByAnotherProcess(t *testing.T) {
 		t.Fatalf("after the other process was killed: %v", err)
 	}
 	s.Close()
+}
+
+// A directory that cannot be locked for another reason than a second
+// process (here its path is a file: nothing can be created under it) is
+// a warning, as a directory that cannot be written always was, not a
+// failure to start.
+func TestUnlockableDirectoryIsAWarning(t *testing.T) {
+	path := t.TempDir() + "/file"
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logs := &testtool.LogBuffer{}
+	s, err := Open(path, checkConfig("k"), log.NewLogfmtLogger(logs))
+	if err != nil || s == nil {
+		t.Fatalf("Open: %v, %v", s, err)
+	}
+	if !strings.Contains(logs.String(), `msg="the storage directory cannot be locked"`) {
+		t.Errorf("no warning:\n%s", logs)
+	}
+	if err := s.Close(); err != nil {
+		t.Error(err)
+	}
 }

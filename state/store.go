@@ -59,15 +59,20 @@ type Store struct {
 // the bounds cfg sets (fileBound): the file of an API no longer
 // configured is not read, nor one larger than its configuration writes,
 // and each entry is checked (check.go). The lock is held until Close.
-// Apart from the lock, it never fails, as OpenStore. An empty dir
-// returns nil and no error: nothing is kept.
+// Its only error is ErrInUse (wrapped): otherwise it never fails, as
+// OpenStore; a directory that cannot be locked (a read-only file system)
+// is a warning, and is then not written either. An empty dir returns nil
+// and no error: nothing is kept.
 func Open(dir string, cfg *config.Config, logger log.Logger) (*Store, error) {
 	if dir == "" {
 		return nil, nil
 	}
 	l, err := LockDir(dir)
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrInUse):
 		return nil, err
+	case err != nil:
+		level.Warn(logger).Log("msg", "the storage directory cannot be locked", "path", dir, "err", err)
 	}
 	s := open(dir, cfg, logger, time.Now)
 	s.lock = l
