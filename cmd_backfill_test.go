@@ -60,7 +60,7 @@ func TestBackfillCommand(t *testing.T) {
 		{[]string{"--remote-write.config=" + cfg, "--remote-write.tls.insecure-skip-verify"}, 2, "--remote-write.config holds the whole entry"},
 		{[]string{"--output=" + out, "--remote-write.url=http://127.0.0.1:1/api/v1/write"}, 2, "give one of --output and --remote-write.url"},
 		{[]string{"--output=" + out, "--rate-limit.share=2"}, 2, "--rate-limit.share 2"},
-		{[]string{"--remote-write.url=http://127.0.0.1:1/api/v1/write", "--remote-write.query-url=127.0.0.1:1/api/v1/query"}, 2, "--remote-write.query-url \\"127.0.0.1:1/api/v1/query\\": want an http:// or https:// address, or none"},
+		{[]string{"--remote-write.url=http://127.0.0.1:1/api/v1/write", "--remote-write.query-url=127.0.0.1:1/api/v1/query"}, 2, `--remote-write.query-url \"127.0.0.1:1/api/v1/query\": want an http:// or https:// address, or none`},
 	} {
 		stdout.Reset()
 		stderr.Reset()
