@@ -243,6 +243,10 @@ func netnsArgs(argv ...string) []string {
 	return append(args, argv...)
 }
 
+// docsRoot is the repository: the directory the tests of package main
+// start in, taken before any test changes it.
+var docsRoot, _ = os.Getwd()
+
 // scratchRepo is a directory with the repository's top-level files copied
 // (go:embed takes no symbolic link) and its directories linked, but for
 // what the blocks write (the binary, onchain.yml, state), so that what
@@ -250,7 +254,7 @@ func netnsArgs(argv ...string) []string {
 func scratchRepo(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	entries, err := os.ReadDir(repoRoot)
+	entries, err := os.ReadDir(docsRoot)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +263,7 @@ func scratchRepo(t *testing.T) string {
 		case "onchain_exporter", "onchain.yml", "data", "dist", "alerts.yml", "history.om":
 			continue
 		}
-		from, to := filepath.Join(repoRoot, e.Name()), filepath.Join(dir, e.Name())
+		from, to := filepath.Join(docsRoot, e.Name()), filepath.Join(dir, e.Name())
 		if e.Type().IsRegular() {
 			b, err := os.ReadFile(from)
 			if err != nil {
