@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 )
 
 // The example configuration passes --config.check as written, given its
@@ -103,5 +105,93 @@ func TestMissingConfigFile(t *testing.T) {
 	errOut.Reset()
 	if code := run([]string{"--config.check", "--config.file=" + dir}, &out, &errOut); code != 1 || strings.Contains(errOut.String(), "--demo") {
 		t.Errorf("a directory as the file: exit %d, stderr %q", code, errOut.String())
+	}
+}
+
+// Issue 27: a typo outside the built-in catalog passed --config.check.
+// Offline, a path or parameter name near one of the catalog is a warning
+// with what it nearly matches; the check still passes (exit 0).
+func TestConfigCheckFindings(t *testing.T) {
+	t.Setenv("ONCHAIN_TEST_TOKEN", "x")
+	file := filepath.Join(t.TempDir(), "typos.yml")
+	writeFile(t, file, `data:
+  url: http://127.0.0.1:1
+  token_env: ONCHAIN_TEST_TOKEN
+  metrics:
+    - path: /v1/btc/exchange-flow/reserve
+      exchange: binance
+    - path: /v1/btc/exchange-flows/reserve
+      exchanges: [binance, coinbase_advanced]
+`)
+	var out, errOut bytes.Buffer
+	code := run([]string{"--config.check", "--config.file=" + file}, &out, &errOut)
+	got, _, _ := strings.Cut(out.String(), "\nForecast")
+	want := "OK: " + file + ": 3 tuples\n" +
+		"WARNING: " + file + ":5: data.metrics[0].path: /v1/btc/exchange-flow/reserve is outside the built-in catalog; did you mean /v1/btc/exchange-flows/reserve? (it is asked for as written)\n" +
+		"WARNING: " + file + `:8: data.metrics[1].exchanges: no endpoint of the built-in catalog takes a parameter exchanges; did you mean "exchange"? (it is sent, and labels the series, as written)` + "\n"
+	if code != 0 || got != want {
+		t.Errorf("exit %d, stdout before the forecast:\n%s\nwant exit 0 and\n%s\nstderr: %s", code, got, want, errOut.String())
+	}
+}
+
+// --config.check.upstream reads each listing endpoint once and checks
+// every path, parameter name and value against what they list, with
+// suggestions, and says what it did not check.
+func TestConfigCheckUpstream(t *testing.T) {
+	up := newFakeUpstream(t, fakeapi.Options{DataToken: "data-tok", IndicatorToken: "ind-tok"})
+	t.Setenv("ONCHAIN_TEST_DATA", "data-tok")
+	t.Setenv("ONCHAIN_TEST_INDICATOR", "ind-tok")
+	file := filepath.Join(t.TempDir(), "lists.yml")
+	writeFile(t, file, fmt.Sprintf(`data:
+  url: %[1]s
+  token_env: ONCHAIN_TEST_DATA
+  metrics:
+    - path: /v1/btc/exchange-flows/netflow
+      exchange: [binance, binanse]
+    - path: /v1/btc/exchange-flow/reserve
+      exchange: binance
+    - path: /v1/btc/exchange-flows/inflow
+      exchanges: binance
+    - path: /v2/network/events-count
+      asset: usdt
+indicator:
+  url: %[1]s/indicator
+  token_env: ONCHAIN_TEST_INDICATOR
+  metrics:
+    - path: /api/equities/{equity}/pbr-band
+      equity: [KRX:005930, KRX:05930]
+consensus:
+  url: %[1]s/consensus
+  metrics:
+    - path: /consensus
+      asset: [bitcoin, Etherium]
+`, up.URL))
+	var out, errOut bytes.Buffer
+	code := run([]string{"--config.check.upstream", "--config.file=" + file}, &out, &errOut)
+	got, _, _ := strings.Cut(out.String(), "\nForecast")
+	w := "WARNING: " + file
+	want := strings.Join([]string{
+		"OK: " + file + ": 9 tuples",
+		w + `:6: data.metrics[0].exchange: discovery lists no value "binanse" of exchange for /v1/btc/exchange-flows/netflow (listed: all_exchange, binance, bybit, okx, deribit, bitmex, gate_io, huobi and 9 more); it is asked for anyway; did you mean "binance"?`,
+		w + ":7: data.metrics[1].path: discovery lists no endpoint /v1/btc/exchange-flow/reserve: its parameters and their values cannot be checked; did you mean /v1/btc/exchange-flows/reserve?",
+		w + `:10: data.metrics[2].exchanges: discovery lists no parameter exchanges for /v1/btc/exchange-flows/inflow (listed: exchange, window); it is sent anyway; did you mean "exchange"?`,
+		w + `:18: indicator.metrics[0].equity: /api/equities lists no equity "KRX:05930"; did you mean "KRX:005930"?`,
+		w + `:23: consensus.metrics[0].asset: /assets lists no asset "Etherium"; did you mean "ethereum"?`,
+		"Checked against the upstream's lists: data /v1/discovery/endpoints (18 items); data /v2/discovery/endpoints (2 items); " +
+			"indicator /api/indicators (1 item); indicator /api/equities (6 items); consensus /assets (4 items)",
+		"Not checked: data: window and limit against discovery (the built-in catalog checks them for its endpoints)",
+		"Not checked: indicator: parameter names (the Indicator API lists none)",
+		"Not checked: consensus: paths and parameter names (the Analyst Consensus API lists its assets only)",
+		""}, "\n")
+	if code != 0 || got != want {
+		t.Errorf("exit %d, stdout before the forecast:\n%s\nwant exit 0 and\n%s\nstderr: %s", code, got, want, errOut.String())
+	}
+	for _, list := range []string{"/v1/discovery/endpoints", "/v2/discovery/endpoints", "/indicator/api/indicators", "/indicator/api/equities", "/consensus/assets"} {
+		if n := up.fake.CallsFor(list); n != 1 {
+			t.Errorf("%s called %d times, want 1", list, n)
+		}
+	}
+	if n := up.fake.Calls("data") + up.fake.Calls("indicator") + up.fake.Calls("consensus"); n != 5 {
+		t.Errorf("%d upstream calls, want the 5 lists only", n)
 	}
 }

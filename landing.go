@@ -26,6 +26,9 @@ type landingInfo struct {
 	Demo        bool
 	ConfigFile  string
 	APIs        []apiInfo // one per API, in config.APINames order
+	// Findings are the configuration's possible typos (config.Findings),
+	// each file:line: key: message.
+	Findings []string
 }
 
 // apiInfo is one API's line on the landing page.
@@ -56,6 +59,9 @@ func infoOf(metricsPath string, demo bool, cfg *config.Config) landingInfo {
 			a.Budget = "daily_budget: " + f.Plan.Summary(3)
 		}
 		info.APIs = append(info.APIs, a)
+	}
+	for _, f := range cfg.Findings() {
+		info.Findings = append(info.Findings, f.String())
 	}
 	return info
 }
@@ -103,8 +109,22 @@ func landingConfig(info landingInfo) web.LandingConfig {
 		Version:     html.EscapeString(version.Info()),
 		Profiling:   "false", // no pprof handlers are served
 		Links:       links,
-		ExtraHTML:   "<div>Configuration file: <code>" + html.EscapeString(info.ConfigFile) + "</code></div>",
+		ExtraHTML:   "<div>Configuration file: <code>" + html.EscapeString(info.ConfigFile) + "</code></div>" + findingsHTML(info.Findings),
 	}
+}
+
+// findingsHTML lists the configuration's findings, escaped.
+func findingsHTML(findings []string) string {
+	if len(findings) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("<div>Findings (probably typos, asked for as written; onchain_exporter_config_findings counts them):<ul>")
+	for _, f := range findings {
+		b.WriteString("<li><code>" + html.EscapeString(f) + "</code></li>")
+	}
+	b.WriteString("</ul></div>")
+	return b.String()
 }
 
 // newLandingPage renders the landing page of info.

@@ -92,3 +92,27 @@ data:
 		t.Errorf("the landing page does not say how daily_budget cut the plan:\n%s", body)
 	}
 }
+
+// Issue 27: at run time a likely typo showed in one log line only. The
+// landing page lists the findings of the configuration in force, escaped.
+func TestLandingPageShowsFindings(t *testing.T) {
+	cfg, err := config.Parse("f<i>.yml", []byte(`
+data:
+  url: http://127.0.0.1:1
+  token_env: T
+  metrics:
+    - path: /v1/btc/exchange-flows/reserve
+      exchanges: binance
+`), func(string) string { return "x" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var landing landingPage
+	landing.Store(infoOf("/metrics", false, cfg))
+	rec := httptest.NewRecorder()
+	landing.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+	want := `<li><code>f&lt;i&gt;.yml:7: data.metrics[0].exchanges: no endpoint of the built-in catalog takes a parameter exchanges; did you mean &#34;exchange&#34;? (it is sent, and labels the series, as written)</code></li>`
+	if body := rec.Body.String(); !strings.Contains(body, want) {
+		t.Errorf("the landing page lacks the finding %s:\n%s", want, body)
+	}
+}

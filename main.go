@@ -53,7 +53,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	app.Terminate(func(code int) { terminated = code })
 	var (
 		configFile     = app.Flag("config.file", "Configuration file.").Default("onchain.yml").String()
-		configCheck    = app.Flag("config.check", "Load and validate the configuration without calling upstream (\"all\" and consensus asset names are resolved at start), print OK and the forecast of upstream calls per day, or the errors, and exit.").Bool()
+		configCheck    = app.Flag("config.check", "Load and validate the configuration without calling upstream (\"all\" and consensus asset names are resolved at start), print OK, the findings (paths and parameter names outside the built-in catalog that nearly match one in it, as warnings) and the forecast of upstream calls per day, or the errors, and exit.").Bool()
+		checkWithLists = app.Flag("config.check.upstream", "With --config.check (implied): also read each listing endpoint the configuration's APIs have, once (data discovery, /api/indicators and /api/equities, /assets), and check every path, parameter name and value against them.").Bool()
 		demoMode       = app.Flag("demo", "Serve the embedded demo: a fake upstream in process and a config covering every endpoint.").Bool()
 		metricsPath    = app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
 		timeoutOffset  = app.Flag("scrape.timeout-offset", "Time kept free of the Prometheus scrape timeout for encoding and transfer.").Default("500ms").Duration()
@@ -112,17 +113,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if errors.Is(err, fs.ErrNotExist) && !*demoMode {
 		hint = missingConfigHint(*configFile)
 	}
-	if *configCheck {
-		if err != nil {
-			fmt.Fprintln(stderr, err)
-			if hint != "" {
-				fmt.Fprintln(stderr, hint)
-			}
-			return 1
-		}
-		fmt.Fprintf(stdout, "OK: %s: %s\n", cfg.File, plural(len(cfg.Tuples), "tuple"))
-		printForecast(stdout, cfg) // forecast.go
-		return 0
+	if *configCheck || *checkWithLists {
+		return checkConfig(stdout, stderr, cfg, err, hint, *checkWithLists, logger) // check.go
 	}
 	if err != nil {
 		kv := []any{"msg", "cannot load the configuration", "err", err}

@@ -141,6 +141,9 @@ type Entry struct {
 	failed map[string]bool // keys refused while reading
 }
 
+// KeyLine returns the line of one of the entry's keys, or the entry's own.
+func (e *Entry) KeyLine(key string) int { return e.line(key) }
+
 // line returns the line of one of the entry's keys, or the entry's own.
 func (e *Entry) line(key string) int {
 	if n, ok := e.lines[key]; ok {

@@ -6,10 +6,11 @@ import "strings"
 // (and, on the Analyst Consensus API, for every asset name). Expansion
 // reads them at start, on a reload and once a day.
 const (
-	ListDataV1   = "/v1/discovery/endpoints" // v1 paths and their parameter values
-	ListDataV2   = "/v2/discovery/endpoints" // v2 paths and their assets
-	ListEquities = "/api/equities"           // Indicator API equities (public)
-	ListAssets   = "/assets"                 // Analyst Consensus assets, names and tickers (key-free)
+	ListDataV1     = "/v1/discovery/endpoints" // v1 paths and their parameter values
+	ListDataV2     = "/v2/discovery/endpoints" // v2 paths and their assets
+	ListEquities   = "/api/equities"           // Indicator API equities (public)
+	ListIndicators = "/api/indicators"         // Indicator API indicators and their paths (public; read by --config.check.upstream)
+	ListAssets     = "/assets"                 // Analyst Consensus assets, names and tickers (key-free)
 )
 
 // List is a listing endpoint a section needs; Keyed calls send the

@@ -50,6 +50,11 @@ func nearKey(key string, known []string, minLen int) string {
 	return best
 }
 
+// NearName returns the name of known that name is probably a typo of, by
+// nearKey's rule from 3 characters on, or "": what checks against the
+// upstream's lists suggest.
+func NearName(name string, known []string) string { return nearKey(name, known, 3) }
+
 // entryTypo returns the entry key that a parameter name is probably a
 // typo of, or "": parameter names of three letters or fewer are never
 // taken for typos.

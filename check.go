@@ -1,0 +1,276 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/decode"
+	"github.com/onchain-exporter/onchain_exporter/upstream"
+)
+
+// --config.check: the file loaded and validated, its findings (config.
+// Findings: what is probably a typo outside the built-in catalog) and the
+// forecast; with --config.check.upstream, the listing endpoints are read
+// too, one call each, and every path, parameter name and value is checked
+// against what they list, through the clients the exporter itself uses
+// (upstream.Pool, Client.List).
+
+// checkUpstreamBudget bounds the listing calls of --config.check.upstream
+// together; each call has its API's timeout besides.
+const checkUpstreamBudget = time.Minute
+
+// checkConfig prints the outcome of --config.check and returns the exit
+// code: 1 when the file does not load, 0 otherwise, findings included
+// (they are warnings).
+func checkConfig(stdout, stderr io.Writer, cfg *config.Config, err error, hint string, withUpstream bool, logger log.Logger) int {
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		if hint != "" {
+			fmt.Fprintln(stderr, hint)
+		}
+		return 1
+	}
+	fmt.Fprintf(stdout, "OK: %s: %s\n", cfg.File, plural(len(cfg.Tuples), "tuple"))
+	findings := cfg.Findings()
+	var read, notChecked []string
+	if withUpstream {
+		ctx, cancel := context.WithTimeout(context.Background(), checkUpstreamBudget)
+		var more []config.Finding
+		read, more, notChecked = checkUpstream(ctx, cfg, logger)
+		cancel()
+		findings = config.SortFindings(append(superseded(findings, more), more...))
+	}
+	for _, f := range findings {
+		fmt.Fprintf(stdout, "WARNING: %s\n", f)
+	}
+	if withUpstream {
+		fmt.Fprintf(stdout, "Checked against the upstream's lists: %s\n", strings.Join(read, "; "))
+		for _, n := range notChecked {
+			fmt.Fprintf(stdout, "Not checked: %s\n", n)
+		}
+	}
+	printForecast(stdout, cfg) // forecast.go
+	return 0
+}
+
+// superseded drops the findings against the catalog of a key that the
+// lists have a finding of: what the upstream lists says more.
+func superseded(catalog, listing []config.Finding) []config.Finding {
+	return slices.DeleteFunc(catalog, func(f config.Finding) bool {
+		return slices.ContainsFunc(listing, func(l config.Finding) bool { return l.Key == f.Key })
+	})
+}
+
+// checkUpstream reads each listing endpoint the configuration's APIs
+// have, once, and checks the file against them. It returns the lists read
+// (with how many items each gave), the findings, and what it could not
+// check and why.
+func checkUpstream(ctx context.Context, cfg *config.Config, logger log.Logger) (read []string, findings []config.Finding, notChecked []string) {
+	pool := upstream.NewPool(prometheus.NewRegistry(), time.Now, logger)
+	defer pool.Close()
+	list := func(a *config.API, path string, keyed bool) ([]map[string]any, bool) {
+		rows, err := pool.Client(a).List(ctx, path, nil, keyed)
+		if err != nil {
+			notChecked = append(notChecked, fmt.Sprintf("%s: what %s lists (%s)", a.Name, path, pool.Clean(a.Name, err.Error())))
+			return nil, false
+		}
+		read = append(read, fmt.Sprintf("%s %s (%s)", a.Name, path, plural(len(rows), "item")))
+		return rows, true
+	}
+	if a := cfg.APIs[config.APIData]; a != nil {
+		listing := config.Listing{}
+		for _, path := range []string{config.ListDataV1, config.ListDataV2} {
+			if !slices.ContainsFunc(a.Tuples, func(t *config.Tuple) bool { return discoveryOf(t.Path) == path }) {
+				continue
+			}
+			if rows, ok := list(a, path, true); ok {
+				addDiscovery(listing, rows)
+			}
+		}
+		findings = append(findings, cfg.CheckListingFindings(listing)...)
+		notChecked = append(notChecked, "data: window and limit against discovery (the built-in catalog checks them for its endpoints)")
+	}
+	if a := cfg.APIs[config.APIIndicator]; a != nil {
+		if rows, ok := list(a, config.ListIndicators, false); ok {
+			findings = append(findings, checkIndicatorPaths(cfg.File, a, rows)...)
+		}
+		if rows, ok := list(a, config.ListEquities, false); ok {
+			findings = append(findings, checkValues(cfg.File, a, "equity", config.ListEquities, equityIDs(rows), false)...)
+		}
+		notChecked = append(notChecked, "indicator: parameter names (the Indicator API lists none)")
+	}
+	if a := cfg.APIs[config.APIConsensus]; a != nil {
+		if rows, ok := list(a, config.ListAssets, false); ok {
+			findings = append(findings, checkValues(cfg.File, a, "asset", config.ListAssets, assetNames(rows), true)...)
+		}
+		notChecked = append(notChecked, "consensus: paths and parameter names (the Analyst Consensus API lists its assets only)")
+	}
+	if len(read) == 0 {
+		read = append(read, "none")
+	}
+	return read, findings, notChecked
+}
+
+// discoveryOf is the discovery endpoint that lists a data-API path.
+func discoveryOf(path string) string {
+	if strings.HasPrefix(path, "/v2/") {
+		return config.ListDataV2
+	}
+	return config.ListDataV1
+}
+
+// addDiscovery adds the items of a discovery answer to a listing: per
+// path, its parameters with their values, its required parameters and,
+// on v2, its assets. It reads the answer as expand's warnUnlisted does
+// for the warnings at run time.
+func addDiscovery(listing config.Listing, rows []map[string]any) {
+	for _, it := range rows {
+		p, _ := it["path"].(string)
+		if p == "" {
+			continue
+		}
+		params := listing[p]
+		if params == nil {
+			params = map[string][]string{}
+			listing[p] = params
+		}
+		listed, _ := it["parameters"].(map[string]any)
+		for name, values := range listed {
+			params[name] = append(params[name], strs(values)...)
+		}
+		for _, name := range strs(it["required_parameters"]) {
+			if _, ok := params[name]; !ok {
+				params[name] = nil
+			}
+		}
+		if assets, ok := it["assets"]; ok {
+			params["asset"] = append(params["asset"], strs(assets)...)
+		}
+	}
+}
+
+// strs reads a JSON list of scalars as strings.
+func strs(v any) []string {
+	list, _ := v.([]any)
+	out := make([]string, 0, len(list))
+	for _, x := range list {
+		if s := decode.LabelValue(x); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// checkIndicatorPaths checks each Indicator API entry's path against the
+// paths /api/indicators lists, a {placeholder} matching any other; a
+// listing without paths checks nothing.
+func checkIndicatorPaths(file string, a *config.API, rows []map[string]any) []config.Finding {
+	var listed []string
+	for _, r := range rows {
+		if p, _ := r["path"].(string); p != "" {
+			listed = append(listed, placeholders(p))
+		}
+	}
+	if len(listed) == 0 {
+		return nil
+	}
+	var out []config.Finding
+	for _, e := range a.Metrics {
+		path := placeholders(e.Path)
+		if slices.Contains(listed, path) {
+			continue
+		}
+		msg := fmt.Sprintf("%s lists no indicator at %s (listed: %s); it is asked for as written", config.ListIndicators, e.Path, strings.Join(listed, ", "))
+		if s := config.NearName(path, listed); s != "" {
+			msg += fmt.Sprintf("; did you mean %s?", s)
+		}
+		out = append(out, config.Finding{Kind: config.FindingListingPath, File: file, Line: e.KeyLine("path"), Key: e.Key + ".path", Message: msg})
+	}
+	return out
+}
+
+// placeholders writes every {name} of a path as {}: /api/equities/{equity}
+// and /api/equities/{equity_id} are one path.
+func placeholders(p string) string {
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		if strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}") {
+			segs[i] = "{}"
+		}
+	}
+	return strings.Join(segs, "/")
+}
+
+// checkValues checks the values of a parameter of the API's entries
+// against the names a list gives (in any case when fold), all aside.
+func checkValues(file string, a *config.API, param, list string, names []string, fold bool) []config.Finding {
+	known := map[string]bool{}
+	for _, n := range names {
+		if fold {
+			n = strings.ToLower(n)
+		}
+		known[n] = true
+	}
+	sorted := slices.Sorted(maps.Keys(known))
+	var out []config.Finding
+	for _, e := range a.Metrics {
+		for _, p := range e.Params {
+			if p.Name != param {
+				continue
+			}
+			for _, v := range p.Values {
+				w := v
+				if fold {
+					w = strings.ToLower(strings.TrimSpace(v))
+				}
+				if v == config.All || known[w] {
+					continue
+				}
+				msg := fmt.Sprintf("%s lists no %s %q", list, param, v)
+				if s := config.NearName(w, sorted); s != "" {
+					msg += fmt.Sprintf("; did you mean %q?", s)
+				}
+				out = append(out, config.Finding{Kind: config.FindingListingValue, File: file, Line: p.Line, Key: e.Key + "." + param, Message: msg})
+			}
+		}
+	}
+	return out
+}
+
+// equityIDs are the ids /api/equities lists: id, or
+// <exchange_code>:<security_code>.
+func equityIDs(rows []map[string]any) []string {
+	var out []string
+	for _, r := range rows {
+		if id := decode.LabelValue(r["id"]); id != "" {
+			out = append(out, id)
+		} else if ex, code := decode.LabelValue(r["exchange_code"]), decode.LabelValue(r["security_code"]); ex != "" && code != "" {
+			out = append(out, ex+":"+code)
+		}
+	}
+	return out
+}
+
+// assetNames are every name /assets lets an asset be written as: key (or
+// id), symbol (or ticker), name and aliases.
+func assetNames(rows []map[string]any) []string {
+	var out []string
+	for _, r := range rows {
+		for _, k := range []string{"key", "id", "symbol", "ticker", "name"} {
+			if v := strings.TrimSpace(decode.LabelValue(r[k])); v != "" {
+				out = append(out, v)
+			}
+		}
+		out = append(out, strs(r["aliases"])...)
+	}
+	return out
+}
