@@ -99,18 +99,35 @@ func checkUpstream(ctx context.Context, cfg *config.Config, logger log.Logger) (
 		findings = append(findings, cfg.CheckListingFindings(listing)...)
 		notChecked = append(notChecked, "data: window and limit against discovery (the built-in catalog checks them for its endpoints)")
 	}
+	// A list whose items carry nothing readable checks nothing: its shape
+	// is not published, and an unread list is no reason to warn.
+	unread := func(api, what, path string) {
+		notChecked = append(notChecked, fmt.Sprintf("%s: %s (%s lists none the exporter can read)", api, what, path))
+	}
 	if a := cfg.APIs[config.APIIndicator]; a != nil {
 		if rows, ok := list(a, config.ListIndicators, false); ok {
-			findings = append(findings, checkIndicatorPaths(cfg.File, a, rows)...)
+			if paths := indicatorPaths(rows); len(paths) > 0 {
+				findings = append(findings, checkIndicatorPaths(cfg.File, a, paths)...)
+			} else {
+				unread(a.Name, "paths", config.ListIndicators)
+			}
 		}
 		if rows, ok := list(a, config.ListEquities, false); ok {
-			findings = append(findings, checkValues(cfg.File, a, "equity", config.ListEquities, equityIDs(rows), false)...)
+			if ids := equityIDs(rows); len(ids) > 0 {
+				findings = append(findings, checkValues(cfg.File, a, "equity", config.ListEquities, ids, false)...)
+			} else {
+				unread(a.Name, "equities", config.ListEquities)
+			}
 		}
 		notChecked = append(notChecked, "indicator: parameter names (the Indicator API lists none)")
 	}
 	if a := cfg.APIs[config.APIConsensus]; a != nil {
 		if rows, ok := list(a, config.ListAssets, false); ok {
-			findings = append(findings, checkValues(cfg.File, a, "asset", config.ListAssets, assetNames(rows), true)...)
+			if names := assetNames(rows); len(names) > 0 {
+				findings = append(findings, checkValues(cfg.File, a, "asset", config.ListAssets, names, true)...)
+			} else {
+				unread(a.Name, "assets", config.ListAssets)
+			}
 		}
 		notChecked = append(notChecked, "consensus: paths and parameter names (the Analyst Consensus API lists its assets only)")
 	}
@@ -170,19 +187,22 @@ func strs(v any) []string {
 	return out
 }
 
-// checkIndicatorPaths checks each Indicator API entry's path against the
-// paths /api/indicators lists, a {placeholder} matching any other; a
-// listing without paths checks nothing.
-func checkIndicatorPaths(file string, a *config.API, rows []map[string]any) []config.Finding {
-	var listed []string
+// indicatorPaths are the paths /api/indicators lists, each {placeholder}
+// written {}.
+func indicatorPaths(rows []map[string]any) []string {
+	var out []string
 	for _, r := range rows {
 		if p, _ := r["path"].(string); p != "" {
-			listed = append(listed, placeholders(p))
+			out = append(out, placeholders(p))
 		}
 	}
-	if len(listed) == 0 {
-		return nil
-	}
+	return out
+}
+
+// checkIndicatorPaths checks each Indicator API entry's path against the
+// paths /api/indicators lists (indicatorPaths), a {placeholder} matching
+// any other.
+func checkIndicatorPaths(file string, a *config.API, listed []string) []config.Finding {
 	var out []config.Finding
 	for _, e := range a.Metrics {
 		path := placeholders(e.Path)

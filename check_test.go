@@ -136,9 +136,17 @@ func TestConfigCheckFindings(t *testing.T) {
 
 // --config.check.upstream reads each listing endpoint once and checks
 // every path, parameter name and value against what they list, with
-// suggestions, and says what it did not check.
+// suggestions, and says what it did not check. The Indicator and
+// consensus lists' shapes are not published: both of the fake's dialects
+// give the same findings.
 func TestConfigCheckUpstream(t *testing.T) {
-	up := newFakeUpstream(t, fakeapi.Options{DataToken: "data-tok", IndicatorToken: "ind-tok"})
+	for _, d := range fakeapi.Dialects {
+		t.Run(d.String(), func(t *testing.T) { checkUpstreamAgainst(t, d) })
+	}
+}
+
+func checkUpstreamAgainst(t *testing.T, d fakeapi.Dialect) {
+	up := newFakeUpstream(t, fakeapi.Options{DataToken: "data-tok", IndicatorToken: "ind-tok", Dialect: d})
 	t.Setenv("ONCHAIN_TEST_DATA", "data-tok")
 	t.Setenv("ONCHAIN_TEST_INDICATOR", "ind-tok")
 	file := filepath.Join(t.TempDir(), "lists.yml")
@@ -193,5 +201,29 @@ consensus:
 	}
 	if n := up.fake.Calls("data") + up.fake.Calls("indicator") + up.fake.Calls("consensus"); n != 5 {
 		t.Errorf("%d upstream calls, want the 5 lists only", n)
+	}
+}
+
+// A list that cannot be read is said not checked, with why, and never
+// quotes the credential; the findings against the catalog stay.
+func TestConfigCheckUpstreamSaysWhatFailed(t *testing.T) {
+	up := newFakeUpstream(t, fakeapi.Options{DataToken: "right-tok"})
+	t.Setenv("ONCHAIN_TEST_DATA", "wrong-tok-83c1")
+	file := filepath.Join(t.TempDir(), "wrong.yml")
+	writeFile(t, file, "data:\n  url: "+up.URL+"\n  token_env: ONCHAIN_TEST_DATA\n  metrics:\n    - path: /v1/btc/exchange-flow/reserve\n")
+	var out, errOut bytes.Buffer
+	code := run([]string{"--config.check.upstream", "--config.file=" + file}, &out, &errOut)
+	got, _, _ := strings.Cut(out.String(), "\nForecast")
+	for _, want := range []string{
+		"WARNING: " + file + ":5: data.metrics[0].path: /v1/btc/exchange-flow/reserve is outside the built-in catalog; did you mean /v1/btc/exchange-flows/reserve?",
+		"Checked against the upstream's lists: none\n",
+		"Not checked: data: what /v1/discovery/endpoints lists (/v1/discovery/endpoints: unauthorized (HTTP 401)",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the output lacks %q:\n%s", want, got)
+		}
+	}
+	if code != 0 || strings.Contains(out.String()+errOut.String(), "wrong-tok-83c1") {
+		t.Errorf("exit %d, or the credential was printed:\n%s\n%s", code, out.String(), errOut.String())
 	}
 }
