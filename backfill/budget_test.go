@@ -51,6 +51,11 @@ func TestBudgetLeavesTheLiveExportersShare(t *testing.T) {
 	if e.logs.Count("no more calls to this API", "0 left for backfill") != 1 {
 		t.Errorf("the reason is not said:\n%s", e.logs.String())
 	}
+	var none strings.Builder
+	if err := DryRun(&none, e.cfg, o); err != nil || !strings.Contains(none.String(), "0 left for backfill: a run calls nothing of it") ||
+		strings.Contains(none.String(), "GET") || !strings.Contains(none.String(), "# 0 series, 0 calls") {
+		t.Errorf("the dry run of an API with no share lists calls a run does not make (%v):\n%s", err, none.String())
+	}
 
 	e = newEnv(t, strings.ReplaceAll(budgetConfig, "{{BUDGET}}", fmt.Sprint(live+2)), nil)
 	o = e.options(3)

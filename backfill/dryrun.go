@@ -22,15 +22,24 @@ func DryRun(w io.Writer, cfg *config.Config, o Options) error {
 		return err
 	}
 	fmt.Fprintf(w, "# backfill from %s to %s into %s\n", o.From.Format(time.RFC3339), o.To.Format(time.RFC3339), o.target())
+	if err := outputAllowed(prog, o); err != nil {
+		fmt.Fprintf(w, "# a run would stop here, before any call: %v\n", err)
+	}
 	sh := shares(cfg)
 	for _, api := range config.APINames {
-		if s, ok := sh[api]; ok {
+		switch s, ok := sh[api]; {
+		case ok && s.left < 1:
+			fmt.Fprintf(w, "# %s: %s: a run calls nothing of it, not even its listings\n", api, s)
+		case ok:
 			fmt.Fprintf(w, "# %s: %s, paced over the UTC day\n", api, s)
 		}
 	}
 	calls, series, unknown := 0, 0, 0
 	listed := map[*config.Entry]bool{}
 	for _, t := range tuples {
+		if s, ok := sh[t.API]; ok && s.left < 1 {
+			continue
+		}
 		if p := unresolved(t); p != "" {
 			if !listed[t.Entry] {
 				listed[t.Entry] = true

@@ -30,6 +30,10 @@ func TestOutputThatExistsIsRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	var dry strings.Builder
+	if err := DryRun(&dry, e.cfg, o); err != nil || !strings.Contains(dry.String(), "# a run would stop here, before any call: --output "+o.Output+" exists") {
+		t.Errorf("the dry run does not say the output is refused (%v):\n%s", err, dry.String())
+	}
 	for _, check := range []func() error{
 		func() error { return CheckOutput(o) },
 		func() error { _, err := Run(context.Background(), e.cfg, e.pool, o); return err },

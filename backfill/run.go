@@ -294,6 +294,8 @@ func (r *runner) run(ctx context.Context, todo []*config.Tuple) error {
 	}
 	if r.ver != nil {
 		r.ver.drain()
+		// Interrupted while read back: left for a later run.
+		r.sum.NotTried += len(r.ver.pending)
 	}
 	// Series never handed to a worker were not tried.
 	r.sum.NotTried += len(todo) - seen
