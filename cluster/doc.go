@@ -44,8 +44,9 @@
 // twice and out of order: by gossip, which in a burst rarely misses a
 // member, and otherwise by the next push/pull, which repairs any loss.
 // Merge must therefore be idempotent and commutative. After a partition
-// heals, the members on each side ask the others to rejoin (join.go) and
-// their push/pull merges what each side learned.
+// heals, the members on each side ask the others to rejoin (join.go); the
+// push/pull of those joins, and then the periodic one, merge what each
+// side learned.
 //
 // Gossip carries only what the States marshal and broadcast; it must
 // never carry a credential. With --cluster.encryption-key-file it is

@@ -55,8 +55,14 @@ func start(t *testing.T, cfg Config) *member {
 // create creates a member and registers its state, without joining.
 func create(t *testing.T, cfg Config) *member {
 	t.Helper()
+	return createWith(t, cfg, nil)
+}
+
+// createWith is create with memberlist's transport wrapped.
+func createWith(t *testing.T, cfg Config, wrap wrapTransport) *member {
+	t.Helper()
 	m := &member{state: newSetState(), reg: prometheus.NewRegistry(), logs: &syncBuffer{}}
-	p, err := Create(cfg, log.NewLogfmtLogger(m.logs), m.reg)
+	p, err := newPeer(cfg, log.NewLogfmtLogger(m.logs), m.reg, wrap)
 	if err != nil {
 		t.Fatalf("%s: create: %v", cfg.Name, err)
 	}

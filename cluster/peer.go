@@ -70,6 +70,13 @@ type failedPeer struct {
 // With cluster mode off (cfg.ListenAddress empty) Create returns a nil
 // *Peer and no error. reg may be nil.
 func Create(cfg Config, logger log.Logger, reg prometheus.Registerer) (*Peer, error) {
+	return newPeer(cfg, logger, reg, nil)
+}
+
+// wrapTransport lets a test put itself between memberlist and the network.
+type wrapTransport func(memberlist.NodeAwareTransport) memberlist.NodeAwareTransport
+
+func newPeer(cfg Config, logger log.Logger, reg prometheus.Registerer, wrap wrapTransport) (*Peer, error) {
 	if !cfg.Enabled() {
 		return nil, nil
 	}
@@ -142,6 +149,19 @@ func Create(cfg Config, logger log.Logger, reg prometheus.Registerer) (*Peer, er
 			return nil, fmt.Errorf("--cluster.encryption-key-file: %w", err)
 		}
 		mc.SecretKey = key
+	}
+	if wrap != nil {
+		nt, err := memberlist.NewNetTransport(&memberlist.NetTransportConfig{
+			BindAddrs: []string{mc.BindAddr}, BindPort: mc.BindPort, Logger: mc.Logger,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("cluster: %w", err)
+		}
+		if mc.BindPort == 0 {
+			mc.BindPort = nt.GetAutoBindPort()
+			mc.AdvertisePort = mc.BindPort
+		}
+		mc.Transport = wrap(nt)
 	}
 	ml, err := memberlist.Create(mc)
 	if err != nil {
