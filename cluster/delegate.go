@@ -42,7 +42,8 @@ func (d *delegate) NotifyMsg(b []byte) {
 		logMerge(p, err).Log("msg", "cannot merge a delta", "key", pt.key, "err", err)
 		return
 	}
-	if gossiped {
+	// With two members the only one to relay to is the sender.
+	if gossiped && len(*p.members.Load()) > 2 {
 		p.m.relayed.Inc()
 		p.queue.QueueBroadcast(broadcast(append([]byte(nil), b...)))
 	}

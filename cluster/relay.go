@@ -8,7 +8,8 @@ import "sync"
 // relays a delta the first time it merges one, as Alertmanager's states
 // do, and a delta spreads by epidemic instead of from its sender alone.
 // seen remembers recent deltas so that none is relayed twice. Oversized
-// deltas are not relayed: their sender sent them to every member.
+// deltas are not relayed: their sender sent them to every member; nor is
+// any delta in a cluster of two, where the only other member sent it.
 
 // seenSize is how many recent deltas a member remembers; a delta that
 // comes back after that many others is relayed once more, no harm done.
