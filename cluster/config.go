@@ -112,8 +112,9 @@ func AddFlags(app *kingpin.Application) *Config {
 func (c Config) Enabled() bool { return c.ListenAddress != "" }
 
 // Validate reports the first setting that cannot work, naming its flag.
-// It reads the key file. With cluster mode off, any other cluster setting
-// is an error: it would be silently ignored and each replica would pay.
+// It reads the key file. A peer, an advertise address or a key file with
+// cluster mode off is an error: it would be ignored, and each replica
+// would pay for every call while its operator thinks they share.
 func (c Config) Validate() error {
 	if !c.Enabled() {
 		switch {

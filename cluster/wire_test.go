@@ -31,7 +31,7 @@ func (t *udpCounter) WriteToAddress(b []byte, addr memberlist.Address) (time.Tim
 
 // What a burst of 100 rows of 200 bytes costs on the wire in an encrypted
 // cluster of three, by gossip alone (no push/pull): the figures are
-// logged; the test asks that gossip deliver at least 195 of the 200
+// logged; the test asks that gossip deliver at least 190 of the 200
 // deliveries (measured: 3 misses in 2000), and that a quiet cluster's own
 // traffic (probes) be told apart from the rows'.
 func TestGossipBytesOnTheWire(t *testing.T) {
@@ -92,7 +92,7 @@ func TestGossipBytesOnTheWire(t *testing.T) {
 	}
 	t.Logf("%d rows of %d bytes: gossip done in %s, %d of %d deliveries, %.0f bytes on UDP by all three (%.0f per row, %.1f per row per member), %d packets",
 		n, size, took.Round(time.Millisecond), delivered, 2*n, sent, sent/n, sent/n/3, pk)
-	if delivered < 2*n-5 {
+	if delivered < 2*n-10 {
 		t.Errorf("gossip delivered %d of %d", delivered, 2*n)
 	}
 }
