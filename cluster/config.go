@@ -18,27 +18,27 @@ import (
 // Defaults, as Alertmanager's cluster flags have them, so that an
 // operator who runs both finds the same behaviour under the same names.
 const (
-	// DefaultPeerTimeout is how long each rank waits after the one before
+	// defaultPeerTimeout is how long each rank waits after the one before
 	// it: the fallback of rank r acts r × PeerTimeout late.
-	DefaultPeerTimeout = 15 * time.Second
-	// DefaultGossipInterval sends queued deltas five times a second.
-	DefaultGossipInterval = 200 * time.Millisecond
-	// DefaultPushPullInterval exchanges the full state with one random
+	defaultPeerTimeout = 15 * time.Second
+	// defaultGossipInterval sends queued deltas five times a second.
+	defaultGossipInterval = 200 * time.Millisecond
+	// defaultPushPullInterval exchanges the full state with one random
 	// member every minute, which repairs any delta that gossip lost.
-	DefaultPushPullInterval = time.Minute
-	// DefaultProbeTimeout is the round trip after which a probed member
+	defaultPushPullInterval = time.Minute
+	// defaultProbeTimeout is the round trip after which a probed member
 	// is suspected: the 99th percentile of a LAN's.
-	DefaultProbeTimeout = 500 * time.Millisecond
-	// DefaultProbeInterval probes one random member every second.
-	DefaultProbeInterval = time.Second
-	// DefaultSettleTimeout bounds Settle: one push/pull interval.
-	DefaultSettleTimeout = DefaultPushPullInterval
-	// DefaultReconnectInterval is how often the names of --cluster.peer
+	defaultProbeTimeout = 500 * time.Millisecond
+	// defaultProbeInterval probes one random member every second.
+	defaultProbeInterval = time.Second
+	// defaultSettleTimeout bounds Settle: one push/pull interval.
+	defaultSettleTimeout = defaultPushPullInterval
+	// defaultReconnectInterval is how often the names of --cluster.peer
 	// are resolved again and lost members are asked to join again.
-	DefaultReconnectInterval = 10 * time.Second
-	// DefaultReconnectTimeout is how long a failed member is asked to
+	defaultReconnectInterval = 10 * time.Second
+	// defaultReconnectTimeout is how long a member that left or failed is asked to
 	// join again before it is forgotten.
-	DefaultReconnectTimeout = 6 * time.Hour
+	defaultReconnectTimeout = 6 * time.Hour
 )
 
 // keySizes are the AES key sizes memberlist accepts: AES-128, -192, -256.
@@ -79,7 +79,7 @@ type Config struct {
 	SettleTimeout time.Duration
 	// ReconnectInterval is how often peers are resolved and joined again.
 	ReconnectInterval time.Duration
-	// ReconnectTimeout is how long a failed member is retried.
+	// ReconnectTimeout is how long a member that left or failed is retried.
 	ReconnectTimeout time.Duration
 	// KeyFile names a file that holds the key all gossip is encrypted and
 	// authenticated with: 16, 24 or 32 bytes (AES-128, -192, -256), raw
@@ -96,14 +96,14 @@ func AddFlags(app *kingpin.Application) *Config {
 	app.Flag("cluster.advertise-address", "IP:port other replicas reach this one at, when it is not the listen address. Empty: the listen address, or a private IP of this host when listening on all interfaces.").Default("").StringVar(&c.AdvertiseAddress)
 	app.Flag("cluster.peer-name", "Name of this replica in the cluster, unique among them. Empty: the host name and a random suffix.").Default("").StringVar(&c.Name)
 	app.Flag("cluster.peer", "host:port of a replica to join (repeatable). A name that resolves to several addresses, such as a Kubernetes headless Service, joins them all; names are resolved again every --cluster.reconnect-interval.").StringsVar(&c.Peers)
-	app.Flag("cluster.peer-timeout", "Time each replica waits after the one ranked before it before it calls upstream in its place.").Default(DefaultPeerTimeout.String()).DurationVar(&c.PeerTimeout)
-	app.Flag("cluster.gossip-interval", "Interval between gossip messages. Lower spreads rows faster and costs more bandwidth.").Default(DefaultGossipInterval.String()).DurationVar(&c.GossipInterval)
-	app.Flag("cluster.pushpull-interval", "Interval between full state exchanges with one random replica. Lower repairs lost gossip faster and costs more bandwidth.").Default(DefaultPushPullInterval.String()).DurationVar(&c.PushPullInterval)
-	app.Flag("cluster.probe-timeout", "Time to wait for a probed replica's answer before it is suspected; the 99th percentile of the network's round trip.").Default(DefaultProbeTimeout.String()).DurationVar(&c.ProbeTimeout)
-	app.Flag("cluster.probe-interval", "Interval between probes of one random replica. Lower detects a failed replica sooner and costs more bandwidth.").Default(DefaultProbeInterval.String()).DurationVar(&c.ProbeInterval)
-	app.Flag("cluster.settle-timeout", "Longest wait at start for the number of replicas seen to stop changing.").Default(DefaultSettleTimeout.String()).DurationVar(&c.SettleTimeout)
-	app.Flag("cluster.reconnect-interval", "Interval between attempts to resolve --cluster.peer again and rejoin lost replicas.").Default(DefaultReconnectInterval.String()).DurationVar(&c.ReconnectInterval)
-	app.Flag("cluster.reconnect-timeout", "How long a failed replica is asked to rejoin before it is forgotten.").Default(DefaultReconnectTimeout.String()).DurationVar(&c.ReconnectTimeout)
+	app.Flag("cluster.peer-timeout", "Time each replica waits after the one ranked before it before it calls upstream in its place.").Default(defaultPeerTimeout.String()).DurationVar(&c.PeerTimeout)
+	app.Flag("cluster.gossip-interval", "Interval between gossip messages. Lower spreads rows faster and costs more bandwidth.").Default(defaultGossipInterval.String()).DurationVar(&c.GossipInterval)
+	app.Flag("cluster.pushpull-interval", "Interval between full state exchanges with one random replica. Lower repairs lost gossip faster and costs more bandwidth.").Default(defaultPushPullInterval.String()).DurationVar(&c.PushPullInterval)
+	app.Flag("cluster.probe-timeout", "Time to wait for a probed replica's answer before it is suspected; the 99th percentile of the network's round trip.").Default(defaultProbeTimeout.String()).DurationVar(&c.ProbeTimeout)
+	app.Flag("cluster.probe-interval", "Interval between probes of one random replica. Lower detects a failed replica sooner and costs more bandwidth.").Default(defaultProbeInterval.String()).DurationVar(&c.ProbeInterval)
+	app.Flag("cluster.settle-timeout", "Longest wait at start for the number of replicas seen to stop changing.").Default(defaultSettleTimeout.String()).DurationVar(&c.SettleTimeout)
+	app.Flag("cluster.reconnect-interval", "Interval between attempts to resolve --cluster.peer again and rejoin lost replicas.").Default(defaultReconnectInterval.String()).DurationVar(&c.ReconnectInterval)
+	app.Flag("cluster.reconnect-timeout", "How long a replica that left or failed is asked to rejoin before it is forgotten.").Default(defaultReconnectTimeout.String()).DurationVar(&c.ReconnectTimeout)
 	app.Flag("cluster.encryption-key-file", "File holding the key that encrypts and authenticates all gossip: 16, 24 or 32 bytes (AES-128, -192, -256), raw or base64. Every replica needs the same key. Empty: gossip in the clear.").Default("").StringVar(&c.KeyFile)
 	return c
 }
@@ -180,14 +180,14 @@ func (c Config) withDefaults() Config {
 			*d = def
 		}
 	}
-	set(&c.PeerTimeout, DefaultPeerTimeout)
-	set(&c.GossipInterval, DefaultGossipInterval)
-	set(&c.PushPullInterval, DefaultPushPullInterval)
-	set(&c.ProbeTimeout, DefaultProbeTimeout)
-	set(&c.ProbeInterval, DefaultProbeInterval)
-	set(&c.SettleTimeout, DefaultSettleTimeout)
-	set(&c.ReconnectInterval, DefaultReconnectInterval)
-	set(&c.ReconnectTimeout, DefaultReconnectTimeout)
+	set(&c.PeerTimeout, defaultPeerTimeout)
+	set(&c.GossipInterval, defaultGossipInterval)
+	set(&c.PushPullInterval, defaultPushPullInterval)
+	set(&c.ProbeTimeout, defaultProbeTimeout)
+	set(&c.ProbeInterval, defaultProbeInterval)
+	set(&c.SettleTimeout, defaultSettleTimeout)
+	set(&c.ReconnectInterval, defaultReconnectInterval)
+	set(&c.ReconnectTimeout, defaultReconnectTimeout)
 	return c
 }
 
