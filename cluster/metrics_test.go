@@ -77,12 +77,21 @@ func TestChangedFiresOnMembershipChange(t *testing.T) {
 	default:
 	}
 	b := start(t, testConfig("b", a.address()))
-	<-ch // would hang, and the test time out, if it never fired
+	waitClosed(t, ch, "b's join")
 	eventually(t, "a sees b", seeAll([]*member{a}, "a", "b"))
 	ch = a.Changed()
 	if err := b.Leave(5 * time.Second); err != nil {
 		t.Fatal(err)
 	}
-	<-ch
+	waitClosed(t, ch, "b's leave")
 	eventually(t, "a sees only a", seeAll([]*member{a}, "a"))
+}
+
+func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("Changed did not fire within 30s of %s", what)
+	}
 }
