@@ -36,7 +36,7 @@ func TestStampAgainstLiveScrapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exp, err := collector.New(cfg, log.NewNopLogger(), prometheus.NewRegistry(), collector.Options{Now: clock.Now})
+	exp, err := collector.New(cfg, log.NewNopLogger(), prometheus.NewRegistry(), collector.Options{Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}

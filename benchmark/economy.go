@@ -91,7 +91,7 @@ func RunEconomy(o EconomyOptions) (*Economy, error) {
 	for _, k := range kinds {
 		yml.WriteString(k.entries())
 	}
-	cfg, exp, err := newExporter("economy.yml", yml.String(), collector.Options{Now: clock.Now})
+	cfg, exp, err := newExporter("economy.yml", yml.String(), collector.Options{Clock: clock})
 	if err != nil {
 		return nil, err
 	}

@@ -222,7 +222,7 @@ func RunFreshness(o FreshnessOptions) (*Freshness, error) {
 			fmt.Fprintf(&yml, "      cache_ttl: %s\n", o.CacheTTL)
 		}
 	}
-	cfg, exp, err := newExporter("freshness.yml", yml.String(), collector.Options{Now: clock.Now})
+	cfg, exp, err := newExporter("freshness.yml", yml.String(), collector.Options{Clock: clock})
 	if err != nil {
 		return nil, err
 	}
@@ -301,23 +301,27 @@ func RunFreshness(o FreshnessOptions) (*Freshness, error) {
 	return f, nil
 }
 
-// runUntil moves the simulated clock to end, stopping at every moment the
-// exporter's engine planned a refresh and running it there, as its loop
-// does in real time: rows are fetched when the plan says, between scrapes.
+// runUntil moves the simulated clock to end, stopping at every timer the
+// exporter's engines armed and letting them settle there: the production
+// loop, run on simulated time, so that rows are fetched when the plan
+// says, between scrapes.
 func runUntil(clock *fakeapi.SimClock, exp *collector.Exporter, end time.Time) {
-	for i := 0; i < 10_000; i++ {
-		next := exp.Step()
-		if next.IsZero() || next.After(end) {
+	for i := 0; i < 100_000; i++ {
+		exp.Settle()
+		next, ok := clock.Next()
+		if !ok || next.After(end) {
 			break
 		}
-		if !next.After(clock.Now()) {
-			// Due already, yet not run: held for a leader. Its plan
-			// moves on; go on from the next millisecond.
-			next = clock.Now().Add(time.Millisecond)
+		if next.After(clock.Now()) {
+			clock.Set(next)
+		} else {
+			clock.Fire()
 		}
-		clock.Set(next)
 	}
-	clock.Set(end)
+	if end.After(clock.Now()) {
+		clock.Set(end)
+	}
+	exp.Settle()
 }
 
 // ownExcess reads the exporter's own excess staleness of the data API's

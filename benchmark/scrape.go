@@ -2,6 +2,7 @@ package benchmark
 
 import (
 	"fmt"
+	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -50,7 +51,7 @@ type ScrapeRig struct {
 }
 
 // NewScrapeRig configures tuples tuples (two windows per exchange).
-func NewScrapeRig(tuples, concurrency int, latency time.Duration, now func() time.Time) (*ScrapeRig, error) {
+func NewScrapeRig(tuples, concurrency int, latency time.Duration, clk clock.Clock) (*ScrapeRig, error) {
 	up := staticUpstream(latency)
 	var b strings.Builder
 	fmt.Fprintf(&b, "data:\n  url: %s\n  token_env: T\n  concurrency: %d\n  max_tuples: %d\n  metrics:\n    - path: /v1/btc/market-data/open-interest\n      window: [day, hour]\n      exchange: [", up.URL, concurrency, tuples)
@@ -61,7 +62,7 @@ func NewScrapeRig(tuples, concurrency int, latency time.Duration, now func() tim
 		fmt.Fprintf(&b, "exchange_%05d", i)
 	}
 	b.WriteString("]\n")
-	cfg, exp, err := newExporter("scrape.yml", b.String(), collector.Options{Now: now})
+	cfg, exp, err := newExporter("scrape.yml", b.String(), collector.Options{Clock: clk})
 	if err != nil {
 		up.Close()
 		return nil, err

@@ -1,13 +1,14 @@
 package benchmark
 
 import (
+	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 	"math"
 	"runtime"
 	"testing"
 	"time"
 )
 
-func fixedNow() time.Time { return time.Date(2026, 11, 19, 12, 0, 0, 0, time.UTC) }
+func fixedNow() clock.Clock { return clock.NewSim(time.Date(2026, 11, 19, 12, 0, 0, 0, time.UTC)) }
 
 // prometheusAccept is the Accept header Prometheus 2.42 scrapes with.
 const prometheusAccept = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
@@ -22,7 +23,7 @@ func BenchmarkWarmScrape(b *testing.B) {
 }
 
 func warmScrape(b *testing.B, accept string) {
-	rig, err := NewScrapeRig(2500, 8, 0, fixedNow) // 2500 tuples x 4 series
+	rig, err := NewScrapeRig(2500, 8, 0, fixedNow()) // 2500 tuples x 4 series
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -68,7 +69,7 @@ func BenchmarkColdScrape(b *testing.B) {
 	var worst time.Duration
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		rig, err := NewScrapeRig(tuples, concurrency, latency, fixedNow)
+		rig, err := NewScrapeRig(tuples, concurrency, latency, fixedNow())
 		if err != nil {
 			b.Fatal(err)
 		}

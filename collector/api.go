@@ -2,10 +2,12 @@ package collector
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-kit/log"
@@ -14,37 +16,39 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/budget"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
-	"github.com/onchain-exporter/onchain_exporter/schedule"
+	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
-// apiCollector serves the tuples of one API from their cache entries,
-// refreshing those that are due.
+// apiCollector is the refresh engine of one API (engine.go) and what it
+// publishes for scrapes. It lives as long as its API is configured: a
+// reload reconciles its tuples (reconcile.go), it is not rebuilt.
 type apiCollector struct {
-	api    *config.API
-	up     *upstream.Client
-	sched  *apiSchedule
-	fams   *families
-	tf     *tupleFamilies
+	name   string
 	m      *selfMetrics
 	bm     *budget.Metrics
-	now    func() time.Time
+	clk    clock.Clock
 	logger log.Logger
+	// idleAfter is how long without a scrape the engine waits before it
+	// stops calling upstream (demand).
+	idleAfter time.Duration
 
 	ctx    context.Context // parent of every refresh; cancelled on close
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	// manual: the clock is simulated (tests, benchmarks) and there is no
-	// background loop; step runs what is due.
-	manual bool
-	// idleAfter is how long without a scrape the engine waits before it
-	// stops calling upstream (demand).
-	idleAfter time.Duration
-	wakeup    chan struct{} // a refresh ended, a scrape came: plan again
-	loopDone  chan struct{}
+	wakeup   chan struct{} // a refresh ended, a scrape came, a timer fired: plan again
+	loopDone chan struct{}
 
-	mu     sync.Mutex // guards every tupleState of this API and what follows
+	mu sync.Mutex // guards what follows and every tupleState of this API
+	// The configuration in force: replaced by reconcile, read by a
+	// refresh when it starts (refreshRun) and ends.
+	api   *config.API
+	up    *upstream.Client
+	sched *apiSchedule
+	fams  *families
+	tf    *tupleFamilies
+
 	states []*tupleState
 	// queue holds the tuples not in flight by when each is due; byKey the
 	// tuples of each delay key (queue.go).
@@ -54,76 +58,105 @@ type apiCollector struct {
 	// running counts the refreshes in flight, within the API's
 	// concurrency.
 	running int
-	// lastScrape and scrapeGap say whether anybody still scrapes.
-	lastScrape time.Time
-	scrapeGap  time.Duration
+	// timer wakes the loop when the next tuple is due.
+	timer clock.Timer
+	// wakes counts the wakes asked, handled those the loop has acted on;
+	// settled is signalled when handled or running change (settle).
+	wakes, handled uint64
+	settled        *sync.Cond
 	// filled is closed once every tuple has had its first refresh;
 	// unfilled counts those still waiting for it.
 	filled   chan struct{}
 	unfilled int
+
+	// view is what scrapes read: published under mu, read without it.
+	view atomic.Pointer[apiView]
+	// lastScrape and scrapeGap (Unix and plain nanoseconds) say whether
+	// anybody still scrapes.
+	lastScrape, scrapeGap atomic.Int64
 }
 
-// collect serves every tuple from what its last refresh left, without
-// starting or waiting for a call: refreshes are the engine's (engine.go).
+// apiView is the published list of an API's tuples, replaced whole when
+// a reload changes it; each tuple publishes its own tupleView.
+type apiView struct {
+	api    *config.API
+	up     *upstream.Client
+	tuples []*tupleState // read through their view only
+	filled chan struct{}
+}
+
+// refreshRun is what a refresh reads of the configuration, taken when it
+// starts.
+type refreshRun struct {
+	tuple *config.Tuple
+	api   *config.API
+	up    *upstream.Client
+}
+
+func newAPICollector(name string, m *selfMetrics, bm *budget.Metrics, clk clock.Clock, logger log.Logger, idleAfter time.Duration) *apiCollector {
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &apiCollector{name: name, m: m, bm: bm, clk: clk, logger: logger, idleAfter: idleAfter,
+		ctx: ctx, cancel: cancel, wakeup: make(chan struct{}, 1), byKey: map[string][]*tupleState{},
+		filled: make(chan struct{})}
+	c.settled = sync.NewCond(&c.mu)
+	close(c.filled) // nothing to fill until reconcile brings tuples
+	return c
+}
+
+// publishViewLocked publishes the list of tuples in force.
+func (c *apiCollector) publishViewLocked() {
+	c.view.Store(&apiView{api: c.api, up: c.up, tuples: c.states, filled: c.filled})
+}
+
+// collect serves every tuple from what its engine published, without
+// starting or waiting for a call, and without a lock of the engine's.
 // Only the very first fill of tuples that have never been asked (after
 // start, or new in a reload) is awaited, until ctx ends. It reports
 // whether every tuple was served fresh: its last refresh succeeded and its
 // first one has ended.
 func (c *apiCollector) collect(ctx context.Context) ([]sampleOf, bool) {
-	now := c.now()
-	var hits, joined, stale float64
-	c.mu.Lock()
-	for _, st := range c.states {
-		// A read: no plan is moved here (the engine's queue does).
-		switch {
-		case st.inflight != nil:
+	v := c.view.Load()
+	now := c.clk.Now()
+	var hits, joined float64
+	for _, st := range v.tuples {
+		// As the scrape finds them: a read moves no plan.
+		switch tv := st.view.Load(); {
+		case tv.inflight:
 			joined++
-		case now.Before(st.Next):
+		case now.Before(tv.next):
 			hits++
 		}
 	}
-	filled := c.filled
-	c.mu.Unlock()
 	c.touch(now)
-	waits := []<-chan struct{}{filled}
-	if c.manual {
-		// A simulated clock: the scrape runs what is due, as the loop
-		// would have, and waits for it within its deadline.
-		waits = append(waits, c.dispatchAll(now)...)
-	}
 	timedOut := false
-	for _, w := range waits {
-		select {
-		case <-w:
-		case <-ctx.Done():
-			timedOut = true
-		}
-		if timedOut {
-			break
-		}
+	select {
+	case <-v.filled:
+	case <-ctx.Done():
+		timedOut = true
 	}
-	now = c.now()
+	v = c.view.Load()
+	now = c.clk.Now()
+	var stale float64
 	fresh := !timedOut
-	out := make([]sampleOf, 0, 4*len(c.states))
+	out := make([]sampleOf, 0, 4*len(v.tuples))
 	excess := excessTally{}
-	c.mu.Lock()
-	for _, st := range c.states {
-		if !st.OK || st.LastAttempt.IsZero() || st.inflight != nil && c.manual {
+	for _, st := range v.tuples {
+		tv := st.view.Load()
+		if !tv.ok || !tv.attempted {
 			fresh = false
-			if st.showValues(now, c.api.MaxStaleness) {
+			if showValues(tv.values, tv.ok, tv.failingSince, now, v.api.MaxStaleness) {
 				stale++
 			}
 		}
-		out = st.emit(out, now, c.api.MaxStaleness)
-		excess.add(c.sched.book, st, now)
+		out = tv.emit(out, now, v.api.MaxStaleness)
+		excess.add(tv, now)
 	}
-	c.mu.Unlock()
-	name := c.api.Name
+	name := c.name
 	if c.bm != nil {
-		c.bm.Observe(name, c.up.Budget(), now)
+		c.bm.Observe(name, v.up.Budget(), now)
 	}
 	c.m.cacheHits.WithLabelValues(name).Add(hits)
-	c.m.cacheMisses.WithLabelValues(name).Add(float64(len(c.states)) - hits)
+	c.m.cacheMisses.WithLabelValues(name).Add(float64(len(v.tuples)) - hits)
 	c.m.callsSaved.WithLabelValues(name).Add(hits + joined)
 	c.m.staleServed.WithLabelValues(name).Add(stale)
 	for window, x := range excess {
@@ -142,29 +175,28 @@ type excessTally map[string]*struct {
 // add counts one tuple. A series is one row behind once now is past the
 // start of the row after the one it serves plus the offset at which rows
 // appear. Left out: series on a cache_ttl (no schedule), deprecated ones,
-// and those that would be two rows or more behind: the tally is taken
-// after the scrape's refreshes, so such a series was just asked and the
+// and those that would be two rows or more behind: the engine asks a
+// series as soon as its row is due, so such a series was asked and the
 // upstream did not have the rows (it stopped, or publishes far later than
 // learned); the exporter cannot tell a row it misses from one that does
 // not exist.
-func (x excessTally) add(b *schedule.Book, st *tupleState, now time.Time) {
-	t := st.tuple
-	w := rowWindow(st)
-	if w <= 0 || t.CacheTTL > 0 {
+func (x excessTally) add(tv *tupleView, now time.Time) {
+	w := tv.w
+	if w <= 0 {
 		return
 	}
-	s := x[t.Window]
+	s := x[tv.window]
 	if s == nil {
 		s = &struct {
 			sum time.Duration
 			n   int
 		}{}
-		x[t.Window] = s // the window's gauge is set, to 0 if none counts
+		x[tv.window] = s // the window's gauge is set, to 0 if none counts
 	}
-	if st.Newest.IsZero() || st.Deprecated {
+	if tv.newest.IsZero() || tv.deprecated {
 		return
 	}
-	behind := now.Sub(st.Newest.Add(b.Earliest(st.delayKey(), t.Key, w))) // the newest row fetched
+	behind := now.Sub(tv.newest.Add(tv.earliest)) // the newest row fetched
 	if behind >= 2*w {
 		return
 	}
@@ -174,18 +206,51 @@ func (x excessTally) add(b *schedule.Book, st *tupleState, now time.Time) {
 	}
 }
 
-// refresh calls upstream for one tuple and stores the outcome. It runs
-// detached from the scrape that started it, bounded by the API timeout, so
-// that a scrape that gives up does not waste a call others are waiting on.
-func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
+// refresh calls upstream for one tuple and publishes the outcome. It runs
+// detached from any scrape, bounded by the API timeout, on the
+// configuration in force when it started (r); what it read is stored under
+// the tuple's configuration when it ends (a reload may have changed its
+// labels, or dropped it).
+func (c *apiCollector) refresh(st *tupleState, r refreshRun) {
 	defer c.wg.Done()
-	defer c.wake() // the plan changed: followers may be due, a slot is free
-	ctx, cancel := context.WithTimeout(c.ctx, c.api.Timeout)
+	ctx, cancel := context.WithTimeout(c.ctx, r.api.Timeout)
 	defer cancel()
-	t := st.tuple // set once; the state's fields are the lock's
+	t := r.tuple
 
-	start := c.now()
-	d, err := c.fetch(ctx, t)
+	start := c.clk.Now()
+	d, err := c.fetch(ctx, r.up, t, start)
+	now := c.clk.Now()
+	c.mu.Lock()
+	siblings := false // the refresh found what its key's other tuples wait for
+	defer func() {
+		st.inflight = false
+		c.running--
+		switch {
+		case st.removed:
+		case siblings:
+			c.replanKeyLocked(st.delayKey()) // st, and its key's followers
+		default:
+			c.planLocked(st)
+		}
+		if st.first {
+			st.first = false
+			c.unfilled--
+			if c.unfilled == 0 {
+				close(c.filled)
+			}
+		}
+		// The plan changed: followers may be due, a slot is free.
+		c.wakes++
+		c.settled.Broadcast()
+		c.mu.Unlock()
+		c.signal()
+	}()
+	if c.ctx.Err() != nil || st.removed {
+		// Closing, or the tuple left the configuration: the outcome says
+		// nothing the engine keeps.
+		return
+	}
+	t = st.tuple // the configuration in force now: its labels
 	var values []sampleOf
 	var problems []string
 	if err == nil {
@@ -206,49 +271,26 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 				// (a field renamed onto a name another concept has).
 				code = "family_conflict"
 			}
-			err = c.up.Fail(&upstream.Error{Code: code, Message: msg})
+			err = r.up.Fail(&upstream.Error{Code: code, Message: msg})
+		case len(values) == 0 && d.Future > 0:
+			err = r.up.Fail(&upstream.Error{Code: "future_row", Message: futureRows(d)})
 		case len(values) == 0:
-			err = c.up.Fail(&upstream.Error{Code: "no_data", Message: "the answer holds no value for any field"})
+			err = r.up.Fail(&upstream.Error{Code: "no_data", Message: "the answer holds no value for any field"})
+		case d.Future > 0:
+			// Served from the rows in the past; those ahead are bad data.
+			r.up.CountErrors("future_row", d.Future)
 		}
 	}
-	now := c.now()
-	c.mu.Lock()
-	if c.ctx.Err() != nil {
-		// Closing (reload or shutdown): the outcome says nothing about
-		// the upstream; keep the state as it was.
-		st.inflight = nil
-		c.running--
-		c.planLocked(st)
-		close(done)
-		c.mu.Unlock()
-		return
-	}
-	siblings := false // the refresh found what its key's other tuples wait for
 	defer func() {
 		st.buildInfo(c.tf)
-		st.inflight = nil
-		c.running--
-		if siblings {
-			c.replanKeyLocked(st.delayKey()) // st, and its key's followers
-		} else {
-			c.planLocked(st)
-		}
-		if st.first {
-			st.first = false
-			c.unfilled--
-			if c.unfilled == 0 {
-				close(c.filled)
-			}
-		}
-		close(done)
-		c.mu.Unlock()
+		c.publishLocked(st)
 	}()
 	if e := upstream.AsErrorOrNil(err); e != nil && e.HeldBack && e.Code == "budget_exhausted" {
 		// Not sent: the daily budget has no call for it now. Nothing
 		// failed and nothing was tried: the last good value stays
 		// served as it was (max_staleness does not run), and the tuple
 		// is asked again when the budget has a call.
-		st.Next = c.sched.afterError(st, e, now)
+		st.Next, st.heldAt = c.sched.afterError(st, e, now), now
 		c.logOnce(st, level.Debug(c.logger), "refresh held back by daily_budget", e.Error())
 		return
 	}
@@ -300,36 +342,50 @@ func (c *apiCollector) refresh(st *tupleState, done chan struct{}) {
 	st.Next, siblings = c.sched.afterSuccess(st, prevNewest, now)
 	if w := rowWindow(st); w > 0 && st.Newest.After(prevNewest) && t.CacheTTL == 0 {
 		if !prevNewest.IsZero() {
-			c.m.rowDelay.WithLabelValues(c.api.Name, t.Window).Observe(now.Sub(st.Newest.Add(w)).Seconds())
+			c.m.rowDelay.WithLabelValues(c.name, t.Window).Observe(now.Sub(st.Newest.Add(w)).Seconds())
 		}
-		c.m.pubDelay.WithLabelValues(c.api.Name, t.Path, t.Window).Set(c.sched.book.Publication(delayKey(t), w).Seconds())
+		c.m.pubDelay.WithLabelValues(c.name, t.Path, t.Window).Set(c.sched.book.Publication(delayKey(t), w).Seconds())
 	}
-	if len(problems) > 0 {
-		c.up.CountErrors("bad_value", len(problems))
+	if d.FieldsDropped > 0 {
+		r.up.CountErrors("fields_over", d.FieldsDropped)
+	}
+	switch {
+	case len(problems) > 0:
+		r.up.CountErrors("bad_value", len(problems))
 		c.logOnce(st, level.Warn(c.logger), "some fields of the answer were skipped", strings.Join(problems, "; "))
-	} else if d != nil && d.Over != "" {
+	case d.Future > 0:
+		c.logOnce(st, level.Warn(c.logger), "rows dated in the future were not served; the newest row before now is", futureRows(d))
+	case d.FieldsDropped > 0:
+		c.logOnce(st, level.Warn(c.logger), "the answer adds more fields than max_fields; the rest are not served", d.FieldsOver)
+	case d.Over != "":
 		c.logOnce(st, level.Warn(c.logger), "the upstream sent more series than the entry's limit; the rest are not served", d.Over)
-	} else if d != nil && d.Page != "" {
+	case d.Page != "":
 		c.logOnce(st, level.Warn(c.logger), "the items counted are one page of more; the counts are of that page", d.Page)
 	}
 }
 
-// fetch is one GET and decode of a tuple.
-func (c *apiCollector) fetch(ctx context.Context, t *config.Tuple) (*decode.Answer, error) {
+// futureRows says which rows an answer dated in the future.
+func futureRows(d *decode.Answer) string {
+	return fmt.Sprintf("%d row(s) dated up to %s, after now by more than a row's spacing", d.Future, d.FutureAt.UTC().Format(time.RFC3339))
+}
+
+// fetch is one GET and decode of a tuple. Rows dated after now by more than a spacing are left out (decode.LatestAt):
+// a wrong clock upstream never becomes the newest row nor a plan.
+func (c *apiCollector) fetch(ctx context.Context, up *upstream.Client, t *config.Tuple, now time.Time) (*decode.Answer, error) {
 	endpoint := t.Path
 	if t.Entry != nil {
 		endpoint = t.Entry.Path
 	}
-	root, err := c.up.Fetch(upstream.WithEndpoint(ctx, endpoint), t.Path, t.Query, t.Keyed, maxRows)
+	root, err := up.Fetch(upstream.WithEndpoint(ctx, endpoint), t.Path, t.Query, t.Keyed, maxRows)
 	if err != nil {
 		return nil, err
 	}
-	d, err := decode.Latest(root, t, c.up.DefaultRows())
+	d, err := decode.LatestAt(root, t, up.DefaultRows(), now)
 	if err != nil {
-		return nil, c.up.Fail(&upstream.Error{Code: "decode", Message: err.Error()})
+		return nil, up.Fail(&upstream.Error{Code: "decode", Message: err.Error()})
 	}
 	if d.HasShape {
-		c.up.Shapes().Tuple(t, d.Shape)
+		up.Shapes().Tuple(t, d.Shape)
 	}
 	return d, nil
 }
@@ -349,24 +405,6 @@ func (c *apiCollector) logOnce(st *tupleState, l log.Logger, msg, err string) {
 	}
 	st.logged = msg + "\x00" + err
 	l.Log("msg", msg, "endpoint", st.tuple.Path, "query", redactedQuery(st.tuple.Query), "err", err)
-}
-
-// close stops the engine and the refreshes under way, and waits for them.
-func (c *apiCollector) close() {
-	c.mu.Lock()
-	c.closed = true
-	c.mu.Unlock()
-	c.cancel()
-	if c.loopDone != nil {
-		<-c.loopDone
-	}
-	c.wg.Wait()
-	c.mu.Lock()
-	if c.unfilled > 0 {
-		c.unfilled = 0
-		close(c.filled) // nobody fills them now: scrapes go on
-	}
-	c.mu.Unlock()
 }
 
 // redactedQuery renders a query for logs; the credential is never in a

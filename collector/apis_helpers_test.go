@@ -23,7 +23,7 @@ func (e *env) withLogs(yml string) *testtool.LogBuffer {
 	buf := &testtool.LogBuffer{}
 	e.exp.Close()
 	e.reg = prometheus.NewRegistry()
-	exp, err := New(cfg, log.NewLogfmtLogger(buf), e.reg, Options{Now: e.clock.Now})
+	exp, err := New(cfg, log.NewLogfmtLogger(buf), e.reg, Options{Clock: e.clock, IdleAfter: neverIdle})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -36,15 +36,16 @@ consensus:
 	if err != nil {
 		t.Fatal(err)
 	}
-	exp, err := New(cfg, log.NewNopLogger(), prometheus.NewRegistry(), Options{Now: e.clock.Now, Clients: pool})
+	exp, err := New(cfg, log.NewNopLogger(), prometheus.NewRegistry(), Options{Clock: e.clock, Clients: pool, IdleAfter: neverIdle})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(exp.Close)
 	inForce := func() *upstream.Client {
-		exp.mu.RLock()
-		defer exp.mu.RUnlock()
-		return exp.apis[0].up
+		c := engines(exp)[0]
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.up
 	}
 	before := inForce()
 	bad := strings.Replace(strings.Replace(good, "timeout: 10s", "timeout: 11s", 1), "asset: btc", "asset: dogecoin", 1)

@@ -29,8 +29,8 @@ var keyedSeries = []string{"api", "consensus", "endpoint", "/consensus", "asset"
 // consensus calls the scrape made.
 func (e *env) step(d time.Duration) (string, int64) {
 	e.t.Helper()
-	e.clock.Add(d)
 	before := e.fake.Calls("consensus")
+	e.clock.Add(d) // the engine calls what is due by then
 	body := e.scrape("10")
 	return body, e.fake.Calls("consensus") - before
 }

@@ -71,7 +71,7 @@ func dialectRun(t *testing.T, d fakeapi.Dialect) (string, *testtool.LogBuffer) {
 		t.Fatalf("dialect %s: %v", d, err)
 	}
 	e.exp.Close()
-	if e.exp, err = New(cfg, logger, prometheus.NewRegistry(), Options{Now: e.clock.Now}); err != nil {
+	if e.exp, err = New(cfg, logger, prometheus.NewRegistry(), Options{Clock: e.clock, IdleAfter: neverIdle}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(e.exp.Close)

@@ -6,12 +6,15 @@ import "time"
 // ordered by when each is due (queue.go), its next refresh set by the
 // policy of package schedule after every refresh, moved earlier when
 // another series of its key found the row it waits for, later when it
-// waits for its key's leader. Its loop refreshes every tuple when the plan
-// says, within the API's concurrency (and rate_limit, which the client
-// holds), one refresh per tuple at a time, and stores the outcome where
-// scrapes read it. A scrape
-// never starts a call nor waits for one, except for the first fill of
-// tuples never asked (collect).
+// waits for its key's leader. Its one loop refreshes every tuple when the
+// plan says, within the API's concurrency (and rate_limit, which the
+// client holds), one refresh per tuple at a time, and publishes each
+// outcome where scrapes read it (a tupleView, state.go). The loop runs on
+// the engine's clock: the real one in production, a simulated one in
+// tests and benchmarks, which drive this same loop by moving the clock
+// and waiting for it to settle (Exporter.Settle). A scrape never starts a
+// call nor waits for one, except for the first fill of tuples never asked
+// (collect).
 //
 // Demand: an exporter nobody scrapes spends nothing. The engine calls
 // upstream only while scrapes come: after idleAfter (or three times the
@@ -22,28 +25,23 @@ import "time"
 // the last scrape.
 const DefaultIdleAfter = 10 * time.Minute
 
-// start queues the tuples and runs the engine's loop in the background
-// (not for a simulated clock: step is then called by whoever moves the
-// clock).
+// start runs the engine's loop in the background.
 func (c *apiCollector) start() {
-	c.wakeup = make(chan struct{}, 1)
-	c.byKey = map[string][]*tupleState{}
-	c.mu.Lock()
-	for i, st := range c.states {
-		st.order, st.slot = i, -1
-		c.byKey[st.delayKey()] = append(c.byKey[st.delayKey()], st)
-		c.planLocked(st)
-	}
-	c.mu.Unlock()
-	if c.manual {
-		return
-	}
 	c.loopDone = make(chan struct{})
 	go c.loop()
 }
 
-// wake asks the loop to plan again.
+// wake asks the loop to plan again: a scrape after an idle spell, a
+// timer, a reload.
 func (c *apiCollector) wake() {
+	c.mu.Lock()
+	c.wakes++
+	c.mu.Unlock()
+	c.signal()
+}
+
+// signal hands the loop a wake already counted in c.wakes.
+func (c *apiCollector) signal() {
 	select {
 	case c.wakeup <- struct{}{}:
 	default:
@@ -51,126 +49,112 @@ func (c *apiCollector) wake() {
 }
 
 // touch records a scrape: demand. A scrape after an idle spell wakes the
-// loop.
+// loop. It takes no lock.
 func (c *apiCollector) touch(now time.Time) {
-	c.mu.Lock()
-	idle := c.idleLocked(now)
-	if !c.lastScrape.IsZero() && now.After(c.lastScrape) {
-		c.scrapeGap = now.Sub(c.lastScrape)
+	idle := c.idle(now)
+	n := now.UnixNano()
+	if prev := c.lastScrape.Swap(n); prev != 0 && n > prev {
+		c.scrapeGap.Store(n - prev)
 	}
-	c.lastScrape = now
-	c.mu.Unlock()
 	if idle {
 		c.wake()
 	}
 }
 
-// idleLocked says whether nobody scrapes: never yet, or not for a while.
-func (c *apiCollector) idleLocked(now time.Time) bool {
-	return c.lastScrape.IsZero() || now.Sub(c.lastScrape) > max(c.idleAfter, 3*c.scrapeGap)
+// idle says whether nobody scrapes: never yet, or not for a while.
+func (c *apiCollector) idle(now time.Time) bool {
+	last := c.lastScrape.Load()
+	if last == 0 {
+		return true
+	}
+	return now.Sub(time.Unix(0, last)) > max(c.idleAfter, 3*time.Duration(c.scrapeGap.Load()))
 }
 
 func (c *apiCollector) loop() {
 	defer close(c.loopDone)
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
 	for {
-		next := c.dispatch(c.now())
-		wait := time.Hour // idle, or nothing planned: a wake comes first
-		if !next.IsZero() {
-			wait = max(next.Sub(c.now()), time.Millisecond)
-		}
-		timer.Reset(wait)
+		c.dispatch()
 		select {
 		case <-c.ctx.Done():
 			return
 		case <-c.wakeup:
-		case <-timer.C:
 		}
 	}
 }
 
-// dispatch starts the refreshes due at now, first those planned
-// earliest, as many as the API's concurrency leaves room for, and returns
-// when the next one is due (zero when the engine idles).
-func (c *apiCollector) dispatch(now time.Time) time.Time {
+// dispatch starts the refreshes due now, first those planned earliest, as
+// many as the API's concurrency leaves room for, and arms the clock for
+// when the next is due (nothing while the engine idles: a scrape wakes
+// it).
+func (c *apiCollector) dispatch() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed || c.idleLocked(now) {
-		return time.Time{}
+	now := c.clk.Now()
+	if c.timer != nil {
+		c.timer.Stop()
+		c.timer = nil
 	}
-	for c.running < c.api.Concurrency {
-		st := c.popDueLocked(now)
-		if st == nil {
-			break
+	if !c.closed && !c.idle(now) {
+		for c.running < c.api.Concurrency {
+			st := c.popDueLocked(now)
+			if st == nil {
+				break
+			}
+			c.startLocked(st)
 		}
-		c.startLocked(st)
+		if next := c.queue.first(); next != nil {
+			// Due and waiting for a slot: a refresh that ends wakes
+			// the loop; the timer is the fallback.
+			wait := time.Second
+			if next.due.After(now) {
+				wait = next.due.Sub(now)
+			}
+			c.timer = c.clk.AfterFunc(wait, c.wake)
+		}
 	}
-	next := c.queue.first()
-	switch {
-	case next == nil:
-		return time.Time{}
-	case !next.due.After(now):
-		// Due, and waiting for a slot: a refresh that ends wakes the
-		// loop; this is the fallback.
-		return now.Add(time.Second)
-	}
-	return next.due
+	// Every wake counted so far is handled: the lock was held throughout.
+	c.handled = c.wakes
+	c.settled.Broadcast()
 }
 
 // startLocked starts the refresh of a tuple taken off the queue.
 func (c *apiCollector) startLocked(st *tupleState) {
 	c.running++
-	st.inflight = make(chan struct{})
+	st.inflight = true
+	c.publishLocked(st)
 	c.wg.Add(1)
-	go c.refresh(st, st.inflight)
+	go c.refresh(st, refreshRun{tuple: st.tuple, api: c.api, up: c.up})
 }
 
-// step runs, on a simulated clock, every refresh due at now and waits
-// for them; it returns when the next is due (zero: nothing planned).
-func (c *apiCollector) step(now time.Time) time.Time {
-	c.touch(now)
-	for i := 0; ; i++ {
-		for _, w := range c.dispatchAll(now) {
-			<-w
-		}
-		// A refresh that ended may have made others due at once (a
-		// follower of a leader that found its row); run those too.
-		c.mu.Lock()
-		st := c.queue.first()
-		again := st != nil && !st.due.After(now) && !c.closed
-		c.mu.Unlock()
-		if !again || i > 3 {
-			break
-		}
-	}
+// settle waits until the loop has handled every wake and no refresh is
+// under way: all that is due at the clock's time is done.
+func (c *apiCollector) settle() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if st := c.queue.first(); st != nil {
-		return st.due
+	for !c.closed && (c.handled != c.wakes || c.running > 0) {
+		c.settled.Wait()
 	}
-	return time.Time{}
 }
 
-// dispatchAll starts every refresh due at now, whatever the concurrency
-// (the client holds it), and returns what to wait for: those and the
-// refreshes already under way. For a simulated clock only, where the
-// caller moves time.
-func (c *apiCollector) dispatchAll(now time.Time) []<-chan struct{} {
+// close stops the engine and the refreshes under way, and waits for them.
+func (c *apiCollector) close() {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	var waits []<-chan struct{}
-	for _, st := range c.states {
-		if st.inflight != nil {
-			waits = append(waits, st.inflight)
-		}
+	c.closed = true
+	if c.timer != nil {
+		c.timer.Stop()
+		c.timer = nil
 	}
-	if c.closed {
-		return waits
+	c.settled.Broadcast()
+	c.mu.Unlock()
+	c.cancel()
+	if c.loopDone != nil {
+		<-c.loopDone
 	}
-	for st := c.popDueLocked(now); st != nil; st = c.popDueLocked(now) {
-		c.startLocked(st)
-		waits = append(waits, st.inflight)
+	c.wg.Wait()
+	c.mu.Lock()
+	if c.unfilled > 0 {
+		c.unfilled = 0
+		close(c.filled) // nobody fills them now: scrapes go on
 	}
-	return waits
+	c.mu.Unlock()
 }

@@ -93,8 +93,15 @@ data:
 // idleAfter after it.
 func TestEngineIdlesWithoutScrapes(t *testing.T) {
 	e := newEnv(t, supplyConfig, fakeapi.Options{})
-	c := e.exp.apis[0]
-	if c.dispatch(e.clock.Now()); e.fake.Calls("data") != 0 {
+	e.exp.Close()
+	exp, err := New(e.parse(supplyConfig), log.NewNopLogger(), prometheus.NewRegistry(), Options{Clock: e.clock}) // idles after DefaultIdleAfter
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(exp.Close)
+	e.exp = exp
+	e.exp.Settle()
+	if e.fake.Calls("data") != 0 {
 		t.Fatalf("%d calls before any scrape", e.fake.Calls("data"))
 	}
 	e.scrape("10")
@@ -103,14 +110,15 @@ func TestEngineIdlesWithoutScrapes(t *testing.T) {
 		t.Fatal("the first scrape filled nothing")
 	}
 	e.clock.Add(DefaultIdleAfter + time.Hour) // rows are due, nobody scraped since
-	if next := c.dispatch(e.clock.Now()); !next.IsZero() {
-		t.Errorf("an idle engine plans a refresh at %v", next)
+	e.exp.Settle()
+	if next, ok := e.clock.Next(); ok {
+		t.Errorf("an idle engine armed a timer for %v", next)
 	}
-	c.wg.Wait()
 	if got := e.fake.Calls("data"); got != calls {
 		t.Errorf("%d calls while nobody scraped", got-calls)
 	}
 	e.scrape("10") // demand again: the due rows are fetched
+	e.exp.Settle()
 	if got := e.fake.Calls("data"); got == calls {
 		t.Error("a scrape after an idle spell did not wake the engine")
 	}
@@ -134,7 +142,7 @@ data:
 		t.Fatalf("the first fill served nothing:\n%s", body)
 	}
 	calls := e.fake.Calls("data")
-	b := e.exp.apis[0].up.Budget()
+	b := engines(e.exp)[0].up.Budget()
 	for i := 0; i < 3; i++ { // 6 h: rows are due; the day's calls are spent elsewhere
 		e.clock.Add(2 * time.Hour)
 		for n := 0; n < 2000; n++ {

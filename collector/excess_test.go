@@ -30,9 +30,11 @@ func TestExcessTally(t *testing.T) {
 		{tuple: tuple("old"), Tuple: state.Tuple{Newest: start, Deprecated: true}}, // deprecated: left out
 		{tuple: &config.Tuple{API: "data", Path: "/p", Window: "hour", Key: "ttl", CacheTTL: 60}, Tuple: state.Tuple{Newest: start}},
 	}
+	c := &apiCollector{sched: &apiSchedule{book: b}}
 	x := excessTally{}
 	for _, st := range states {
-		x.add(b, st, now)
+		c.publishLocked(st)
+		x.add(st.view.Load(), now)
 	}
 	if got := x["hour"]; got == nil || got.n != 2 || got.sum != w {
 		t.Fatalf("tally %+v, want 2 series counted, one an hour behind", got)

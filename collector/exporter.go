@@ -2,12 +2,16 @@ package collector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
@@ -16,6 +20,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/budget"
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 	"github.com/onchain-exporter/onchain_exporter/schedule"
 	"github.com/onchain-exporter/onchain_exporter/state"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
@@ -23,8 +28,11 @@ import (
 
 // Options tune an Exporter; the zero value is the production default.
 type Options struct {
-	// Now is the clock (tests and benchmarks simulate time with it).
-	Now func() time.Time
+	// Clock is the time the engines run on: clock.Real by default. Tests
+	// and benchmarks give a simulated clock (clock.Sim), move it, and
+	// call Settle to let the engines catch up: the same loop as in
+	// production, on another clock.
+	Clock clock.Clock
 	// DefaultTimeout bounds a scrape that does not send
 	// X-Prometheus-Scrape-Timeout-Seconds.
 	DefaultTimeout time.Duration
@@ -45,57 +53,66 @@ type Options struct {
 	// stops calling upstream (DefaultIdleAfter, or three times the gap
 	// between scrapes if longer).
 	IdleAfter time.Duration
-
-	// manual is set by a clock of the caller's own (Now): the caller
-	// moves time, so no refresh runs in the background; Step, or a
-	// scrape, runs the refreshes due.
-	manual bool
 }
 
-// Exporter serves /metrics for a configuration and keeps every tuple's
-// cache across scrapes and reloads.
+// Exporter serves /metrics for a configuration: one refresh engine per
+// API (apiCollector), which lives as long as its API is configured and
+// keeps every tuple's cache across scrapes and reloads.
 type Exporter struct {
 	logger  log.Logger
 	opts    Options
+	now     func() time.Time
 	reg     *prometheus.Registry
 	m       *selfMetrics
 	bm      *budget.Metrics
 	clients *upstream.Pool
 
-	mu   sync.RWMutex
-	cfg  *config.Config
-	apis []*apiCollector
+	// applyMu serialises ApplyConfig and Close; scrapes never take it.
+	applyMu sync.Mutex
+	cfg     *config.Config
+	closed  bool
+	engines map[string]*apiCollector
 	// delays are the publication delays learned per API; they outlive
 	// reloads.
 	delays map[string]*schedule.Book
+	// gauges are the label sets of the per-endpoint and per-window
+	// gauges set for the configuration in force.
+	gauges map[gaugeKey]bool
+	// leaving counts engines of APIs a reload removed, closing in the
+	// background.
+	leaving sync.WaitGroup
+
+	// served is the engines in force, in the configuration's order:
+	// what scrapes and saves read, swapped whole by ApplyConfig.
+	served atomic.Pointer[[]*apiCollector]
 
 	collectorDuration, collectorSuccess *family
-	// lastScrape and scrapeGap carry each API's demand over reloads.
-	lastScrape map[string]time.Time
-	scrapeGap  map[string]time.Duration
 
 	stopSave, saveDone chan struct{}
 }
 
+// gaugeKey is one label set of publication_delay_seconds (endpoint set) or
+// of row_delay_seconds and excess_staleness_seconds (endpoint empty).
+type gaugeKey struct{ api, endpoint, window string }
+
 // New builds an Exporter whose own metrics are registered in reg; /metrics
 // serves reg and the data of cfg.
 func New(cfg *config.Config, logger log.Logger, reg *prometheus.Registry, opts ...Options) (*Exporter, error) {
-	e := &Exporter{logger: logger, reg: reg, m: newSelfMetrics(reg), bm: budget.NewMetrics(reg)}
+	e := &Exporter{logger: logger, reg: reg, m: newSelfMetrics(reg), bm: budget.NewMetrics(reg),
+		engines: map[string]*apiCollector{}, delays: map[string]*schedule.Book{}, gauges: map[gaugeKey]bool{}}
 	if len(opts) > 0 {
 		e.opts = opts[0]
 	}
-	if e.opts.Now == nil {
-		e.opts.Now = time.Now
-	} else {
-		e.opts.manual = true
+	if e.opts.Clock == nil {
+		e.opts.Clock = clock.Real
 	}
+	e.now = e.opts.Clock.Now
 	if e.opts.IdleAfter <= 0 {
 		e.opts.IdleAfter = DefaultIdleAfter
 	}
-	e.lastScrape, e.scrapeGap = map[string]time.Time{}, map[string]time.Duration{}
 	e.clients = e.opts.Clients
 	if e.clients == nil {
-		e.clients = upstream.NewPool(reg, e.opts.Now, logger)
+		e.clients = upstream.NewPool(reg, e.now, logger)
 	}
 	if e.opts.DefaultTimeout <= 0 {
 		e.opts.DefaultTimeout = 10 * time.Second
@@ -107,6 +124,7 @@ func New(cfg *config.Config, logger log.Logger, reg *prometheus.Registry, opts .
 		"Duration of this scrape's collection per collector, in seconds.", dto.MetricType_GAUGE, []string{"collector"})
 	e.collectorSuccess = newFamily(namespace+"_scrape_collector_success",
 		"1 when every tuple of the collector was served fresh in this scrape, 0 when some came from a failed or unfinished refresh.", dto.MetricType_GAUGE, []string{"collector"})
+	e.served.Store(&[]*apiCollector{})
 	if err := e.ApplyConfig(cfg); err != nil {
 		return nil, err
 	}
@@ -120,43 +138,60 @@ func New(cfg *config.Config, logger log.Logger, reg *prometheus.Registry, opts .
 	return e, nil
 }
 
-// ApplyConfig switches to a new configuration. Tuples that survive keep
-// their cached values and schedule; an API whose section is unchanged keeps
-// its client, with its limits and pauses.
+// ApplyConfig puts a configuration in force by reconciling each API's
+// engine with it, not by rebuilding: tuples the new configuration keeps
+// keep their values, plan, learned delays and any refresh in flight;
+// removed tuples leave (a refresh under way ends without a trace); new
+// ones are queued. An API's client is replaced only when its settings
+// change (package upstream's Pool), its limits, budget and pauses carried
+// over. No lock a scrape takes is held, and nothing waits for a call: a
+// reload never stalls a scrape. A configuration equal to the one in force
+// changes nothing.
 func (e *Exporter) ApplyConfig(cfg *config.Config) error {
+	e.applyMu.Lock()
+	defer e.applyMu.Unlock()
+	if e.closed {
+		return errors.New("the exporter is closed")
+	}
+	if e.cfg != nil && reflect.DeepEqual(e.cfg, cfg) {
+		// Nothing changed but what a reload always means: the user may
+		// have fixed a rejected key upstream.
+		for _, c := range *e.served.Load() {
+			c.reloaded()
+		}
+		return nil
+	}
+	reload := e.cfg != nil
 	fams := newFamilies()
 	tf := newTupleFamilies(cfg.TupleLabelNames)
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	old := map[string]*tupleState{}
-	for _, c := range e.apis {
-		c.close()
-		c.mu.Lock()
-		e.lastScrape[c.api.Name], e.scrapeGap[c.api.Name] = c.lastScrape, c.scrapeGap
-		c.mu.Unlock()
-		for _, st := range c.states {
-			old[st.tuple.Key] = st
-		}
-	}
-	e.apis = nil
-	e.m.pubDelay.Reset() // set again below for the tuples of cfg
-	e.m.excess.Reset()
 	forecast := map[string]budget.APIForecast{}
 	for _, f := range budget.Forecast(cfg).APIs {
 		forecast[f.API] = f
 	}
+	gauges := map[gaugeKey]bool{}
+	var served []*apiCollector
 	for _, name := range config.APINames {
 		a := cfg.APIs[name]
 		if a == nil {
+			if c := e.engines[name]; c != nil {
+				delete(e.engines, name)
+				e.leaving.Add(1)
+				go func() {
+					defer e.leaving.Done()
+					c.close()
+					e.clients.Drop(name)
+				}()
+			}
 			e.bm.Forget(name)
 			e.m.tuples.DeleteLabelValues(name)
-			e.clients.Drop(name)
 			continue
 		}
-		ctx, cancel := context.WithCancel(context.Background())
 		logger := log.With(e.logger, "api", name)
 		up := e.clients.Client(a)
-		if e.cfg != nil {
+		// Each call is reserved on disk before it leaves (a new
+		// account's budget too).
+		e.opts.Store.KeepBudget(name, up.Account(), up.Budget())
+		if reload {
 			// A reload: the user may have fixed a rejected key upstream.
 			up.Reloaded()
 		}
@@ -169,24 +204,18 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 			}
 		}
 		saved := e.opts.Store.Take(a, up.Account())
-		if e.delays == nil {
-			e.delays = map[string]*schedule.Book{}
-		}
-		if e.delays[name] == nil {
-			e.delays[name] = schedule.NewBook(nil)
+		book := e.delays[name]
+		if book == nil {
+			book = schedule.NewBook(nil)
+			e.delays[name] = book
 		}
 		if saved != nil {
-			e.delays[name].Restore(saved.Delays)
+			book.Restore(saved.Delays)
 			if saved.Budget != nil && up.Budget() != nil {
-				if err := up.Budget().Restore(*saved.Budget, e.opts.Now()); err != nil {
+				if err := up.Budget().Restore(*saved.Budget, e.now()); err != nil {
 					level.Debug(logger).Log("msg", "the day's call count saved is not today's; counting from zero", "err", err)
 				}
 			}
-		}
-		c := &apiCollector{
-			api: a, sched: &apiSchedule{revalidate: a.Revalidate, book: e.delays[name], factor: forecast[name].Plan.WindowFactors()}, fams: fams, tf: tf, m: e.m, bm: e.bm,
-			now: e.opts.Now, logger: logger, ctx: ctx, cancel: cancel,
-			up: up, manual: e.opts.manual, idleAfter: e.opts.IdleAfter, filled: make(chan struct{}),
 		}
 		members, ids := map[string]int{}, map[string]bool{}
 		for _, t := range a.Tuples {
@@ -195,44 +224,49 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 				ids[t.Key] = true
 			}
 		}
-		e.delays[name].SetMembers(members, ids)
+		book.SetMembers(members, ids)
+		c := e.engines[name]
+		if c == nil {
+			c = newAPICollector(name, e.m, e.bm, e.opts.Clock, logger, e.opts.IdleAfter)
+			e.engines[name] = c
+			c.start()
+		}
+		c.reconcile(engineConfig{api: a, up: up, fams: fams, tf: tf,
+			sched: &apiSchedule{revalidate: a.Revalidate, book: book, factor: forecast[name].Plan.WindowFactors()},
+			saved: saved, reload: reload,
+		})
 		for _, t := range a.Tuples {
-			st := &tupleState{tuple: t}
-			if prev := old[t.Key]; prev != nil {
-				st.Tuple, st.deprecatedLog = prev.Tuple, prev.deprecatedLog
-				if !prev.OK {
-					st.Next = time.Time{} // a new credential may fix it: try at once
-				}
-			} else if s, ok := saved.Tuple(t, e.opts.Now()); ok {
-				st.Tuple = s // as the last run left it, back-off included
-			}
-			if !st.rebuild(fams) {
-				st.Next = time.Time{}
-				level.Debug(logger).Log("msg", "cached values dropped: the tuple's labels changed", "endpoint", t.Path)
-			}
-			st.buildInfo(tf)
-			if st.LastAttempt.IsZero() && st.values == nil {
-				st.first = true // the first scrape waits for it, within its deadline
-				c.unfilled++
-			}
-			c.states = append(c.states, st)
 			if w := config.WindowDuration(t.Window); w > 0 && t.CacheTTL == 0 {
 				// Present from the start: the first guess until rows
 				// teach better, and an empty histogram.
-				e.m.pubDelay.WithLabelValues(name, t.Path, t.Window).Set(e.delays[name].Publication(delayKey(t), w).Seconds())
-				e.m.rowDelay.WithLabelValues(name, t.Window)
-				e.m.excess.WithLabelValues(name, t.Window)
+				k := gaugeKey{name, t.Path, t.Window}
+				if !gauges[k] {
+					gauges[k] = true
+					e.m.pubDelay.WithLabelValues(name, t.Path, t.Window).Set(book.Publication(delayKey(t), w).Seconds())
+				}
+				if k := (gaugeKey{api: name, window: t.Window}); !gauges[k] {
+					gauges[k] = true
+					e.m.rowDelay.WithLabelValues(name, t.Window)
+					e.m.excess.WithLabelValues(name, t.Window)
+				}
 			}
 		}
 		e.m.tuples.WithLabelValues(name).Set(float64(len(a.Tuples)))
-		if c.unfilled == 0 {
-			close(c.filled)
-		}
-		// Demand carries over a reload: scrapes kept coming.
-		c.lastScrape, c.scrapeGap = e.lastScrape[name], e.scrapeGap[name]
-		c.start()
-		e.apis = append(e.apis, c)
+		served = append(served, c)
 	}
+	for k := range e.gauges {
+		if gauges[k] {
+			continue
+		}
+		if k.endpoint != "" {
+			e.m.pubDelay.DeleteLabelValues(k.api, k.endpoint, k.window)
+		} else {
+			e.m.rowDelay.DeleteLabelValues(k.api, k.window)
+			e.m.excess.DeleteLabelValues(k.api, k.window)
+		}
+	}
+	e.gauges = gauges
+	e.served.Store(&served)
 	e.cfg = cfg
 	return nil
 }
@@ -244,37 +278,44 @@ func (e *Exporter) Close() {
 		<-e.saveDone
 		e.stopSave = nil
 	}
-	if e.opts.Store != nil {
-		e.opts.Store.LockSaves() // before e.mu, as in Save
-		defer e.opts.Store.UnlockSaves()
+	e.applyMu.Lock()
+	if e.closed {
+		e.applyMu.Unlock()
+		return
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for _, c := range e.apis {
+	e.closed = true
+	e.applyMu.Unlock()
+	for _, c := range *e.served.Load() {
 		c.close()
 	}
-	if e.opts.Store != nil {
-		e.saveLocked()
-	}
-	e.apis = nil
+	e.leaving.Wait()
+	e.Save()
 	if e.opts.Clients == nil {
 		e.clients.Close() // the Exporter's own
 	}
 }
 
-// Step runs, on the caller's clock (Options.Now), every refresh due now
-// and returns when the next is due (zero: none planned). Tests and
-// benchmarks that simulate time call it as they move the clock, so that
-// rows are fetched when the plan says, not at the next scrape.
-func (e *Exporter) Step() time.Time {
-	e.mu.RLock()
-	apis := e.apis
-	e.mu.RUnlock()
+// Settle waits until every engine has done what is due at its clock's
+// time: every wake handled, no refresh under way. It starts nothing. A
+// driver of a simulated clock calls it after it moves the clock, so that
+// what is due at the new time is done before it looks.
+func (e *Exporter) Settle() {
+	for _, c := range *e.served.Load() {
+		c.settle()
+	}
+}
+
+// NextDue is when the earliest tuple of any engine is due (zero when none
+// is planned), for a driver of a simulated clock that wants to move it
+// there.
+func (e *Exporter) NextDue() time.Time {
 	var next time.Time
-	for _, c := range apis {
-		if at := c.step(e.opts.Now()); !at.IsZero() && (next.IsZero() || at.Before(next)) {
-			next = at
+	for _, c := range *e.served.Load() {
+		c.mu.Lock()
+		if st := c.queue.first(); st != nil && (next.IsZero() || st.due.Before(next)) {
+			next = st.due
 		}
+		c.mu.Unlock()
 	}
 	return next
 }
@@ -293,10 +334,7 @@ func (e *Exporter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
 
-	e.mu.RLock()
-	apis := e.apis
-	e.mu.RUnlock()
-	selected, err := selectCollectors(apis, r.URL.Query()["collect[]"])
+	selected, err := selectCollectors(*e.served.Load(), r.URL.Query()["collect[]"])
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
@@ -324,13 +362,13 @@ func selectCollectors(apis []*apiCollector, names []string) ([]*apiCollector, er
 			known = known || a == n
 		}
 		if !known {
-			return nil, fmt.Errorf("collect[]=%q: unknown collector (known: %s)", n, strings.Join(config.APINames, ", "))
+			return nil, fmt.Errorf("collect[]=%q: unknown collector (known: %s)", cut(n, 64), strings.Join(config.APINames, ", "))
 		}
 		want[n] = true
 	}
 	var out []*apiCollector
 	for _, c := range apis {
-		if want[c.api.Name] {
+		if want[c.name] {
 			out = append(out, c)
 		}
 	}
@@ -353,10 +391,10 @@ func (e *Exporter) collect(ctx context.Context, apis []*apiCollector) []sampleOf
 			if fresh {
 				success = 1
 			}
-			if smp, err := e.collectorDuration.sample(time.Since(start).Seconds(), c.api.Name); err == nil {
+			if smp, err := e.collectorDuration.sample(time.Since(start).Seconds(), c.name); err == nil {
 				samples = append(samples, smp)
 			}
-			if smp, err := e.collectorSuccess.sample(success, c.api.Name); err == nil {
+			if smp, err := e.collectorSuccess.sample(success, c.name); err == nil {
 				samples = append(samples, smp)
 			}
 			results[i] = samples
@@ -372,4 +410,17 @@ func (e *Exporter) collect(ctx context.Context, apis []*apiCollector) []sampleOf
 		all = append(all, r...)
 	}
 	return all
+}
+
+// cut shortens a value a request sent, for an error that quotes it: at
+// most n bytes, on a character boundary.
+func cut(v string, n int) string {
+	if len(v) <= n {
+		return v
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(v[i]) {
+		i--
+	}
+	return v[:i] + "…"
 }

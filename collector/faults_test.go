@@ -236,26 +236,7 @@ func (e *env) timedScrape(timeout string) string {
 // waitIdle waits until no refresh of exp is under way.
 func waitIdle(t *testing.T, exp *Exporter) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		busy := false
-		exp.mu.RLock()
-		for _, c := range exp.apis {
-			c.mu.Lock()
-			for _, st := range c.states {
-				busy = busy || st.inflight != nil
-			}
-			c.mu.Unlock()
-		}
-		exp.mu.RUnlock()
-		if !busy {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("a refresh is still under way after 15 s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	exp.Settle()
 }
 
 // counter returns the value of the one series line starting with prefix,
@@ -276,13 +257,14 @@ func counter(body, prefix string) float64 {
 // retries and instrumentation, so that a test can watch the wire.
 func setBase(t *testing.T, exp *Exporter, api string, wrap func(http.RoundTripper) http.RoundTripper) {
 	t.Helper()
-	exp.mu.RLock()
-	defer exp.mu.RUnlock()
-	for _, c := range exp.apis {
-		if c.api.Name != api {
+	for _, c := range engines(exp) {
+		if c.name != api {
 			continue
 		}
-		c.up.WrapTransport(wrap)
+		c.mu.Lock()
+		up := c.up
+		c.mu.Unlock()
+		up.WrapTransport(wrap)
 		return
 	}
 	t.Fatalf("no collector for %s", api)
@@ -356,7 +338,7 @@ data:
 		t.Fatal(err)
 	}
 	var logs testtool.LogBuffer
-	exp, err := New(cfg, log.NewLogfmtLogger(&logs), prometheus.NewRegistry(), Options{Now: c.Now})
+	exp, err := New(cfg, log.NewLogfmtLogger(&logs), prometheus.NewRegistry(), Options{Clock: c, IdleAfter: neverIdle})
 	if err != nil {
 		t.Fatal(err)
 	}

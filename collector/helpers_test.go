@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
@@ -40,7 +41,7 @@ func newEnv(t *testing.T, yml string, fo fakeapi.Options) *env {
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
 	e := &env{t: t, clock: c, fake: fake, srv: srv, reg: prometheus.NewRegistry()}
-	exp, err := New(e.parse(yml), log.NewNopLogger(), e.reg, Options{Now: c.Now})
+	exp, err := New(e.parse(yml), log.NewNopLogger(), e.reg, Options{Clock: c, IdleAfter: neverIdle})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,8 +60,17 @@ func (e *env) parse(yml string) *config.Config {
 	return cfg
 }
 
-// scrape serves one /metrics request and returns the body.
+// scrape serves one /metrics request, once the engines have done what is
+// due at the clock's time, and returns the body.
 func (e *env) scrape(timeout string) string {
+	e.t.Helper()
+	e.exp.Settle()
+	return e.serve(timeout)
+}
+
+// serve serves one /metrics request at once, whatever the engines are
+// doing, and returns the body.
+func (e *env) serve(timeout string) string {
 	e.t.Helper()
 	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 	if timeout != "" {
@@ -73,6 +83,13 @@ func (e *env) scrape(timeout string) string {
 	}
 	return rec.Body.String()
 }
+
+// neverIdle keeps an engine calling upstream however far a test moves
+// the clock between two scrapes, as if Prometheus scraped all along.
+const neverIdle = 100 * 365 * 24 * time.Hour
+
+// engines are the exporter's engines in force.
+func engines(e *Exporter) []*apiCollector { return *e.served.Load() }
 
 func newRecorder() *httptest.ResponseRecorder { return httptest.NewRecorder() }
 

@@ -29,7 +29,7 @@ func leakEnv(t *testing.T, yml string) (*env, func()) {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	exp, err := New(cfg, log.NewNopLogger(), reg, Options{Now: c.Now})
+	exp, err := New(cfg, log.NewNopLogger(), reg, Options{Clock: c, IdleAfter: neverIdle})
 	if err != nil {
 		srv.Close()
 		t.Fatal(err)
@@ -63,13 +63,13 @@ func TestNoGoroutineLeftBehind(t *testing.T) {
 	} {
 		e.fake.SetFault("", f)
 		e.clock.Add(2 * time.Minute)
-		e.scrape("0.7") // gives up after 200 ms: refreshes stay in flight
+		e.serve("0.7") // gives up after 200 ms: refreshes stay in flight
 	}
 	// A reload while refreshes are in flight: the old collectors are
 	// closed and their refreshes end.
 	e.fake.SetFault("", fakeapi.Fault{Kind: fakeapi.Slow, Delay: 20 * time.Second})
 	e.clock.Add(2 * time.Minute)
-	e.scrape("0.7")
+	e.serve("0.7")
 	cfg, err := config.Parse("test.yml", []byte(strings.ReplaceAll(withDataMetric(`
     - path: /v1/btc/network-indicator/pnl-utxo
       cache_ttl: 1m
@@ -80,7 +80,7 @@ func TestNoGoroutineLeftBehind(t *testing.T) {
 	if err := e.exp.ApplyConfig(cfg); err != nil {
 		t.Fatal(err)
 	}
-	e.scrape("0.7")
+	e.serve("0.7")
 	waitIdle(t, e.exp)
 	e.fake.ClearFaults()
 	e.clock.Add(time.Hour)
@@ -90,7 +90,7 @@ func TestNoGoroutineLeftBehind(t *testing.T) {
 	}
 	e.fake.SetFault("", fakeapi.Fault{Kind: fakeapi.Slow, Delay: 20 * time.Second})
 	e.clock.Add(2 * time.Minute)
-	e.scrape("0.7") // and Close with refreshes in flight
+	e.serve("0.7") // and Close with refreshes in flight
 	start := time.Now()
 	stop()
 	// Causal: a Close that waited for the refreshes would take their

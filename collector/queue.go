@@ -48,18 +48,25 @@ func (q planQueue) first() *tupleState {
 // due: its plan, or, when another series of its key found the row it
 // waits for, as soon as the 5 s floor allows.
 func (c *apiCollector) planLocked(st *tupleState) {
-	if st.inflight != nil {
-		return // queued again when its refresh ends
+	if st.inflight || st.removed {
+		return // queued again when its refresh ends; or gone
 	}
 	st.due = st.Next
-	if floor := st.LastAttempt.Add(minInterval); floor.Before(st.Next) && c.sched.siblingFound(st, floor) {
+	// The floor runs from the last refresh, sent or held back by the
+	// budget: a tuple is never taken more often.
+	last := st.LastAttempt
+	if st.heldAt.After(last) {
+		last = st.heldAt
+	}
+	if floor := last.Add(minInterval); floor.Before(st.Next) && c.sched.siblingFound(st, floor) {
 		st.due = floor
 	}
 	if st.slot >= 0 {
 		heap.Fix(&c.queue, st.slot)
-		return
+	} else {
+		heap.Push(&c.queue, st)
 	}
-	heap.Push(&c.queue, st)
+	c.publishLocked(st)
 }
 
 // replanKeyLocked places again every tuple of a key: a refresh of one of

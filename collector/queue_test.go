@@ -18,11 +18,12 @@ func TestQueueOrdersByDue(t *testing.T) {
 		return &config.Tuple{API: "data", Path: path, Window: "hour", Key: key}
 	}
 	at := func(d time.Duration) time.Time { return now.Add(d) }
-	c := &apiCollector{api: &config.API{Concurrency: 1}, sched: &apiSchedule{book: schedule.NewBook(nil)}, manual: true}
+	c := &apiCollector{api: &config.API{Concurrency: 1}, sched: &apiSchedule{book: schedule.NewBook(nil)}, byKey: map[string][]*tupleState{}}
 	mk := func(key, path string, next time.Time) *tupleState {
-		st := &tupleState{tuple: tuple(key, path)}
+		st := &tupleState{tuple: tuple(key, path), slot: -1, order: len(c.states)}
 		st.Next = next
 		c.states = append(c.states, st)
+		c.byKey[st.delayKey()] = append(c.byKey[st.delayKey()], st)
 		return st
 	}
 	mk("late", "/q", at(3*time.Minute))
@@ -31,13 +32,14 @@ func TestQueueOrdersByDue(t *testing.T) {
 	mk("tie-2", "/q", at(2*time.Minute))
 	leader := mk("leader", "/p", at(time.Hour))
 	follower := mk("follower", "/p", at(time.Hour))
-	c.start()
-
 	c.mu.Lock()
+	for _, st := range c.states {
+		c.planLocked(st)
+	}
 	var order []string
 	for st := c.popDueLocked(at(10 * time.Minute)); st != nil; st = c.popDueLocked(at(10 * time.Minute)) {
 		order = append(order, st.tuple.Key)
-		st.inflight = make(chan struct{}) // taken, as the engine does
+		st.inflight = true // taken, as the engine does
 	}
 	c.mu.Unlock()
 	if want := []string{"first", "tie-1", "tie-2", "late"}; len(order) != len(want) || order[0] != want[0] || order[1] != want[1] || order[2] != want[2] || order[3] != want[3] {

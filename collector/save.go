@@ -11,35 +11,35 @@ import (
 
 // Save writes the state of every API to the Store, where it changed. It
 // runs every few seconds and on Close; without a Store it does nothing.
+// Each engine's lock is held only while its state is copied, never across
+// the write: neither scrapes nor refreshes wait for the disk.
 func (e *Exporter) Save() {
 	if e.opts.Store == nil {
 		return
 	}
 	e.opts.Store.LockSaves()
 	defer e.opts.Store.UnlockSaves()
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	e.saveLocked()
+	for _, c := range *e.served.Load() {
+		e.opts.Store.Write(c.name, e.snapshot(c))
+	}
 }
 
-// saveLocked builds each API's state.File from its collector and writes
-// it; the caller holds the Store's save lock and e.mu.
-func (e *Exporter) saveLocked() {
-	for _, c := range e.apis {
-		id := c.up.Account()
-		f := state.NewFile(c.api.Name, id)
-		f.Delays, f.Pauses, f.Lists = c.sched.book.Snapshot(), c.up.Pauses(), e.opts.Store.Lists(c.api.Name, id)
-		if b := c.up.Budget(); b != nil {
-			saved := b.Saved(e.opts.Now())
-			f.Budget = &saved
-		}
-		c.mu.Lock()
-		for _, st := range c.states {
-			f.Put(st.tuple, st.Tuple)
-		}
-		c.mu.Unlock()
-		e.opts.Store.Write(c.api.Name, f)
+// snapshot builds the state.File of one engine.
+func (e *Exporter) snapshot(c *apiCollector) *state.File {
+	c.mu.Lock()
+	up, book, states := c.up, c.sched.book, c.states
+	id := up.Account()
+	f := state.NewFile(c.name, id)
+	for _, st := range states {
+		f.Put(st.tuple, st.Tuple)
 	}
+	c.mu.Unlock()
+	f.Delays, f.Pauses, f.Lists = book.Snapshot(), up.Pauses(), e.opts.Store.Lists(c.name, id)
+	if b := up.Budget(); b != nil {
+		saved := b.Saved(e.now())
+		f.Budget = &saved
+	}
+	return f
 }
 
 // saveLoop saves every interval until stop is closed.

@@ -37,7 +37,7 @@ func TestNoSecretInLogsOrMetricsUnderFaults(t *testing.T) {
 	}
 	var logs testtool.LogBuffer
 	reg := prometheus.NewRegistry()
-	exp, err := New(cfg, level.NewFilter(log.NewLogfmtLogger(&logs), level.AllowDebug()), reg, Options{Now: c.Now})
+	exp, err := New(cfg, level.NewFilter(log.NewLogfmtLogger(&logs), level.AllowDebug()), reg, Options{Clock: c, IdleAfter: neverIdle})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"sync/atomic"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -10,23 +11,28 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/state"
 )
 
-// tupleState is the cache entry of one tuple. What must survive a reload
-// or a restart is one value, state.Tuple, carried over and persisted as a
-// whole (package state); the rest is rebuilt from it or lives with the
-// process. Guarded by the owning apiCollector's lock of it.
+// tupleState is the cache entry of one tuple, the engine's: guarded by the
+// owning apiCollector's lock. What must survive a reload or a restart is
+// one value, state.Tuple, carried over and persisted as a whole (package
+// state); the rest is rebuilt from it or lives with the process. Scrapes
+// never read it: they read what it published last (view).
 type tupleState struct {
 	tuple *config.Tuple
 	state.Tuple
 	// key names the series it shares a publication delay with
-	// (delayKey), made once: scrapes ask for it for every tuple.
+	// (delayKey), made once.
 	key string
 
-	values   []sampleOf    // built from Samples, ready to serve
-	info     []sampleOf    // the per-tuple families
-	inflight chan struct{} // closed when the refresh under way ends
+	values   []sampleOf // built from Samples, ready to serve
+	info     []sampleOf // the per-tuple families
+	inflight bool       // a refresh is under way
+	heldAt   time.Time  // when the last refresh was held back by the budget, never sent
+	// removed: a reload dropped the tuple; a refresh under way ends
+	// without a trace.
+	removed bool
 	// due is when the engine refreshes it next (its plan, or sooner when
 	// a sibling found its row); slot is its place in the API's queue (-1:
-	// in flight), order its place in the configuration.
+	// not queued), order its place in the configuration.
 	due         time.Time
 	slot, order int
 	logged      string // last error logged, so that each is logged once
@@ -35,6 +41,43 @@ type tupleState struct {
 	first bool
 	// deprecatedLog says the deprecation was logged by this process.
 	deprecatedLog bool
+
+	// view is what scrapes read of the tuple: published by the engine
+	// after every change, read without a lock.
+	view atomic.Pointer[tupleView]
+}
+
+// tupleView is what the engine published of a tuple: immutable once
+// published; its series are shared with the tupleState, never copied.
+type tupleView struct {
+	values, info []sampleOf
+	ok           bool // the last refresh succeeded
+	attempted    bool // a refresh has ended (LastAttempt is set)
+	failingSince time.Time
+	next         time.Time // when its next refresh is due
+	inflight     bool
+	// For the excess staleness tally (excessTally): the window, the
+	// spacing of its rows (0: not scheduled), the newest row, and the
+	// offset from a row's start at which rows are taken to be out.
+	window     string
+	w          time.Duration
+	newest     time.Time
+	deprecated bool
+	earliest   time.Duration
+}
+
+// publishLocked publishes what scrapes serve of the tuple now.
+func (c *apiCollector) publishLocked(st *tupleState) {
+	v := &tupleView{values: st.values, info: st.info, ok: st.OK, attempted: !st.LastAttempt.IsZero(),
+		failingSince: st.FailingSince, next: st.Next, inflight: st.inflight,
+		window: st.tuple.Window, newest: st.Newest, deprecated: st.Deprecated}
+	if w := rowWindow(st); w > 0 && st.tuple.CacheTTL == 0 {
+		v.w = w
+		if !st.Newest.IsZero() && !st.Deprecated {
+			v.earliest = c.sched.book.Earliest(st.delayKey(), st.tuple.Key, w)
+		}
+	}
+	st.view.Store(v)
 }
 
 // rebuild builds the served series from Samples with the tuple's labels.
@@ -56,11 +99,16 @@ func (st *tupleState) rebuild(fams *families) bool {
 
 // showValues says whether the last good values are still served: while
 // refreshes succeed, and for max_staleness after they start failing.
-func (st *tupleState) showValues(now time.Time, maxStaleness time.Duration) bool {
-	if st.values == nil {
+func showValues(values []sampleOf, ok bool, failingSince, now time.Time, maxStaleness time.Duration) bool {
+	if values == nil {
 		return false
 	}
-	return st.OK || st.FailingSince.IsZero() || now.Sub(st.FailingSince) <= maxStaleness
+	return ok || failingSince.IsZero() || now.Sub(failingSince) <= maxStaleness
+}
+
+// showValues: see showValues, for the engine's side.
+func (st *tupleState) showValues(now time.Time, maxStaleness time.Duration) bool {
+	return showValues(st.values, st.OK, st.FailingSince, now, maxStaleness)
 }
 
 // tupleFamilies are the per-tuple families, one set per configuration.
@@ -113,11 +161,11 @@ func (st *tupleState) buildInfo(tf *tupleFamilies) {
 
 // emit appends the tuple's metrics: values while they may be served, and
 // the per-tuple families always.
-func (st *tupleState) emit(out []sampleOf, now time.Time, maxStaleness time.Duration) []sampleOf {
-	if st.showValues(now, maxStaleness) {
-		out = append(out, st.values...)
+func (v *tupleView) emit(out []sampleOf, now time.Time, maxStaleness time.Duration) []sampleOf {
+	if showValues(v.values, v.ok, v.failingSince, now, maxStaleness) {
+		out = append(out, v.values...)
 	}
-	return append(out, st.info...)
+	return append(out, v.info...)
 }
 
 // delayKey is delayKey(st.tuple), made on first use; the collector's lock

@@ -116,7 +116,7 @@ onchain_exporter_expansion_success{api="indicator"} 0
 	e.exp.Close()
 	e.reg = prometheus.NewRegistry()
 	e.reg.MustRegister(x)
-	if e.exp, err = collector.New(cfg, log.NewNopLogger(), e.reg, collector.Options{Now: e.clock.Now}); err != nil {
+	if e.exp, err = collector.New(cfg, log.NewNopLogger(), e.reg, collector.Options{Clock: e.clock}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(e.exp.Close)

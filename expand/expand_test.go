@@ -283,7 +283,7 @@ consensus:
 	}
 
 	e.reg = prometheus.NewRegistry()
-	exp, err := collector.New(cfg, log.NewNopLogger(), e.reg, collector.Options{Now: e.clock.Now})
+	exp, err := collector.New(cfg, log.NewNopLogger(), e.reg, collector.Options{Clock: e.clock})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,7 +57,7 @@ func newEnv(t *testing.T, yml string, fo fakeapi.Options) *env {
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
 	e := &env{t: t, clock: c, fake: fake, srv: srv, reg: prometheus.NewRegistry()}
-	exp, err := collector.New(e.parse(yml), log.NewNopLogger(), e.reg, collector.Options{Now: c.Now})
+	exp, err := collector.New(e.parse(yml), log.NewNopLogger(), e.reg, collector.Options{Clock: c})
 	if err != nil {
 		t.Fatal(err)
 	}

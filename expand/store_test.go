@@ -96,7 +96,7 @@ func TestOneCacheOfListingAnswers(t *testing.T) {
 		if _, err := x.Expand(context.Background(), e.parse(storedConfig)); err != nil {
 			t.Fatal(err)
 		}
-		exp, err := collector.New(cfg, logger, reg, collector.Options{Now: e.clock.Now, Clients: pool, Store: store})
+		exp, err := collector.New(cfg, logger, reg, collector.Options{Clock: e.clock, Clients: pool, Store: store})
 		if err != nil {
 			t.Fatal(err)
 		}

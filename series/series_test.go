@@ -82,7 +82,7 @@ func compareWithLive(t *testing.T, dialect fakeapi.Dialect) {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	exp, err := collector.New(cfg, log.NewNopLogger(), reg, collector.Options{Now: clock.Now})
+	exp, err := collector.New(cfg, log.NewNopLogger(), reg, collector.Options{Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,7 +72,7 @@ func (r *restartRig) start(yml, token string) *running {
 	store := state.OpenStore(r.dir, logger)
 	reg := prometheus.NewRegistry()
 	pool := upstream.NewPool(reg, r.clock.Now, logger)
-	opts := collector.Options{Now: r.clock.Now, Clients: pool, Store: store, SaveInterval: r.every}
+	opts := collector.Options{Clock: r.clock, Clients: pool, Store: store, SaveInterval: r.every}
 	cfg, err := config.Parse("test.yml", []byte(strings.ReplaceAll(yml, "{{URL}}", r.srv.URL)), func(string) string { return token })
 	if err != nil {
 		r.t.Fatal(err)
@@ -101,11 +101,13 @@ func (p *running) stop() {
 	p.pool.Close()
 }
 
-// dataLines scrapes and returns the data series, sorted.
+// dataLines scrapes, lets the refreshes the scrape woke end, and returns
+// the data series the scrape served, sorted.
 func (p *running) dataLines(t *testing.T) []string {
 	t.Helper()
 	rec := httptest.NewRecorder()
 	p.exp.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	p.exp.Settle()
 	if rec.Code != http.StatusOK {
 		t.Fatalf("scrape: HTTP %d", rec.Code)
 	}

@@ -1,0 +1,118 @@
+package collector
+
+import (
+	"container/heap"
+	"time"
+
+	"github.com/go-kit/log/level"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/state"
+	"github.com/onchain-exporter/onchain_exporter/upstream"
+)
+
+// engineConfig is what a configuration gives one API's engine.
+type engineConfig struct {
+	api   *config.API
+	up    *upstream.Client
+	sched *apiSchedule
+	fams  *families
+	tf    *tupleFamilies
+	// saved is what the last run left of the API (first start only).
+	saved *state.File
+	// reload: a reload, not the start; tuples that fail are retried at
+	// once (the user may have fixed the cause).
+	reload bool
+}
+
+// reconcile puts a configuration in force in a running engine: the
+// tuples it keeps keep their values, plan and any refresh in flight (their
+// series are rebuilt only for labels that changed), removed ones leave
+// the queue and are dropped when a refresh under way ends, new ones are
+// queued and filled first. It makes no call and waits for none.
+func (c *apiCollector) reconcile(ec engineConfig) {
+	c.mu.Lock()
+	old := make(map[string]*tupleState, len(c.states))
+	for _, st := range c.states {
+		old[st.tuple.Key] = st
+	}
+	c.api, c.up, c.sched, c.fams, c.tf = ec.api, ec.up, ec.sched, ec.fams, ec.tf
+	now := c.clk.Now()
+	states := make([]*tupleState, 0, len(ec.api.Tuples))
+	unfilled := c.unfilled
+	for i, t := range ec.api.Tuples {
+		st := old[t.Key]
+		if st != nil {
+			delete(old, t.Key)
+			st.tuple, st.key = t, ""
+			if ec.reload && !st.OK && !st.LastAttempt.IsZero() && !st.inflight {
+				st.Next = time.Time{} // failing: due at once
+			}
+		} else {
+			st = &tupleState{tuple: t, slot: -1}
+			if s, ok := ec.saved.Tuple(t, now); ok {
+				st.Tuple = s // as the last run left it, back-off included
+			}
+		}
+		if !st.rebuild(c.fams) {
+			st.Next = time.Time{}
+			level.Debug(c.logger).Log("msg", "cached values dropped: the tuple's labels changed", "endpoint", t.Path)
+		}
+		st.buildInfo(c.tf)
+		if !st.first && st.LastAttempt.IsZero() && st.values == nil && !st.inflight {
+			st.first = true // the first scrape waits for it, within its deadline
+			c.unfilled++
+		}
+		st.order = i
+		states = append(states, st)
+	}
+	for _, st := range old {
+		st.removed = true
+		if st.slot >= 0 {
+			heap.Remove(&c.queue, st.slot)
+		}
+		if st.first {
+			st.first = false
+			c.unfilled--
+		}
+	}
+	switch {
+	case unfilled == 0 && c.unfilled > 0:
+		c.filled = make(chan struct{}) // new tuples to fill: closed when they are
+	case unfilled > 0 && c.unfilled == 0:
+		close(c.filled)
+	}
+	c.states = states
+	c.byKey = map[string][]*tupleState{}
+	for _, st := range states {
+		c.byKey[st.delayKey()] = append(c.byKey[st.delayKey()], st)
+	}
+	for _, st := range states {
+		c.planLocked(st) // where it was, unless something above moved it; publishes it
+	}
+	heap.Init(&c.queue) // the configuration's order among equals
+	c.publishViewLocked()
+	c.wakes++
+	c.mu.Unlock()
+	c.signal()
+}
+
+// reloaded is a reload that changed nothing of the API: the pauses of a
+// rejected credential are lifted (the user may have fixed it upstream),
+// and the tuples that fail are retried at once.
+func (c *apiCollector) reloaded() {
+	c.mu.Lock()
+	up := c.up
+	c.mu.Unlock()
+	up.Reloaded()
+	c.mu.Lock()
+	for _, st := range c.states {
+		if !st.OK && !st.LastAttempt.IsZero() && !st.inflight {
+			st.Next = time.Time{}
+			c.planLocked(st)
+		}
+	}
+	c.wakes++
+	c.mu.Unlock()
+	c.signal()
+}
