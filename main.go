@@ -141,7 +141,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 		// nothing kept would apply.
 		*storagePath = ""
 	}
-	store := state.OpenStore(*storagePath, logger)
+	store, err := state.Open(*storagePath, cfg, logger)
+	if err != nil {
+		level.Error(logger).Log("msg", "cannot use the storage directory", "err", err)
+		return 1
+	}
+	defer store.Close() // after the collectors' last save (deferred later, run earlier)
+	// A call is counted on disk before it is made: each API's budget
+	// reserves its calls in the state directory, listing calls of the
+	// start included.
+	for _, name := range config.APINames {
+		if a := cfg.APIs[name]; a != nil {
+			c := clients.Client(a)
+			store.KeepBudget(name, c.Account(), c.Budget())
+		}
+	}
 	expander := expand.New(logger, expand.Options{Clients: clients, Store: store})
 	var exp *collector.Exporter
 	load := func() (*config.Config, error) {

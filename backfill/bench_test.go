@@ -36,7 +36,11 @@ func TestBackfillBenchmark(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	fake := fakeapi.New(fakeapi.Options{DataToken: "tok"})
+	var extra []string // the benchmark's metrics: outside the fake's catalog, served as told
+	for _, m := range benchMetrics(1000) {
+		extra = append(extra, "/v1/btc/bench/"+m)
+	}
+	fake := fakeapi.New(fakeapi.Options{DataToken: "tok", ExtraPaths: extra})
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
 
