@@ -39,6 +39,11 @@ type Budget struct {
 	reserved   int
 	chunk      int
 	reserveErr error
+
+	// peers are the other members' counts of the day, and seen of the
+	// members this one sees out of the most there were (cluster.go).
+	peers    map[string]peerCount
+	seen, of int
 }
 
 // New returns a budget of limit calls per UTC day (0 = none of our own)
@@ -106,7 +111,7 @@ func (b *Budget) Take(now time.Time) (ok bool, next time.Time) {
 	l := b.advance(now)
 	switch {
 	case l == 0:
-	case b.used >= l:
+	case b.used+b.peersUsed() >= l || b.used >= b.ownCap(l):
 		return false, later(b.day.Add(24*time.Hour), b.refilled(now, l))
 	case b.tokens+tokenSlack < 1:
 		return false, b.refilled(now, l)
@@ -136,12 +141,13 @@ func later(a, b time.Time) time.Time {
 }
 
 // Used is the number of calls counted on now's UTC day: those taken, or
-// what the upstream says were used (X-Daily-Used) when that is more.
+// what the upstream says were used (X-Daily-Used) when that is more, and
+// in a cluster those the other members counted (ObservePeer).
 func (b *Budget) Used(now time.Time) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.advance(now)
-	return b.used
+	return b.used + b.peersUsed()
 }
 
 // Limit is the limit in force at now: the smaller of daily_budget and the
@@ -174,8 +180,8 @@ func (b *Budget) ObserveUpstream(limit, used int, now time.Time) {
 	if limit > 0 {
 		b.upLimit, b.upDay = limit, midnight(now)
 	}
-	if used > b.used {
-		b.used = used
+	if others := b.peersUsed(); used > b.used+others {
+		b.used = used - others // the upstream's count holds the other members' calls too
 	}
 	b.advance(now)
 }

@@ -14,6 +14,7 @@ import (
 type Metrics struct {
 	budget   *prometheus.GaugeVec
 	used     *prometheus.GaugeVec
+	own      *prometheus.GaugeVec
 	forecast *prometheus.GaugeVec
 	factor   *prometheus.GaugeVec
 }
@@ -25,13 +26,15 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		budget: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "daily_budget_calls",
 			Help: "Upstream calls the API may make on the current UTC day: the smaller of daily_budget and the upstream's X-Daily-Limit; absent when neither applies."}, []string{"api"}),
 		used: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "daily_calls_used",
-			Help: "Upstream calls of the API counted on the current UTC day (every call: refreshes, retries, listing), or the upstream's X-Daily-Used when higher; resets at 00:00 UTC."}, []string{"api"}),
+			Help: "Upstream calls of the API counted on the current UTC day (every call: refreshes, retries, listing), or the upstream's X-Daily-Used when higher, by every member of a cluster; resets at 00:00 UTC."}, []string{"api"}),
+		own: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "daily_calls_used_here",
+			Help: "Upstream calls of the API this member made on the current UTC day; daily_calls_used when it runs alone; resets at 00:00 UTC."}, []string{"api"}),
 		forecast: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "forecast_calls_per_day",
 			Help: "Upstream calls a day the configuration in force costs, per configured endpoint (path as written) and listing endpoint, after expansion, before any cut of the daily budget."}, []string{"api", "endpoint"}),
 		factor: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "coarsening_factor",
 			Help: "How many rows of its window a series is polled once per under the daily budget's plan (1: every row); the largest among a window's spacings."}, []string{"api", "window"}),
 	}
-	reg.MustRegister(m.budget, m.used, m.forecast, m.factor)
+	reg.MustRegister(m.budget, m.used, m.own, m.forecast, m.factor)
 	return m
 }
 
@@ -44,6 +47,7 @@ func (m *Metrics) Observe(api string, b *Budget, now time.Time) {
 		m.budget.DeleteLabelValues(api)
 	}
 	m.used.WithLabelValues(api).Set(float64(b.Used(now)))
+	m.own.WithLabelValues(api).Set(float64(b.Own(now)))
 }
 
 // SetForecast sets an API's forecast per endpoint, replacing the last:
@@ -66,7 +70,7 @@ func (m *Metrics) SetPlan(api string, p Plan) {
 
 // Forget drops the series of an API no longer configured.
 func (m *Metrics) Forget(api string) {
-	for _, v := range []*prometheus.GaugeVec{m.budget, m.used, m.forecast, m.factor} {
+	for _, v := range []*prometheus.GaugeVec{m.budget, m.used, m.own, m.forecast, m.factor} {
 		v.DeletePartialMatch(prometheus.Labels{"api": api})
 	}
 }

@@ -50,11 +50,16 @@ onchain_exporter_coarsening_factor{api="data",window="min"} 1
 # TYPE onchain_exporter_daily_budget_calls gauge
 onchain_exporter_daily_budget_calls{api="consensus"} 100
 onchain_exporter_daily_budget_calls{api="data"} 10000
-# HELP onchain_exporter_daily_calls_used Upstream calls of the API counted on the current UTC day (every call: refreshes, retries, listing), or the upstream's X-Daily-Used when higher; resets at 00:00 UTC.
+# HELP onchain_exporter_daily_calls_used Upstream calls of the API counted on the current UTC day (every call: refreshes, retries, listing), or the upstream's X-Daily-Used when higher, by every member of a cluster; resets at 00:00 UTC.
 # TYPE onchain_exporter_daily_calls_used gauge
 onchain_exporter_daily_calls_used{api="consensus"} 40
 onchain_exporter_daily_calls_used{api="data"} 2
 onchain_exporter_daily_calls_used{api="indicator"} 0
+# HELP onchain_exporter_daily_calls_used_here Upstream calls of the API this member made on the current UTC day; daily_calls_used when it runs alone; resets at 00:00 UTC.
+# TYPE onchain_exporter_daily_calls_used_here gauge
+onchain_exporter_daily_calls_used_here{api="consensus"} 40
+onchain_exporter_daily_calls_used_here{api="data"} 2
+onchain_exporter_daily_calls_used_here{api="indicator"} 0
 # HELP onchain_exporter_forecast_calls_per_day Upstream calls a day the configuration in force costs, per configured endpoint (path as written) and listing endpoint, after expansion, before any cut of the daily budget.
 # TYPE onchain_exporter_forecast_calls_per_day gauge
 onchain_exporter_forecast_calls_per_day{api="data",endpoint="/v1/btc/exchange-flows/netflow"} 1538.25

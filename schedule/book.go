@@ -174,3 +174,27 @@ func (b *Book) Restore(saved map[string]Estimate) {
 		}
 	}
 }
+
+// Estimate returns a copy of what the key learned, false when nothing
+// was: what a cluster's owner of the key sends its peers.
+func (b *Book) Estimate(key string) (Estimate, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if e := b.est[key]; e != nil {
+		return *e, true
+	}
+	return Estimate{}, false
+}
+
+// Adopt takes the estimate a peer's owner of the key learned, unless this
+// Book has seen a newer row of the key: the owner polls and learns, the
+// other members plan from what it learned.
+func (b *Book) Adopt(key string, e Estimate) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if own := b.est[key]; own != nil && own.Seen.After(e.Seen) {
+		return
+	}
+	e.Depth = max(e.Depth, 0)
+	b.est[key] = &e
+}

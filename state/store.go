@@ -26,7 +26,7 @@ import (
 // answers of its listing endpoints. A file applies only to an API section
 // of the same account (upstream.Account: API, address, auth, credential; a new
 // timeout, limit or TLS setting keeps it), and a tuple's entry only to a
-// tuple of the same request and series (tupleDigest). Nothing secret is
+// tuple of the same request and series (Digest). Nothing secret is
 // written: the account is a salted, slow digest. A nil *Store keeps
 // nothing.
 type Store struct {

@@ -58,9 +58,10 @@ func plannedAhead(t *config.Tuple) time.Duration {
 	return max(2*config.WindowDuration(t.Window), time.Duration(t.CacheTTL*float64(time.Second)), upstream.MaxRestoredPause) + time.Minute
 }
 
-// tupleDigest is a digest of what makes a tuple's request and series:
-// a saved state applies to a tuple of the same digest only.
-func tupleDigest(t *config.Tuple) string {
+// Digest is a digest of what makes a tuple's request and series:
+// a saved state, or a row a peer fetched, applies to a tuple of the same
+// digest only.
+func Digest(t *config.Tuple) string {
 	b, _ := json.Marshal(struct {
 		Key, Path, Window, Rows, TimeKey string
 		Query                            map[string][]string
@@ -79,7 +80,7 @@ func (f *File) Put(t *config.Tuple, s Tuple) {
 	if f.Tuples == nil {
 		f.Tuples = map[string]SavedTuple{}
 	}
-	f.Tuples[t.Key] = SavedTuple{Digest: tupleDigest(t), State: s}
+	f.Tuples[t.Key] = SavedTuple{Digest: Digest(t), State: s}
 }
 
 // Tuple returns the saved state of a tuple of the same digest (false
@@ -91,7 +92,7 @@ func (f *File) Tuple(t *config.Tuple, now time.Time) (Tuple, bool) {
 		return Tuple{}, false
 	}
 	s, ok := f.Tuples[t.Key]
-	if !ok || s.Digest != tupleDigest(t) {
+	if !ok || s.Digest != Digest(t) {
 		return Tuple{}, false
 	}
 	if s.State.Next.After(now.Add(plannedAhead(t))) {
