@@ -31,6 +31,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 	slgk "github.com/tjhop/slog-gokit"
 
+	"github.com/onchain-exporter/onchain_exporter/cluster"
 	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/demo"
@@ -64,6 +65,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		storageSet     bool
 		storagePath    = app.Flag("storage.path", "Directory where each tuple's last values and schedule, learned publication delays, pauses and listing answers are kept across restarts. Empty keeps nothing; --demo keeps nothing unless this is given.").Default("data/").IsSetByUser(&storageSet).String()
 		webFlags       = kingpinflag.AddFlags(app, ":9799")
+		clusterCfg     = cluster.AddFlags(app) // --cluster.*: replicas that share their calls
 	)
 	app.Version(version.Print(exporterName))
 	app.HelpFlag.Short('h')
@@ -78,6 +80,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if !validMetricsPath(*metricsPath) {
 		fmt.Fprintf(stderr, "%s: --web.telemetry-path must be a path starting with /, without spaces, braces, ? or #, and not one of the exporter's own, got %q (try --help)\n", exporterName, *metricsPath)
+		return 2
+	}
+	if err := clusterCfg.Validate(); err != nil {
+		fmt.Fprintf(stderr, "%s: %v (try --help)\n", exporterName, err)
 		return 2
 	}
 	if backfill.chosen {
@@ -179,12 +185,36 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	reg.MustRegister(versioncollector.NewCollector(exporterName), collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), expander)
-	exp, err = collector.New(cfg, logger, reg, collector.Options{DefaultTimeout: *defaultTimeout, TimeoutOffset: *timeoutOffset, Clients: clients, Store: store})
+	// Cluster mode (off without --cluster.listen-address: peer is nil, a
+	// cluster of one): replicas share their upstream calls and each serves
+	// every series.
+	peer, err := cluster.Create(*clusterCfg, log.With(logger, "component", "cluster"), reg)
+	if err != nil {
+		level.Error(logger).Log("msg", "cannot start the cluster", "err", err)
+		return 1
+	}
+	exp, err = collector.New(cfg, logger, reg, collector.Options{DefaultTimeout: *defaultTimeout, TimeoutOffset: *timeoutOffset, Clients: clients, Store: store, Peer: peer})
 	if err != nil {
 		level.Error(logger).Log("msg", "cannot start the collectors", "err", err)
 		return 1
 	}
 	defer exp.Close()
+	if peer != nil {
+		// Leave after the collectors close (deferred later, run earlier):
+		// the others take this member's units at once.
+		defer func() {
+			if err := peer.Leave(5 * time.Second); err != nil {
+				level.Warn(logger).Log("msg", "leaving the cluster", "err", err)
+			}
+		}()
+		if err := peer.Join(context.Background()); err != nil {
+			level.Warn(logger).Log("msg", "no cluster peer reachable yet; joining in the background", "err", err)
+		}
+		// Settling only logs and sets onchain_exporter_cluster_settled:
+		// the rows come by the join's push/pull meanwhile, and scrapes
+		// are served from the start.
+		go peer.Settle(context.Background())
+	}
 	// The landing page shows the configuration in force and how the
 	// expansion of each API stands.
 	landing := &landingPage{status: func() map[string]string { return expansionStatus(expander.State(), clients.Clean) }}

@@ -14,6 +14,7 @@ import (
 	"github.com/go-kit/log/level"
 
 	"github.com/onchain-exporter/onchain_exporter/budget"
+	"github.com/onchain-exporter/onchain_exporter/cluster"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
 	"github.com/onchain-exporter/onchain_exporter/internal/clock"
@@ -40,6 +41,12 @@ type apiCollector struct {
 	wakeup   chan struct{} // a refresh ended, a scrape came, a timer fired: plan again
 	loopDone chan struct{}
 
+	// peer is the cluster (nil: this member alone), rows the channel
+	// outcomes go to the others by, cm the cluster's families (cluster.go).
+	peer *cluster.Peer
+	rows *cluster.Channel
+	cm   *clusterMetrics
+
 	mu sync.Mutex // guards what follows and every tupleState of this API
 	// The configuration in force: replaced by reconcile, read by a
 	// refresh when it starts (refreshRun) and ends.
@@ -52,9 +59,10 @@ type apiCollector struct {
 	states []*tupleState
 	// queue holds the tuples not in flight by when each is due; byKey the
 	// tuples of each delay key (queue.go).
-	queue  planQueue
-	byKey  map[string][]*tupleState
-	closed bool
+	queue   planQueue
+	byKey   map[string][]*tupleState
+	byTuple map[string]*tupleState // by the tuple's key
+	closed  bool
 	// running counts the refreshes in flight, within the API's
 	// concurrency.
 	running int
@@ -93,9 +101,10 @@ type refreshRun struct {
 	up    *upstream.Client
 }
 
-func newAPICollector(name string, m *selfMetrics, bm *budget.Metrics, clk clock.Clock, logger log.Logger, idleAfter time.Duration) *apiCollector {
+func newAPICollector(name string, e *Exporter, logger log.Logger) *apiCollector {
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &apiCollector{name: name, m: m, bm: bm, clk: clk, logger: logger, idleAfter: idleAfter,
+	c := &apiCollector{name: name, m: e.m, bm: e.bm, clk: e.opts.Clock, logger: logger, idleAfter: e.opts.IdleAfter,
+		peer: e.peer, rows: e.rows, cm: e.cm,
 		ctx: ctx, cancel: cancel, wakeup: make(chan struct{}, 1), byKey: map[string][]*tupleState{},
 		filled: make(chan struct{})}
 	c.settled = sync.NewCond(&c.mu)
@@ -285,6 +294,18 @@ func (c *apiCollector) refresh(st *tupleState, r refreshRun) {
 		st.buildInfo(c.tf)
 		c.publishLocked(st)
 	}()
+	if e := upstream.AsErrorOrNil(err); e == nil || !e.HeldBack {
+		// Sent: the other members take its outcome (cluster.go).
+		if c.peer != nil {
+			role := "owner"
+			if st.fallback {
+				role = "fallback"
+			}
+			c.cm.refreshes.WithLabelValues(c.name, role).Inc()
+			defer c.sendLocked(st)
+		}
+		st.awaitFrom, st.fallback = time.Time{}, false
+	}
 	if e := upstream.AsErrorOrNil(err); e != nil && e.HeldBack && e.Code == "budget_exhausted" {
 		// Not sent: the daily budget has no call for it now. Nothing
 		// failed and nothing was tried: the last good value stays

@@ -1,6 +1,9 @@
 package collector
 
-import "time"
+import (
+	"container/heap"
+	"time"
+)
 
 // The refresh engine of one API. It owns the plan of its tuples: a queue
 // ordered by when each is due (queue.go), its next refresh set by the
@@ -99,6 +102,11 @@ func (c *apiCollector) dispatch() {
 			st := c.popDueLocked(now)
 			if st == nil {
 				break
+			}
+			if until := c.awaitOwnerLocked(st, now); !until.IsZero() {
+				st.due = until // the owner's row is expected by then
+				heap.Push(&c.queue, st)
+				continue
 			}
 			c.startLocked(st)
 		}

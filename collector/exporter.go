@@ -19,6 +19,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/onchain-exporter/onchain_exporter/budget"
+	"github.com/onchain-exporter/onchain_exporter/cluster"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 	"github.com/onchain-exporter/onchain_exporter/schedule"
@@ -53,6 +54,9 @@ type Options struct {
 	// stops calling upstream (DefaultIdleAfter, or three times the gap
 	// between scrapes if longer).
 	IdleAfter time.Duration
+	// Peer is the cluster this exporter shares its calls with (nil:
+	// alone). New registers the rows with it: call Peer.Join after New.
+	Peer *cluster.Peer
 }
 
 // Exporter serves /metrics for a configuration: one refresh engine per
@@ -88,7 +92,12 @@ type Exporter struct {
 
 	collectorDuration, collectorSuccess *family
 
-	stopSave, saveDone chan struct{}
+	// peer, rows and cm: the cluster (cluster.go); nil alone.
+	peer *cluster.Peer
+	rows *cluster.Channel
+	cm   *clusterMetrics
+
+	stopSave, saveDone, stopWatch, watchDone chan struct{}
 }
 
 // gaugeKey is one label set of publication_delay_seconds (endpoint set) or
@@ -125,8 +134,19 @@ func New(cfg *config.Config, logger log.Logger, reg *prometheus.Registry, opts .
 	e.collectorSuccess = newFamily(namespace+"_scrape_collector_success",
 		"1 when every tuple of the collector was served fresh in this scrape, 0 when some came from a failed or unfinished refresh.", dto.MetricType_GAUGE, []string{"collector"})
 	e.served.Store(&[]*apiCollector{})
+	if e.peer = e.opts.Peer; e.peer != nil {
+		e.cm = newClusterMetrics(reg)
+		e.rows = e.peer.AddState(stateKey, replicated{e})
+	}
 	if err := e.ApplyConfig(cfg); err != nil {
 		return nil, err
+	}
+	if e.peer != nil {
+		e.stopWatch, e.watchDone = make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(e.watchDone)
+			e.watchMembers(e.stopWatch)
+		}()
 	}
 	if e.opts.Store != nil {
 		if e.opts.SaveInterval <= 0 {
@@ -227,7 +247,7 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 		book.SetMembers(members, ids)
 		c := e.engines[name]
 		if c == nil {
-			c = newAPICollector(name, e.m, e.bm, e.opts.Clock, logger, e.opts.IdleAfter)
+			c = newAPICollector(name, e, logger)
 			e.engines[name] = c
 			c.start()
 		}
@@ -277,6 +297,11 @@ func (e *Exporter) Close() {
 		close(e.stopSave)
 		<-e.saveDone
 		e.stopSave = nil
+	}
+	if e.stopWatch != nil {
+		close(e.stopWatch)
+		<-e.watchDone
+		e.stopWatch = nil
 	}
 	e.applyMu.Lock()
 	if e.closed {

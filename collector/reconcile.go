@@ -83,9 +83,13 @@ func (c *apiCollector) reconcile(ec engineConfig) {
 		close(c.filled)
 	}
 	c.states = states
-	c.byKey = map[string][]*tupleState{}
+	c.byKey, c.byTuple = map[string][]*tupleState{}, make(map[string]*tupleState, len(states))
 	for _, st := range states {
 		c.byKey[st.delayKey()] = append(c.byKey[st.delayKey()], st)
+		c.byTuple[st.tuple.Key] = st
+	}
+	if c.cm != nil {
+		c.cm.owned.WithLabelValues(c.name).Set(float64(c.ownedLocked()))
 	}
 	for _, st := range states {
 		c.planLocked(st) // where it was, unless something above moved it; publishes it

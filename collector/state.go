@@ -27,6 +27,11 @@ type tupleState struct {
 	info     []sampleOf // the per-tuple families
 	inflight bool       // a refresh is under way
 	heldAt   time.Time  // when the last refresh was held back by the budget, never sent
+	// awaitFrom is when the tuple came due while this member waits for
+	// its unit's owner; fallback says its refresh is this member's own
+	// because the owner's row did not come (cluster.go).
+	awaitFrom time.Time
+	fallback  bool
 	// removed: a reload dropped the tuple; a refresh under way ends
 	// without a trace.
 	removed bool

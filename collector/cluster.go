@@ -1,0 +1,278 @@
+package collector
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/go-kit/log/level"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/onchain-exporter/onchain_exporter/cluster"
+	"github.com/onchain-exporter/onchain_exporter/schedule"
+	"github.com/onchain-exporter/onchain_exporter/state"
+)
+
+// Replicas that share their calls (package cluster, --cluster.*). Each
+// refresh unit, a delay key (the series of one endpoint and window, which
+// lead and follow together), has an owner among the live members. The
+// owner refreshes its tuples as a lone exporter does and sends every
+// outcome, the tuple's whole state.Tuple with the key's learned
+// estimate, to the others; they take it as if they had fetched it
+// (adopt), plan from it, and serve it. A member whose tuple is due and
+// whose owner's outcome has not come waits rank × --cluster.peer-timeout
+// past the due time, then fetches the tuple itself: a dead owner costs a
+// late row, never a gap; a partition costs calls twice, never none.
+// A member that joins takes every tuple's state by the cluster's
+// push/pull (MarshalBinary, Merge) and serves at once, with no call.
+// Gossip carries tuples' states (values, times, plans), the learned
+// delays and the day's call counts: never a credential.
+
+// stateKey is the name the rows register under with package cluster.
+const stateKey = "rows"
+
+// peerRow is one outcome of a tuple as a member sends it.
+type peerRow struct {
+	API    string `json:"api"`
+	Key    string `json:"key"`
+	Digest string `json:"digest"` // state.Digest: the same request and series
+	State  state.Tuple
+	// Delay is what the key learned of publication delays, at the owner.
+	Delay *schedule.Estimate `json:"delay,omitempty"`
+	// Member and its count of the API's calls on the UTC day Day: the
+	// cluster's budget (budget.ObservePeer).
+	Member string    `json:"member"`
+	Day    time.Time `json:"day"`
+	Used   int       `json:"used"`
+}
+
+// clusterMetrics are the families of the calls members share.
+type clusterMetrics struct {
+	owned     *prometheus.GaugeVec
+	received  *prometheus.CounterVec
+	refreshes *prometheus.CounterVec
+}
+
+func newClusterMetrics(reg prometheus.Registerer) *clusterMetrics {
+	m := &clusterMetrics{
+		owned: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "cluster_units_owned",
+			Help: "Refresh units (the series of one endpoint and window) this member owns among the live members: it fetches them, the others take its rows. All of them when it runs alone."}, []string{"api"}),
+		received: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "cluster_rows_received_total",
+			Help: "Tuple outcomes a peer fetched and sent that this member took and serves as if it had fetched them."}, []string{"api"}),
+		refreshes: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "cluster_refreshes_total",
+			Help: "Refreshes this member made, by role: owner (its own unit) or fallback (a unit whose owner's row did not come within rank × --cluster.peer-timeout)."}, []string{"api", "role"}),
+	}
+	reg.MustRegister(m.owned, m.received, m.refreshes)
+	return m
+}
+
+// replicated is the Exporter's state as package cluster moves it.
+type replicated struct{ e *Exporter }
+
+// MarshalBinary is every tuple's state that has had a refresh, for a
+// member that joins.
+func (r replicated) MarshalBinary() ([]byte, error) {
+	var rows []peerRow
+	for _, c := range *r.e.served.Load() {
+		rows = c.appendRows(rows, r.e.peer)
+	}
+	return json.Marshal(rows)
+}
+
+// Merge takes a peer's rows: one (a delta) or all (push/pull).
+func (r replicated) Merge(b []byte) error {
+	var rows []peerRow
+	if b = bytes.TrimSpace(b); len(b) > 0 && b[0] == '[' {
+		if err := json.Unmarshal(b, &rows); err != nil {
+			return fmt.Errorf("a peer's rows: %w", err)
+		}
+	} else {
+		var row peerRow
+		if err := json.Unmarshal(b, &row); err != nil {
+			return fmt.Errorf("a peer's row: %w", err)
+		}
+		rows = []peerRow{row}
+	}
+	engines := map[string]*apiCollector{}
+	for _, c := range *r.e.served.Load() {
+		engines[c.name] = c
+	}
+	for _, row := range rows {
+		if c := engines[row.API]; c != nil {
+			c.adopt(row)
+		}
+	}
+	return nil
+}
+
+// appendRows appends the state of every tuple that has had a refresh.
+func (c *apiCollector) appendRows(rows []peerRow, peer *cluster.Peer) []peerRow {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, st := range c.states {
+		if !st.LastAttempt.IsZero() {
+			rows = append(rows, c.rowLocked(st, peer))
+		}
+	}
+	return rows
+}
+
+// rowLocked is what the cluster is sent of a tuple.
+func (c *apiCollector) rowLocked(st *tupleState, peer *cluster.Peer) peerRow {
+	row := peerRow{API: c.name, Key: st.tuple.Key, Digest: state.Digest(st.tuple), State: st.Tuple, Member: peer.Name()}
+	if e, ok := c.sched.book.Estimate(st.delayKey()); ok {
+		row.Delay = &e
+	}
+	if b := c.up.Budget(); b != nil {
+		now := c.clk.Now()
+		row.Day, row.Used = now.UTC().Truncate(24*time.Hour), b.Own(now)
+	}
+	return row
+}
+
+// sendLocked sends the outcome of a refresh this member made.
+func (c *apiCollector) sendLocked(st *tupleState) {
+	if c.peer == nil {
+		return
+	}
+	b, err := json.Marshal(c.rowLocked(st, c.peer))
+	if err != nil {
+		level.Debug(c.logger).Log("msg", "a row could not be sent to the cluster", "err", err)
+		return
+	}
+	c.rows.Broadcast(b)
+}
+
+// adopt takes a tuple's outcome a peer fetched, when it is newer than
+// what this member has, as if this member had fetched it: its values are
+// served, its plan is this member's. A row of another request (a peer on
+// another configuration), with values that are not numbers, or older
+// than what is here, is left.
+func (c *apiCollector) adopt(row peerRow) {
+	c.mu.Lock()
+	if b := c.up.Budget(); b != nil && row.Member != "" && row.Member != c.peer.Name() {
+		b.ObservePeer(row.Member, row.Day, row.Used, c.clk.Now())
+	}
+	st := c.byTuple[row.Key]
+	if st == nil || st.removed || !row.State.LastAttempt.After(st.LastAttempt) || row.Digest != state.Digest(st.tuple) || !finite(row.State) {
+		c.mu.Unlock()
+		return
+	}
+	prevNewest := st.Newest
+	st.Tuple = row.State
+	if !st.rebuild(c.fams) {
+		c.mu.Unlock()
+		return
+	}
+	st.buildInfo(c.tf)
+	st.awaitFrom = time.Time{}
+	if row.Delay != nil {
+		c.sched.book.Adopt(st.delayKey(), *row.Delay)
+	}
+	if st.first {
+		st.first = false
+		c.unfilled--
+		if c.unfilled == 0 {
+			close(c.filled)
+		}
+	}
+	if st.Newest.After(prevNewest) {
+		c.replanKeyLocked(st.delayKey())
+	} else {
+		c.planLocked(st)
+	}
+	c.publishLocked(st) // in flight, planLocked does not
+	c.cm.received.WithLabelValues(c.name).Inc()
+	c.wakes++
+	c.mu.Unlock()
+	c.signal()
+}
+
+// finite says whether every value of a state is a number.
+func finite(s state.Tuple) bool {
+	for _, smp := range s.Samples {
+		if math.IsNaN(smp.Value) || math.IsInf(smp.Value, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// awaitOwnerLocked says until when a tuple due at now waits for its
+// unit's owner, zero when it is fetched now: by its owner, or by this
+// member once rank × peer timeout has passed since it came due here
+// (then it is a fallback).
+func (c *apiCollector) awaitOwnerLocked(st *tupleState, now time.Time) time.Time {
+	if c.peer == nil {
+		return time.Time{}
+	}
+	wait := c.peer.FallbackDelay(st.delayKey())
+	if wait <= 0 {
+		st.awaitFrom, st.fallback = time.Time{}, false
+		return time.Time{}
+	}
+	if st.awaitFrom.IsZero() {
+		st.awaitFrom = now // due here now: the owner's row is due about now too
+	}
+	if until := st.awaitFrom.Add(wait); now.Before(until) {
+		return until
+	}
+	st.fallback = true
+	return time.Time{}
+}
+
+// ownedLocked counts the units this member owns.
+func (c *apiCollector) ownedLocked() int {
+	n := 0
+	for key := range c.byKey {
+		if c.peer.Rank(key) == 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// membersChanged plans again after the members changed: units may have
+// moved, and a tuple waiting for an owner that left is due now.
+func (c *apiCollector) membersChanged() {
+	c.mu.Lock()
+	for _, st := range c.states {
+		if !st.awaitFrom.IsZero() {
+			c.planLocked(st)
+		}
+	}
+	c.cm.owned.WithLabelValues(c.name).Set(float64(c.ownedLocked()))
+	c.wakes++
+	c.mu.Unlock()
+	c.signal()
+}
+
+// watchMembers follows the cluster's membership until stop: every change
+// moves units, and the budget's share of a member cut off.
+func (e *Exporter) watchMembers(stop <-chan struct{}) {
+	most, day := 0, time.Time{}
+	for {
+		changed := e.peer.Changed()
+		n := len(e.peer.Members())
+		if d := e.now().UTC().Truncate(24 * time.Hour); !d.Equal(day) {
+			most, day = n, d // the most seen today
+		}
+		most = max(most, n)
+		for _, c := range *e.served.Load() {
+			c.mu.Lock()
+			up := c.up
+			c.mu.Unlock()
+			if b := up.Budget(); b != nil {
+				b.SetShare(n, most)
+			}
+			c.membersChanged()
+		}
+		select {
+		case <-stop:
+			return
+		case <-changed:
+		}
+	}
+}
