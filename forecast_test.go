@@ -14,8 +14,8 @@ import (
 var updateGolden = flag.Bool("update", false, "rewrite the testdata/*.golden outputs of --config.check")
 
 // --config.check prints, after OK, the forecast of the upstream calls a
-// day: the example a new user starts from (its daily_budget exceeded by
-// its v2 block series), and a file with all, a block spacing not known,
+// day: the example a new user starts from (within its daily_budget), and
+// a file with all, a block spacing not known,
 // windowless APIs and rate_limit.
 func TestConfigCheckForecast(t *testing.T) {
 	t.Setenv("ONCHAIN_DATA_TOKEN", "example-token")
