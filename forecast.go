@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -118,10 +119,10 @@ func apiNotes(a budget.APIForecast) []string {
 	}
 	perMinute := a.AtLeast() / 1440
 	if a.RateLimit > 0 {
-		out = append(out, fmt.Sprintf("  rate_limit %g a minute allows %s calls a day: the forecast is %s%.1f a minute on average",
-			a.RateLimit, budget.FormatCalls(a.RateLimitPerDay()), atLeast, perMinute))
+		out = append(out, fmt.Sprintf("  rate_limit %g a minute allows %s calls a day: the forecast is %s%s a minute on average",
+			a.RateLimit, budget.FormatCalls(a.RateLimitPerDay()), atLeast, perMinuteText(perMinute)))
 	} else {
-		out = append(out, fmt.Sprintf("  rate_limit: none (the forecast is %s%.1f calls a minute on average)", atLeast, perMinute))
+		out = append(out, fmt.Sprintf("  rate_limit: none (the forecast is %s%s calls a minute on average)", atLeast, perMinuteText(perMinute)))
 	}
 	if a.OverBudget() {
 		p := a.Plan
@@ -139,8 +140,17 @@ func apiNotes(a budget.APIForecast) []string {
 		out = append(out, msg)
 	}
 	if a.OverRateLimit() {
-		out = append(out, fmt.Sprintf("WARNING: %s: the forecast, %s%.1f calls a minute on average, exceeds rate_limit %g: calls will be held back and series served late; raise rate_limit, set a daily_budget of at most %s (the exporter then plans within it), or poll less (cache_ttl, coarser windows)",
-			a.API, atLeast, perMinute, a.RateLimit, budget.FormatCalls(a.RateLimitPerDay())))
+		out = append(out, fmt.Sprintf("WARNING: %s: the forecast, %s%s calls a minute on average, exceeds rate_limit %g: calls will be held back and series served late; raise rate_limit, set a daily_budget of at most %s (the exporter then plans within it), or poll less (cache_ttl, coarser windows)",
+			a.API, atLeast, perMinuteText(perMinute), a.RateLimit, budget.FormatCalls(a.RateLimitPerDay())))
 	}
 	return out
+}
+
+// perMinuteText writes calls a minute with a tenth's precision, and two
+// significant digits below a tenth: a few calls a day are not "0.0".
+func perMinuteText(v float64) string {
+	if v == 0 || v >= 0.1 {
+		return fmt.Sprintf("%.1f", v)
+	}
+	return strconv.FormatFloat(v, 'g', 2, 64)
 }

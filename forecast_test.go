@@ -72,3 +72,16 @@ func TestBudgetDocShowsTheForecast(t *testing.T) {
 		t.Errorf("docs/budget.md does not show the plan's log line:\n%s", line)
 	}
 }
+
+// TestPerMinuteText: a configuration of a few calls a day is not
+// forecast at "0.0 calls a minute".
+func TestPerMinuteText(t *testing.T) {
+	for _, tc := range []struct {
+		v    float64
+		want string
+	}{{0, "0.0"}, {2.18, "2.2"}, {0.1, "0.1"}, {4.2 / 1440, "0.0029"}, {0.05, "0.05"}} {
+		if got := perMinuteText(tc.v); got != tc.want {
+			t.Errorf("perMinuteText(%v) = %q, want %q", tc.v, got, tc.want)
+		}
+	}
+}
