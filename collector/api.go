@@ -311,7 +311,8 @@ func (c *apiCollector) refresh(st *tupleState, r refreshRun) {
 		// failed and nothing was tried: the last good value stays
 		// served as it was (max_staleness does not run), and the tuple
 		// is asked again when the budget has a call.
-		st.Next, st.heldAt = c.sched.afterError(st, e, now), now
+		c.sched.afterError(st, e, now)
+		st.heldAt = now
 		c.logOnce(st, level.Debug(c.logger), "refresh held back by daily_budget", e.Error())
 		return
 	}
@@ -323,7 +324,7 @@ func (c *apiCollector) refresh(st *tupleState, r refreshRun) {
 		if st.FailingSince.IsZero() {
 			st.FailingSince = start
 		}
-		st.Next = c.sched.afterError(st, e, now)
+		c.sched.afterError(st, e, now)
 		if e.Gone {
 			// The upstream says the series does not exist as asked:
 			// there is no last good value to keep serving.
@@ -360,7 +361,7 @@ func (c *apiCollector) refresh(st *tupleState, r refreshRun) {
 			level.Warn(c.logger).Log("msg", "upstream marks this series deprecated; its data may no longer update", "endpoint", t.Path, "query", redactedQuery(t.Query))
 		}
 	}
-	st.Next, siblings = c.sched.afterSuccess(st, prevNewest, now)
+	siblings = c.sched.afterSuccess(st, prevNewest, now)
 	if w := rowWindow(st); w > 0 && st.Newest.After(prevNewest) && t.CacheTTL == 0 {
 		if !prevNewest.IsZero() {
 			c.m.rowDelay.WithLabelValues(c.name, t.Window).Observe(now.Sub(st.Newest.Add(w)).Seconds())

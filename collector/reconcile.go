@@ -2,7 +2,6 @@ package collector
 
 import (
 	"container/heap"
-	"time"
 
 	"github.com/go-kit/log/level"
 
@@ -46,7 +45,7 @@ func (c *apiCollector) reconcile(ec engineConfig) {
 			delete(old, t.Key)
 			st.tuple, st.key = t, ""
 			if ec.reload && !st.OK && !st.LastAttempt.IsZero() && !st.inflight {
-				st.Next = time.Time{} // failing: due at once
+				c.sched.reset(st, now) // failing: a reload may have fixed it
 			}
 		} else {
 			st = &tupleState{tuple: t, slot: -1}
@@ -55,7 +54,7 @@ func (c *apiCollector) reconcile(ec engineConfig) {
 			}
 		}
 		if !st.rebuild(c.fams) {
-			st.Next = time.Time{}
+			c.sched.reset(st, now)
 			level.Debug(c.logger).Log("msg", "cached values dropped: the tuple's labels changed", "endpoint", t.Path)
 		}
 		st.buildInfo(c.tf)
@@ -110,9 +109,10 @@ func (c *apiCollector) reloaded() {
 	c.mu.Unlock()
 	up.Reloaded()
 	c.mu.Lock()
+	now := c.clk.Now()
 	for _, st := range c.states {
 		if !st.OK && !st.LastAttempt.IsZero() && !st.inflight {
-			st.Next = time.Time{}
+			c.sched.reset(st, now)
 			c.planLocked(st)
 		}
 	}

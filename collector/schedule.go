@@ -47,21 +47,39 @@ func (s *apiSchedule) series(st *tupleState) schedule.Series {
 		Newest: st.Newest, LastAttempt: st.LastAttempt, Deprecated: st.Deprecated, Failures: st.Failures}
 }
 
+// next runs the policy on an event of a tuple and keeps the plan it
+// returns: the one place the engine sets when a tuple is refreshed next
+// (Policy.Next decides). It reports whether what the key's other tuples
+// wait for changed (schedule.Book.Next). A tuple's plan is otherwise only
+// ever taken whole: restored from a state file, or from a peer that
+// fetched it (cluster.go).
+func (s *apiSchedule) next(st *tupleState, o schedule.Outcome, now time.Time) bool {
+	var siblings bool
+	st.Plan, siblings = s.book.Next(st.delayKey(), s.series(st), st.Plan, o, now)
+	return siblings
+}
+
 // afterSuccess plans the next refresh of a tuple whose refresh at now
 // succeeded; prevNewest is the newest row before it. It reports whether
 // the other tuples of its key that wait for a row are to be placed again
-// in the queue (schedule.Book.Next).
-func (s *apiSchedule) afterSuccess(st *tupleState, prevNewest, now time.Time) (time.Time, bool) {
-	return s.book.Next(st.delayKey(), s.series(st), &st.Plan, schedule.Outcome{PrevNewest: prevNewest}, now)
+// in the queue.
+func (s *apiSchedule) afterSuccess(st *tupleState, prevNewest, now time.Time) bool {
+	return s.next(st, schedule.Outcome{PrevNewest: prevNewest}, now)
 }
 
-// afterError plans the retry of a failing tuple.
-func (s *apiSchedule) afterError(st *tupleState, e *upstream.Error, now time.Time) time.Time {
+// afterError plans the retry of a failing tuple, or of one the budget
+// held back.
+func (s *apiSchedule) afterError(st *tupleState, e *upstream.Error, now time.Time) {
 	f := schedule.Failure{HeldBack: e.HeldBack, RetryAfter: e.RetryAfter, Hold: e.Hold, PauseUntil: e.PauseUntil}
 	// A failure finds no row and splits no key: the key's other tuples
 	// stay where they are (a leader that resigns is WaitsForLeader's).
-	next, _ := s.book.Next(st.delayKey(), s.series(st), &st.Plan, schedule.Outcome{Err: &f}, now)
-	return next
+	s.next(st, schedule.Outcome{Err: &f}, now)
+}
+
+// reset has a tuple asked at once: a reload may have fixed why it fails,
+// or its labels changed.
+func (s *apiSchedule) reset(st *tupleState, now time.Time) {
+	s.next(st, schedule.Outcome{Reset: true}, now)
 }
 
 // siblingFound says whether another series of the tuple's key found the
@@ -74,14 +92,15 @@ func (s *apiSchedule) siblingFound(st *tupleState, at time.Time) bool {
 }
 
 // waitsForLeader says whether a follower due at now waits for its
-// leader, which is chasing the row; its plan then moves a learn step on.
+// leader, which is chasing the row; its plan then moves a learn step on
+// (the policy's LeaderChasing event).
 func (s *apiSchedule) waitsForLeader(st *tupleState, now time.Time) bool {
 	if !st.Following {
 		return false
 	}
-	wait, until := s.book.WaitsForLeader(st.delayKey(), s.series(st), st.Plan, now)
-	if wait {
-		st.Next = until
+	if wait, _ := s.book.WaitsForLeader(st.delayKey(), s.series(st), st.Plan, now); !wait {
+		return false
 	}
-	return wait
+	s.next(st, schedule.Outcome{LeaderChasing: true}, now)
+	return true
 }

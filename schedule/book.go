@@ -73,19 +73,19 @@ func (b *Book) put(key, id string, k Known) {
 	}
 }
 
-// Next runs the policy for one series of key after a refresh: it updates
-// the plan and the key's estimates, and returns when the series is
-// refreshed next. It reports whether what the key's other series wait
-// for changed (a row found, the key's series found to publish apart):
-// those that wait for a row may then be due sooner (SiblingFound).
-func (b *Book) Next(key string, s Series, pl *Plan, o Outcome, now time.Time) (time.Time, bool) {
+// Next runs the policy for one series of key on an event (Policy.Next):
+// it stores what the key learned and returns the series' plan after it.
+// It reports whether what the key's other series wait for changed (a row
+// found, the key's series found to publish apart): those that wait for a
+// row may then be due sooner (SiblingFound).
+func (b *Book) Next(key string, s Series, pl Plan, o Outcome, now time.Time) (Plan, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	k := b.take(key, s.ID, s.W)
 	seen, split := k.Key.Seen, k.Key.Split
-	next := b.p.Next(&k, s, pl, o, now)
+	k, pl = b.p.Next(k, s, pl, o, now)
 	b.put(key, s.ID, k)
-	return next, !k.Key.Seen.Equal(seen) || k.Key.Split != split
+	return pl, !k.Key.Seen.Equal(seen) || k.Key.Split != split
 }
 
 // read returns a copy of the key's estimate (zero when none), for the

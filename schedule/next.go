@@ -60,25 +60,36 @@ type Failure struct {
 	PauseUntil time.Time
 }
 
-// Outcome is the result of the refresh a plan is made from: a failure,
-// or a success whose answer is in Series (Newest) and whose newest row
-// before it was PrevNewest.
+// Outcome is the event a plan is made from: the result of a refresh (a
+// failure, held back or not, or a success whose answer is in Series
+// (Newest) and whose newest row before it was PrevNewest), or an event
+// that asks no call: Reset (ask at once: a reload, the series' labels
+// changed) or LeaderChasing (a follower came due while its key's leader
+// chases the row: WaitsForLeader).
 type Outcome struct {
-	Err        *Failure
-	PrevNewest time.Time
+	Err           *Failure
+	PrevNewest    time.Time
+	Reset         bool
+	LeaderChasing bool
 }
 
-// Next is the policy: from what is known of the series' key, the series,
-// its plan, the outcome of its last refresh and the time, it updates the
-// plan and what is known, and returns when the series is refreshed next.
-// It takes no lock and does no I/O.
-func (p *Policy) Next(k *Known, s Series, pl *Plan, o Outcome, now time.Time) time.Time {
-	if o.Err != nil {
-		pl.Next = p.afterError(k, s, *o.Err, now)
-	} else {
-		pl.Next = p.afterSuccess(k, s, pl, o.PrevNewest, now)
+// Next is the policy, and the one place a series' next refresh is
+// decided: from what is known of the series' key, the series, its plan,
+// an event and the time, it returns what is known and the plan after the
+// event; the plan's Next is when the series is refreshed next. It takes
+// its arguments by value, holds no lock and does no I/O.
+func (p *Policy) Next(k Known, s Series, pl Plan, o Outcome, now time.Time) (Known, Plan) {
+	switch {
+	case o.Reset:
+		pl.Next = now
+	case o.LeaderChasing:
+		pl.Next = now.Add(p.LearnStep(s.W))
+	case o.Err != nil:
+		pl.Next = p.afterError(&k, s, *o.Err, now)
+	default:
+		pl.Next = p.afterSuccess(&k, s, &pl, o.PrevNewest, now)
 	}
-	return pl.Next
+	return k, pl
 }
 
 // afterSuccess learns from a refresh at `now` that succeeded and plans the
@@ -223,7 +234,8 @@ func (p *Policy) WaitsForLeader(key *Estimate, s Series, pl Plan, now time.Time)
 	if !key.Chasing(s.Newest.Add(s.W)) {
 		return false, time.Time{}
 	}
-	return true, now.Add(p.LearnStep(s.W))
+	_, pl = p.Next(Known{}, s, pl, Outcome{LeaderChasing: true}, now)
+	return true, pl.Next
 }
 
 // SiblingFound says whether the row a series waits for (late, or

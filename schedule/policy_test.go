@@ -128,6 +128,12 @@ func TestPolicyNext(t *testing.T) {
 				t.Error("a call never sent resigned the leader")
 			}
 		},
+	}, {
+		name: "a reset (a reload, labels changed) asks at once", s: Series{Failures: 2},
+		out: Outcome{Reset: true}, now: row.Add(time.Minute), want: row.Add(time.Minute),
+	}, {
+		name: "a follower due while its leader chases the row waits a learn step",
+		out:  Outcome{LeaderChasing: true}, now: row, want: row.Add(p.LearnStep(h)),
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tc.s
@@ -141,7 +147,8 @@ func TestPolicyNext(t *testing.T) {
 				k.Key = p.fresh(h)
 				k.Key.Leader, k.Key.Chaser = first.Leader, first.Chaser
 			}
-			got := p.Next(&k, s, &pl, tc.out, tc.now)
+			k, pl = p.Next(k, s, pl, tc.out, tc.now)
+			got := pl.Next
 			if !got.Equal(tc.want) {
 				t.Errorf("next refresh %v, want %v", got.Format(time.TimeOnly), tc.want.Format(time.TimeOnly))
 			}
@@ -227,10 +234,11 @@ func TestNextSaysWhenSiblingsMayBeDue(t *testing.T) {
 	st.success(time.Time{}, now) // the first refresh: nothing found yet
 	st.Newest = row.Add(time.Hour)
 	now = st.Newest.Add(time.Hour + time.Minute)
-	if _, siblings := b.Next(st.key, st.Series, &st.Plan, Outcome{PrevNewest: row}, now); !siblings {
+	var siblings bool
+	if st.Plan, siblings = b.Next(st.key, st.Series, st.Plan, Outcome{PrevNewest: row}, now); !siblings {
 		t.Error("a new row found, and Next does not say so")
 	}
-	if _, siblings := b.Next(st.key, st.Series, &st.Plan, Outcome{PrevNewest: st.Newest}, now.Add(time.Minute)); siblings {
+	if st.Plan, siblings = b.Next(st.key, st.Series, st.Plan, Outcome{PrevNewest: st.Newest}, now.Add(time.Minute)); siblings {
 		t.Error("nothing new found, and Next says the siblings may be due")
 	}
 }
