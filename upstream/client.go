@@ -76,6 +76,7 @@ func lane(keyed bool) int {
 }
 
 func New(a *config.API, m *Metrics, now func() time.Time, logger log.Logger) *Client {
+	m.initErrors(a.Name)
 	base := newTransport(a)
 	u := &Client{
 		api:     a,

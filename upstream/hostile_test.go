@@ -193,7 +193,11 @@ func TestNewWordAtEveryCallAddsNoSeries(t *testing.T) {
 		for range 200 {
 			_, last = h.c.Get(context.Background(), "/x", nil, true)
 		}
-		errs := testutil.CollectAndCount(h.c.m.apiErrors)
+		known := len(knownErrorCodes) // present at 0 from the start
+		if tc.api == config.APIConsensus {
+			known += len(consensusErrorCodes)
+		}
+		errs := testutil.CollectAndCount(h.c.m.apiErrors) - known
 		reqs := testutil.CollectAndCount(h.c.m.requests)
 		if errs != 1 || reqs != 1 {
 			t.Errorf("%s: 200 calls with a new word each: %d api_errors_total series, %d upstream_requests_total series:\n%s",
@@ -263,5 +267,20 @@ func TestGarbageHeadersIgnored(t *testing.T) {
 	}
 	if h.logs.Count("upstream header ignored") != 0 {
 		t.Errorf("a sane header was said ignored:\n%s", h.logs.String())
+	}
+}
+
+// TestKnownErrorCodesStartAtZero: the codes the bundled rules read exist
+// from the client's start, at 0, so that increase() sees the first error.
+func TestKnownErrorCodesStartAtZero(t *testing.T) {
+	m := NewMetrics(prometheus.NewRegistry())
+	New(&config.API{Name: config.APIConsensus, Concurrency: 1, Timeout: time.Second}, m, time.Now, log.NewNopLogger())
+	for _, code := range append(append([]string{}, knownErrorCodes...), consensusErrorCodes...) {
+		if got := testutil.ToFloat64(m.apiErrors.WithLabelValues(config.APIConsensus, code)); got != 0 {
+			t.Errorf("api_errors_total{code=%q} = %v at start, want 0", code, got)
+		}
+	}
+	if n := testutil.CollectAndCount(m.apiErrors); n != len(knownErrorCodes)+len(consensusErrorCodes) {
+		t.Errorf("%d api_errors_total series at start, want the %d known codes", n, len(knownErrorCodes)+len(consensusErrorCodes))
 	}
 }

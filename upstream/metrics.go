@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"github.com/onchain-exporter/onchain_exporter/config"
 	"math"
 	"net/http"
 	"strconv"
@@ -165,4 +166,26 @@ func (m *Metrics) first(key string) bool {
 	}
 	m.said[key] = true
 	return true
+}
+
+// knownErrorCodes are the codes of api_errors_total that exist from the
+// start of every API, at 0, so that increase() and rate() over them work
+// from the first error on and alerts need no "or vector(0)": the codes
+// the bundled rules and dashboards read.
+var knownErrorCodes = []string{"timeout", "transport", "decode", "rate_limited", "budget_exhausted",
+	"unauthorized", "forbidden", "too_many_requests", "future_row"}
+
+// consensusErrorCodes are the Analyst Consensus API's codes the rules read.
+var consensusErrorCodes = []string{"API_KEY_REQUIRED", "INVALID_API_KEY", "PLAN_REQUIRED", "RATE_LIMIT_EXCEEDED", "DAILY_LIMIT_EXCEEDED"}
+
+// initErrors creates an API's known error series at 0.
+func (m *Metrics) initErrors(api string) {
+	for _, c := range knownErrorCodes {
+		m.apiErrors.WithLabelValues(api, c)
+	}
+	if api == config.APIConsensus {
+		for _, c := range consensusErrorCodes {
+			m.apiErrors.WithLabelValues(api, c)
+		}
+	}
 }
