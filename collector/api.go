@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -260,36 +259,9 @@ func (c *apiCollector) refresh(st *tupleState, r refreshRun) {
 		return
 	}
 	t = st.tuple // the configuration in force now: its labels
-	var values []sampleOf
-	var problems []string
-	if err == nil {
-		var conflicts []string
-		values, conflicts = c.fams.build(t, d.Samples)
-		problems = append(append(problems, d.Problems...), conflicts...)
-		switch {
-		case len(values) == 0 && len(problems) > 0:
-			// Rows were there, their values were not numbers or could
-			// not become series (a family another tuple owns): say so.
-			msg := problems[0]
-			if n := len(problems); n > 1 {
-				msg += " (and " + strconv.Itoa(n-1) + " more)"
-			}
-			code := "bad_value"
-			if len(d.Problems) == 0 {
-				// Every value was good: they are another series' family
-				// (a field renamed onto a name another concept has).
-				code = "family_conflict"
-			}
-			err = r.up.Fail(&upstream.Error{Code: code, Message: msg})
-		case len(values) == 0 && d.Future > 0:
-			err = r.up.Fail(&upstream.Error{Code: "future_row", Message: futureRows(d)})
-		case len(values) == 0:
-			err = r.up.Fail(&upstream.Error{Code: "no_data", Message: "the answer holds no value for any field"})
-		case d.Future > 0:
-			// Served from the rows in the past; those ahead are bad data.
-			r.up.CountErrors("future_row", d.Future)
-		}
-	}
+	o := c.judge(r.up, t, d, err)
+	o.count(r.up)
+	err, values, problems := o.err, o.values, o.problems
 	defer func() {
 		st.buildInfo(c.tf)
 		c.publishLocked(st)
@@ -368,12 +340,8 @@ func (c *apiCollector) refresh(st *tupleState, r refreshRun) {
 		}
 		c.m.pubDelay.WithLabelValues(c.name, t.Path, t.Window).Set(c.sched.book.Publication(delayKey(t), w).Seconds())
 	}
-	if d.FieldsDropped > 0 {
-		r.up.CountErrors("fields_over", d.FieldsDropped)
-	}
 	switch {
 	case len(problems) > 0:
-		r.up.CountErrors("bad_value", len(problems))
 		c.logOnce(st, level.Warn(c.logger), "some fields of the answer were skipped", strings.Join(problems, "; "))
 	case d.Future > 0:
 		c.logOnce(st, level.Warn(c.logger), "rows dated in the future were not served; the newest row before now is", futureRows(d))
@@ -404,7 +372,7 @@ func (c *apiCollector) fetch(ctx context.Context, up *upstream.Client, t *config
 	}
 	d, err := decode.LatestAt(root, t, up.DefaultRows(), now)
 	if err != nil {
-		return nil, up.Fail(&upstream.Error{Code: "decode", Message: err.Error()})
+		return nil, &decodeError{err.Error()} // counted by judge
 	}
 	if d.HasShape {
 		up.Shapes().Tuple(t, d.Shape)
