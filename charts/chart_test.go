@@ -9,7 +9,7 @@ import (
 )
 
 func TestLint(t *testing.T) {
-	for _, args := range [][]string{nil, {"-f", allValues}} {
+	for _, args := range [][]string{nil, {"-f", allValues}, {"-f", singleValues}} {
 		if out, err := runHelm(t, append([]string{"lint", "--strict", chartDir}, args...)...); err != nil {
 			t.Errorf("%v\n%s", err, out)
 		}
@@ -44,21 +44,21 @@ func TestDefaultValues(t *testing.T) {
 	if m.ServiceMonitor != nil || m.PrometheusRule != nil || m.PVC != nil {
 		t.Error("a ServiceMonitor, PrometheusRule or PersistentVolumeClaim rendered by default")
 	}
-	if args := m.container(t).Args; len(args) != 2 {
-		t.Errorf("args %q: want only %s and %s", args, configFlag, storageFlag)
+	var own []string
+	for _, a := range m.container(t).Args {
+		if !strings.HasPrefix(a, "--cluster.") {
+			own = append(own, a)
+		}
+	}
+	if want := []string{configFlag, storageFlag}; !slices.Equal(own, want) {
+		t.Errorf("args %q besides --cluster.*: want only %q", own, want)
 	}
 }
 
 func TestEveryOption(t *testing.T) {
 	m := render(t, "-f", allValues)
 	checkPod(t, m)
-	if m.PVC == nil {
-		t.Fatal("persistence.enabled: no PersistentVolumeClaim rendered")
-	}
-	checkStorage(t, m, m.PVC.Name)
-	if got := m.PVC.Spec.Resources.Requests.Storage().String(); got != "2Gi" {
-		t.Errorf("PersistentVolumeClaim: size %s, want 2Gi", got)
-	}
+	checkStorage(t, m, "") // a cluster: an emptyDir per pod (TestPersistenceNeedsOneReplica)
 	checkConfigLoads(t, m, "onchain-exporter")
 	checkServiceMonitor(t, m, []string{"1m", "25s", "2m", "1m"})
 	checkPrometheusRule(t, m)
@@ -69,7 +69,11 @@ func TestEveryOption(t *testing.T) {
 	}
 
 	c := m.container(t)
-	if want := []string{configFlag, storageFlag, "--log.format=json", "--log.level=debug"}; !slices.Equal(c.Args, want) {
+	if want := []string{configFlag, storageFlag,
+		"--cluster.listen-address=0.0.0.0:7946", "--cluster.advertise-address=[$(POD_IP)]:7946",
+		"--cluster.peer=markets-onchain-exporter-cluster.monitoring.svc:7946", "--cluster.peer-timeout=20s",
+		"--cluster.encryption-key-file=/run/secrets/onchain_exporter_cluster/key",
+		"--log.format=json", "--log.level=debug"}; !slices.Equal(c.Args, want) {
 		t.Errorf("args %q, want %q", c.Args, want)
 	}
 	if c.Image != "ghcr.io/onchain-exporter/onchain_exporter:v0.1.0" {
@@ -110,7 +114,7 @@ func TestStorageDisabled(t *testing.T) {
 }
 
 func TestExistingClaim(t *testing.T) {
-	m := render(t, "--set", "persistence.enabled=true", "--set", "persistence.existingClaim=kept-state")
+	m := render(t, "--set", "cluster.enabled=false", "--set", "persistence.enabled=true", "--set", "persistence.existingClaim=kept-state")
 	if m.PVC != nil {
 		t.Errorf("persistence.existingClaim: the chart still creates the claim %s", m.PVC.Name)
 	}
@@ -121,7 +125,12 @@ func TestNoSecret(t *testing.T) {
 	m := render(t, "--set", "existingSecret=", "--set", "serviceAccount.create=false")
 	checkPod(t, m)
 	c := m.container(t)
-	if len(c.Env) != 0 || m.volume("credentials") != nil || mountPath(c, "credentials") != "" {
+	for _, e := range c.Env {
+		if e.ValueFrom == nil || e.ValueFrom.SecretKeyRef != nil {
+			t.Errorf("existingSecret empty: env %s from %+v", e.Name, e.ValueFrom)
+		}
+	}
+	if m.volume("credentials") != nil || mountPath(c, "credentials") != "" {
 		t.Errorf("existingSecret empty: env %v or a credentials volume still rendered", c.Env)
 	}
 	if m.ServiceAccount != nil || m.Deployment.Spec.Template.Spec.ServiceAccountName != "default" {
@@ -164,6 +173,13 @@ func TestTypoInValuesFails(t *testing.T) {
 		"resources.limit.memory=1Gi",
 		"tolerations[0].efect=NoSchedule",
 		"affinity.nodeAfinity.x=y",
+		"replica=3",
+		"replicas=two",
+		"replicas=0",
+		"cluster.enable=true",
+		"cluster.port=gossip",
+		"cluster.peerTimeout=15",
+		"cluster.encryption.secret=gossip",
 	} {
 		if _, err := runHelm(t, "template", release, chartDir, "--set", set); err == nil {
 			t.Errorf("helm template --set %s: rendered, want a schema error", set)

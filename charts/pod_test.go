@@ -23,18 +23,21 @@ const (
 )
 
 // checkPod checks what every rendering must hold: one replica replaced,
-// not rolled, the exporter's port and probes, a locked-down container, a
-// Service that reaches it and a ConfigMap mounted where --config.file
-// points.
+// not rolled, unless the replicas share their calls in cluster mode
+// (checkCluster then checks the rest), the exporter's port and probes, a
+// locked-down container, a Service that reaches it and a ConfigMap mounted
+// where --config.file points.
 func checkPod(t *testing.T, m *manifests) {
 	t.Helper()
 	c := m.container(t)
 	d := m.Deployment
-	if d.Spec.Replicas == nil || *d.Spec.Replicas != 1 {
-		t.Errorf("Deployment: replicas %v; each replica spends the plan's quota on its own", d.Spec.Replicas)
-	}
-	if d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
-		t.Errorf("Deployment: strategy %q, want Recreate (never two pods calling the APIs at once)", d.Spec.Strategy.Type)
+	if !clusterMode(c) {
+		if d.Spec.Replicas == nil || *d.Spec.Replicas != 1 {
+			t.Errorf("Deployment: replicas %v without cluster mode; each replica would spend the plan's quota on its own", d.Spec.Replicas)
+		}
+		if d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
+			t.Errorf("Deployment: strategy %q, want Recreate (never two lone pods calling the APIs at once)", d.Spec.Strategy.Type)
+		}
 	}
 	if d.Namespace != namespace || m.Service.Namespace != namespace || m.ConfigMap.Namespace != namespace {
 		t.Errorf("objects not in the release namespace %q", namespace)
@@ -44,8 +47,8 @@ func checkPod(t *testing.T, m *manifests) {
 	}
 
 	// Port and probes.
-	if len(c.Ports) != 1 || c.Ports[0].Name != portName || c.Ports[0].ContainerPort != exporterPort {
-		t.Errorf("container ports %+v: want %s on %d", c.Ports, portName, exporterPort)
+	if len(c.Ports) == 0 || c.Ports[0].Name != portName || c.Ports[0].ContainerPort != exporterPort || c.Ports[0].Protocol != corev1.ProtocolTCP {
+		t.Errorf("container ports %+v: want %s on %d first", c.Ports, portName, exporterPort)
 	}
 	for path, probe := range map[string]*corev1.Probe{"/-/healthy": c.LivenessProbe, "/-/ready": c.ReadinessProbe} {
 		if probe == nil || probe.HTTPGet == nil {
@@ -134,6 +137,9 @@ func checkConfigLoads(t *testing.T, m *manifests, secret string) {
 	c := m.container(t)
 	env := map[string]string{}
 	for _, e := range c.Env {
+		if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
+			continue // the downward API (POD_IP): not a credential
+		}
 		ref := e.ValueFrom.SecretKeyRef
 		if ref == nil || ref.Name != secret || ref.Key == "" {
 			t.Errorf("env %s: %+v, want a key of the Secret %s", e.Name, e.ValueFrom, secret)

@@ -13,6 +13,7 @@ import (
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
@@ -20,10 +21,11 @@ import (
 )
 
 const (
-	chartDir  = "onchain-exporter"
-	allValues = chartDir + "/ci/all-values.yaml"
-	release   = "markets"
-	namespace = "monitoring"
+	chartDir     = "onchain-exporter"
+	allValues    = chartDir + "/ci/all-values.yaml"
+	singleValues = chartDir + "/ci/single-values.yaml"
+	release      = "markets"
+	namespace    = "monitoring"
 )
 
 // helm returns the path of the helm binary, or skips (fails under CI=true).
@@ -47,15 +49,20 @@ func runHelm(t *testing.T, args ...string) (string, error) {
 
 // manifests are the objects of one rendering, decoded into their types.
 type manifests struct {
-	Deployment     *appsv1.Deployment
+	Deployment *appsv1.Deployment
+	// Service is the exporter's (scrapes), ClusterService the headless
+	// one of the gossip port (cluster mode).
 	Service        *corev1.Service
+	ClusterService *corev1.Service
+	PDB            *policyv1.PodDisruptionBudget
 	ConfigMap      *corev1.ConfigMap
 	ServiceAccount *corev1.ServiceAccount
 	PVC            *corev1.PersistentVolumeClaim
 	ServiceMonitor *monitoringv1.ServiceMonitor
 	PrometheusRule *monitoringv1.PrometheusRule
-	// Raw holds each object as JSON by kind, for comparisons the typed
-	// form would blur (omitted against empty fields).
+	// Raw holds each object as JSON by kind (the headless Service as
+	// "Service/cluster"), for comparisons the typed form would blur
+	// (omitted against empty fields).
 	Raw map[string][]byte
 }
 
@@ -90,19 +97,30 @@ func decode(out string) (*manifests, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%v in\n%s", err, doc)
 		}
-		var head struct{ APIVersion, Kind string }
+		var head struct {
+			APIVersion, Kind string
+			Spec             struct{ ClusterIP string }
+		}
 		if err := json.Unmarshal(js, &head); err != nil {
 			return nil, err
 		}
 		var into any
-		wantAPI := "v1"
+		wantAPI, key := "v1", head.Kind
 		switch head.Kind {
 		case "Deployment":
 			wantAPI, m.Deployment = "apps/v1", &appsv1.Deployment{}
 			into = m.Deployment
 		case "Service":
+			if head.Spec.ClusterIP == corev1.ClusterIPNone {
+				key, m.ClusterService = "Service/cluster", &corev1.Service{}
+				into = m.ClusterService
+				break
+			}
 			m.Service = &corev1.Service{}
 			into = m.Service
+		case "PodDisruptionBudget":
+			wantAPI, m.PDB = "policy/v1", &policyv1.PodDisruptionBudget{}
+			into = m.PDB
 		case "ConfigMap":
 			m.ConfigMap = &corev1.ConfigMap{}
 			into = m.ConfigMap
@@ -124,10 +142,10 @@ func decode(out string) (*manifests, error) {
 		if head.APIVersion != wantAPI {
 			return nil, fmt.Errorf("%s: apiVersion %q, want %q", head.Kind, head.APIVersion, wantAPI)
 		}
-		if _, dup := m.Raw[head.Kind]; dup {
-			return nil, fmt.Errorf("two objects of kind %s", head.Kind)
+		if _, dup := m.Raw[key]; dup {
+			return nil, fmt.Errorf("two objects of kind %s", key)
 		}
-		m.Raw[head.Kind] = js
+		m.Raw[key] = js
 		// The API server's decoder: unlike encoding/json, it matches field
 		// names case-sensitively, so readOnlyRootFileSystem is unknown.
 		strict, err := kjson.UnmarshalStrict(js, into, kjson.DisallowUnknownFields, kjson.DisallowDuplicateFields)

@@ -77,3 +77,32 @@ Prometheus refuses: (list timeoutValueName intervalValueName timeout interval).
 {{- fail (printf "%s (%s) is longer than %s (%s): Prometheus refuses a scrape timeout longer than the interval" (index . 0) (index . 2) (index . 1) (index . 3)) -}}
 {{- end -}}
 {{- end }}
+
+{{/*
+Pods of the Deployment: replicas in cluster mode, one without it (replicas
+that do not share would each pay for every call).
+*/}}
+{{- define "onchain-exporter.replicas" -}}
+{{- if .Values.cluster.enabled }}{{ .Values.replicas }}{{ else }}1{{ end }}
+{{- end }}
+
+{{/* The headless Service the replicas find each other through. */}}
+{{- define "onchain-exporter.clusterServiceName" -}}
+{{- printf "%s-cluster" (include "onchain-exporter.fullname" . | trunc 55 | trimSuffix "-") }}
+{{- end }}
+
+{{/* Where the gossip key of cluster.encryption is mounted. */}}
+{{- define "onchain-exporter.clusterKeyDir" -}}
+/run/secrets/onchain_exporter_cluster
+{{- end }}
+
+{{/*
+Fails the render on settings that cannot work together: one claim for
+several replicas (a ReadWriteOnce volume attaches to one node, and two
+exporters must not share one state directory).
+*/}}
+{{- define "onchain-exporter.checkValues" -}}
+{{- if and .Values.storage.enabled .Values.persistence.enabled (gt (include "onchain-exporter.replicas" . | atoi) 1) -}}
+{{- fail "persistence.enabled needs one replica (replicas: 1, or cluster.enabled: false): one claim cannot hold the state of several replicas. A cluster keeps its state in its members: each pod has an emptyDir and a pod that starts takes the state from a peer (docs/operations.md, High availability)" -}}
+{{- end -}}
+{{- end }}
