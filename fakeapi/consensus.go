@@ -359,5 +359,5 @@ func (s *Server) serveConsensus(w http.ResponseWriter, r *http.Request) {
 		fail(e)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.consensusShape(rt, q, payload))
+	writeJSON(w, http.StatusOK, s.answer(s.consensusShape(rt, q, payload)))
 }

@@ -101,6 +101,7 @@ func consensusPayload(rt consensusRoute, q url.Values, now time.Time, raw bool) 
 	if a, err = assetParam(q); err != nil {
 		return nil, err
 	}
+	published := consensusDay(a, now) // the newest daily run's day
 	switch rt.name {
 	case "top":
 		limit, err := intParam(q, "limit", defaultTopLimit, 1, maxTopLimit)
@@ -109,17 +110,17 @@ func consensusPayload(rt consensusRoute, q url.Values, now time.Time, raw bool) 
 		}
 		return topAnalysts(a, limit), nil
 	case "views":
-		r := consensusRow(a, today)
-		return obj{{"asset", a.key}, {"date", today.Format(time.DateOnly)}, {"data", []obj{
+		r := consensusRow(a, published)
+		return obj{{"asset", a.key}, {"date", published.Format(time.DateOnly)}, {"data", []obj{
 			{{"stance", "bullish"}, {"count", r.bullish}},
 			{{"stance", "bearish"}, {"count", r.bearish}},
 			{{"stance", "neutral"}, {"count", r.neutral}},
 		}}}, nil
 	case "calls":
 		h := hash64(a.key, "calls")
-		long := 2 + int(10*wave(h, today))
-		short := 1 + int(6*wave(mix(h), today))
-		return obj{{"asset", a.key}, {"date", today.Format(time.DateOnly)}, {"data", []obj{
+		long := 2 + int(10*wave(h, published))
+		short := 1 + int(6*wave(mix(h), published))
+		return obj{{"asset", a.key}, {"date", published.Format(time.DateOnly)}, {"data", []obj{
 			{{"direction", "long"}, {"count", long}},
 			{{"direction", "short"}, {"count", short}},
 		}}}, nil
@@ -130,7 +131,7 @@ func consensusPayload(rt consensusRoute, q url.Values, now time.Time, raw bool) 
 		}
 		rows := make([]obj, 0, days)
 		for i := range days {
-			r := consensusRow(a, today.AddDate(0, 0, -i))
+			r := consensusRow(a, published.AddDate(0, 0, -i))
 			rows = append(rows, obj{{"date", r.date}, {"score", r.score}, {"bullish", r.bullish},
 				{"bearish", r.bearish}, {"neutral", r.neutral}, {"analysts", r.analysts}, {"stance", r.stance}})
 		}

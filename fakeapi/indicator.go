@@ -144,43 +144,46 @@ func (s *Server) serveIndicator(w http.ResponseWriter, r *http.Request) {
 	if order == "asc" {
 		slices.Reverse(rows)
 	}
-	writeJSON(w, http.StatusOK, s.indicatorShape("band", obj{{"equity", id}, {"data", rows}}))
+	writeJSON(w, http.StatusOK, s.answer(s.indicatorShape("band", obj{{"equity", id}, {"data", rows}})))
 }
 
 // pbrBand returns the newest limit trading-day rows, newest first. The
-// row of a day is published like a data API day row.
+// row of a day is published like a data API day row; the newest row of
+// nullBPSEquity has no book value yet.
 func (s *Server) pbrBand(e equity, limit int) []obj {
-	tl := s.timeline("day", "")
-	d := tl.latest(s.now())
-	newest := true
+	d := s.bandDay(s.now())
 	rows := make([]obj, 0, limit)
-	hClose, hBook, hDrift := hash64(e.id(), "close"), hash64(e.id(), "bps"), hash64(e.id(), "bps-drift")
-	bookBase := e.price / (1.1 + 0.5*unit(hBook))
 	for len(rows) < limit {
-		if wd := d.Weekday(); wd == time.Saturday || wd == time.Sunday {
+		if !tradingDay(d) {
 			d = d.AddDate(0, 0, -1)
 			continue
 		}
-		closePrice := math.Round(e.price*(0.8+0.4*wave(hClose, d))/e.tick) * e.tick
-		closePrice = round(closePrice, 2)
-		bps := round(bookBase*(0.97+0.06*wave(hDrift, d)), 2)
-		row := obj{{"date", d.Format(time.DateOnly)}, {"close", closePrice}}
-		bands := make(obj, 0, len(pbrMultiples))
-		if newest && e.id() == nullBPSEquity {
-			row = append(row, kv{"bps", nil}, kv{"pbr", nil})
-			for _, m := range pbrMultiples {
-				bands.add(m, nil)
-			}
-		} else {
-			row = append(row, kv{"bps", bps}, kv{"pbr", round(closePrice/bps, 2)})
-			for _, m := range pbrMultiples {
-				f, _ := strconv.ParseFloat(m, 64)
-				bands.add(m, round(f*bps, 2))
+		row := bandRow(e, d)
+		if len(rows) == 0 && e.id() == nullBPSEquity {
+			row.set("bps", nil)
+			row.set("pbr", nil)
+			bands, _ := row.get("bands")
+			for _, m := range bands.(obj) {
+				bands.(obj).set(m.K, nil)
 			}
 		}
-		rows = append(rows, append(row, kv{"bands", bands}))
-		newest = false
+		rows = append(rows, row)
 		d = d.AddDate(0, 0, -1)
 	}
 	return rows
+}
+
+// bandRow is the band row of equity e for the trading day d.
+func bandRow(e equity, d time.Time) obj {
+	hClose, hBook, hDrift := hash64(e.id(), "close"), hash64(e.id(), "bps"), hash64(e.id(), "bps-drift")
+	bookBase := e.price / (1.1 + 0.5*unit(hBook))
+	closePrice := math.Round(e.price*(0.8+0.4*wave(hClose, d))/e.tick) * e.tick
+	closePrice = round(closePrice, 2)
+	bps := round(bookBase*(0.97+0.06*wave(hDrift, d)), 2)
+	bands := make(obj, 0, len(pbrMultiples))
+	for _, m := range pbrMultiples {
+		f, _ := strconv.ParseFloat(m, 64)
+		bands.add(m, round(f*bps, 2))
+	}
+	return obj{{"date", d.Format(time.DateOnly)}, {"close", closePrice}, {"bps", bps}, {"pbr", round(closePrice/bps, 2)}, {"bands", bands}}
 }

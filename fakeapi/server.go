@@ -31,6 +31,11 @@ type Options struct {
 	// Dialect is the shape of the Indicator and Analyst Consensus answers
 	// (DialectA, the default, or DialectB); the data API has one shape.
 	Dialect Dialect
+	// Timeless drops, in either dialect, every member of an Indicator or
+	// Analyst Consensus answer that dates it or its rows ("date",
+	// "timestamp", "updated_at", "as_of"): the same numbers, changing at
+	// the same times, with nothing that says when. Errors are unchanged.
+	Timeless bool
 	// ConsensusKeys maps Analyst Consensus API keys to their plan ("free",
 	// "pro", "premium", "enterprise"). nil means keyed endpoints need no
 	// key, and any key sent is accepted as an enterprise key.
