@@ -275,13 +275,15 @@ func TestClusterEndToEnd(t *testing.T) {
 	scraping, stopScraping := context.WithCancel(ctx)
 	defer stopScraping()
 	scrapeLoop(scraping, a, b, lone)
-	for _, m := range []*member{a, b, lone} {
+	for _, m := range pair {
 		eventually(ctx, t, m.name+" serves every tuple", func() error { _, err := servesEverything(ctx, m); return err })
 	}
+	// Counted at once: the next round is due 3 s after the fill.
 	byRequest, total := pairUp.counts()
 	if len(byRequest) != clusterTuples || total != clusterTuples {
 		t.Errorf("the first fill of %d tuples by two members: %d calls of %d requests, want each tuple once: %v", clusterTuples, total, len(byRequest), byRequest)
 	}
+	eventually(ctx, t, "lone serves every tuple", func() error { _, err := servesEverything(ctx, lone); return err })
 
 	// Every series, the same values, on both members, and the same series
 	// as the lone exporter serves.
