@@ -1,0 +1,113 @@
+package benchmark
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestWindowless runs the realistic first file of docs/fake.md against the
+// fake upstream, two replicas scraping every 15 s, in the timed payload
+// and in the timeless one, and prints per tuple the calls a day and, for
+// the Indicator and Analyst Consensus series (no window), calls per change
+// of their answer and the mean excess staleness of the changes. Goal
+// (issue 25): at most 1.5 calls per change and an excess staleness of at
+// most 10 % of the series' cadence, against the 288 calls a day of a fixed
+// 5-minute cache. The full run (ONCHAIN_BENCH_FULL=1) is three days; the
+// short one (CI) two days scraped every minute, and it asserts only the
+// logic: every tuple was called, every change published an hour before
+// the end (max_staleness) was served, and no scrape served a version
+// before the fake published it (RunWindowless fails then).
+func TestWindowless(t *testing.T) {
+	o := WindowlessOptions{Days: 2, Replicas: 2, Interval: time.Minute}
+	if os.Getenv("ONCHAIN_BENCH_FULL") != "" {
+		o.Days, o.Interval = 3, 15*time.Second
+	}
+	for _, timeless := range []bool{false, true} {
+		o.Timeless = timeless
+		name := map[bool]string{false: "timed", true: "timeless"}[timeless]
+		t.Run(name, func(t *testing.T) {
+			began := time.Now()
+			w, err := RunWindowless(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			end := windowlessStart.Add(time.Duration(o.Days) * day)
+			for _, tc := range w.Tuples {
+				if tc.Calls() == 0 {
+					t.Errorf("%s %s: no call in %d days", tc.API, tc.Series, o.Days)
+				}
+				if !tc.Windowless {
+					continue
+				}
+				if tc.Changes() < o.Days {
+					t.Errorf("%s %s: %d versions in %d days: the fake's cadence is not daily", tc.API, tc.Series, tc.Changes(), o.Days)
+				}
+				for k, d := range tc.Served {
+					if r := tc.Revisions[k+1]; d < 0 && r.At.Before(end.Add(-time.Hour)) {
+						t.Errorf("%s %s: the change of %s, published %s, was never served", tc.API, tc.Series, r.Day.Format(time.DateOnly), r.At.Format(time.RFC3339))
+					}
+				}
+			}
+			t.Logf("%s, %d days from %s, %d replicas every %s, %d scrapes (%.0f s)\n%s", name, o.Days,
+				windowlessStart.Format("Mon 2006-01-02 15:04:05"), o.Replicas, o.Interval, w.Scrapes, time.Since(began).Seconds(), w.Table())
+		})
+	}
+}
+
+// Table renders the run: the windowless series first, then calls a day
+// per API, then every tuple.
+func (w *Windowless) Table() string {
+	var b strings.Builder
+	b.WriteString("| series | changes | calls | calls per change | calls a day | mean excess staleness | cadence | excess / cadence |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, tc := range w.Tuples {
+		if !tc.Windowless {
+			continue
+		}
+		excess, unserved := tc.MeanExcess()
+		note := ""
+		if unserved > 0 {
+			note = fmt.Sprintf(" (%d not served)", unserved)
+		}
+		share := "–"
+		if tc.Cadence > 0 {
+			share = fmt.Sprintf("%.1f %%", 100*excess.Seconds()/tc.Cadence.Seconds())
+		}
+		fmt.Fprintf(&b, "| %s %s | %d | %d | %.1f | %s | %s%s | %s | %s |\n", tc.API, tc.Series, tc.Changes(), tc.Calls(), tc.CallsPerChange(),
+			perDay(tc.Days), fmtDur(excess), note, fmtDur(tc.Cadence), share)
+	}
+	b.WriteString("\n| API | tuples | calls a day | calls of no tuple (discovery), whole run |\n|---|---:|---|---:|\n")
+	for _, api := range []string{"data", "indicator", "consensus"} {
+		var days []int64
+		n := 0
+		for _, tc := range w.Tuples {
+			if tc.API != api {
+				continue
+			}
+			n++
+			for i, d := range tc.Days {
+				if i == len(days) {
+					days = append(days, 0)
+				}
+				days[i] += d
+			}
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %d |\n", api, n, perDay(days), w.Other[api])
+	}
+	b.WriteString("\n| entry | tuple | calls a day |\n|---|---|---|\n")
+	for _, tc := range w.Tuples {
+		fmt.Fprintf(&b, "| %s %s | %s | %s |\n", tc.API, tc.Entry, tc.Series, perDay(tc.Days))
+	}
+	return b.String()
+}
+
+// perDay renders calls per day, "12 / 8 / 8".
+func perDay(days []int64) string {
+	s := make([]string, len(days))
+	for i, d := range days {
+		s[i] = fmt.Sprint(d)
+	}
+	return strings.Join(s, " / ")
+}
