@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/schedule"
 )
 
 // Overhead is the schedule's calls per published row: BENCHMARKS.md
@@ -15,10 +16,13 @@ import (
 // day rows). The forecast takes 1.05; the Plan's Reserve covers the rest.
 const Overhead = 1.05
 
-// UnwindowedInterval is how often the schedule polls a series without a
-// window (the Indicator and Analyst Consensus APIs): it has no row
-// spacing to follow. cache_ttl sets another interval.
-const UnwindowedInterval = 5 * time.Minute
+// UnwindowedInterval is the cadence the forecast assumes for a series
+// without a window (the Indicator and Analyst Consensus APIs), never
+// seen: the schedule's DefaultCadence, a change an hour, at Overhead
+// calls each. At run time the schedule follows the cadence the series
+// shows (a price-to-book band's row per trading day, a consensus that
+// changes daily: a few calls a day). cache_ttl sets another interval.
+const UnwindowedInterval = schedule.DefaultCadence
 
 // minInterval is the schedule's floor between two calls of one series,
 // revalidate included.
@@ -139,7 +143,8 @@ type WindowForecast struct {
 }
 
 // String says how the group is polled: "hour: 24 rows", "block (btc,
-// 10m): 144 rows", "cache_ttl 1h", "every 5m (no window)", "day: 1 row,
+// 10m): 144 rows", "cache_ttl 1h", "no window: a change every 1h until
+// learned", "day: 1 row,
 // revalidate 10m", "block (xrp): spacing unknown".
 func (w WindowForecast) String() string {
 	name := w.Window
@@ -159,7 +164,7 @@ func (w WindowForecast) String() string {
 	case "cache_ttl":
 		return "cache_ttl " + human(w.Every)
 	case "no window":
-		return fmt.Sprintf("every %s (no window)", human(w.Every))
+		return fmt.Sprintf("no window: a change every %s until learned", human(w.Every))
 	case "revalidate":
 		if w.Window == "" {
 			return "revalidate " + human(w.Every)
@@ -280,7 +285,8 @@ func tupleCost(a *config.API, t *config.Tuple) WindowForecast {
 	switch t.Window {
 	case "":
 		w.Every, w.Basis = UnwindowedInterval, "no window"
-		w.CallsPerDay = perDay(w.Every)
+		w.RowsPerDay = perDay(w.Every)
+		w.CallsPerDay = w.RowsPerDay * Overhead
 	case "block":
 		chain, every, ok := BlockSpacing(t)
 		w.Chain = chain

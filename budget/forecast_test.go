@@ -106,7 +106,7 @@ func TestForecast(t *testing.T) {
 			"data.metrics[0] 2 block[xrp]:1×0=0.0(unknown) day:1×1=1.1(rows) 1.05",
 		}, []string{config.ListDataV1}, 2.05, 1},
 
-		{"no window: every 5 minutes", `indicator:
+		{"no window: a change an hour until learned", `indicator:
   url: http://127.0.0.1:2
   token_env: T
   metrics:
@@ -121,10 +121,10 @@ consensus:
       asset: btc
       cache_ttl: 1d
 `, []string{
-			"indicator.metrics[0] 1 per equity :1×0=288.0(no window) 288.00",
-			"consensus.metrics[0] 2 :2×0=576.0(no window) 576.00",
+			"indicator.metrics[0] 1 per equity :1×24=25.2(no window) 25.20",
+			"consensus.metrics[0] 2 :2×24=50.4(no window) 50.40",
 			"consensus.metrics[1] 1 :1×0=1.0(cache_ttl) 1.00",
-		}, []string{config.ListEquities, config.ListAssets}, 579, 0},
+		}, []string{config.ListEquities, config.ListAssets}, 53.4, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := Forecast(parse(t, tc.yml))

@@ -288,6 +288,7 @@ func (c *apiCollector) refresh(st *tupleState, r refreshRun) {
 		c.logOnce(st, level.Debug(c.logger), "refresh held back by daily_budget", e.Error())
 		return
 	}
+	lastTry := st.LastAttempt
 	st.LastAttempt = start
 	if err != nil {
 		e := upstream.AsError(err)
@@ -314,11 +315,13 @@ func (c *apiCollector) refresh(st *tupleState, r refreshRun) {
 		}
 		return
 	}
+	prev := st.Tuple
 	prevNewest := st.Newest
 	st.values, st.Samples, st.RowTime, st.Interval = values, d.Samples, d.RowTime, d.Interval
 	if d.Newest.After(st.Newest) || st.Newest.IsZero() {
 		st.Newest = d.Newest
 	}
+	learnCadence(st, prev, lastTry, d, now)
 	st.Block = nil
 	if d.HasBlock {
 		st.Block = &d.Block

@@ -19,9 +19,11 @@ consensus:
   max_staleness: 1d
   metrics:
     - path: /consensus
+      cache_ttl: 5m # the test steps by 5 minutes; without a window a series follows its learned cadence
       asset: bitcoin
       days: 7
     - path: /analyst-views
+      cache_ttl: 5m # the test steps by 5 minutes; without a window a series follows its learned cadence
       asset: bitcoin
 `
 
@@ -210,6 +212,7 @@ consensus:
   token_env: T
   metrics:
     - path: /consensus
+      cache_ttl: 5m # the test steps by 5 minutes; without a window a series follows its learned cadence
       asset: bitcoin
       days: 7
       source_text: statement
@@ -253,8 +256,10 @@ consensus:
   url: "{{URL}}/consensus"
   metrics:
     - path: /analyst-views
+      cache_ttl: 5m # the test steps by 5 minutes; without a window a series follows its learned cadence
       asset: bitcoin
     - path: /calls
+      cache_ttl: 5m # the test steps by 5 minutes; without a window a series follows its learned cadence
       asset: [bitcoin, ethereum]
 `
 		e := newEnv(t, yml, fakeapi.Options{Dialect: d})

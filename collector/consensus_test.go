@@ -19,6 +19,7 @@ consensus:
   max_staleness: 1d
   metrics:
     - path: /consensus
+      cache_ttl: 5m # the test steps by 5 minutes; without a window a series follows its learned cadence
       asset: bitcoin
       days: 7
 `
@@ -128,9 +129,11 @@ consensus:
   token_env: T
   metrics:
     - path: /consensus
+      cache_ttl: 5m # the test steps by 5 minutes; without a window a series follows its learned cadence
       asset: [bitcoin, dogecoin]
       days: [7, 400]
     - path: /analysts/{handle}
+      cache_ttl: 5m # the test steps by 5 minutes; without a window a series follows its learned cadence
       handle: [chain_oracle, nobody_here, newsfeed_bot]
 `
 		e := newEnv(t, yml, fakeapi.Options{Dialect: d, ConsensusKeys: map[string]string{testToken: "premium"}})
@@ -190,6 +193,7 @@ consensus:
   token_env: T
   metrics:
     - path: /analysts/{handle}
+      cache_ttl: 5m # the test steps by 5 minutes; without a window a series follows its learned cadence
       handle: chain_oracle
 `
 		e := newEnv(t, yml, fakeapi.Options{Dialect: d, ConsensusKeys: map[string]string{testToken: "pro"}})
@@ -220,9 +224,11 @@ consensus:
   token_env: T
   metrics:
     - path: /consensus
+      cache_ttl: 5m # the test steps by 5 minutes; without a window a series follows its learned cadence
       asset: bitcoin
       days: 7
     - path: /analyst-views
+      cache_ttl: 5m # the test steps by 5 minutes; without a window a series follows its learned cadence
       asset: bitcoin
 `
 		e := newEnv(t, yml, fakeapi.Options{Dialect: d, ConsensusKeys: map[string]string{"another-key": "premium"}})

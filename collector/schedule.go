@@ -1,10 +1,13 @@
 package collector
 
 import (
+	"slices"
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/decode"
 	"github.com/onchain-exporter/onchain_exporter/schedule"
+	"github.com/onchain-exporter/onchain_exporter/state"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -29,13 +32,110 @@ type apiSchedule struct {
 // delayKey names the series that share one publication delay.
 func delayKey(t *config.Tuple) string { return t.API + " " + t.Path + " " + t.Window }
 
-// rowWindow is the spacing of a tuple's rows: its window, or for block
-// windows the mean spacing of the rows seen.
+// rowWindow is the spacing of a tuple's rows: its window; for block
+// windows the mean spacing of the rows seen; without a window the cadence
+// it showed (learnCadence), schedule.DefaultCadence until it did.
 func rowWindow(st *tupleState) time.Duration {
-	if st.tuple.Window == "block" {
+	switch st.tuple.Window {
+	case "block":
 		return st.Interval
+	case "":
+		if st.Interval > 0 {
+			return st.Interval
+		}
+		return schedule.DefaultCadence
 	}
 	return config.WindowDuration(st.tuple.Window)
+}
+
+// learnCadence learns how often a tuple without a window has a new row,
+// after a refresh at now that succeeded; prev is the state before it, and
+// lastTry when it was asked before.
+// Where the rows carry times, their spacing (the smallest seen) and the
+// weekdays they fall on; where they carry none, a change of the decoded
+// values is its row: dated at the last poll that did not see it (the
+// change came after), its cadence the moving mean of the gaps between
+// changes. A value that did not change is a poll that missed.
+func learnCadence(st *tupleState, prev state.Tuple, lastTry time.Time, d *decode.Answer, now time.Time) {
+	if st.tuple.Window != "" || st.tuple.CacheTTL > 0 {
+		return
+	}
+	st.Interval = prev.Interval // learned across refreshes, not one answer's
+	if !d.Newest.IsZero() {
+		gap := d.Step
+		if gap <= 0 && !prev.Newest.IsZero() && d.Newest.After(prev.Newest) {
+			gap = d.Newest.Sub(prev.Newest)
+		}
+		if gap >= minInterval && (st.Interval == 0 || gap < st.Interval) {
+			st.Interval = gap
+		}
+		st.Weekdays = prev.Weekdays | d.Weekdays
+		oldest := d.Oldest
+		if oldest.IsZero() {
+			oldest = d.Newest
+		}
+		if st.Since = prev.Since; st.Since.IsZero() || oldest.Before(st.Since) {
+			st.Since = oldest
+		}
+		return
+	}
+	st.Changed = prev.Changed
+	switch {
+	case prev.Newest.IsZero() || lastTry.IsZero():
+		st.Newest, st.Changed = now, now // the first answer: its values are as of now
+	case changed(prev.Samples, d.Samples):
+		// The change came after the last poll that did not see it: that
+		// poll is the row's start to the schedule, and the middle of the
+		// two the change's best guess. A gap between two guesses teaches
+		// the cadence when the poll that missed was close enough to tell
+		// (within half the cadence, or half the gap), or when even that
+		// reading says the cadence is shorter.
+		at := lastTry
+		if at.Before(prev.Newest) {
+			at = prev.Newest
+		}
+		guess := at.Add(now.Sub(at) / 2)
+		w := rowWindow(st)
+		if gap := guess.Sub(prev.Changed); !prev.Changed.IsZero() && gap >= minInterval && (now.Sub(at) <= max(w, gap)/2 || gap < w) {
+			if st.Interval == 0 {
+				st.Interval = gap
+			} else {
+				st.Interval = (st.Interval + gap) / 2
+			}
+		}
+		// The schedule plans the next change from this one's start: the
+		// guess when the poll that missed was close, else the poll that
+		// found it (a change seen late is not taken to be early).
+		st.Newest, st.Changed = at, guess
+		if now.Sub(at) > w/2 {
+			st.Newest = now
+		}
+	default:
+		st.Newest = prev.Newest
+	}
+}
+
+// changed says whether two answers' decoded values differ.
+func changed(a, b []decode.Sample) bool {
+	if len(a) != len(b) {
+		return true
+	}
+	for i := range a {
+		if a[i].Value != b[i].Value || a[i].Field.Name != b[i].Field.Name || !slices.Equal(a[i].ExtraValues, b[i].ExtraValues) {
+			return true
+		}
+	}
+	return false
+}
+
+// skipDays are the weekdays a tuple without a window was seen to have no
+// rows on, once its rows, a day or more apart, span a week.
+func skipDays(st *tupleState) uint8 {
+	if st.tuple.Window != "" || st.Interval < 24*time.Hour || st.Weekdays == 0 || st.Since.IsZero() ||
+		st.Newest.Sub(st.Since) < 7*24*time.Hour {
+		return 0
+	}
+	return ^st.Weekdays & 0x7f
 }
 
 // series is what the policy reads of a tuple.
@@ -44,7 +144,8 @@ func (s *apiSchedule) series(st *tupleState) schedule.Series {
 	return schedule.Series{ID: t.Key, Window: t.Window, W: rowWindow(st),
 		CacheTTL:   time.Duration(t.CacheTTL * float64(time.Second)),
 		Revalidate: s.revalidate, Factor: s.factor[t.Window],
-		Newest: st.Newest, LastAttempt: st.LastAttempt, Deprecated: st.Deprecated, Failures: st.Failures}
+		Newest: st.Newest, LastAttempt: st.LastAttempt, Deprecated: st.Deprecated, Failures: st.Failures,
+		Skip: skipDays(st)}
 }
 
 // next runs the policy on an event of a tuple and keeps the plan it

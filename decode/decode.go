@@ -30,9 +30,17 @@ type Answer struct {
 	// the newest row in the answer, and Interval the mean spacing of rows.
 	RowTime, Newest time.Time
 	Interval        time.Duration
-	Block           float64
-	HasBlock        bool
-	Deprecated      bool
+	// Step is the smallest spacing between two rows of the answer, and
+	// Weekdays the UTC weekdays its rows fall on (bit i: time.Weekday i),
+	// from Oldest, its oldest row, on: what a series without a window
+	// learns its cadence from (a price-to-book band has a row per trading
+	// day).
+	Step       time.Duration
+	Weekdays   uint8
+	Oldest     time.Time
+	Block      float64
+	HasBlock   bool
+	Deprecated bool
 	// Problems are bad values skipped (a string where a number belongs).
 	Problems []string
 	// Page says the items counted are one page of more (paginated).
@@ -157,6 +165,20 @@ func readRows(root any, t *config.Tuple, defaultRows string, until time.Time) ([
 		d.Newest = rows[0].time
 		if n := len(rows); n > 1 && !rows[n-1].time.IsZero() {
 			d.Interval = rows[0].time.Sub(rows[n-1].time) / time.Duration(n-1)
+		}
+		if n := len(rows); !rows[n-1].time.IsZero() {
+			d.Oldest = rows[n-1].time
+		}
+		for i, r := range rows {
+			if r.time.IsZero() {
+				break
+			}
+			d.Weekdays |= 1 << r.time.UTC().Weekday()
+			if i > 0 {
+				if gap := rows[i-1].time.Sub(r.time); gap > 0 && (d.Step == 0 || gap < d.Step) {
+					d.Step = gap
+				}
+			}
 		}
 		if b, ok := Number(rows[0].obj["blockheight"]); ok {
 			d.Block, d.HasBlock = b, true

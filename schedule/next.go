@@ -32,6 +32,24 @@ type Series struct {
 	Deprecated  bool
 	// Failures counts the refreshes in a row that failed.
 	Failures int
+	// Skip are the UTC weekdays (bit i: time.Weekday i) on which the
+	// series was seen to have no row, for rows a day or more apart: a
+	// series of trading days skips weekends by what it showed, not by a
+	// calendar.
+	Skip uint8
+}
+
+// after is the start of the row that follows the one starting at t: a
+// spacing later, past the weekdays the series has no rows on.
+func (s Series) after(t time.Time) time.Time {
+	t = t.Add(s.W)
+	if s.Skip == 0 || s.Skip&0x7f == 0x7f || s.W < 24*time.Hour {
+		return t
+	}
+	for i := 0; i < 7 && s.Skip&(1<<t.UTC().Weekday()) != 0; i++ {
+		t = t.Add(24 * time.Hour)
+	}
+	return t
 }
 
 // Plan is what the schedule keeps of one tuple between refreshes; it is
@@ -110,7 +128,7 @@ func (p *Policy) afterSuccess(k *Known, s Series, pl *Plan, prevNewest, now time
 			}
 		case s.Newest.After(prevNewest):
 			var missed time.Duration
-			if pl.Polls > 0 && s.Newest.Sub(prevNewest) < w+w/2 {
+			if pl.Polls > 0 && s.Newest.Sub(s.after(prevNewest)) < w/2 {
 				// The polls that missed were for this row: they bound
 				// its delay from below. (After a gap, an outage or a
 				// pause, they were for an older row: this find only
@@ -124,14 +142,14 @@ func (p *Policy) afterSuccess(k *Known, s Series, pl *Plan, prevNewest, now time
 			}
 			pl.Polls, pl.Probing, pl.Planned, pl.Following = 0, false, false, false
 		case !pl.Planned:
-		case pl.Following && k.Key.FoundSince(prevNewest.Add(w)):
+		case pl.Following && k.Key.FoundSince(s.after(prevNewest)):
 			// Polled because another series of the key found the row,
 			// and this one has not got it: it publishes on its own.
 			p.followed(k, false)
 			pl.Following = false
 			pl.Polls++
-			pl.Missed = now.Sub(prevNewest.Add(w))
-		case now.Before(prevNewest.Add(w + pl.Due)):
+			pl.Missed = now.Sub(s.after(prevNewest))
+		case now.Before(s.after(prevNewest).Add(pl.Due)):
 			// Polled before the row was due (a revalidation): nothing
 			// learned.
 		case pl.Probing:
@@ -139,7 +157,7 @@ func (p *Policy) afterSuccess(k *Known, s Series, pl *Plan, prevNewest, now time
 			pl.Probing, pl.Planned = false, false
 		default:
 			pl.Polls++ // the row was due and is not there (yet)
-			pl.Missed = now.Sub(prevNewest.Add(w))
+			pl.Missed = now.Sub(s.after(prevNewest))
 		}
 	}
 	if s.CacheTTL > 0 {
@@ -148,7 +166,10 @@ func (p *Policy) afterSuccess(k *Known, s Series, pl *Plan, prevNewest, now time
 	if w <= 0 || s.Newest.IsZero() {
 		return p.cap(s, now, now.Add(FallbackTTL(s.Window)))
 	}
-	nextStart := s.Newest.Add(w * time.Duration(max(1, s.Factor)))
+	nextStart := s.after(s.Newest)
+	for range max(1, s.Factor) - 1 {
+		nextStart = s.after(nextStart)
+	}
 	if pl.Polls > 0 {
 		if !k.chase(s.ID, nextStart) {
 			// Another series of the key polls for this row; this one
@@ -231,7 +252,7 @@ func (p *Policy) WaitsForLeader(key *Estimate, s Series, pl Plan, now time.Time)
 	if !pl.Following || s.Newest.IsZero() || s.CacheTTL > 0 || s.W <= 0 {
 		return false, time.Time{}
 	}
-	if !key.Chasing(s.Newest.Add(s.W)) {
+	if !key.Chasing(s.after(s.Newest)) {
 		return false, time.Time{}
 	}
 	_, pl = p.Next(Known{}, s, pl, Outcome{LeaderChasing: true}, now)
@@ -245,8 +266,15 @@ func (p *Policy) SiblingFound(key *Estimate, s Series, pl Plan, at time.Time) bo
 	if (pl.Polls == 0 && !pl.Following) || s.CacheTTL > 0 || s.Newest.IsZero() || s.W <= 0 {
 		return false
 	}
-	return at.Sub(s.LastAttempt) >= p.MinInterval && key.FoundSince(s.Newest.Add(s.W))
+	return at.Sub(s.LastAttempt) >= p.MinInterval && key.FoundSince(s.after(s.Newest))
 }
+
+// DefaultCadence is the spacing a series without a window is taken to
+// have until it showed its own: the spacing of its rows' times, or, for
+// an answer without times, how often its values change. An hour: a
+// never-seen Indicator or Analyst Consensus series costs about a call an
+// hour until then (the forecast of --config.check assumes as much).
+const DefaultCadence = time.Hour
 
 // FallbackTTL is how long a value is cached when the schedule cannot be
 // derived (no row time, or a window unknown), by window.

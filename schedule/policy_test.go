@@ -242,3 +242,33 @@ func TestNextSaysWhenSiblingsMayBeDue(t *testing.T) {
 		t.Error("nothing new found, and Next says the siblings may be due")
 	}
 }
+
+// TestTradingDaysSkipWeekends: a series whose rows were seen on weekdays
+// only (Series.Skip) is next polled for Monday's row after Friday's, not
+// for a Saturday row that never comes; without Skip it is polled for
+// Saturday's.
+func TestTradingDaysSkipWeekends(t *testing.T) {
+	p := &Default
+	day := 24 * time.Hour
+	friday := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	if friday.Weekday() != time.Friday {
+		t.Fatal("the test's Friday is not one")
+	}
+	s := Series{ID: "a", W: day, Newest: friday}
+	found := friday.Add(day + 2*time.Hour) // Friday's row, found Saturday 02:00
+	k := Known{Key: p.fresh(day)}
+	_, plain := p.Next(k, s, Plan{}, Outcome{PrevNewest: friday.Add(-day)}, found)
+	s.Skip = 1<<time.Saturday | 1<<time.Sunday
+	_, trading := p.Next(k, s, Plan{}, Outcome{PrevNewest: friday.Add(-day)}, found)
+	monday := friday.Add(3 * day)
+	if plain.Next.After(monday) {
+		t.Errorf("without Skip the next poll is at %v, want one for Saturday's row", plain.Next)
+	}
+	if got := trading.Next.Sub(monday); got < day || got > day+2*time.Hour {
+		t.Errorf("with weekends skipped the next poll is at %v, want about when Monday's row closes (%v)", trading.Next, monday.Add(day))
+	}
+	// A series with rows on every day, or hourly rows, skips nothing.
+	if got := (Series{W: time.Hour, Skip: s.Skip}).after(friday.Add(23 * time.Hour)); !got.Equal(friday.Add(day)) {
+		t.Errorf("hourly rows after Friday 23:00: %v, want Saturday 00:00", got)
+	}
+}

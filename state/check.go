@@ -78,13 +78,17 @@ func checkTuple(s *Tuple, t *config.Tuple, now time.Time) string {
 	}{
 		{"row_time", s.RowTime, rowAhead}, {"newest", s.Newest, rowAhead},
 		{"last_success", s.LastSuccess, clockSkew}, {"last_attempt", s.LastAttempt, clockSkew},
-		{"failing_since", s.FailingSince, clockSkew},
+		{"failing_since", s.FailingSince, clockSkew}, {"since", s.Since, rowAhead}, {"changed", s.Changed, clockSkew},
 	} {
 		if msg := checkTime(tm.name, tm.t, now, tm.ahead); msg != "" {
 			return msg
 		}
 	}
-	switch d := maxDelay(w); {
+	spacing := w
+	if spacing == 0 {
+		spacing = s.Interval // learned: block rows, or a series without a window
+	}
+	switch d := maxDelay(spacing); {
 	case s.Failures > maxCount || s.Polls > maxCount:
 		return fmt.Sprintf("counts (failures %d, polls %d) are beyond %d", s.Failures, s.Polls, maxCount)
 	case s.Due < -d || s.Due > d || s.Missed < -d || s.Missed > d:

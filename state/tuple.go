@@ -19,12 +19,21 @@ import (
 type Tuple struct {
 	// Samples are the last good values as decoded (scaled, labelled):
 	// the series are built from them again with the tuple's labels.
-	Samples    []decode.Sample `json:"samples,omitempty"`
-	RowTime    time.Time       `json:"row_time"` // row time of the values
-	Newest     time.Time       `json:"newest"`   // newest row seen
-	Interval   time.Duration   `json:"interval,omitempty"`
-	Block      *float64        `json:"block,omitempty"` // block height of the newest row
-	Deprecated bool            `json:"deprecated,omitempty"`
+	Samples  []decode.Sample `json:"samples,omitempty"`
+	RowTime  time.Time       `json:"row_time"` // row time of the values
+	Newest   time.Time       `json:"newest"`   // newest row seen
+	Interval time.Duration   `json:"interval,omitempty"`
+	// Weekdays are the UTC weekdays rows were seen on (bit i:
+	// time.Weekday i) since Since, the oldest row seen: a series without
+	// a window learns which days it has no rows on (trading days).
+	Weekdays uint8     `json:"weekdays,omitempty"`
+	Since    time.Time `json:"since,omitzero"`
+	// Changed is when the values of an answer without times were last
+	// seen to change, as estimated: between the last poll that did not
+	// see the change and the one that did.
+	Changed    time.Time `json:"changed,omitzero"`
+	Block      *float64  `json:"block,omitempty"` // block height of the newest row
+	Deprecated bool      `json:"deprecated,omitempty"`
 
 	OK           bool      `json:"ok"` // the last refresh succeeded
 	LastCode     string    `json:"last_code,omitempty"`

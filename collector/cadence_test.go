@@ -1,0 +1,127 @@
+package collector
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+)
+
+// TestTradingDaySeriesFollowsItsRows: a price-to-book band (no window, a
+// dated row per trading day) is polled about once per new row once its
+// rows taught the schedule their spacing and weekdays, not every few
+// minutes; its newest row is served.
+func TestTradingDaySeriesFollowsItsRows(t *testing.T) {
+	eachDialect(t, func(t *testing.T, d fakeapi.Dialect) {
+		e := newEnv(t, indicatorConfig, fakeapi.Options{Dialect: d})
+		e.scrape("10")
+		// Two weeks of hourly scrapes: the first teaches the schedule.
+		for range 7 * 24 {
+			e.clock.Add(time.Hour)
+			e.scrape("10")
+		}
+		before := e.fake.Calls("indicator")
+		var body string
+		for range 7 * 24 {
+			e.clock.Add(time.Hour)
+			body = e.scrape("10")
+		}
+		calls := e.fake.Calls("indicator") - before
+		t.Logf("%d calls in the second week for two trading-day series (10 new rows)", calls)
+		// Two equities, five trading days: ten new rows. A few misses each
+		// are the price of learning the delay; 288 a day each was the old
+		// fixed cache.
+		if calls > 2*5*3 {
+			t.Errorf("%d calls in a week for two trading-day series, want about one per new row (10)", calls)
+		}
+		if calls < 2*5 {
+			t.Errorf("%d calls in a week for two trading-day series: fewer than their new rows (10)", calls)
+		}
+		for _, equity := range []string{"KRX:005930", "NASDAQ:AAPL"} {
+			if seriesValue(body, "onchain_exporter_query_success", "equity", equity) != "1" {
+				t.Errorf("%s not served fresh:\n%s", equity, strings.Join(lines(body, "onchain_exporter_query_success"), "\n"))
+			}
+		}
+	})
+}
+
+// TestTimelessSeriesLearnsHowOftenItChanges: an answer without times
+// whose value changes every six hours is polled near each change once
+// the schedule has seen a few, not every few minutes, and each change is
+// served.
+func TestTimelessSeriesLearnsHowOftenItChanges(t *testing.T) {
+	for _, cadence := range []int64{6, 24} {
+		t.Run(fmt.Sprintf("every %dh", cadence), func(t *testing.T) { timeless(t, cadence) })
+	}
+}
+
+func timeless(t *testing.T, cadenceHours int64) {
+	c := newClock()
+	start := c.Now()
+	version := func(at time.Time) int64 { return int64(at.Sub(start).Hours()+3) / cadenceHours } // changes at start+3h, then every cadenceHours
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		_ = json.NewEncoder(w).Encode(map[string]any{"asset": "bitcoin", "score": float64(version(c.Now())), "bullish": 10})
+	}))
+	t.Cleanup(srv.Close)
+	cfg, err := config.Parse("test.yml", []byte(`
+consensus:
+  url: "`+srv.URL+`"
+  metrics:
+    - path: /consensus
+      asset: btc
+`), func(string) string { return testToken })
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	exp, err := New(cfg, log.NewNopLogger(), reg, Options{Clock: c, IdleAfter: neverIdle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(exp.Close)
+	e := &env{t: t, clock: c, exp: exp, reg: reg}
+	e.scrape("10")
+	for range 2 * cadenceHours * 60 / 5 { // two changes to learn
+		c.Add(5 * time.Minute)
+		e.scrape("10")
+	}
+	before := calls.Load()
+	lateSum, changes := time.Duration(0), 0
+	served := version(c.Now())
+	for range 8 * cadenceHours * 60 / 5 { // eight changes, scraped every 5 minutes
+		c.Add(5 * time.Minute)
+		body := e.scrape("10")
+		v := counter(body, `onchain_consensus_score{`)
+		if int64(v) != served {
+			served = int64(v)
+			changed := start.Add(time.Duration(served*cadenceHours-3) * time.Hour)
+			lateSum += c.Now().Sub(changed)
+			changes++
+		}
+	}
+	n := calls.Load() - before
+	if changes < 7 {
+		t.Fatalf("%d changes served of a value that changed 8 times", changes)
+	}
+	// Measured: 2.8 calls a change every 6 h, 3.8 every 24 h; the
+	// target of 1.5 is not reached yet for answers without times.
+	if n > int64(changes)*4 {
+		t.Errorf("%d calls for %d changes, want at most 4 a change (a fixed 5 min cache makes %d)", n, changes, 8*cadenceHours*12)
+	}
+	if mean := lateSum / time.Duration(changes); mean > time.Duration(cadenceHours)*time.Hour/6 {
+		t.Errorf("changes served %v after they happened on average, want within a sixth of the %d h cadence", mean, cadenceHours)
+	}
+	t.Logf("%d calls for %d changes; served %v after each change on average", n, changes, lateSum/time.Duration(changes))
+}
