@@ -31,9 +31,10 @@
 // cadence from the values alone.
 //
 // Those two APIs have no window: a price-to-book band row per trading day,
-// published like a data API day row, and a consensus recomputed once a day
-// at a time per asset that no answer states (windowless.go; Revisions
-// tells a benchmark when each answer changed).
+// published like a data API day row, and a consensus row per day,
+// published after the day closes at a time per asset that no answer
+// states (windowless.go; Revisions tells a benchmark when each answer
+// changed).
 //
 // Faults (slow answers, resets, bad statuses, malformed or huge bodies,
 // redirects) can be switched on and off while the server runs, so the

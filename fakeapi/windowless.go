@@ -12,14 +12,15 @@ import (
 // cadence is the data's own. A price-to-book band has one row per trading
 // day (Monday to Friday), published like a data API day row: the row of a
 // day at its close plus the "day" window's delay. The consensus of an
-// asset is recomputed once a day: the row of a UTC day (its views, calls
-// and score) is published that day at a time of its own, which no answer
-// states, so that a poll before it sees the day before.
+// asset is computed once a day, also like a day row: the row of a UTC day
+// (that day's views, calls and score) is published after the day closes,
+// by a daily run at a time of the asset's own that no answer states, so
+// that a poll before the run sees the day before.
 
-// Consensus publication: each asset's daily run starts at a fixed time
-// of day, between consensusRunEarliest and consensusRunEarliest +
-// consensusRunSpread, and each day's run ends up to ±consensusRunJitter
-// from it.
+// Consensus publication: each asset's daily run ends at a fixed time
+// after the day closes, between consensusRunEarliest and
+// consensusRunEarliest + consensusRunSpread, and each day's run up to
+// ±consensusRunJitter from it.
 const (
 	consensusRunEarliest = time.Hour
 	consensusRunSpread   = 8 * time.Hour
@@ -30,16 +31,16 @@ const (
 // d (midnight) is first served.
 func consensusPublished(a consensusAsset, d time.Time) time.Time {
 	h := hash64(a.key, "consensus-run")
-	at := consensusRunEarliest + time.Duration(mix(h)%uint64(consensusRunSpread/time.Minute))*time.Minute
+	after := consensusRunEarliest + time.Duration(mix(h)%uint64(consensusRunSpread/time.Minute))*time.Minute
 	j := unit(mix(h ^ uint64(d.Unix())))
-	at += time.Duration((2*j - 1) * float64(consensusRunJitter))
-	return d.Add(at.Truncate(time.Second))
+	after += time.Duration((2*j - 1) * float64(consensusRunJitter))
+	return d.Add(24 * time.Hour).Add(after.Truncate(time.Second))
 }
 
 // consensusDay is the UTC day of the newest consensus row of a served at
-// now: today once today's run has published, else yesterday.
+// now: yesterday once its run has published, else the day before.
 func consensusDay(a consensusAsset, now time.Time) time.Time {
-	d := day(now)
+	d := day(now).AddDate(0, 0, -1)
 	if consensusPublished(a, d).After(now) {
 		d = d.AddDate(0, 0, -1)
 	}

@@ -120,9 +120,9 @@ func TestTimelessCarriesNoTime(t *testing.T) {
 	consensusError(t, get(t, s, "/consensus/consensus?asset=dogecoin"), 400, "UNKNOWN_ASSET")
 }
 
-// A consensus row is published once a day, at a time of the asset's own
-// within the day: a poll a second before sees the day before, in every
-// variant, and the number that changes is Revisions' value.
+// A consensus row is published once a day, after its day closes, at a
+// time of the asset's own: a poll a second before sees the day before, in
+// every variant, and the number that changes is Revisions' value.
 func TestConsensusPublishedOnceADay(t *testing.T) {
 	s := New(Options{})
 	from := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
@@ -132,14 +132,14 @@ func TestConsensusPublishedOnceADay(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(revs) != 6 || !revs[0].Day.Equal(from.AddDate(0, 0, -1)) {
-			t.Fatalf("%s: %d revisions from %v, want 6 from the day before", asset, len(revs), revs[0].Day)
+		if len(revs) != 6 || !revs[0].Day.Equal(from.AddDate(0, 0, -2)) {
+			t.Fatalf("%s: %d revisions from %v, want 6 from two days before", asset, len(revs), revs[0].Day)
 		}
 		times := map[time.Duration]bool{}
 		for i, r := range revs[1:] {
 			prev := revs[i]
-			if !r.Day.Equal(prev.Day.AddDate(0, 0, 1)) || day(r.At) != r.Day {
-				t.Errorf("%s: revision %v published at %v, want the next day, within it", asset, r.Day, r.At)
+			if !r.Day.Equal(prev.Day.AddDate(0, 0, 1)) || day(r.At) != r.Day.AddDate(0, 0, 1) {
+				t.Errorf("%s: revision %v published at %v, want the day after it", asset, r.Day, r.At)
 			}
 			times[r.At.Sub(r.Day).Truncate(time.Hour)] = true
 			for _, o := range []Options{{}, {Dialect: DialectB}, {Timeless: true}, {Dialect: DialectB, Timeless: true}} {
