@@ -96,6 +96,23 @@ func (w *Windowless) Table() string {
 		}
 		fmt.Fprintf(&b, "| %s | %d | %s | %d |\n", api, n, perDay(days), w.Other[api])
 	}
+	b.WriteString("\n| entry | tuples | calls a day |\n|---|---:|---|\n")
+	var entries []string
+	sums, counts := map[string][]int64{}, map[string]int{}
+	for _, tc := range w.Tuples {
+		e := tc.API + " " + tc.Entry
+		if counts[e] == 0 {
+			entries = append(entries, e)
+			sums[e] = make([]int64, len(tc.Days))
+		}
+		counts[e]++
+		for i, d := range tc.Days {
+			sums[e][i] += d
+		}
+	}
+	for _, e := range entries {
+		fmt.Fprintf(&b, "| %s | %d | %s |\n", e, counts[e], perDay(sums[e]))
+	}
 	b.WriteString("\n| entry | tuple | calls a day |\n|---|---|---|\n")
 	for _, tc := range w.Tuples {
 		fmt.Fprintf(&b, "| %s %s | %s | %s |\n", tc.API, tc.Entry, tc.Series, perDay(tc.Days))
