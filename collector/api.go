@@ -67,6 +67,9 @@ type apiCollector struct {
 	running int
 	// timer wakes the loop when the next tuple is due.
 	timer clock.Timer
+	// fallingBack holds the units (delay keys) whose owner's rows did not
+	// come within the peer timeout, since when (cluster.go).
+	fallingBack map[string]time.Time
 	// wakes counts the wakes asked, handled those the loop has acted on;
 	// settled is signalled when handled or running change (settle).
 	wakes, handled uint64
@@ -104,7 +107,7 @@ func newAPICollector(name string, e *Exporter, logger log.Logger) *apiCollector 
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &apiCollector{name: name, m: e.m, bm: e.bm, clk: e.opts.Clock, logger: logger, idleAfter: e.opts.IdleAfter,
 		peer: e.peer, rows: e.rows, cm: e.cm,
-		ctx: ctx, cancel: cancel, wakeup: make(chan struct{}, 1), byKey: map[string][]*tupleState{},
+		ctx: ctx, cancel: cancel, wakeup: make(chan struct{}, 1), byKey: map[string][]*tupleState{}, fallingBack: map[string]time.Time{},
 		filled: make(chan struct{})}
 	c.settled = sync.NewCond(&c.mu)
 	close(c.filled) // nothing to fill until reconcile brings tuples
@@ -118,8 +121,8 @@ func (c *apiCollector) publishViewLocked() {
 
 // collect serves every tuple from what its engine published, without
 // starting or waiting for a call, and without a lock of the engine's.
-// Only the very first fill of tuples that have never been asked (after
-// start, or new in a reload) is awaited, until ctx ends. It reports
+// Only the very first fill of the tuples at start is awaited, until ctx
+// ends; a tuple a reload adds is served once its refresh ends. It reports
 // whether every tuple was served fresh: its last refresh succeeded and its
 // first one has ended.
 func (c *apiCollector) collect(ctx context.Context) ([]sampleOf, bool) {

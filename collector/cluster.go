@@ -168,6 +168,7 @@ func (c *apiCollector) adopt(row peerRow) {
 	}
 	st.buildInfo(c.tf)
 	st.awaitFrom = time.Time{}
+	delete(c.fallingBack, st.delayKey()) // the owner is heard again
 	if row.Delay != nil {
 		c.sched.book.Adopt(st.delayKey(), *row.Delay)
 	}
@@ -185,6 +186,7 @@ func (c *apiCollector) adopt(row peerRow) {
 	}
 	c.publishLocked(st) // in flight, planLocked does not
 	c.cm.received.WithLabelValues(c.name).Inc()
+	c.lastScrape.CompareAndSwap(0, c.clk.Now().UnixNano()) // the cluster is scraped: demand
 	c.wakes++
 	c.mu.Unlock()
 	c.signal()
@@ -208,9 +210,16 @@ func (c *apiCollector) awaitOwnerLocked(st *tupleState, now time.Time) time.Time
 	if c.peer == nil {
 		return time.Time{}
 	}
-	wait := c.peer.FallbackDelay(st.delayKey())
+	key := st.delayKey()
+	wait := c.peer.FallbackDelay(key)
 	if wait <= 0 {
 		st.awaitFrom, st.fallback = time.Time{}, false
+		return time.Time{}
+	}
+	if _, ok := c.fallingBack[key]; ok {
+		// The unit's owner was waited for already: its other tuples
+		// are not waited for again, one by one.
+		st.fallback = true
 		return time.Time{}
 	}
 	if st.awaitFrom.IsZero() {
@@ -220,6 +229,7 @@ func (c *apiCollector) awaitOwnerLocked(st *tupleState, now time.Time) time.Time
 		return until
 	}
 	st.fallback = true
+	c.fallingBack[key] = now
 	return time.Time{}
 }
 
@@ -238,6 +248,7 @@ func (c *apiCollector) ownedLocked() int {
 // moved, and a tuple waiting for an owner that left is due now.
 func (c *apiCollector) membersChanged() {
 	c.mu.Lock()
+	clear(c.fallingBack) // ranks moved: each unit's owner is waited for anew
 	for _, st := range c.states {
 		if !st.awaitFrom.IsZero() {
 			c.planLocked(st)

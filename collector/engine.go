@@ -22,7 +22,9 @@ import (
 // Demand: an exporter nobody scrapes spends nothing. The engine calls
 // upstream only while scrapes come: after idleAfter (or three times the
 // gap between the last two scrapes, if longer) without one it stops, and
-// the next scrape wakes it. Until the first scrape it does nothing.
+// the next scrape wakes it. Until the first scrape it does nothing. A
+// member of a cluster, once the cluster is scraped, calls whether or not
+// it is scraped itself.
 
 // DefaultIdleAfter is how long the engine goes on calling upstream after
 // the last scrape.
@@ -64,11 +66,17 @@ func (c *apiCollector) touch(now time.Time) {
 	}
 }
 
-// idle says whether nobody scrapes: never yet, or not for a while.
+// idle says whether nobody scrapes: never yet, or not for a while. A
+// member of a cluster, once the cluster is scraped (it was, or a peer
+// sent it a row), does not idle: the others serve what it owns to
+// scrapers it may never see (a Service target balanced to one pod).
 func (c *apiCollector) idle(now time.Time) bool {
 	last := c.lastScrape.Load()
 	if last == 0 {
 		return true
+	}
+	if c.peer != nil {
+		return false
 	}
 	return now.Sub(time.Unix(0, last)) > max(c.idleAfter, 3*time.Duration(c.scrapeGap.Load()))
 }

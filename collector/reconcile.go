@@ -28,7 +28,7 @@ type engineConfig struct {
 // tuples it keeps keep their values, plan and any refresh in flight (their
 // series are rebuilt only for labels that changed), removed ones leave
 // the queue and are dropped when a refresh under way ends, new ones are
-// queued and filled first. It makes no call and waits for none.
+// queued, due at once. It makes no call and waits for none.
 func (c *apiCollector) reconcile(ec engineConfig) {
 	c.mu.Lock()
 	old := make(map[string]*tupleState, len(c.states))
@@ -58,8 +58,11 @@ func (c *apiCollector) reconcile(ec engineConfig) {
 			level.Debug(c.logger).Log("msg", "cached values dropped: the tuple's labels changed", "endpoint", t.Path)
 		}
 		st.buildInfo(c.tf)
-		if !st.first && st.LastAttempt.IsZero() && st.values == nil && !st.inflight {
-			st.first = true // the first scrape waits for it, within its deadline
+		if !ec.reload && !st.first && st.LastAttempt.IsZero() && st.values == nil && !st.inflight {
+			// At start, the first scrape waits for it, within its
+			// deadline; a tuple a reload adds is served once filled: a
+			// reload never holds a scrape.
+			st.first = true
 			c.unfilled++
 		}
 		st.order = i
