@@ -330,21 +330,6 @@ func (e *Exporter) Settle() {
 	}
 }
 
-// NextDue is when the earliest tuple of any engine is due (zero when none
-// is planned), for a driver of a simulated clock that wants to move it
-// there.
-func (e *Exporter) NextDue() time.Time {
-	var next time.Time
-	for _, c := range *e.served.Load() {
-		c.mu.Lock()
-		if st := c.queue.first(); st != nil && (next.IsZero() || st.due.Before(next)) {
-			next = st.due
-		}
-		c.mu.Unlock()
-	}
-	return next
-}
-
 // ServeHTTP serves one scrape: the exporter's own metrics and the data of
 // the collectors chosen by collect[] (all by default), within the scrape
 // timeout Prometheus announces.
