@@ -17,22 +17,23 @@ type peerCount struct {
 }
 
 // ObservePeer takes the count of calls another member made on the UTC day
-// of day, as it gossiped it. The calls it adds since the last count are
-// taken out of this member's bucket too (which may then wait to refill).
-func (b *Budget) ObservePeer(member string, day time.Time, used int, now time.Time) {
+// of day, as it gossiped it, and returns how many calls it added since
+// the last count. They are taken out of this member's bucket too (which
+// may then wait to refill).
+func (b *Budget) ObservePeer(member string, day time.Time, used int, now time.Time) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	l := b.advance(now)
 	d := midnight(day)
 	if !d.Equal(b.day) || used < 0 {
-		return // another day's count: nothing of today's
+		return 0 // another day's count: nothing of today's
 	}
 	if b.peers == nil {
 		b.peers = map[string]peerCount{}
 	}
 	prev := b.peers[member]
 	if prev.day.Equal(d) && used <= prev.used {
-		return
+		return 0
 	}
 	added := used
 	if prev.day.Equal(d) {
@@ -42,6 +43,7 @@ func (b *Budget) ObservePeer(member string, day time.Time, used int, now time.Ti
 	if l > 0 {
 		b.tokens = max(b.tokens-float64(added), -burst(l))
 	}
+	return added
 }
 
 // SetShare says how many members this one can see (seen) out of the most

@@ -153,7 +153,8 @@ func (c *apiCollector) sendLocked(st *tupleState) {
 func (c *apiCollector) adopt(row peerRow) {
 	c.mu.Lock()
 	if b := c.up.Budget(); b != nil && row.Member != "" && row.Member != c.peer.Name() {
-		b.ObservePeer(row.Member, row.Day, row.Used, c.clk.Now())
+		// The peer's calls count against daily_budget and rate_limit here.
+		c.up.ObservePeerCalls(b.ObservePeer(row.Member, row.Day, row.Used, c.clk.Now()))
 	}
 	st := c.byTuple[row.Key]
 	if st == nil || st.removed || !row.State.LastAttempt.After(st.LastAttempt) || row.Digest != state.Digest(st.tuple) || !finite(row.State) {

@@ -77,3 +77,13 @@ func (u *Client) observeDaily(h http.Header) {
 const maxDailyCalls = budget.MaxDailyCalls
 
 func (bt *budgetTransport) CloseIdleConnections() { closeIdle(bt.next) }
+
+// ObservePeerCalls counts n requests another member of the cluster sent
+// to the API against this member's rate_limit, as sent now: the limit
+// holds for the members together (their daily counts are gossiped;
+// budget.ObservePeer counts them against daily_budget).
+func (u *Client) ObservePeerCalls(n int) {
+	if c := u.rateCap(); c != nil && n > 0 {
+		c.observe(n)
+	}
+}

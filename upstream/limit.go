@@ -83,6 +83,18 @@ func (c *minuteCap) take() time.Duration {
 	return 0
 }
 
+// observe counts n requests another member of a cluster sent, as sent
+// now: rate_limit holds for the members' requests together.
+func (c *minuteCap) observe(n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	for range min(n, len(c.sent)) {
+		c.sent[c.next] = now
+		c.next = (c.next + 1) % len(c.sent)
+	}
+}
+
 // wait blocks until the request may go, or fails at once when its turn
 // would come after the context's deadline.
 func (c *minuteCap) wait(ctx context.Context) error {

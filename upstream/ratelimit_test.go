@@ -156,3 +156,25 @@ func TestRateLimitCountsEveryRequestOnTheWire(t *testing.T) {
 		t.Errorf("a client of another account: %d requests, %v", hits.Load(), err)
 	}
 }
+
+// TestRateLimitCountsPeersCalls: in a cluster, the requests another member
+// sent take turns of this member's rate_limit: the members together stay
+// within it.
+func TestRateLimitCountsPeersCalls(t *testing.T) {
+	clock := &fakeCapClock{now: time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)}
+	c := newMinuteCap(10)
+	c.now = clock.Now
+	for range 4 {
+		if c.take() != 0 {
+			t.Fatal("a turn refused with the window empty")
+		}
+	}
+	c.observe(6) // the other member's six
+	if wait := c.take(); wait == 0 {
+		t.Fatal("an eleventh request in the minute went out: the peer's calls were not counted")
+	}
+	_ = clock.Sleep(context.Background(), time.Minute+time.Second)
+	if c.take() != 0 {
+		t.Fatal("no turn a minute later")
+	}
+}
