@@ -104,6 +104,18 @@ func (r replicated) Merge(b []byte) error {
 			c.adopt(row)
 		}
 	}
+	if len(rows) > 1 || b[0] == '[' {
+		// A peer's whole state, taken whole: the cluster is scraped, so
+		// this member's engines call from now on, what they own
+		// included, whether or not this member is scraped itself. (Not
+		// on a single row: the state of the other tuples may still be
+		// on its way.)
+		for _, c := range engines {
+			if c.lastScrape.CompareAndSwap(0, r.e.now().UnixNano()) {
+				c.wake()
+			}
+		}
+	}
 	return nil
 }
 
@@ -187,7 +199,6 @@ func (c *apiCollector) adopt(row peerRow) {
 	}
 	c.publishLocked(st) // in flight, planLocked does not
 	c.cm.received.WithLabelValues(c.name).Inc()
-	c.lastScrape.CompareAndSwap(0, c.clk.Now().UnixNano()) // the cluster is scraped: demand
 	c.wakes++
 	c.mu.Unlock()
 	c.signal()

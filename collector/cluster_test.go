@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -70,6 +71,15 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// scrapeAside serves a scrape whose answer nobody reads, from a goroutine
+// of its own: it wakes the member's engine (the first scrape waits for a
+// first fill), and the test looks at what the members serve afterwards.
+func scrapeAside(exp *Exporter) {
+	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+	req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", "60")
+	exp.ServeHTTP(httptest.NewRecorder(), req)
+}
+
 // dataLines are the data series of a scrape.
 func dataLines(body string) string {
 	var out []string
@@ -122,7 +132,7 @@ func TestClusterSharesCalls(t *testing.T) {
 	// The first fill: each tuple is fetched once, by its unit's owner;
 	// the others wait for its row (first scrapes wait for a first fill).
 	for _, r := range all {
-		go r.serve("60")
+		go scrapeAside(r.exp)
 	}
 	want := ""
 	eventually(t, "every member serving every series", func() bool {
@@ -216,8 +226,8 @@ func TestClusterFallsBackWhenTheOwnerIsSilent(t *testing.T) {
 	a := startReplica(t, "a", supplyConfig, clk, fake, srv)
 	b := startReplica(t, "b", supplyConfig, clk, fake, srv, a.peer.Self().Address)
 	eventually(t, "two members", func() bool { return len(a.peer.Members()) == 2 && len(b.peer.Members()) == 2 })
-	go a.serve("60")
-	go b.serve("60")
+	go scrapeAside(a.exp)
+	go scrapeAside(b.exp)
 	eventually(t, "b serving every series", func() bool {
 		body := dataLines(b.serve("10"))
 		return strings.Count(body, "onchain_supply{") == 2 && strings.Count(body, "onchain_open_interest") == 2

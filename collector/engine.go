@@ -68,8 +68,8 @@ func (c *apiCollector) touch(now time.Time) {
 
 // idle says whether nobody scrapes: never yet, or not for a while. A
 // member of a cluster, once the cluster is scraped (it was, or a peer
-// sent it a row), does not idle: the others serve what it owns to
-// scrapers it may never see (a Service target balanced to one pod).
+// sent it its whole state), does not idle: the others serve what it owns
+// to scrapers it may never see (a Service target balanced to one pod).
 func (c *apiCollector) idle(now time.Time) bool {
 	last := c.lastScrape.Load()
 	if last == 0 {
