@@ -77,43 +77,6 @@ type TupleCalls struct {
 	Cadence time.Duration
 }
 
-// Calls is the tuple's calls over the run.
-func (t *TupleCalls) Calls() int64 {
-	var n int64
-	for _, d := range t.Days {
-		n += d
-	}
-	return n
-}
-
-// Changes is the number of versions the exporter had to deliver: the one
-// there at the start and every change.
-func (t *TupleCalls) Changes() int { return len(t.Revisions) }
-
-// CallsPerChange is calls per version delivered.
-func (t *TupleCalls) CallsPerChange() float64 {
-	return float64(t.Calls()) / float64(max(t.Changes(), 1))
-}
-
-// MeanExcess is the mean time from a change to its first serving, over
-// the changes served, and how many were not.
-func (t *TupleCalls) MeanExcess() (time.Duration, int) {
-	var sum time.Duration
-	n, unserved := 0, 0
-	for _, d := range t.Served {
-		if d < 0 {
-			unserved++
-			continue
-		}
-		sum += d
-		n++
-	}
-	if n == 0 {
-		return 0, unserved
-	}
-	return sum / time.Duration(n), unserved
-}
-
 // realisticFile reads the realistic first file from docs/fake.md: the
 // YAML block after its "A realistic first file" heading.
 func realisticFile() (string, error) {

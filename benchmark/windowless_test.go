@@ -128,3 +128,40 @@ func perDay(days []int64) string {
 	}
 	return strings.Join(s, " / ")
 }
+
+// Calls is the tuple's calls over the run.
+func (t *TupleCalls) Calls() int64 {
+	var n int64
+	for _, d := range t.Days {
+		n += d
+	}
+	return n
+}
+
+// Changes is the number of versions the exporter had to deliver: the one
+// there at the start and every change.
+func (t *TupleCalls) Changes() int { return len(t.Revisions) }
+
+// CallsPerChange is calls per version delivered.
+func (t *TupleCalls) CallsPerChange() float64 {
+	return float64(t.Calls()) / float64(max(t.Changes(), 1))
+}
+
+// MeanExcess is the mean time from a change to its first serving, over
+// the changes served, and how many were not.
+func (t *TupleCalls) MeanExcess() (time.Duration, int) {
+	var sum time.Duration
+	n, unserved := 0, 0
+	for _, d := range t.Served {
+		if d < 0 {
+			unserved++
+			continue
+		}
+		sum += d
+		n++
+	}
+	if n == 0 {
+		return 0, unserved
+	}
+	return sum / time.Duration(n), unserved
+}
