@@ -139,7 +139,7 @@ func newTupleFamilies(labels []string) *tupleFamilies {
 // change only with a refresh, so scrapes serve them as built.
 func (st *tupleState) buildInfo(tf *tupleFamilies) {
 	lv := st.tuple.TupleLabelValues
-	st.info = st.info[:0]
+	st.info = make([]sampleOf, 0, 5) // a new slice: the published view keeps the old one
 	add := func(f *family, v float64) {
 		if smp, err := f.sample(v, lv...); err == nil {
 			st.info = append(st.info, smp)
