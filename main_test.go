@@ -240,9 +240,15 @@ func TestReload(t *testing.T) {
 	if code, answer := e.get(http.MethodPost, "/-/reload"); code != http.StatusOK {
 		t.Fatalf("good reload: HTTP %d: %s", code, answer)
 	}
+	// A tuple a reload adds is served once its first refresh ends: the
+	// reload holds no scrape for it.
 	body = e.metrics()
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(body, "onchain_utxo_profit_amount{") && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		body = e.metrics()
+	}
 	if !strings.Contains(body, "onchain_utxo_profit_amount{") {
-		t.Errorf("the added series is not served:\n%s", body)
+		t.Errorf("the added series is not served after 30 s:\n%s", body)
 	}
 	if got := up.credentials(supplyPath); len(got) != 1 {
 		t.Errorf("supply, cached and not due, was called again on reload: %q", got)
