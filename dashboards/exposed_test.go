@@ -60,8 +60,9 @@ func exposed(t *testing.T) map[string]bool {
 	return exposedNames
 }
 
-// scrapeBinary builds the exporter, runs it with --demo and scrapes it
-// twice (the second scrape answers from the cache).
+// scrapeBinary builds the exporter, runs it with --demo alone and as a
+// cluster of one (the families of cluster mode), and scrapes each twice
+// (the second scrape answers from the cache).
 func scrapeBinary(names map[string]bool) string {
 	dir, err := os.MkdirTemp("", "dashboards-test")
 	if err != nil {
@@ -76,14 +77,35 @@ func scrapeBinary(names map[string]bool) string {
 	if out, err := build.CombinedOutput(); err != nil {
 		return fmt.Sprintf("go build: %v\n%s", err, out)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if msg := scrapeDemo(ctx, bin, names); msg != "" {
+		return msg
+	}
+	gossip, err := freeAddr()
 	if err != nil {
 		return err.Error()
 	}
-	addr := ln.Addr().String()
-	ln.Close()
+	return scrapeDemo(ctx, bin, names, "--cluster.listen-address="+gossip)
+}
+
+// freeAddr returns a loopback address with a port free a moment ago.
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// scrapeDemo runs the exporter binary with --demo and args and scrapes it
+// twice.
+func scrapeDemo(ctx context.Context, bin string, names map[string]bool, args ...string) string {
+	addr, err := freeAddr()
+	if err != nil {
+		return err.Error()
+	}
 	var logs bytes.Buffer
-	cmd := exec.CommandContext(ctx, bin, "--demo", "--web.listen-address="+addr)
+	cmd := exec.CommandContext(ctx, bin, append([]string{"--demo", "--web.listen-address=" + addr}, args...)...)
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
 		return err.Error()

@@ -16,19 +16,29 @@ import (
 // Totals over exchanges count each asset once: an aggregate series
 // (all_exchange, all_symbol) is taken where the file names it and its
 // parts are summed where it does not, never both. The panels' own
-// expressions run in promtool over series of the three kinds.
+// expressions run in promtool over series of the three kinds, scraped
+// from one exporter and from a cluster of two scraped pod by pod (each
+// member serves every series): the totals are the same.
 func TestTotalsCountAggregatesOnce(t *testing.T) {
 	promtool := testtool.Require(t, "install the Debian package prometheus", "promtool")
-	const lbl = `job="onchain_exporter", instance="exporter:9799"`
-	series := func(name, labels string, v float64) map[string]string {
-		return map[string]string{"series": fmt.Sprintf("%s{%s, %s}", name, lbl, labels), "values": fmt.Sprintf("%gx10", v)}
+	type input struct {
+		name, labels string
+		v            float64
+	}
+	series := func(name, labels string, v float64) input { return input{name, labels, v} }
+	scrapes := map[string][]string{
+		"one exporter": {`job="onchain_exporter", instance="exporter:9799"`},
+		"a cluster of two": {
+			`job="onchain_exporter", instance="10.0.0.1:9799", pod="onchain-exporter-a"`,
+			`job="onchain_exporter", instance="10.0.0.2:9799", pod="onchain-exporter-b"`,
+		},
 	}
 	cases := []struct {
-		panel  string
-		input  []map[string]string
-		expect []map[string]any
+		file, panel string
+		input       []input
+		expect      []map[string]any
 	}{
-		{"Exchange reserves (USD)", []map[string]string{
+		{"onchain-overview.json", "Exchange reserves (USD)", []input{
 			// BTC: the aggregate and two of its parts; 100 counts.
 			series("onchain_exchange_reserve_usd", `asset="btc", window="day", exchange="all_exchange"`, 100),
 			series("onchain_exchange_reserve_usd", `asset="btc", window="day", exchange="binance"`, 60),
@@ -41,7 +51,7 @@ func TestTotalsCountAggregatesOnce(t *testing.T) {
 			series("onchain_exchange_reserve_usd", `asset="erc20", window="day", token="usdt", exchange="binance"`, 7),
 			series("onchain_exchange_reserve_usd", `asset="erc20", window="day", token="link", exchange="binance"`, 3),
 		}, []map[string]any{{"labels": `{window="day"}`, "value": 138}}},
-		{"Open interest (all exchanges)", []map[string]string{
+		{"onchain-overview.json", "Open interest (all exchanges)", []input{
 			series("onchain_open_interest_usd", `asset="btc", window="hour", exchange="all_exchange"`, 1000),
 			series("onchain_open_interest_usd", `asset="btc", window="hour", exchange="binance"`, 400),
 			// ETH: no aggregate exchange; binance by its all_symbol (50),
@@ -54,17 +64,43 @@ func TestTotalsCountAggregatesOnce(t *testing.T) {
 			{"labels": `{asset="btc", window="hour"}`, "value": 1000},
 			{"labels": `{asset="eth", window="hour"}`, "value": 80},
 		}},
+		{"onchain-stablecoins.json", "Events by kind", []input{
+			series("onchain_stablecoin_events", `asset="usdt", window="hour", kind="mint"`, 4),
+			series("onchain_stablecoin_events", `asset="usdc", window="hour", kind="mint"`, 3),
+			series("onchain_stablecoin_events", `asset="usdt", window="hour", kind="burn"`, 2),
+		}, []map[string]any{
+			{"labels": `{kind="burn"}`, "value": 2},
+			{"labels": `{kind="mint"}`, "value": 7},
+		}},
+		{"onchain-exporter-health.json", "Series failing", []input{
+			series("onchain_exporter_query_success", `api="data", endpoint="/v1/btc/network-data/supply", asset="btc", window="day"`, 0),
+			series("onchain_exporter_query_success", `api="data", endpoint="/v1/btc/network-data/velocity", asset="btc", window="day"`, 1),
+		}, []map[string]any{{"labels": `{}`, "value": 1}}},
+		{"onchain-exporter-health.json", "Series configured", []input{
+			series("onchain_exporter_tuples", `api="data"`, 40),
+			series("onchain_exporter_tuples", `api="consensus"`, 2),
+		}, []map[string]any{{"labels": `{}`, "value": 42}}},
 	}
 	var tests []map[string]any
-	for _, tc := range cases {
-		expr := panelExpr(t, "onchain-overview.json", tc.panel)
-		tests = append(tests, map[string]any{
-			"interval":     "1m",
-			"input_series": tc.input,
-			"promql_expr_test": []map[string]any{{
-				"expr": withAllValues(expr), "eval_time": "5m", "exp_samples": tc.expect,
-			}},
-		})
+	for scrape, targets := range scrapes {
+		for _, tc := range cases {
+			var in []map[string]string
+			for _, s := range tc.input {
+				for _, target := range targets {
+					in = append(in, map[string]string{"series": fmt.Sprintf("%s{%s, %s}", s.name, target, s.labels), "values": fmt.Sprintf("%gx10", s.v)})
+				}
+			}
+			// The stablecoins dashboard's window is a single value.
+			expr := strings.ReplaceAll(withAllValues(panelExpr(t, tc.file, tc.panel)), `window=".*"`, `window="hour"`)
+			tests = append(tests, map[string]any{
+				"name":         tc.panel + ", " + scrape,
+				"interval":     "1m",
+				"input_series": in,
+				"promql_expr_test": []map[string]any{{
+					"expr": expr, "eval_time": "5m", "exp_samples": tc.expect,
+				}},
+			})
+		}
 	}
 	dir := t.TempDir()
 	write := func(name string, v any) string {
