@@ -33,10 +33,9 @@ func clusterCases(full bool) []FreshnessOptions {
 // sends its rows, and each serves every published row.
 // ONCHAIN_BENCH_FULL=1 runs every case with 1, 2 and 3 members, then
 // kills the owner of the rows halfway (it leaves; it goes silent), holds
-// the goals of issue 24 and logs the tables of BENCHMARKS.md. The gap
-// after a silent owner misses its goal there: the series of the owner's
-// unit that follow its leader wait a second --cluster.peer-timeout after
-// the leader's fallback found their row (BENCHMARKS.md).
+// the goals of issue 24 (the gap after a silent owner included: a unit's
+// owner is waited for once, not once per series) and logs the tables of
+// BENCHMARKS.md.
 func TestCluster(t *testing.T) {
 	full := os.Getenv("ONCHAIN_BENCH_FULL") != ""
 	var steady, killed []*ClusterRun
