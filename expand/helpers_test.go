@@ -76,9 +76,12 @@ func (e *env) parse(yml string) *config.Config {
 	return cfg
 }
 
-// scrape serves one /metrics request and returns the body.
+// scrape serves one /metrics request, once the engines have done what is
+// due at the clock's time (a reload's new tuples included), and returns
+// the body.
 func (e *env) scrape(timeout string) string {
 	e.t.Helper()
+	e.exp.Settle()
 	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 	if timeout != "" {
 		req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", timeout)
