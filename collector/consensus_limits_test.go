@@ -19,7 +19,7 @@ consensus:
   max_staleness: 1d
   metrics:
     - path: /consensus
-      cache_ttl: 5m # the test steps by 5 minutes; without a window a series follows its learned cadence
+      cache_ttl: 1h # not due while the test spends the quota around it, minute by minute
       asset: bitcoin
       days: 7
     - path: /analyst-views
@@ -86,7 +86,7 @@ func TestConsensusDailyLimitPausesKeyedCallsUntilMidnight(t *testing.T) {
 			t.Fatalf("using the quota took the clock to %v", e.clock.Now())
 		}
 
-		body, _ = e.step(5*time.Minute + time.Second)
+		body, _ = e.step(time.Hour + time.Second) // the keyed tuple is due: its call meets the spent quota
 		if e.fake.CallsFor(keyedPath) != 1 {
 			t.Fatalf("%d keyed calls, want 1", e.fake.CallsFor(keyedPath))
 		}
