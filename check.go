@@ -14,6 +14,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
+	"github.com/onchain-exporter/onchain_exporter/expand"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -93,7 +94,7 @@ func checkUpstream(ctx context.Context, cfg *config.Config, logger log.Logger) (
 				continue
 			}
 			if rows, ok := list(a, path, true); ok {
-				addDiscovery(listing, rows)
+				expand.AddDiscovery(listing, rows)
 			}
 		}
 		findings = append(findings, cfg.CheckListingFindings(listing)...)
@@ -143,36 +144,6 @@ func discoveryOf(path string) string {
 		return config.ListDataV2
 	}
 	return config.ListDataV1
-}
-
-// addDiscovery adds the items of a discovery answer to a listing: per
-// path, its parameters with their values, its required parameters and,
-// on v2, its assets. It reads the answer as expand's warnUnlisted does
-// for the warnings at run time.
-func addDiscovery(listing config.Listing, rows []map[string]any) {
-	for _, it := range rows {
-		p, _ := it["path"].(string)
-		if p == "" {
-			continue
-		}
-		params := listing[p]
-		if params == nil {
-			params = map[string][]string{}
-			listing[p] = params
-		}
-		listed, _ := it["parameters"].(map[string]any)
-		for name, values := range listed {
-			params[name] = append(params[name], strs(values)...)
-		}
-		for _, name := range strs(it["required_parameters"]) {
-			if _, ok := params[name]; !ok {
-				params[name] = nil
-			}
-		}
-		if assets, ok := it["assets"]; ok {
-			params["asset"] = append(params["asset"], strs(assets)...)
-		}
-	}
 }
 
 // strs reads a JSON list of scalars as strings.

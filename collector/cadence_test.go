@@ -10,10 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-kit/log"
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 )
 
@@ -75,23 +71,13 @@ func timeless(t *testing.T, cadenceHours int64) {
 		_ = json.NewEncoder(w).Encode(map[string]any{"asset": "bitcoin", "score": float64(version(c.Now())), "bullish": 10})
 	}))
 	t.Cleanup(srv.Close)
-	cfg, err := config.Parse("test.yml", []byte(`
+	e := envOn(t, c, srv, `
 consensus:
-  url: "`+srv.URL+`"
+  url: "{{URL}}"
   metrics:
     - path: /consensus
       asset: btc
-`), func(string) string { return testToken })
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := prometheus.NewRegistry()
-	exp, err := New(cfg, log.NewNopLogger(), reg, Options{Clock: c, IdleAfter: neverIdle})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(exp.Close)
-	e := &env{t: t, clock: c, exp: exp, reg: reg}
+`)
 	e.scrape("10")
 	for range 2 * cadenceHours * 60 / 5 { // two changes to learn
 		c.Add(5 * time.Minute)

@@ -8,11 +8,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/go-kit/log"
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/onchain-exporter/onchain_exporter/config"
 )
 
 // TestFutureRowIsNotTrusted: an answer whose newest row is dated in 9999
@@ -42,25 +37,15 @@ func TestFutureRowIsNotTrusted(t *testing.T) {
 		})
 	}))
 	t.Cleanup(srv.Close)
-	cfg, err := config.Parse("test.yml", []byte(`
+	e := envOn(t, c, srv, `
 data:
-  url: "`+srv.URL+`"
+  url: "{{URL}}"
   token_env: T
   metrics:
     - path: /v2/network/events-count
       window: 10min
       asset: usdt
-`), func(string) string { return testToken })
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := prometheus.NewRegistry()
-	exp, err := New(cfg, log.NewNopLogger(), reg, Options{Clock: c, IdleAfter: neverIdle})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(exp.Close)
-	e := &env{t: t, clock: c, exp: exp, reg: reg}
+`)
 
 	body := e.scrape("10")
 	want := c.Now().UTC().Truncate(10 * time.Minute).Add(-10 * time.Minute)

@@ -50,6 +50,20 @@ func newEnv(t *testing.T, yml string, fo fakeapi.Options) *env {
 	return e
 }
 
+// envOn runs an exporter on yml, against an upstream of the test's own
+// (srv), on the clock c; {{URL}} in yml stands for srv's address.
+func envOn(t *testing.T, c *fakeapi.SimClock, srv *httptest.Server, yml string) *env {
+	t.Helper()
+	e := &env{t: t, clock: c, srv: srv, reg: prometheus.NewRegistry()}
+	exp, err := New(e.parse(yml), log.NewNopLogger(), e.reg, Options{Clock: c, IdleAfter: neverIdle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(exp.Close)
+	e.exp = exp
+	return e
+}
+
 // parse loads yml against the env's fake, unexpanded.
 func (e *env) parse(yml string) *config.Config {
 	e.t.Helper()

@@ -286,29 +286,7 @@ func (x *Expander) warnUnlisted(cfg *config.Config, r *resolution) {
 		if !ok || !l.ok {
 			continue
 		}
-		for _, it := range l.rows {
-			p, _ := it["path"].(string)
-			if p == "" {
-				continue
-			}
-			params := listing[p]
-			if params == nil {
-				params = map[string][]string{}
-				listing[p] = params
-			}
-			listed, _ := it["parameters"].(map[string]any)
-			for name, values := range listed {
-				params[name] = append(params[name], strs(values)...)
-			}
-			for _, name := range strs(it["required_parameters"]) {
-				if _, ok := params[name]; !ok {
-					params[name] = nil
-				}
-			}
-			if assets, ok := it["assets"]; ok {
-				params["asset"] = append(params["asset"], strs(assets)...)
-			}
-		}
+		AddDiscovery(listing, l.rows)
 	}
 	for _, w := range cfg.CheckListing(listing) {
 		if x.firstWarning(w) {
@@ -385,4 +363,34 @@ func knownList(keys []string) string {
 		return strings.Join(keys, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(keys[:10], ", "), len(keys)-10)
+}
+
+// AddDiscovery adds the items of a discovery answer to a listing: per
+// path, its parameters with their values, its required parameters and,
+// on v2, its assets. Expansion reads it for the warnings at run time,
+// --config.check.upstream for its findings.
+func AddDiscovery(listing config.Listing, rows []map[string]any) {
+	for _, it := range rows {
+		p, _ := it["path"].(string)
+		if p == "" {
+			continue
+		}
+		params := listing[p]
+		if params == nil {
+			params = map[string][]string{}
+			listing[p] = params
+		}
+		listed, _ := it["parameters"].(map[string]any)
+		for name, values := range listed {
+			params[name] = append(params[name], strs(values)...)
+		}
+		for _, name := range strs(it["required_parameters"]) {
+			if _, ok := params[name]; !ok {
+				params[name] = nil
+			}
+		}
+		if assets, ok := it["assets"]; ok {
+			params["asset"] = append(params["asset"], strs(assets)...)
+		}
+	}
 }
