@@ -3,7 +3,6 @@ package benchmark
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"runtime"
 	"strings"
 	"sync"
@@ -426,24 +425,11 @@ func RunCluster(o ClusterOptions) (*ClusterRun, error) {
 		return nil, fmt.Errorf("a kill needs two members or more, not %d", o.Members)
 	}
 	began := time.Now()
-	start := simStart
-	if !o.Start.IsZero() {
-		start = o.Start
-	}
-	clk := fakeapi.NewSimClock(start)
-	fake := fakeapi.New(fakeapi.Options{Now: clk.Now, DataToken: "bench", Publish: map[string]fakeapi.Delay{o.Window: o.Delay}})
-	srv := httptest.NewServer(fake)
+	clk, fake, srv := o.upstream()
 	defer srv.Close()
-
-	var yml strings.Builder
-	fmt.Fprintf(&yml, "data:\n  url: %s\n  token_env: T\n  concurrency: 8\n  metrics:\n", srv.URL)
-	for i := 0; i < o.Tuples; i++ {
-		fmt.Fprintf(&yml, "    - path: %s\n      window: %s\n%s", spec.path, o.Window, spec.param(i))
-		if o.CacheTTL > 0 {
-			fmt.Fprintf(&yml, "      cache_ttl: %s\n", o.CacheTTL)
-		}
-	}
-	s := &clusterSim{clock: clk, fake: fake, yml: yml.String(), asset: spec.asset, peerTimeout: o.PeerTimeout}
+	start := clk.Now()
+	yml := o.config(srv.URL, spec)
+	s := &clusterSim{clock: clk, fake: fake, yml: yml, asset: spec.asset, peerTimeout: o.PeerTimeout}
 	defer s.close()
 	n := max(o.Members, 1)
 	for i := range n {

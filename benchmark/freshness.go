@@ -205,24 +205,11 @@ func RunFreshness(o FreshnessOptions) (*Freshness, error) {
 	if !ok {
 		return nil, fmt.Errorf("no freshness runs for window %q", o.Window)
 	}
-	start := simStart
-	if !o.Start.IsZero() {
-		start = o.Start
-	}
-	clock := fakeapi.NewSimClock(start)
-	fake := fakeapi.New(fakeapi.Options{Now: clock.Now, DataToken: "bench", Publish: map[string]fakeapi.Delay{o.Window: o.Delay}})
-	srv := httptest.NewServer(fake)
+	clock, fake, srv := o.upstream()
 	defer srv.Close()
-
-	var yml strings.Builder
-	fmt.Fprintf(&yml, "data:\n  url: %s\n  token_env: T\n  concurrency: 8\n  metrics:\n", srv.URL)
-	for i := 0; i < o.Tuples; i++ {
-		fmt.Fprintf(&yml, "    - path: %s\n      window: %s\n%s", spec.path, o.Window, spec.param(i))
-		if o.CacheTTL > 0 {
-			fmt.Fprintf(&yml, "      cache_ttl: %s\n", o.CacheTTL)
-		}
-	}
-	cfg, exp, err := newExporter("freshness.yml", yml.String(), collector.Options{Clock: clock})
+	start := clock.Now()
+	yml := o.config(srv.URL, spec)
+	cfg, exp, err := newExporter("freshness.yml", yml, collector.Options{Clock: clock})
 	if err != nil {
 		return nil, err
 	}
@@ -376,4 +363,30 @@ func servedRows(body []byte, names []string) (map[string]time.Time, error) {
 		out[strings.Join(values, "\xff")] = time.Unix(int64(m.GetGauge().GetValue()), 0).UTC()
 	}
 	return out, nil
+}
+
+// upstream starts the run's simulated clock and the fake upstream, which
+// publishes the window's rows with the run's delay.
+func (o FreshnessOptions) upstream() (*fakeapi.SimClock, *fakeapi.Server, *httptest.Server) {
+	start := simStart
+	if !o.Start.IsZero() {
+		start = o.Start
+	}
+	clock := fakeapi.NewSimClock(start)
+	fake := fakeapi.New(fakeapi.Options{Now: clock.Now, DataToken: "bench", Publish: map[string]fakeapi.Delay{o.Window: o.Delay}})
+	return clock, fake, httptest.NewServer(fake)
+}
+
+// config is the run's configuration against the fake at url: its tuples
+// of the window, on a cache_ttl when the run sets one.
+func (o FreshnessOptions) config(url string, spec windowSpec) string {
+	var yml strings.Builder
+	fmt.Fprintf(&yml, "data:\n  url: %s\n  token_env: T\n  concurrency: 8\n  metrics:\n", url)
+	for i := 0; i < o.Tuples; i++ {
+		fmt.Fprintf(&yml, "    - path: %s\n      window: %s\n%s", spec.path, o.Window, spec.param(i))
+		if o.CacheTTL > 0 {
+			fmt.Fprintf(&yml, "      cache_ttl: %s\n", o.CacheTTL)
+		}
+	}
+	return yml.String()
 }
