@@ -677,12 +677,14 @@ func (s *clusterSim) scrapeAll(first bool, now time.Time, afterKill bool, names 
 	bodies := make([][]byte, len(live))
 	errs := make([]error, len(live))
 	if first {
+		// The first fill comes by gossip, on the wall clock: a loaded
+		// machine may take longer than a scrape's usual 10 s for it.
 		var wg sync.WaitGroup
 		for i, m := range live {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				bodies[i], errs[i] = scrapeText(m.exp)
+				bodies[i], errs[i] = scrapeWithin(m.exp, "120")
 			}()
 		}
 		wg.Wait()

@@ -132,9 +132,12 @@ func RunEconomy(o EconomyOptions) (*Economy, error) {
 
 // scrapeText serves one scrape as Prometheus asks for it (plain text, a
 // 10 s timeout) and returns the exposition.
-func scrapeText(exp http.Handler) ([]byte, error) {
+func scrapeText(exp http.Handler) ([]byte, error) { return scrapeWithin(exp, "10") }
+
+// scrapeWithin is scrapeText with the scrape timeout given, in seconds.
+func scrapeWithin(exp http.Handler, timeout string) ([]byte, error) {
 	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
-	req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", "10")
+	req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", timeout)
 	rec := httptest.NewRecorder()
 	exp.ServeHTTP(rec, req)
 	if rec.Code != http.StatusOK {

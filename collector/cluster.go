@@ -185,19 +185,21 @@ func (c *apiCollector) adopt(row peerRow) {
 	if row.Delay != nil {
 		c.sched.book.Adopt(st.delayKey(), *row.Delay)
 	}
-	if st.first {
-		st.first = false
-		c.unfilled--
-		if c.unfilled == 0 {
-			close(c.filled)
-		}
-	}
 	if st.Newest.After(prevNewest) {
 		c.replanKeyLocked(st.delayKey())
 	} else {
 		c.planLocked(st)
 	}
 	c.publishLocked(st) // in flight, planLocked does not
+	if st.first {
+		// After its view is published: a scrape waiting for the first
+		// fill reads it next.
+		st.first = false
+		c.unfilled--
+		if c.unfilled == 0 {
+			close(c.filled)
+		}
+	}
 	c.cm.received.WithLabelValues(c.name).Inc()
 	c.wakes++
 	c.mu.Unlock()

@@ -144,12 +144,15 @@ data:
 	calls := e.fake.Calls("data")
 	b := engines(e.exp)[0].up.Budget()
 	for i := 0; i < 3; i++ { // 6 h: rows are due; the day's calls are spent elsewhere
-		e.clock.Add(2 * time.Hour)
+		// Spent as of the time the clock moves to, before it moves: the
+		// engine's refreshes at that time find nothing left.
+		at := e.clock.Now().Add(2 * time.Hour)
 		for n := 0; n < 2000; n++ {
-			if ok, _ := b.Take(e.clock.Now()); !ok {
+			if ok, _ := b.Take(at); !ok {
 				break
 			}
 		}
+		e.clock.Add(2 * time.Hour)
 		body := e.scrape("10")
 		if len(lines(body, "onchain_supply{")) != 1 {
 			t.Fatalf("after %d h the value held back by the budget is no longer served:\n%s", 2*(i+1), body)
