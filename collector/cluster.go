@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/go-kit/log/level"
@@ -160,8 +159,9 @@ func (c *apiCollector) sendLocked(st *tupleState) {
 // adopt takes a tuple's outcome a peer fetched, when it is newer than
 // what this member has, as if this member had fetched it: its values are
 // served, its plan is this member's. A row of another request (a peer on
-// another configuration), with values that are not numbers, or older
-// than what is here, is left.
+// another configuration), one a state file would not be trusted with
+// (state.CheckTuple: values that are not numbers, times out of range), or
+// older than what is here, is left.
 func (c *apiCollector) adopt(row peerRow) {
 	c.mu.Lock()
 	if b := c.up.Budget(); b != nil && row.Member != "" && row.Member != c.peer.Name() {
@@ -169,7 +169,8 @@ func (c *apiCollector) adopt(row peerRow) {
 		c.up.ObservePeerCalls(b.ObservePeer(row.Member, row.Day, row.Used, c.clk.Now()))
 	}
 	st := c.byTuple[row.Key]
-	if st == nil || st.removed || !row.State.LastAttempt.After(st.LastAttempt) || row.Digest != state.Digest(st.tuple) || !finite(row.State) {
+	if st == nil || st.removed || !row.State.LastAttempt.After(st.LastAttempt) || row.Digest != state.Digest(st.tuple) ||
+		state.CheckTuple(&row.State, st.tuple, c.clk.Now()) != "" {
 		c.mu.Unlock()
 		return
 	}
@@ -204,16 +205,6 @@ func (c *apiCollector) adopt(row peerRow) {
 	c.wakes++
 	c.mu.Unlock()
 	c.signal()
-}
-
-// finite says whether every value of a state is a number.
-func finite(s state.Tuple) bool {
-	for _, smp := range s.Samples {
-		if math.IsNaN(smp.Value) || math.IsInf(smp.Value, 0) {
-			return false
-		}
-	}
-	return true
 }
 
 // awaitOwnerLocked says until when a tuple due at now waits for its

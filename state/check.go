@@ -49,9 +49,9 @@ func maxDelay(w time.Duration) time.Duration {
 	return max(4*w, time.Hour)
 }
 
-// checkTuple says why a saved tuple's state is not one the exporter
-// writes for t at now, or "".
-func checkTuple(s *Tuple, t *config.Tuple, now time.Time) string {
+// CheckTuple says why a tuple's state, saved or sent by a peer, is not
+// one the exporter writes for t at now, or "".
+func CheckTuple(s *Tuple, t *config.Tuple, now time.Time) string {
 	w := config.WindowDuration(t.Window)
 	for i, x := range s.Samples {
 		if math.IsNaN(x.Value) || math.IsInf(x.Value, 0) {

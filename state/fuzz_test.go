@@ -38,7 +38,7 @@ func FuzzLoadState(f *testing.F) {
 			if !ok {
 				continue
 			}
-			if msg := checkTuple(&st.State, tu, now); msg != "" {
+			if msg := CheckTuple(&st.State, tu, now); msg != "" {
 				t.Errorf("tuple %s taken: %s", tu.Key, msg)
 			}
 		}

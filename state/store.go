@@ -191,7 +191,7 @@ func (s *Store) Take(a *config.API, account string) *File {
 	now := s.now()
 	for _, k := range slices.Sorted(maps.Keys(f.Tuples)) {
 		st := f.Tuples[k]
-		if msg := checkTuple(&st.State, tuples[k], now); msg != "" {
+		if msg := CheckTuple(&st.State, tuples[k], now); msg != "" {
 			bad = append(bad, problem{"tuples." + k, msg})
 			delete(f.Tuples, k)
 		}
