@@ -44,6 +44,9 @@ type WindowlessOptions struct {
 	// Replicas scrape every Interval each, offset evenly within it.
 	Replicas int
 	Interval time.Duration
+	// SteadyFrom, when set, is the day (from 0) from which the table
+	// also shows the cost and freshness of what was learned.
+	SteadyFrom int
 }
 
 // windowlessStart is a Tuesday, off every window boundary: three days

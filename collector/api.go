@@ -324,7 +324,7 @@ func (c *apiCollector) refresh(st *tupleState, r refreshRun) {
 	if d.Newest.After(st.Newest) || st.Newest.IsZero() {
 		st.Newest = d.Newest
 	}
-	learnCadence(st, prev, lastTry, d, now)
+	missedAt := learnCadence(st, prev, lastTry, d, now)
 	st.Block = nil
 	if d.HasBlock {
 		st.Block = &d.Block
@@ -339,7 +339,7 @@ func (c *apiCollector) refresh(st *tupleState, r refreshRun) {
 			level.Warn(c.logger).Log("msg", "upstream marks this series deprecated; its data may no longer update", "endpoint", t.Path, "query", redactedQuery(t.Query))
 		}
 	}
-	siblings = c.sched.afterSuccess(st, prevNewest, now)
+	siblings = c.sched.afterSuccess(st, prevNewest, missedAt, now)
 	if w := rowWindow(st); w > 0 && st.Newest.After(prevNewest) && t.CacheTTL == 0 {
 		if !prevNewest.IsZero() {
 			c.m.rowDelay.WithLabelValues(c.name, t.Window).Observe(now.Sub(st.Newest.Add(w)).Seconds())

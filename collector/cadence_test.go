@@ -57,11 +57,11 @@ func TestTradingDaySeriesFollowsItsRows(t *testing.T) {
 // served.
 func TestTimelessSeriesLearnsHowOftenItChanges(t *testing.T) {
 	for _, cadence := range []int64{6, 24} {
-		t.Run(fmt.Sprintf("every %dh", cadence), func(t *testing.T) { timeless(t, cadence) })
+		t.Run(fmt.Sprintf("every %dh", cadence), func(t *testing.T) { timelessCase(t, cadence) })
 	}
 }
 
-func timeless(t *testing.T, cadenceHours int64) {
+func timelessCase(t *testing.T, cadenceHours int64) {
 	c := newClock()
 	start := c.Now()
 	version := func(at time.Time) int64 { return int64(at.Sub(start).Hours()+3) / cadenceHours } // changes at start+3h, then every cadenceHours

@@ -56,7 +56,7 @@ func TestQueueOrdersByDue(t *testing.T) {
 		t.Errorf("before its leader found the row, the follower is due at %v, want its plan", follower.due)
 	}
 	leader.Newest = row.Add(time.Hour)
-	if siblings := c.sched.afterSuccess(leader, row, at(0)); !siblings {
+	if siblings := c.sched.afterSuccess(leader, row, time.Time{}, at(0)); !siblings {
 		t.Error("the leader found the row its key's followers wait for, and the refresh does not say so")
 	}
 	c.replanKeyLocked(leader.delayKey())

@@ -35,7 +35,7 @@ func FuzzRestoredState(f *testing.F) {
 					TupleLabelValues: []string{"data"}}, Tuple: saved.State}
 				st.rebuild(fams)
 				st.buildInfo(tf)
-				s.afterSuccess(st, st.Newest.Add(-time.Hour), st.Next)
+				s.afterSuccess(st, st.Newest.Add(-time.Hour), time.Time{}, st.Next)
 				st.Failures++
 				s.afterError(st, &upstream.Error{Code: "x"}, st.Next)
 			}

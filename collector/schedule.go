@@ -24,6 +24,9 @@ var minInterval = schedule.Default.MinInterval
 type apiSchedule struct {
 	book       *schedule.Book
 	revalidate time.Duration
+	// maxStaleness caps the wait between polls of a late row of a tuple
+	// without a window (Series.MaxWait).
+	maxStaleness time.Duration
 	// factor is the coarsening the daily budget's plan asks for, per
 	// window: a series is polled for every factor-th row.
 	factor map[string]int
@@ -44,33 +47,81 @@ func delayKey(t *config.Tuple) string {
 
 // rowWindow is the spacing of a tuple's rows: its window; for block
 // windows the mean spacing of the rows seen; without a window the cadence
-// it showed (learnCadence), schedule.DefaultCadence until it did.
+// it showed (learnCadence), schedule.DefaultCadence until it did. The
+// cadence of an answer without times is rounded to a clock unit
+// (cadenceGrid): its rows are then placed on that unit's grid.
 func rowWindow(st *tupleState) time.Duration {
 	switch st.tuple.Window {
 	case "block":
 		return st.Interval
 	case "":
-		if st.Interval > 0 {
-			return st.Interval
+		switch {
+		case st.Interval <= 0:
+			return schedule.DefaultCadence
+		case timeless(st):
+			return cadenceGrid(st.Interval)
 		}
-		return schedule.DefaultCadence
+		return st.Interval
 	}
 	return config.WindowDuration(st.tuple.Window)
+}
+
+// timeless says whether a tuple without a window has answers without
+// times: its rows are the changes of its values.
+func timeless(st *tupleState) bool {
+	return st.tuple.Window == "" && st.RowTime.IsZero()
+}
+
+// cadenceUnits are the spacings the cadence of an answer without times is
+// rounded to: those of jobs run by a clock upstream, every minute to every
+// week. Rounded, a daily change falls on the same offset of every UTC day
+// and its delay is learned as a day row's is; unrounded, a cadence
+// learned a minute short would drift across the grid.
+var cadenceUnits = []time.Duration{time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute,
+	30 * time.Minute, time.Hour, 2 * time.Hour, 3 * time.Hour, 4 * time.Hour, 6 * time.Hour, 8 * time.Hour,
+	12 * time.Hour, 24 * time.Hour, 7 * 24 * time.Hour}
+
+// cadenceGrid is the unit nearest the cadence d (by ratio).
+func cadenceGrid(d time.Duration) time.Duration {
+	best := cadenceUnits[0]
+	for _, u := range cadenceUnits {
+		if ratio(d, u) < ratio(d, best) {
+			best = u
+		}
+	}
+	return best
+}
+
+func ratio(a, b time.Duration) float64 {
+	return max(float64(a), float64(b)) / max(min(float64(a), float64(b)), 1)
+}
+
+// gridRow is the start of the row an answer without times found at `at`
+// is taken to be: the latest interval of the grid w that had closed by
+// then. Its delay is then learned from that start as a window's, the
+// poll that found it at an offset between w and 2w.
+func gridRow(at time.Time, w time.Duration) time.Time {
+	return at.Truncate(w).Add(-w)
 }
 
 // learnCadence learns how often a tuple without a window has a new row,
 // after a refresh at now that succeeded; prev is the state before it, and
 // lastTry when it was asked before.
 // Where the rows carry times, their spacing (the smallest seen) and the
-// weekdays they fall on; where they carry none, a change of the decoded
-// values is its row: dated at the last poll that did not see it (the
-// change came after), its cadence the moving mean of the gaps between
-// changes. A value that did not change is a poll that missed.
-func learnCadence(st *tupleState, prev state.Tuple, lastTry time.Time, d *decode.Answer, now time.Time) {
+// weekdays they fall on. Where they carry none, a change of the decoded
+// values is its row: seen between the last poll that did not see it and
+// this one (the bracket), its time guessed in the middle; the gap between
+// two changes whose brackets were narrow teaches the cadence, and once it
+// is known the change is the row of its grid (gridRow), whose weekdays
+// are learned as dated rows' are. It returns, when this answer placed a
+// change as a row for the first time, the poll that last did not see it
+// (schedule.Outcome.MissedAt).
+func learnCadence(st *tupleState, prev state.Tuple, lastTry time.Time, d *decode.Answer, now time.Time) (missed time.Time) {
 	if st.tuple.Window != "" || st.tuple.CacheTTL > 0 {
-		return
+		return time.Time{}
 	}
 	st.Interval = prev.Interval // learned across refreshes, not one answer's
+	st.Weekdays, st.Since = prev.Weekdays, prev.Since
 	if !d.Newest.IsZero() {
 		gap := d.Step
 		if gap <= 0 && !prev.Newest.IsZero() && d.Newest.After(prev.Newest) {
@@ -79,49 +130,75 @@ func learnCadence(st *tupleState, prev state.Tuple, lastTry time.Time, d *decode
 		if gap >= minInterval && (st.Interval == 0 || gap < st.Interval) {
 			st.Interval = gap
 		}
-		st.Weekdays = prev.Weekdays | d.Weekdays
 		oldest := d.Oldest
 		if oldest.IsZero() {
 			oldest = d.Newest
 		}
-		if st.Since = prev.Since; st.Since.IsZero() || oldest.Before(st.Since) {
-			st.Since = oldest
-		}
-		return
+		st.sawRows(d.Weekdays, oldest)
+		return time.Time{}
 	}
-	st.Changed = prev.Changed
+	st.Changed, st.Newest = prev.Changed, prev.Newest
 	switch {
-	case prev.Newest.IsZero() || lastTry.IsZero():
-		st.Newest, st.Changed = now, now // the first answer: its values are as of now
+	case prev.LastSuccess.IsZero() || lastTry.IsZero():
+		// The first answer: when its values came is not known, nor is
+		// its row until a cadence is (then the latest of its grid).
+		st.Changed = time.Time{}
+		if st.Interval > 0 {
+			st.Newest = gridRow(now, rowWindow(st))
+		}
 	case changed(prev.Samples, d.Samples):
-		// The change came after the last poll that did not see it: that
-		// poll is the row's start to the schedule, and the middle of the
-		// two the change's best guess. A gap between two guesses teaches
-		// the cadence when the poll that missed was close enough to tell
-		// (within half the cadence, or half the gap), or when even that
-		// reading says the cadence is shorter.
-		at := lastTry
-		if at.Before(prev.Newest) {
-			at = prev.Newest
-		}
+		at := lastTry // the poll before this one did not see it
 		guess := at.Add(now.Sub(at) / 2)
-		w := rowWindow(st)
-		if gap := guess.Sub(prev.Changed); !prev.Changed.IsZero() && gap >= minInterval && (now.Sub(at) <= max(w, gap)/2 || gap < w) {
-			if st.Interval == 0 {
-				st.Interval = gap
-			} else {
-				st.Interval = (st.Interval + gap) / 2
+		st.Changed = time.Time{}
+		if narrow := now.Sub(at) <= max(schedule.DefaultCadence+schedule.DefaultCadence/4, rowWindow(st)/4); narrow {
+			if !prev.Changed.IsZero() {
+				st.learnGap(guess.Sub(prev.Changed))
 			}
+			st.Changed = guess
 		}
-		// The schedule plans the next change from this one's start: the
-		// guess when the poll that missed was close, else the poll that
-		// found it (a change seen late is not taken to be early).
-		st.Newest, st.Changed = at, guess
-		if now.Sub(at) > w/2 {
-			st.Newest = now
+		if st.Interval <= 0 {
+			return time.Time{} // no row yet: its cadence is not known
 		}
+		w := rowWindow(st)
+		st.Newest = gridRow(now, w)
+		if !st.Newest.After(prev.Newest) {
+			st.Newest = prev.Newest // a second change within one row of the grid
+			return time.Time{}
+		}
+		if w >= 24*time.Hour {
+			st.sawRows(1<<st.Newest.UTC().Weekday(), st.Newest)
+		}
+		if prev.Newest.IsZero() {
+			return at // the first row placed: its delay lies after the poll that missed it
+		}
+	}
+	return time.Time{}
+}
+
+// learnGap learns the cadence of an answer without times from the gap
+// between two changes: the first gap is taken as it is; one of about the
+// cadence refines it; a shorter one (changes the polls had not seen) is
+// taken; a longer one (a day without a change) moves it a quarter of the
+// way only.
+func (st *tupleState) learnGap(gap time.Duration) {
+	switch {
+	case gap < minInterval:
+	case st.Interval == 0:
+		st.Interval = gap
+	case ratio(gap, st.Interval) <= 1.25:
+		st.Interval = (st.Interval + gap) / 2
+	case gap < st.Interval:
+		st.Interval = gap
 	default:
-		st.Newest = prev.Newest
+		st.Interval += (gap - st.Interval) / 4
+	}
+}
+
+// sawRows records the weekdays rows were seen on, since the oldest.
+func (st *tupleState) sawRows(weekdays uint8, oldest time.Time) {
+	st.Weekdays |= weekdays
+	if st.Since.IsZero() || oldest.Before(st.Since) {
+		st.Since = oldest
 	}
 }
 
@@ -141,7 +218,7 @@ func changed(a, b []decode.Sample) bool {
 // skipDays are the weekdays a tuple without a window was seen to have no
 // rows on, once its rows, a day or more apart, span a week.
 func skipDays(st *tupleState) uint8 {
-	if st.tuple.Window != "" || st.Interval < 24*time.Hour || st.Weekdays == 0 || st.Since.IsZero() ||
+	if st.tuple.Window != "" || rowWindow(st) < 24*time.Hour || st.Weekdays == 0 || st.Since.IsZero() ||
 		st.Newest.Sub(st.Since) < 7*24*time.Hour {
 		return 0
 	}
@@ -151,11 +228,21 @@ func skipDays(st *tupleState) uint8 {
 // series is what the policy reads of a tuple.
 func (s *apiSchedule) series(st *tupleState) schedule.Series {
 	t := st.tuple
-	return schedule.Series{ID: t.Key, Window: t.Window, W: rowWindow(st),
+	se := schedule.Series{ID: t.Key, Window: t.Window, W: rowWindow(st),
 		CacheTTL:   time.Duration(t.CacheTTL * float64(time.Second)),
 		Revalidate: s.revalidate, Factor: s.factor[t.Window],
 		Newest: st.Newest, LastAttempt: st.LastAttempt, Deprecated: st.Deprecated, Failures: st.Failures,
 		Skip: skipDays(st)}
+	if t.Window == "" && t.CacheTTL == 0 {
+		se.MaxWait = s.maxStaleness
+		if timeless(st) && st.Interval <= 0 && !st.LastSuccess.IsZero() {
+			// Until two changes showed its cadence, an answer without
+			// times is asked every DefaultCadence (max_staleness at
+			// most): no row of it is expected at any time yet.
+			se.CacheTTL = min(schedule.DefaultCadence, max(s.maxStaleness, minInterval))
+		}
+	}
+	return se
 }
 
 // next runs the policy on an event of a tuple and keeps the plan it
@@ -171,11 +258,12 @@ func (s *apiSchedule) next(st *tupleState, o schedule.Outcome, now time.Time) bo
 }
 
 // afterSuccess plans the next refresh of a tuple whose refresh at now
-// succeeded; prevNewest is the newest row before it. It reports whether
+// succeeded; prevNewest is the newest row before it, missedAt the poll
+// that last missed a row placed for the first time (learnCadence). It reports whether
 // the other tuples of its key that wait for a row are to be placed again
 // in the queue.
-func (s *apiSchedule) afterSuccess(st *tupleState, prevNewest, now time.Time) bool {
-	return s.next(st, schedule.Outcome{PrevNewest: prevNewest}, now)
+func (s *apiSchedule) afterSuccess(st *tupleState, prevNewest, missedAt, now time.Time) bool {
+	return s.next(st, schedule.Outcome{PrevNewest: prevNewest, MissedAt: missedAt}, now)
 }
 
 // afterError plans the retry of a failing tuple, or of one the budget

@@ -46,7 +46,7 @@ consensus:
 		labels     []string
 		values     []string
 	}{
-		{"indicator /api/equities/NASDAQ:AAPL/pbr-band?", "limit=5&order=desc", true,
+		{"indicator /api/equities/NASDAQ:AAPL/pbr-band?", "limit=10&order=desc", true,
 			[]string{"equity", "exchange_code", "security_code"}, []string{"NASDAQ:AAPL", "NASDAQ", "AAPL"}},
 		{"consensus /consensus?asset=bitcoin", "asset=bitcoin", false, []string{"asset", "days"}, []string{"bitcoin", ""}},
 		{"consensus /consensus?asset=bitcoin&days=30", "asset=bitcoin&days=30", true, []string{"asset", "days"}, []string{"bitcoin", "30"}},

@@ -112,6 +112,10 @@ const (
 	DefaultMaxStaleness = time.Hour
 	DefaultMaxTuples    = 1000
 	DefaultLimit        = 5
+	// DefaultWindowlessLimit is the rows asked of an Indicator or Analyst
+	// Consensus series that has rows: two weeks of trading days, so that
+	// the schedule sees from the first answer which weekdays have none.
+	DefaultWindowlessLimit = 10
 )
 
 // Entry is one item of a section's metrics list, before expansion.

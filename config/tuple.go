@@ -299,8 +299,14 @@ func (l *errorList) tuple(a *API, e *Entry, window string, params map[string]str
 	if window != "" {
 		t.Query.Set("window", window)
 	}
-	if t.Query.Get("limit") == "" && (a.Name == APIData || (t.Endpoint != nil && t.Endpoint.MaxLimit > 0 && t.Endpoint.Rows != "")) {
+	switch {
+	case t.Query.Get("limit") != "":
+	case a.Name == APIData:
 		t.Query.Set("limit", strconv.Itoa(DefaultLimit))
+	case t.Endpoint != nil && t.Endpoint.MaxLimit > 0 && t.Endpoint.Rows != "":
+		// Rows without a window: enough for the first answer to show
+		// their spacing and the weekdays they skip.
+		t.Query.Set("limit", strconv.Itoa(min(DefaultWindowlessLimit, t.Endpoint.MaxLimit)))
 	}
 	t.resolveFields()
 	keyQ := url.Values{}

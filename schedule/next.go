@@ -37,7 +37,15 @@ type Series struct {
 	// series of trading days skips weekends by what it showed, not by a
 	// calendar.
 	Skip uint8
+	// MaxWait, when set, caps the wait between polls of a row that is
+	// late: a series without a window is polled at least that often
+	// (its API's max_staleness) while its expected row does not come.
+	MaxWait time.Duration
 }
+
+// windowless says whether the series has no window: its spacing W is
+// learned (the engine's cadence), and its key is its own.
+func (s Series) windowless() bool { return s.Window == "" }
 
 // after is the start of the row that follows the one starting at t: a
 // spacing later, past the weekdays the series has no rows on.
@@ -64,6 +72,9 @@ type Plan struct {
 	Following bool          `json:"following,omitempty"`
 	Polls     int           `json:"polls"`  // polls that missed the next row after it was due
 	Missed    time.Duration `json:"missed"` // offset from the next row's start of the last of them
+	// Spacing is the spacing the plan was made for, for a series without a
+	// window: a plan made for another spacing is dropped (respaced).
+	Spacing time.Duration `json:"spacing,omitempty"`
 }
 
 // Failure is what the policy needs of a refresh that failed.
@@ -85,8 +96,14 @@ type Failure struct {
 // changed) or LeaderChasing (a follower came due while its key's leader
 // chases the row: WaitsForLeader).
 type Outcome struct {
-	Err           *Failure
-	PrevNewest    time.Time
+	Err        *Failure
+	PrevNewest time.Time
+	// MissedAt, when set, is when the series was last asked without
+	// its newest row being there, for a row the series places for the
+	// first time (an answer without times, whose first change on the
+	// grid of its cadence has just been seen): the row's delay lies
+	// between that poll and this one.
+	MissedAt      time.Time
 	Reset         bool
 	LeaderChasing bool
 }
@@ -97,6 +114,7 @@ type Outcome struct {
 // event; the plan's Next is when the series is refreshed next. It takes
 // its arguments by value, holds no lock and does no I/O.
 func (p *Policy) Next(k Known, s Series, pl Plan, o Outcome, now time.Time) (Known, Plan) {
+	k, pl = p.respaced(k, s, pl)
 	switch {
 	case o.Reset:
 		pl.Next = now
@@ -105,21 +123,39 @@ func (p *Policy) Next(k Known, s Series, pl Plan, o Outcome, now time.Time) (Kno
 	case o.Err != nil:
 		pl.Next = p.afterError(&k, s, *o.Err, now)
 	default:
-		pl.Next = p.afterSuccess(&k, s, &pl, o.PrevNewest, now)
+		pl.Next = p.afterSuccess(&k, s, &pl, o, now)
 	}
 	return k, pl
+}
+
+// respaced drops what was learned for another spacing of a series
+// without a window: its cadence became known, or changed (a key of its
+// own, so the key's estimate is the series'). What was learned of a
+// delay at one spacing says nothing at another.
+func (p *Policy) respaced(k Known, s Series, pl Plan) (Known, Plan) {
+	if !s.windowless() || s.W <= 0 || pl.Spacing == s.W {
+		return k, pl
+	}
+	if pl.Spacing != 0 {
+		k.Key, k.Own, k.HasOwn = p.fresh(s.W), Estimate{}, false
+	}
+	return k, Plan{Next: pl.Next, Spacing: s.W}
 }
 
 // afterSuccess learns from a refresh at `now` that succeeded and plans the
 // next. prevNewest is the newest row before it; s holds what the answer
 // said.
-func (p *Policy) afterSuccess(k *Known, s Series, pl *Plan, prevNewest, now time.Time) time.Time {
-	w := s.W
+func (p *Policy) afterSuccess(k *Known, s Series, pl *Plan, o Outcome, now time.Time) time.Time {
+	w, prevNewest := s.W, o.PrevNewest
 	if s.Factor > 1 && w > 0 && !s.Newest.IsZero() && s.CacheTTL == 0 {
 		return p.coarse(k, s, pl, now)
 	}
 	if w > 0 && !s.Newest.IsZero() {
 		switch {
+		case prevNewest.IsZero() && o.MissedAt.After(s.Newest) && !s.Newest.After(now):
+			// A row placed for the first time, missed at MissedAt: its
+			// delay lies in between, as a late row's.
+			p.found(k, s.Newest, w, now.Sub(s.Newest), o.MissedAt.Sub(s.Newest), 1, false)
 		case prevNewest.IsZero():
 			// The first refresh after start sets the schedule from the
 			// rows it got: the next row is polled for when it appears.
@@ -128,11 +164,14 @@ func (p *Policy) afterSuccess(k *Known, s Series, pl *Plan, prevNewest, now time
 			}
 		case s.Newest.After(prevNewest):
 			var missed time.Duration
-			if pl.Polls > 0 && s.Newest.Sub(s.after(prevNewest)) < w/2 {
+			if at := now.Sub(s.Newest); pl.Polls > 0 && s.Newest.Sub(s.after(prevNewest)) < w/2 && pl.Missed < at {
 				// The polls that missed were for this row: they bound
 				// its delay from below. (After a gap, an outage or a
 				// pause, they were for an older row: this find only
-				// bounds the delay from above.)
+				// bounds the delay from above. So too when the last
+				// miss was measured from another start than this row's,
+				// the weekdays without rows learned since: it cannot
+				// be later than the find.)
 				missed = pl.Missed
 			}
 			if pl.Following {
@@ -175,9 +214,9 @@ func (p *Policy) afterSuccess(k *Known, s Series, pl *Plan, prevNewest, now time
 			// Another series of the key polls for this row; this one
 			// is polled as soon as that one finds it (SiblingFound),
 			// or after the longest step if it never does.
-			return p.cap(s, now, now.Add(max(w/4, p.MinInterval)))
+			return p.cap(s, now, now.Add(p.lateWait(s, -1, max(w/4, p.MinInterval))))
 		}
-		return p.cap(s, now, now.Add(p.overdueStep(pl.Polls-1, w, pl.Missed-w, s.Deprecated)))
+		return p.cap(s, now, now.Add(p.lateWait(s, pl.Polls-1, p.overdueStep(pl.Polls-1, w, pl.Missed-w, s.Deprecated))))
 	}
 	if !pl.Planned {
 		pl.Due, pl.Probing, pl.Following = p.plan(k, s.ID, w, now)
@@ -233,6 +272,21 @@ func (p *Policy) afterError(k *Known, s Series, e Failure, now time.Time) time.T
 		next = e.PauseUntil
 	}
 	return next
+}
+
+// lateWait is the wait d before the n-th poll (from 0; -1 for a series
+// that waits for another to find the row) of a late row. A series with
+// MaxWait (no window: its delay is its own and may be hours after its
+// cadence) widens its waits, doubling from the learn step, up to MaxWait
+// and never past it.
+func (p *Policy) lateWait(s Series, n int, d time.Duration) time.Duration {
+	if s.MaxWait <= 0 {
+		return d
+	}
+	if n >= 0 {
+		d = max(d, p.LearnStep(s.W)<<min(n, 20))
+	}
+	return max(min(d, s.MaxWait), p.MinInterval)
 }
 
 // cap applies the revalidation interval: data is revised after the fact.
