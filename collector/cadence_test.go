@@ -52,9 +52,9 @@ func TestTradingDaySeriesFollowsItsRows(t *testing.T) {
 }
 
 // TestTimelessSeriesLearnsHowOftenItChanges: an answer without times
-// whose value changes every six hours is polled near each change once
-// the schedule has seen a few, not every few minutes, and each change is
-// served.
+// whose value changes every six (or 24) hours is polled at each change
+// once the schedule has seen two, at most 1.5 calls a change, and each
+// change is served within a tenth of the cadence.
 func TestTimelessSeriesLearnsHowOftenItChanges(t *testing.T) {
 	for _, cadence := range []int64{6, 24} {
 		t.Run(fmt.Sprintf("every %dh", cadence), func(t *testing.T) { timelessCase(t, cadence) })
@@ -101,13 +101,39 @@ consensus:
 	if changes < 7 {
 		t.Fatalf("%d changes served of a value that changed 8 times", changes)
 	}
-	// Measured: 2.8 calls a change every 6 h, 3.8 every 24 h; the
-	// target of 1.5 is not reached yet for answers without times.
-	if n > int64(changes)*4 {
-		t.Errorf("%d calls for %d changes, want at most 4 a change (a fixed 5 min cache makes %d)", n, changes, 8*cadenceHours*12)
+	// Measured: 11 calls for 8 changes at either cadence, each served
+	// at the scrape after it (the changes come at the same offset of
+	// their grid every time).
+	if 2*n > 3*int64(changes) {
+		t.Errorf("%d calls for %d changes, want at most 1.5 a change (a fixed 5 min cache makes %d)", n, changes, 8*cadenceHours*12)
 	}
-	if mean := lateSum / time.Duration(changes); mean > time.Duration(cadenceHours)*time.Hour/6 {
-		t.Errorf("changes served %v after they happened on average, want within a sixth of the %d h cadence", mean, cadenceHours)
+	if mean := lateSum / time.Duration(changes); mean > time.Duration(cadenceHours)*time.Hour/10 {
+		t.Errorf("changes served %v after they happened on average, want within a tenth of the %d h cadence", mean, cadenceHours)
 	}
 	t.Logf("%d calls for %d changes; served %v after each change on average", n, changes, lateSum/time.Duration(changes))
+}
+
+// TestCadenceGrid: a learned cadence is rounded to the clock unit nearest
+// it, and a change found at a time is the row of the grid's last closed
+// interval.
+func TestCadenceGrid(t *testing.T) {
+	for _, tc := range []struct{ learned, want time.Duration }{
+		{23*time.Hour + 41*time.Minute, 24 * time.Hour},
+		{25 * time.Hour, 24 * time.Hour},
+		{5*time.Hour + 50*time.Minute, 6 * time.Hour},
+		{58 * time.Minute, time.Hour},
+		{6 * 24 * time.Hour, 7 * 24 * time.Hour},
+		{40 * time.Second, time.Minute},
+	} {
+		if got := cadenceGrid(tc.learned); got != tc.want {
+			t.Errorf("cadenceGrid(%v) = %v, want %v", tc.learned, got, tc.want)
+		}
+	}
+	found := time.Date(2026, 11, 25, 8, 42, 0, 0, time.UTC)
+	if got, want := gridRow(found, 24*time.Hour), time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC); !got.Equal(want) {
+		t.Errorf("gridRow(%v, 24h) = %v, want the day before's start %v", found, got, want)
+	}
+	if got, want := gridRow(found, 6*time.Hour), time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC); !got.Equal(want) {
+		t.Errorf("gridRow(%v, 6h) = %v, want %v", found, got, want)
+	}
 }

@@ -252,3 +252,50 @@ func TestFollowerWaitsForAChasingLeader(t *testing.T) {
 		t.Error("a follower still waits for a leader that failed")
 	}
 }
+
+// TestMissFromAnotherStartBoundsNothing: a poll that missed was measured
+// from the row it expected then (a Saturday, before the series showed it
+// has no rows at weekends); the row found is Monday's. The miss, 72 h
+// after Saturday, is later than the find from Monday (30 h): it is not a
+// lower bound of Monday's delay, and the estimate does not rise to the
+// find.
+func TestMissFromAnotherStartBoundsNothing(t *testing.T) {
+	p := Default
+	day := 24 * time.Hour
+	fri := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	mon := fri.Add(3 * day)
+	now := mon.Add(30*time.Hour + 3*time.Minute)
+	k := Known{Members: 1, Key: p.fresh(day)}
+	s := Series{ID: "band", W: day, Newest: mon, Skip: 1<<time.Saturday | 1<<time.Sunday}
+	pl := Plan{Planned: true, Due: p.FirstGuess(day), Polls: 1, Missed: 72*time.Hour + 3*time.Minute, Spacing: day}
+	k, pl = p.Next(k, s, pl, Outcome{PrevNewest: fri}, now)
+	if k.Key.HasLow {
+		t.Errorf("a miss measured from Saturday set a lower bound %v of Monday's delay", k.Key.Low)
+	}
+	if k.Key.First != p.FirstGuess(day) {
+		t.Errorf("estimate %v after a find 30 h after its row's start with no lower bound, want it kept at %v", k.Key.First, p.FirstGuess(day))
+	}
+	if want := mon.Add(day).Add(p.FirstGuess(day)); !pl.Next.Equal(want) {
+		t.Errorf("next poll %v, want Tuesday's row at the estimate %v", pl.Next, want)
+	}
+}
+
+// TestRespacedDropsWhatWasLearnedForAnotherSpacing: a series without a
+// window whose cadence became known (an hour assumed, a day shown) drops
+// the plan and estimate made for the hour; a windowed series keeps them.
+func TestRespacedDropsWhatWasLearnedForAnotherSpacing(t *testing.T) {
+	p := Default
+	learned := Estimate{First: 61 * time.Minute, Learned: true, HasLow: true, Low: time.Hour}
+	pl := Plan{Planned: true, Due: 61 * time.Minute, Polls: 3, Missed: time.Hour, Spacing: time.Hour}
+	k, got := p.respaced(Known{Key: learned}, Series{W: 24 * time.Hour}, pl)
+	if got.Planned || got.Polls != 0 || got.Spacing != 24*time.Hour {
+		t.Errorf("plan after the spacing changed: %+v, want a fresh one for 24h", got)
+	}
+	if k.Key != p.fresh(24*time.Hour) {
+		t.Errorf("estimate after the spacing changed: %+v, want a fresh one", k.Key)
+	}
+	k, got = p.respaced(Known{Key: learned}, Series{Window: "hour", W: 24 * time.Hour}, pl)
+	if got != pl || k.Key != learned {
+		t.Errorf("a windowed series' plan or estimate changed with its spacing: %+v %+v", got, k.Key)
+	}
+}
