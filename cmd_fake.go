@@ -22,9 +22,10 @@ import (
 // exporter stays the default command: without a command name the
 // arguments are the exporter's, as they always were.
 type fakeCommand struct {
-	chosen  bool
-	listen  *string
-	dialect *string
+	chosen   bool
+	listen   *string
+	dialect  *string
+	timeless *bool
 }
 
 // fakeDefaultAddress is where `onchain_exporter fake` listens unless told
@@ -40,6 +41,8 @@ func addFakeCommand(app *kingpin.Application) *fakeCommand {
 	f.listen = cmd.Flag("fake.listen-address", "Address the fake upstream listens on.").Default(fakeDefaultAddress).String()
 	f.dialect = cmd.Flag("fake.dialect", "Payload dialect of the fake Indicator and Analyst Consensus APIs: a or b (see fakeapi.Dialect).").
 		Default("a").Envar(demo.DialectEnv).Enum("a", "b")
+	f.timeless = cmd.Flag("fake.timeless", "Serve the Indicator and Analyst Consensus answers without any time (no date, timestamp, updated_at or as_of), as an API whose rows carry none.").
+		Envar(demo.TimelessEnv).Bool()
 	return f
 }
 
@@ -51,7 +54,7 @@ func (f *fakeCommand) run(logger log.Logger, out io.Writer) int {
 		level.Error(logger).Log("msg", "cannot start the fake upstream", "err", err)
 		return 2
 	}
-	d, err := demo.Listen(logger, *f.listen, dialect)
+	d, err := demo.Listen(logger, *f.listen, demo.Payload{Dialect: dialect, Timeless: *f.timeless})
 	if err != nil {
 		level.Error(logger).Log("msg", "cannot start the fake upstream", "err", err)
 		return 1

@@ -61,31 +61,51 @@ func Getenv(name string) string { return credentials[name] }
 // shows it.
 const DialectEnv = "ONCHAIN_DEMO_DIALECT"
 
+// TimelessEnv names the environment variable that, set to true, has the
+// demo's Indicator and Analyst Consensus answers carry no time (no date,
+// timestamp, updated_at or as_of; fakeapi.Options.Timeless): the
+// exporter then learns their cadence from how often their values change.
+const TimelessEnv = "ONCHAIN_DEMO_TIMELESS"
+
 // Start serves the fake upstream on 127.0.0.1, in the dialect DialectEnv
-// names, and loads the demo config.
+// names (without times when TimelessEnv says so), and loads the demo
+// config.
 func Start(logger log.Logger) (*Demo, error) {
 	dialect, err := fakeapi.ParseDialect(os.Getenv(DialectEnv))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", DialectEnv, err)
 	}
-	return StartDialect(logger, dialect)
+	timeless := false
+	if v := os.Getenv(TimelessEnv); v != "" {
+		if timeless, err = strconv.ParseBool(v); err != nil {
+			return nil, fmt.Errorf("%s=%q: want true or false", TimelessEnv, v)
+		}
+	}
+	return Listen(logger, "127.0.0.1:0", Payload{Dialect: dialect, Timeless: timeless})
 }
 
 // StartDialect is Start with the fake upstream in the dialect given.
 func StartDialect(logger log.Logger, dialect fakeapi.Dialect) (*Demo, error) {
-	return Listen(logger, "127.0.0.1:0", dialect)
+	return Listen(logger, "127.0.0.1:0", Payload{Dialect: dialect})
+}
+
+// Payload is the shape of the fake's Indicator and Analyst Consensus
+// answers: their dialect, and whether they carry times.
+type Payload struct {
+	Dialect  fakeapi.Dialect
+	Timeless bool
 }
 
 // FaultPath is where the fake upstream's own server switches its faults
 // (see FaultHandler), beside the three APIs.
 const FaultPath = "/-/fault"
 
-// Listen serves the fake upstream on addr, in the dialect given, with the
+// Listen serves the fake upstream on addr, in the payload given, with the
 // demo's credentials: the data API at the root, the Indicator API under
 // /indicator, the Analyst Consensus API under /consensus, and FaultPath.
-func Listen(logger log.Logger, addr string, dialect fakeapi.Dialect) (*Demo, error) {
+func Listen(logger log.Logger, addr string, p Payload) (*Demo, error) {
 	fake := fakeapi.New(fakeapi.Options{DataToken: DataToken, IndicatorToken: IndicatorToken,
-		ConsensusKeys: map[string]string{ConsensusKey: "premium"}, Dialect: dialect})
+		ConsensusKeys: map[string]string{ConsensusKey: "premium"}, Dialect: p.Dialect, Timeless: p.Timeless})
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("demo upstream: %w", err)
@@ -105,7 +125,7 @@ func Listen(logger log.Logger, addr string, dialect fakeapi.Dialect) (*Demo, err
 		d.Close()
 		return nil, err
 	}
-	level.Info(logger).Log("msg", "fake upstream serving", "url", d.URL, "dialect", dialect)
+	level.Info(logger).Log("msg", "fake upstream serving", "url", d.URL, "dialect", p.Dialect, "timeless", p.Timeless)
 	return d, nil
 }
 

@@ -37,3 +37,42 @@ func TestDialectFromTheEnvironment(t *testing.T) {
 		t.Errorf("an unknown dialect: %v", err)
 	}
 }
+
+// ONCHAIN_DEMO_TIMELESS=true has the Indicator and Consensus answers carry
+// no time: the band's rows lose their dates, the same numbers stay.
+func TestTimelessFromTheEnvironment(t *testing.T) {
+	band := func(env string) string {
+		t.Helper()
+		t.Setenv(TimelessEnv, env)
+		d, err := Start(log.NewNopLogger())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		req, _ := http.NewRequest(http.MethodGet, d.URL+"/indicator/api/equities/KRX:005930/pbr-band?limit=2", nil)
+		req.Header.Set("Authorization", "Bearer "+IndicatorToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s=%q: status %d: %s", TimelessEnv, env, resp.StatusCode, b)
+		}
+		return string(b)
+	}
+	if timed := band(""); !strings.Contains(timed, `"date"`) {
+		t.Errorf("the band's rows carry no date by default: %.200s", timed)
+	}
+	if timeless := band("true"); strings.Contains(timeless, `"date"`) || !strings.Contains(timeless, `"pbr"`) {
+		t.Errorf("%s=true: want the band's rows without their date, with their numbers: %.200s", TimelessEnv, timeless)
+	}
+	t.Setenv(TimelessEnv, "sometimes")
+	if d, err := Start(log.NewNopLogger()); err == nil || !strings.Contains(err.Error(), TimelessEnv) {
+		if d != nil {
+			d.Close()
+		}
+		t.Errorf("an unreadable %s: %v", TimelessEnv, err)
+	}
+}
