@@ -189,7 +189,7 @@ func (p *Policy) found(k *Known, row time.Time, w, at, missed time.Duration, mis
 			// share; twice more for a lone series), at the first
 			// guess, bisecting from there: a provider that became
 			// much faster is followed in a few rows.
-			e.Depth, e.Credit = min(4*e.Depth, w/4), 1
+			e.Depth, e.Credit = min(descentDepth*e.Depth, p.longestWait(w)), 1
 			wait := 1 // a lone series: its probes' misses are its own
 			if k.following() {
 				wait = -1 // a leader: shared by its followers
@@ -211,6 +211,11 @@ func (p *Policy) found(k *Known, row time.Time, w, at, missed time.Duration, mis
 	}
 	e.Learned = true
 }
+
+// descentDepth is how much deeper the next probe looks when one found
+// the row with no lower bound known (4: four times as deep; then at the
+// first guess).
+const descentDepth = 4
 
 // bisect aims the next probe at the middle of the bracket (Low, First],
 // at once while the bracket is wide, at the usual share once it is narrow.

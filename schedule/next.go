@@ -60,6 +60,13 @@ func (s Series) after(t time.Time) time.Time {
 	return t
 }
 
+// sameRow says whether a row found starting at `found` is the one
+// expected to start at `expected`: within half a spacing of it (a row
+// found later follows a gap: an outage, a pause, a day without a row).
+func (s Series) sameRow(found, expected time.Time) bool {
+	return found.Sub(expected) < s.W/2
+}
+
 // Plan is what the schedule keeps of one tuple between refreshes; it is
 // saved with the tuple's cache.
 type Plan struct {
@@ -164,7 +171,7 @@ func (p *Policy) afterSuccess(k *Known, s Series, pl *Plan, o Outcome, now time.
 			}
 		case s.Newest.After(prevNewest):
 			var missed time.Duration
-			if at := now.Sub(s.Newest); pl.Polls > 0 && s.Newest.Sub(s.after(prevNewest)) < w/2 && pl.Missed < at {
+			if at := now.Sub(s.Newest); pl.Polls > 0 && s.sameRow(s.Newest, s.after(prevNewest)) && pl.Missed < at {
 				// The polls that missed were for this row: they bound
 				// its delay from below. (After a gap, an outage or a
 				// pause, they were for an older row: this find only
@@ -214,7 +221,7 @@ func (p *Policy) afterSuccess(k *Known, s Series, pl *Plan, o Outcome, now time.
 			// Another series of the key polls for this row; this one
 			// is polled as soon as that one finds it (SiblingFound),
 			// or after the longest step if it never does.
-			return p.cap(s, now, now.Add(p.lateWait(s, -1, max(w/4, p.MinInterval))))
+			return p.cap(s, now, now.Add(p.lateWait(s, -1, max(p.longestWait(w), p.MinInterval))))
 		}
 		return p.cap(s, now, now.Add(p.lateWait(s, pl.Polls-1, p.overdueStep(pl.Polls-1, w, pl.Missed-w, s.Deprecated))))
 	}

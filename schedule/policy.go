@@ -4,7 +4,7 @@ import "time"
 
 // Policy is every tunable of the schedule (next.go) and of how
 // publication delays are learned (learn.go), in one place, each with its
-// unit and why it is what it is. Nine of them: the other quantities are
+// unit and why it is what it is. Eleven of them: the other quantities are
 // derived from these, each in the function that computes it and says
 // why: the first guess and the jitter margin as shares of the learn step
 // (FirstGuess, jitterMargin), a follower's wait as the longest wait
@@ -30,10 +30,18 @@ type Policy struct {
 	LearnShare float64
 	LearnMax   time.Duration
 	// LateDoublings: the waits between polls of a late row double this
-	// many times (3: up to 8 learn steps), never past a quarter window.
-	// A follower whose leader has not found a row waits at most as long
-	// (40 min for day rows).
+	// many times (3: up to 8 learn steps), never past LongestWait of the
+	// window. A follower whose leader has not found a row waits at most
+	// as long (40 min for day rows).
 	LateDoublings int
+	// LongestWait: the longest wait between polls of a late row, as a
+	// share of the window (a quarter): a row a window late is polled
+	// that often, and a probe never looks deeper than that below the
+	// estimate. StaleWindows: a row that many windows late (3), or
+	// marked deprecated, is polled once a window: an upstream that
+	// stopped costs a call per window, not one every few minutes.
+	LongestWait  float64
+	StaleWindows int
 
 	// ProbeShare: the share of a lone series' first polls placed earlier
 	// than the estimate (0.1), so that it can come down. A leader probes
@@ -61,6 +69,7 @@ type Policy struct {
 var Default = Policy{
 	MinInterval: 5 * time.Second,
 	LearnShare:  1.0 / 50, LearnMax: 5 * time.Minute, LateDoublings: 3,
+	LongestWait: 0.25, StaleWindows: 3,
 	ProbeShare: 0.1, MaxProbeShare: 0.5, MissBudget: 0.15,
 	SplitShare: 20,
 	ErrorSteps: []time.Duration{15 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute},
@@ -103,26 +112,32 @@ func (p *Policy) jitterMargin(w time.Duration) time.Duration {
 // series probes once (0.9: about the last ten rows).
 func (p *Policy) spentDecay() float64 { return 1 - p.ProbeShare }
 
+// longestWait is LongestWait of the window w: the longest wait between
+// polls of a late row, and the deepest a probe looks below the estimate.
+func (p *Policy) longestWait(w time.Duration) time.Duration {
+	return time.Duration(p.LongestWait * float64(w))
+}
+
 // pollStep is the wait before the n-th poll (from 0) of an overdue row:
-// from LearnStep, doubling, at most 8 learn steps and a quarter of the
-// window, so that a late row is found within a few steps of when it comes.
+// from LearnStep, doubling, at most 8 learn steps and longestWait, so
+// that a late row is found within a few steps of when it comes.
 func (p *Policy) pollStep(n int, w time.Duration) time.Duration {
 	d := p.LearnStep(w) << min(n, p.LateDoublings)
-	return max(min(d, w/4), p.MinInterval)
+	return max(min(d, p.longestWait(w)), p.MinInterval)
 }
 
 // overdueStep is the wait before the next poll of a row that is overdue
 // by `overdue` past its interval's end: pollStep while it is within a
-// window of when it was due, then a quarter of the window, and a whole
-// window once it is three windows late or the upstream marks the series
-// deprecated. A series whose upstream stopped (a delisted exchange) then
-// costs about a call per window, not one every few minutes for ever.
+// window of when it was due, then longestWait, and a whole window once it
+// is StaleWindows late or the upstream marks the series deprecated. A
+// series whose upstream stopped (a delisted exchange) then costs about a
+// call per window, not one every few minutes for ever.
 func (p *Policy) overdueStep(n int, w, overdue time.Duration, deprecated bool) time.Duration {
 	switch {
-	case deprecated || overdue > 3*w:
+	case deprecated || overdue > time.Duration(p.StaleWindows)*w:
 		return max(w, p.MinInterval)
 	case overdue > w:
-		return max(p.pollStep(n, w), w/4)
+		return max(p.pollStep(n, w), p.longestWait(w))
 	}
 	return p.pollStep(n, w)
 }
@@ -134,11 +149,11 @@ func (p *Policy) errorStep(n int) time.Duration {
 }
 
 // followerWait is how long after the estimate a follower polls for a row
-// its leader has not found: a quarter of the window, at most the longest
-// wait between polls of a late row (LearnMax doubled LateDoublings times:
+// its leader has not found: longestWait, at most the longest wait
+// between polls of a late row (LearnMax doubled LateDoublings times:
 // 40 min, for day rows; 6 h would be a quarter), so that a leader that
 // fails or is gone delays its followers by that much, once. A leader
 // still chasing the row holds them longer (WaitsForLeader).
 func (p *Policy) followerWait(w time.Duration) time.Duration {
-	return max(min(w/4, p.LearnMax<<p.LateDoublings), p.LearnStep(w))
+	return max(min(p.longestWait(w), p.LearnMax<<p.LateDoublings), p.LearnStep(w))
 }
