@@ -36,7 +36,6 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/demo"
 	"github.com/onchain-exporter/onchain_exporter/expand"
-	"github.com/onchain-exporter/onchain_exporter/state"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -147,7 +146,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		// nothing kept would apply.
 		*storagePath = ""
 	}
-	store, err := state.Open(*storagePath, cfg, logger)
+	store, err := collector.OpenStore(*storagePath, cfg, logger)
 	if err != nil {
 		level.Error(logger).Log("msg", "cannot use the storage directory", "err", err)
 		return 1

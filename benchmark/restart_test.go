@@ -48,7 +48,7 @@ type restartRun struct {
 func startAndScrape(name, yml, dir string, fake *fakeapi.Server, clock *fakeapi.SimClock) (restartRun, error) {
 	fake.ResetCalls()
 	begin := time.Now()
-	store := state.OpenStore(dir, log.NewNopLogger())
+	store := collector.NewStore(state.OpenStore(dir, log.NewNopLogger()), log.NewNopLogger())
 	_, exp, err := newExporter("restart.yml", yml, collector.Options{Clock: clock, Store: store})
 	if err != nil {
 		return restartRun{}, err

@@ -11,14 +11,13 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/cluster"
 	"github.com/onchain-exporter/onchain_exporter/schedule"
-	"github.com/onchain-exporter/onchain_exporter/state"
 )
 
 // Replicas that share their calls (package cluster, --cluster.*). Each
 // refresh unit, a delay key (the series of one endpoint and window, which
 // lead and follow together), has an owner among the live members. The
 // owner refreshes its tuples as a lone exporter does and sends every
-// outcome, the tuple's whole state.Tuple with the key's learned
+// outcome, the tuple's whole Tuple with the key's learned
 // estimate, to the others; they take it as if they had fetched it
 // (adopt), plan from it, and serve it. A member whose tuple is due and
 // whose owner's outcome has not come waits rank × --cluster.peer-timeout
@@ -36,8 +35,8 @@ const stateKey = "rows"
 type peerRow struct {
 	API    string `json:"api"`
 	Key    string `json:"key"`
-	Digest string `json:"digest"` // state.Digest: the same request and series
-	State  state.Tuple
+	Digest string `json:"digest"` // digest: the same request and series
+	State  Tuple
 	// Delay is what the key learned of publication delays, at the owner.
 	Delay *schedule.Estimate `json:"delay,omitempty"`
 	// Member and its count of the API's calls on the UTC day Day: the
@@ -132,7 +131,7 @@ func (c *apiCollector) appendRows(rows []peerRow, peer *cluster.Peer) []peerRow 
 
 // rowLocked is what the cluster is sent of a tuple.
 func (c *apiCollector) rowLocked(st *tupleState, peer *cluster.Peer) peerRow {
-	row := peerRow{API: c.name, Key: st.tuple.Key, Digest: state.Digest(st.tuple), State: st.Tuple, Member: peer.Name()}
+	row := peerRow{API: c.name, Key: st.tuple.Key, Digest: digest(st.tuple), State: st.Tuple, Member: peer.Name()}
 	if e, ok := c.sched.book.Estimate(st.delayKey()); ok {
 		row.Delay = &e
 	}
@@ -160,7 +159,7 @@ func (c *apiCollector) sendLocked(st *tupleState) {
 // what this member has, as if this member had fetched it: its values are
 // served, its plan is this member's. A row of another request (a peer on
 // another configuration), one a state file would not be trusted with
-// (state.CheckTuple: values that are not numbers, times out of range), or
+// (Tuple.check: values that are not numbers, times out of range), or
 // older than what is here, is left.
 func (c *apiCollector) adopt(row peerRow) {
 	c.mu.Lock()
@@ -169,8 +168,8 @@ func (c *apiCollector) adopt(row peerRow) {
 		c.up.ObservePeerCalls(b.ObservePeer(row.Member, row.Day, row.Used, c.clk.Now()))
 	}
 	st := c.byTuple[row.Key]
-	if st == nil || st.removed || !row.State.LastAttempt.After(st.LastAttempt) || row.Digest != state.Digest(st.tuple) ||
-		state.CheckTuple(&row.State, st.tuple, c.clk.Now()) != "" {
+	if st == nil || st.removed || !row.State.LastAttempt.After(st.LastAttempt) || row.Digest != digest(st.tuple) ||
+		row.State.check(st.tuple, c.clk.Now()) != nil {
 		c.mu.Unlock()
 		return
 	}

@@ -23,7 +23,6 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 	"github.com/onchain-exporter/onchain_exporter/schedule"
-	"github.com/onchain-exporter/onchain_exporter/state"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -46,7 +45,7 @@ type Options struct {
 	Clients *upstream.Pool
 	// Store keeps the tuples' caches and schedules, learned delays,
 	// pauses and listing answers across restarts; nil keeps nothing.
-	Store *state.Store
+	Store *Store
 	// SaveInterval is how often a changed state is written to Store
 	// (5 s by default); Close writes it too.
 	SaveInterval time.Duration
@@ -223,16 +222,18 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 				level.Warn(logger).Log("msg", "the configuration costs more than daily_budget; polling is coarsened", "plan", f.Plan.Summary(3))
 			}
 		}
-		saved := e.opts.Store.Take(a, up.Account())
+		saved := e.opts.Store.take(a, up.Account(), e.now())
 		book := e.delays[name]
 		if book == nil {
 			book = schedule.NewBook(nil)
 			e.delays[name] = book
 		}
+		var savedTuples map[string]Tuple
 		if saved != nil {
-			book.Restore(saved.Delays)
-			if saved.Budget != nil && up.Budget() != nil {
-				if err := up.Budget().Restore(*saved.Budget, e.now()); err != nil {
+			savedTuples = saved.tuples
+			book.Restore(saved.delays)
+			if saved.budget != nil && up.Budget() != nil {
+				if err := up.Budget().Restore(*saved.budget, e.now()); err != nil {
 					level.Debug(logger).Log("msg", "the day's call count saved is not today's; counting from zero", "err", err)
 				}
 			}
@@ -253,7 +254,7 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 		}
 		c.reconcile(engineConfig{api: a, up: up, fams: fams, tf: tf,
 			sched: &apiSchedule{revalidate: a.Revalidate, maxStaleness: a.MaxStaleness, book: book, factor: forecast[name].Plan.WindowFactors()},
-			saved: saved, reload: reload,
+			saved: savedTuples, reload: reload,
 		})
 		for _, t := range a.Tuples {
 			if w := config.WindowDuration(t.Window); w > 0 && t.CacheTTL == 0 {

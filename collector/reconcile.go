@@ -6,7 +6,6 @@ import (
 	"github.com/go-kit/log/level"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
-	"github.com/onchain-exporter/onchain_exporter/state"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -17,8 +16,9 @@ type engineConfig struct {
 	sched *apiSchedule
 	fams  *families
 	tf    *tupleFamilies
-	// saved is what the last run left of the API (first start only).
-	saved *state.File
+	// saved is what the last run left of the API's tuples, checked, by
+	// key (first start only).
+	saved map[string]Tuple
 	// reload: a reload, not the start; tuples that fail are retried at
 	// once (the user may have fixed the cause).
 	reload bool
@@ -49,8 +49,9 @@ func (c *apiCollector) reconcile(ec engineConfig) {
 			}
 		} else {
 			st = &tupleState{tuple: t, slot: -1}
-			if s, ok := ec.saved.Tuple(t, now); ok {
+			if s, ok := ec.saved[t.Key]; ok {
 				st.Tuple = s // as the last run left it, back-off included
+				c.sched.restored(st, now)
 			}
 		}
 		if !st.rebuild(c.fams) {

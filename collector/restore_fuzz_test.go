@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -11,9 +12,10 @@ import (
 )
 
 // FuzzRestoredState: whatever a state file holds that state.Decode lets
-// through, a tuple restored from it rebuilds its series, renders its
-// per-tuple families and is planned after a success and a failure
-// without panicking. (The file format itself is fuzzed in package state:
+// through, a tuple's entry read from it (its counters made non-negative,
+// as takeSaved does before its checks) rebuilds its series, renders its
+// per-tuple families and is planned after being taken back, a success
+// and a failure without panicking. (The file format itself is fuzzed in package state:
 // FuzzStateDecode.)
 func FuzzRestoredState(f *testing.F) {
 	f.Add([]byte(`{"version":3,"api":"data","account":"x","tuples":{"k":{"digest":"d","state":{"samples":[{"field":{"Name":"a","Scale":1},"names":["l"],"values":["v"],"value":"+Inf"}],"polls":-3,"failures":-1}}},"delays":{"k":{"first":1,"depth":-5}},"lists":{"/p":null,"/q":{"rows":[{"a":1}]}}}`))
@@ -27,12 +29,21 @@ func FuzzRestoredState(f *testing.F) {
 		}
 		fams, tf := newFamilies(), newTupleFamilies([]string{"api"})
 		b := schedule.NewBook(nil)
-		b.Restore(sf.Delays)
+		var delays map[string]schedule.Estimate
+		if json.Unmarshal(sf.Delays, &delays) == nil {
+			b.Restore(delays)
+		}
 		s := &apiSchedule{book: b}
 		for _, w := range []string{"hour", "block"} {
-			for _, saved := range sf.Tuples {
+			for _, raw := range sf.Tuples {
+				var saved savedTuple
+				if json.Unmarshal(raw, &saved) != nil {
+					continue
+				}
+				saved.State.Failures, saved.State.Polls = max(saved.State.Failures, 0), max(saved.State.Polls, 0)
 				st := &tupleState{tuple: &config.Tuple{API: "data", Path: "/p", Window: w, Key: "k",
 					TupleLabelValues: []string{"data"}}, Tuple: saved.State}
+				s.restored(st, time.Now())
 				st.rebuild(fams)
 				st.buildInfo(tf)
 				s.afterSuccess(st, st.Newest.Add(-time.Hour), time.Time{}, st.Next)

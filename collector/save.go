@@ -2,44 +2,42 @@ package collector
 
 import (
 	"time"
-
-	"github.com/onchain-exporter/onchain_exporter/state"
 )
 
-// How the Exporter saves what a state.Store keeps; ApplyConfig takes it
-// back at start.
+// How the Exporter saves what its Store keeps; ApplyConfig takes it back
+// at start.
 
 // Save writes the state of every API to the Store, where it changed. It
 // runs every few seconds and on Close; without a Store it does nothing.
 // Each engine's lock is held only while its state is copied, never across
 // the write: neither scrapes nor refreshes wait for the disk.
 func (e *Exporter) Save() {
-	if e.opts.Store == nil {
+	s := e.opts.Store
+	if s == nil {
 		return
 	}
-	e.opts.Store.LockSaves()
-	defer e.opts.Store.UnlockSaves()
+	s.files.LockSaves()
+	defer s.files.UnlockSaves()
 	for _, c := range *e.served.Load() {
-		e.opts.Store.Write(c.name, e.snapshot(c))
+		s.write(e.snapshot(c))
 	}
 }
 
-// snapshot builds the state.File of one engine.
-func (e *Exporter) snapshot(c *apiCollector) *state.File {
+// snapshot takes the snapshot of each owner of one engine's state.
+func (e *Exporter) snapshot(c *apiCollector) *apiSnapshot {
 	c.mu.Lock()
-	up, book, states := c.up, c.sched.book, c.states
-	id := up.Account()
-	f := state.NewFile(c.name, id)
-	for _, st := range states {
-		f.Put(st.tuple, st.Tuple)
+	up, book := c.up, c.sched.book
+	snap := &apiSnapshot{api: c.name, account: up.Account(), tuples: make(map[string]savedTuple, len(c.states))}
+	for _, st := range c.states {
+		snap.tuples[st.tuple.Key] = savedTuple{Digest: digest(st.tuple), State: st.Tuple}
 	}
 	c.mu.Unlock()
-	f.Delays, f.Pauses, f.Lists = book.Snapshot(), up.Pauses(), e.opts.Store.Lists(c.name, id)
+	snap.delays, snap.pauses, snap.lists = book.Snapshot(), up.Pauses(), e.opts.Store.cache.Saved(c.name, snap.account)
 	if b := up.Budget(); b != nil {
 		saved := b.Saved(e.now())
-		f.Budget = &saved
+		snap.budget = &saved
 	}
-	return f
+	return snap
 }
 
 // saveLoop saves every interval until stop is closed.

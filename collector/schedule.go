@@ -7,7 +7,6 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
 	"github.com/onchain-exporter/onchain_exporter/schedule"
-	"github.com/onchain-exporter/onchain_exporter/state"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -116,7 +115,7 @@ func gridRow(at time.Time, w time.Duration) time.Time {
 // are learned as dated rows' are. It returns, when this answer placed a
 // change as a row for the first time, the poll that last did not see it
 // (schedule.Outcome.MissedAt).
-func learnCadence(st *tupleState, prev state.Tuple, lastTry time.Time, d *decode.Answer, now time.Time) (missed time.Time) {
+func learnCadence(st *tupleState, prev Tuple, lastTry time.Time, d *decode.Answer, now time.Time) (missed time.Time) {
 	if st.tuple.Window != "" || st.tuple.CacheTTL > 0 {
 		return time.Time{}
 	}
@@ -249,8 +248,8 @@ func (s *apiSchedule) series(st *tupleState) schedule.Series {
 // returns: the one place the engine sets when a tuple is refreshed next
 // (Policy.Next decides). It reports whether what the key's other tuples
 // wait for changed (schedule.Book.Next). A tuple's plan is otherwise only
-// ever taken whole: restored from a state file, or from a peer that
-// fetched it (cluster.go).
+// ever taken whole: from a peer that fetched it (cluster.go), or from a
+// state file, the policy judging its time (restored).
 func (s *apiSchedule) next(st *tupleState, o schedule.Outcome, now time.Time) bool {
 	var siblings bool
 	st.Plan, siblings = s.book.Next(st.delayKey(), s.series(st), st.Plan, o, now)
@@ -273,6 +272,13 @@ func (s *apiSchedule) afterError(st *tupleState, e *upstream.Error, now time.Tim
 	// A failure finds no row and splits no key: the key's other tuples
 	// stay where they are (a leader that resigns is WaitsForLeader's).
 	s.next(st, schedule.Outcome{Err: &f}, now)
+}
+
+// restored has the policy judge the plan of a tuple taken back from a
+// state file: one further ahead than it ever plans (a wrong clock, an
+// altered file) is due at once.
+func (s *apiSchedule) restored(st *tupleState, now time.Time) {
+	s.next(st, schedule.Outcome{Restored: true}, now)
 }
 
 // reset has a tuple asked at once: a reload may have fixed why it fails,

@@ -8,17 +8,16 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/series"
-	"github.com/onchain-exporter/onchain_exporter/state"
 )
 
 // tupleState is the cache entry of one tuple, the engine's: guarded by the
 // owning apiCollector's lock. What must survive a reload or a restart is
-// one value, state.Tuple, carried over and persisted as a whole (package
-// state); the rest is rebuilt from it or lives with the process. Scrapes
+// one value, Tuple, carried over and persisted as a whole (Store); the
+// rest is rebuilt from it or lives with the process. Scrapes
 // never read it: they read what it published last (view).
 type tupleState struct {
 	tuple *config.Tuple
-	state.Tuple
+	Tuple
 	// key names the series it shares a publication delay with
 	// (delayKey), made once.
 	key string

@@ -81,7 +81,7 @@ func TestOneCacheOfListingAnswers(t *testing.T) {
 		t.Helper()
 		logs := &testtool.LogBuffer{}
 		logger := log.NewLogfmtLogger(logs)
-		store := state.OpenStore(dir, logger)
+		store := collector.NewStore(state.OpenStore(dir, logger), logger)
 		reg := prometheus.NewRegistry()
 		pool := upstream.NewPool(reg, e.clock.Now, logger)
 		defer pool.Close()

@@ -2,7 +2,7 @@
 // its next row is expected, learned per key (an API's endpoint and
 // window, whose series share a publication delay).
 //
-//   - policy.go: Policy, the nine tunables, each with its unit and why,
+//   - policy.go: Policy, the twelve tunables, each with its unit and why,
 //     and what is derived from them;
 //   - next.go: Policy.Next, the policy itself: from what is known of the
 //     key (Known), the series (Series), its plan (Plan), the outcome of its
@@ -10,5 +10,7 @@
 //   - learn.go: what a find, a miss or a probe teaches of the delay
 //     (Estimate), and which series of a key leads;
 //   - book.go: Book, the one owner of the estimates of an API and of their
-//     lock, saved and restored with the state file.
+//     lock, saved and restored with the state file (Snapshot, Restore);
+//   - check.go: the bounds on what the schedule takes back (an Estimate,
+//     a Plan, a time), checked by the owner that takes them back.
 package schedule

@@ -100,8 +100,9 @@ type Failure struct {
 // failure, held back or not, or a success whose answer is in Series
 // (Newest) and whose newest row before it was PrevNewest), or an event
 // that asks no call: Reset (ask at once: a reload, the series' labels
-// changed) or LeaderChasing (a follower came due while its key's leader
-// chases the row: WaitsForLeader).
+// changed), LeaderChasing (a follower came due while its key's leader
+// chases the row: WaitsForLeader) or Restored (the plan was taken back
+// from a state file or a peer).
 type Outcome struct {
 	Err        *Failure
 	PrevNewest time.Time
@@ -113,6 +114,7 @@ type Outcome struct {
 	MissedAt      time.Time
 	Reset         bool
 	LeaderChasing bool
+	Restored      bool
 }
 
 // Next is the policy, and the one place a series' next refresh is
@@ -125,6 +127,12 @@ func (p *Policy) Next(k Known, s Series, pl Plan, o Outcome, now time.Time) (Kno
 	switch {
 	case o.Reset:
 		pl.Next = now
+	case o.Restored:
+		// A plan further ahead than this policy ever makes (a wrong
+		// clock, an altered file) is not trusted: due at once.
+		if pl.Next.After(p.horizon(s, now)) {
+			pl.Next = now
+		}
 	case o.LeaderChasing:
 		pl.Next = now.Add(p.LearnStep(s.W))
 	case o.Err != nil:
@@ -294,6 +302,22 @@ func (p *Policy) lateWait(s Series, n int, d time.Duration) time.Duration {
 		d = max(d, p.LearnStep(s.W)<<min(n, 20))
 	}
 	return max(min(d, s.MaxWait), p.MinInterval)
+}
+
+// horizon is the furthest ahead of now the policy plans a series' next
+// refresh: two rows ahead (Factor rows each, the weekdays without rows
+// skipped), its cache_ttl, its longest wait for a late row (MaxWait), or
+// the longest pause or hold it waits out, a minute's margin added.
+func (p *Policy) horizon(s Series, now time.Time) time.Time {
+	h := now.Add(max(s.CacheTTL, s.MaxWait, p.MaxPause))
+	if s.W > 0 {
+		t := now
+		for range 2 * max(1, s.Factor) {
+			t = s.after(t)
+		}
+		h = maxTime(h, t)
+	}
+	return h.Add(time.Minute)
 }
 
 // cap applies the revalidation interval: data is revised after the fact.

@@ -4,7 +4,7 @@ import "time"
 
 // Policy is every tunable of the schedule (next.go) and of how
 // publication delays are learned (learn.go), in one place, each with its
-// unit and why it is what it is. Eleven of them: the other quantities are
+// unit and why it is what it is. Twelve of them: the other quantities are
 // derived from these, each in the function that computes it and says
 // why: the first guess and the jitter margin as shares of the learn step
 // (FirstGuess, jitterMargin), a follower's wait as the longest wait
@@ -63,6 +63,11 @@ type Policy struct {
 
 	// ErrorSteps widen the waits between retries of a failing tuple.
 	ErrorSteps []time.Duration
+	// MaxPause: the longest pause or hold a plan waits out (24 h: a
+	// daily quota resets within a day; upstream.MaxRestoredPause caps a
+	// saved pause alike). A plan taken back further ahead than this, or
+	// than two rows, is not trusted (Outcome.Restored).
+	MaxPause time.Duration
 }
 
 // Default is the schedule the exporter runs.
@@ -73,6 +78,7 @@ var Default = Policy{
 	ProbeShare: 0.1, MaxProbeShare: 0.5, MissBudget: 0.15,
 	SplitShare: 20,
 	ErrorSteps: []time.Duration{15 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute},
+	MaxPause:   24 * time.Hour,
 }
 
 // resolution is the learn step before its LearnMax cap: LearnShare of

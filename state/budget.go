@@ -8,22 +8,22 @@ import (
 	"path/filepath"
 
 	"github.com/go-kit/log/level"
-
-	"github.com/onchain-exporter/onchain_exporter/budget"
 )
 
 // The day's count of an API's calls is written before the calls leave
-// (budget.Reserver), in a file of its own beside the API's state file:
+// (Reserve, which the budget calls for each chunk of calls before it
+// lets them go), in a file of its own beside the API's state file:
 // DIR/budget-API.json, a few hundred bytes, so that a reservation costs
 // one small write, synced and renamed into place, whatever the size of
 // the state file.
 
-// budgetFile is the content of DIR/budget-API.json.
+// budgetFile is the content of DIR/budget-API.json; Budget is the
+// budget's snapshot (budget.Saved) as it gave it.
 type budgetFile struct {
-	Version int          `json:"version"`
-	API     string       `json:"api"`
-	Account string       `json:"account"` // upstream.Account: a digest
-	Budget  budget.Saved `json:"budget"`
+	Version int             `json:"version"`
+	API     string          `json:"api"`
+	Account string          `json:"account"` // the account's digest
+	Budget  json.RawMessage `json:"budget"`
 }
 
 // budgetVersion is the format of the reservation files.
@@ -46,7 +46,9 @@ func (s *Store) readBudget(api string) {
 	}
 	var f budgetFile
 	if err == nil {
-		err = json.Unmarshal(data, &f)
+		if err = json.Unmarshal(data, &f); err != nil {
+			err = errors.New(shortJSONError(err))
+		}
 	}
 	switch {
 	case err != nil:
@@ -54,50 +56,53 @@ func (s *Store) readBudget(api string) {
 		err = fmt.Errorf("format version %d, this exporter reads version %d", f.Version, budgetVersion)
 	case f.API != api:
 		err = fmt.Errorf("the file holds the budget of API %q, not %q", f.API, api)
-	default:
-		err = f.Budget.Check(s.now())
+	case len(f.Budget) == 0 || string(f.Budget) == "null":
+		err = errors.New("no budget in it")
 	}
 	if err != nil {
-		level.Warn(s.logger).Log("msg", "budget reservation file ignored", "file", path, "err", err)
+		s.ReservationIgnored(api, err)
 		return
 	}
 	s.budgets[api] = &f
 }
 
-// KeepBudget makes b, the daily budget of API api for account
-// (upstream.Account), survive any crash: it restores what the API's
-// reservation file says was reserved today (when it was written for the
-// same account), then makes b write each chunk of calls there before the
-// calls leave (budget.SetReserver), synced and renamed into place. A
-// write that fails holds the calls back and is logged once. The engine
-// calls it for each API's budget before the budget's first call, and
-// again after each reload; for a budget it already keeps, it does
-// nothing. A nil Store, or one whose directory cannot be written, keeps
-// nothing (the start warned).
-func (s *Store) KeepBudget(api, account string, b *budget.Budget) {
-	if s == nil || !s.writable || b == nil {
-		return
+// TakeReservation hands back, once, what an API's reservation file says
+// was reserved (the budget's snapshot), when the file was written for
+// account; else nil. The budget checks it when it takes it back, and
+// says why it did not with ReservationIgnored.
+func (s *Store) TakeReservation(api, account string) json.RawMessage {
+	if s == nil {
+		return nil
 	}
 	s.mu.Lock()
-	if s.kept[api] == b {
-		s.mu.Unlock()
-		return
-	}
-	s.kept[api] = b
-	saved := s.budgets[api]
+	defer s.mu.Unlock()
+	f := s.budgets[api]
 	delete(s.budgets, api)
-	s.mu.Unlock()
-	if saved != nil && saved.Account != "" && saved.Account == account {
-		if err := b.Restore(saved.Budget, s.now()); err != nil {
-			level.Warn(s.logger).Log("msg", "budget reservation file ignored", "file", s.budgetPath(api), "err", err)
-		}
+	if f == nil || f.Account == "" || f.Account != account {
+		return nil
 	}
-	b.SetReserver(func(v budget.Saved) error { return s.reserve(api, account, v) })
+	return f.Budget
 }
 
-// reserve writes an API's reservation file, synchronously; a failure is
-// logged once until a write succeeds again.
-func (s *Store) reserve(api, account string, v budget.Saved) error {
+// ReservationIgnored logs why an API's reservation file is not used.
+func (s *Store) ReservationIgnored(api string, err error) {
+	if s != nil {
+		level.Warn(s.logger).Log("msg", "budget reservation file ignored", "file", s.budgetPath(api), "err", err)
+	}
+}
+
+// Keeps says whether the Store writes reservations: false for a nil
+// Store, or one whose directory cannot be written (the start warned).
+func (s *Store) Keeps() bool { return s != nil && s.writable }
+
+// Reserve writes an API's reservation file, synchronously: the budget's
+// snapshot v for account, synced and renamed into place before it
+// returns, so that a call counted in v is on disk before it is made. A
+// failure is returned, and logged once until a write succeeds again.
+func (s *Store) Reserve(api, account string, v json.RawMessage) error {
+	if !s.Keeps() {
+		return errors.New("the storage directory cannot be written")
+	}
 	data, err := json.Marshal(budgetFile{Version: budgetVersion, API: api, Account: account, Budget: v})
 	if err == nil {
 		err = writeAtomic(s.dir, s.budgetPath(api), data)

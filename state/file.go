@@ -7,42 +7,43 @@ import (
 	"fmt"
 	"io"
 	"os"
-
-	"github.com/onchain-exporter/onchain_exporter/budget"
-	"github.com/onchain-exporter/onchain_exporter/config"
-	"github.com/onchain-exporter/onchain_exporter/decode"
-	"github.com/onchain-exporter/onchain_exporter/expand"
-	"github.com/onchain-exporter/onchain_exporter/schedule"
-	"github.com/onchain-exporter/onchain_exporter/upstream"
+	"strings"
 )
 
 // fileVersion is the format of the state files; a file of another
 // version is ignored (a cold start for its API).
 const fileVersion = 3
 
-// File is the content of one API's file.
+// File is the content of one API's file: each owner's snapshot as the
+// owner wrote it (JSON), stored and handed back as it is. What a
+// snapshot holds, and whether it may be trusted, is its owner's to say
+// (package collector takes each back to its owner and checks it there).
 type File struct {
-	Version int                          `json:"version"`
-	API     string                       `json:"api"`
-	Account string                       `json:"account"` // upstream.Account: a digest
-	Tuples  map[string]SavedTuple        `json:"tuples,omitempty"`
-	Delays  map[string]schedule.Estimate `json:"delays,omitempty"`
-	Pauses  []upstream.Pause             `json:"pauses,omitempty"`
-	// Lists are the last answers of the listing endpoints, by path; in
-	// memory, the Cache of package expand holds them.
-	Lists map[string]*expand.Answer `json:"lists,omitempty"`
-	// Budget is the day's count of calls against daily_budget.
-	Budget *budget.Saved `json:"budget,omitempty"`
+	Version int    `json:"version"`
+	API     string `json:"api"`
+	Account string `json:"account"` // the account's digest (upstream.Account)
+	// Tuples are the collector's per-tuple entries, by tuple key.
+	Tuples map[string]json.RawMessage `json:"tuples,omitempty"`
+	// Delays are the schedule's learned estimates (schedule.Book).
+	Delays json.RawMessage `json:"delays,omitempty"`
+	// Pauses are the API's pauses in force (upstream.Client).
+	Pauses json.RawMessage `json:"pauses,omitempty"`
+	// Lists are the last answers of the listing endpoints, by path
+	// (expand.Cache).
+	Lists json.RawMessage `json:"lists,omitempty"`
+	// Budget is the day's count of calls against daily_budget
+	// (budget.Budget).
+	Budget json.RawMessage `json:"budget,omitempty"`
 
 	// raw holds the tuples' entries of a file read, until tuples reads
-	// the ones configured.
+	// the ones asked for.
 	raw json.RawMessage
 }
 
 // NewFile returns an empty file of the current format for an API
-// section of account (upstream.Account).
+// section of account.
 func NewFile(api, account string) *File {
-	return &File{Version: fileVersion, API: api, Account: account, Tuples: map[string]SavedTuple{}}
+	return &File{Version: fileVersion, API: api, Account: account, Tuples: map[string]json.RawMessage{}}
 }
 
 // maxFile bounds what a state file may hold: far more than any
@@ -58,16 +59,16 @@ const (
 	perTuple = 32 << 10
 )
 
-// fileBound is the most a file of API section a is read up to: a larger
-// one was not written for this configuration (a file of 600 000 entries
-// of an old one), and reading it would spend memory and start-up time on
-// what nothing asks for. Without a section, maxFile.
-func fileBound(a *config.API) int64 {
-	if a == nil {
+// fileBound is the most the file of an API section that may hold n
+// tuples is read up to: a larger one was not written for this
+// configuration (a file of 600 000 entries of an old one), and reading it
+// would spend memory and start-up time on what nothing asks for. With n
+// below 0 (no configuration), maxFile.
+func fileBound(n int) int64 {
+	if n < 0 {
 		return maxFile
 	}
-	n := max(a.MaxTuples, len(a.Tuples), 1)
-	return min(maxFile, baseFile+int64(n)*perTuple)
+	return min(maxFile, baseFile+int64(max(n, 1))*perTuple)
 }
 
 // readFile reads a state file that is a regular file of at most limit
@@ -113,25 +114,22 @@ func readFile(path string, limit int64) ([]byte, error) {
 }
 
 // Decode reads the file of API api, every tuple's entry included; any
-// problem is an error naming it. What it returns is within the bounds the
-// exporter trusts: counters are not negative, no listing answer is null.
-// (A Store reads a file with decodeFile and only the entries of the
-// tuples configured, checked: check.go.)
+// problem of its structure is an error naming it. The owners' snapshots
+// in it are as the file holds them, not checked. (A Store reads a file
+// with decodeFile and only the entries of the tuples configured.)
 func Decode(data []byte, api string) (*File, error) {
 	f, err := decodeFile(data, api)
 	if err != nil {
 		return nil, err
 	}
-	var bad []problem
-	if f.Tuples, _, bad = f.tuples(nil); len(bad) > 0 {
-		return nil, fmt.Errorf("corrupt state: %s: %s", bad[0].entry, bad[0].err)
-	}
+	f.Tuples, _ = f.tuples(nil)
+	f.raw = nil
 	return f, nil
 }
 
 // decodeFile reads a file but its tuples' entries, which stay raw (in
-// f.raw) until tuples reads those of the tuples configured: a file full
-// of entries nobody asks for costs their bytes, not their values.
+// f.raw) until tuples reads those asked for: a file full of entries
+// nobody asks for costs their bytes, not copies of them.
 func decodeFile(data []byte, api string) (*File, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, errors.New("empty file")
@@ -141,7 +139,7 @@ func decodeFile(data []byte, api string) (*File, error) {
 		API     string `json:"api"`
 	}
 	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, fmt.Errorf("not a state file: %s", decode.ShortJSONError(err))
+		return nil, fmt.Errorf("not a state file: %s", shortJSONError(err))
 	}
 	if head.Version != fileVersion {
 		return nil, fmt.Errorf("format version %d, this exporter reads version %d", head.Version, fileVersion)
@@ -149,76 +147,69 @@ func decodeFile(data []byte, api string) (*File, error) {
 	if head.API != api {
 		return nil, fmt.Errorf("the file holds the state of API %q, not %q", head.API, api)
 	}
-	// The tuples' entries stay raw; the listing rows are read with
-	// numbers as upstream.List reads them; the rest as it is.
 	var w struct {
 		File
 		Tuples json.RawMessage `json:"tuples,omitempty"` // over File's
-		Lists  json.RawMessage `json:"lists,omitempty"`  // over File's
 	}
 	if err := json.Unmarshal(data, &w); err != nil {
-		return nil, fmt.Errorf("corrupt state: %s", decode.ShortJSONError(err))
+		return nil, fmt.Errorf("corrupt state: %s", shortJSONError(err))
 	}
 	f := &w.File
-	if len(w.Lists) > 0 {
-		dec := json.NewDecoder(bytes.NewReader(w.Lists))
-		dec.UseNumber()
-		if err := dec.Decode(&f.Lists); err != nil {
-			return nil, fmt.Errorf("corrupt state: %s", decode.ShortJSONError(err))
-		}
-	}
-	f.Tuples, f.raw = map[string]SavedTuple{}, w.Tuples
+	f.Tuples, f.raw = map[string]json.RawMessage{}, w.Tuples
 	if len(f.raw) > 0 && f.raw[0] != '{' && string(f.raw) != "null" {
 		return nil, errors.New("corrupt state: the tuples are not an object")
 	}
-	for k, l := range f.Lists {
-		if l == nil {
-			delete(f.Lists, k)
+	for _, part := range []*json.RawMessage{&f.Delays, &f.Pauses, &f.Lists, &f.Budget} {
+		if string(*part) == "null" {
+			*part = nil // as if absent
 		}
 	}
 	return f, nil
 }
 
-// problem is an entry of a file that is not taken, and why.
-type problem struct{ entry, err string }
-
-// tuples reads the raw entries of the tuples keep asks for (every one when
-// keep is nil), counters made non-negative; the others are counted as
-// skipped, their values never built. An entry of the wrong types is a
-// problem and is not taken; the rest are.
-func (f *File) tuples(keep func(key string) bool) (out map[string]SavedTuple, skipped int, bad []problem) {
-	out = map[string]SavedTuple{}
+// tuples copies the raw entries of the tuples keep asks for (every one
+// when keep is nil); the others are counted as skipped, never copied.
+// decodeFile saw the whole file to be valid JSON and the tuples an
+// object (or null).
+func (f *File) tuples(keep func(key string) bool) (out map[string]json.RawMessage, skipped int) {
+	out = map[string]json.RawMessage{}
 	dec := json.NewDecoder(bytes.NewReader(f.raw))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return out, 0, nil // none (decodeFile refused anything but an object or null)
+		return out, 0 // none
 	}
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return out, skipped, append(bad, problem{"", decode.ShortJSONError(err)})
+			return out, skipped
 		}
 		key, _ := tok.(string)
 		if keep != nil && !keep(key) {
-			// Read past, into nothing: no value is built.
+			// Read past, into nothing: nothing is copied.
 			var skip struct{}
 			var typ *json.UnmarshalTypeError
 			if err := dec.Decode(&skip); err != nil && !errors.As(err, &typ) {
-				return out, skipped, append(bad, problem{"tuples." + key, decode.ShortJSONError(err)})
+				return out, skipped
 			}
 			skipped++
 			continue
 		}
-		var t SavedTuple
-		if err := dec.Decode(&t); err != nil {
-			var typ *json.UnmarshalTypeError
-			if !errors.As(err, &typ) {
-				return out, skipped, append(bad, problem{"tuples." + key, decode.ShortJSONError(err)})
-			}
-			bad = append(bad, problem{"tuples." + key, decode.ShortJSONError(err)})
-			continue
+		var e json.RawMessage
+		if err := dec.Decode(&e); err != nil {
+			return out, skipped
 		}
-		t.State.sanitize()
-		out[key] = t
+		out[key] = e
 	}
-	return out, skipped, bad
+	return out, skipped
+}
+
+// shortJSONError keeps decoder errors short and free of the file's text.
+func shortJSONError(err error) string {
+	s := err.Error()
+	if i := strings.Index(s, " looking for"); i > 0 {
+		s = s[:i]
+	}
+	if len(s) > 120 {
+		s = s[:120]
+	}
+	return s
 }

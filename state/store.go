@@ -8,32 +8,22 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
-	"time"
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
-
-	"github.com/onchain-exporter/onchain_exporter/budget"
-	"github.com/onchain-exporter/onchain_exporter/config"
-	"github.com/onchain-exporter/onchain_exporter/expand"
-	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
 // Store keeps what the exporter learned across restarts, one file per API
-// under a directory (DIR/data.json, ...): each tuple's last values and
-// schedule, the publication delays learned, the API's pauses and the
-// answers of its listing endpoints. A file applies only to an API section
-// of the same account (upstream.Account: API, address, auth, credential; a new
-// timeout, limit or TLS setting keeps it), and a tuple's entry only to a
-// tuple of the same request and series (Digest). Nothing secret is
-// written: the account is a salted, slow digest. A nil *Store keeps
-// nothing.
+// under a directory (DIR/data.json, ...), each holding the snapshots its
+// owners gave (File). A file applies only to an API section of the same
+// account (a digest the caller gives: nothing secret is written), and
+// each part of it is handed back once. A nil *Store keeps nothing.
 type Store struct {
 	dir      string
 	logger   log.Logger
 	writable bool
-	now      func() time.Time
 	lock     *DirLock // held by Open; nil from OpenStore
 
 	// saving serialises whole saves (LockSaves): what written says is on
@@ -41,29 +31,26 @@ type Store struct {
 	saving   sync.Mutex
 	mu       sync.Mutex
 	loaded   map[string]*File  // per API, until the exporter takes it
-	restored map[string]bool   // APIs whose pauses were restored
+	restored map[string]bool   // APIs whose pauses were handed back
 	written  map[string][]byte // per API: what its file holds
 	failed   map[string]string // per API: the last write error logged
-	// cache holds the listing answers: those of the files at open, then
-	// what expansion (package expand) reads; saves write from it.
-	cache *expand.Cache
 	// budgets are the reservation files read at open, per API, until
-	// KeepBudget takes them; kept the budgets that write there.
+	// TakeReservation hands them back.
 	budgets map[string]*budgetFile
-	kept    map[string]*budget.Budget
 }
 
 // Open takes dir for this process (LockDir: a second exporter on the same
 // --storage.path gets an error naming the directory and the pid holding
-// it) and reads the state files under it that cfg still asks for, within
-// the bounds cfg sets (fileBound): the file of an API no longer
-// configured is not read, nor one larger than its configuration writes,
-// and each entry is checked (check.go). The lock is held until Close.
-// Its only error is ErrInUse (wrapped): otherwise it never fails, as
-// OpenStore; a directory that cannot be locked (a read-only file system)
-// is a warning, and is then not written either. An empty dir returns nil
-// and no error: nothing is kept.
-func Open(dir string, cfg *config.Config, logger log.Logger) (*Store, error) {
+// it) and reads the state files of the API sections in apis, each within
+// the bound its count of tuples sets (apis maps an API's name to the most
+// tuples its configuration may hold: max_tuples, or more when listed):
+// the file of an API no longer configured is not read, nor one larger
+// than its configuration writes. The lock is held until Close. Its only
+// error is ErrInUse (wrapped): otherwise it never fails, as OpenStore; a
+// directory that cannot be locked (a read-only file system) is a warning,
+// and is then not written either. An empty dir returns nil and no error:
+// nothing is kept.
+func Open(dir string, apis map[string]int, logger log.Logger) (*Store, error) {
 	if dir == "" {
 		return nil, nil
 	}
@@ -74,7 +61,10 @@ func Open(dir string, cfg *config.Config, logger log.Logger) (*Store, error) {
 	case err != nil:
 		level.Warn(logger).Log("msg", "the storage directory cannot be locked", "path", dir, "err", err)
 	}
-	s := open(dir, cfg, logger, time.Now)
+	if apis == nil {
+		apis = map[string]int{}
+	}
+	s := open(dir, apis, logger)
 	s.lock = l
 	return s, nil
 }
@@ -88,46 +78,47 @@ func (s *Store) Close() error {
 	return s.lock.Release()
 }
 
-// OpenStore reads the state files under dir, without a lock and with no
-// configuration to bound them by but maxFile (tests, tools). It never
-// fails: a directory that cannot be written is a warning and state is not
-// kept; a file that cannot be read or decoded is a warning and a cold
-// start of its API. An empty dir returns nil: nothing is kept.
+// OpenStore reads every state file under dir (DIR/API.json), without a
+// lock and with no configuration to bound them by but maxFile (tests,
+// tools). It never fails: a directory that cannot be written is a
+// warning and state is not kept; a file that cannot be read or decoded is
+// a warning and a cold start of its API. An empty dir returns nil:
+// nothing is kept.
 func OpenStore(dir string, logger log.Logger) *Store {
 	if dir == "" {
 		return nil
 	}
-	return open(dir, nil, logger, time.Now)
+	return open(dir, nil, logger)
 }
 
-func open(dir string, cfg *config.Config, logger log.Logger, now func() time.Time) *Store {
-	s := &Store{dir: dir, logger: logger, now: now, loaded: map[string]*File{}, restored: map[string]bool{},
-		written: map[string][]byte{}, failed: map[string]string{}, cache: expand.NewCache(),
-		budgets: map[string]*budgetFile{}, kept: map[string]*budget.Budget{}}
+// open reads the files of the APIs in apis, or with apis nil of every API
+// a file is named for.
+func open(dir string, apis map[string]int, logger log.Logger) *Store {
+	s := &Store{dir: dir, logger: logger, loaded: map[string]*File{}, restored: map[string]bool{},
+		written: map[string][]byte{}, failed: map[string]string{}, budgets: map[string]*budgetFile{}}
 	if err := s.probe(); err != nil {
 		level.Warn(logger).Log("msg", "the storage directory cannot be written; state will not be kept across restarts", "path", dir, "err", err)
 	} else {
 		s.writable = true
 	}
-	for _, name := range config.APINames {
-		var a *config.API
-		if cfg != nil {
-			if a = cfg.APIs[name]; a == nil {
-				continue // not configured: its files are left as they are, unread
-			}
+	names := slices.Sorted(maps.Keys(apis))
+	if apis == nil {
+		names = filesUnder(dir)
+	}
+	for _, name := range names {
+		n, ok := apis[name]
+		if !ok {
+			n = -1 // no configuration: bounded by maxFile only
 		}
 		s.readBudget(name)
 		path := s.file(name)
-		data, err := readFile(path, fileBound(a))
+		data, err := readFile(path, fileBound(n))
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
 		if err == nil {
 			var f *File
 			if f, err = decodeFile(data, name); err == nil {
-				warnDropped(logger, path, f.check(now()))
-				s.cache.Restore(name, f.Account, f.Lists)
-				f.Lists = nil // the cache holds them from now on
 				s.loaded[name] = f
 				level.Info(logger).Log("msg", "state loaded", "file", path, "bytes", len(data))
 				continue
@@ -136,6 +127,26 @@ func open(dir string, cfg *config.Config, logger log.Logger, now func() time.Tim
 		level.Warn(logger).Log("msg", "state file ignored; its API starts cold", "file", path, "err", err)
 	}
 	return s
+}
+
+// filesUnder lists the APIs whose state or reservation file is under dir.
+func filesUnder(dir string) []string {
+	entries, _ := os.ReadDir(dir)
+	seen := map[string]bool{}
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || name == "" || strings.HasPrefix(name, ".") {
+			continue
+		}
+		name = strings.TrimPrefix(name, "budget-")
+		seen[name] = true
+	}
+	out := make([]string, 0, len(seen))
+	for name := range seen {
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out
 }
 
 func (s *Store) file(api string) string { return filepath.Join(s.dir, api+".json") }
@@ -160,81 +171,88 @@ func (s *Store) probe() error {
 	return os.Remove(f.Name())
 }
 
-// Take hands the exporter the state of an API section once: nil when
-// there is none, or when it was saved for another account (or the Store
-// is nil). Only the entries of the section's tuples are read, each
-// checked against its tuple (checkTuple); the entries of tuples no longer
-// configured are dropped unread.
-func (s *Store) Take(a *config.API, account string) *File {
+// Take hands back the file of an API section once: nil when there is
+// none, or when it was saved for another account (or the Store is nil).
+// Only the entries of the tuples keep asks for are read; the others are
+// dropped unread (an info line counts them). Its pauses and listing
+// answers are not in it: Pauses and Lists hand those back.
+func (s *Store) Take(api, account string, keep func(key string) bool) *File {
 	if s == nil {
 		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	f := s.loaded[a.Name]
-	delete(s.loaded, a.Name)
-	if f != nil && (f.Account == "" || f.Account != account) {
-		level.Warn(s.logger).Log("msg", "state file ignored: the API's address, auth or credential changed since it was saved", "file", s.file(a.Name))
-		return nil
-	}
+	f := s.loaded[api]
+	delete(s.loaded, api)
 	if f == nil {
 		return nil
 	}
-	tuples := make(map[string]*config.Tuple, len(a.Tuples))
-	for _, t := range a.Tuples {
-		tuples[t.Key] = t
+	if f.Account == "" || f.Account != account {
+		level.Warn(s.logger).Log("msg", "state file ignored: the API's address, auth or credential changed since it was saved", "file", s.file(api))
+		return nil
 	}
 	var skipped int
-	var bad []problem
-	f.Tuples, skipped, bad = f.tuples(func(key string) bool { return tuples[key] != nil })
-	f.raw = nil
-	now := s.now()
-	for _, k := range slices.Sorted(maps.Keys(f.Tuples)) {
-		st := f.Tuples[k]
-		if msg := CheckTuple(&st.State, tuples[k], now); msg != "" {
-			bad = append(bad, problem{"tuples." + k, msg})
-			delete(f.Tuples, k)
-		}
-	}
-	warnDropped(s.logger, s.file(a.Name), bad)
+	f.Tuples, skipped = f.tuples(keep)
+	f.raw, f.Pauses, f.Lists = nil, nil, nil
 	if skipped > 0 {
-		level.Info(s.logger).Log("msg", "state of tuples no longer configured dropped", "file", s.file(a.Name), "count", skipped)
+		level.Info(s.logger).Log("msg", "state of tuples no longer configured dropped", "file", s.file(api), "count", skipped)
 	}
 	return f
 }
 
-// RestorePauses applies the saved pauses of a client's API, once, when the
-// client is of the account they were saved for.
-func (s *Store) RestorePauses(c *upstream.Client) {
+// Pauses hands back the pauses saved in an API's file, once, when the
+// file is of account; else nil.
+func (s *Store) Pauses(api, account string) json.RawMessage {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, done := s.loaded[api], s.restored[api]
+	s.restored[api] = true
+	if done || f == nil || f.Account == "" || f.Account != account {
+		return nil
+	}
+	return f.Pauses
+}
+
+// Lists hands back the listing answers saved in an API's file and the
+// account they were read for, once; nil when there are none.
+func (s *Store) Lists(api string) (account string, lists json.RawMessage) {
+	if s == nil {
+		return "", nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := s.loaded[api]
+	if f == nil {
+		return "", nil
+	}
+	lists, f.Lists = f.Lists, nil
+	return f.Account, lists
+}
+
+// Problem is an entry of a file that its owner did not take back, and
+// why: Entry names it as the file does (tuples.KEY, delays.KEY, budget).
+type Problem struct{ Entry, Err string }
+
+// maxWarnings is how many dropped entries of one file are named one by
+// one; the rest are counted in one more line.
+const maxWarnings = 10
+
+// Dropped logs the entries of an API's file that were not taken back,
+// naming the file and each entry.
+func (s *Store) Dropped(api string, bad []Problem) {
 	if s == nil {
 		return
 	}
-	name := c.API().Name
-	s.mu.Lock()
-	f, done := s.loaded[name], s.restored[name]
-	s.restored[name] = true
-	s.mu.Unlock()
-	if !done && f != nil && f.Account != "" && f.Account == c.Account() {
-		c.RestorePauses(f.Pauses)
+	for i, p := range bad {
+		if i == maxWarnings {
+			level.Warn(s.logger).Log("msg", "more state entries dropped", "file", s.file(api), "count", len(bad)-maxWarnings)
+			return
+		}
+		level.Warn(s.logger).Log("msg", "state entry dropped: not what the exporter writes", "file", s.file(api), "entry", p.Entry, "err", p.Err)
 	}
-}
-
-// Cache returns the cache of listing answers the Store saves, for the
-// Expander (expand.Store); nil for a nil Store.
-func (s *Store) Cache() *expand.Cache {
-	if s == nil {
-		return nil
-	}
-	return s.cache
-}
-
-// Lists returns the listing answers of an API for the file of account,
-// from the Cache; nil for a nil Store.
-func (s *Store) Lists(api, account string) map[string]*expand.Answer {
-	if s == nil {
-		return nil
-	}
-	return s.cache.Saved(api, account)
 }
 
 // LockSaves begins a whole save (the Files of every API, then Write):
@@ -262,7 +280,6 @@ func (s *Store) Write(api string, f *File) {
 	if s == nil || !s.writable {
 		return
 	}
-	f.writable()
 	data, err := json.Marshal(f)
 	if err == nil {
 		s.mu.Lock()

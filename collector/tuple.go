@@ -1,0 +1,182 @@
+package collector
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/decode"
+	"github.com/onchain-exporter/onchain_exporter/schedule"
+)
+
+// Tuple is what a tuple has learned: its last good values and what the
+// schedule needs. It is the tuple's snapshot: what survives a reload, a
+// restart (a state file's entry, savedTuple) or a peer's refresh (a
+// peerRow), carried over and persisted as a whole. Times are absolute, so
+// that it means the same after a restart.
+type Tuple struct {
+	// Samples are the last good values as decoded (scaled, labelled):
+	// the series are built from them again with the tuple's labels.
+	Samples  []decode.Sample `json:"samples,omitempty"`
+	RowTime  time.Time       `json:"row_time"` // row time of the values
+	Newest   time.Time       `json:"newest"`   // newest row seen
+	Interval time.Duration   `json:"interval,omitempty"`
+	// Weekdays are the UTC weekdays rows were seen on (bit i:
+	// time.Weekday i) since Since, the oldest row seen: a series without
+	// a window learns which days it has no rows on (trading days).
+	Weekdays uint8     `json:"weekdays,omitempty"`
+	Since    time.Time `json:"since,omitzero"`
+	// Changed is when the values of an answer without times were last
+	// seen to change, as estimated: between the last poll that did not
+	// see the change and the one that did.
+	Changed    time.Time `json:"changed,omitzero"`
+	Block      *float64  `json:"block,omitempty"` // block height of the newest row
+	Deprecated bool      `json:"deprecated,omitempty"`
+
+	OK           bool      `json:"ok"` // the last refresh succeeded
+	LastCode     string    `json:"last_code,omitempty"`
+	LastSuccess  time.Time `json:"last_success"`
+	LastAttempt  time.Time `json:"last_attempt"`
+	FailingSince time.Time `json:"failing_since"`
+	Failures     int       `json:"failures,omitempty"`
+
+	// Plan is what the schedule keeps: when the next refresh is due and
+	// where the next row is polled for.
+	schedule.Plan
+}
+
+// savedTuple is a tuple's entry in a state file: its state under the
+// digest of the tuple it belongs to (a tuple whose request or series
+// changed does not take it).
+type savedTuple struct {
+	Digest string `json:"digest"`
+	State  Tuple  `json:"state"`
+}
+
+// digest is a digest of what makes a tuple's request and series: a saved
+// state, or a row a peer fetched, applies to a tuple of the same digest
+// only.
+func digest(t *config.Tuple) string {
+	b, _ := json.Marshal(struct {
+		Key, Path, Window, Rows, TimeKey string
+		Query                            map[string][]string
+		Fields                           map[string]*config.Field
+		AllNumeric, Keyed                bool
+		LabelFields, Names, Values       []string
+		CacheTTL                         float64
+	}{t.Key, t.Path, t.Window, t.Rows, t.TimeKey, t.Query, t.Fields, t.AllNumeric, t.Keyed,
+		t.LabelFields, t.LabelNames, t.LabelValues, t.CacheTTL})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:12])
+}
+
+// maxSpacing bounds the spacing of a tuple's rows: block rows of the
+// slowest chain are minutes apart, day rows a day.
+const maxSpacing = 31 * 24 * time.Hour
+
+// maxFailures bounds the count of failures in a row taken back: the
+// exporter counts them in ones, never near this.
+const maxFailures = 1_000_000
+
+// check says why a tuple's state, saved or sent by a peer, is not one
+// the exporter writes for t at now, or nil. When its plan is due is the
+// schedule's to judge (apiSchedule.restored).
+func (s *Tuple) check(t *config.Tuple, now time.Time) error {
+	w := config.WindowDuration(t.Window)
+	for i, x := range s.Samples {
+		if math.IsNaN(x.Value) || math.IsInf(x.Value, 0) {
+			return fmt.Errorf("sample %d is %v, not a finite number", i, x.Value)
+		}
+	}
+	if s.Block != nil && *s.Block < 0 {
+		return fmt.Errorf("block height %v is not a block", *s.Block)
+	}
+	if s.Interval < 0 || s.Interval > maxSpacing {
+		return fmt.Errorf("row spacing %v is not between 0 and %v", s.Interval, maxSpacing)
+	}
+	if s.Failures < 0 || s.Failures > maxFailures {
+		return fmt.Errorf("failures %d is not between 0 and %d", s.Failures, maxFailures)
+	}
+	// A row may be up to a row's spacing ahead of now (decode.LatestAt
+	// takes no newer one), the spacing seen for block rows; anything else
+	// the exporter did is past.
+	rowAhead := max(w, schedule.ClockSkew)
+	if w == 0 {
+		rowAhead = max(min(s.Interval, schedule.MaxDelay(0)), schedule.ClockSkew)
+	}
+	for _, tm := range []struct {
+		name  string
+		t     time.Time
+		ahead time.Duration
+	}{
+		{"row_time", s.RowTime, rowAhead}, {"newest", s.Newest, rowAhead},
+		{"last_success", s.LastSuccess, schedule.ClockSkew}, {"last_attempt", s.LastAttempt, schedule.ClockSkew},
+		{"failing_since", s.FailingSince, schedule.ClockSkew}, {"since", s.Since, rowAhead}, {"changed", s.Changed, schedule.ClockSkew},
+	} {
+		if err := schedule.CheckTime(tm.name, tm.t, now, tm.ahead); err != nil {
+			return err
+		}
+	}
+	spacing := w
+	if spacing == 0 {
+		spacing = s.Interval // learned: block rows, or a series without a window
+	}
+	if err := s.Plan.Check(spacing); err != nil {
+		return fmt.Errorf("%w for %s rows", err, windowName(t.Window))
+	}
+	return nil
+}
+
+func windowName(w string) string {
+	if w == "" {
+		return "windowless"
+	}
+	return w
+}
+
+// takeSaved reads a tuple's entry of a state file for t at now: the
+// state, or an error saying why it is not taken (not an entry, another
+// request or series, numbers out of range).
+func takeSaved(raw json.RawMessage, t *config.Tuple, now time.Time) (Tuple, error) {
+	var e savedTuple
+	if err := json.Unmarshal(raw, &e); err != nil {
+		var typ *json.UnmarshalTypeError
+		if errors.As(err, &typ) {
+			return Tuple{}, errors.New(decode.ShortJSONError(err))
+		}
+		return Tuple{}, fmt.Errorf("not a tuple's entry: %s", decode.ShortJSONError(err))
+	}
+	if e.Digest != digest(t) {
+		return Tuple{}, errNotThisTuple
+	}
+	e.State.Failures, e.State.Polls = max(e.State.Failures, 0), max(e.State.Polls, 0)
+	if err := e.State.check(t, now); err != nil {
+		return Tuple{}, err
+	}
+	return e.State, nil
+}
+
+// errNotThisTuple: an entry saved for another request or series of the
+// key (a changed configuration): not taken, and not worth a warning.
+var errNotThisTuple = errors.New("saved for another request or series")
+
+// forgetFarTimes forgets the times of s that JSON cannot hold (a year past
+// 9999, or before year 0): one row dated in year 10000 must not stop the
+// whole file, the day's count with it, from being written. A forgotten
+// plan is due at once; a forgotten row time is none.
+func (s *Tuple) forgetFarTimes() {
+	forgetFarTimes(&s.RowTime, &s.Newest, &s.LastSuccess, &s.LastAttempt, &s.FailingSince, &s.Since, &s.Changed, &s.Next)
+}
+
+func forgetFarTimes(ts ...*time.Time) {
+	for _, t := range ts {
+		if y := t.Year(); y > 9999 || y < 0 {
+			*t = time.Time{}
+		}
+	}
+}

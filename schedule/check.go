@@ -1,0 +1,100 @@
+package schedule
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// What the schedule takes back (its estimates from a state file or a
+// peer, a tuple's Plan) is checked like configuration: every number
+// within what the schedule itself makes, else an error saying which.
+
+// ClockSkew is how far ahead of now a time taken back as past (a last
+// attempt, a row seen) may lie: a clock set back a little, not a file
+// from the future.
+const ClockSkew = 10 * time.Minute
+
+// maxCount bounds the counters taken back (polls, rows, misses): the
+// schedule counts them in ones, never near this.
+const maxCount = 1_000_000
+
+// epoch is the earliest time taken back (a zero time, for never, aside):
+// earlier ones are no row or attempt, and overflow what is computed from
+// them.
+var epoch = time.Unix(0, 0)
+
+// MaxDelay bounds a learned publication delay, a planned offset and their
+// steps for rows of spacing w: four rows late, at least an hour; a day
+// when the spacing is not known (block windows, no window). A learned
+// delay of 9e18 ns (year 2312) is not one.
+func MaxDelay(w time.Duration) time.Duration {
+	if w <= 0 {
+		return 24 * time.Hour
+	}
+	return max(4*w, time.Hour)
+}
+
+// CheckTime says why a time taken back is not one of the past (up to
+// ahead after now), or nil. A zero time is never.
+func CheckTime(name string, t, now time.Time, ahead time.Duration) error {
+	switch {
+	case t.IsZero():
+	case t.Before(epoch):
+		return fmt.Errorf("%s %s is before 1970", name, t.UTC().Format(time.RFC3339))
+	case t.After(now.Add(ahead)):
+		return fmt.Errorf("%s %s is more than %v ahead of now (%s)", name, t.UTC().Format(time.RFC3339), ahead, now.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
+// Check says why a plan taken back is not one the schedule makes for rows
+// of spacing w, or nil. When it is due is the policy's to judge
+// (Outcome.Restored).
+func (pl *Plan) Check(w time.Duration) error {
+	d := MaxDelay(w)
+	switch {
+	case pl.Polls < 0 || pl.Polls > maxCount:
+		return fmt.Errorf("polls %d is not between 0 and %d", pl.Polls, maxCount)
+	case pl.Due < -d || pl.Due > d || pl.Missed < -d || pl.Missed > d:
+		return fmt.Errorf("planned offsets (due %v, missed %v) are beyond %v", pl.Due, pl.Missed, d)
+	}
+	return nil
+}
+
+// Check says why an estimate taken back is not one the schedule learns
+// for rows of spacing w (0: not known) at now, or nil.
+func (e *Estimate) Check(w time.Duration, now time.Time) error {
+	d := MaxDelay(w)
+	for _, x := range []struct {
+		name string
+		v    time.Duration
+	}{{"first", e.First}, {"depth", e.Depth}, {"low", e.Low}} {
+		if x.v < -d || x.v > d {
+			return fmt.Errorf("learned %s %v is beyond %v", x.name, x.v, d)
+		}
+	}
+	for _, x := range []struct {
+		name string
+		v    float64
+	}{{"credit", e.Credit}, {"spent", e.Spent}} {
+		if math.IsNaN(x.v) || math.Abs(x.v) > maxCount {
+			return fmt.Errorf("%s %v is not a number the schedule keeps", x.name, x.v)
+		}
+	}
+	for _, n := range []int{e.RowMisses, e.Rows, e.Descent, e.Tight, e.FollowHits, e.FollowMisses} {
+		if n < 0 || n > maxCount {
+			return fmt.Errorf("a count (%d) is not between 0 and %d", n, maxCount)
+		}
+	}
+	for _, tm := range []struct {
+		name string
+		t    time.Time
+	}{{"seen", e.Seen}, {"chased", e.Chased}, {"leader_at", e.LeaderAt}} {
+		// Seen is a row's time: up to a spacing ahead, as a tuple's.
+		if err := CheckTime(tm.name, tm.t, now, max(d/4, ClockSkew)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
