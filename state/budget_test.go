@@ -6,107 +6,78 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-kit/log"
 
-	"github.com/onchain-exporter/onchain_exporter/budget"
-	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
 
-// process is one start of an exporter at now on dir: its store and its
-// data API's budget of limit calls a day, kept by the store.
-func process(t *testing.T, dir string, limit int, at time.Time, account string) (*Store, *budget.Budget) {
-	t.Helper()
-	s := open(dir, checkConfig("k"), log.NewNopLogger(), func() time.Time { return at })
-	b := budget.New(limit, at)
-	s.KeepBudget(config.APIData, account, b)
-	return s, b
-}
-
-// The crash loop of issue 26 with real files: 100 processes, each
-// started from what the last left on disk, making its first call and
-// killed a second later without a save. The day's count reaches disk
-// before each call, so they spend what one process would have: with
-// daily_budget 96, one call (the pacing allows one in 100 s; without the
-// reservation file, 100 calls); with 960, the bucket's 10 and the 1.1
-// refilled in 100 s.
-func TestCrashLoopSpendsNoMoreThanOneProcess(t *testing.T) {
-	for _, tc := range []struct{ limit, greedy, want int }{{96, 1, 1}, {960, 1, 11}, {960, 100, 11}} {
-		dir := t.TempDir()
-		at := now
-		spent := 0
-		for range 100 {
-			_, b := process(t, dir, tc.limit, at, "acct")
-			for range tc.greedy {
-				if ok, _ := b.Take(at); ok {
-					spent++
-				}
-			}
-			at = at.Add(time.Second) // killed: no save, no Close
-		}
-		if spent > tc.want {
-			t.Errorf("daily_budget %d, %d call(s) per process: 100 restarts in 100 s spent %d calls, pacing allows %d", tc.limit, tc.greedy, spent, tc.want)
-		}
-		t.Logf("daily_budget %d, up to %d call(s) per process: 100 restarts in 100 s spent %d calls", tc.limit, tc.greedy, spent)
-	}
-}
-
-// A restart restores what was reserved (not what was used), for the same
-// account only; a budget already kept is not restored twice.
-func TestKeepBudgetRestoresTheReservation(t *testing.T) {
+// A reservation is on disk, synced and renamed into place, when Reserve
+// returns; a restart hands it back once, to the same account only.
+func TestReservationHandedBackOnce(t *testing.T) {
 	dir := t.TempDir()
-	s, b := process(t, dir, 86400, now, "acct")
-	for range 4 {
-		if ok, _ := b.Take(now); !ok {
-			t.Fatal("refused")
-		}
-	}
-	// Chunks of 1, 2, 4: seven calls reserved for four made.
-	var onDisk budgetFile
-	data, err := os.ReadFile(filepath.Join(dir, "budget-data.json"))
-	if err != nil {
+	s := OpenStore(dir, log.NewNopLogger())
+	if err := s.Reserve("data", "acct", json.RawMessage(`{"day":"2026-11-20","used":7}`)); err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(data, &onDisk); err != nil || onDisk.Budget.Used != 7 || onDisk.Account != "acct" || onDisk.API != "data" {
+	data, err := os.ReadFile(filepath.Join(dir, "budget-data.json"))
+	if err != nil || string(data) != `{"version":1,"api":"data","account":"acct","budget":{"day":"2026-11-20","used":7}}` {
 		t.Fatalf("reservation file %s (%v)", data, err)
 	}
-	s.KeepBudget(config.APIData, "acct", b) // again: nothing changes
-	if b.Used(now) != 4 {
-		t.Errorf("kept twice: used %d", b.Used(now))
+	again := OpenStore(dir, log.NewNopLogger())
+	if got := again.TakeReservation("data", "acct"); string(got) != `{"day":"2026-11-20","used":7}` {
+		t.Errorf("handed back %s", got)
 	}
-	_, again := process(t, dir, 86400, now.Add(time.Second), "acct")
-	if got := again.Used(now.Add(time.Second)); got != 7 {
-		t.Errorf("restarted: used %d, want the 7 reserved", got)
+	if got := again.TakeReservation("data", "acct"); got != nil {
+		t.Errorf("handed back twice: %s", got)
 	}
-	other := open(dir, checkConfig("k"), log.NewNopLogger(), func() time.Time { return now })
-	ob := budget.New(86400, now)
-	other.KeepBudget(config.APIData, "another", ob)
-	if got := ob.Used(now); got != 0 {
-		t.Errorf("another account restored %d calls", got)
+	if got := OpenStore(dir, log.NewNopLogger()).TakeReservation("data", "another"); got != nil {
+		t.Errorf("another account was handed %s", got)
 	}
 }
 
-// A reservation that cannot be written holds the calls back and is
-// logged once, naming the file.
-func TestReservationThatCannotBeWrittenHoldsCalls(t *testing.T) {
+// A reservation file that is not one is ignored at open, with a warning
+// naming it and why.
+func TestReservationFileIgnored(t *testing.T) {
+	for _, tc := range []struct{ name, content, problem string }{
+		{"garbage", "{", "unexpected end of JSON input"},
+		{"other version", `{"version":9,"api":"data","account":"a","budget":{}}`, "format version 9"},
+		{"other API", `{"version":1,"api":"indicator","account":"a","budget":{}}`, `budget of API \"indicator\"`},
+		{"no budget", `{"version":1,"api":"data","account":"a"}`, "no budget in it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "budget-data.json")
+			if err := os.WriteFile(path, []byte(tc.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			logs := &testtool.LogBuffer{}
+			s := OpenStore(dir, log.NewLogfmtLogger(logs))
+			if got := s.TakeReservation("data", "a"); got != nil {
+				t.Errorf("handed back %s", got)
+			}
+			if !strings.Contains(logs.String(), "budget reservation file ignored") || !strings.Contains(logs.String(), "file="+path) ||
+				!strings.Contains(logs.String(), tc.problem) {
+				t.Errorf("want a warning naming %s and %q:\n%s", path, tc.problem, logs)
+			}
+		})
+	}
+}
+
+// A reservation that cannot be written is an error, logged once naming
+// the file until a write succeeds again.
+func TestReservationThatCannotBeWritten(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "budget-data.json")
 	if err := os.MkdirAll(filepath.Join(path, "x"), 0o755); err != nil { // a rename cannot replace it
 		t.Fatal(err)
 	}
 	logs := &testtool.LogBuffer{}
-	s := open(dir, checkConfig("k"), log.NewLogfmtLogger(logs), func() time.Time { return now })
-	b := budget.New(960, now)
-	s.KeepBudget(config.APIData, "acct", b)
-	for i := range 3 {
-		if ok, _ := b.Take(now.Add(time.Duration(i) * time.Minute)); ok {
-			t.Fatal("a call was allowed without its reservation on disk")
+	s := OpenStore(dir, log.NewLogfmtLogger(logs))
+	for range 3 {
+		if err := s.Reserve("data", "acct", json.RawMessage(`{}`)); err == nil {
+			t.Fatal("a reservation that cannot be written returned no error")
 		}
-	}
-	if b.ReserveError() == nil {
-		t.Error("no reservation error")
 	}
 	if n := strings.Count(logs.String(), "cannot write the day's call count"); n != 1 || !strings.Contains(logs.String(), "file="+path) {
 		t.Errorf("%d error lines; want one naming %s:\n%s", n, path, logs)
@@ -114,7 +85,7 @@ func TestReservationThatCannotBeWrittenHoldsCalls(t *testing.T) {
 	if err := os.RemoveAll(path); err != nil {
 		t.Fatal(err)
 	}
-	if ok, _ := b.Take(now.Add(time.Hour)); !ok {
-		t.Error("the disk writable again, calls still held back")
+	if err := s.Reserve("data", "acct", json.RawMessage(`{}`)); err != nil {
+		t.Errorf("the disk writable again: %v", err)
 	}
 }

@@ -19,11 +19,11 @@ import (
 // pid holding it; once released, the directory can be taken again.
 func TestOneProcessPerStorageDirectory(t *testing.T) {
 	dir := t.TempDir()
-	first, err := Open(dir, checkConfig("k"), log.NewNopLogger())
+	first, err := Open(dir, map[string]int{"data": 1}, log.NewNopLogger())
 	if err != nil || first == nil {
 		t.Fatalf("Open: %v, %v", first, err)
 	}
-	second, err := Open(dir, checkConfig("k"), log.NewNopLogger())
+	second, err := Open(dir, map[string]int{"data": 1}, log.NewNopLogger())
 	want := fmt.Sprintf("storage directory %s is in use by another process (pid %d): one exporter per --storage.path", dir, os.Getpid())
 	if second != nil || err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("a second Open: %v, %v; want the error %q", second, err, want)
@@ -98,7 +98,7 @@ func TestLockHeldByAnotherProcess(t *testing.T) {
 		_ = cmd.Process.Kill()
 		t.Fatalf("the other process: %q, %v", line, err)
 	}
-	_, err = Open(dir, checkConfig("k"), log.NewNopLogger())
+	_, err = Open(dir, map[string]int{"data": 1}, log.NewNopLogger())
 	want := fmt.Sprintf("storage directory %s is in use by another process (pid %d)", dir, cmd.Process.Pid)
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("Open beside another process: %v; want %q", err, want)
@@ -107,7 +107,7 @@ func TestLockHeldByAnotherProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
-	s, err := Open(dir, checkConfig("k"), log.NewNopLogger())
+	s, err := Open(dir, map[string]int{"data": 1}, log.NewNopLogger())
 	if err != nil {
 		t.Fatalf("after the other process was killed: %v", err)
 	}
@@ -124,7 +124,7 @@ func TestUnlockableDirectoryIsAWarning(t *testing.T) {
 		t.Fatal(err)
 	}
 	logs := &testtool.LogBuffer{}
-	s, err := Open(path, checkConfig("k"), log.NewLogfmtLogger(logs))
+	s, err := Open(path, map[string]int{"data": 1}, log.NewLogfmtLogger(logs))
 	if err != nil || s == nil {
 		t.Fatalf("Open: %v, %v", s, err)
 	}

@@ -69,7 +69,7 @@ func (r *restartRig) start(yml, token string) *running {
 	r.t.Helper()
 	logs := &testtool.LogBuffer{}
 	logger := log.NewLogfmtLogger(logs)
-	store := state.OpenStore(r.dir, logger)
+	store := collector.NewStore(state.OpenStore(r.dir, logger), logger)
 	reg := prometheus.NewRegistry()
 	pool := upstream.NewPool(reg, r.clock.Now, logger)
 	opts := collector.Options{Clock: r.clock, Clients: pool, Store: store, SaveInterval: r.every}

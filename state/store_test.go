@@ -11,20 +11,16 @@ import (
 
 	"github.com/go-kit/log"
 
-	"github.com/onchain-exporter/onchain_exporter/config"
-	"github.com/onchain-exporter/onchain_exporter/expand"
 	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
-	"github.com/onchain-exporter/onchain_exporter/schedule"
 )
 
 // FuzzStateDecode: whatever a file holds, Decode either refuses it or
-// returns what the exporter may use: counters not negative, no null
-// listing answer, delays the Book takes, and a File that writes and reads
-// back. (What the collector does with a decoded tuple is fuzzed in
-// package collector: FuzzRestoredState.)
+// returns a File that writes and reads back the same: no part null, the
+// same tuples' entries. (What the owners do with the parts is fuzzed in
+// package collector: FuzzLoadState, FuzzRestoredState.)
 func FuzzStateDecode(f *testing.F) {
 	f.Add([]byte(`{"version":3,"api":"data","account":"x","tuples":{"k":{"digest":"d","state":{"samples":[{"field":{"Name":"a","Scale":1},"names":["l"],"values":["v"],"value":"+Inf"}],"polls":-3,"failures":-1}}},"delays":{"k":{"first":1,"depth":-5}},"lists":{"/p":null,"/q":{"rows":[{"a":1}]}}}`))
-	f.Add([]byte(`{"version":3,"api":"data"}`))
+	f.Add([]byte(`{"version":3,"api":"data","tuples":null,"pauses":null}`))
 	f.Add([]byte(`{"version":1}`))
 	f.Add([]byte(``))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -32,19 +28,11 @@ func FuzzStateDecode(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for k, saved := range sf.Tuples {
-			if saved.State.Failures < 0 || saved.State.Polls < 0 {
-				t.Errorf("tuple %q: failures %d, polls %d after decoding", k, saved.State.Failures, saved.State.Polls)
+		for name, part := range map[string]json.RawMessage{"delays": sf.Delays, "pauses": sf.Pauses, "lists": sf.Lists, "budget": sf.Budget} {
+			if string(part) == "null" {
+				t.Errorf("%s is null after decoding", name)
 			}
 		}
-		for k, l := range sf.Lists {
-			if l == nil {
-				t.Errorf("listing answer %q is null after decoding", k)
-			}
-		}
-		b := schedule.NewBook(nil)
-		b.Restore(sf.Delays)
-		b.Snapshot()
 		again, err := json.Marshal(sf)
 		if err != nil {
 			t.Fatalf("a decoded file does not encode: %v", err)
@@ -53,8 +41,14 @@ func FuzzStateDecode(f *testing.F) {
 		if err != nil {
 			t.Fatalf("a decoded file, written again, does not decode: %v\n%s", err, again)
 		}
-		if len(back.Tuples) != len(sf.Tuples) || len(back.Lists) != len(sf.Lists) {
-			t.Errorf("written again: %d tuples and %d lists, were %d and %d", len(back.Tuples), len(back.Lists), len(sf.Tuples), len(sf.Lists))
+		if len(back.Tuples) != len(sf.Tuples) {
+			t.Errorf("written again: %d tuples, were %d", len(back.Tuples), len(sf.Tuples))
+		}
+		for k, e := range sf.Tuples {
+			var a, b any
+			if json.Unmarshal(e, &a) != nil || json.Unmarshal(back.Tuples[k], &b) != nil {
+				t.Errorf("tuple %q: not JSON after a round trip", k)
+			}
 		}
 	})
 }
@@ -85,46 +79,53 @@ func TestStateFileThatIsNotAFileIsIgnored(t *testing.T) {
 	}
 }
 
-// A file is handed over once, to an API section of the account it was
-// saved for; its listing answers go to the Cache, for that account.
+// A file's parts are handed back once each, to an API section of the
+// account it was saved for: the tuples asked for with its learned delays
+// and day's count (Take), its pauses (Pauses), its listing answers with
+// their account (Lists).
 func TestTakeOnceForTheSameAccount(t *testing.T) {
 	dir := t.TempDir()
-	s := OpenStore(dir, log.NewNopLogger())
-	f := NewFile(config.APIData, "acct")
-	f.Put(hourTuple("k"), Tuple{OK: true})
-	f.Lists = map[string]*expand.Answer{"/p": {Rows: []map[string]any{{"a": "b"}}, At: now}}
-	s.Write(config.APIData, f)
+	OpenStore(dir, log.NewNopLogger()).Write("data", sampleFile())
 
 	logs := &testtool.LogBuffer{}
 	other := OpenStore(dir, log.NewLogfmtLogger(logs))
-	if got := other.Take(&config.API{Name: config.APIData}, "another"); got != nil {
+	if p := other.Pauses("data", "another"); p != nil {
+		t.Errorf("another account has the pauses %s", p)
+	}
+	if got := other.Take("data", "another", nil); got != nil {
 		t.Errorf("another account took the file: %+v", got)
 	}
 	if !strings.Contains(logs.String(), "address, auth or credential changed") || !strings.Contains(logs.String(), filepath.Join(dir, "data.json")) {
 		t.Errorf("no warning naming the file of another account:\n%s", logs)
 	}
-	if l := other.Lists(config.APIData, "another"); l != nil {
-		t.Errorf("another account's file has the listing answers %v", l)
-	}
 
 	same := OpenStore(dir, log.NewNopLogger())
-	if l := same.Lists(config.APIData, "acct"); l["/p"] == nil || !l["/p"].At.Equal(now) {
-		t.Errorf("listing answers of the account after a restart: %v", l)
+	if account, l := same.Lists("data"); account != "acct" || !strings.Contains(string(l), `"/p"`) {
+		t.Errorf("listing answers after a restart: %q, %s", account, l)
 	}
-	got := same.Take(&config.API{Name: config.APIData, Tuples: []*config.Tuple{hourTuple("k")}}, "acct")
+	if _, l := same.Lists("data"); l != nil {
+		t.Errorf("listing answers handed back twice: %s", l)
+	}
+	if p := same.Pauses("data", "acct"); !strings.Contains(string(p), "until") {
+		t.Errorf("pauses of the account: %s", p)
+	}
+	if p := same.Pauses("data", "acct"); p != nil {
+		t.Errorf("pauses handed back twice: %s", p)
+	}
+	got := same.Take("data", "acct", func(key string) bool { return key == "k" })
 	if got == nil {
 		t.Fatal("the file was not handed over to its account")
 	}
-	if s, ok := got.Tuple(hourTuple("k"), now); !ok || !s.OK {
-		t.Errorf("the saved tuple: %+v, %v", s, ok)
+	if len(got.Tuples) != 1 || !strings.Contains(string(got.Tuples["k"]), `"polls":2`) || got.Delays == nil || got.Budget == nil {
+		t.Errorf("handed over: tuples %v, delays %s, budget %s", got.Tuples, got.Delays, got.Budget)
 	}
-	if got.Lists != nil {
-		t.Errorf("the file handed over still holds its lists (the Cache holds them): %v", got.Lists)
+	if got.Lists != nil || got.Pauses != nil {
+		t.Errorf("the file handed over still holds its lists or pauses (handed back apart): %s, %s", got.Lists, got.Pauses)
 	}
-	if again := same.Take(&config.API{Name: config.APIData}, "acct"); again != nil {
+	if again := same.Take("data", "acct", nil); again != nil {
 		t.Error("the file was handed over twice")
 	}
-	if none := same.Take(&config.API{Name: config.APIIndicator}, "acct"); none != nil {
+	if none := same.Take("indicator", "acct", nil); none != nil {
 		t.Error("an API without a file was handed one")
 	}
 }
@@ -134,27 +135,27 @@ func TestWriteWhenChanged(t *testing.T) {
 	dir := t.TempDir()
 	s := OpenStore(dir, log.NewNopLogger())
 	path := filepath.Join(dir, "data.json")
-	f := NewFile(config.APIData, "acct")
-	f.Put(hourTuple("k"), Tuple{Failures: 1})
-	s.Write(config.APIData, f)
+	f := NewFile("data", "acct")
+	f.Tuples["k"] = json.RawMessage(`{"state":{"failures":1}}`)
+	s.Write("data", f)
 	if _, err := os.Stat(path); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	s.Write(config.APIData, f)
+	s.Write("data", f)
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Errorf("an unchanged file was written again: %v", err)
 	}
-	f.Put(hourTuple("k"), Tuple{Failures: 2})
-	s.Write(config.APIData, f)
+	f.Tuples["k"] = json.RawMessage(`{"state":{"failures":2}}`)
+	s.Write("data", f)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := Decode(data, config.APIData)
-	if err != nil || back.Tuples["k"].State.Failures != 2 {
+	back, err := Decode(data, "data")
+	if err != nil || string(back.Tuples["k"]) != `{"state":{"failures":2}}` {
 		t.Errorf("the changed file reads back as %+v, %v", back, err)
 	}
 	entries, _ := os.ReadDir(dir)
@@ -179,7 +180,7 @@ func TestOversizedFileIsIgnored(t *testing.T) {
 	if !strings.Contains(logs.String(), "more than a state file holds") {
 		t.Errorf("no warning about the size:\n%s", logs)
 	}
-	if f := s.Take(&config.API{Name: config.APIData}, ""); f != nil {
+	if f := s.Take("data", "", nil); f != nil {
 		t.Errorf("an oversized file was handed over: %+v", f)
 	}
 }
@@ -189,18 +190,31 @@ func TestNilStoreKeepsNothing(t *testing.T) {
 	if s := OpenStore("", log.NewNopLogger()); s != nil {
 		t.Fatalf("OpenStore without a directory: %v", s)
 	}
+	if s, err := Open("", map[string]int{"data": 1}, log.NewNopLogger()); s != nil || err != nil {
+		t.Fatalf("Open without a directory: %v, %v", s, err)
+	}
 	var s *Store
 	s.LockSaves()
-	s.Write(config.APIData, NewFile(config.APIData, "acct"))
+	s.Write("data", NewFile("data", "acct"))
 	s.UnlockSaves()
-	s.RestorePauses(nil)
-	if f := s.Take(&config.API{Name: config.APIData}, "acct"); f != nil {
+	s.Dropped("data", []Problem{{"x", "y"}})
+	s.ReservationIgnored("data", os.ErrInvalid)
+	if f := s.Take("data", "acct", nil); f != nil {
 		t.Errorf("Take: %v", f)
 	}
-	if l := s.Lists(config.APIData, "acct"); l != nil {
-		t.Errorf("Lists: %v", l)
+	if p := s.Pauses("data", "acct"); p != nil {
+		t.Errorf("Pauses: %s", p)
 	}
-	if c := s.Cache(); c != nil {
-		t.Errorf("Cache: %v", c)
+	if _, l := s.Lists("data"); l != nil {
+		t.Errorf("Lists: %s", l)
+	}
+	if r := s.TakeReservation("data", "acct"); r != nil || s.Keeps() {
+		t.Errorf("TakeReservation: %s, Keeps %v", r, s.Keeps())
+	}
+	if err := s.Reserve("data", "acct", json.RawMessage(`{}`)); err == nil {
+		t.Error("a nil Store reserved calls")
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("Close: %v", err)
 	}
 }
