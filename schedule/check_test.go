@@ -1,0 +1,103 @@
+package schedule
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A plan taken back (Outcome.Restored) further ahead than the policy ever
+// plans the series is due at once, the rest of it kept; one within that
+// stands. Every plan the policy itself makes, a pause of MaxPause
+// included, is within it: a restart never undoes a plan it made.
+func TestRestoredPlanBeyondTheHorizonIsDueAtOnce(t *testing.T) {
+	now := time.Date(2026, 11, 20, 16, 30, 0, 0, time.UTC) // a Friday
+	p := &Default
+	for _, s := range []Series{
+		{ID: "hour", Window: "hour", W: time.Hour},
+		{ID: "day", Window: "day", W: 24 * time.Hour},
+		{ID: "coarse", Window: "day", W: 24 * time.Hour, Factor: 3},
+		{ID: "ttl", CacheTTL: 3 * 24 * time.Hour},
+		{ID: "trading days", W: 24 * time.Hour, Skip: 1<<time.Saturday | 1<<time.Sunday},
+		{ID: "block", Window: "block"},
+	} {
+		s.Newest = now.Add(-time.Minute).Truncate(max(s.W, time.Second))
+		var made []time.Time
+		_, pl := p.Next(Known{Key: p.fresh(s.W)}, s, Plan{}, Outcome{PrevNewest: s.Newest.Add(-s.W)}, now)
+		made = append(made, pl.Next)
+		for _, f := range []Failure{{Hold: p.MaxPause}, {PauseUntil: now.Add(p.MaxPause)}, {RetryAfter: p.MaxPause}} {
+			_, e := p.Next(Known{Key: p.fresh(s.W)}, s, Plan{}, Outcome{Err: &f}, now)
+			made = append(made, e.Next)
+		}
+		h := p.horizon(s, now)
+		for _, next := range made {
+			if next.After(h) {
+				t.Errorf("%s: the policy plans %v, beyond its horizon %v", s.ID, next, h)
+			}
+		}
+		within := Plan{Next: h, Polls: 2, Due: time.Minute}
+		if _, got := p.Next(Known{}, s, within, Outcome{Restored: true}, now); got != within {
+			t.Errorf("%s: a plan at the horizon (%v) became %+v", s.ID, h, got)
+		}
+		beyond := Plan{Next: h.Add(time.Second), Polls: 2, Due: time.Minute}
+		_, got := p.Next(Known{}, s, beyond, Outcome{Restored: true}, now)
+		if want := (Plan{Next: now, Polls: 2, Due: time.Minute}); got != want {
+			t.Errorf("%s: a plan beyond the horizon (%v) became %+v, want it due at once, the rest kept", s.ID, h, got)
+		}
+	}
+}
+
+// A plan taken back teaches a key nothing: the Book makes no estimate for
+// it, and what it knows stays as it was.
+func TestRestoredPlanLeavesTheBook(t *testing.T) {
+	b := NewBook(nil)
+	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	s := Series{ID: "k", Window: "hour", W: time.Hour, Newest: now.Add(-time.Hour)}
+	pl, siblings := b.Next("data /p hour", s, Plan{Next: now.Add(time.Hour)}, Outcome{Restored: true}, now)
+	if !pl.Next.Equal(now.Add(time.Hour)) || siblings {
+		t.Errorf("plan %+v, siblings %v", pl, siblings)
+	}
+	if n := len(b.Snapshot()); n != 0 {
+		t.Errorf("the Book holds %d estimates after a plan was taken back", n)
+	}
+}
+
+// An estimate or a plan taken back with a number the schedule never
+// makes is refused, naming the number; one it makes is taken.
+func TestChecksOfWhatIsTakenBack(t *testing.T) {
+	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	good := Estimate{First: 5 * time.Minute, Depth: time.Minute, Credit: 1, Rows: 3, Seen: now.Add(-time.Hour)}
+	if err := good.Check(time.Hour, now); err != nil {
+		t.Errorf("a good estimate: %v", err)
+	}
+	for _, tc := range []struct {
+		name, problem string
+		change        func(*Estimate)
+	}{
+		{"first of 9e18 ns", "learned first 2562047h47m16.854775807s is beyond 4h0m0s", func(e *Estimate) { e.First = math.MaxInt64 }},
+		{"negative depth", "learned depth -5h0m0s is beyond 4h0m0s", func(e *Estimate) { e.Depth = -5 * time.Hour }},
+		{"credit of 1e300", "credit 1e+300 is not a number the schedule keeps", func(e *Estimate) { e.Credit = 1e300 }},
+		{"negative rows", "a count (-1) is not between 0 and 1000000", func(e *Estimate) { e.Rows = -1 }},
+		{"row seen in 9999", "seen 9999-12-31T23:00:00Z is more than 1h0m0s ahead", func(e *Estimate) { e.Seen = time.Date(9999, 12, 31, 23, 0, 0, 0, time.UTC) }},
+		{"leader before 1970", "leader_at 1969-12-31T00:00:00Z is before 1970", func(e *Estimate) { e.LeaderAt = time.Date(1969, 12, 31, 0, 0, 0, 0, time.UTC) }},
+	} {
+		e := good
+		tc.change(&e)
+		if err := e.Check(time.Hour, now); err == nil || !strings.Contains(err.Error(), tc.problem) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.problem)
+		}
+	}
+	// Without a known spacing (block, no window), a day bounds the delays.
+	if err := (&Estimate{First: 23 * time.Hour}).Check(0, now); err != nil {
+		t.Errorf("a delay of 23 h without a spacing: %v", err)
+	}
+	if err := (&Plan{Due: 5 * time.Minute, Polls: 2}).Check(time.Hour); err != nil {
+		t.Errorf("a good plan: %v", err)
+	}
+	for _, pl := range []Plan{{Due: math.MaxInt64}, {Missed: -5 * time.Hour}, {Polls: -1}, {Polls: math.MaxInt}} {
+		if err := pl.Check(time.Hour); err == nil {
+			t.Errorf("plan %+v taken", pl)
+		}
+	}
+}
