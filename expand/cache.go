@@ -9,7 +9,7 @@ import (
 )
 
 // Store is what keeps the listing answers across restarts, and the
-// pauses a list call must respect at start: a state.Store, which
+// pauses a list call must respect at start: a collector.Store, which
 // writes them in each API's state file under --storage.path. Its methods
 // accept a nil receiver, which keeps nothing.
 type Store interface {
@@ -30,7 +30,7 @@ type Answer struct {
 
 // Cache holds the answers of the listing endpoints: the only copy of them
 // in memory. Expansion reads it and puts there what it fetched; a Store
-// (state.Store) fills it at start with the answers the last run saved
+// (collector.Store) fills it at start with the answers the last run saved
 // and writes from it at every save, so that what a restart reuses is
 // what this run read. Every Expander given the same Store shares its
 // Cache.

@@ -92,7 +92,7 @@ type Options struct {
 	// scrapes; nil builds a pool of the Expander's own.
 	Clients *upstream.Pool
 	// Store keeps listing answers and pauses across restarts
-	// (a state.Store): the Expander reads and fills its Cache. Nil
+	// (a collector.Store): the Expander reads and fills its Cache. Nil
 	// keeps nothing; the Expander then has a Cache of its own.
 	Store Store
 }
