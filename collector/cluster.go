@@ -175,6 +175,7 @@ func (c *apiCollector) adopt(row peerRow) {
 	}
 	prevNewest := st.Newest
 	st.Tuple = row.State
+	c.sched.restored(st, c.clk.Now()) // a peer's clock may be wrong too
 	if !st.rebuild(c.fams) {
 		c.mu.Unlock()
 		return

@@ -275,8 +275,8 @@ func (s *apiSchedule) afterError(st *tupleState, e *upstream.Error, now time.Tim
 }
 
 // restored has the policy judge the plan of a tuple taken back from a
-// state file: one further ahead than it ever plans (a wrong clock, an
-// altered file) is due at once.
+// state file or a peer: one further ahead than it ever plans (a wrong
+// clock, an altered file) is due at once.
 func (s *apiSchedule) restored(st *tupleState, now time.Time) {
 	s.next(st, schedule.Outcome{Restored: true}, now)
 }
