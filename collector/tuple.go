@@ -75,10 +75,6 @@ func digest(t *config.Tuple) string {
 	return hex.EncodeToString(sum[:12])
 }
 
-// maxSpacing bounds the spacing of a tuple's rows: block rows of the
-// slowest chain are minutes apart, day rows a day.
-const maxSpacing = 31 * 24 * time.Hour
-
 // maxFailures bounds the count of failures in a row taken back: the
 // exporter counts them in ones, never near this.
 const maxFailures = 1_000_000
@@ -96,8 +92,8 @@ func (s *Tuple) check(t *config.Tuple, now time.Time) error {
 	if s.Block != nil && *s.Block < 0 {
 		return fmt.Errorf("block height %v is not a block", *s.Block)
 	}
-	if s.Interval < 0 || s.Interval > maxSpacing {
-		return fmt.Errorf("row spacing %v is not between 0 and %v", s.Interval, maxSpacing)
+	if s.Interval < 0 || s.Interval > schedule.MaxSpacing {
+		return fmt.Errorf("row spacing %v is not between 0 and %v", s.Interval, schedule.MaxSpacing)
 	}
 	if s.Failures < 0 || s.Failures > maxFailures {
 		return fmt.Errorf("failures %d is not between 0 and %d", s.Failures, maxFailures)

@@ -79,12 +79,6 @@ func (b *Book) put(key, id string, k Known) {
 // found, the key's series found to publish apart): those that wait for a
 // row may then be due sooner (SiblingFound).
 func (b *Book) Next(key string, s Series, pl Plan, o Outcome, now time.Time) (Plan, bool) {
-	if o.Restored {
-		// A plan taken back teaches the key nothing: no estimate is
-		// read or made.
-		_, pl = b.p.Next(Known{}, s, pl, o, now)
-		return pl, false
-	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	k := b.take(key, s.ID, s.W)

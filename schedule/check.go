@@ -15,6 +15,11 @@ import (
 // from the future.
 const ClockSkew = 10 * time.Minute
 
+// MaxSpacing bounds the spacing of a series' rows taken back: block rows
+// of the slowest chain are minutes apart, day rows a day, a monthly
+// series' a month.
+const MaxSpacing = 31 * 24 * time.Hour
+
 // maxCount bounds the counters taken back (polls, rows, misses): the
 // schedule counts them in ones, never near this.
 const maxCount = 1_000_000
@@ -58,6 +63,8 @@ func (pl *Plan) Check(w time.Duration) error {
 		return fmt.Errorf("polls %d is not between 0 and %d", pl.Polls, maxCount)
 	case pl.Due < -d || pl.Due > d || pl.Missed < -d || pl.Missed > d:
 		return fmt.Errorf("planned offsets (due %v, missed %v) are beyond %v", pl.Due, pl.Missed, d)
+	case pl.Spacing < 0 || pl.Spacing > MaxSpacing:
+		return fmt.Errorf("planned spacing %v is not between 0 and %v", pl.Spacing, MaxSpacing)
 	}
 	return nil
 }

@@ -20,6 +20,7 @@ func TestRestoredPlanBeyondTheHorizonIsDueAtOnce(t *testing.T) {
 		{ID: "coarse", Window: "day", W: 24 * time.Hour, Factor: 3},
 		{ID: "ttl", CacheTTL: 3 * 24 * time.Hour},
 		{ID: "trading days", W: 24 * time.Hour, Skip: 1<<time.Saturday | 1<<time.Sunday},
+		{ID: "late for days", W: time.Hour, MaxWait: 72 * time.Hour},
 		{ID: "block", Window: "block"},
 	} {
 		s.Newest = now.Add(-time.Minute).Truncate(max(s.W, time.Second))
@@ -36,30 +37,38 @@ func TestRestoredPlanBeyondTheHorizonIsDueAtOnce(t *testing.T) {
 				t.Errorf("%s: the policy plans %v, beyond its horizon %v", s.ID, next, h)
 			}
 		}
-		within := Plan{Next: h, Polls: 2, Due: time.Minute}
+		within := Plan{Next: h, Polls: 2, Due: time.Minute, Spacing: s.W}
 		if _, got := p.Next(Known{}, s, within, Outcome{Restored: true}, now); got != within {
 			t.Errorf("%s: a plan at the horizon (%v) became %+v", s.ID, h, got)
 		}
-		beyond := Plan{Next: h.Add(time.Second), Polls: 2, Due: time.Minute}
+		beyond := Plan{Next: h.Add(time.Second), Polls: 2, Due: time.Minute, Spacing: s.W}
 		_, got := p.Next(Known{}, s, beyond, Outcome{Restored: true}, now)
-		if want := (Plan{Next: now, Polls: 2, Due: time.Minute}); got != want {
+		if want := (Plan{Next: now, Polls: 2, Due: time.Minute, Spacing: s.W}); got != want {
 			t.Errorf("%s: a plan beyond the horizon (%v) became %+v, want it due at once, the rest kept", s.ID, h, got)
 		}
 	}
 }
 
-// A plan taken back teaches a key nothing: the Book makes no estimate for
-// it, and what it knows stays as it was.
+// A plan taken back teaches a key nothing: what the Book learned of it
+// stays as it was.
 func TestRestoredPlanLeavesTheBook(t *testing.T) {
 	b := NewBook(nil)
-	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
-	s := Series{ID: "k", Window: "hour", W: time.Hour, Newest: now.Add(-time.Hour)}
-	pl, siblings := b.Next("data /p hour", s, Plan{Next: now.Add(time.Hour)}, Outcome{Restored: true}, now)
-	if !pl.Next.Equal(now.Add(time.Hour)) || siblings {
-		t.Errorf("plan %+v, siblings %v", pl, siblings)
+	st := newTuple(b, "k", "/p", "hour")
+	start := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	now := start.Add(17 * time.Minute)
+	for range 5 {
+		prev := st.Newest
+		st.Newest = now.Truncate(time.Hour).Add(-time.Hour)
+		now = st.success(prev, now)
 	}
-	if n := len(b.Snapshot()); n != 0 {
-		t.Errorf("the Book holds %d estimates after a plan was taken back", n)
+	learned := b.Snapshot()
+	next := st.Plan.Next
+	pl, siblings := b.Next(st.key, st.Series, st.Plan, Outcome{Restored: true}, now.Add(-time.Minute))
+	if !pl.Next.Equal(next) || siblings {
+		t.Errorf("plan %+v, siblings %v; want the plan for %v kept", pl, siblings, next)
+	}
+	if after := b.Snapshot(); len(after) != len(learned) || after[st.key] != learned[st.key] {
+		t.Errorf("the Book changed: %+v, was %+v", after, learned)
 	}
 }
 
@@ -95,7 +104,7 @@ func TestChecksOfWhatIsTakenBack(t *testing.T) {
 	if err := (&Plan{Due: 5 * time.Minute, Polls: 2}).Check(time.Hour); err != nil {
 		t.Errorf("a good plan: %v", err)
 	}
-	for _, pl := range []Plan{{Due: math.MaxInt64}, {Missed: -5 * time.Hour}, {Polls: -1}, {Polls: math.MaxInt}} {
+	for _, pl := range []Plan{{Due: math.MaxInt64}, {Missed: -5 * time.Hour}, {Polls: -1}, {Polls: math.MaxInt}, {Spacing: -time.Hour}, {Spacing: math.MaxInt64}} {
 		if err := pl.Check(time.Hour); err == nil {
 			t.Errorf("plan %+v taken", pl)
 		}
