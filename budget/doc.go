@@ -10,7 +10,7 @@
 // day (Forecast, printed by --config.check), and the metric families the
 // refresh engine sets from them (Metrics).
 //
-// Everything here is pure: no I/O (a Reserver, given by package state,
-// does the writing), no goroutines, and the time is passed in. Budget is
-// safe for concurrent use; the rest are values.
+// Everything here is pure: no I/O (a Reserver, given by collector.Store,
+// writes through package state), no goroutines, and the time is passed
+// in. Budget is safe for concurrent use; the rest are values.
 package budget
