@@ -3,6 +3,7 @@ package collector
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -188,7 +189,7 @@ func (s *Store) take(a *config.API, account string, now time.Time) *savedAPI {
 	drop := func(entry string, err string) { bad = append(bad, state.Problem{Entry: entry, Err: err}) }
 	for _, k := range slices.Sorted(maps.Keys(f.Tuples)) {
 		switch t, err := takeSaved(f.Tuples[k], tuples[k], now); {
-		case err == errNotThisTuple:
+		case errors.Is(err, errNotThisTuple):
 		case err != nil:
 			drop("tuples."+k, err.Error())
 		default:
