@@ -1,9 +1,7 @@
 package collector
 
 import (
-	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -25,28 +23,14 @@ type env struct {
 	reg   *prometheus.Registry
 }
 
-// newEnv starts the fake upstream and an exporter on the config in yml,
-// where {{URL}} stands for the fake's address and token_env T holds the
-// fake's credential.
+// newEnv starts the fake upstream (testtool.StartFake) and an exporter
+// on the config in yml, where {{URL}} stands for the fake's address and
+// token_env T holds the fake's credential.
 func newEnv(t *testing.T, yml string, fo fakeapi.Options) *env {
 	t.Helper()
-	c := newClock()
-	if fo.Now == nil {
-		fo.Now = c.Now
-	}
-	if fo.DataToken == "" {
-		fo.DataToken = testToken
-	}
-	fake := fakeapi.New(fo)
-	srv := httptest.NewServer(fake)
-	t.Cleanup(srv.Close)
-	e := &env{t: t, clock: c, fake: fake, srv: srv, reg: prometheus.NewRegistry()}
-	exp, err := New(e.parse(yml), log.NewNopLogger(), e.reg, Options{Clock: c, IdleAfter: neverIdle})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(exp.Close)
-	e.exp = exp
+	u := testtool.StartFake(t, fo)
+	e := envOn(t, u.Clock, u.Srv, yml)
+	e.fake = u.Fake
 	return e
 }
 
@@ -64,38 +48,24 @@ func envOn(t *testing.T, c *fakeapi.SimClock, srv *httptest.Server, yml string) 
 	return e
 }
 
-// parse loads yml against the env's fake, unexpanded.
+// parse loads yml against the env's upstream, unexpanded.
 func (e *env) parse(yml string) *config.Config {
 	e.t.Helper()
-	cfg, err := config.Parse("test.yml", []byte(strings.ReplaceAll(yml, "{{URL}}", e.srv.URL)), func(string) string { return testToken })
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return cfg
+	return testtool.Config(e.t, e.srv.URL, yml)
 }
 
 // scrape serves one /metrics request, once the engines have done what is
 // due at the clock's time, and returns the body.
 func (e *env) scrape(timeout string) string {
 	e.t.Helper()
-	e.exp.Settle()
-	return e.serve(timeout)
+	return testtool.Scrape(e.t, e.exp, timeout)
 }
 
 // serve serves one /metrics request at once, whatever the engines are
 // doing, and returns the body.
 func (e *env) serve(timeout string) string {
 	e.t.Helper()
-	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
-	if timeout != "" {
-		req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", timeout)
-	}
-	rec := httptest.NewRecorder()
-	e.exp.ServeHTTP(rec, req)
-	if rec.Code != http.StatusOK {
-		e.t.Fatalf("scrape: HTTP %d: %s", rec.Code, rec.Body.String())
-	}
-	return rec.Body.String()
+	return testtool.Serve(e.t, e.exp, timeout)
 }
 
 // neverIdle keeps an engine calling upstream however far a test moves

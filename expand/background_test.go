@@ -68,11 +68,7 @@ func maintained(t *testing.T, x *expand.Expander, exp *collector.Exporter, cfg *
 // until polls cond for up to five seconds.
 func until(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("after 5 s: %s", what)
-		}
-	}
+	testtool.Until(t, 5*time.Second, what, cond)
 }
 
 // With every list failing, expansion is no error: the entry that needs no
@@ -85,10 +81,10 @@ func TestExpansionWaitsForTheUpstream(t *testing.T) {
 	if len(stablecoins) < 3 || len(equities) < 3 {
 		t.Fatalf("the fake lists too little: %v, %v", stablecoins, equities)
 	}
-	e.fake.SetFault("", fakeapi.Fault{Kind: fakeapi.InvalidJSON})
+	e.Fake.SetFault("", fakeapi.Fault{Kind: fakeapi.InvalidJSON})
 
 	logs := &testtool.LogBuffer{}
-	x := expand.New(log.NewLogfmtLogger(logs), expand.Options{Now: e.clock.Now})
+	x := expand.New(log.NewLogfmtLogger(logs), expand.Options{Now: e.Clock.Now})
 	cfg, err := x.Expand(context.Background(), e.parse(waitConfig))
 	if err != nil {
 		t.Fatal(err)
@@ -113,20 +109,14 @@ onchain_exporter_expansion_success{api="indicator"} 0
 	}
 
 	// The exporter serves on it, empty sections included.
-	e.exp.Close()
-	e.reg = prometheus.NewRegistry()
-	e.reg.MustRegister(x)
-	if e.exp, err = collector.New(cfg, log.NewNopLogger(), e.reg, collector.Options{Clock: e.clock}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.exp.Close)
+	e.serve(cfg, x)
 	body := e.scrape("5")
 	if valueOf(body, `onchain_exporter_tuples{api="indicator"}`) != "0" || valueOf(body, `onchain_exporter_expansion_success{api="data"}`) != "0" {
 		t.Errorf("first scrape:\n%s", strings.Join(lines(body, "onchain_exporter_tuples", "onchain_exporter_expansion"), "\n"))
 	}
 
 	safe := maintained(t, x, e.exp, cfg)
-	until(t, "no retries while the lists fail", func() bool { return e.fake.CallsFor("/consensus/assets") >= 4 })
+	until(t, "no retries while the lists fail", func() bool { return e.Fake.CallsFor("/consensus/assets") >= 4 })
 	if got := safe.Get(); len(got.Tuples) != 1 {
 		t.Errorf("%d tuples in force while the lists fail", len(got.Tuples))
 	}
@@ -134,7 +124,7 @@ onchain_exporter_expansion_success{api="indicator"} 0
 		t.Errorf("%d warnings for the indicator API's failures; want one for the outage, not one per retry", n)
 	}
 
-	e.fake.ClearFaults()
+	e.Fake.ClearFaults()
 	until(t, "the lists answer, but the expansion is not put in force", func() bool {
 		return len(safe.Get().Tuples) == 1+len(stablecoins)+len(equities)+1
 	})
@@ -154,7 +144,7 @@ onchain_exporter_expansion_last_success_timestamp_seconds{api="indicator"} %[1]d
 onchain_exporter_expansion_success{api="consensus"} 1
 onchain_exporter_expansion_success{api="data"} 1
 onchain_exporter_expansion_success{api="indicator"} 1
-`, e.clock.Now().Unix())
+`, e.Clock.Now().Unix())
 	if err := testutil.CollectAndCompare(x, strings.NewReader(up)); err != nil {
 		t.Error(err)
 	}
@@ -196,15 +186,15 @@ consensus:
       asset: [btc, dogecoin]
 `
 	e := newEnv(t, supplyConfig, fakeapi.Options{})
-	e.fake.SetFault("", fakeapi.Fault{Kind: fakeapi.InvalidJSON})
+	e.Fake.SetFault("", fakeapi.Fault{Kind: fakeapi.InvalidJSON})
 	logs := &testtool.LogBuffer{}
-	x := expand.New(log.NewLogfmtLogger(logs), expand.Options{Now: e.clock.Now})
+	x := expand.New(log.NewLogfmtLogger(logs), expand.Options{Now: e.Clock.Now})
 	cfg, err := x.Expand(context.Background(), e.parse(yml))
 	if err != nil || len(cfg.Tuples) != 1 {
 		t.Fatalf("start with the lists failing: %v", err)
 	}
 	safe := maintained(t, x, e.exp, cfg)
-	e.fake.ClearFaults()
+	e.Fake.ClearFaults()
 	until(t, "the data API's expansion is not put in force", func() bool { return len(safe.Get().Tuples) > 1 })
 	st := x.State()
 	if !st["data"].OK || st["data"].Waiting != 0 || st["consensus"].OK || st["consensus"].Waiting != 1 ||
@@ -238,13 +228,9 @@ func TestListedValuesArePathSegments(t *testing.T) {
 		http.NotFound(w, r)
 	}))
 	defer srv.Close()
-	yml := "indicator:\n  url: " + srv.URL + "\n  token_env: T\n  metrics:\n    - path: /api/equities/{equity}/pbr-band\n      equity: all\n"
-	cfg, err := config.Parse("test.yml", []byte(yml), func(string) string { return testToken })
-	if err != nil {
-		t.Fatal(err)
-	}
+	yml := "indicator:\n  url: {{URL}}\n  token_env: T\n  metrics:\n    - path: /api/equities/{equity}/pbr-band\n      equity: all\n"
 	logs := &testtool.LogBuffer{}
-	cfg, err = expand.New(log.NewLogfmtLogger(logs)).Expand(context.Background(), cfg)
+	cfg, err := expand.New(log.NewLogfmtLogger(logs)).Expand(context.Background(), testtool.Config(t, srv.URL, yml))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +250,7 @@ func TestListedValuesArePathSegments(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer exp.Close()
-	(&env{t: t, exp: exp}).scrape("5")
+	testtool.Scrape(t, exp, "5")
 	mu.Lock()
 	defer mu.Unlock()
 	if strings.Join(paths, " ") != strings.Join(want, " ") && strings.Join(paths, " ") != want[1]+" "+want[0] {
@@ -298,32 +284,26 @@ func TestExpansionBackoff(t *testing.T) {
 // upstream's fault: the file loads, the entries that need them wait, and
 // they go in as soon as the lists are good, without a restart or a reload.
 func TestEmptyListsAreNoConfigurationError(t *testing.T) {
-	fake := fakeapi.New(fakeapi.Options{DataToken: testToken, IndicatorToken: testToken})
 	var mu sync.Mutex
 	bad := true
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		b := bad
-		mu.Unlock()
-		switch {
-		case b && r.URL.Path == "/consensus/assets":
-			fmt.Fprint(w, `[]`)
-		case b && r.URL.Path == "/indicator/api/equities":
-			fmt.Fprint(w, `{"data":[{"name":"no id here"}]}`)
-		case b && r.URL.Path == "/v2/discovery/endpoints":
-			fmt.Fprint(w, `{"status":{"code":200},"result":{"data":[]}}`)
-		default:
-			fake.ServeHTTP(w, r)
-		}
-	}))
-	t.Cleanup(srv.Close)
-	parse := func() *config.Config {
-		cfg, err := config.Parse("test.yml", []byte(strings.ReplaceAll(waitConfig, "{{URL}}", srv.URL)), func(string) string { return testToken })
-		if err != nil {
-			t.Fatal(err)
-		}
-		return cfg
-	}
+	up := testtool.StartFake(t, fakeapi.Options{Now: time.Now, IndicatorToken: testToken}, func(fake http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			b := bad
+			mu.Unlock()
+			switch {
+			case b && r.URL.Path == "/consensus/assets":
+				fmt.Fprint(w, `[]`)
+			case b && r.URL.Path == "/indicator/api/equities":
+				fmt.Fprint(w, `{"data":[{"name":"no id here"}]}`)
+			case b && r.URL.Path == "/v2/discovery/endpoints":
+				fmt.Fprint(w, `{"status":{"code":200},"result":{"data":[]}}`)
+			default:
+				fake.ServeHTTP(w, r)
+			}
+		})
+	})
+	parse := func() *config.Config { return up.Config(t, waitConfig) }
 	logs := &testtool.LogBuffer{}
 	x := expand.New(log.NewLogfmtLogger(logs))
 	cfg, err := x.Expand(context.Background(), parse())

@@ -75,17 +75,17 @@ data:
         exchnge: okx
 `)
 	var aloneLogs testtool.LogBuffer
-	before := e.fake.CallsFor("/v1/discovery/endpoints")
+	before := e.Fake.CallsFor("/v1/discovery/endpoints")
 	out, err := expand.New(log.NewLogfmtLogger(&aloneLogs)).Expand(context.Background(), alone)
 	if err != nil || len(out.Tuples) != 1 {
 		t.Fatalf("expansion: %v, %d tuples", err, len(out.Tuples))
 	}
-	if n := aloneLogs.Count("level=warn", "does not list", "exchnge"); n != 1 || e.fake.CallsFor("/v1/discovery/endpoints") != before+1 {
-		t.Errorf("without all: %d warnings about exchnge, %d discovery calls:\n%s", n, e.fake.CallsFor("/v1/discovery/endpoints")-before, aloneLogs.String())
+	if n := aloneLogs.Count("level=warn", "does not list", "exchnge"); n != 1 || e.Fake.CallsFor("/v1/discovery/endpoints") != before+1 {
+		t.Errorf("without all: %d warnings about exchnge, %d discovery calls:\n%s", n, e.Fake.CallsFor("/v1/discovery/endpoints")-before, aloneLogs.String())
 	}
 	// A path of the catalog needs no discovery.
-	before = e.fake.CallsFor("/v1/discovery/endpoints")
-	if _, err := expand.New(log.NewNopLogger()).Expand(context.Background(), e.parse(supplyConfig)); err != nil || e.fake.CallsFor("/v1/discovery/endpoints") != before {
+	before = e.Fake.CallsFor("/v1/discovery/endpoints")
+	if _, err := expand.New(log.NewNopLogger()).Expand(context.Background(), e.parse(supplyConfig)); err != nil || e.Fake.CallsFor("/v1/discovery/endpoints") != before {
 		t.Errorf("a catalog path read discovery (%v)", err)
 	}
 }

@@ -12,9 +12,7 @@ import (
 	"time"
 
 	"github.com/go-kit/log"
-	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
 	"github.com/onchain-exporter/onchain_exporter/expand"
@@ -25,7 +23,7 @@ import (
 // listing asks the fake directly for a listing endpoint's rows.
 func listing(t *testing.T, e *env, path, rows string) []map[string]any {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, e.srv.URL+path, nil)
+	req, _ := http.NewRequest(http.MethodGet, e.Srv.URL+path, nil)
 	req.Header.Set("Authorization", "Bearer "+testToken)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -41,7 +39,7 @@ func listing(t *testing.T, e *env, path, rows string) []map[string]any {
 	for _, it := range node.([]any) {
 		out = append(out, it.(map[string]any))
 	}
-	e.fake.ResetCalls()
+	e.Fake.ResetCalls()
 	return out
 }
 
@@ -110,12 +108,12 @@ func TestExpandThroughDataDiscovery(t *testing.T) {
 	exchanges = slices.DeleteFunc(exchanges, func(ex string) bool { return ex == "all_exchange" || ex == "ftx" })
 
 	logs := &testtool.LogBuffer{}
-	x := expand.New(log.NewLogfmtLogger(logs), expand.Options{Now: e.clock.Now})
+	x := expand.New(log.NewLogfmtLogger(logs), expand.Options{Now: e.Clock.Now})
 	cfg, err := x.Expand(context.Background(), e.parse(discoveryConfig))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := e.fake.Calls("data"); got != 2 {
+	if got := e.Fake.Calls("data"); got != 2 {
 		t.Errorf("%d discovery calls, want one per version", got)
 	}
 	// exchange: all and exchange: binance meet on binance/day: kept once.
@@ -161,22 +159,22 @@ func TestExpandThroughDataDiscovery(t *testing.T) {
 
 	// Reused within the hour; fetched again after; the last good answer
 	// stands in when discovery fails.
-	if _, err := x.Expand(context.Background(), e.parse(discoveryConfig)); err != nil || e.fake.Calls("data") != 2 {
-		t.Errorf("second expansion within the hour: %v, %d calls", err, e.fake.Calls("data"))
+	if _, err := x.Expand(context.Background(), e.parse(discoveryConfig)); err != nil || e.Fake.Calls("data") != 2 {
+		t.Errorf("second expansion within the hour: %v, %d calls", err, e.Fake.Calls("data"))
 	}
 	goodAt := x.State()["data"].LastSuccess
-	if st := x.State()["data"]; !st.OK || st.LastError != "" || st.Waiting != 0 || !goodAt.Equal(e.clock.Now()) {
+	if st := x.State()["data"]; !st.OK || st.LastError != "" || st.Waiting != 0 || !goodAt.Equal(e.Clock.Now()) {
 		t.Errorf("state after good expansions: %+v", st)
 	}
-	e.clock.Add(61 * time.Minute)
-	e.fake.SetFault("data", fakeapi.Fault{Kind: fakeapi.Unauthorized})
+	e.Clock.Add(61 * time.Minute)
+	e.Fake.SetFault("data", fakeapi.Fault{Kind: fakeapi.Unauthorized})
 	again, err := x.Expand(context.Background(), e.parse(discoveryConfig))
 	if err != nil || len(again.Tuples) != want {
 		t.Errorf("with discovery failing after a good answer: %v (%d tuples)", err, len(again.Tuples))
 	}
 	// Both lists are asked for at once: the second may be on its way
 	// when the first is refused and the key paused.
-	if n := e.fake.Calls("data"); n < 3 || n > 4 || logs.Count("level=warn", "last good answer") != 2 {
+	if n := e.Fake.Calls("data"); n < 3 || n > 4 || logs.Count("level=warn", "last good answer") != 2 {
 		t.Errorf("%d calls, %d warnings: discovery must be tried, then its last answer used", n, logs.Count("level=warn", "last good answer"))
 	}
 	// Served from the last good lists, but failing: the retry goes on.
@@ -251,12 +249,12 @@ consensus:
 	for _, r := range listing(t, e, "/consensus/assets", "data") {
 		assets = append(assets, r["key"].(string))
 	}
-	cfg, err := expand.New(log.NewNopLogger(), expand.Options{Now: e.clock.Now}).Expand(context.Background(), e.parse(yml))
+	cfg, err := expand.New(log.NewNopLogger(), expand.Options{Now: e.Clock.Now}).Expand(context.Background(), e.parse(yml))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.fake.Calls("indicator") != 1 || e.fake.Calls("consensus") != 1 {
-		t.Errorf("calls: indicator %d, consensus %d; want one listing each", e.fake.Calls("indicator"), e.fake.Calls("consensus"))
+	if e.Fake.Calls("indicator") != 1 || e.Fake.Calls("consensus") != 1 {
+		t.Errorf("calls: indicator %d, consensus %d; want one listing each", e.Fake.Calls("indicator"), e.Fake.Calls("consensus"))
 	}
 	byKey := tupleKeys(cfg)
 	for _, eq := range equities {
@@ -282,20 +280,13 @@ consensus:
 		}
 	}
 
-	e.reg = prometheus.NewRegistry()
-	exp, err := collector.New(cfg, log.NewNopLogger(), e.reg, collector.Options{Clock: e.clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer exp.Close()
-	e.exp.Close()
-	e.exp = exp
+	e.serve(cfg)
 	body := e.scrape("10")
 	if seriesValue(body, "onchain_consensus_score", "asset", "btc") == "" || seriesValue(body, "onchain_consensus_score", "asset", "eth") == "" ||
 		strings.Contains(body, `asset="Bitcoin"`) || strings.Contains(body, `asset="bitcoin"`) {
 		t.Errorf("consensus series not labelled with the ticker:\n%s", strings.Join(lines(body, "onchain_consensus_score"), "\n"))
 	}
-	if n := e.fake.CallsFor("/consensus/consensus"); n != 2 || seriesValue(body, "onchain_exporter_query_success", "endpoint", "/consensus", "asset", "btc") != "1" {
+	if n := e.Fake.CallsFor("/consensus/consensus"); n != 2 || seriesValue(body, "onchain_exporter_query_success", "endpoint", "/consensus", "asset", "btc") != "1" {
 		t.Errorf("%d /consensus calls; the key must be what is sent and answered", n)
 	}
 	if n := len(lines(body, "onchain_equity_close_price")); n != len(equities) {
@@ -308,8 +299,8 @@ func TestExpandWithoutListsMakesNoCall(t *testing.T) {
 	e := newEnv(t, supplyConfig, fakeapi.Options{})
 	cfg := e.parse(supplyConfig)
 	got, err := expand.New(log.NewNopLogger()).Expand(context.Background(), cfg)
-	if err != nil || got != cfg || e.fake.Calls("data") != 0 {
-		t.Errorf("expanded = same %v, err %v, %d calls", got == cfg, err, e.fake.Calls("data"))
+	if err != nil || got != cfg || e.Fake.Calls("data") != 0 {
+		t.Errorf("expanded = same %v, err %v, %d calls", got == cfg, err, e.Fake.Calls("data"))
 	}
 }
 

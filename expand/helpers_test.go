@@ -1,9 +1,6 @@
 package expand_test
 
 import (
-	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/go-kit/log"
@@ -31,14 +28,13 @@ data:
       exchange: [binance, bybit]
 `
 
-// env is a running fake upstream and an exporter configured against it.
+// env is the fake upstream (testtool.Upstream: Clock, Fake, Srv) and an
+// exporter serving what is in force.
 type env struct {
-	t     *testing.T
-	clock *fakeapi.SimClock
-	fake  *fakeapi.Server
-	srv   *httptest.Server
-	exp   *collector.Exporter
-	reg   *prometheus.Registry
+	*testtool.Upstream
+	t   *testing.T
+	exp *collector.Exporter
+	reg *prometheus.Registry
 }
 
 // newEnv starts the fake upstream and an exporter on the config in yml,
@@ -46,34 +42,32 @@ type env struct {
 // fake's credential.
 func newEnv(t *testing.T, yml string, fo fakeapi.Options) *env {
 	t.Helper()
-	c := newClock()
-	if fo.Now == nil {
-		fo.Now = c.Now
-	}
-	if fo.DataToken == "" {
-		fo.DataToken = testToken
-	}
-	fake := fakeapi.New(fo)
-	srv := httptest.NewServer(fake)
-	t.Cleanup(srv.Close)
-	e := &env{t: t, clock: c, fake: fake, srv: srv, reg: prometheus.NewRegistry()}
-	exp, err := collector.New(e.parse(yml), log.NewNopLogger(), e.reg, collector.Options{Clock: c})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(exp.Close)
-	e.exp = exp
+	e := &env{Upstream: testtool.StartFake(t, fo), t: t}
+	e.serve(e.parse(yml))
 	return e
+}
+
+// serve puts an exporter on cfg in place of the env's, on a new registry
+// that holds cs beside it, as main serves an expansion.
+func (e *env) serve(cfg *config.Config, cs ...prometheus.Collector) {
+	e.t.Helper()
+	if e.exp != nil {
+		e.exp.Close()
+	}
+	e.reg = prometheus.NewRegistry()
+	e.reg.MustRegister(cs...)
+	exp, err := collector.New(cfg, log.NewNopLogger(), e.reg, collector.Options{Clock: e.Clock})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(exp.Close)
+	e.exp = exp
 }
 
 // parse loads yml against the env's fake, unexpanded.
 func (e *env) parse(yml string) *config.Config {
 	e.t.Helper()
-	cfg, err := config.Parse("test.yml", []byte(strings.ReplaceAll(yml, "{{URL}}", e.srv.URL)), func(string) string { return testToken })
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return cfg
+	return e.Config(e.t, yml)
 }
 
 // scrape serves one /metrics request, once the engines have done what is
@@ -81,17 +75,7 @@ func (e *env) parse(yml string) *config.Config {
 // the body.
 func (e *env) scrape(timeout string) string {
 	e.t.Helper()
-	e.exp.Settle()
-	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
-	if timeout != "" {
-		req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", timeout)
-	}
-	rec := httptest.NewRecorder()
-	e.exp.ServeHTTP(rec, req)
-	if rec.Code != http.StatusOK {
-		e.t.Fatalf("scrape: HTTP %d: %s", rec.Code, rec.Body.String())
-	}
-	return rec.Body.String()
+	return testtool.Scrape(e.t, e.exp, timeout)
 }
 
 // The exposition helpers and the fake's clock and credential are shared

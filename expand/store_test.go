@@ -83,9 +83,9 @@ func TestOneCacheOfListingAnswers(t *testing.T) {
 		logger := log.NewLogfmtLogger(logs)
 		store := collector.NewStore(state.OpenStore(dir, logger), logger)
 		reg := prometheus.NewRegistry()
-		pool := upstream.NewPool(reg, e.clock.Now, logger)
+		pool := upstream.NewPool(reg, e.Clock.Now, logger)
 		defer pool.Close()
-		x := expand.New(logger, expand.Options{Now: e.clock.Now, Clients: pool, Store: store})
+		x := expand.New(logger, expand.Options{Now: e.Clock.Now, Clients: pool, Store: store})
 		if x.ListCache() != store.Cache() || store.Cache() == nil {
 			t.Fatal("the Expander holds listing answers of its own beside the Store's")
 		}
@@ -96,7 +96,7 @@ func TestOneCacheOfListingAnswers(t *testing.T) {
 		if _, err := x.Expand(context.Background(), e.parse(storedConfig)); err != nil {
 			t.Fatal(err)
 		}
-		exp, err := collector.New(cfg, logger, reg, collector.Options{Clock: e.clock, Clients: pool, Store: store})
+		exp, err := collector.New(cfg, logger, reg, collector.Options{Clock: e.Clock, Clients: pool, Store: store})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,9 +104,9 @@ func TestOneCacheOfListingAnswers(t *testing.T) {
 		return cfg, logs
 	}
 
-	fetchedAt := e.clock.Now()
+	fetchedAt := e.Clock.Now()
 	first, _ := run()
-	if n := e.fake.CallsFor(discovery); n != 1 {
+	if n := e.Fake.CallsFor(discovery); n != 1 {
 		t.Fatalf("%d discovery calls for two expansions, want 1", n)
 	}
 	version, lists, at := savedLists(t, dir)
@@ -117,10 +117,10 @@ func TestOneCacheOfListingAnswers(t *testing.T) {
 
 	// Two hours later, past listReuse but within Refresh: the saved
 	// answer is reused, and saved again as it was.
-	e.clock.Add(2 * time.Hour)
-	e.fake.ResetCalls()
+	e.Clock.Add(2 * time.Hour)
+	e.Fake.ResetCalls()
 	second, _ := run()
-	if n := e.fake.CallsFor(discovery); n != 0 {
+	if n := e.Fake.CallsFor(discovery); n != 0 {
 		t.Errorf("the restart made %d discovery calls, want 0", n)
 	}
 	if got, want := tupleKeys(second), tupleKeys(first); len(got) != len(want) || len(got) < 3 {
@@ -132,12 +132,12 @@ func TestOneCacheOfListingAnswers(t *testing.T) {
 
 	// Past Refresh, with discovery failing: the saved answer stands in,
 	// and stays the one saved.
-	e.clock.Add(23 * time.Hour)
-	e.fake.ResetCalls()
-	e.fake.SetFault("data", fakeapi.Fault{Kind: fakeapi.InvalidJSON})
+	e.Clock.Add(23 * time.Hour)
+	e.Fake.ResetCalls()
+	e.Fake.SetFault("data", fakeapi.Fault{Kind: fakeapi.InvalidJSON})
 	third, logs := run()
 	// Each expansion of the run tries discovery again, and says so.
-	if n := e.fake.CallsFor(discovery); n == 0 || len(tupleKeys(third)) != len(tupleKeys(first)) || logs.Count("level=warn", "last good answer") != int(n) {
+	if n := e.Fake.CallsFor(discovery); n == 0 || len(tupleKeys(third)) != len(tupleKeys(first)) || logs.Count("level=warn", "last good answer") != int(n) {
 		t.Errorf("with discovery failing: %d calls, %d tuples, want the saved answer used:\n%s", n, len(tupleKeys(third)), logs)
 	}
 	if _, _, at := savedLists(t, dir); !at[discovery].Equal(fetchedAt) {
@@ -145,11 +145,11 @@ func TestOneCacheOfListingAnswers(t *testing.T) {
 	}
 
 	// Discovery answers again: the answer fetched is the one saved.
-	e.fake.ClearFaults()
-	e.fake.ResetCalls()
-	refetchedAt := e.clock.Now()
+	e.Fake.ClearFaults()
+	e.Fake.ResetCalls()
+	refetchedAt := e.Clock.Now()
 	run()
-	if n := e.fake.CallsFor(discovery); n != 1 {
+	if n := e.Fake.CallsFor(discovery); n != 1 {
 		t.Errorf("%d discovery calls past Refresh, want 1", n)
 	}
 	if _, lists, at := savedLists(t, dir); !slices.Equal(lists[discovery], listed) || !at[discovery].Equal(refetchedAt) {

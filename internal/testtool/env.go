@@ -1,0 +1,115 @@
+package testtool
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+)
+
+// The harness that runs an exporter against the fake upstream. It does not
+// import package collector, so that collector's own tests can use it: a
+// test builds its exporter (collector.New) on the Config it returns and
+// scrapes it through Scrape or Serve, which take any Target.
+
+// Upstream is a fake upstream serving on 127.0.0.1 on a simulated clock
+// (Clock), stopped when the test ends.
+type Upstream struct {
+	Clock *fakeapi.SimClock
+	Fake  *fakeapi.Server
+	Srv   *httptest.Server
+}
+
+// StartFake starts the fake upstream fo describes on a new Clock: fo.Now
+// is the clock's unless set, fo.DataToken is DataToken unless set. Each
+// wrap, in order, stands between the test server and the fake (a fault
+// the fake cannot make, a count of requests).
+func StartFake(t testing.TB, fo fakeapi.Options, wrap ...func(http.Handler) http.Handler) *Upstream {
+	t.Helper()
+	c := Clock()
+	if fo.Now == nil {
+		fo.Now = c.Now
+	}
+	if fo.DataToken == "" {
+		fo.DataToken = DataToken
+	}
+	u := &Upstream{Clock: c, Fake: fakeapi.New(fo)}
+	var h http.Handler = u.Fake
+	for _, w := range wrap {
+		h = w(h)
+	}
+	u.Srv = httptest.NewServer(h)
+	t.Cleanup(u.Srv.Close)
+	return u
+}
+
+// Config loads yml as the file test.yml, {{URL}} standing for url and
+// every token_env holding DataToken, unexpanded. It fails the test when
+// the configuration does not load.
+func Config(t testing.TB, url, yml string) *config.Config {
+	t.Helper()
+	return ConfigToken(t, url, yml, DataToken)
+}
+
+// ConfigToken is Config with every token_env holding token.
+func ConfigToken(t testing.TB, url, yml, token string) *config.Config {
+	t.Helper()
+	cfg, err := config.Parse("test.yml", []byte(strings.ReplaceAll(yml, "{{URL}}", url)), func(string) string { return token })
+	if err != nil {
+		t.Fatalf("test.yml: %v", err)
+	}
+	return cfg
+}
+
+// Config loads yml against u (Config with u's address).
+func (u *Upstream) Config(t testing.TB, yml string) *config.Config {
+	t.Helper()
+	return Config(t, u.Srv.URL, yml)
+}
+
+// Target is what a test scrapes: a collector.Exporter, whose Settle waits
+// until its engines have done what is due at the clock's time.
+type Target interface {
+	http.Handler
+	Settle()
+}
+
+// Scrape settles exp and serves it one /metrics request; see Serve.
+func Scrape(t testing.TB, exp Target, timeout string) string {
+	t.Helper()
+	exp.Settle()
+	return Serve(t, exp, timeout)
+}
+
+// Serve serves h one GET /metrics at once, with timeout (unless "") as
+// X-Prometheus-Scrape-Timeout-Seconds, and returns the body. It fails the
+// test unless the answer is 200.
+func Serve(t testing.TB, h http.Handler, timeout string) string {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+	if timeout != "" {
+		req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", timeout)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("scrape: HTTP %d: %s", rec.Code, rec.Body.String())
+	}
+	return rec.Body.String()
+}
+
+// Until polls cond every 10 ms, in real time, for up to limit, and fails
+// the test with what when cond does not hold by then: a wait for
+// goroutines the simulated clock does not drive.
+func Until(t testing.TB, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(limit); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v: %s", limit, what)
+		}
+	}
+}
