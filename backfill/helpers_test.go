@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,35 +31,51 @@ var now = time.Date(2026, 11, 20, 12, 34, 56, 0, time.UTC)
 
 // env is a fake upstream and a configuration against it.
 type env struct {
-	t      *testing.T
-	fake   *fakeapi.Server
-	srv    *httptest.Server
-	cfg    *config.Config
-	pool   *upstream.Pool
-	logs   *testtool.LogBuffer
-	dir    string
-	handle http.Handler // what the test server serves: the fake unless replaced
+	t    *testing.T
+	fake *fakeapi.Server
+	url  string // the fake's address
+	cfg  *config.Config
+	pool *upstream.Pool
+	logs *testtool.LogBuffer
+	dir  string
 }
 
 // newEnv serves the fake through handler wrap (nil: as it is) and loads
 // yml, where {{URL}} is the fake's address.
 func newEnv(t *testing.T, yml string, wrap func(http.Handler) http.Handler) *env {
 	t.Helper()
-	fake := fakeapi.New(fakeapi.Options{Now: func() time.Time { return now }, DataToken: "tok"})
-	e := &env{t: t, fake: fake, logs: &testtool.LogBuffer{}, dir: t.TempDir(), handle: fake}
+	var wraps []func(http.Handler) http.Handler
 	if wrap != nil {
-		e.handle = wrap(fake)
+		wraps = append(wraps, wrap)
 	}
-	e.srv = httptest.NewServer(e.handle)
-	t.Cleanup(e.srv.Close)
-	cfg, err := config.Parse("test.yml", []byte(strings.ReplaceAll(yml, "{{URL}}", e.srv.URL)), func(string) string { return "tok" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.cfg = cfg
+	up := testtool.StartFake(t, fakeapi.Options{Now: func() time.Time { return now }}, wraps...)
+	e := &env{t: t, fake: up.Fake, url: up.Srv.URL, cfg: up.Config(t, yml), logs: &testtool.LogBuffer{}, dir: t.TempDir()}
 	e.pool = upstream.NewPool(prometheus.NewRegistry(), func() time.Time { return now }, log.NewNopLogger())
 	t.Cleanup(e.pool.Close)
 	return e
+}
+
+// dataConfig is a configuration of the data API's entries alone.
+func dataConfig(entries string) string {
+	return "data:\n  url: \"{{URL}}\"\n  token_env: T\n  metrics:\n" + entries
+}
+
+// eventsEntry is a series longer than the largest limit in 100 days:
+// 14 400 rows of 10 minutes.
+const eventsEntry = `    - path: /v2/network/events-count
+      asset: usdt
+      window: 10min
+`
+
+// counted is a handler wrapper that counts the requests in calls and
+// hands each, with its number (from 1), to before, then serves it.
+func counted(calls *atomic.Int64, before func(n int64, r *http.Request)) func(http.Handler) http.Handler {
+	return func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			before(calls.Add(1), r)
+			h.ServeHTTP(w, r)
+		})
+	}
 }
 
 // options are those of a run to an OpenMetrics file in the test's
@@ -207,13 +223,13 @@ func parseLabels(s string) (map[string]string, error) {
 // returns field -> row time -> value.
 func (e *env) upstreamRows(path string, q map[string]string, fields ...string) map[string]map[time.Time]float64 {
 	e.t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, e.srv.URL+path, nil)
+	req, _ := http.NewRequest(http.MethodGet, e.url+path, nil)
 	qv := req.URL.Query()
 	for k, v := range q {
 		qv.Set(k, v)
 	}
 	req.URL.RawQuery = qv.Encode()
-	req.Header.Set("Authorization", "Bearer tok")
+	req.Header.Set("Authorization", "Bearer "+testtool.DataToken)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		e.t.Fatal(err)

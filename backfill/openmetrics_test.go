@@ -125,14 +125,7 @@ func TestOpenMetricsFile(t *testing.T) {
 // after page by to=, each page's rows older than the last, and the file
 // holds every row once, oldest first.
 func TestPagesByTo(t *testing.T) {
-	e := newEnv(t, `data:
-  url: "{{URL}}"
-  token_env: T
-  metrics:
-    - path: /v2/network/events-count
-      asset: usdt
-      window: 10min
-`, nil)
+	e := newEnv(t, dataConfig(eventsEntry), nil)
 	o := e.options(100) // 14 400 rows at most 10 000 per call
 	o.Labels = nil
 	sum := e.run(o)

@@ -26,14 +26,11 @@ import (
 func TestResume(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var calls atomic.Int64
-	e := newEnv(t, mixedConfig, func(h http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if calls.Add(1) == 4 {
-				cancel()
-			}
-			h.ServeHTTP(w, r)
-		})
-	})
+	e := newEnv(t, mixedConfig, counted(&calls, func(n int64, _ *http.Request) {
+		if n == 4 {
+			cancel()
+		}
+	}))
 	o := e.options(3)
 	sum, err := Run(ctx, e.cfg, e.pool, o)
 	if !errors.Is(err, context.Canceled) {
@@ -84,16 +81,9 @@ func TestDryRunCallsNothing(t *testing.T) {
 	e := newEnv(t, mixedConfig+`    - path: /analyst-views
       asset: btc
 `, nil)
-	long := newEnv(t, `data:
-  url: "{{URL}}"
-  token_env: T
-  metrics:
-    - path: /v2/network/events-count
-      asset: usdt
-      window: 10min
-    - path: /v1/btc/market-data/open-interest
+	long := newEnv(t, dataConfig(eventsEntry+`    - path: /v1/btc/market-data/open-interest
       exchange: all
-`, nil)
+`), nil)
 	var out bytes.Buffer
 	o := e.options(3)
 	if err := DryRun(&out, e.cfg, o); err != nil {
@@ -132,13 +122,9 @@ func TestDryRunCallsNothing(t *testing.T) {
 // TestRefusedSeriesIsSkipped: a series the upstream refuses is skipped
 // with its reason and counted, and the others are written.
 func TestRefusedSeriesIsSkipped(t *testing.T) {
-	e := newEnv(t, `data:
-  url: "{{URL}}"
-  token_env: T
-  metrics:
-    - path: /v1/btc/market-data/open-interest
+	e := newEnv(t, dataConfig(`    - path: /v1/btc/market-data/open-interest
       exchange: [binance, nosuch, bybit]
-`, nil)
+`), nil)
 	o := e.options(3)
 	sum := e.run(o)
 	if sum.Refused != 1 || sum.Written != 2 || !sum.Complete {
@@ -155,14 +141,7 @@ func TestRefusedSeriesIsSkipped(t *testing.T) {
 // TestTooLargeAnswerAsksForFewerRows: an answer past the client's size cap
 // is asked again with half the limit, and the history is whole.
 func TestTooLargeAnswerAsksForFewerRows(t *testing.T) {
-	e := newEnv(t, `data:
-  url: "{{URL}}"
-  token_env: T
-  metrics:
-    - path: /v2/network/events-count
-      asset: usdt
-      window: 10min
-`, func(h http.Handler) http.Handler {
+	e := newEnv(t, dataConfig(eventsEntry), func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if n, _ := strconv.Atoi(r.URL.Query().Get("limit")); n > 5000 {
 				w.Write(bytes.Repeat([]byte(" "), upstream.MaxBody+1))
@@ -192,30 +171,20 @@ func TestTooLargeAnswerAsksForFewerRows(t *testing.T) {
 // series is not recorded as written.
 func TestPageThatDoesNotMoveBackStops(t *testing.T) {
 	var calls atomic.Int64
-	e := newEnv(t, `data:
-  url: "{{URL}}"
-  token_env: T
-  metrics:
-    - path: /v2/network/events-count
-      asset: usdt
-      window: 10min
-`, func(h http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			// The first page is answered as asked, the next five a row
-			// back each, then as asked again.
-			if n := calls.Add(1); n > 1 && n <= 6 {
-				q := r.URL.Query()
-				to, err := time.Parse(boundLayout, q.Get("to"))
-				limit, _ := strconv.Atoi(q.Get("limit"))
-				if err != nil || limit < 2 {
-					t.Errorf("page query %v", q)
-				}
-				q.Set("to", to.Add(time.Duration(limit-1)*10*time.Minute).Format(boundLayout))
-				r.URL.RawQuery = q.Encode()
+	// The first page is answered as asked, the next five a row back
+	// each, then as asked again.
+	e := newEnv(t, dataConfig(eventsEntry), counted(&calls, func(n int64, r *http.Request) {
+		if n > 1 && n <= 6 {
+			q := r.URL.Query()
+			to, err := time.Parse(boundLayout, q.Get("to"))
+			limit, _ := strconv.Atoi(q.Get("limit"))
+			if err != nil || limit < 2 {
+				t.Errorf("page query %v", q)
 			}
-			h.ServeHTTP(w, r)
-		})
-	})
+			q.Set("to", to.Add(time.Duration(limit-1)*10*time.Minute).Format(boundLayout))
+			r.URL.RawQuery = q.Encode()
+		}
+	}))
 	o := e.options(100)
 	sum := e.run(o)
 	if calls.Load() != 2 || sum.Failed != 1 || sum.Written != 0 || sum.Complete {
@@ -233,20 +202,13 @@ func TestPageThatDoesNotMoveBackStops(t *testing.T) {
 func TestSaveTooSoonIsDeferred(t *testing.T) {
 	release := make(chan struct{})
 	var calls atomic.Int64
-	e := newEnv(t, `data:
-  url: "{{URL}}"
-  token_env: T
-  metrics:
-    - path: /v1/btc/market-data/open-interest
+	e := newEnv(t, dataConfig(`    - path: /v1/btc/market-data/open-interest
       exchange: [binance, bybit, okx]
-`, func(h http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if calls.Add(1) == 3 {
-				<-release
-			}
-			h.ServeHTTP(w, r)
-		})
-	})
+`), counted(&calls, func(n int64, _ *http.Request) {
+		if n == 3 {
+			<-release
+		}
+	}))
 	o := e.options(3)
 	o.Concurrency = 1
 	done := make(chan error, 1)

@@ -1,8 +1,6 @@
 package backfill
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +13,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
 
 // TestStampAgainstLiveScrapes measures what --sample-time=end means: a
@@ -28,14 +27,8 @@ import (
 // plus what the live schedule adds, at most 10 % of the window.
 func TestStampAgainstLiveScrapes(t *testing.T) {
 	clock := fakeapi.NewSimClock(time.Date(2026, 11, 18, 0, 7, 0, 0, time.UTC))
-	fake := fakeapi.New(fakeapi.Options{Now: clock.Now, DataToken: "tok"})
-	srv := httptest.NewServer(fake)
-	defer srv.Close()
-	yml := "data:\n  url: " + srv.URL + "\n  token_env: T\n  metrics:\n    - path: /v1/btc/network-data/supply\n      window: [day, hour, block]\n"
-	cfg, err := config.Parse("t.yml", []byte(yml), func(string) string { return "tok" })
-	if err != nil {
-		t.Fatal(err)
-	}
+	up := testtool.StartFake(t, fakeapi.Options{Now: clock.Now})
+	cfg := up.Config(t, dataConfig("    - path: /v1/btc/network-data/supply\n      window: [day, hour, block]\n"))
 	exp, err := collector.New(cfg, log.NewNopLogger(), prometheus.NewRegistry(), collector.Options{Clock: clock})
 	if err != nil {
 		t.Fatal(err)
@@ -46,10 +39,9 @@ func TestStampAgainstLiveScrapes(t *testing.T) {
 	last := map[string]string{}
 	end := clock.Now().Add(96 * time.Hour)
 	for ; clock.Now().Before(end); clock.Add(30 * time.Second) {
-		exp.Settle() // what the engine had due by now is done, as in real time
-		rec := httptest.NewRecorder()
-		exp.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
-		for _, line := range strings.Split(rec.Body.String(), "\n") {
+		// What the engine had due by now is done, as in real time.
+		body := testtool.Scrape(t, exp, "")
+		for _, line := range strings.Split(body, "\n") {
 			if !strings.HasPrefix(line, "onchain_data_timestamp_seconds{") {
 				continue
 			}

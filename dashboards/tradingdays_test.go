@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
-	"github.com/prometheus/prometheus/model/labels"
-	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 )
@@ -63,14 +61,7 @@ var (
 // family must draw a month of trading days, a long weekend included,
 // without an empty point.
 func TestTradingDayPanelsHaveNoWeekendGaps(t *testing.T) {
-	tradingDays := map[string]bool{}
-	for _, ep := range config.Endpoints {
-		if ep.API == config.APIIndicator {
-			for _, f := range ep.Fields {
-				tradingDays["onchain_"+f.Name] = true
-			}
-		}
-	}
+	tradingDays := families(config.APIIndicator)
 	samples := tradingDaySamples(monthStart, 30, holidays)
 	checked := 0
 	for file, d := range loadDashboards(t) {
@@ -93,41 +84,25 @@ func TestTradingDayPanelsHaveNoWeekendGaps(t *testing.T) {
 // tradingDayProblems returns, for each selector of a trading-day family in
 // expr, "" when it draws samples without a gap, else what is wrong.
 func tradingDayProblems(expr string, tradingDays map[string]bool, samples []time.Time) []string {
-	e, err := parser.NewParser(parser.Options{}).ParseExpr(expand(expr))
+	sels, err := selectors(expr)
 	if err != nil {
 		return []string{err.Error()}
 	}
 	var out []string
-	parser.Inspect(e, func(n parser.Node, path []parser.Node) error {
-		vs, ok := n.(*parser.VectorSelector)
-		if !ok {
-			return nil
-		}
-		name := ""
-		for _, m := range vs.LabelMatchers {
-			if m.Name == model.MetricNameLabel && m.Type == labels.MatchEqual {
-				name = m.Value
+	for _, s := range sels {
+		switch {
+		case !tradingDays[s.name]:
+		case s.in == nil:
+			out = append(out, s.name+" is an instant selector: backfilled trading-day rows would draw as dots")
+		default:
+			if empty, points := gaps(samples, s.in.Range); empty > 0 {
+				out = append(out, fmt.Sprintf("%s over [%s] leaves %d of %d hourly points of a month of trading days empty (weekends, a holiday); a range of 4d bridges them",
+					s.name, model.Duration(s.in.Range), empty, points))
+			} else {
+				out = append(out, "")
 			}
 		}
-		if !tradingDays[name] {
-			return nil
-		}
-		var ms *parser.MatrixSelector
-		if len(path) > 0 {
-			ms, _ = path[len(path)-1].(*parser.MatrixSelector)
-		}
-		if ms == nil {
-			out = append(out, name+" is an instant selector: backfilled trading-day rows would draw as dots")
-			return nil
-		}
-		if empty, points := gaps(samples, ms.Range); empty > 0 {
-			out = append(out, fmt.Sprintf("%s over [%s] leaves %d of %d hourly points of a month of trading days empty (weekends, a holiday); a range of 4d bridges them",
-				name, model.Duration(ms.Range), empty, points))
-			return nil
-		}
-		out = append(out, "")
-		return nil
-	})
+	}
 	return out
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -56,19 +55,9 @@ func TestBackfillEndToEnd(t *testing.T) {
 	promtool := testtool.Require(t, "install the Debian package prometheus", "promtool")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	dir := t.TempDir()
-	bin := buildExporter(ctx, t, dir)
-
-	fake := fakeapi.New(fakeapi.Options{DataToken: dataToken})
-	up := httptest.NewServer(fake)
-	t.Cleanup(up.Close)
 	expAddr, fileAddr, rwAddr := freeAddr(t), freeAddr(t), freeAddr(t)
-	cfg := writeFile(t, dir, "onchain.yml", fill(backfillConfig, "{{URL}}", up.URL))
-	env := []string{"E2E_DATA_TOKEN=" + dataToken}
-	from := time.Now().UTC().AddDate(0, 0, -30).Truncate(24 * time.Hour)
-	to := time.Now().UTC().Add(-4 * time.Hour).Truncate(time.Minute)
-	backfill := []string{"backfill", "--config.file=" + cfg, "--from=" + from.Format(time.DateOnly), "--to=" + to.Format(time.RFC3339),
-		"--label=job=onchain_exporter", "--label=instance=" + expAddr, "--storage.path=" + dir}
+	b := newBackfillRun(ctx, t, 30, "[day, hour, block]", expAddr)
+	dir, bin, cfg, env, backfill := b.dir, b.bin, b.cfg, b.env, b.args
 
 	// (1) OpenMetrics, promtool, then Prometheus on the blocks.
 	om := filepath.Join(dir, "history.om")
@@ -97,7 +86,7 @@ func TestBackfillEndToEnd(t *testing.T) {
 
 	want := map[string]map[int64]float64{}
 	for _, w := range []string{"day", "hour", "block"} {
-		want[w] = servedRows(ctx, t, up.URL, w, from, to)
+		want[w] = servedRows(ctx, t, b.upstream, w, b.from, b.to)
 	}
 	for name, addr := range map[string]string{"promtool": fileAddr, "remote write": rwAddr} {
 		t.Run(name, func(t *testing.T) {
@@ -111,6 +100,33 @@ func TestBackfillEndToEnd(t *testing.T) {
 			checkHistory(ctx, t, "http://"+addr, `onchain_data_timestamp_seconds{window="day"}`, expAddr, stamps, promStart)
 		})
 	}
+}
+
+// backfillRun is what a backfill end to end runs on: the exporter binary
+// built in dir, the fake upstream, a configuration of backfillConfig's
+// supply series on it, and a backfill's arguments for them.
+type backfillRun struct {
+	dir, bin, cfg string
+	upstream      string // the fake's address
+	env           []string
+	from, to      time.Time // days ago, at midnight, to 4 hours ago
+	args          []string  // the backfill from from to to, labelled with instance
+}
+
+// newBackfillRun builds the exporter and starts the fake upstream (in real
+// time, as the exporter runs) for a backfill of the supply series in
+// windows (a YAML list) from days ago.
+func newBackfillRun(ctx context.Context, t *testing.T, days int, windows, instance string) *backfillRun {
+	t.Helper()
+	b := &backfillRun{dir: t.TempDir(), env: []string{"E2E_DATA_TOKEN=" + dataToken}}
+	b.bin = buildExporter(ctx, t, b.dir)
+	b.upstream = testtool.StartFake(t, fakeapi.Options{Now: time.Now, DataToken: dataToken}).Srv.URL
+	b.cfg = writeFile(t, b.dir, "onchain.yml", fill(backfillConfig, "{{URL}}", b.upstream, "[day, hour, block]", windows))
+	b.from = time.Now().UTC().AddDate(0, 0, -days).Truncate(24 * time.Hour)
+	b.to = time.Now().UTC().Add(-4 * time.Hour).Truncate(time.Minute)
+	b.args = []string{"backfill", "--config.file=" + b.cfg, "--from=" + b.from.Format(time.DateOnly), "--to=" + b.to.Format(time.RFC3339),
+		"--label=job=onchain_exporter", "--label=instance=" + instance, "--storage.path=" + b.dir}
+	return b
 }
 
 // runIn runs a program in dir and returns its output; it fails the test
@@ -270,16 +286,8 @@ func TestBackfillVictoriaMetricsRetention(t *testing.T) {
 	vm := testtool.Require(t, "install the Debian package victoria-metrics", "victoria-metrics")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	dir := t.TempDir()
-	bin := buildExporter(ctx, t, dir)
-
-	fake := fakeapi.New(fakeapi.Options{DataToken: dataToken})
-	up := httptest.NewServer(fake)
-	t.Cleanup(up.Close)
-	cfg := writeFile(t, dir, "onchain.yml", fill(backfillConfig, "{{URL}}", up.URL, "[day, hour, block]", "[day, hour]"))
-	env := []string{"E2E_DATA_TOKEN=" + dataToken}
-	from := time.Now().UTC().AddDate(0, 0, -60).Truncate(24 * time.Hour)
-	to := time.Now().UTC().Add(-4 * time.Hour).Truncate(time.Minute)
+	b := newBackfillRun(ctx, t, 60, "[day, hour]", "exporter:9799")
+	dir, bin, env := b.dir, b.bin, b.env
 	vmAddr := freeAddr(t)
 	startVM := func(retention string) *process {
 		p := start(t, dir, "victoria-metrics-"+retention, vm, nil, "-storageDataPath="+filepath.Join(dir, "vm"),
@@ -287,9 +295,7 @@ func TestBackfillVictoriaMetricsRetention(t *testing.T) {
 		eventually(ctx, t, "victoria-metrics answers", func() error { _, err := get(ctx, "http://"+vmAddr+"/health"); return err })
 		return p
 	}
-	backfill := []string{"backfill", "--config.file=" + cfg, "--from=" + from.Format(time.DateOnly), "--to=" + to.Format(time.RFC3339),
-		"--label=job=onchain_exporter", "--label=instance=exporter:9799", "--storage.path=" + dir,
-		"--remote-write.url=http://" + vmAddr + "/api/v1/write"}
+	backfill := append(b.args, "--remote-write.url=http://"+vmAddr+"/api/v1/write")
 
 	p := startVM("1") // months: the Debian package's default
 	cmd := exec.CommandContext(ctx, bin, backfill...)
@@ -298,7 +304,7 @@ func TestBackfillVictoriaMetricsRetention(t *testing.T) {
 	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 1 {
 		t.Fatalf("a month's retention: %v, want exit code 1\n%s", err, out)
 	}
-	for _, want := range []string{"the target acknowledged samples it does not hold", "its oldest sample, at " + from.Add(24*time.Hour).Format(time.RFC3339),
+	for _, want := range []string{"the target acknowledged samples it does not hold", "its oldest sample, at " + b.from.Add(24*time.Hour).Format(time.RFC3339),
 		"-retentionPeriod", "series_dropped_by_target=6"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the run does not say %q:\n%s", want, out)
@@ -318,7 +324,7 @@ func TestBackfillVictoriaMetricsRetention(t *testing.T) {
 	startVM("100d")
 	runIn(ctx, t, dir, env, bin, backfill...)
 	for _, w := range []string{"day", "hour"} {
-		want := servedRows(ctx, t, up.URL, w, from, to)
+		want := servedRows(ctx, t, b.upstream, w, b.from, b.to)
 		series, err := queryMatrix(ctx, "http://"+vmAddr, `onchain_supply{window="`+w+`"}[70d]`)
 		if err != nil || len(series) != 1 {
 			t.Fatalf("%s: %v %v", w, series, err)

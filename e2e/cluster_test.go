@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strconv"
@@ -14,17 +13,13 @@ import (
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
 
 // clusterConfig is the configuration of TestClusterEndToEnd: ten data
 // tuples in six refresh units (an endpoint and window each), every one
 // refreshed every 3 s (cache_ttl) so that rounds come due within the test.
-const clusterConfig = `data:
-  url: "{{URL}}"
-  token_env: E2E_DATA_TOKEN
-  timeout: 2s
-  metrics:
-    - path: /v1/btc/market-data/open-interest
+const clusterConfig = dataSection + `    - path: /v1/btc/market-data/open-interest
       window: hour
       exchange: [all_exchange, binance, bybit]
       cache_ttl: 3s
@@ -54,7 +49,7 @@ const peerTimeout = "2s"
 // apart from them the listing calls (discovery), which each member makes
 // for itself at start.
 type countingUpstream struct {
-	fake      *fakeapi.Server
+	fake      http.Handler
 	mu        sync.Mutex
 	byRequest map[string]int
 	total     int
@@ -95,10 +90,12 @@ func (u *countingUpstream) counts() (map[string]int, int) {
 
 func newCountingUpstream(t *testing.T) (*countingUpstream, string) {
 	t.Helper()
-	u := &countingUpstream{fake: fakeapi.New(fakeapi.Options{DataToken: dataToken}), byRequest: map[string]int{}}
-	srv := httptest.NewServer(u) // 127.0.0.1
-	t.Cleanup(srv.Close)
-	return u, srv.URL
+	u := &countingUpstream{byRequest: map[string]int{}}
+	up := testtool.StartFake(t, fakeapi.Options{Now: time.Now, DataToken: dataToken}, func(fake http.Handler) http.Handler {
+		u.fake = fake
+		return u
+	})
+	return u, up.Srv.URL
 }
 
 // member is one exporter process of the test and where it serves.

@@ -28,6 +28,15 @@ const dataTuples = 11 + 1 + 6 + 1 + 2 + 1
 // serve the same series from each. dialectEnv (a or b) runs one only.
 const dialectEnv = "ONCHAIN_E2E_DIALECT"
 
+// dataSection opens the data API's section of the tests' configurations:
+// the fake upstream ({{URL}}) with the credential in E2E_DATA_TOKEN.
+const dataSection = `data:
+  url: "{{URL}}"
+  token_env: E2E_DATA_TOKEN
+  timeout: 2s
+  metrics:
+`
+
 // exporterConfig is the exporter's configuration; {{URL}} is the fake
 // upstream. cache_ttl 1s makes every scrape refresh every series, so a
 // fault switched on in the fake shows at the next scrape. exchange: all
@@ -35,12 +44,7 @@ const dialectEnv = "ONCHAIN_E2E_DIALECT"
 // all_exchange (named here) and the deprecated ftx, whose series (named
 // on its own, rows ending in 2022) must not page. The BTC and ETH
 // reserves are outside the catalog, the ERC-20 one in it: one family.
-const exporterConfig = `data:
-  url: "{{URL}}"
-  token_env: E2E_DATA_TOKEN
-  timeout: 2s
-  metrics:
-    - path: /v1/btc/market-data/open-interest
+const exporterConfig = dataSection + `    - path: /v1/btc/market-data/open-interest
       window: hour
       exchange: [all, all_exchange]
       cache_ttl: 1s
@@ -163,9 +167,8 @@ func endToEnd(t *testing.T, prom, promtool, am, bin string, dialect fakeapi.Dial
 	defer cancel()
 
 	// The fake upstream runs in the test: the test owns its fault switch.
-	fake := fakeapi.New(fakeapi.Options{DataToken: dataToken, IndicatorToken: indicatorToken, Dialect: dialect})
-	upstream := httptest.NewServer(fake)
-	t.Cleanup(upstream.Close)
+	up := testtool.StartFake(t, fakeapi.Options{Now: time.Now, DataToken: dataToken, IndicatorToken: indicatorToken, Dialect: dialect})
+	fake, upstream := up.Fake, up.Srv
 	hook := &webhook{}
 	hookSrv := httptest.NewServer(hook)
 	t.Cleanup(hookSrv.Close)

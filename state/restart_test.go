@@ -3,7 +3,6 @@ package state_test
 import (
 	"bytes"
 	"context"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -48,11 +47,8 @@ type restartRig struct {
 }
 
 func newRestartRig(t *testing.T) *restartRig {
-	c := newClock()
-	fake := fakeapi.New(fakeapi.Options{Now: c.Now, DataToken: testToken})
-	srv := httptest.NewServer(fake)
-	t.Cleanup(srv.Close)
-	return &restartRig{t: t, clock: c, fake: fake, srv: srv, dir: t.TempDir()}
+	u := testtool.StartFake(t, fakeapi.Options{})
+	return &restartRig{t: t, clock: u.Clock, fake: u.Fake, srv: u.Srv, dir: t.TempDir()}
 }
 
 // running is one exporter process: its store, expander and exporter.
@@ -73,25 +69,17 @@ func (r *restartRig) start(yml, token string) *running {
 	reg := prometheus.NewRegistry()
 	pool := upstream.NewPool(reg, r.clock.Now, logger)
 	opts := collector.Options{Clock: r.clock, Clients: pool, Store: store, SaveInterval: r.every}
-	cfg, err := config.Parse("test.yml", []byte(strings.ReplaceAll(yml, "{{URL}}", r.srv.URL)), func(string) string { return token })
-	if err != nil {
-		r.t.Fatal(err)
-	}
+	parse := func() *config.Config { return testtool.ConfigToken(r.t, r.srv.URL, yml, token) }
 	xopts := expand.Options{Now: r.clock.Now, Clients: pool, Store: store}
-	if cfg, err = expand.New(logger, xopts).Expand(context.Background(), cfg); err != nil {
+	cfg, err := expand.New(logger, xopts).Expand(context.Background(), parse())
+	if err != nil {
 		r.t.Fatal(err)
 	}
 	exp, err := collector.New(cfg, logger, reg, opts)
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	run := &running{exp: exp, pool: pool, logs: logs, expander: expand.New(logger, xopts), parse: func() *config.Config {
-		c, err := config.Parse("test.yml", []byte(strings.ReplaceAll(yml, "{{URL}}", r.srv.URL)), func(string) string { return token })
-		if err != nil {
-			r.t.Fatal(err)
-		}
-		return c
-	}}
+	run := &running{exp: exp, pool: pool, logs: logs, expander: expand.New(logger, xopts), parse: parse}
 	r.t.Cleanup(run.stop)
 	return run
 }
@@ -105,14 +93,10 @@ func (p *running) stop() {
 // the data series the scrape served, sorted.
 func (p *running) dataLines(t *testing.T) []string {
 	t.Helper()
-	rec := httptest.NewRecorder()
-	p.exp.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	body := testtool.Serve(t, p.exp, "")
 	p.exp.Settle()
-	if rec.Code != http.StatusOK {
-		t.Fatalf("scrape: HTTP %d", rec.Code)
-	}
 	var out []string
-	for _, l := range lines(rec.Body.String(), "onchain_") {
+	for _, l := range lines(body, "onchain_") {
 		if !strings.HasPrefix(l, "onchain_exporter_") {
 			out = append(out, l)
 		}

@@ -16,28 +16,30 @@ import (
 // test builds its exporter (collector.New) on the Config it returns and
 // scrapes it through Scrape or Serve, which take any Target.
 
-// Upstream is a fake upstream serving on 127.0.0.1 on a simulated clock
-// (Clock), stopped when the test ends.
+// Upstream is a fake upstream serving on 127.0.0.1, on a simulated clock
+// (Clock) unless the test keeps its own, stopped when the test ends.
 type Upstream struct {
 	Clock *fakeapi.SimClock
 	Fake  *fakeapi.Server
 	Srv   *httptest.Server
 }
 
-// StartFake starts the fake upstream fo describes on a new Clock: fo.Now
-// is the clock's unless set, fo.DataToken is DataToken unless set. Each
-// wrap, in order, stands between the test server and the fake (a fault
-// the fake cannot make, a count of requests).
+// StartFake starts the fake upstream fo describes on a new Clock, unless
+// fo.Now is set: then the test keeps its own time and Clock is nil.
+// fo.DataToken is DataToken unless set. Each wrap, in order, stands
+// between the test server and the fake (a fault the fake cannot make, a
+// count of requests).
 func StartFake(t testing.TB, fo fakeapi.Options, wrap ...func(http.Handler) http.Handler) *Upstream {
 	t.Helper()
-	c := Clock()
+	u := &Upstream{}
 	if fo.Now == nil {
-		fo.Now = c.Now
+		u.Clock = Clock()
+		fo.Now = u.Clock.Now
 	}
 	if fo.DataToken == "" {
 		fo.DataToken = DataToken
 	}
-	u := &Upstream{Clock: c, Fake: fakeapi.New(fo)}
+	u.Fake = fakeapi.New(fo)
 	var h http.Handler = u.Fake
 	for _, w := range wrap {
 		h = w(h)
