@@ -78,10 +78,9 @@ func (e *env) scrape(timeout string) string {
 	return testtool.Scrape(e.t, e.exp, timeout)
 }
 
-// The exposition helpers and the fake's clock and credential are shared
-// with the other packages' tests (internal/testtool).
+// The exposition helpers and the fake's credential are shared with the
+// other packages' tests (internal/testtool).
 var (
-	newClock    = testtool.Clock
 	lines       = testtool.Lines
 	valueOf     = testtool.ValueOf
 	seriesValue = testtool.SeriesValue
