@@ -2,11 +2,11 @@ package backfill
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -56,9 +56,7 @@ func newEnv(t *testing.T, yml string, wrap func(http.Handler) http.Handler) *env
 }
 
 // dataConfig is a configuration of the data API's entries alone.
-func dataConfig(entries string) string {
-	return "data:\n  url: \"{{URL}}\"\n  token_env: T\n  metrics:\n" + entries
-}
+func dataConfig(entries string) string { return testtool.DataSection + entries }
 
 // eventsEntry is a series longer than the largest limit in 100 days:
 // 14 400 rows of 10 minutes.
@@ -223,26 +221,16 @@ func parseLabels(s string) (map[string]string, error) {
 // returns field -> row time -> value.
 func (e *env) upstreamRows(path string, q map[string]string, fields ...string) map[string]map[time.Time]float64 {
 	e.t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, e.url+path, nil)
-	qv := req.URL.Query()
+	qv := url.Values{}
 	for k, v := range q {
 		qv.Set(k, v)
 	}
-	req.URL.RawQuery = qv.Encode()
-	req.Header.Set("Authorization", "Bearer "+testtool.DataToken)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer resp.Body.Close()
 	var body struct {
 		Result struct {
 			Data []map[string]any `json:"data"`
 		} `json:"result"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		e.t.Fatal(err)
-	}
+	testtool.FetchJSON(e.t, e.url+path+"?"+qv.Encode(), &body)
 	out := map[string]map[time.Time]float64{}
 	for _, row := range body.Result.Data {
 		var at time.Time

@@ -1,13 +1,11 @@
 package collector
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
@@ -16,10 +14,7 @@ import (
 // yml whose log lines are recorded.
 func (e *env) withLogs(yml string) *testtool.LogBuffer {
 	e.t.Helper()
-	cfg, err := config.Parse("test.yml", []byte(strings.ReplaceAll(yml, "{{URL}}", e.srv.URL)), func(string) string { return testToken })
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	cfg := e.parse(yml)
 	buf := &testtool.LogBuffer{}
 	e.exp.Close()
 	e.reg = prometheus.NewRegistry()

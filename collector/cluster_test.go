@@ -13,6 +13,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/cluster"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
 
 // replica is one member of a test cluster: an exporter and its peer.
@@ -31,15 +32,15 @@ func clusterConfig(name string, peers ...string) cluster.Config {
 
 // startReplica starts a member on the shared fake and clock, joined to
 // peers.
-func startReplica(t *testing.T, name, yml string, clk *fakeapi.SimClock, fake *fakeapi.Server, srv *httptest.Server, peers ...string) *replica {
+func startReplica(t *testing.T, name, yml string, up *testtool.Upstream, peers ...string) *replica {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	p, err := cluster.Create(clusterConfig(name, peers...), log.NewNopLogger(), reg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, clock: clk, fake: fake, srv: srv, reg: reg}
-	exp, err := New(e.parse(yml), log.NewNopLogger(), reg, Options{Clock: clk, IdleAfter: neverIdle, Peer: p})
+	e := &env{t: t, clock: up.Clock, fake: up.Fake, srv: up.Srv, reg: reg}
+	exp, err := New(e.parse(yml), log.NewNopLogger(), reg, Options{Clock: up.Clock, IdleAfter: neverIdle, Peer: p})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,11 +65,7 @@ func (r *replica) stop() {
 // eventually waits, in real time, for cond: gossip runs on the wall clock.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("after 30 s: %s", what)
-		}
-	}
+	testtool.Until(t, 30*time.Second, what, cond)
 }
 
 // scrapeAside serves a scrape whose answer nobody reads, from a goroutine
@@ -115,14 +112,12 @@ func round(t *testing.T, members []*replica, old string, fake *fakeapi.Server, c
 // owner of units leaves, the others take them over; a member that joins
 // serves every series at once, with no call.
 func TestClusterSharesCalls(t *testing.T) {
-	clk := newClock()
-	fake := fakeapi.New(fakeapi.Options{Now: clk.Now, DataToken: testToken})
-	srv := httptest.NewServer(fake)
-	t.Cleanup(srv.Close)
-	a := startReplica(t, "a", supplyConfig, clk, fake, srv)
+	up := testtool.StartFake(t, fakeapi.Options{})
+	clk, fake := up.Clock, up.Fake
+	a := startReplica(t, "a", supplyConfig, up)
 	addr := a.peer.Self().Address
-	b := startReplica(t, "b", supplyConfig, clk, fake, srv, addr)
-	c := startReplica(t, "c", supplyConfig, clk, fake, srv, addr)
+	b := startReplica(t, "b", supplyConfig, up, addr)
+	c := startReplica(t, "c", supplyConfig, up, addr)
 	all := []*replica{a, b, c}
 	eventually(t, "three members seen by each", func() bool {
 		return len(a.peer.Members()) == 3 && len(b.peer.Members()) == 3 && len(c.peer.Members()) == 3
@@ -203,7 +198,7 @@ func TestClusterSharesCalls(t *testing.T) {
 
 	// A member that joins serves every series at once: no call.
 	calls = fake.Calls("data")
-	d := startReplica(t, "d", supplyConfig, clk, fake, srv, left[0].peer.Self().Address)
+	d := startReplica(t, "d", supplyConfig, up, left[0].peer.Self().Address)
 	body := dataLines(d.serve("10"))
 	if want := dataLines(left[0].serve("10")); body != want {
 		t.Errorf("a member that joined serves\n%s\nwant\n%s", body, want)
@@ -219,12 +214,10 @@ func TestClusterSharesCalls(t *testing.T) {
 // upstream) fetches the unit itself rank × peer timeout after it was
 // due: a late row, never a missing one.
 func TestClusterFallsBackWhenTheOwnerIsSilent(t *testing.T) {
-	clk := newClock()
-	fake := fakeapi.New(fakeapi.Options{Now: clk.Now, DataToken: testToken})
-	srv := httptest.NewServer(fake)
-	t.Cleanup(srv.Close)
-	a := startReplica(t, "a", supplyConfig, clk, fake, srv)
-	b := startReplica(t, "b", supplyConfig, clk, fake, srv, a.peer.Self().Address)
+	up := testtool.StartFake(t, fakeapi.Options{})
+	clk, fake := up.Clock, up.Fake
+	a := startReplica(t, "a", supplyConfig, up)
+	b := startReplica(t, "b", supplyConfig, up, a.peer.Self().Address)
 	eventually(t, "two members", func() bool { return len(a.peer.Members()) == 2 && len(b.peer.Members()) == 2 })
 	go scrapeAside(a.exp)
 	go scrapeAside(b.exp)

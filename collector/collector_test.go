@@ -1,7 +1,6 @@
 package collector
 
 import (
-	"encoding/json"
 	"net/http"
 	"os/exec"
 	"sort"
@@ -16,37 +15,18 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/series"
 )
 
-const supplyConfig = `
-data:
-  url: "{{URL}}"
-  token_env: T
-  metrics:
-    - path: /v1/btc/network-data/supply
-      window: [day, block]
-    - path: /v1/btc/market-data/open-interest
-      window: hour
-      exchange: [binance, bybit]
-`
+const supplyConfig = testtool.SupplyConfig
 
 // rawRows asks the fake directly, as a reference independent of the
 // exporter's decoder, for the rows of one series.
 func rawRows(t *testing.T, e *env, pathAndQuery string) []map[string]any {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, e.srv.URL+pathAndQuery, nil)
-	req.Header.Set("Authorization", "Bearer "+testToken)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
 	var env struct {
 		Result struct {
 			Data []map[string]any `json:"data"`
 		} `json:"result"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&env); err != nil {
-		t.Fatal(err)
-	}
+	testtool.FetchJSON(t, e.srv.URL+pathAndQuery, &env)
 	e.fake.ResetCalls()
 	return env.Result.Data
 }

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -259,11 +259,7 @@ consensus:
 			t.Errorf("after the 30 min pause: %d keyed calls, want 2", e.fake.CallsFor(keyed))
 		}
 
-		cfg, err := config.Parse("test.yml", []byte(strings.ReplaceAll(yml, "{{URL}}", e.srv.URL)), func(string) string { return testToken })
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := e.exp.ApplyConfig(cfg); err != nil {
+		if err := e.exp.ApplyConfig(testtool.Config(t, e.srv.URL, yml)); err != nil {
 			t.Fatal(err)
 		}
 		if _, _ = e.step(time.Second); e.fake.CallsFor(keyed) != 3 {

@@ -3,7 +3,6 @@ package collector
 import (
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,8 +10,8 @@ import (
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
 
 // TestScrapeNeverWaitsForACall: on the real clock, once the first fill is
@@ -21,18 +20,18 @@ import (
 // for a call that only ends after it returns. The engine refreshes in the
 // background, and the held call lands in the next scrape.
 func TestScrapeNeverWaitsForACall(t *testing.T) {
-	fake := fakeapi.New(fakeapi.Options{DataToken: testToken})
 	release := make(chan struct{})
 	var hold atomic.Bool
 	held := make(chan struct{}, 16)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if hold.Load() {
-			held <- struct{}{}
-			<-release
-		}
-		fake.ServeHTTP(w, r)
-	}))
-	defer srv.Close()
+	up := testtool.StartFake(t, fakeapi.Options{Now: time.Now}, func(fake http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if hold.Load() {
+				held <- struct{}{}
+				<-release
+			}
+			fake.ServeHTTP(w, r)
+		})
+	})
 	defer func() {
 		select {
 		case <-release:
@@ -40,7 +39,7 @@ func TestScrapeNeverWaitsForACall(t *testing.T) {
 			close(release)
 		}
 	}()
-	cfg, err := config.Parse("t.yml", []byte(strings.ReplaceAll(`
+	cfg := up.Config(t, `
 data:
   url: "{{URL}}"
   token_env: T
@@ -48,10 +47,7 @@ data:
     - path: /v1/btc/network-data/supply
       window: day
       cache_ttl: 1s
-`, "{{URL}}", srv.URL)), func(string) string { return testToken })
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	exp, err := New(cfg, log.NewNopLogger(), prometheus.NewRegistry(), Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package collector
 import (
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"sort"
 	"strconv"
 	"strings"
@@ -319,12 +318,11 @@ func TestHugeBodyIsCapped(t *testing.T) {
 // series (here, a family another tuple already owns), the refresh fails
 // with the reason, not with "no value".
 func TestFamilyConflictSaysWhy(t *testing.T) {
-	c := newClock()
-	srv := httptest.NewServer(fakeapi.New(fakeapi.Options{Now: c.Now}))
-	defer srv.Close()
-	cfg, err := config.Parse("t.yml", []byte(`
+	up := testtool.StartFake(t, fakeapi.Options{})
+	c := up.Clock
+	cfg := up.Config(t, `
 data:
-  url: "`+srv.URL+`"
+  url: "{{URL}}"
   token_env: T
   metrics:
     - path: /v1/btc/exchange-flows/netflow
@@ -333,10 +331,7 @@ data:
     - path: /v1/btc/exchange-flows/inflow
       exchange: binance
       fields: {inflow_total: {name: flow}}
-`), func(string) string { return testToken })
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	var logs testtool.LogBuffer
 	exp, err := New(cfg, log.NewLogfmtLogger(&logs), prometheus.NewRegistry(), Options{Clock: c, IdleAfter: neverIdle})
 	if err != nil {

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
 
 const indicatorConfig = `
@@ -164,11 +164,7 @@ func TestIndicatorRejectedKeyIsNotRetried(t *testing.T) {
 					t.Error("no call after the 30 min back-off")
 				}
 
-				cfg, err := config.Parse("test.yml", []byte(strings.ReplaceAll(indicatorConfig, "{{URL}}", e.srv.URL)), func(string) string { return testToken })
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := e.exp.ApplyConfig(cfg); err != nil {
+				if err := e.exp.ApplyConfig(testtool.Config(t, e.srv.URL, indicatorConfig)); err != nil {
 					t.Fatal(err)
 				}
 				body = e.scrape("10")

@@ -1,43 +1,24 @@
 package collector
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/go-kit/log"
-	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
 
-	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 )
 
-// leakEnv is an env whose upstream and exporter the test stops itself, so
-// that goroutines can be checked after both are gone.
-func leakEnv(t *testing.T, yml string) (*env, func()) {
+// leakEnv is an env whose upstream and exporter the test stops itself
+// (stop), so that goroutines can be checked after both are gone.
+func leakEnv(t *testing.T, yml string) (e *env, stop func()) {
 	t.Helper()
-	c := newClock()
-	fake := fakeapi.New(fakeapi.Options{Now: c.Now, DataToken: testToken})
-	srv := httptest.NewServer(fake)
-	cfg, err := config.Parse("test.yml", []byte(strings.ReplaceAll(yml, "{{URL}}", srv.URL)), func(string) string { return testToken })
-	if err != nil {
-		srv.Close()
-		t.Fatal(err)
-	}
-	reg := prometheus.NewRegistry()
-	exp, err := New(cfg, log.NewNopLogger(), reg, Options{Clock: c, IdleAfter: neverIdle})
-	if err != nil {
-		srv.Close()
-		t.Fatal(err)
-	}
-	e := &env{t: t, clock: c, fake: fake, srv: srv, exp: exp, reg: reg}
+	e = newEnv(t, yml, fakeapi.Options{})
 	return e, func() {
-		exp.Close()
-		srv.Close()
+		e.exp.Close()
+		e.srv.Close()
 	}
 }
 
@@ -70,13 +51,10 @@ func TestNoGoroutineLeftBehind(t *testing.T) {
 	e.fake.SetFault("", fakeapi.Fault{Kind: fakeapi.Slow, Delay: 20 * time.Second})
 	e.clock.Add(2 * time.Minute)
 	e.serve("0.7")
-	cfg, err := config.Parse("test.yml", []byte(strings.ReplaceAll(withDataMetric(`
+	cfg := e.parse(withDataMetric(`
     - path: /v1/btc/network-indicator/pnl-utxo
       cache_ttl: 1m
-`), "{{URL}}", e.srv.URL)), func(string) string { return testToken })
-	if err != nil {
-		t.Fatal(err)
-	}
+`))
 	if err := e.exp.ApplyConfig(cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -157,14 +135,7 @@ data:
 			goroutines, heap = settle()
 		}
 		e.clock.Add(20 * time.Second)
-		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
-		req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", "5")
-		rec := httptest.NewRecorder()
-		e.exp.ServeHTTP(rec, req)
-		if rec.Code != http.StatusOK {
-			t.Fatalf("scrape %d: HTTP %d: %s", i, rec.Code, rec.Body.String())
-		}
-		if strings.Contains(rec.Body.String(), "onchain_supply{") {
+		if strings.Contains(e.serve("5"), "onchain_supply{") {
 			served++
 		}
 	}

@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
 
 // scrapeAs scrapes with an Accept header and returns the Content-Type and
@@ -74,11 +74,7 @@ func TestOpenMetricsWhenAsked(t *testing.T) {
 
 	// Every family's HELP and TYPE lines are the library's own, in
 	// OpenMetrics, for the family read back from the text format.
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(strings.NewReader(text))
-	if err != nil {
-		t.Fatalf("the text answer does not parse: %v", err)
-	}
+	fams := testtool.Families(t, text)
 	checked := 0
 	for name, mf := range fams {
 		var b bytes.Buffer

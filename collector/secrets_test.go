@@ -25,16 +25,10 @@ import (
 // and looks for the credentials in everything the exporter says.
 func TestNoSecretInLogsOrMetricsUnderFaults(t *testing.T) {
 	const secret = "fault-secret-5d8e"
-	c := newClock()
-	fake := fakeapi.New(fakeapi.Options{Now: c.Now, DataToken: secret, IndicatorToken: secret, ConsensusKeys: map[string]string{secret: "enterprise"}})
-	srv := httptest.NewServer(fake)
-	defer srv.Close()
-	yml := strings.ReplaceAll(faultConfig, "{{URL}}", srv.URL)
-	yml = strings.Replace(yml, "auth: header # data", "auth: query", 1) // api_key in the URL
-	cfg, err := config.Parse("t.yml", []byte(yml), func(string) string { return secret })
-	if err != nil {
-		t.Fatal(err)
-	}
+	up := testtool.StartFake(t, fakeapi.Options{DataToken: secret, IndicatorToken: secret, ConsensusKeys: map[string]string{secret: "enterprise"}})
+	c, fake, srv := up.Clock, up.Fake, up.Srv
+	yml := strings.Replace(faultConfig, "auth: header # data", "auth: query", 1) // api_key in the URL
+	cfg := up.ConfigToken(t, yml, secret)
 	var logs testtool.LogBuffer
 	reg := prometheus.NewRegistry()
 	exp, err := New(cfg, level.NewFilter(log.NewLogfmtLogger(&logs), level.AllowDebug()), reg, Options{Clock: c, IdleAfter: neverIdle})
@@ -120,17 +114,11 @@ func TestRedirectToAnotherHostKeepsTheCredential(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			other := newOtherHost(t)
-			fake := fakeapi.New(fakeapi.Options{DataToken: secret, IndicatorToken: secret, ConsensusKeys: map[string]string{secret: "enterprise"}})
-			fake.SetFault(tc.api, fakeapi.Fault{Kind: fakeapi.Redirect, Location: other.URL + "/v1/btc/network-data/supply?window=day"})
-			srv := httptest.NewServer(fake)
-			t.Cleanup(srv.Close)
-			yml := strings.ReplaceAll(faultConfig, "{{URL}}", srv.URL)
-			yml = strings.Replace(yml, "auth: header # "+tc.api, "auth: "+tc.auth, 1)
+			up := testtool.StartFake(t, fakeapi.Options{Now: time.Now, DataToken: secret, IndicatorToken: secret, ConsensusKeys: map[string]string{secret: "enterprise"}})
+			up.Fake.SetFault(tc.api, fakeapi.Fault{Kind: fakeapi.Redirect, Location: other.URL + "/v1/btc/network-data/supply?window=day"})
+			yml := strings.Replace(faultConfig, "auth: header # "+tc.api, "auth: "+tc.auth, 1)
 			yml = strings.ReplaceAll(yml, "  token_env: T\n", "  token_env: T\n  follow_redirects: true\n")
-			cfg, err := config.Parse("t.yml", []byte(yml), func(string) string { return secret })
-			if err != nil {
-				t.Fatal(err)
-			}
+			cfg := up.ConfigToken(t, yml, secret)
 			if got := cfg.APIs[tc.api].Auth; got != tc.auth {
 				t.Fatalf("auth of %s = %q, want %q", tc.api, got, tc.auth)
 			}

@@ -9,12 +9,11 @@ import (
 
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/demo"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
 
 // TestDailyJobDropsEveryExporterWideFamily: prometheus.yml's second job
@@ -62,11 +61,7 @@ func TestDailyJobDropsEveryExporterWideFamily(t *testing.T) {
 		req := httptest.NewRequest(http.MethodGet, "/metrics?"+query, nil)
 		req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", "20")
 		exp.ServeHTTP(rec, req)
-		parser := expfmt.NewTextParser(model.UTF8Validation)
-		fams, err := parser.TextToMetricFamilies(rec.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
+		fams := testtool.Families(t, rec.Body.String())
 		out := map[string]string{}
 		for name, f := range fams {
 			var b strings.Builder

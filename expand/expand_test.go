@@ -2,8 +2,6 @@ package expand_test
 
 import (
 	"context"
-	"encoding/json"
-	"net/http"
 	"reflect"
 	"slices"
 	"strconv"
@@ -23,17 +21,8 @@ import (
 // listing asks the fake directly for a listing endpoint's rows.
 func listing(t *testing.T, e *env, path, rows string) []map[string]any {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, e.Srv.URL+path, nil)
-	req.Header.Set("Authorization", "Bearer "+testToken)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
 	var root map[string]any
-	if err := json.NewDecoder(resp.Body).Decode(&root); err != nil {
-		t.Fatal(err)
-	}
+	testtool.FetchJSON(t, e.Srv.URL+path, &root)
 	node, _ := decode.Lookup(root, rows)
 	var out []map[string]any
 	for _, it := range node.([]any) {

@@ -15,18 +15,7 @@ import (
 // The tests of expansion run it against the fake upstream, and serve what
 // it put in force through a collector.Exporter, as main does.
 
-// supplyConfig needs no list.
-const supplyConfig = `
-data:
-  url: "{{URL}}"
-  token_env: T
-  metrics:
-    - path: /v1/btc/network-data/supply
-      window: [day, block]
-    - path: /v1/btc/market-data/open-interest
-      window: hour
-      exchange: [binance, bybit]
-`
+const supplyConfig = testtool.SupplyConfig
 
 // env is the fake upstream (testtool.Upstream: Clock, Fake, Srv) and an
 // exporter serving what is in force.

@@ -2,23 +2,19 @@ package series_test
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 	"github.com/onchain-exporter/onchain_exporter/series"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
@@ -73,30 +69,16 @@ func TestNamesMatchTheLiveExposition(t *testing.T) {
 }
 
 func compareWithLive(t *testing.T, dialect fakeapi.Dialect) {
-	clock := fakeapi.NewSimClock(time.Date(2026, 11, 20, 12, 34, 56, 0, time.UTC))
-	fake := fakeapi.New(fakeapi.Options{Now: clock.Now, DataToken: "tok", Dialect: dialect})
-	srv := httptest.NewServer(fake)
-	defer srv.Close()
-	cfg, err := config.Parse("test.yml", []byte(strings.ReplaceAll(liveConfig, "{{URL}}", srv.URL)), func(string) string { return "tok" })
-	if err != nil {
-		t.Fatal(err)
-	}
+	up := testtool.StartFake(t, fakeapi.Options{Dialect: dialect})
+	clock := up.Clock
+	cfg := up.Config(t, liveConfig)
 	reg := prometheus.NewRegistry()
 	exp, err := collector.New(cfg, log.NewNopLogger(), reg, collector.Options{Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer exp.Close()
-	rec := httptest.NewRecorder()
-	exp.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
-	if rec.Code != http.StatusOK {
-		t.Fatalf("scrape: HTTP %d", rec.Code)
-	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(strings.NewReader(rec.Body.String()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	fams := testtool.Families(t, testtool.Serve(t, exp, ""))
 	live := map[seriesKey]float64{}
 	liveFams := map[string]*dto.MetricFamily{}
 	for name, mf := range fams {

@@ -23,12 +23,9 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
-const restartConfig = `
-data:
-  url: "{{URL}}"
-  token_env: T
-  metrics:
-    - path: /v1/btc/network-data/supply
+// restartConfig is the harness's supply and open interest, the latter on
+// every exchange discovery lists: a restart has a listing answer to reuse.
+const restartConfig = testtool.DataSection + `    - path: /v1/btc/network-data/supply
       window: [day, block]
     - path: /v1/btc/market-data/open-interest
       window: hour

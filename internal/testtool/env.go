@@ -1,6 +1,7 @@
 package testtool
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,6 +16,20 @@ import (
 // import package collector, so that collector's own tests can use it: a
 // test builds its exporter (collector.New) on the Config it returns and
 // scrapes it through Scrape or Serve, which take any Target.
+
+// DataSection opens a configuration's data API section, its metrics to
+// follow: {{URL}} is the fake's address, T its credential.
+const DataSection = "\ndata:\n  url: \"{{URL}}\"\n  token_env: T\n  metrics:\n"
+
+// SupplyConfig is a configuration of the data API that needs no listing
+// call: BTC supply by day and block, open interest by hour on two
+// exchanges.
+const SupplyConfig = DataSection + `    - path: /v1/btc/network-data/supply
+      window: [day, block]
+    - path: /v1/btc/market-data/open-interest
+      window: hour
+      exchange: [binance, bybit]
+`
 
 // Upstream is a fake upstream serving on 127.0.0.1, on a simulated clock
 // (Clock) unless the test keeps its own, stopped when the test ends.
@@ -71,6 +86,33 @@ func ConfigToken(t testing.TB, url, yml, token string) *config.Config {
 func (u *Upstream) Config(t testing.TB, yml string) *config.Config {
 	t.Helper()
 	return Config(t, u.Srv.URL, yml)
+}
+
+// ConfigToken loads yml against u with every token_env holding token.
+func (u *Upstream) ConfigToken(t testing.TB, yml, token string) *config.Config {
+	t.Helper()
+	return ConfigToken(t, u.Srv.URL, yml, token)
+}
+
+// FetchJSON asks url directly, with DataToken as a bearer token, and
+// decodes the JSON answer into v: a reference for a test that does not
+// go through the exporter's client or decoders. It fails the test when
+// the call fails or the answer does not decode.
+func FetchJSON(t testing.TB, url string, v any) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+DataToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("GET %s: HTTP %d: %v", req.URL.Path, resp.StatusCode, err)
+	}
 }
 
 // Target is what a test scrapes: a collector.Exporter, whose Settle waits

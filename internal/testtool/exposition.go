@@ -3,7 +3,12 @@ package testtool
 import (
 	"sort"
 	"strings"
+	"testing"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 )
@@ -71,4 +76,17 @@ func SeriesValue(body, family string, pairs ...string) string {
 		}
 	}
 	return ""
+}
+
+// Families parses body, a text exposition, into its metric families by
+// name, with the library's own parser. It fails the test when body does
+// not parse.
+func Families(t testing.TB, body string) map[string]*dto.MetricFamily {
+	t.Helper()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("the exposition does not parse: %v", err)
+	}
+	return fams
 }
