@@ -21,24 +21,27 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
 
-// One entry needs no list; the others need the v2 discovery, the equity
-// list and the asset list.
-const waitConfig = `
-data:
-  url: "{{URL}}"
-  token_env: T
-  metrics:
-    - path: /v1/btc/network-data/supply
+// waitingData has one entry that needs no list and one that needs the v2
+// discovery.
+const waitingData = testtool.DataSection + `    - path: /v1/btc/network-data/supply
     - path: /v2/network/events-count
       asset: all
       chain: ethereum
-indicator:
+`
+
+// allEquities is the Indicator API's band of every equity /api/equities
+// lists.
+const allEquities = `indicator:
   url: "{{URL}}/indicator"
   token_env: T
   metrics:
     - path: /api/equities/{equity}/pbr-band
       equity: all
-consensus:
+`
+
+// One entry needs no list; the others need the v2 discovery, the equity
+// list and the asset list.
+const waitConfig = waitingData + allEquities + `consensus:
   url: "{{URL}}/consensus"
   metrics:
     - path: /consensus
@@ -170,16 +173,7 @@ onchain_exporter_expansion_success{api="indicator"} 1
 // The lists came back and show the file wrong: an unknown asset keeps the
 // consensus entry out, with the reason, and the data API's "all" goes in.
 func TestBackgroundExpansionMeetsAConfigurationError(t *testing.T) {
-	yml := `
-data:
-  url: "{{URL}}"
-  token_env: T
-  metrics:
-    - path: /v1/btc/network-data/supply
-    - path: /v2/network/events-count
-      asset: all
-      chain: ethereum
-consensus:
+	yml := waitingData + `consensus:
   url: "{{URL}}/consensus"
   metrics:
     - path: /consensus

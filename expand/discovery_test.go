@@ -19,22 +19,8 @@ import (
 // naming the line (the upstream would ignore it or refuse it), logged once
 // however often the lists are read again.
 func TestExpansionWarnsOfParametersDiscoveryDoesNotList(t *testing.T) {
-	e := newEnv(t, `
-data:
-  url: "{{URL}}"
-  token_env: T
-  metrics:
-    - path: /v1/btc/market-data/open-interest
-      exchange: all
-`, fakeapi.Options{})
-	cfg := e.parse(`
-data:
-  url: "{{URL}}"
-  token_env: T
-  metrics:
-    - path: /v1/btc/market-data/open-interest
-      exchange: all
-    - path: /v1/btc/exchange-flows/netflow
+	e := newEnv(t, openInterestAll, fakeapi.Options{})
+	cfg := e.parse(openInterestAll + `    - path: /v1/btc/exchange-flows/netflow
       exchange: binance
       params:
         exchnge: okx

@@ -54,14 +54,13 @@ func tupleKeys(cfg *config.Config) map[string]*config.Tuple {
 	return out
 }
 
-const discoveryConfig = `
-data:
-  url: "{{URL}}"
-  token_env: T
-  metrics:
-    - path: /v1/btc/market-data/open-interest
+// openInterestAll is open interest on every exchange the v1 discovery
+// lists.
+const openInterestAll = testtool.DataSection + `    - path: /v1/btc/market-data/open-interest
       exchange: all
-    - path: /v1/btc/market-data/open-interest
+`
+
+const discoveryConfig = openInterestAll + `    - path: /v1/btc/market-data/open-interest
       exchange: binance
       window: [day, hour]
     - path: /v1/erc20/exchange-flows/reserve
@@ -215,14 +214,7 @@ func TestExpandErrors(t *testing.T) {
 // equity: all through the public /api/equities; consensus assets by name
 // or ticker become one tuple labelled with the canonical key.
 func TestExpandIndicatorAndConsensus(t *testing.T) {
-	yml := `
-indicator:
-  url: "{{URL}}/indicator"
-  token_env: T
-  metrics:
-    - path: /api/equities/{equity}/pbr-band
-      equity: all
-consensus:
+	yml := "\n" + allEquities + `consensus:
   url: "{{URL}}/consensus"
   metrics:
     - path: /consensus
