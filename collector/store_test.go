@@ -70,8 +70,9 @@ func takeData(t *testing.T, dir string, tuples ...*config.Tuple) (*savedAPI, str
 
 // A state file written by an earlier release (format version 3,
 // testdata/state-v3) is taken back whole, each part by its owner, and a
-// save of what was taken writes it again byte for byte: the layout did
-// not change.
+// save of what was taken writes it again byte for byte, but for the roles
+// a key's series played in the process that wrote it (leader, chaser),
+// which are no longer saved: the layout did not change.
 func TestStateFileOfAnEarlierReleaseTakenBack(t *testing.T) {
 	old, err := os.ReadFile(filepath.Join("testdata", "state-v3", "data.json"))
 	if err != nil {
@@ -99,7 +100,7 @@ func TestStateFileOfAnEarlierReleaseTakenBack(t *testing.T) {
 	if !ok || !st.OK || st.Samples[0].Value != 1.5e9 || *st.Block != 870000 || !st.Next.Equal(at.Add(65*time.Minute)) || st.Due != 65*time.Minute {
 		t.Errorf("tuple taken back as %+v", st)
 	}
-	if e := got.delays["data /v1/btc/market-data/open-interest hour"]; e.First != 65*time.Minute || e.Leader != "k" || e.Rows != 12 {
+	if e := got.delays["data /v1/btc/market-data/open-interest hour"]; e.First != 65*time.Minute || e.Leader != "" || e.Rows != 12 {
 		t.Errorf("delays taken back as %+v", got.delays)
 	}
 	if got.budget == nil || got.budget.Used != 42 {
@@ -113,6 +114,7 @@ func TestStateFileOfAnEarlierReleaseTakenBack(t *testing.T) {
 		tuples: map[string]savedTuple{"k": {Digest: digest(tu), State: st}}, delays: got.delays, pauses: pauses,
 		lists: lists, budget: got.budget})
 	written, err := os.ReadFile(filepath.Join(again, "data.json"))
+	old = bytes.Replace(old, []byte(`"chased":"0001-01-01T00:00:00Z","leader":"k","leader_at":"2026-11-20T11:00:00Z",`), nil, 1)
 	if err != nil || !bytes.Equal(written, old) {
 		t.Errorf("written again (%v):\n%s\nwant:\n%s", err, written, old)
 	}

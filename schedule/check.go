@@ -89,7 +89,7 @@ func (e *Estimate) Check(w time.Duration, now time.Time) error {
 			return fmt.Errorf("%s %v is not a number the schedule keeps", x.name, x.v)
 		}
 	}
-	for _, n := range []int{e.RowMisses, e.Rows, e.Descent, e.Tight, e.FollowHits, e.FollowMisses} {
+	for _, n := range []int{e.Rows, e.Descent, e.Tight, e.FollowHits, e.FollowMisses} {
 		if n < 0 || n > maxCount {
 			return fmt.Errorf("a count (%d) is not between 0 and %d", n, maxCount)
 		}
@@ -97,7 +97,7 @@ func (e *Estimate) Check(w time.Duration, now time.Time) error {
 	for _, tm := range []struct {
 		name string
 		t    time.Time
-	}{{"seen", e.Seen}, {"chased", e.Chased}, {"leader_at", e.LeaderAt}} {
+	}{{"seen", e.Seen}} {
 		// Seen is a row's time: up to a spacing ahead, as a tuple's.
 		if err := CheckTime(tm.name, tm.t, now, max(d/4, ClockSkew)); err != nil {
 			return err

@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -89,7 +90,7 @@ func TestChecksOfWhatIsTakenBack(t *testing.T) {
 		{"credit of 1e300", "credit 1e+300 is not a number the schedule keeps", func(e *Estimate) { e.Credit = 1e300 }},
 		{"negative rows", "a count (-1) is not between 0 and 1000000", func(e *Estimate) { e.Rows = -1 }},
 		{"row seen in 9999", "seen 9999-12-31T23:00:00Z is more than 1h0m0s ahead", func(e *Estimate) { e.Seen = time.Date(9999, 12, 31, 23, 0, 0, 0, time.UTC) }},
-		{"leader before 1970", "leader_at 1969-12-31T00:00:00Z is before 1970", func(e *Estimate) { e.LeaderAt = time.Date(1969, 12, 31, 0, 0, 0, 0, time.UTC) }},
+		{"seen before 1970", "seen 1969-12-31T00:00:00Z is before 1970", func(e *Estimate) { e.Seen = time.Date(1969, 12, 31, 0, 0, 0, 0, time.UTC) }},
 	} {
 		e := good
 		tc.change(&e)
@@ -108,5 +109,33 @@ func TestChecksOfWhatIsTakenBack(t *testing.T) {
 		if err := pl.Check(time.Hour); err == nil {
 			t.Errorf("plan %+v taken", pl)
 		}
+	}
+}
+
+// TestEstimateSavesWhatWasLearned: the parts the key's series play in
+// this process (leader, chaser, the misses of the row under way) are not
+// saved or sent; what the model learned comes back whole.
+func TestEstimateSavesWhatWasLearned(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	e := Estimate{First: time.Hour, Depth: time.Minute, Low: 50 * time.Minute, HasLow: true, Credit: 0.3, Learned: true,
+		Seen: now.Add(-time.Hour), Spent: 0.2, Rows: 7, Descent: 1, FollowHits: 4, FollowMisses: 1, Split: true,
+		Chaser: "a", Chased: now, Leader: "b", LeaderAt: now, RowMisses: 2}
+	b, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, role := range []string{"leader", "chase", "row_misses"} {
+		if strings.Contains(string(b), role) {
+			t.Errorf("the saved estimate carries %q: %s", role, b)
+		}
+	}
+	var back Estimate
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	want := e
+	want.Chaser, want.Chased, want.Leader, want.LeaderAt, want.RowMisses = "", time.Time{}, "", time.Time{}, 0
+	if back != want {
+		t.Errorf("read back %+v, want %+v", back, want)
 	}
 }

@@ -6,7 +6,8 @@ import (
 )
 
 // Estimate is what the series of one key (an API, endpoint and window)
-// taught of when their rows appear; it is saved as it is.
+// taught of when their rows appear; what the model learned (14 fields)
+// is saved and sent to peers, the parts its series play here are not.
 //
 // First is the offset from a row's start of its first poll. A poll that
 // misses a row bounds its delay from below and the poll that then finds
@@ -34,20 +35,10 @@ type Estimate struct {
 	Learned bool          `json:"learned"`
 	// Seen is the newest row any series of the key was found with.
 	Seen time.Time `json:"seen"`
-	// Chaser is the one series polling for a late row (Chased) while the
-	// others wait for it to find the row.
-	Chaser string    `json:"chaser,omitempty"`
-	Chased time.Time `json:"chased"`
-	// Leader polls for the rows of the key; LeaderAt is when it last
-	// planned one.
-	Leader   string    `json:"leader,omitempty"`
-	LeaderAt time.Time `json:"leader_at"`
 	// Spent is the mean count of polls per row, beyond the first, that
-	// missed (a moving average); RowMisses counts those of the row under
-	// way; Rows counts the rows found (up to 100).
-	Spent     float64 `json:"spent,omitempty"`
-	RowMisses int     `json:"row_misses,omitempty"`
-	Rows      int     `json:"rows,omitempty"`
+	// missed (a moving average); Rows counts the rows found (up to 100).
+	Spent float64 `json:"spent,omitempty"`
+	Rows  int     `json:"rows,omitempty"`
 	// Descent counts probes in a row that found the row with no lower
 	// bound known: the provider became faster.
 	Descent int `json:"descent,omitempty"`
@@ -59,6 +50,19 @@ type Estimate struct {
 	// Split says the key's series were seen to be published apart: each
 	// then learns on its own, from the key's estimate.
 	Split bool `json:"split,omitempty"`
+
+	// The parts the key's series play in this process, and the row under
+	// way: neither saved nor sent to peers (what the model learned is
+	// above; these are taken again at the next row's plan). Chaser is the
+	// one series polling for a late row (Chased) while the others wait
+	// for it to find the row; Leader polls for the rows of the key,
+	// LeaderAt is when it last planned one; RowMisses counts the polls
+	// of the row under way that missed, for Spent.
+	Chaser    string    `json:"-"`
+	Chased    time.Time `json:"-"`
+	Leader    string    `json:"-"`
+	LeaderAt  time.Time `json:"-"`
+	RowMisses int       `json:"-"`
 }
 
 // Known is what the policy is given of one series' key: a copy, taken
