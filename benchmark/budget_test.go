@@ -2,6 +2,7 @@ package benchmark
 
 import (
 	"fmt"
+	"math"
 	"net/http/httptest"
 	"os"
 	"strings"
@@ -162,14 +163,19 @@ func RunBudget(daily int, days int) (*BudgetRun, error) {
 	return run, nil
 }
 
+// budgetShares are the budgets TestBudget runs under, as a share of the
+// natural cost: half and a quarter.
+var budgetShares = []int{2, 4}
+
 // TestBudget runs the budget configuration for three days (the calls per
-// window counted after the first, the cold start's) without a
-// budget and with half its natural cost as daily_budget, and holds the
-// budgeted run to the bounds: calls per UTC day within the
-// budget, no clock hour past a 24th of it plus 25 %, every series served
-// a new row at least once per its window times the announced coarsening
-// (plus the window, for where in it the row lands), and the forecast of
-// --config.check within 10 % of the unbudgeted calls per window.
+// window counted after the first, the cold start's) without a budget and
+// then with half and a quarter of its natural cost as daily_budget, and
+// holds each budgeted run to the bounds: calls per UTC day within
+// the budget, no clock hour past a 24th of it plus 25 %, every series
+// served a new row at least once per its window times the announced
+// coarsening rounded up (plus the window, for where in it the row lands),
+// and the forecast of --config.check within 10 % of the unbudgeted calls
+// per window.
 func TestBudget(t *testing.T) {
 	days := 3
 	if os.Getenv("ONCHAIN_BENCH_FULL") == "" {
@@ -183,20 +189,6 @@ func TestBudget(t *testing.T) {
 	for _, d := range free.Days {
 		natural = max(natural, d)
 	}
-	daily := int(natural / 2)
-	capped, err := RunBudget(daily, days)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, d := range capped.Days {
-		if d > int64(daily) {
-			t.Errorf("day %d: %d calls, daily_budget %d", i+1, d, daily)
-		}
-	}
-	if most := int64(float64(daily) / 24 * 1.25); capped.MaxHour > most+1 {
-		t.Errorf("%d calls in one hour, at most %d (a 24th of %d plus 25 %%)", capped.MaxHour, most, daily)
-	}
-	factors := capped.Plan.WindowFactors()
 	forecast := map[string]float64{}
 	for _, f := range budget.Forecast(free.Cfg).APIs {
 		for _, e := range f.Entries {
@@ -205,23 +197,64 @@ func TestBudget(t *testing.T) {
 			}
 		}
 	}
-	var b strings.Builder
-	b.WriteString("| window | forecast a day | calls a day, no budget | mean excess staleness, no budget | coarsening | calls a day, budget | mean excess staleness, budget | longest wait for a new row |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, w := range budgetWindows {
-		step := config.WindowDuration(w.window)
-		k := max(1, factors[w.window])
-		// The wait is seen by scrapes every half minute: each end of it
-		// is late by up to that much, and so may the wait be.
-		if limit := time.Duration(k)*step + step + budgetScrapeInterval/2; capped.Gap[w.window] > limit {
-			t.Errorf("%s: a series waited %v for a new row, more than its window × %d plus a window (plus the %v between two scrapes that see it)", w.window, capped.Gap[w.window], k, budgetScrapeInterval/2)
-		}
 		perDay := float64(free.Calls[w.window]) / float64(days-1)
 		if f := forecast[w.window]; f < perDay*0.9 || f > perDay*1.1 {
 			t.Errorf("%s: forecast %.0f calls a day, measured %.0f without a budget: not within 10 %%", w.window, f, perDay)
 		}
-		fmt.Fprintf(&b, "| %s | %.0f | %.0f | %s | %d | %.0f | %s | %s |\n", w.window, forecast[w.window], perDay, fmtDur(free.Excess[w.window]),
-			k, float64(capped.Calls[w.window])/float64(days-1), fmtDur(capped.Excess[w.window]), fmtDur(capped.Gap[w.window]))
 	}
-	t.Logf("%d days, daily_budget %d (half the natural %d); calls per day %v, most in an hour %d; plan: %s\n%s",
-		days, daily, natural, capped.Days, capped.MaxHour, capped.Plan.Summary(3), b.String())
+	var b strings.Builder
+	b.WriteString("| budget | window | forecast a day | calls a day, no budget | mean excess staleness, no budget | coarsening | calls a day, budget | mean excess staleness, budget | longest wait for a new row |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, share := range budgetShares {
+		daily := int(natural) / share
+		capped, err := RunBudget(daily, days)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkBudgetRun(t, capped, days)
+		factors := capped.Plan.WindowFactors()
+		for _, w := range budgetWindows {
+			fmt.Fprintf(&b, "| %d (1/%d) | %s | %.0f | %.0f | %s | %s | %.0f | %s | %s |\n", daily, share, w.window, forecast[w.window],
+				float64(free.Calls[w.window])/float64(days-1), fmtDur(free.Excess[w.window]),
+				fmt.Sprint(max(1, factors[w.window])), float64(capped.Calls[w.window])/float64(days-1),
+				fmtDur(capped.Excess[w.window]), fmtDur(capped.Gap[w.window]))
+		}
+		t.Logf("%d days, daily_budget %d (1/%d of the natural %d); calls per day %v (%s of the budget), most in an hour %d; plan: %s",
+			days, daily, share, natural, capped.Days, spentShares(capped), capped.MaxHour, capped.Plan.Summary(3))
+	}
+	t.Logf("\n%s", b.String())
+}
+
+// checkBudgetRun holds a budgeted run to its bounds.
+func checkBudgetRun(t *testing.T, run *BudgetRun, days int) {
+	t.Helper()
+	daily := run.Budget
+	for i, d := range run.Days {
+		if d > int64(daily) {
+			t.Errorf("daily_budget %d, day %d: %d calls", daily, i+1, d)
+		}
+	}
+	if most := int64(float64(daily) / 24 * 1.25); run.MaxHour > most+1 {
+		t.Errorf("daily_budget %d: %d calls in one hour, at most %d (a 24th of the budget plus 25 %%)", daily, run.MaxHour, most)
+	}
+	factors := run.Plan.WindowFactors()
+	for _, w := range budgetWindows {
+		step := config.WindowDuration(w.window)
+		k := time.Duration(math.Ceil(float64(max(1, factors[w.window]))))
+		// The wait is seen by scrapes every half minute: each end of it
+		// is late by up to that much, and so may the wait be.
+		if limit := k*step + step + budgetScrapeInterval/2; run.Gap[w.window] > limit {
+			t.Errorf("daily_budget %d, %s: a series waited %v for a new row, more than its window × %d plus a window (plus the %v between two scrapes that see it)",
+				daily, w.window, run.Gap[w.window], k, budgetScrapeInterval/2)
+		}
+	}
+}
+
+// spentShares are the calls of each day as a share of the budget.
+func spentShares(run *BudgetRun) string {
+	var out []string
+	for _, d := range run.Days {
+		out = append(out, fmt.Sprintf("%.1f %%", 100*float64(d)/float64(run.Budget)))
+	}
+	return strings.Join(out, ", ")
 }
