@@ -248,7 +248,13 @@ func forecastEntry(a *config.API, e *config.Entry) (EntryForecast, []Series) {
 		ef.Windows[i].CallsPerDay += w.CallsPerDay
 		if w.Basis != "unknown" {
 			ef.CallsPerDay += w.CallsPerDay
-			series = append(series, Series{Entry: name, Window: t.Window, Every: w.Every, CallsPerDay: w.CallsPerDay})
+			every := w.Every
+			if w.Basis == "cache_ttl" || w.Basis == "revalidate" {
+				// Polled by the clock, not for rows: the schedule
+				// does not coarsen them, so the plan counts them whole.
+				every = 0
+			}
+			series = append(series, Series{Entry: name, Window: t.Window, Every: every, CallsPerDay: w.CallsPerDay})
 		}
 	}
 	return ef, series

@@ -32,7 +32,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		forecast: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "forecast_calls_per_day",
 			Help: "Upstream calls a day the configuration in force costs, per configured endpoint (path as written) and listing endpoint, after expansion, before any cut of the daily budget."}, []string{"api", "endpoint"}),
 		factor: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "coarsening_factor",
-			Help: "How many rows of its window a series is polled once per under the daily budget's plan (1: every row); the largest among a window's spacings."}, []string{"api", "window"}),
+			Help: "Rows of its window per poll under the daily budget's plan, on average (1: every row; 2.5: alternately every 2nd and 3rd row); the largest among a window's spacings."}, []string{"api", "window"}),
 	}
 	reg.MustRegister(m.budget, m.used, m.own, m.forecast, m.factor)
 	return m

@@ -37,12 +37,14 @@ func TestMetrics(t *testing.T) {
 	m.Observe("consensus", consensus, now)
 	m.Observe("indicator", free, now)
 	m.SetForecast(f)
+	// 9 000 less the listing call and the min, hour and day rows
+	// (1 512, 25.2, 1.05) leaves 7 460.75 for the 14 400 block rows.
 	m.SetPlan("data", f.Plan)
 
 	want := `
-# HELP onchain_exporter_coarsening_factor How many rows of its window a series is polled once per under the daily budget's plan (1: every row); the largest among a window's spacings.
+# HELP onchain_exporter_coarsening_factor Rows of its window per poll under the daily budget's plan, on average (1: every row; 2.5: alternately every 2nd and 3rd row); the largest among a window's spacings.
 # TYPE onchain_exporter_coarsening_factor gauge
-onchain_exporter_coarsening_factor{api="data",window="block"} 3
+onchain_exporter_coarsening_factor{api="data",window="block"} 1.93010086125
 onchain_exporter_coarsening_factor{api="data",window="day"} 1
 onchain_exporter_coarsening_factor{api="data",window="hour"} 1
 onchain_exporter_coarsening_factor{api="data",window="min"} 1
@@ -77,10 +79,12 @@ onchain_exporter_forecast_calls_per_day{api="data",endpoint="/v2/network/events-
 	// consensus API is no longer configured.
 	f = Forecast(parse(t, head+"  daily_budget: 100000\n  metrics:\n    - path: /v2/network/events-count\n      asset: [usdt, usdc]\n      window: block\n")).APIs[0]
 	m.SetForecast(f)
+	// 9 000 less the listing call and the min, hour and day rows
+	// (1 512, 25.2, 1.05) leaves 7 460.75 for the 14 400 block rows.
 	m.SetPlan("data", f.Plan)
 	m.Forget("consensus")
 	want = `
-# HELP onchain_exporter_coarsening_factor How many rows of its window a series is polled once per under the daily budget's plan (1: every row); the largest among a window's spacings.
+# HELP onchain_exporter_coarsening_factor Rows of its window per poll under the daily budget's plan, on average (1: every row; 2.5: alternately every 2nd and 3rd row); the largest among a window's spacings.
 # TYPE onchain_exporter_coarsening_factor gauge
 onchain_exporter_coarsening_factor{api="data",window="block"} 1
 # HELP onchain_exporter_forecast_calls_per_day Upstream calls a day the configuration in force costs, per configured endpoint (path as written) and listing endpoint, after expansion, before any cut of the daily budget.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,13 +42,15 @@ type Series struct {
 }
 
 // Plan is how an API's series are polled when their natural cost exceeds
-// the daily budget. Every series of a window and spacing is polled every
-// Every×Factor, with one common interval T chosen as the smallest that
-// fits: each group is polled every max(Every, T), rounded up to a whole
-// multiple of Every. So the finest windows are coarsened first (a min
-// series is polled every few minutes before a day series misses a row),
-// the series of one window share the cut evenly, and every series keeps
-// at least one call per its coarsened interval.
+// the daily budget. Every series of a window and spacing is polled for
+// one row in Factor, with one common interval T chosen as the smallest
+// that fits: each group is polled every max(Every, T), so Factor is
+// T/Every, not a whole number (2.5: alternately every 2nd and 3rd row),
+// and the plan spends what the budget leaves, not the next whole factor's
+// share of it. So the finest windows are coarsened first (a min series is
+// polled every few minutes before a day series misses a row), the series
+// of one window share the cut evenly, and every series keeps at least one
+// call per its coarsened interval.
 type Plan struct {
 	// Budget is the daily limit in force; 0 means none, and nothing is cut.
 	Budget int
@@ -73,13 +76,14 @@ type Cut struct {
 	Window  string
 	Every   time.Duration
 	Series  int
-	Factor  int // ≥ 1; the series are polled every Every×Factor
+	Factor  float64 // ≥ 1; the series are polled for one row in Factor
 	Natural float64
 	Planned float64
 }
 
-// Interval is how often the group's series are polled under the plan.
-func (c Cut) Interval() time.Duration { return c.Every * time.Duration(c.Factor) }
+// Interval is how often, on average, the group's series are polled under
+// the plan.
+func (c Cut) Interval() time.Duration { return time.Duration(float64(c.Every) * c.Factor) }
 
 // EntryCut is the cost of one configuration entry under a plan.
 type EntryCut struct {
@@ -123,7 +127,7 @@ func NewPlan(series []Series, listing float64, budget int) Plan {
 	cost := func(t time.Duration) float64 {
 		c := fixed
 		for _, g := range p.Groups {
-			c += g.Natural / float64(factor(g.Every, t))
+			c += cutCost(g.Natural, factor(g.Every, t))
 		}
 		return c
 	}
@@ -138,7 +142,7 @@ func NewPlan(series []Series, listing float64, budget int) Plan {
 	for i := range p.Groups {
 		g := &p.Groups[i]
 		g.Factor = factor(g.Every, t)
-		g.Planned = g.Natural / float64(g.Factor)
+		g.Planned = cutCost(g.Natural, g.Factor)
 	}
 	p.Planned = cost(t)
 	p.Fits = budget <= 0 || p.Planned <= p.Available
@@ -147,29 +151,39 @@ func NewPlan(series []Series, listing float64, budget int) Plan {
 	return p
 }
 
-// factor is the multiple of every that a common interval t asks for: at
-// least 1, and every×factor ≥ t.
-func factor(every, t time.Duration) int {
-	if t <= every {
-		return 1
-	}
-	return int((t + every - 1) / every)
+// factor is the share of its rows a series of spacing every is polled
+// for under a common interval t: t/every, at least 1.
+func factor(every, t time.Duration) float64 {
+	return max(1, float64(t)/float64(every))
 }
 
-// smallestFit is the smallest interval, in whole seconds, whose cost is
-// within available; cost falls as the interval grows, and fits at
+// cutCost is the calls a day of series whose natural cost is natural
+// when polled for one row in f. Uncut, a series costs Overhead calls per
+// row (probes, polls of late rows); coarsened, one call per row polled
+// for: the schedule polls once the learned delay says the row is out,
+// and a row that was late is not polled for again (the next poll is
+// for a later row).
+func cutCost(natural, f float64) float64 {
+	if f <= 1 {
+		return natural
+	}
+	return natural / Overhead / f
+}
+
+// smallestFit is the smallest interval, to the nanosecond, whose cost is
+// within available: cost falls as the interval grows, and fits at
 // MaxInterval.
 func smallestFit(cost func(time.Duration) float64, available float64) time.Duration {
-	lo, hi := int64(0), int64(MaxInterval/time.Second) // cost(lo) > available ≥ cost(hi)
+	lo, hi := time.Duration(0), MaxInterval // cost(lo) > available ≥ cost(hi)
 	for hi-lo > 1 {
 		mid := lo + (hi-lo)/2
-		if cost(time.Duration(mid)*time.Second) <= available {
+		if cost(mid) <= available {
 			hi = mid
 		} else {
 			lo = mid
 		}
 	}
-	return time.Duration(hi) * time.Second
+	return hi
 }
 
 func (p Plan) entries(series []Series) []EntryCut {
@@ -186,7 +200,7 @@ func (p Plan) entries(series []Series) []EntryCut {
 		f := p.Factor(s.Window, s.Every)
 		e.Series++
 		e.Natural += s.CallsPerDay
-		e.Planned += s.CallsPerDay / float64(f)
+		e.Planned += cutCost(s.CallsPerDay, f)
 		if f > 1 && !slices.Contains(e.Cut, s.Window) {
 			e.Cut = append(e.Cut, s.Window)
 		}
@@ -204,7 +218,9 @@ func (p Plan) note(cost func(time.Duration) float64, fixed float64) string {
 			FormatCalls(p.Listing), Reserve*100, p.Budget, human(MaxInterval))
 	case !p.Fits:
 		return fmt.Sprintf("even a call every %s per series exceeds the %s calls a day left for series: the daily cap refuses the rest", human(MaxInterval), FormatCalls(p.Available))
-	case cost(24*time.Hour) > p.Available:
+	case cost(24*time.Hour+1) > p.Available:
+		// A poll a day per series, each for its row (a coarsened
+		// poll's cost), does not fit.
 		return fmt.Sprintf("even a call a day per series exceeds the %s calls a day left for series: day rows are missed", FormatCalls(p.Available))
 	}
 	return ""
@@ -222,7 +238,7 @@ func (p Plan) Cut() bool {
 
 // Factor is the coarsening factor of series of a window and spacing: 1
 // when they are not cut or not planned.
-func (p Plan) Factor(window string, every time.Duration) int {
+func (p Plan) Factor(window string, every time.Duration) float64 {
 	for _, g := range p.Groups {
 		if g.Window == window && g.Every == every {
 			return g.Factor
@@ -233,8 +249,8 @@ func (p Plan) Factor(window string, every time.Duration) int {
 
 // WindowFactors is the coarsening factor of each window of the plan: the
 // largest among its spacings (block windows of several chains).
-func (p Plan) WindowFactors() map[string]int {
-	out := map[string]int{}
+func (p Plan) WindowFactors() map[string]float64 {
+	out := map[string]float64{}
 	for _, g := range p.Groups {
 		out[g.Window] = max(out[g.Window], g.Factor)
 	}
@@ -264,20 +280,30 @@ func (p Plan) Summary(top int) string {
 	return s
 }
 
-// Degradation names each window polled less often, finest first:
-// "min polled every 17m (×17), 10min polled every 20m (×2)", or "nothing
-// cut".
+// Degradation says what each window gets, finest first, when one is
+// polled less often: "min polled every 2m25s (one row in 2.41, 1197 calls
+// a day), 10min every row (302 calls a day)", or "nothing cut".
 func (p Plan) Degradation() string {
-	var cuts []string
-	for _, g := range p.Groups {
-		if g.Factor > 1 {
-			cuts = append(cuts, fmt.Sprintf("%s polled every %s (×%d)", windowName(g.Window, g.Every), human(g.Interval()), g.Factor))
-		}
-	}
-	if len(cuts) == 0 {
+	if !p.Cut() {
 		return "nothing cut"
 	}
-	return strings.Join(cuts, ", ")
+	var gets []string
+	for _, g := range p.Groups {
+		name := windowName(g.Window, g.Every)
+		if g.Factor <= 1 {
+			gets = append(gets, fmt.Sprintf("%s every row (%s calls a day)", name, FormatCalls(g.Planned)))
+			continue
+		}
+		gets = append(gets, fmt.Sprintf("%s polled every %s (one row in %s, %s calls a day)",
+			name, human(g.Interval()), FormatFactor(g.Factor), FormatCalls(g.Planned)))
+	}
+	return strings.Join(gets, ", ")
+}
+
+// FormatFactor shows a coarsening factor to two decimals, rounded up so
+// that it never shows less cut than there is: 3, 2.5, 2.41.
+func FormatFactor(f float64) string {
+	return strconv.FormatFloat(math.Ceil(f*100-1e-6)/100, 'f', -1, 64)
 }
 
 // Costliest names the top costliest entries with their calls a day

@@ -27,8 +27,8 @@ type apiSchedule struct {
 	// without a window (Series.MaxWait).
 	maxStaleness time.Duration
 	// factor is the coarsening the daily budget's plan asks for, per
-	// window: a series is polled for every factor-th row.
-	factor map[string]int
+	// window: a series is polled for one row in factor (Series.Factor).
+	factor map[string]float64
 }
 
 // delayKey names the series that share one publication delay: those of

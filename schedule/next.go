@@ -1,6 +1,10 @@
 package schedule
 
-import "time"
+import (
+	"hash/crc32"
+	"math"
+	"time"
+)
 
 // A row at time s covers [s, s+w) for a window of duration w; the next row
 // starts at s+w and becomes visible some delay D after its start (w plus
@@ -21,10 +25,11 @@ type Series struct {
 	// CacheTTL, when set, replaces the schedule: refreshed that often.
 	CacheTTL time.Duration
 	// Revalidate caps the wait between refreshes (data is revised after
-	// the fact); Factor > 1 has the series polled for every Factor-th
-	// row only (the daily budget's coarsening).
+	// the fact); Factor > 1 has the series polled for one row in Factor
+	// only (the daily budget's coarsening; 2.5: alternately every 2nd
+	// and 3rd row).
 	Revalidate time.Duration
-	Factor     int
+	Factor     float64
 	// Newest is the newest row seen (after the refresh being planned
 	// from, when it succeeded); LastAttempt when it was last asked.
 	Newest      time.Time
@@ -221,9 +226,6 @@ func (p *Policy) afterSuccess(k *Known, s Series, pl *Plan, o Outcome, now time.
 		return p.cap(s, now, now.Add(FallbackTTL(s.Window)))
 	}
 	nextStart := s.after(s.Newest)
-	for range max(1, s.Factor) - 1 {
-		nextStart = s.after(nextStart)
-	}
 	if pl.Polls > 0 {
 		if !k.chase(s.ID, nextStart) {
 			// Another series of the key polls for this row; this one
@@ -247,23 +249,37 @@ func (p *Policy) afterSuccess(k *Known, s Series, pl *Plan, o Outcome, now time.
 	return p.cap(s, now, now.Add(p.MinInterval))
 }
 
-// coarse plans a series the daily budget's plan coarsens: polled for
-// every k-th row, when the learned delay says it is out, and for nothing
+// coarse plans a series the daily budget's plan coarsens: polled for one
+// row in Factor, when the learned delay says it is out, and for nothing
 // in between. Such polls teach nothing of the delay (a poll may find the
 // row before the one it was meant for), and the series polls on its own.
+//
+// The rows polled for are fixed by the clock, not by the last poll: those
+// that start a slot of Factor rows, slot j starting at row ⌈φ + j·Factor⌉
+// (rows numbered from the Unix epoch, φ the series' phase). A factor of
+// 2.5 polls alternately every 2nd and 3rd row, and its calls a day are
+// the rows a day over Factor whatever a late row or a restart did; the
+// phases spread the series of a window over the slot, so that they are
+// not all polled in the same minute.
 func (p *Policy) coarse(k *Known, s Series, pl *Plan, now time.Time) time.Time {
 	pl.Polls, pl.Probing, pl.Planned, pl.Following = 0, false, false, false
-	w, f := s.W, time.Duration(s.Factor)
-	// The learned delay plus a learn step, and never sooner than Factor
-	// windows after this poll: a poll that came before its row found the
-	// one before, and polling Factor rows after that would poll more
-	// often.
-	first := k.Publication(w) + w + p.LearnStep(w)
-	next := maxTime(s.Newest.Add(f*w+first), now.Add(f*w))
-	if !next.After(now) {
-		next = now.Add(w) // nothing newer yet: a window later
+	w, f := s.W, s.Factor
+	// A row is out its window, the learned delay and a learn step after
+	// it starts. The next poll is for a row that is not out yet: a poll
+	// that came before its row found the one before, and is not repeated.
+	out := w + k.Publication(w) + p.LearnStep(w)
+	newest := s.Newest.UnixNano() / int64(w)
+	ahead := max(1, int64(math.Ceil(float64(now.Add(p.MinInterval).Sub(s.Newest)-out)/float64(w))))
+	phase := f * float64(crc32.ChecksumIEEE([]byte(s.ID))) / (1 << 32)
+	// The first slot whose row is at least ahead rows on: ⌈φ + j·f⌉ ≥ n
+	// when φ + j·f > n - 1.
+	slot := math.Floor((float64(newest+ahead-1)-phase)/f) + 1
+	rows := max(int64(math.Ceil(phase+slot*f))-newest, ahead)
+	start := s.Newest
+	for range rows {
+		start = s.after(start)
 	}
-	return p.cap(s, now, maxTime(next, now.Add(p.MinInterval)))
+	return p.cap(s, now, maxTime(start.Add(out), now.Add(p.MinInterval)))
 }
 
 // afterError plans the retry of a failing series.
@@ -305,14 +321,14 @@ func (p *Policy) lateWait(s Series, n int, d time.Duration) time.Duration {
 }
 
 // horizon is the furthest ahead of now the policy plans a series' next
-// refresh: two rows ahead (Factor rows each, the weekdays without rows
-// skipped), its cache_ttl, its longest wait for a late row (MaxWait), or
+// refresh: two rows ahead (Factor rows each, rounded up, the weekdays
+// without rows skipped), its cache_ttl, its longest wait for a late row (MaxWait), or
 // the longest pause or hold it waits out, a minute's margin added.
 func (p *Policy) horizon(s Series, now time.Time) time.Time {
 	h := now.Add(max(s.CacheTTL, s.MaxWait, p.MaxPause))
 	if s.W > 0 {
 		t := now
-		for range 2 * max(1, s.Factor) {
+		for range 2 * int(math.Ceil(max(1, s.Factor))) {
 			t = s.after(t)
 		}
 		h = maxTime(h, t)

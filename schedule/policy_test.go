@@ -93,10 +93,6 @@ func TestPolicyNext(t *testing.T) {
 			}
 		},
 	}, {
-		name:  "the daily budget coarsens by 3: the third row after this one, when it is out",
-		known: Known{Key: learned}, s: Series{Newest: next, Factor: 3}, out: Outcome{PrevNewest: row},
-		now: next.Add(h + 10*time.Minute), want: next.Add(4*h + 11*time.Minute + 12*time.Second),
-	}, {
 		name: "revalidate caps the wait", known: Known{Key: learned},
 		s: Series{Newest: next, Revalidate: 10 * time.Minute}, out: Outcome{PrevNewest: row},
 		now: next.Add(h + 10*time.Minute), want: next.Add(h + 20*time.Minute),
