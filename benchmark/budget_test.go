@@ -223,6 +223,17 @@ func TestBudget(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkBudgetRun(t, capped)
+		// What the log line says each window gets is what it got.
+		planned := map[string]float64{}
+		for _, g := range capped.Plan.Groups {
+			planned[g.Window] += g.Planned
+		}
+		for _, w := range budgetWindows {
+			got := float64(capped.Calls[w.window]) / float64(days-1)
+			if p := planned[w.window]; got < p*0.9 || got > p*1.1 {
+				t.Errorf("daily_budget %d, %s: %.0f calls a day, the plan says %.0f: not within 10 %%", daily, w.window, got, p)
+			}
+		}
 		factors := capped.Plan.WindowFactors()
 		for _, w := range budgetWindows {
 			fmt.Fprintf(&b, "| %d (1/%d) | %s | %.0f | %.0f | %s | %s | %.0f | %s | %s | %s |\n", daily, share, w.window, forecast[w.window],

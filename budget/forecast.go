@@ -254,7 +254,7 @@ func forecastEntry(a *config.API, e *config.Entry) (EntryForecast, []Series) {
 				// does not coarsen them, so the plan counts them whole.
 				every = 0
 			}
-			series = append(series, Series{Entry: name, Window: t.Window, Every: every, CallsPerDay: w.CallsPerDay})
+			series = append(series, Series{Key: t.Key, Entry: name, Window: t.Window, Every: every, CallsPerDay: w.CallsPerDay})
 		}
 	}
 	return ef, series

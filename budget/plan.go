@@ -25,6 +25,9 @@ const MaxInterval = 7 * 24 * time.Hour
 
 // Series is what a Plan knows of one upstream series.
 type Series struct {
+	// Key is the tuple's key (config.Tuple.Key), by which the schedule
+	// asks for its factor (Plan.Factors).
+	Key string
 	// Entry names the configuration entry the series comes from, as the
 	// summary shows it ("data.metrics[0] /v1/btc/market-data/open-interest").
 	Entry string
@@ -69,6 +72,8 @@ type Plan struct {
 	Entries []EntryCut
 	// Note says what could not be done, when something could not.
 	Note string
+	// series are the series planned, for Factors.
+	series []Series
 }
 
 // Cut is the coarsening of the series of one window and spacing.
@@ -97,7 +102,7 @@ type EntryCut struct {
 // NewPlan plans series under a daily budget (0 = none) of which listing
 // calls a day go to listing and discovery endpoints.
 func NewPlan(series []Series, listing float64, budget int) Plan {
-	p := Plan{Budget: budget, Listing: listing}
+	p := Plan{Budget: budget, Listing: listing, series: series}
 	type key struct {
 		window string
 		every  time.Duration
@@ -245,6 +250,19 @@ func (p Plan) Factor(window string, every time.Duration) float64 {
 		}
 	}
 	return 1
+}
+
+// Factors is the coarsening factor of each series the plan cuts, by its
+// Key: a series of Ethereum blocks (12 s) may be cut while one of Bitcoin
+// blocks (10 min), of the same window, is not.
+func (p Plan) Factors() map[string]float64 {
+	out := map[string]float64{}
+	for _, s := range p.series {
+		if f := p.Factor(s.Window, s.Every); f > 1 && s.Every > 0 && s.Key != "" {
+			out[s.Key] = f
+		}
+	}
+	return out
 }
 
 // WindowFactors is the coarsening factor of each window of the plan: the

@@ -14,7 +14,7 @@ import (
 func many(n int, entry, window string, every time.Duration) []Series {
 	out := make([]Series, n)
 	for i := range out {
-		out[i] = Series{Entry: entry, Window: window, Every: every, CallsPerDay: Overhead * float64(24*time.Hour) / float64(every)}
+		out[i] = Series{Key: fmt.Sprintf("%s %s %d", entry, window, i), Entry: entry, Window: window, Every: every, CallsPerDay: Overhead * float64(24*time.Hour) / float64(every)}
 	}
 	return out
 }
@@ -143,6 +143,19 @@ func TestPlanSpendsWhatTheBudgetLeaves(t *testing.T) {
 	}
 	if cut < 100 {
 		t.Errorf("only %d of 300 cases cut anything: the test tells little", cut)
+	}
+}
+
+// The schedule takes each series' factor by its key: of one window, the
+// series of the spacing cut (Ethereum blocks) and not the others.
+func TestPlanFactorsBySeries(t *testing.T) {
+	p := NewPlan(concat(many(2, "a", "block", 12*time.Second), many(1, "b", "block", 10*time.Minute), many(1, "c", "hour", time.Hour)), 1, 5000)
+	got := p.Factors()
+	if len(got) != 2 || got["a block 0"] != p.Factor("block", 12*time.Second) || got["a block 1"] <= 1 {
+		t.Errorf("factors by series %v: want the two Ethereum block series only, at %g", got, p.Factor("block", 12*time.Second))
+	}
+	if f := p.WindowFactors()["block"]; f != got["a block 0"] {
+		t.Errorf("the block window's factor is %g, want the largest of its spacings, %g", f, got["a block 0"])
 	}
 }
 

@@ -253,7 +253,7 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 			c.start()
 		}
 		c.reconcile(engineConfig{api: a, up: up, fams: fams, tf: tf,
-			sched: &apiSchedule{revalidate: a.Revalidate, maxStaleness: a.MaxStaleness, book: book, factor: forecast[name].Plan.WindowFactors()},
+			sched: &apiSchedule{revalidate: a.Revalidate, maxStaleness: a.MaxStaleness, book: book, factor: forecast[name].Plan.Factors()},
 			saved: savedTuples, reload: reload,
 		})
 		for _, t := range a.Tuples {

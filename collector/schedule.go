@@ -26,8 +26,9 @@ type apiSchedule struct {
 	// maxStaleness caps the wait between polls of a late row of a tuple
 	// without a window (Series.MaxWait).
 	maxStaleness time.Duration
-	// factor is the coarsening the daily budget's plan asks for, per
-	// window: a series is polled for one row in factor (Series.Factor).
+	// factor is the coarsening the daily budget's plan asks for, by
+	// tuple key: a series is polled for one row in factor
+	// (Series.Factor).
 	factor map[string]float64
 }
 
@@ -229,7 +230,7 @@ func (s *apiSchedule) series(st *tupleState) schedule.Series {
 	t := st.tuple
 	se := schedule.Series{ID: t.Key, Window: t.Window, W: rowWindow(st),
 		CacheTTL:   time.Duration(t.CacheTTL * float64(time.Second)),
-		Revalidate: s.revalidate, Factor: s.factor[t.Window],
+		Revalidate: s.revalidate, Factor: s.factor[t.Key],
 		Newest: st.Newest, LastAttempt: st.LastAttempt, Deprecated: st.Deprecated, Failures: st.Failures,
 		Skip: skipDays(st)}
 	if t.Window == "" && t.CacheTTL == 0 {
