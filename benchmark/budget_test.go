@@ -248,8 +248,8 @@ func TestBudget(t *testing.T) {
 }
 
 // checkBudgetRun holds a budgeted run to its bounds: no day over the
-// budget, and every day after the first (the cold start's) at least 90 %
-// of it, all that the 10 % reserve leaves; no clock hour past a 24th of
+// budget, and every day after the first (the cold start's) at least 95 %
+// of the 90 % that the 10 % reserve leaves; no clock hour past a 24th of
 // the budget plus 25 %; after the first day, no series waiting for a new
 // row longer than its window times its coarsening rounded up, plus a
 // window for where in it the row lands, plus the wait for a call the
@@ -262,8 +262,12 @@ func checkBudgetRun(t *testing.T, run *BudgetRun) {
 		if d > int64(daily) {
 			t.Errorf("daily_budget %d, day %d: %d calls", daily, i+1, d)
 		}
-		if i > 0 && float64(d) < 0.9*float64(daily) {
-			t.Errorf("daily_budget %d, day %d: %d calls, %.1f %% of the budget: less than the 90 %% the reserve leaves", daily, i+1, d, 100*float64(d)/float64(daily))
+		// The plan aims at all the reserve leaves (90 %, measured 90.0–
+		// 90.4 %); a call more or less must not fail the check, so it
+		// holds the plan to 95 % of that, which whole factors missed
+		// (76 % and 82 % of the budget).
+		if leaves := 0.9 * float64(daily); i > 0 && float64(d) < 0.95*leaves {
+			t.Errorf("daily_budget %d, day %d: %d calls, %.1f %% of the budget: less than 95 %% of the 90 %% the reserve leaves", daily, i+1, d, 100*float64(d)/float64(daily))
 		}
 	}
 	if most := int64(float64(daily) / 24 * 1.25); run.MaxHour > most+1 {
