@@ -43,20 +43,25 @@ type apiInfo struct {
 	Budget string
 }
 
-// infoOf describes a configuration for the landing page.
-func infoOf(metricsPath string, demo bool, cfg *config.Config) landingInfo {
+// infoOf describes a configuration for the landing page; plans are the
+// daily budget's plans the exporter runs (collector.Exporter.Plans, which
+// count the cadence learned of the series without a window), the
+// configuration's forecast when nil.
+func infoOf(metricsPath string, demo bool, cfg *config.Config, plans map[string]budget.Plan) landingInfo {
 	info := landingInfo{MetricsPath: metricsPath, Demo: demo, ConfigFile: cfg.File}
-	forecast := map[string]budget.APIForecast{}
-	for _, f := range budget.Forecast(cfg).APIs {
-		forecast[f.API] = f
+	if plans == nil {
+		plans = map[string]budget.Plan{}
+		for _, f := range budget.Forecast(cfg).APIs {
+			plans[f.API] = f.Plan
+		}
 	}
 	for _, name := range config.APINames {
 		a := apiInfo{Name: name}
 		if s := cfg.APIs[name]; s != nil {
 			a.Configured, a.Tuples = true, len(s.Tuples)
 		}
-		if f, ok := forecast[name]; ok && f.Plan.Cut() {
-			a.Budget = "daily_budget: " + f.Plan.Summary(3)
+		if p, ok := plans[name]; ok && p.Cut() {
+			a.Budget = "daily_budget: " + p.Summary(3)
 		}
 		info.APIs = append(info.APIs, a)
 	}

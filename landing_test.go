@@ -41,7 +41,7 @@ consensus:
 	if cfg.APIs[config.APIData].Token() != secret {
 		t.Fatal("the test's credential was not read")
 	}
-	info := infoOf("/metrics", false, cfg)
+	info := infoOf("/metrics", false, cfg, nil)
 	info.APIs[2].Status = "expanded <1 asset>"
 	var landing landingPage
 	landing.Store(info)
@@ -82,7 +82,7 @@ data:
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := newLandingPage(infoOf("/metrics", false, cfg))
+	h, err := newLandingPage(infoOf("/metrics", false, cfg, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ data:
 		t.Fatal(err)
 	}
 	var landing landingPage
-	landing.Store(infoOf("/metrics", false, cfg))
+	landing.Store(infoOf("/metrics", false, cfg, nil))
 	rec := httptest.NewRecorder()
 	landing.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
 	want := `<li><code>f&lt;i&gt;.yml:7: data.metrics[0].exchanges: no endpoint of the built-in catalog takes a parameter exchanges; did you mean &#34;exchange&#34;? (it is sent, and labels the series, as written)</code></li>`

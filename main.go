@@ -217,16 +217,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// The landing page shows the configuration in force and how the
 	// expansion of each API stands.
 	landing := &landingPage{status: func() map[string]string { return expansionStatus(expander.State(), clients.Clean) }}
-	if _, err := newLandingPage(infoOf(*metricsPath, *demoMode, cfg)); err != nil {
+	if _, err := newLandingPage(infoOf(*metricsPath, *demoMode, cfg, exp.Plans())); err != nil {
 		level.Error(logger).Log("msg", "cannot build the landing page", "err", err)
 		return 1
 	}
-	landing.Store(infoOf(*metricsPath, *demoMode, cfg))
+	landing.Store(infoOf(*metricsPath, *demoMode, cfg, exp.Plans()))
 	apply := func(c *config.Config) error {
 		if err := exp.ApplyConfig(c); err != nil {
 			return err
 		}
-		landing.Store(infoOf(*metricsPath, *demoMode, c))
+		landing.Store(infoOf(*metricsPath, *demoMode, c, exp.Plans()))
 		return nil
 	}
 	safe := config.NewSafeConfig(reg, load, apply)

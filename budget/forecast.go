@@ -183,7 +183,17 @@ func (w WindowForecast) String() string {
 // upstream. On the configuration as loaded, "all" is one value and the
 // figures of its entries are per value listed; on an expanded one (the
 // engine's, after the listing calls) every value is counted.
-func Forecast(cfg *config.Config) Report {
+func Forecast(cfg *config.Config) Report { return ForecastLearned(cfg, nil) }
+
+// Learned gives the spacing of the rows (or changes) of a series without
+// a window as the schedule learned it, 0 when it has not yet: the
+// running exporter's forecast and plan count what each such series
+// showed, not UnwindowedInterval.
+type Learned func(*config.Tuple) time.Duration
+
+// ForecastLearned is Forecast with the cadence learned of the series
+// without a window (learned may be nil).
+func ForecastLearned(cfg *config.Config, learned Learned) Report {
 	var r Report
 	for _, name := range config.APINames {
 		a := cfg.APIs[name]
@@ -196,7 +206,7 @@ func Forecast(cfg *config.Config) Report {
 		}
 		var series []Series
 		for _, e := range a.Metrics {
-			ef, ss := forecastEntry(a, e)
+			ef, ss := forecastEntry(a, e, learned)
 			if ef.Series == 0 {
 				continue // left out of expansion (a list not read yet)
 			}
@@ -221,7 +231,7 @@ func Forecast(cfg *config.Config) Report {
 
 // forecastEntry counts one entry's tuples by window and spacing, and
 // returns them as Plan series (those of known cost).
-func forecastEntry(a *config.API, e *config.Entry) (EntryForecast, []Series) {
+func forecastEntry(a *config.API, e *config.Entry, learned Learned) (EntryForecast, []Series) {
 	ef := EntryForecast{Key: e.Key, Line: e.Line, Path: e.Path}
 	for _, p := range e.Params {
 		if p.HasAll() {
@@ -234,7 +244,7 @@ func forecastEntry(a *config.API, e *config.Entry) (EntryForecast, []Series) {
 		if t.Entry != e || !allOf(t, ef.PerValue) {
 			continue
 		}
-		w := tupleCost(a, t)
+		w := tupleCost(a, t, learned)
 		ef.Series++
 		i := 0
 		for i < len(ef.Windows) && !sameGroup(ef.Windows[i], w) {
@@ -278,9 +288,10 @@ func sameGroup(a, b WindowForecast) bool {
 
 // tupleCost is the calls a day of one series, as the schedule polls it:
 // every cache_ttl when set; else once per row (at the measured overhead)
-// of its window, or every UnwindowedInterval without a window, either at
+// of its window, or without a window once per row of the cadence it
+// showed (learned), every UnwindowedInterval until it did; either at
 // least every revalidate.
-func tupleCost(a *config.API, t *config.Tuple) WindowForecast {
+func tupleCost(a *config.API, t *config.Tuple, learned Learned) WindowForecast {
 	w := WindowForecast{Window: t.Window, Series: 1}
 	if t.CacheTTL > 0 {
 		w.Every = max(time.Duration(t.CacheTTL*float64(time.Second)), minInterval)
@@ -291,6 +302,11 @@ func tupleCost(a *config.API, t *config.Tuple) WindowForecast {
 	switch t.Window {
 	case "":
 		w.Every, w.Basis = UnwindowedInterval, "no window"
+		if learned != nil {
+			if d := learned(t); d > 0 {
+				w.Every, w.Basis = max(d, minInterval), "learned cadence"
+			}
+		}
 		w.RowsPerDay = perDay(w.Every)
 		w.CallsPerDay = w.RowsPerDay * Overhead
 	case "block":

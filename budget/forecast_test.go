@@ -219,3 +219,33 @@ func TestBlockSpacing(t *testing.T) {
 		t.Errorf("spacings %s, want %s", strings.Join(got, "|"), want)
 	}
 }
+
+// TestForecastLearned: a series without a window costs a change an hour
+// (UnwindowedInterval) until the schedule learned its cadence, then one
+// call per row of that cadence; under a daily_budget between the two,
+// the plan cuts the never-seen series and not the learned ones.
+func TestForecastLearned(t *testing.T) {
+	cfg := parse(t, `
+indicator:
+  url: http://127.0.0.1:1/indicator
+  token_env: T
+  daily_budget: 20
+  metrics:
+    - path: /api/equities/{equity}/pbr-band
+      equity: [KRX:005930, NASDAQ:AAPL]
+`)
+	fresh := Forecast(cfg).APIs[0]
+	learned := ForecastLearned(cfg, func(tu *config.Tuple) time.Duration { return 24 * time.Hour }).APIs[0]
+	if want := 2 * 24 * Overhead; fresh.CallsPerDay < want-0.01 || fresh.CallsPerDay > want+0.01 {
+		t.Errorf("never seen: %.2f calls a day, want %.2f (a change an hour each)", fresh.CallsPerDay, want)
+	}
+	if want := 2 * Overhead; learned.CallsPerDay < want-0.01 || learned.CallsPerDay > want+0.01 {
+		t.Errorf("learned daily: %.2f calls a day, want %.2f", learned.CallsPerDay, want)
+	}
+	if !fresh.Plan.Cut() || learned.Plan.Cut() {
+		t.Errorf("daily_budget 20: plan cut %v never seen (want true), %v learned daily (want false)", fresh.Plan.Cut(), learned.Plan.Cut())
+	}
+	if got := learned.Entries[0].Windows[0].Basis; got != "learned cadence" {
+		t.Errorf("basis %q, want the learned cadence", got)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
 
 // TestTradingDaySeriesFollowsItsRows: a price-to-book band (no window, a
@@ -135,5 +136,31 @@ func TestCadenceGrid(t *testing.T) {
 	}
 	if got, want := gridRow(found, 6*time.Hour), time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC); !got.Equal(want) {
 		t.Errorf("gridRow(%v, 6h) = %v, want %v", found, got, want)
+	}
+}
+
+// TestPlanCountsTheLearnedCadence: under a daily_budget of 20, two
+// price-to-book bands never seen are taken to change hourly (50 calls a
+// day) and the plan cuts them; once their rows showed a day's spacing, a
+// reload plans them at about a call a day each, uncut, and the log line
+// and landing page (Plans) say so.
+func TestPlanCountsTheLearnedCadence(t *testing.T) {
+	budgeted := strings.Replace(indicatorConfig, "  token_env: T\n", "  token_env: T\n  daily_budget: 20\n", 1)
+	e := newEnv(t, budgeted, fakeapi.Options{})
+	if p := e.exp.Plans()["indicator"]; !p.Cut() {
+		t.Fatalf("never seen, two bands under daily_budget 20: plan %q, want them cut", p.Summary(3))
+	}
+	// The first fill shows the rows' spacing, a day; the budget's pace
+	// lets the second band's call out within a few hours.
+	for range 4 {
+		e.scrape("10")
+		e.clock.Add(time.Hour)
+	}
+	again := strings.Replace(budgeted, "daily_budget: 20", "daily_budget: 21", 1)
+	if err := e.exp.ApplyConfig(testtool.Config(t, e.srv.URL, again)); err != nil {
+		t.Fatal(err)
+	}
+	if p := e.exp.Plans()["indicator"]; p.Cut() {
+		t.Errorf("after the bands showed daily rows: plan %q, want them uncut", p.Summary(3))
 	}
 }

@@ -85,6 +85,10 @@ type Exporter struct {
 	// background.
 	leaving sync.WaitGroup
 
+	// plans are the daily budget's plans in force per API, as the
+	// landing page shows them (Plans).
+	plans atomic.Pointer[map[string]budget.Plan]
+
 	// served is the engines in force, in the configuration's order:
 	// what scrapes and saves read, swapped whole by ApplyConfig.
 	served atomic.Pointer[[]*apiCollector]
@@ -157,6 +161,49 @@ func New(cfg *config.Config, logger log.Logger, reg *prometheus.Registry, opts .
 	return e, nil
 }
 
+// Plans returns the daily budget's plan in force for each configured
+// API: what the log line at start and reload says, counted with the
+// cadence learned of the series without a window.
+func (e *Exporter) Plans() map[string]budget.Plan {
+	if p := e.plans.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// apiForecast is the forecast of the API name of cfg, with the spacing
+// each series without a window showed: in its engine c (nil at the first
+// start), else in the state file's entry saved for it.
+func apiForecast(cfg *config.Config, name string, c *apiCollector, saved *savedAPI) budget.APIForecast {
+	running := map[string]time.Duration{}
+	if c != nil {
+		c.mu.Lock()
+		for _, st := range c.states {
+			if d := cadence(&st.Tuple); st.tuple.Window == "" && d > 0 {
+				running[st.tuple.Key] = d
+			}
+		}
+		c.mu.Unlock()
+	}
+	learned := func(t *config.Tuple) time.Duration {
+		if d, ok := running[t.Key]; ok {
+			return d
+		}
+		if saved != nil {
+			if s, ok := saved.tuples[t.Key]; ok {
+				return cadence(&s)
+			}
+		}
+		return 0
+	}
+	for _, f := range budget.ForecastLearned(cfg, learned).APIs {
+		if f.API == name {
+			return f
+		}
+	}
+	return budget.APIForecast{API: name}
+}
+
 // ApplyConfig puts a configuration in force by reconciling each API's
 // engine with it, not by rebuilding: tuples the new configuration keeps
 // keep their values, plan, learned delays and any refresh in flight;
@@ -183,10 +230,7 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 	reload := e.cfg != nil
 	fams := newFamilies()
 	tf := newTupleFamilies(cfg.TupleLabelNames)
-	forecast := map[string]budget.APIForecast{}
-	for _, f := range budget.Forecast(cfg).APIs {
-		forecast[f.API] = f
-	}
+	plans := map[string]budget.Plan{}
 	gauges := map[gaugeKey]bool{}
 	var served []*apiCollector
 	for _, name := range config.APINames {
@@ -215,14 +259,17 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 			up.Reloaded()
 		}
 		e.opts.Store.RestorePauses(up) // at the first start only
-		if f, ok := forecast[name]; ok {
-			e.bm.SetForecast(f)
-			e.bm.SetPlan(name, f.Plan)
-			if f.Plan.Cut() {
-				level.Warn(logger).Log("msg", "the configuration costs more than daily_budget; polling is coarsened", "plan", f.Plan.Summary(3))
-			}
-		}
 		saved := e.opts.Store.take(a, up.Account(), e.now())
+		// The forecast and the plan count what the series without a
+		// window showed (running, or in the state file), not the
+		// default cadence of a series never seen.
+		f := apiForecast(cfg, name, e.engines[name], saved)
+		plans[name] = f.Plan
+		e.bm.SetForecast(f)
+		e.bm.SetPlan(name, f.Plan)
+		if f.Plan.Cut() {
+			level.Warn(logger).Log("msg", "the configuration costs more than daily_budget; polling is coarsened", "plan", f.Plan.Summary(3))
+		}
 		book := e.delays[name]
 		if book == nil {
 			book = schedule.NewBook(nil)
@@ -253,7 +300,7 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 			c.start()
 		}
 		c.reconcile(engineConfig{api: a, up: up, fams: fams, tf: tf,
-			sched: &apiSchedule{revalidate: a.Revalidate, maxStaleness: a.MaxStaleness, book: book, factor: forecast[name].Plan.Factors()},
+			sched: &apiSchedule{revalidate: a.Revalidate, maxStaleness: a.MaxStaleness, book: book, factor: f.Plan.Factors()},
 			saved: savedTuples, reload: reload,
 		})
 		for _, t := range a.Tuples {
@@ -288,6 +335,7 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 	}
 	e.gauges = gauges
 	e.served.Store(&served)
+	e.plans.Store(&plans)
 	e.cfg = cfg
 	return nil
 }

@@ -55,15 +55,25 @@ func rowWindow(st *tupleState) time.Duration {
 	case "block":
 		return st.Interval
 	case "":
-		switch {
-		case st.Interval <= 0:
-			return schedule.DefaultCadence
-		case timeless(st):
-			return cadenceGrid(st.Interval)
+		if d := cadence(&st.Tuple); d > 0 {
+			return d
 		}
-		return st.Interval
+		return schedule.DefaultCadence
 	}
 	return config.WindowDuration(st.tuple.Window)
+}
+
+// cadence is the spacing a tuple without a window showed, 0 until it
+// did: its rows' spacing, or the clock unit nearest how often the values
+// of an answer without times change.
+func cadence(t *Tuple) time.Duration {
+	switch {
+	case t.Interval <= 0:
+		return 0
+	case t.RowTime.IsZero():
+		return cadenceGrid(t.Interval)
+	}
+	return t.Interval
 }
 
 // timeless says whether a tuple without a window has answers without
