@@ -215,6 +215,13 @@ func (r *runner) call(ctx context.Context, c *upstream.Client, t *config.Tuple, 
 		if err == nil {
 			r.calls.Add(1)
 			rec.Calls++
+			if ctx.Err() != nil {
+				// Answered while the run was being interrupted: whether
+				// the answer or the interrupt reaches the client first is
+				// chance, so the answer is dropped, as a cut call's is,
+				// and the series is left for a later run.
+				return nil, ctx.Err()
+			}
 			return root, nil
 		}
 		if ctx.Err() != nil {
