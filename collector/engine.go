@@ -105,6 +105,7 @@ func (c *apiCollector) dispatch() {
 		c.timer.Stop()
 		c.timer = nil
 	}
+	late := false
 	if !c.closed && !c.idle(now) {
 		for c.running < c.api.Concurrency {
 			st := c.popDueLocked(now)
@@ -121,15 +122,24 @@ func (c *apiCollector) dispatch() {
 		if next := c.queue.first(); next != nil {
 			// Due and waiting for a slot: a refresh that ends wakes
 			// the loop; the timer is the fallback.
-			wait := time.Second
+			at := now.Add(time.Second)
 			if next.due.After(now) {
-				wait = next.due.Sub(now)
+				at = next.due
 			}
-			c.timer = c.clk.AfterFunc(wait, c.wake)
+			c.timer = c.clk.At(at, c.wake)
+			// A simulated clock moved past at while this plan was made
+			// fired the timers due before this one was armed: the loop
+			// plans again at the new time, or the tuple would wait for
+			// the next move of the clock.
+			late = !c.clk.Now().Before(at)
 		}
 	}
 	// Every wake counted so far is handled: the lock was held throughout.
 	c.handled = c.wakes
+	if late {
+		c.wakes++
+		c.signal()
+	}
 	c.settled.Broadcast()
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
 
@@ -160,4 +161,59 @@ data:
 	if got := e.fake.Calls("data"); got != calls {
 		t.Errorf("%d calls though the budget had none", got-calls)
 	}
+}
+
+// TestClockMovedWhilePlanningIsSeen: a test that moves the simulated clock
+// while the engine plans (after it read the time, before it armed its
+// timer) and then settles finds what is due at the new time done: the
+// move fired no timer of this plan, so the engine plans again rather than
+// arming its timer a whole move late.
+func TestClockMovedWhilePlanningIsSeen(t *testing.T) {
+	yml := testtool.DataSection + `    - path: /v1/btc/network-data/supply
+      window: day
+`
+	e := newEnv(t, yml, fakeapi.Options{})
+	e.exp.Close()
+	clk := &movingClock{SimClock: e.clock}
+	exp, err := New(e.parse(yml), log.NewNopLogger(), prometheus.NewRegistry(), Options{Clock: clk, IdleAfter: neverIdle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(exp.Close)
+	e.exp = exp
+	start := e.clock.Now()
+	// The one tuple's first timer is armed when the first fill's refresh
+	// ends: it is then due at its next row, well within two days.
+	clk.jump.Store(int64(48 * time.Hour))
+	e.scrape("10")
+	e.exp.Settle()
+	if got := e.clock.Now(); !got.Equal(start.Add(48 * time.Hour)) {
+		t.Fatalf("the clock is at %v, want it moved by 48 h while the engine armed its timer", got)
+	}
+	if got := e.fake.Calls("data"); got != 2 {
+		t.Errorf("%d calls: want the first fill and the refresh due after the move", got)
+	}
+}
+
+// movingClock is a simulated clock that moves itself by jump, once, as
+// the engine arms a timer: as if a test's Add landed while it planned.
+type movingClock struct {
+	*fakeapi.SimClock
+	jump atomic.Int64 // nanoseconds
+}
+
+func (c *movingClock) moves() {
+	if d := c.jump.Swap(0); d != 0 {
+		c.Add(time.Duration(d))
+	}
+}
+
+func (c *movingClock) AfterFunc(d time.Duration, f func()) clock.Timer {
+	c.moves()
+	return c.SimClock.AfterFunc(d, f)
+}
+
+func (c *movingClock) At(t time.Time, f func()) clock.Timer {
+	c.moves()
+	return c.SimClock.At(t, f)
 }

@@ -18,6 +18,10 @@ type Clock interface {
 	// real clock, from the call that moves a simulated clock past it.
 	// f must not block.
 	AfterFunc(d time.Duration, f func()) Timer
+	// At calls f once the clock reaches t, as AfterFunc does; a t already
+	// past fires as AfterFunc's d <= 0 does. Unlike AfterFunc(t.Sub(Now())),
+	// a simulated clock moved in between cannot push the deadline later.
+	At(t time.Time, f func()) Timer
 }
 
 // Timer is an armed AfterFunc.
@@ -34,6 +38,10 @@ type realClock struct{}
 func (realClock) Now() time.Time { return time.Now() }
 func (realClock) AfterFunc(d time.Duration, f func()) Timer {
 	return time.AfterFunc(d, f)
+}
+
+func (realClock) At(t time.Time, f func()) Timer {
+	return time.AfterFunc(time.Until(t), f)
 }
 
 // Sim is a simulated clock, safe for concurrent use: time moves only when
@@ -68,8 +76,20 @@ func (c *Sim) Now() time.Time {
 func (c *Sim) AfterFunc(d time.Duration, f func()) Timer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.armLocked(c.t.Add(d), f)
+}
+
+// At arms f for the simulated time at; one not after now fires at the
+// next move of the clock (or at once through Fire).
+func (c *Sim) At(at time.Time, f func()) Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.armLocked(at, f)
+}
+
+func (c *Sim) armLocked(at time.Time, f func()) *simTimer {
 	c.seq++
-	t := &simTimer{c: c, at: c.t.Add(d), seq: c.seq, f: f}
+	t := &simTimer{c: c, at: at, seq: c.seq, f: f}
 	c.timers = append(c.timers, t)
 	return t
 }

@@ -56,3 +56,23 @@ func TestSimTimerArmedByAFiredOneFiresInTheSameMove(t *testing.T) {
 		t.Fatal("a timer is still armed")
 	}
 }
+
+func TestSimAtKeepsItsDeadlineAcrossAMove(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := NewSim(start)
+	c.Add(30 * time.Second) // a move between reading the time and arming
+	fired := 0
+	c.At(start.Add(time.Minute), func() { fired++ })
+	c.Add(30 * time.Second)
+	if fired != 1 {
+		t.Fatalf("fired %d times at the deadline; want 1", fired)
+	}
+	c.At(start, func() { fired++ }) // already past: at the next move
+	if fired != 1 {
+		t.Fatal("a past deadline fired while being armed")
+	}
+	c.Add(0)
+	if fired != 2 {
+		t.Fatalf("a past deadline did not fire at the next move: %d", fired)
+	}
+}
