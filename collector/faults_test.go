@@ -135,15 +135,18 @@ func TestUpstreamFaults(t *testing.T) {
 }
 
 func testFault(t *testing.T, api string, tc faultCase) {
-	cfg := faultConfig
-	if tc.errCode != "timeout" {
-		// The upstream timeout (1 s) is what the timeout cases test; the
-		// others must not meet it by accident: reading a 64 MiB answer up
-		// to its 8 MiB cap, under the race detector beside 47 parallel
-		// cases on 2 cores, took past a second and was counted as a
-		// timeout, not as the answer too large that it is.
-		cfg = strings.ReplaceAll(cfg, "timeout: 1s", "timeout: 30s")
+	// The upstream timeout is what the timeout cases test; the others
+	// must not meet it by accident: reading a 64 MiB answer up to its
+	// 8 MiB cap, under the race detector beside 47 parallel cases on 2
+	// cores, took past a second and was counted as a timeout, not as the
+	// answer too large that it is. The timeout cases' own healthy calls
+	// (the first fill, the recovery) took past a second there too: theirs
+	// is a few times that, and still far short of the faults' 20 s.
+	timeout := "30s"
+	if tc.errCode == "timeout" {
+		timeout = "3s"
 	}
+	cfg := strings.ReplaceAll(faultConfig, "timeout: 1s", "timeout: "+timeout)
 	e := newEnv(t, cfg, fakeapi.Options{})
 	family := faultFamily[api]
 	success := `onchain_exporter_query_success{api="` + api + `",`
