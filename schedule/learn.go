@@ -44,7 +44,12 @@ type Estimate struct {
 	Descent int `json:"descent,omitempty"`
 	// Tight counts the probes in a row that missed within a narrow
 	// bracket: the estimate is as good as it gets, and probes thin out.
-	Tight        int `json:"tight,omitempty"`
+	Tight int `json:"tight,omitempty"`
+	// FollowHits counts the rows a follower got once its leader found
+	// them, FollowMisses the rows a follower then missed: rows, not
+	// followers' polls (FollowHit, FollowMiss below), so that how many
+	// followers a key has and which of them leads do not decide when it
+	// splits.
 	FollowHits   int `json:"follow_hits,omitempty"`
 	FollowMisses int `json:"follow_misses,omitempty"`
 	// Split says the key's series were seen to be published apart: each
@@ -57,12 +62,18 @@ type Estimate struct {
 	// one series polling for a late row (Chased) while the others wait
 	// for it to find the row; Leader polls for the rows of the key,
 	// LeaderAt is when it last planned one; RowMisses counts the polls
-	// of the row under way that missed, for Spent.
-	Chaser    string    `json:"-"`
-	Chased    time.Time `json:"-"`
-	Leader    string    `json:"-"`
-	LeaderAt  time.Time `json:"-"`
-	RowMisses int       `json:"-"`
+	// of the row under way that missed, for Spent. SeenAt is when Seen
+	// was found: a sibling polled since has had what that find could
+	// tell it (SiblingFound). FollowHit and FollowMiss are the newest
+	// rows counted in FollowHits and FollowMisses.
+	Chaser     string    `json:"-"`
+	Chased     time.Time `json:"-"`
+	Leader     string    `json:"-"`
+	LeaderAt   time.Time `json:"-"`
+	RowMisses  int       `json:"-"`
+	SeenAt     time.Time `json:"-"`
+	FollowHit  time.Time `json:"-"`
+	FollowMiss time.Time `json:"-"`
 }
 
 // Known is what the policy is given of one series' key: a copy, taken
@@ -94,7 +105,14 @@ func (k *Known) entry() *Estimate {
 		return &k.Key
 	}
 	if !k.HasOwn {
-		k.Own = Estimate{First: k.Key.First, Depth: k.Key.Depth, Learned: k.Key.Learned}
+		// All the key learned of the delay, bracket and misses
+		// included: a series that starts from the estimate alone
+		// probes and descends as if nothing bounded it, and what it
+		// pays then depends on how many rows the key followed before
+		// it split, that is on which series led.
+		e := &k.Key
+		k.Own = Estimate{First: e.First, Depth: e.Depth, Low: e.Low, HasLow: e.HasLow, Learned: e.Learned,
+			Spent: e.Spent, Rows: e.Rows, Tight: e.Tight}
 		k.HasOwn = true
 	}
 	return &k.Own
@@ -148,7 +166,7 @@ func (p *Policy) probeAt(e *Estimate, w time.Duration) time.Duration {
 // bisect the bracket.
 func (p *Policy) found(k *Known, row time.Time, w, at, missed time.Duration, misses int, probe bool) {
 	if row.After(k.Key.Seen) {
-		k.Key.Seen = row
+		k.Key.Seen, k.Key.SeenAt = row, row.Add(at)
 	}
 	e := k.entry()
 	if !e.Chased.After(row) {
@@ -184,9 +202,15 @@ func (p *Policy) found(k *Known, row time.Time, w, at, missed time.Duration, mis
 			e.HasLow = false // rows come earlier than they did
 		}
 		e.First = min(e.First, at)
-		if e.HasLow {
+		switch {
+		case e.HasLow:
 			e.bisect(step)
-		} else {
+		case e.Spent > p.MissBudget:
+			// Its rows were late more often than the budget allows,
+			// and this one came early: the delay spreads (a provider
+			// that jitters); nothing says it became faster. The
+			// estimate comes down to this row, no further.
+		default:
 			// No lower bound: rows came earlier than they did. Look
 			// four times as far down next time and, when that works
 			// too (at once for a leader, whose misses its followers
@@ -231,14 +255,18 @@ func (e *Estimate) bisect(step time.Duration) {
 	}
 }
 
-// followed records whether a follower polled after the leader found its
-// row got it too; a key whose followers miss too often learns apart.
-func (p *Policy) followed(k *Known, hit bool) {
+// followed records whether a follower polled after the leader found the
+// row starting at row got it too, once per row however many followers
+// polled; a key whose followers miss too many rows learns apart.
+func (p *Policy) followed(k *Known, row time.Time, hit bool) {
 	e := &k.Key
-	if hit {
+	switch {
+	case hit && row.After(e.FollowHit):
 		e.FollowHits++
-	} else {
+		e.FollowHit = row
+	case !hit && row.After(e.FollowMiss):
 		e.FollowMisses++
+		e.FollowMiss = row
 	}
 	if e.FollowMisses*p.SplitShare > e.FollowHits+p.SplitShare {
 		e.Split = true

@@ -195,7 +195,7 @@ func (p *Policy) afterSuccess(k *Known, s Series, pl *Plan, o Outcome, now time.
 				missed = pl.Missed
 			}
 			if pl.Following {
-				p.followed(k, true)
+				p.followed(k, s.Newest, true)
 			} else {
 				p.found(k, s.Newest, w, now.Sub(s.Newest), missed, pl.Polls, pl.Probing)
 			}
@@ -204,7 +204,7 @@ func (p *Policy) afterSuccess(k *Known, s Series, pl *Plan, o Outcome, now time.
 		case pl.Following && k.Key.FoundSince(s.after(prevNewest)):
 			// Polled because another series of the key found the row,
 			// and this one has not got it: it publishes on its own.
-			p.followed(k, false)
+			p.followed(k, s.after(prevNewest), false)
 			pl.Following = false
 			pl.Polls++
 			pl.Missed = now.Sub(s.after(prevNewest))
@@ -362,12 +362,15 @@ func (p *Policy) WaitsForLeader(key *Estimate, s Series, pl Plan, now time.Time)
 
 // SiblingFound says whether the row a series waits for (late, or
 // following its key's leader) was found by another series of its key, at
-// `at`: then the series is due at once, the 5 s floor kept.
+// `at`: then the series is due at once, the 5 s floor kept. Once per find:
+// a series that polled since the find and still missed the row publishes
+// apart from that sibling, and waits for its row on its own steps.
 func (p *Policy) SiblingFound(key *Estimate, s Series, pl Plan, at time.Time) bool {
 	if (pl.Polls == 0 && !pl.Following) || s.CacheTTL > 0 || s.Newest.IsZero() || s.W <= 0 {
 		return false
 	}
-	return at.Sub(s.LastAttempt) >= p.MinInterval && key.FoundSince(s.after(s.Newest))
+	return at.Sub(s.LastAttempt) >= p.MinInterval && key.FoundSince(s.after(s.Newest)) &&
+		!s.LastAttempt.After(key.SeenAt)
 }
 
 // DefaultCadence is the spacing a series without a window is taken to

@@ -53,12 +53,16 @@ type Policy struct {
 	ProbeShare, MaxProbeShare float64
 	// MissBudget: polls per row and series that may miss (0.15); while a
 	// leader's misses cost less, it rises only part of the way after a
-	// late row and keeps polling early.
+	// late row and keeps polling early. A series whose rows miss more
+	// often has a delay that spreads (jitter): a probe that finds a row
+	// earlier than its bracket then lowers the estimate to that row but
+	// starts no descent toward the first guess.
 	MissBudget float64
 	// SplitShare: the series of an endpoint are taken to be published
 	// apart, and learn alone, once their followers miss more than one row
 	// in SplitShare (20) of those their leader found, counting SplitShare
-	// rows found as given (so not before a second miss).
+	// rows found as given (so not before a second row missed). Rows, not
+	// followers' polls: two followers missing one row are one row.
 	SplitShare int
 
 	// ErrorSteps widen the waits between retries of a failing tuple.

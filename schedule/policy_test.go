@@ -191,8 +191,8 @@ func TestDerivedQuantities(t *testing.T) {
 		k := Known{Members: 2}
 		k.Key.FollowHits = tc.hits
 		misses := 0
-		for !k.Key.Split && misses < 100 {
-			p.followed(&k, false)
+		for row := time.Unix(0, 0); !k.Key.Split && misses < 100; row = row.Add(time.Hour) {
+			p.followed(&k, row, false)
 			misses++
 		}
 		if misses != tc.split {
