@@ -67,10 +67,9 @@ func runCases(t *testing.T, name string, cases []FreshnessOptions, check func(*t
 
 // ciSlack widens the calls and staleness targets in the short mode: its
 // runs are shorter, so the first rows, polled while the delay is being
-// learned, weigh more; and which series of an endpoint leads depends on
-// the order concurrent refreshes end, which varies from run to run. A
-// schedule that regresses (late by a fixed guess, or polling blind)
-// misses by far more.
+// learned, weigh more; and the order in which concurrent refreshes end
+// still moves a few calls from run to run. A schedule that regresses
+// (late by a fixed guess, or polling blind) misses by far more.
 const ciSlack = 1.25
 
 // checkMeasure fails when a run's figures cannot be right, whatever the
