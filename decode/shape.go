@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/internal/jsonerr"
 )
 
 // The Indicator and Analyst Consensus APIs publish no payload samples: an
@@ -320,13 +322,4 @@ func Lookup(v any, path string) (any, bool) {
 }
 
 // ShortJSONError keeps decoder errors short and free of payload text.
-func ShortJSONError(err error) string {
-	s := err.Error()
-	if i := strings.Index(s, " looking for"); i > 0 {
-		s = s[:i]
-	}
-	if len(s) > 120 {
-		s = s[:120]
-	}
-	return s
-}
+func ShortJSONError(err error) string { return jsonerr.Short(err) }

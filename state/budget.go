@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 
 	"github.com/go-kit/log/level"
+
+	"github.com/onchain-exporter/onchain_exporter/internal/jsonerr"
 )
 
 // The day's count of an API's calls is written before the calls leave
@@ -47,7 +49,7 @@ func (s *Store) readBudget(api string) {
 	var f budgetFile
 	if err == nil {
 		if err = json.Unmarshal(data, &f); err != nil {
-			err = errors.New(shortJSONError(err))
+			err = errors.New(jsonerr.Short(err))
 		}
 	}
 	switch {

@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
+
+	"github.com/onchain-exporter/onchain_exporter/internal/jsonerr"
 )
 
 // fileVersion is the format of the state files; a file of another
@@ -139,7 +140,7 @@ func decodeFile(data []byte, api string) (*File, error) {
 		API     string `json:"api"`
 	}
 	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, fmt.Errorf("not a state file: %s", shortJSONError(err))
+		return nil, fmt.Errorf("not a state file: %s", jsonerr.Short(err))
 	}
 	if head.Version != fileVersion {
 		return nil, fmt.Errorf("format version %d, this exporter reads version %d", head.Version, fileVersion)
@@ -152,7 +153,7 @@ func decodeFile(data []byte, api string) (*File, error) {
 		Tuples json.RawMessage `json:"tuples,omitempty"` // over File's
 	}
 	if err := json.Unmarshal(data, &w); err != nil {
-		return nil, fmt.Errorf("corrupt state: %s", shortJSONError(err))
+		return nil, fmt.Errorf("corrupt state: %s", jsonerr.Short(err))
 	}
 	f := &w.File
 	f.Tuples, f.raw = map[string]json.RawMessage{}, w.Tuples
@@ -200,16 +201,4 @@ func (f *File) tuples(keep func(key string) bool) (out map[string]json.RawMessag
 		out[key] = e
 	}
 	return out, skipped
-}
-
-// shortJSONError keeps decoder errors short and free of the file's text.
-func shortJSONError(err error) string {
-	s := err.Error()
-	if i := strings.Index(s, " looking for"); i > 0 {
-		s = s[:i]
-	}
-	if len(s) > 120 {
-		s = s[:120]
-	}
-	return s
 }
