@@ -3,7 +3,8 @@
 // start and written while it runs, holding each owner's snapshot (the
 // collector's tuples, the schedule's learned delays, the client's pauses,
 // the listing answers, the budget's day count) as the owner wrote it. It
-// imports none of the exporter's packages: what a snapshot means, and
+// imports none of the exporter's packages (internal/jsonerr aside, which
+// shortens JSON errors): what a snapshot means, and
 // whether it may be trusted, is its owner's to say (package collector
 // hands each part back to its owner, which checks it).
 //
