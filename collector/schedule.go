@@ -160,7 +160,7 @@ func learnCadence(st *tupleState, prev Tuple, lastTry time.Time, d *decode.Answe
 		at := lastTry // the poll before this one did not see it
 		guess := at.Add(now.Sub(at) / 2)
 		st.Changed = time.Time{}
-		if narrow := now.Sub(at) <= max(schedule.DefaultCadence+schedule.DefaultCadence/4, rowWindow(st)/4); narrow {
+		if now.Sub(at) <= narrowBracket(rowWindow(st)) {
 			if !prev.Changed.IsZero() {
 				st.learnGap(guess.Sub(prev.Changed))
 			}
@@ -183,6 +183,15 @@ func learnCadence(st *tupleState, prev Tuple, lastTry time.Time, d *decode.Answe
 		}
 	}
 	return time.Time{}
+}
+
+// narrowBracket is the widest a change's bracket (the poll that missed it
+// to the one that saw it) may be for its middle to date the change well
+// enough to teach the cadence: a quarter of the spacing w, and while the
+// cadence is not known (w the hourly default) the hourly polls' own
+// bracket with a quarter of slack for a poll placed late.
+func narrowBracket(w time.Duration) time.Duration {
+	return max(schedule.DefaultCadence+schedule.DefaultCadence/4, w/4)
 }
 
 // learnGap learns the cadence of an answer without times from the gap
