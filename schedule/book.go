@@ -192,9 +192,13 @@ func (b *Book) Estimate(key string) (Estimate, bool) {
 func (b *Book) Adopt(key string, e Estimate) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if own := b.est[key]; own != nil && own.Seen.After(e.Seen) {
+	own := b.est[key]
+	if own != nil && own.Seen.After(e.Seen) {
 		return
 	}
 	e.Depth = max(e.Depth, 0)
+	if own != nil {
+		e.keepLocal(own)
+	}
 	b.est[key] = &e
 }

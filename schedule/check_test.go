@@ -139,3 +139,20 @@ func TestEstimateSavesWhatWasLearned(t *testing.T) {
 		t.Errorf("read back %+v, want %+v", back, want)
 	}
 }
+
+// TestAdoptKeepsWhatThisProcessPlays: a peer's estimate replaces what the
+// key learned here, and keeps which of this member's series leads and
+// when the row was found here (a peer sends neither).
+func TestAdoptKeepsWhatThisProcessPlays(t *testing.T) {
+	b := NewBook(nil)
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	b.est["k"] = &Estimate{First: time.Hour, Seen: now.Add(-2 * time.Hour), Leader: "a", LeaderAt: now, SeenAt: now.Add(-time.Minute)}
+	b.Adopt("k", Estimate{First: 70 * time.Minute, Seen: now.Add(-time.Hour)})
+	got := b.read("k")
+	if got.First != 70*time.Minute || !got.Seen.Equal(now.Add(-time.Hour)) {
+		t.Errorf("the peer's estimate not taken: %+v", got)
+	}
+	if got.Leader != "a" || !got.LeaderAt.Equal(now) || !got.SeenAt.Equal(now.Add(-time.Minute)) {
+		t.Errorf("this member's leader and find were lost: %+v", got)
+	}
+}

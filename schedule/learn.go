@@ -76,6 +76,14 @@ type Estimate struct {
 	FollowMiss time.Time `json:"-"`
 }
 
+// keepLocal keeps the parts the key's series play in this process (not
+// saved, not sent) from from, when the estimate is replaced by a peer's:
+// the peer's carry none.
+func (e *Estimate) keepLocal(from *Estimate) {
+	e.Chaser, e.Chased, e.Leader, e.LeaderAt = from.Chaser, from.Chased, from.Leader, from.LeaderAt
+	e.RowMisses, e.SeenAt, e.FollowHit, e.FollowMiss = from.RowMisses, from.SeenAt, from.FollowHit, from.FollowMiss
+}
+
 // Known is what the policy is given of one series' key: a copy, taken
 // and put back by the Book, so that the policy's functions hold no lock
 // and change nothing but it.
