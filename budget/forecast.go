@@ -183,7 +183,15 @@ func (w WindowForecast) String() string {
 // upstream. On the configuration as loaded, "all" is one value and the
 // figures of its entries are per value listed; on an expanded one (the
 // engine's, after the listing calls) every value is counted.
-func Forecast(cfg *config.Config) Report { return ForecastLearned(cfg, nil) }
+func Forecast(cfg *config.Config) Report {
+	var r Report
+	for _, name := range config.APINames {
+		if a := cfg.APIs[name]; a != nil {
+			r.APIs = append(r.APIs, ForecastAPI(a, nil))
+		}
+	}
+	return r
+}
 
 // Learned gives the spacing of the rows (or changes) of a series without
 // a window as the schedule learned it, 0 when it has not yet: the
@@ -191,42 +199,34 @@ func Forecast(cfg *config.Config) Report { return ForecastLearned(cfg, nil) }
 // showed, not UnwindowedInterval.
 type Learned func(*config.Tuple) time.Duration
 
-// ForecastLearned is Forecast with the cadence learned of the series
-// without a window (learned may be nil).
-func ForecastLearned(cfg *config.Config, learned Learned) Report {
-	var r Report
-	for _, name := range config.APINames {
-		a := cfg.APIs[name]
-		if a == nil {
-			continue
-		}
-		f := APIForecast{API: name, DailyBudget: a.DailyBudget, RateLimit: a.RateLimit}
-		for _, l := range a.Lists() {
-			f.Lists = append(f.Lists, l.Path)
-		}
-		var series []Series
-		for _, e := range a.Metrics {
-			ef, ss := forecastEntry(a, e, learned)
-			if ef.Series == 0 {
-				continue // left out of expansion (a list not read yet)
-			}
-			f.Entries = append(f.Entries, ef)
-			if len(ef.PerValue) == 0 {
-				f.Series += ef.Series
-				f.CallsPerDay += ef.CallsPerDay
-			}
-			for _, w := range ef.Windows {
-				if w.Basis == "unknown" {
-					f.Unknown += w.Series
-				}
-			}
-			series = append(series, ss...)
-		}
-		f.CallsPerDay += f.ListCalls()
-		f.Plan = NewPlan(series, f.ListCalls(), a.DailyBudget)
-		r.APIs = append(r.APIs, f)
+// ForecastAPI is the forecast of one API section, with the cadence
+// learned of its series without a window (learned may be nil: none).
+func ForecastAPI(a *config.API, learned Learned) APIForecast {
+	f := APIForecast{API: a.Name, DailyBudget: a.DailyBudget, RateLimit: a.RateLimit}
+	for _, l := range a.Lists() {
+		f.Lists = append(f.Lists, l.Path)
 	}
-	return r
+	var series []Series
+	for _, e := range a.Metrics {
+		ef, ss := forecastEntry(a, e, learned)
+		if ef.Series == 0 {
+			continue // left out of expansion (a list not read yet)
+		}
+		f.Entries = append(f.Entries, ef)
+		if len(ef.PerValue) == 0 {
+			f.Series += ef.Series
+			f.CallsPerDay += ef.CallsPerDay
+		}
+		for _, w := range ef.Windows {
+			if w.Basis == "unknown" {
+				f.Unknown += w.Series
+			}
+		}
+		series = append(series, ss...)
+	}
+	f.CallsPerDay += f.ListCalls()
+	f.Plan = NewPlan(series, f.ListCalls(), a.DailyBudget)
+	return f
 }
 
 // forecastEntry counts one entry's tuples by window and spacing, and

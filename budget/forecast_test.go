@@ -235,7 +235,7 @@ indicator:
       equity: [KRX:005930, NASDAQ:AAPL]
 `)
 	fresh := Forecast(cfg).APIs[0]
-	learned := ForecastLearned(cfg, func(tu *config.Tuple) time.Duration { return 24 * time.Hour }).APIs[0]
+	learned := ForecastAPI(cfg.APIs[config.APIIndicator], func(tu *config.Tuple) time.Duration { return 24 * time.Hour })
 	if want := 2 * 24 * Overhead; fresh.CallsPerDay < want-0.01 || fresh.CallsPerDay > want+0.01 {
 		t.Errorf("never seen: %.2f calls a day, want %.2f (a change an hour each)", fresh.CallsPerDay, want)
 	}

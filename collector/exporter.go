@@ -196,12 +196,7 @@ func apiForecast(cfg *config.Config, name string, c *apiCollector, saved *savedA
 		}
 		return 0
 	}
-	for _, f := range budget.ForecastLearned(cfg, learned).APIs {
-		if f.API == name {
-			return f
-		}
-	}
-	return budget.APIForecast{API: name}
+	return budget.ForecastAPI(cfg.APIs[name], learned)
 }
 
 // ApplyConfig puts a configuration in force by reconciling each API's
