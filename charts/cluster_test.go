@@ -3,7 +3,6 @@ package charts
 import (
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/onchain-exporter/onchain_exporter/cluster"
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
 
 // clusterMode says whether the container runs in cluster mode.
@@ -76,12 +76,8 @@ func checkCluster(t *testing.T, m *manifests, want clusterWant) {
 	for _, e := range c.Env {
 		env[e.Name] = e
 	}
-	for _, a := range c.Args {
-		for _, ref := range regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`).FindAllStringSubmatch(a, -1) {
-			if _, ok := env[ref[1]]; !ok {
-				t.Errorf("arg %q refers to $(%s), which the container does not define", a, ref[1])
-			}
-		}
+	for _, u := range testtool.UndefinedArgVars(c.Args, func(name string) bool { _, ok := env[name]; return ok }) {
+		t.Errorf("arg %s: the container does not define that variable", u)
 	}
 	if e, ok := env["POD_IP"]; !ok || e.ValueFrom == nil || e.ValueFrom.FieldRef == nil || e.ValueFrom.FieldRef.FieldPath != "status.podIP" {
 		t.Errorf("env POD_IP %+v: want the downward API's status.podIP", e)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/onchain-exporter/onchain_exporter/cluster"
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
 
 // decodeTyped decodes a single-document manifest of kubernetes/ strictly
@@ -93,12 +93,8 @@ func TestKubernetesCluster(t *testing.T) {
 	for _, e := range c.Env {
 		env[e.Name] = e
 	}
-	for _, a := range c.Args {
-		for _, ref := range regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`).FindAllStringSubmatch(a, -1) {
-			if _, ok := env[ref[1]]; !ok {
-				t.Errorf("arg %q refers to $(%s), which the container does not define", a, ref[1])
-			}
-		}
+	for _, u := range testtool.UndefinedArgVars(c.Args, func(name string) bool { _, ok := env[name]; return ok }) {
+		t.Errorf("arg %s: the container does not define that variable", u)
 	}
 	if e := env["POD_IP"]; e.ValueFrom == nil || e.ValueFrom.FieldRef == nil || e.ValueFrom.FieldRef.FieldPath != "status.podIP" {
 		t.Errorf("env POD_IP %+v: want the downward API's status.podIP", e)

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -48,4 +49,23 @@ func LoadPodConfig(t *testing.T, name, text string, env map[string]string, secre
 		t.Fatalf("%s does not load:\n%v", name, err)
 	}
 	return cfg
+}
+
+// argVar is a Kubernetes dependent variable reference, $(VAR), in a
+// container's args.
+var argVar = regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
+
+// UndefinedArgVars returns, for each $(VAR) of args that defined does not
+// hold, "arg: VAR": Kubernetes leaves an unknown reference as it is, and
+// the exporter would read "$(POD_IP)" as a host.
+func UndefinedArgVars(args []string, defined func(string) bool) []string {
+	var out []string
+	for _, a := range args {
+		for _, ref := range argVar.FindAllStringSubmatch(a, -1) {
+			if !defined(ref[1]) {
+				out = append(out, a+": "+ref[1])
+			}
+		}
+	}
+	return out
 }
