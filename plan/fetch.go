@@ -1,0 +1,139 @@
+package plan
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// Path is the data API's endpoint that describes the plan of the key
+// that asks.
+const Path = "/v1/my/discovery/endpoints"
+
+// maxAnswer bounds the plan answer read: a few hundred endpoints take a
+// few tens of kilobytes.
+const maxAnswer = 16 << 20
+
+// Doer sends one request: an *http.Client, or the exporter's client of
+// the data API.
+type Doer interface {
+	Do(*http.Request) (*http.Response, error)
+}
+
+// Kind is what reading the plan came to.
+type Kind int
+
+// The outcomes of reading the plan.
+const (
+	// Read: the answer was a plan.
+	Read Kind = iota + 1
+	// NoEndpoint: the upstream has no plan endpoint (404).
+	NoEndpoint
+	// Basic: 403 or 500, which the provider's own client reads as the
+	// basic plan with nothing listed.
+	Basic
+	// Rejected: 401, the key itself is refused.
+	Rejected
+	// Unknown: any other failure (another status, an answer that is not
+	// a plan, the call failed); the data calls decide.
+	Unknown
+)
+
+// Outcome is the result of reading a key's plan. Only a Read outcome holds
+// a Plan; the others mean the exporter works from the public discovery
+// alone, which String says in one line for the caller to log once.
+type Outcome struct {
+	Kind Kind
+	Plan *Plan
+	// Status is the HTTP status, or the envelope's status.code when an
+	// HTTP 200 carried another; 0 when no answer came.
+	Status int
+	// Err says what failed (Unknown), never with the key in it.
+	Err error
+}
+
+// String says the outcome in one line, for the log and the check.
+func (o Outcome) String() string {
+	const alone = "working from the public discovery alone"
+	switch o.Kind {
+	case Read:
+		return fmt.Sprintf("plan %s: %d paths with windows, %d always allowed, rate limit %s",
+			o.Plan.Name, len(o.Plan.Paths), len(o.Plan.Statics), o.Plan.RateLimit)
+	case NoEndpoint:
+		return fmt.Sprintf("the upstream has no plan endpoint (%d): %s", o.Status, alone)
+	case Basic:
+		return fmt.Sprintf("the plan endpoint answered %d, read as the basic plan with nothing listed: %s", o.Status, alone)
+	case Rejected:
+		return fmt.Sprintf("the plan endpoint refused the key (%d): %s", o.Status, alone)
+	}
+	return fmt.Sprintf("the plan could not be read (%v): %s; the data calls decide", o.Err, alone)
+}
+
+// classify turns a status other than 200 into its outcome.
+func classify(status int) Outcome {
+	switch status {
+	case http.StatusNotFound:
+		return Outcome{Kind: NoEndpoint, Status: status}
+	case http.StatusForbidden, http.StatusInternalServerError:
+		return Outcome{Kind: Basic, Status: status}
+	case http.StatusUnauthorized:
+		return Outcome{Kind: Rejected, Status: status}
+	}
+	return Outcome{Kind: Unknown, Status: status, Err: fmt.Errorf("status %d %s", status, http.StatusText(status))}
+}
+
+// Fetch reads the plan of key from the data API at baseURL (its scheme
+// and host, as https://api.example.com) with one GET of Path through d.
+// The key goes in the Authorization header alone, and is kept out of
+// every error.
+func Fetch(ctx context.Context, d Doer, baseURL, key string) Outcome {
+	out := fetch(ctx, d, baseURL, key)
+	if out.Err != nil && key != "" && strings.Contains(out.Err.Error(), key) {
+		out.Err = errors.New(strings.ReplaceAll(out.Err.Error(), key, "<secret>"))
+	}
+	return out
+}
+
+func fetch(ctx context.Context, d Doer, baseURL, key string) Outcome {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(baseURL, "/")+Path, nil)
+	if err != nil {
+		return Outcome{Kind: Unknown, Err: fmt.Errorf("base URL %q: %w", baseURL, err)}
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Accept", "application/json")
+	resp, err := d.Do(req)
+	if err != nil {
+		return Outcome{Kind: Unknown, Err: err}
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
+	if err != nil {
+		return Outcome{Kind: Unknown, Status: resp.StatusCode, Err: fmt.Errorf("reading the answer: %w", err)}
+	}
+	if resp.StatusCode/100 != 2 {
+		return classify(resp.StatusCode)
+	}
+	if len(body) > maxAnswer {
+		return Outcome{Kind: Unknown, Status: resp.StatusCode, Err: fmt.Errorf("the answer is larger than %d bytes", maxAnswer)}
+	}
+	var env struct {
+		Status struct {
+			Code json.Number `json:"code"`
+		} `json:"status"`
+	}
+	if json.Unmarshal(body, &env) == nil && env.Status.Code != "" && env.Status.Code != "200" {
+		var code int
+		if _, err := fmt.Sscanf(env.Status.Code.String(), "%d", &code); err == nil && code != 0 {
+			return classify(code)
+		}
+	}
+	p, err := Parse(body)
+	if err != nil {
+		return Outcome{Kind: Unknown, Status: resp.StatusCode, Err: err}
+	}
+	return Outcome{Kind: Read, Plan: p, Status: resp.StatusCode}
+}
