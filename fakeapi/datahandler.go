@@ -31,32 +31,26 @@ func writeEnvelopeError(w http.ResponseWriter, code int) {
 	writeJSON(w, code, obj{{"status", statusObj(code, statusWords[code])}, {"result", obj{}}})
 }
 
-func (s *Server) dataAuthorized(r *http.Request) bool {
-	if s.opts.DataToken == "" {
-		return true
-	}
-	if scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok &&
-		strings.EqualFold(scheme, "Bearer") && strings.TrimSpace(tok) == s.opts.DataToken {
-		return true
-	}
-	return r.URL.Query().Get("api_key") == s.opts.DataToken
-}
-
 // serveData serves the data API (v1 and v2).
 func (s *Server) serveData(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		writeEnvelopeError(w, http.StatusMethodNotAllowed)
 		return
 	}
-	if !s.dataAuthorized(r) {
+	plan, ok := s.keyPlan(r)
+	if !ok {
 		writeEnvelopeError(w, http.StatusUnauthorized)
 		return
 	}
 	q := r.URL.Query()
 	switch r.URL.Path {
-	case "/v1/discovery/endpoints", "/v2/discovery/endpoints":
+	case "/v1/discovery/endpoints", "/v2/discovery/endpoints", planPath:
 		if unknownParam(q) != "" {
 			writeEnvelopeError(w, http.StatusBadRequest)
+			return
+		}
+		if r.URL.Path == planPath {
+			writeJSON(w, http.StatusOK, s.planAnswer(plan))
 			return
 		}
 		writeJSON(w, http.StatusOK, s.discovery(r.URL.Path == "/v2/discovery/endpoints"))
@@ -207,11 +201,32 @@ func unknownParam(q url.Values, accepted ...[]string) string {
 	return unknown
 }
 
+// listed is every endpoint the fake serves, v1 or v2, in the order
+// discovery lists them.
+func (s *Server) listed(v2 bool) []*endpoint {
+	list := make([]*endpoint, 0, len(endpoints)+len(genericPaths)+len(s.extraPaths))
+	for _, ep := range endpoints {
+		if ep.v2 == v2 {
+			list = append(list, ep)
+		}
+	}
+	if !v2 {
+		for _, p := range genericPaths {
+			list = append(list, genericByPath[p])
+		}
+		for _, p := range s.extraPaths {
+			list = append(list, s.extra[p])
+		}
+	}
+	return list
+}
+
 // discovery lists the endpoints served, v1 or v2, in the data envelope:
 // every path the fake serves, and no other.
 func (s *Server) discovery(v2 bool) obj {
-	list := make([]obj, 0, len(endpoints)+len(genericPaths)+len(s.extraPaths))
-	add := func(ep *endpoint) {
+	served := s.listed(v2)
+	list := make([]obj, 0, len(served))
+	for _, ep := range served {
 		ps := obj{{"window", ep.windows}}
 		required := []string{}
 		for _, p := range ep.params {
@@ -223,19 +238,6 @@ func (s *Server) discovery(v2 bool) obj {
 			}
 		}
 		list = append(list, obj{{"path", ep.path}, {"parameters", ps}, {"required_parameters", required}})
-	}
-	for _, ep := range endpoints {
-		if ep.v2 == v2 {
-			add(ep)
-		}
-	}
-	if !v2 {
-		for _, p := range genericPaths {
-			add(genericByPath[p])
-		}
-		for _, p := range s.extraPaths {
-			add(s.extra[p])
-		}
 	}
 	return obj{{"status", statusObj(http.StatusOK, "success")}, {"result", obj{{"data", list}}}}
 }

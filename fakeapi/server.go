@@ -19,9 +19,15 @@ type Clock func() time.Time
 // authentication, with real time and the default publication lags.
 type Options struct {
 	Now Clock
-	// DataToken is the bearer token (or api_key) the data API accepts;
-	// "" means no authentication is required.
+	// DataToken is the bearer token (or api_key) the data API accepts,
+	// a key on the premium plan; "" with no DataKeys means no
+	// authentication is required, and every request reads as premium.
 	DataToken string
+	// DataKeys are further data API keys and their plan: the plan
+	// /v1/my/discovery/endpoints describes to the key, and what a data
+	// call of the key may read (403 forbidden otherwise). A key given
+	// here and as DataToken takes the plan given here.
+	DataKeys map[string]Plan
 	// IndicatorToken is the bearer key of the Indicator API's value
 	// endpoints; "" means no authentication is required.
 	IndicatorToken string
@@ -74,6 +80,13 @@ type Server struct {
 
 	dataCalls, indicatorCalls, consensusCalls atomic.Int64
 
+	// access guards what a data API key may read, which SetDataKey
+	// changes while the server runs.
+	access sync.RWMutex
+	// keys maps each data API key to its plan; nil means no
+	// authentication (dataKeys).
+	keys map[string]Plan
+
 	mu sync.Mutex
 	// pathCalls counts the requests of each path the fake serves; an
 	// unknown path is counted in its API's total only, so that the
@@ -96,6 +109,7 @@ func New(o Options) *Server {
 		pathCalls: map[string]int64{},
 		faults:    map[string]Fault{},
 		buckets:   map[string]*rateBucket{},
+		keys:      dataKeys(o),
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -128,7 +142,7 @@ func New(o Options) *Server {
 			s.extraPaths = append(s.extraPaths, p)
 		}
 	}
-	s.opts.PublishLag, s.opts.Publish, s.opts.ExtraPaths = nil, nil, nil
+	s.opts.PublishLag, s.opts.Publish, s.opts.ExtraPaths, s.opts.DataKeys = nil, nil, nil, nil
 	return s
 }
 
@@ -206,7 +220,7 @@ func (s *Server) serves(api, path string) bool {
 		rt, ok := matchConsensus(path, nil)
 		return ok && (rt.handle == "" || rt.handle == ineligibleAnalyst || slices.Contains(analysts, rt.handle))
 	}
-	if path == "/v1/discovery/endpoints" || path == "/v2/discovery/endpoints" {
+	if slices.Contains(statics, path) {
 		return true
 	}
 	_, _, ok := s.lookupEndpoint(path)

@@ -1,0 +1,175 @@
+package fakeapi
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Plan is a data API plan: which v1 metrics a key may read, at which
+// windows, how far back, and its request allowance. The plans are ordered
+// as the provider orders them; the fake knows four of its five (custom
+// plans are made per customer).
+type Plan int
+
+const (
+	// PlanBasic reads the day window of a few metrics (the BTC and ETH
+	// exchange flows, prices, supply, transactions and addresses) 90
+	// days back.
+	PlanBasic Plan = iota
+	// PlanAdvanced reads the BTC and ETH flows, market, network and fund
+	// data and the XRP and TRX market and network data, at day a year
+	// back and at hour 90 days back.
+	PlanAdvanced
+	// PlanProfessional reads every category but the inter-entity flows:
+	// day three years back, hour and block a year back, the indicators
+	// at day only. Not 10min nor min.
+	PlanProfessional
+	// PlanPremium reads everything without limit.
+	PlanPremium
+)
+
+var planNames = [...]string{"basic", "advanced", "professional", "premium"}
+
+// Plans lists every plan the fake knows, cheapest first.
+var Plans = []Plan{PlanBasic, PlanAdvanced, PlanProfessional, PlanPremium}
+
+func (p Plan) String() string {
+	if p >= 0 && int(p) < len(planNames) {
+		return planNames[p]
+	}
+	return "Plan(" + strconv.Itoa(int(p)) + ")"
+}
+
+// ParsePlan reads a plan name in any case: basic, advanced, professional
+// or premium.
+func ParsePlan(s string) (Plan, error) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	for i, n := range planNames {
+		if s == n {
+			return Plan(i), nil
+		}
+	}
+	return PlanBasic, fmt.Errorf("unknown plan %q (%s)", s, strings.Join(planNames[:], ", "))
+}
+
+// rateLimit is a plan's request allowance: token requests per window
+// ("day", "hour" or "minute"), as the plan answer states it. The fake
+// states it; it does not enforce it.
+type rateLimit struct {
+	token  int
+	window string
+}
+
+// rateLimit is the plan's allowance.
+func (p Plan) rateLimit() rateLimit {
+	switch p {
+	case PlanBasic:
+		return rateLimit{token: 1000, window: "day"}
+	case PlanAdvanced:
+		return rateLimit{token: 5000, window: "day"}
+	case PlanProfessional:
+		return rateLimit{token: 1000, window: "hour"}
+	case PlanPremium:
+		return rateLimit{token: 600, window: "minute"}
+	}
+	return rateLimit{}
+}
+
+// history is how far back a plan reads a window: whole years and days,
+// stated as an ISO 8601 duration (P90D, P1Y, P3Y). The zero history is
+// no limit (P0D).
+type history struct {
+	years, days int
+}
+
+func (h history) String() string {
+	switch {
+	case h.years == 0 && h.days == 0:
+		return "P0D"
+	case h.days == 0:
+		return fmt.Sprintf("P%dY", h.years)
+	case h.years == 0:
+		return fmt.Sprintf("P%dD", h.days)
+	}
+	return fmt.Sprintf("P%dY%dD", h.years, h.days)
+}
+
+// grant is one window a plan allows on a metric and how far back.
+type grant struct {
+	window string
+	depth  history
+}
+
+// indicatorCategories are read at day only below premium.
+var indicatorCategories = map[string]bool{"flow-indicator": true, "market-indicator": true, "network-indicator": true}
+
+// basicMetrics are the category/metric pairs of the basic plan, with the
+// assets it reads them of.
+var basicMetrics = map[string][]string{
+	"exchange-flows/reserve":          {"btc", "eth"},
+	"exchange-flows/netflow":          {"btc", "eth"},
+	"exchange-flows/inflow":           {"btc", "eth"},
+	"exchange-flows/outflow":          {"btc", "eth"},
+	"market-data/price-ohlcv":         {"btc", "eth", "xrp", "trx"},
+	"network-data/supply":             {"btc", "eth"},
+	"network-data/transactions-count": {"btc", "eth"},
+	"network-data/addresses-count":    {"btc", "eth"},
+}
+
+// advancedCategories are the categories of the advanced plan per asset.
+var advancedCategories = map[string][]string{
+	"btc": {"exchange-flows", "flow-indicator", "market-data", "network-data", "fund-data"},
+	"eth": {"exchange-flows", "flow-indicator", "market-data", "network-data", "fund-data"},
+	"xrp": {"market-data", "network-data"},
+	"trx": {"market-data", "network-data"},
+}
+
+// grants says which of a v1 metric's windows the plan allows and how far
+// back, in the order of windows; nil when the plan does not include the
+// metric.
+func (p Plan) grants(asset, category, metric string, windows []string) []grant {
+	var depth map[string]history
+	switch p {
+	case PlanBasic:
+		if contains(basicMetrics[category+"/"+metric], asset) {
+			depth = map[string]history{"day": {days: 90}}
+		}
+	case PlanAdvanced:
+		if contains(advancedCategories[asset], category) {
+			depth = map[string]history{"day": {years: 1}, "hour": {days: 90}}
+		}
+	case PlanProfessional:
+		switch {
+		case category == "inter-entity-flows":
+		case indicatorCategories[category]:
+			depth = map[string]history{"day": {years: 3}}
+		default:
+			depth = map[string]history{"day": {years: 3}, "hour": {years: 1}, "block": {years: 1}}
+		}
+	case PlanPremium:
+		depth = map[string]history{}
+		for _, w := range windows {
+			depth[w] = history{}
+		}
+	}
+	var out []grant
+	for _, w := range windows {
+		if d, ok := depth[w]; ok {
+			out = append(out, grant{window: w, depth: d})
+		}
+	}
+	return out
+}
+
+// categoryOf and metricOf read the segments of /v1/{asset}/{category}/{metric}.
+func categoryOf(path string) string { return segment(path, 3) }
+func metricOf(path string) string   { return segment(path, 4) }
+
+func segment(path string, i int) string {
+	segs := strings.Split(path, "/")
+	if i < len(segs) {
+		return segs[i]
+	}
+	return ""
+}

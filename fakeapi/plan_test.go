@@ -1,0 +1,221 @@
+package fakeapi
+
+import (
+	"encoding/json"
+	"maps"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"testing"
+)
+
+// pathWindow is one window of one path.
+type pathWindow struct{ path, window string }
+
+// planDoc is a decoded plan answer.
+type planDoc struct {
+	name    string
+	grants  map[pathWindow]string // ISO 8601 duration per path and window
+	statics []string
+	token   int64
+	window  string
+}
+
+var isoDays = regexp.MustCompile(`^P(?:([0-9]+)Y)?(?:([0-9]+)D)?$`)
+
+// days reads a duration of the plan answer as days, a year as 366; P0D
+// (no limit) is the largest.
+func days(t *testing.T, iso string) int {
+	t.Helper()
+	m := isoDays.FindStringSubmatch(iso)
+	if m == nil || iso == "P" {
+		t.Fatalf("%q is not an ISO 8601 duration of years and days", iso)
+	}
+	y, _ := strconv.Atoi(m[1])
+	d, _ := strconv.Atoi(m[2])
+	if y == 0 && d == 0 {
+		return 1 << 30
+	}
+	return 366*y + d
+}
+
+// planOf asks for the plan of key (a bearer token) and decodes it; the
+// windows of a metric are read from either dialect.
+func planOf(t *testing.T, s http.Handler, key string) planDoc {
+	t.Helper()
+	rec := get(t, s, planPath, "Authorization", "Bearer "+key)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET %s with %s: HTTP %d %s", planPath, key, rec.Code, rec.Body)
+	}
+	var raw struct {
+		Plan struct {
+			Name string `json:"name"`
+		} `json:"plan"`
+		APIEndpoint  map[string]json.RawMessage `json:"apiEndpoint"`
+		APIRateLimit struct {
+			Token  int64  `json:"token"`
+			Window string `json:"window"`
+		} `json:"apiRateLimit"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &raw); err != nil {
+		t.Fatalf("plan answer: %v\n%s", err, rec.Body)
+	}
+	doc := planDoc{name: raw.Plan.Name, grants: map[pathWindow]string{}, token: raw.APIRateLimit.Token, window: raw.APIRateLimit.Window}
+	for asset, v := range raw.APIEndpoint {
+		if asset == "statics" {
+			if err := json.Unmarshal(v, &doc.statics); err != nil {
+				t.Fatalf("statics: %v", err)
+			}
+			continue
+		}
+		var cats map[string]map[string]map[string]any
+		if err := json.Unmarshal(v, &cats); err != nil {
+			t.Fatalf("apiEndpoint.%s: %v", asset, err)
+		}
+		for cat, metrics := range cats {
+			for metric, m := range metrics {
+				if nested, ok := m["window"].(map[string]any); ok {
+					m = nested
+				}
+				for w, d := range m {
+					if iso, ok := d.(string); ok {
+						doc.grants[pathWindow{"/v1/" + asset + "/" + cat + "/" + metric, w}] = iso
+					}
+				}
+			}
+		}
+	}
+	return doc
+}
+
+// listedWindows is what /v1/discovery/endpoints lists: each path's
+// windows.
+func listedWindows(t *testing.T, s http.Handler, key string) map[pathWindow]bool {
+	t.Helper()
+	rec := get(t, s, "/v1/discovery/endpoints", "Authorization", "Bearer "+key)
+	e := parseEnvelope(t, rec)
+	out := map[pathWindow]bool{}
+	for _, item := range e.rows {
+		params := item["parameters"].(map[string]any)
+		for _, w := range params["window"].([]any) {
+			out[pathWindow{item["path"].(string), w.(string)}] = true
+		}
+	}
+	return out
+}
+
+// planKeys is a key per plan, and the demo's token.
+var planKeys = map[string]Plan{"k-basic": PlanBasic, "k-advanced": PlanAdvanced, "k-professional": PlanProfessional, "k-premium": PlanPremium}
+
+// Each key is told its own plan: the name in upper case, windows and
+// depths only of what discovery lists, the statics, a rate limit. Each
+// plan allows at least what the one below it does, as far back; premium
+// allows every window of every v1 path without limit, basic only day.
+func TestPlanAnswerPerKey(t *testing.T) {
+	s, _ := newTestServer(Options{DataToken: "tok", DataKeys: planKeys})
+	listed := listedWindows(t, s, "tok")
+	wantRate := map[Plan]struct {
+		token  int64
+		window string
+	}{PlanBasic: {1000, "day"}, PlanAdvanced: {5000, "day"}, PlanProfessional: {1000, "hour"}, PlanPremium: {600, "minute"}}
+	docs := map[Plan]planDoc{}
+	for key, p := range planKeys {
+		doc := planOf(t, s, key)
+		docs[p] = doc
+		want := map[Plan]string{PlanBasic: "BASIC", PlanAdvanced: "ADVANCED", PlanProfessional: "PROFESSIONAL", PlanPremium: "PREMIUM"}[p]
+		if doc.name != want {
+			t.Errorf("%s: plan.name %q, want %q", key, doc.name, want)
+		}
+		if doc.token != wantRate[p].token || doc.window != wantRate[p].window {
+			t.Errorf("%s: apiRateLimit %d per %s", key, doc.token, doc.window)
+		}
+		if !slices.Equal(doc.statics, []string{"/v1/discovery/endpoints", "/v2/discovery/endpoints", planPath}) {
+			t.Errorf("%s: statics %v", key, doc.statics)
+		}
+		if len(doc.grants) == 0 {
+			t.Errorf("%s: the plan allows nothing", key)
+		}
+		for pw, iso := range doc.grants {
+			days(t, iso)
+			if !listed[pw] {
+				t.Errorf("%s: the plan allows %s at %s, which discovery does not list", key, pw.path, pw.window)
+			}
+			if p == PlanBasic && pw.window != "day" {
+				t.Errorf("basic allows %s at %s", pw.path, pw.window)
+			}
+		}
+	}
+	if got := planOf(t, s, "tok"); !maps.Equal(got.grants, docs[PlanPremium].grants) || got.name != "PREMIUM" {
+		t.Errorf("the demo token is on %s with %d grants, want premium's %d", got.name, len(got.grants), len(docs[PlanPremium].grants))
+	}
+	for pw := range listed {
+		if docs[PlanPremium].grants[pw] != "P0D" {
+			t.Errorf("premium: %s at %s is %q, want P0D", pw.path, pw.window, docs[PlanPremium].grants[pw])
+		}
+	}
+	for i := 1; i < len(Plans); i++ {
+		lower, higher := docs[Plans[i-1]], docs[Plans[i]]
+		if len(higher.grants) <= len(lower.grants) {
+			t.Errorf("%s allows %d windows of paths, %s %d", Plans[i], len(higher.grants), Plans[i-1], len(lower.grants))
+		}
+		for pw, iso := range lower.grants {
+			if h, ok := higher.grants[pw]; !ok || days(t, h) < days(t, iso) {
+				t.Errorf("%s allows %s at %s back %s, %s %q", Plans[i-1], pw.path, pw.window, iso, Plans[i], h)
+			}
+		}
+	}
+}
+
+// A key's plan is read from the bearer token or the api_key parameter;
+// an unknown key is 401 on the plan endpoint too, and SetDataKey
+// changes a key's plan while the server runs.
+func TestPlanKeysAndChanges(t *testing.T) {
+	s, _ := newTestServer(Options{DataToken: "tok", DataKeys: map[string]Plan{"k": PlanBasic}})
+	if rec := get(t, s, planPath+"?api_key=k"); rec.Code != http.StatusOK || !regexp.MustCompile(`"name":"BASIC"`).Match(rec.Body.Bytes()) {
+		t.Errorf("api_key=k: HTTP %d %s", rec.Code, rec.Body)
+	}
+	for _, hdr := range [][]string{nil, {"Authorization", "Bearer nope"}} {
+		rec := get(t, s, planPath, hdr...)
+		if e := parseEnvelope(t, rec); rec.Code != http.StatusUnauthorized || e.message != "unauthorized" {
+			t.Errorf("%v: HTTP %d %q", hdr, rec.Code, e.message)
+		}
+	}
+	basic := planOf(t, s, "k")
+	s.SetDataKey("k", PlanProfessional)
+	s.SetDataKey("new", PlanAdvanced)
+	if got := planOf(t, s, "k"); got.name != "PROFESSIONAL" || len(got.grants) <= len(basic.grants) {
+		t.Errorf("after the upgrade: %s with %d grants (basic had %d)", got.name, len(got.grants), len(basic.grants))
+	}
+	if got := planOf(t, s, "new"); got.name != "ADVANCED" {
+		t.Errorf("a key added while serving: %s", got.name)
+	}
+	if got := planOf(t, s, "tok"); got.name != "PREMIUM" {
+		t.Errorf("DataToken: %s", got.name)
+	}
+	open, _ := newTestServer(Options{})
+	if got := planOf(t, open, ""); got.name != "PREMIUM" {
+		t.Errorf("without authentication: %s", got.name)
+	}
+	open.SetDataKey("k", PlanBasic)
+	if rec := get(t, open, planPath); rec.Code != http.StatusUnauthorized {
+		t.Errorf("a server given a key still serves without one: HTTP %d", rec.Code)
+	}
+}
+
+func TestParsePlan(t *testing.T) {
+	for _, p := range Plans {
+		if got, err := ParsePlan(" " + p.String() + " "); got != p || err != nil {
+			t.Errorf("ParsePlan(%q) = %v, %v", p.String(), got, err)
+		}
+	}
+	if got, err := ParsePlan("PREMIUM"); got != PlanPremium || err != nil {
+		t.Errorf("ParsePlan(PREMIUM) = %v, %v", got, err)
+	}
+	if _, err := ParsePlan("gold"); err == nil || err.Error() != `unknown plan "gold" (basic, advanced, professional, premium)` {
+		t.Errorf("ParsePlan(gold): %v", err)
+	}
+	if s := Plan(9).String(); s != "Plan(9)" {
+		t.Errorf("Plan(9) = %q", s)
+	}
+}

@@ -1,0 +1,115 @@
+package fakeapi
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// planPath is where the data API describes the plan of the key that asks.
+const planPath = "/v1/my/discovery/endpoints"
+
+// statics are the paths every key may read whatever its plan: the lists.
+var statics = []string{"/v1/discovery/endpoints", "/v2/discovery/endpoints", planPath}
+
+// dataKeys builds the key table of Options: DataToken on the premium
+// plan, then DataKeys. nil when neither is set: no authentication, and
+// every request reads as premium.
+func dataKeys(o Options) map[string]Plan {
+	if o.DataToken == "" && len(o.DataKeys) == 0 {
+		return nil
+	}
+	keys := make(map[string]Plan, len(o.DataKeys)+1)
+	if o.DataToken != "" {
+		keys[o.DataToken] = PlanPremium
+	}
+	for k, p := range o.DataKeys {
+		keys[k] = p
+	}
+	return keys
+}
+
+// SetDataKey gives the data API key its plan from now on: a new key, or
+// a known one that changes plan (an upgrade, a downgrade), as a test of
+// what follows a plan change needs. A server without authentication
+// starts requiring a key: this one, or DataToken's.
+func (s *Server) SetDataKey(key string, p Plan) {
+	s.access.Lock()
+	defer s.access.Unlock()
+	keys := make(map[string]Plan, len(s.keys)+1)
+	for k, v := range s.keys {
+		keys[k] = v
+	}
+	keys[key] = p
+	s.keys = keys
+}
+
+// keyPlan is the plan of the key a data API request carries, as a
+// bearer token or the api_key parameter; ok is false for a request
+// without a known key.
+func (s *Server) keyPlan(r *http.Request) (p Plan, ok bool) {
+	s.access.RLock()
+	keys := s.keys
+	s.access.RUnlock()
+	if keys == nil {
+		return PlanPremium, true
+	}
+	if scheme, tok, found := strings.Cut(r.Header.Get("Authorization"), " "); found && strings.EqualFold(scheme, "Bearer") {
+		if p, ok = keys[strings.TrimSpace(tok)]; ok {
+			return p, true
+		}
+	}
+	if k := r.URL.Query().Get("api_key"); k != "" {
+		p, ok = keys[k]
+	}
+	return p, ok
+}
+
+// planAnswer describes plan p over the v1 endpoints served: its name,
+// each asset → category → metric with the windows it may read and how
+// far back, the statics, and its rate limit.
+func (s *Server) planAnswer(p Plan) obj {
+	type category struct {
+		name    string
+		metrics obj
+	}
+	var assetOrder []string
+	byAsset := map[string][]*category{}
+	for _, ep := range s.listed(false) {
+		asset, cat, metric := segment(ep.path, 2), categoryOf(ep.path), metricOf(ep.path)
+		gs := p.grants(asset, cat, metric, ep.windows)
+		if len(gs) == 0 {
+			continue
+		}
+		windows := make(obj, 0, len(gs))
+		for _, g := range gs {
+			windows.add(g.window, g.depth.String())
+		}
+		cats, seen := byAsset[asset]
+		if !seen {
+			assetOrder = append(assetOrder, asset)
+		}
+		i := slices.IndexFunc(cats, func(c *category) bool { return c.name == cat })
+		if i < 0 {
+			cats = append(cats, &category{name: cat})
+			i = len(cats) - 1
+		}
+		cats[i].metrics.add(metric, windows)
+		byAsset[asset] = cats
+	}
+	assets := make(obj, 0, len(assetOrder)+1)
+	for _, a := range assetOrder {
+		cats := make(obj, 0, len(byAsset[a]))
+		for _, c := range byAsset[a] {
+			cats.add(c.name, c.metrics)
+		}
+		assets.add(a, cats)
+	}
+	assets.add("statics", statics)
+	rl := p.rateLimit()
+	return obj{
+		{"plan", obj{{"name", strings.ToUpper(p.String())}}},
+		{"apiEndpoint", assets},
+		{"apiRateLimit", obj{{"token", rl.token}, {"window", rl.window}}},
+	}
+}
