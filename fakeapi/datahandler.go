@@ -65,7 +65,10 @@ func (s *Server) serveData(w http.ResponseWriter, r *http.Request) {
 		writeEnvelopeError(w, http.StatusBadRequest)
 		return
 	}
-	window, rows, message, code := s.rows(ep, pathAsset, q)
+	window, rows, message, code := s.rows(ep, pathAsset, q, plan)
+	if code == http.StatusForbidden {
+		s.refused.Add(1)
+	}
 	if code != http.StatusOK {
 		writeEnvelopeError(w, code)
 		return
@@ -77,8 +80,10 @@ func (s *Server) serveData(w http.ResponseWriter, r *http.Request) {
 }
 
 // rows validates the query of a series request and generates its rows,
-// newest first. The work is proportional to the rows returned.
-func (s *Server) rows(ep *endpoint, pathAsset string, q url.Values) (window string, rows []obj, message string, code int) {
+// newest first. The work is proportional to the rows returned. A request
+// the plan does not cover is 403 (planCovers), once its parameters are
+// known to be valid.
+func (s *Server) rows(ep *endpoint, pathAsset string, q url.Values, plan Plan) (window string, rows []obj, message string, code int) {
 	window = q.Get("window")
 	if window == "" {
 		window = "day"
@@ -139,15 +144,18 @@ func (s *Server) rows(ep *endpoint, pathAsset string, q url.Values) (window stri
 			end = t
 		}
 	}
-	start := tl.first
+	start, from := tl.first, time.Time{}
 	if v := q.Get("from"); v != "" {
 		t, err := tl.parseBound(v)
 		if err != nil {
 			return window, nil, "", http.StatusBadRequest
 		}
-		if t = ceilTo(t, tl.step); t.After(start) {
-			start = t
+		if from = ceilTo(t, tl.step); from.After(start) {
+			start = from
 		}
+	}
+	if !planCovers(plan, ep, window, tl, s.now(), from, oldestRow(start, end, tl.step, limit)) {
+		return window, nil, "", http.StatusForbidden
 	}
 	c := &rowCtx{key: strings.Join(key, "&"), step: tl.step, block: window == "block", params: params}
 	rows = make([]obj, 0, min(limit, 4096))
@@ -169,6 +177,32 @@ func (s *Server) rows(ep *endpoint, pathAsset string, q url.Values) (window stri
 		rows = append(rows, row)
 	}
 	return window, rows, message, http.StatusOK
+}
+
+// oldestRow is the time of the oldest row of a page of at most limit
+// rows from end back to start; the zero time when the page is empty.
+func oldestRow(start, end time.Time, step time.Duration, limit int) time.Time {
+	if end.Before(start) {
+		return time.Time{}
+	}
+	n := min(int64(limit), int64(end.Sub(start)/step)+1)
+	return end.Add(-time.Duration(n-1) * step)
+}
+
+// planCovers says whether the plan allows a page of the endpoint's
+// window: the metric and the window must be in the plan, and neither
+// from (when given) nor the page's oldest row may start before the
+// interval that holds the plan's history cutoff.
+func planCovers(plan Plan, ep *endpoint, window string, tl timeline, now, from, oldest time.Time) bool {
+	depth, ok := plan.reach(ep, window)
+	if !ok {
+		return false
+	}
+	if depth.unlimited() {
+		return true
+	}
+	cut := floorTo(depth.cutoff(now), tl.step)
+	return (from.IsZero() || !from.Before(cut)) && (oldest.IsZero() || !oldest.Before(cut))
 }
 
 // seriesParams are the query parameters every series path takes besides

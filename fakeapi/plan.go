@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Plan is a data API plan: which v1 metrics a key may read, at which
@@ -95,6 +96,18 @@ func (h history) String() string {
 	return fmt.Sprintf("P%dY%dD", h.years, h.days)
 }
 
+// unlimited says whether the history has no limit.
+func (h history) unlimited() bool { return h.years == 0 && h.days == 0 }
+
+// cutoff is the oldest time the history reaches at now, in calendar
+// years and days; the zero time when it has no limit.
+func (h history) cutoff(now time.Time) time.Time {
+	if h.unlimited() {
+		return time.Time{}
+	}
+	return now.UTC().AddDate(-h.years, 0, -h.days)
+}
+
 // grant is one window a plan allows on a metric and how far back.
 type grant struct {
 	window string
@@ -160,6 +173,21 @@ func (p Plan) grants(asset, category, metric string, windows []string) []grant {
 		}
 	}
 	return out
+}
+
+// reach is how far back the plan reads a window of an endpoint; ok is
+// false when the plan does not allow that window of it. A v2 path is
+// outside every plan answer and is allowed to every key, without limit.
+func (p Plan) reach(ep *endpoint, window string) (depth history, ok bool) {
+	if ep.v2 {
+		return history{}, contains(ep.windows, window)
+	}
+	for _, g := range p.grants(segment(ep.path, 2), categoryOf(ep.path), metricOf(ep.path), ep.windows) {
+		if g.window == window {
+			return g.depth, true
+		}
+	}
+	return history{}, false
 }
 
 // categoryOf and metricOf read the segments of /v1/{asset}/{category}/{metric}.

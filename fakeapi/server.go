@@ -79,6 +79,8 @@ type Server struct {
 	extraPaths []string
 
 	dataCalls, indicatorCalls, consensusCalls atomic.Int64
+	// refused counts the data calls answered 403 by the key's plan.
+	refused atomic.Int64
 
 	// access guards what a data API key may read, which SetDataKey
 	// changes while the server runs.
@@ -264,9 +266,15 @@ func (s *Server) CallsFor(path string) int64 {
 	return s.pathCalls[path]
 }
 
-// ResetCalls sets every call counter back to zero. Rate-limit state is
-// kept.
+// Refused returns the number of data calls answered 403 forbidden
+// because the key's plan does not cover them (a metric, a window, rows
+// older than its history).
+func (s *Server) Refused() int64 { return s.refused.Load() }
+
+// ResetCalls sets every call counter back to zero, Refused's too.
+// Rate-limit state is kept.
 func (s *Server) ResetCalls() {
+	s.refused.Store(0)
 	s.dataCalls.Store(0)
 	s.indicatorCalls.Store(0)
 	s.consensusCalls.Store(0)
