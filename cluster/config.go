@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
+	"github.com/hashicorp/memberlist"
 )
 
 // Defaults, as Alertmanager's cluster flags have them, so that an
@@ -36,9 +37,22 @@ const (
 	// defaultReconnectInterval is how often the names of --cluster.peer
 	// are resolved again and lost members are asked to join again.
 	defaultReconnectInterval = 10 * time.Second
-	// defaultReconnectTimeout is how long a member that left or failed is asked to
-	// join again before it is forgotten.
-	defaultReconnectTimeout = 6 * time.Hour
+	// defaultReconnectTimeout is how long the address of a member that
+	// failed is asked to join again before it is forgotten: long enough for
+	// a container restart or a short network cut, short enough that an
+	// address given to another pod is not knocked at for hours (a member
+	// that left gracefully is not asked at all).
+	defaultReconnectTimeout = 10 * time.Minute
+	// defaultMaxMembers bounds the members taken in: replicas, a rolling
+	// update's surge and a margin. The chart sets it from its replicas.
+	defaultMaxMembers = 10
+	// defaultMaxStateBytes bounds a peer's full state and, with
+	// maxStreams, what the streams of the gossip port can hold at once.
+	defaultMaxStateBytes = 16 << 20
+	// defaultMaxDeltaBytes bounds one delta.
+	defaultMaxDeltaBytes = 1 << 20
+	// labelPrefix begins every packet's label; the cluster's name follows.
+	labelPrefix = "onchain_exporter"
 )
 
 // keySizes are the AES key sizes memberlist accepts: AES-128, -192, -256.
@@ -83,8 +97,29 @@ type Config struct {
 	ReconnectTimeout time.Duration
 	// KeyFile names a file that holds the key all gossip is encrypted and
 	// authenticated with: 16, 24 or 32 bytes (AES-128, -192, -256), raw
-	// or base64. Empty: gossip is in the clear.
+	// or base64; or several base64 keys, one a line, the first encrypting
+	// and all of them accepted (a rotation, keyring.go). It is read again
+	// every ReconnectInterval. Empty: gossip is in the clear.
 	KeyFile string
+	// ClusterName is put on every packet and stream and checked on
+	// receipt: a member of another cluster name is refused and counted.
+	// Empty: the label of a cluster without a name, which members of
+	// earlier versions carry too.
+	ClusterName string
+	// NameFile, when Name is empty, keeps the generated member name
+	// across restarts (a file in the state directory), so that a member
+	// restarted with its storage is the same member to the others and its
+	// day's calls are not counted twice. Empty: a new name at each start.
+	NameFile string
+	// MaxMembers is the most members taken in, this one included: a
+	// member that would join past it is refused and counted. 0: the
+	// default, 10.
+	MaxMembers int
+	// MaxStateBytes is the largest full state taken from a peer; a larger
+	// one is refused and counted. 0: 16 MiB.
+	MaxStateBytes int
+	// MaxDeltaBytes is the largest delta taken from a peer. 0: 1 MiB.
+	MaxDeltaBytes int
 }
 
 // AddFlags registers the cluster flags on app and returns the Config they
@@ -104,7 +139,10 @@ func AddFlags(app *kingpin.Application) *Config {
 	app.Flag("cluster.settle-timeout", "Longest wait at start for the number of replicas seen to stop changing.").Default(defaultSettleTimeout.String()).DurationVar(&c.SettleTimeout)
 	app.Flag("cluster.reconnect-interval", "Interval between attempts to resolve --cluster.peer again and rejoin lost replicas.").Default(defaultReconnectInterval.String()).DurationVar(&c.ReconnectInterval)
 	app.Flag("cluster.reconnect-timeout", "How long a replica that left or failed is asked to rejoin before it is forgotten.").Default(defaultReconnectTimeout.String()).DurationVar(&c.ReconnectTimeout)
-	app.Flag("cluster.encryption-key-file", "File holding the key that encrypts and authenticates all gossip: 16, 24 or 32 bytes (AES-128, -192, -256), raw or base64. Every replica needs the same key. Empty: gossip in the clear.").Default("").StringVar(&c.KeyFile)
+	app.Flag("cluster.encryption-key-file", "File holding the key that encrypts and authenticates all gossip: 16, 24 or 32 bytes (AES-128, -192, -256), raw or base64; or several base64 keys one a line, the first encrypting and all accepted (a key rotation). Read again every --cluster.reconnect-interval. Every replica needs the same key. Empty: gossip in the clear, which anyone who reaches the port can read and write.").Default("").StringVar(&c.KeyFile)
+	app.Flag("cluster.label", "Name of this cluster, put on every gossip packet: a replica of another cluster name is refused, so that two clusters whose addresses meet (a pod address reused, two releases on one network) stay apart. Every replica of a cluster needs the same. Empty: a cluster without a name, as earlier versions.").Default("").StringVar(&c.ClusterName)
+	app.Flag("cluster.max-members", "Most replicas taken into the cluster, this one included: replicas, a rolling update's surge and a margin. A replica past it is refused and counted; it bounds memory and the members a budget share counts.").Default(strconv.Itoa(defaultMaxMembers)).IntVar(&c.MaxMembers)
+	app.Flag("cluster.max-state-bytes", "Largest full state taken from a replica (every row it serves); a larger one is refused and counted. Raise it for a configuration of many thousands of series.").Default(strconv.Itoa(defaultMaxStateBytes)).IntVar(&c.MaxStateBytes)
 	return c
 }
 
@@ -126,6 +164,15 @@ func (c Config) Validate() error {
 			return errors.New("--cluster.encryption-key-file is set but --cluster.listen-address is empty (cluster mode off)")
 		}
 		return nil
+	}
+	if l := len(c.label()); l > memberlist.LabelMaxSize {
+		return fmt.Errorf("--cluster.label is %d bytes long; at most %d", len(c.ClusterName), memberlist.LabelMaxSize-len(labelPrefix)-1)
+	}
+	if c.MaxMembers < 0 {
+		return fmt.Errorf("--cluster.max-members must not be negative, got %d", c.MaxMembers)
+	}
+	if c.MaxStateBytes < 0 {
+		return fmt.Errorf("--cluster.max-state-bytes must not be negative, got %d", c.MaxStateBytes)
 	}
 	if _, _, err := splitAddress(c.ListenAddress, true); err != nil {
 		return fmt.Errorf("--cluster.listen-address %q: %w", c.ListenAddress, err)
@@ -166,7 +213,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--cluster.probe-timeout (%s) must be shorter than --cluster.probe-interval (%s)", d.ProbeTimeout, d.ProbeInterval)
 	}
 	if c.KeyFile != "" {
-		if _, err := readKey(c.KeyFile); err != nil {
+		if _, err := readKeys(c.KeyFile); err != nil {
 			return fmt.Errorf("--cluster.encryption-key-file: %w", err)
 		}
 	}
@@ -188,7 +235,25 @@ func (c Config) withDefaults() Config {
 	set(&c.SettleTimeout, defaultSettleTimeout)
 	set(&c.ReconnectInterval, defaultReconnectInterval)
 	set(&c.ReconnectTimeout, defaultReconnectTimeout)
+	if c.MaxMembers == 0 {
+		c.MaxMembers = defaultMaxMembers
+	}
+	if c.MaxStateBytes == 0 {
+		c.MaxStateBytes = defaultMaxStateBytes
+	}
+	if c.MaxDeltaBytes == 0 {
+		c.MaxDeltaBytes = defaultMaxDeltaBytes
+	}
 	return c
+}
+
+// label is what every packet and stream of this cluster carries:
+// "onchain_exporter", then ":" and the cluster's name when it has one.
+func (c Config) label() string {
+	if c.ClusterName == "" {
+		return labelPrefix
+	}
+	return labelPrefix + ":" + c.ClusterName
 }
 
 // splitAddress splits host:port; the port must be a number in range, and
@@ -208,25 +273,57 @@ func splitAddress(addr string, emptyHost bool) (string, int, error) {
 	return host, int(port), nil
 }
 
-// readKey reads a gossip key. A file whose content, spaces trimmed, is
-// base64 of 16, 24 or 32 bytes holds those bytes; otherwise the content
-// as it is must be 16, 24 or 32 bytes. Either way every member that reads
-// the same file gets the same key.
-func readKey(path string) ([]byte, error) {
+// maxKeys is the most keys a key file may hold: the key in use, the next
+// and a spare.
+const maxKeys = 3
+
+// readKeys reads the gossip keys of a file, the primary first. A file
+// whose content, spaces trimmed, is base64 of 16, 24 or 32 bytes holds
+// that key; one of several lines holds one base64 key a line (blank lines
+// skipped, at most maxKeys); otherwise the content as it is must be 16,
+// 24 or 32 bytes. Either way every member that reads the same file gets
+// the same keys. An error never quotes the file's content.
+func readKeys(path string) ([][]byte, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	if trimmed := bytes.TrimSpace(b); len(trimmed) > 0 {
-		decoded := make([]byte, base64.StdEncoding.DecodedLen(len(trimmed)))
-		if n, err := base64.StdEncoding.Decode(decoded, trimmed); err == nil && validKeySize(n) {
-			return decoded[:n], nil
-		}
+	trimmed := bytes.TrimSpace(b)
+	if key, ok := decodeKey(trimmed); ok {
+		return [][]byte{key}, nil
 	}
 	if validKeySize(len(b)) {
-		return b, nil
+		return [][]byte{b}, nil // raw bytes, whatever they hold
+	}
+	lines := bytes.Fields(trimmed)
+	if len(lines) > 1 {
+		var keys [][]byte
+		for i, line := range lines {
+			key, ok := decodeKey(line)
+			if !ok {
+				return nil, fmt.Errorf("%s line %d is not base64 of 16, 24 or 32 bytes (one key a line: the first encrypts, all are accepted)", path, i+1)
+			}
+			keys = append(keys, key)
+		}
+		if len(keys) > maxKeys {
+			return nil, fmt.Errorf("%s holds %d keys; at most %d (the key in use, the next and a spare)", path, len(keys), maxKeys)
+		}
+		return keys, nil
 	}
 	return nil, fmt.Errorf("%s holds %d bytes; want a key of 16, 24 or 32 bytes, raw or base64 (for example: head -c 32 /dev/urandom | base64)", path, len(b))
+}
+
+// decodeKey decodes one base64 key of a valid size.
+func decodeKey(b []byte) ([]byte, bool) {
+	if len(b) == 0 {
+		return nil, false
+	}
+	decoded := make([]byte, base64.StdEncoding.DecodedLen(len(b)))
+	n, err := base64.StdEncoding.Decode(decoded, b)
+	if err != nil || !validKeySize(n) {
+		return nil, false
+	}
+	return decoded[:n], true
 }
 
 func validKeySize(n int) bool {
@@ -251,4 +348,49 @@ func defaultName() (string, error) {
 		return "", err
 	}
 	return host + "-" + hex.EncodeToString(suffix[:]), nil
+}
+
+// maxNameBytes bounds a member name read from NameFile.
+const maxNameBytes = 128
+
+// memberName is this member's name: Config.Name, else the one NameFile
+// keeps, else a new defaultName, written to NameFile when there is one.
+// A NameFile that cannot be read or written costs a new name at each
+// start (saved is false), never the start itself.
+func memberName(c Config) (name string, saved bool, err error) {
+	if c.Name != "" {
+		return c.Name, false, nil
+	}
+	if c.NameFile != "" {
+		if b, err := os.ReadFile(c.NameFile); err == nil {
+			if n := string(bytes.TrimSpace(b)); validName(n) {
+				return n, true, nil
+			}
+		}
+	}
+	name, err = defaultName()
+	if err != nil {
+		return "", false, err
+	}
+	if c.NameFile == "" {
+		return name, false, nil
+	}
+	if err := os.WriteFile(c.NameFile, []byte(name+"\n"), 0o600); err != nil {
+		return name, false, nil
+	}
+	return name, true, nil
+}
+
+// validName reports whether a saved name is one defaultName could give:
+// not empty, at most maxNameBytes, printable ASCII without spaces.
+func validName(n string) bool {
+	if n == "" || len(n) > maxNameBytes {
+		return false
+	}
+	for i := 0; i < len(n); i++ {
+		if n[i] <= ' ' || n[i] > '~' {
+			return false
+		}
+	}
+	return true
 }

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"encoding/base64"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -20,6 +21,9 @@ func TestValidateNamesTheFlag(t *testing.T) {
 	}
 	missing := filepath.Join(t.TempDir(), "absent")
 	short := writeKey(t, []byte("0123456789"))
+	k := base64.StdEncoding.EncodeToString(make([]byte, 32))
+	fourKeys := writeKey(t, []byte(strings.Repeat(k+"\n", 4)))
+	badLine := writeKey(t, []byte(k+"\nnot-a-secret-shown\n"))
 	cases := []struct {
 		name string
 		cfg  Config
@@ -40,6 +44,10 @@ func TestValidateNamesTheFlag(t *testing.T) {
 		{"negative peer timeout", with(func(c *Config) { c.PeerTimeout = -time.Second }), "--cluster.peer-timeout must not be negative, got -1s"},
 		{"probe timeout too long", with(func(c *Config) { c.ProbeTimeout = 2 * time.Second }), "--cluster.probe-timeout (2s) must be shorter than --cluster.probe-interval (1s)"},
 		{"key file missing", with(func(c *Config) { c.KeyFile = missing }), "--cluster.encryption-key-file: open " + missing + ": no such file or directory"},
+		{"label too long", with(func(c *Config) { c.ClusterName = strings.Repeat("x", 256) }), "--cluster.label is 256 bytes long; at most 238"},
+		{"negative max members", with(func(c *Config) { c.MaxMembers = -1 }), "--cluster.max-members must not be negative, got -1"},
+		{"too many keys", with(func(c *Config) { c.KeyFile = fourKeys }), "--cluster.encryption-key-file: " + fourKeys + " holds 4 keys; at most 3 (the key in use, the next and a spare)"},
+		{"a bad key line", with(func(c *Config) { c.KeyFile = badLine }), "--cluster.encryption-key-file: " + badLine + " line 2 is not base64 of 16, 24 or 32 bytes (one key a line: the first encrypts, all are accepted)"},
 		{"key too short", with(func(c *Config) { c.KeyFile = short }), "--cluster.encryption-key-file: " + short + " holds 10 bytes; want a key of 16, 24 or 32 bytes, raw or base64 (for example: head -c 32 /dev/urandom | base64)"},
 	}
 	for _, tc := range cases {
@@ -82,18 +90,18 @@ func TestReadKey(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := readKey(writeKey(t, tc.content))
+			keys, err := readKeys(writeKey(t, tc.content))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if string(got) != string(tc.want) {
+			if got := keys[0]; len(keys) != 1 || string(got) != string(tc.want) {
 				t.Errorf("key = %q, want %q", got, tc.want)
 			}
 		})
 	}
 	for _, bad := range [][]byte{nil, []byte("short"), []byte(base64.StdEncoding.EncodeToString(make([]byte, 20)))} {
-		if k, err := readKey(writeKey(t, bad)); err == nil {
-			t.Errorf("readKey(%q) = %q, want an error", bad, k)
+		if k, err := readKeys(writeKey(t, bad)); err == nil {
+			t.Errorf("readKeys(%q) = %q, want an error", bad, k)
 		}
 	}
 }
@@ -115,7 +123,8 @@ func TestAddFlags(t *testing.T) {
 	want := Config{
 		PeerTimeout: 15 * time.Second, GossipInterval: 200 * time.Millisecond, PushPullInterval: time.Minute,
 		ProbeTimeout: 500 * time.Millisecond, ProbeInterval: time.Second, SettleTimeout: time.Minute,
-		ReconnectInterval: 10 * time.Second, ReconnectTimeout: 6 * time.Hour,
+		ReconnectInterval: 10 * time.Second, ReconnectTimeout: 10 * time.Minute,
+		MaxMembers: 10, MaxStateBytes: 16 << 20,
 	}
 	if !equalConfig(*cfg, want) {
 		t.Errorf("defaults:\n%+v\nwant\n%+v", *cfg, want)
@@ -130,13 +139,14 @@ func TestAddFlags(t *testing.T) {
 		"--cluster.listen-address=:9094", "--cluster.advertise-address=10.0.0.7:9094",
 		"--cluster.peer=exporter-headless.monitoring.svc:9094", "--cluster.peer=10.0.0.8:9094",
 		"--cluster.peer-timeout=20s", "--cluster.peer-name=replica-0", "--cluster.encryption-key-file=/etc/key",
+		"--cluster.label=prod", "--cluster.max-members=4",
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want.ListenAddress, want.AdvertiseAddress, want.Name, want.KeyFile = ":9094", "10.0.0.7:9094", "replica-0", "/etc/key"
 	want.Peers = []string{"exporter-headless.monitoring.svc:9094", "10.0.0.8:9094"}
-	want.PeerTimeout = 20 * time.Second
+	want.PeerTimeout, want.ClusterName, want.MaxMembers = 20*time.Second, "prod", 4
 	if !equalConfig(*cfg, want) {
 		t.Errorf("parsed:\n%+v\nwant\n%+v", *cfg, want)
 	}
@@ -154,5 +164,47 @@ func TestDefaultName(t *testing.T) {
 	b, _ := defaultName()
 	if a == b || !strings.Contains(a, "-") {
 		t.Errorf("default names %q and %q", a, b)
+	}
+}
+
+// A key file of several lines is a rotation's keyring: the first key
+// encrypts, all are accepted.
+func TestReadKeys(t *testing.T) {
+	a, b := randomBytes(t, 32), randomBytes(t, 16)
+	content := base64.StdEncoding.EncodeToString(a) + "\n\n" + base64.StdEncoding.EncodeToString(b) + "\n"
+	keys, err := readKeys(writeKey(t, []byte(content)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 2 || string(keys[0]) != string(a) || string(keys[1]) != string(b) {
+		t.Errorf("keys = %x, want %x then %x", keys, a, b)
+	}
+}
+
+// A member restarted with its storage keeps its name; without the file
+// each start is a new name.
+func TestMemberNameKept(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "cluster-member-name")
+	first, saved, err := memberName(Config{NameFile: file})
+	if err != nil || !saved {
+		t.Fatalf("memberName = %q, %v, %v", first, saved, err)
+	}
+	again, _, _ := memberName(Config{NameFile: file})
+	if again != first {
+		t.Errorf("after a restart the name is %q, want %q kept", again, first)
+	}
+	if given, _, _ := memberName(Config{Name: "replica-0", NameFile: file}); given != "replica-0" {
+		t.Errorf("--cluster.peer-name gave %q", given)
+	}
+	a, _, _ := memberName(Config{})
+	b, _, _ := memberName(Config{})
+	if a == b {
+		t.Errorf("two starts without a file share the name %q", a)
+	}
+	if err := os.WriteFile(file, []byte("bad name\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if n, _, _ := memberName(Config{NameFile: file}); n == "bad name" || !validName(n) {
+		t.Errorf("a file with a bad name gave %q", n)
 	}
 }

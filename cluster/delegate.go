@@ -25,6 +25,10 @@ func (d *delegate) NotifyMsg(b []byte) {
 	p := d.p
 	p.m.received.WithLabelValues(kindDeltaLabel).Inc()
 	p.m.receivedBytes.WithLabelValues(kindDeltaLabel).Add(float64(len(b)))
+	if len(b) > p.cfg.MaxDeltaBytes {
+		p.refuse(refusedDeltaSize, "", "bytes", len(b), "limit_bytes", p.cfg.MaxDeltaBytes)
+		return
+	}
 	gossiped := len(b) <= maxGossipMessage
 	if gossiped && !p.seen.add(digest(b)) {
 		return
@@ -94,6 +98,10 @@ func (d *delegate) MergeRemoteState(b []byte, _ bool) {
 	p := d.p
 	p.m.received.WithLabelValues(kindFullLabel).Inc()
 	p.m.receivedBytes.WithLabelValues(kindFullLabel).Add(float64(len(b)))
+	if len(b) > p.cfg.MaxStateBytes {
+		p.refuse(refusedStateSize, "", "bytes", len(b), "limit_bytes", p.cfg.MaxStateBytes)
+		return
+	}
 	parts, err := decodeFull(b)
 	if err != nil {
 		p.m.invalid.WithLabelValues(kindFullLabel).Inc()
@@ -137,6 +145,34 @@ func (d *delegate) NotifyLeave(n *memberlist.Node) { d.p.memberLeft(n) }
 
 // NotifyUpdate implements memberlist.EventDelegate: an address change.
 func (d *delegate) NotifyUpdate(n *memberlist.Node) { d.p.memberJoined(n) }
+
+// NotifyAlive implements memberlist.AliveDelegate: a member not yet live
+// is taken in only while fewer than --cluster.max-members are.
+func (d *delegate) NotifyAlive(n *memberlist.Node) error {
+	if d.p.admits(n.Name, 1) {
+		return nil
+	}
+	d.p.refuse(refusedMembers, n.Address(), "member", n.Name, "limit", d.p.cfg.MaxMembers)
+	return errTooManyMembers
+}
+
+// NotifyMerge implements memberlist.MergeDelegate: a join whose other
+// side would bring the members past --cluster.max-members is refused.
+func (d *delegate) NotifyMerge(peers []*memberlist.Node) error {
+	var names []string
+	for _, n := range peers {
+		if n.State == memberlist.StateAlive || n.State == memberlist.StateSuspect {
+			names = append(names, n.Name)
+		}
+	}
+	if d.p.admitsAll(names) {
+		return nil
+	}
+	d.p.refuse(refusedMembers, "", "members", len(names), "limit", d.p.cfg.MaxMembers)
+	return errTooManyMembers
+}
+
+var errTooManyMembers = errors.New("more members than --cluster.max-members")
 
 // NotifyConflict implements memberlist.ConflictDelegate: two members
 // claim one name; memberlist keeps the first.

@@ -48,7 +48,8 @@ func (p *Peer) Join(ctx context.Context) error {
 }
 
 // reconnect resolves the peers again and joins the addresses that are not
-// live members, and retries failed members, every ReconnectInterval.
+// live members, and retries failed members, every ReconnectInterval; it
+// reads the key file again too (keyring.go).
 func (p *Peer) reconnect() {
 	defer p.wg.Done()
 	t := time.NewTicker(p.cfg.ReconnectInterval)
@@ -59,6 +60,7 @@ func (p *Peer) reconnect() {
 			return
 		case <-t.C:
 		}
+		p.reloadKeys()
 		ctx, cancel := context.WithTimeout(context.Background(), p.cfg.ReconnectInterval)
 		addrs, errs := resolvePeers(ctx, p.cfg.Peers, p.lookup)
 		cancel()

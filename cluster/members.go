@@ -64,15 +64,24 @@ func (p *Peer) memberLeft(n *memberlist.Node) {
 	if n.Name == p.name {
 		return // this member's own Leave
 	}
+	left := n.State == memberlist.StateLeft
 	p.mu.Lock()
 	delete(p.live, n.Name)
-	// memberlist does not say here whether it left or failed: retry both,
-	// as Alertmanager does; a member that left for good refuses quickly.
-	p.failed[n.Name] = failedPeer{address: n.Address(), since: time.Now()}
+	// A member that failed is asked to rejoin at its address until
+	// ReconnectTimeout: a restarted container keeps its address. One that
+	// left said goodbye: its address may soon be another pod's, even
+	// another cluster's, and is not knocked at.
+	if !left {
+		p.failed[n.Name] = failedPeer{address: n.Address(), since: time.Now()}
+	}
 	p.publishLocked()
 	p.mu.Unlock()
 	p.m.leaves.Inc()
-	level.Info(p.logger).Log("msg", "member left or failed", "member", n.Name, "address", n.Address())
+	what := "member failed"
+	if left {
+		what = "member left"
+	}
+	level.Info(p.logger).Log("msg", what, "member", n.Name, "address", n.Address())
 }
 
 func (p *Peer) publishLocked() {
@@ -95,4 +104,30 @@ func (p *Peer) Changed() <-chan struct{} {
 		return nil
 	}
 	return *p.changed.Load()
+}
+
+// admits reports whether the member name may be live: it is, or fewer
+// than MaxMembers are (n is how many the caller adds).
+func (p *Peer) admits(name string, n int) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.live[name]; ok || name == p.name {
+		return true
+	}
+	return len(p.live)+n <= p.cfg.MaxMembers
+}
+
+// admitsAll reports whether the live members and names together are at
+// most MaxMembers.
+func (p *Peer) admitsAll(names []string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	all := map[string]bool{p.name: true}
+	for n := range p.live {
+		all[n] = true
+	}
+	for _, n := range names {
+		all[n] = true
+	}
+	return len(all) <= p.cfg.MaxMembers
 }

@@ -27,6 +27,8 @@ type metrics struct {
 	joins         prometheus.Counter
 	leaves        prometheus.Counter
 	rejoins       *prometheus.CounterVec // by result
+	refused       *prometheus.CounterVec // by reason (guard.go)
+	keyReloads    *prometheus.CounterVec // by result (keyring.go)
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -77,7 +79,20 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: namespace + "join_attempts_total",
 			Help: "Attempts to join an address of --cluster.peer or a failed member, by result (success, failure).",
 		}, []string{"result"}),
+		refused: f.NewCounterVec(prometheus.CounterOpts{
+			Name: namespace + "messages_refused_total",
+			Help: "Gossip refused before it is read, by reason: cluster_name (another --cluster.label), streams (too many at once), stream_size, state_size, delta_size (past their bounds), members (a member past --cluster.max-members).",
+		}, []string{"reason"}),
+		keyReloads: f.NewCounterVec(prometheus.CounterOpts{
+			Name: namespace + "encryption_key_reloads_total",
+			Help: "Changes of --cluster.encryption-key-file installed in the keyring, by result (success, failure).",
+		}, []string{"result"}),
 	}
+	for _, r := range refusalReasons {
+		m.refused.WithLabelValues(r)
+	}
+	m.keyReloads.WithLabelValues("success")
+	m.keyReloads.WithLabelValues("failure")
 	for _, k := range []string{kindFullLabel, kindDeltaLabel} {
 		m.received.WithLabelValues(k)
 		m.receivedBytes.WithLabelValues(k)
@@ -122,6 +137,19 @@ func (p *Peer) registerGauges(reg prometheus.Registerer) {
 		Name: namespace + "messages_queued",
 		Help: "Deltas waiting to be gossiped.",
 	}, func() float64 { return float64(p.queue.NumQueued()) })
+	f.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: namespace + "encrypted",
+		Help: "1 when gossip is encrypted and authenticated (--cluster.encryption-key-file); 0 in the clear, where anyone who reaches the gossip port can read it and change what every member serves.",
+	}, func() float64 {
+		if p.keyring != nil {
+			return 1
+		}
+		return 0
+	})
+	f.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: namespace + "encryption_keys",
+		Help: "Gossip keys this member accepts (the primary, which encrypts, and those kept for a rotation); 0 in the clear.",
+	}, func() float64 { return float64(p.keyCount()) })
 	f.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: namespace + "settled",
 		Help: "1 once Settle has returned: the member count stopped changing or --cluster.settle-timeout passed.",

@@ -16,11 +16,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// label is put on every packet and stream and checked on receipt, so an
-// exporter pointed by mistake at an Alertmanager's or another program's
-// gossip port is refused instead of joining it.
-const label = "onchain_exporter"
-
 // Peer is this process's membership of the cluster. A nil *Peer is cluster
 // mode off: it answers as a cluster of one (it owns every unit, its
 // channels send nothing).
@@ -44,6 +39,12 @@ type Peer struct {
 
 	statesMu sync.RWMutex
 	states   map[string]State
+
+	refusedMu     sync.Mutex
+	refusedLogged map[string]struct{} // reason and source, logged once (guard.go)
+
+	keyring *memberlist.Keyring // nil in the clear (keyring.go)
+	keysSum [32]byte            // of the key file's content last installed
 
 	seen      seenSet // recent deltas, relayed once (relay.go)
 	oversized chan []byte
@@ -88,27 +89,29 @@ func newPeer(cfg Config, logger log.Logger, reg prometheus.Registerer, wrap wrap
 		logger = log.NewNopLogger()
 	}
 	p := &Peer{
-		cfg:       cfg,
-		name:      cfg.Name,
-		logger:    log.With(logger, "component", "cluster"),
-		m:         newMetrics(reg),
-		lookup:    net.DefaultResolver.LookupHost,
-		live:      map[string]Member{},
-		failed:    map[string]failedPeer{},
-		states:    map[string]State{},
-		oversized: make(chan []byte, oversizedQueue),
-		stop:      make(chan struct{}),
-		ready:     make(chan struct{}),
+		cfg:           cfg,
+		name:          cfg.Name,
+		logger:        log.With(logger, "component", "cluster"),
+		m:             newMetrics(reg),
+		lookup:        net.DefaultResolver.LookupHost,
+		live:          map[string]Member{},
+		failed:        map[string]failedPeer{},
+		states:        map[string]State{},
+		oversized:     make(chan []byte, oversizedQueue),
+		refusedLogged: map[string]struct{}{},
+		stop:          make(chan struct{}),
+		ready:         make(chan struct{}),
 	}
 	p.members.Store(&[]Member{})
 	changed := make(chan struct{})
 	p.changed.Store(&changed)
-	if p.name == "" {
-		name, err := defaultName()
-		if err != nil {
-			return nil, fmt.Errorf("cluster member name: %w", err)
-		}
-		p.name = name
+	name, saved, err := memberName(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cluster member name: %w", err)
+	}
+	p.name = name
+	if cfg.Name == "" && cfg.NameFile != "" && !saved {
+		level.Warn(p.logger).Log("msg", "cannot keep the member name in the storage directory; a restart will be a new member", "file", cfg.NameFile)
 	}
 	// Gossip to more members in a larger cluster; at least 3, as
 	// memberlist's LAN default.
@@ -134,37 +137,47 @@ func newPeer(cfg Config, logger log.Logger, reg prometheus.Registerer, wrap wrap
 		mc.AdvertiseAddr, mc.AdvertisePort = host, port
 	}
 	d := &delegate{p}
-	mc.Delegate, mc.Events, mc.Conflict = d, d, d
+	mc.Delegate, mc.Events, mc.Conflict, mc.Alive, mc.Merge = d, d, d, d, d
 	mc.GossipInterval = cfg.GossipInterval
 	mc.GossipNodes = gossipNodes
 	mc.PushPullInterval = cfg.PushPullInterval
 	mc.ProbeTimeout = cfg.ProbeTimeout
 	mc.ProbeInterval = cfg.ProbeInterval
 	mc.UDPBufferSize = maxGossipPacket
-	mc.Label = label
+	mc.Label = cfg.label()
 	mc.Logger = stdlog.New(logWriter{p.logger}, "", 0)
 	if cfg.KeyFile != "" {
-		key, err := readKey(cfg.KeyFile)
+		keys, err := readKeys(cfg.KeyFile)
 		if err != nil {
 			return nil, fmt.Errorf("--cluster.encryption-key-file: %w", err)
 		}
-		mc.SecretKey = key
+		if p.keyring, err = memberlist.NewKeyring(keys[1:], keys[0]); err != nil {
+			return nil, fmt.Errorf("--cluster.encryption-key-file: %w", err)
+		}
+		mc.Keyring = p.keyring
+		p.keysSum = keysSum(keys)
 	}
+	nt, err := memberlist.NewNetTransport(&memberlist.NetTransportConfig{
+		BindAddrs: []string{mc.BindAddr}, BindPort: mc.BindPort, Logger: mc.Logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	if mc.BindPort == 0 {
+		mc.BindPort = nt.GetAutoBindPort()
+	}
+	if cfg.AdvertiseAddress == "" {
+		mc.AdvertisePort = mc.BindPort // not memberlist's default, 7946
+	}
+	var t memberlist.NodeAwareTransport = nt
 	if wrap != nil {
-		nt, err := memberlist.NewNetTransport(&memberlist.NetTransportConfig{
-			BindAddrs: []string{mc.BindAddr}, BindPort: mc.BindPort, Logger: mc.Logger,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("cluster: %w", err)
-		}
-		if mc.BindPort == 0 {
-			mc.BindPort = nt.GetAutoBindPort()
-			mc.AdvertisePort = mc.BindPort
-		}
-		mc.Transport = wrap(nt)
+		t = wrap(t)
 	}
+	guard := newGuard(t, p)
+	mc.Transport = guard
 	ml, err := memberlist.Create(mc)
 	if err != nil {
+		_ = guard.Shutdown()
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	p.ml = ml
@@ -172,7 +185,11 @@ func newPeer(cfg Config, logger log.Logger, reg prometheus.Registerer, wrap wrap
 	p.wg.Add(1)
 	go p.sendOversized()
 	level.Info(p.logger).Log("msg", "cluster member started", "name", p.name, "address", p.Self().Address,
-		"encrypted", mc.SecretKey != nil, "peers", strings.Join(cfg.Peers, ","))
+		"cluster", cfg.ClusterName, "encrypted", p.keyring != nil, "peers", strings.Join(cfg.Peers, ","))
+	if p.keyring == nil {
+		level.Warn(p.logger).Log("msg", "gossip is in the clear: anyone who reaches the gossip port can read it, join and change what every member serves; set --cluster.encryption-key-file (docs/operations.md)",
+			"listen_address", cfg.ListenAddress)
+	}
 	return p, nil
 }
 

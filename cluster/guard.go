@@ -1,0 +1,283 @@
+package cluster
+
+import (
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/go-kit/log/level"
+	"github.com/hashicorp/memberlist"
+)
+
+// The guard stands between memberlist and the network. It refuses what
+// comes from another cluster (a packet or stream labelled with another
+// cluster name), and it bounds what the gossip port can make this member
+// hold: at most maxStreams streams at once, each cut off past
+// Config.MaxStateBytes plus memberlist's own share (the member list).
+// memberlist checks the label again, and its own limits (20 MiB of
+// state, 128 push/pulls at once) stay above these.
+const (
+	// maxStreams is how many incoming streams (push/pulls, oversized
+	// deltas, joins) are read at once; more are closed and counted. A
+	// cluster of MaxMembers members opens a few each push/pull interval.
+	maxStreams = 8
+	// streamOverhead is what a stream may carry beside the states: the
+	// member list (about 100 bytes a member), framing, encryption.
+	streamOverhead = 1 << 20
+	// peekTimeout bounds the wait for a stream's label.
+	peekTimeout = 5 * time.Second
+	// maxLoggedSources is how many addresses a refusal is logged for
+	// once each, before refusals are only counted.
+	maxLoggedSources = 64
+)
+
+// Refusal reasons, the values of the label "reason" of
+// onchain_exporter_cluster_messages_refused_total.
+const (
+	refusedClusterName = "cluster_name" // another cluster's label
+	refusedStreams     = "streams"      // too many streams at once
+	refusedStreamSize  = "stream_size"  // a stream past its bound
+	refusedStateSize   = "state_size"   // a full state past --cluster.max-state-bytes
+	refusedDeltaSize   = "delta_size"   // a delta past its bound
+	refusedMembers     = "members"      // a member past --cluster.max-members
+)
+
+var refusalReasons = []string{refusedClusterName, refusedStreams, refusedStreamSize, refusedStateSize, refusedDeltaSize, refusedMembers}
+
+// guardTransport filters what the wrapped transport receives.
+type guardTransport struct {
+	memberlist.NodeAwareTransport
+	p        *Peer
+	label    string
+	maxBytes int64
+	packets  chan *memberlist.Packet
+	streams  chan net.Conn
+	slots    chan struct{}
+	stop     chan struct{}
+	stopOnce sync.Once
+	wg       sync.WaitGroup
+}
+
+func newGuard(t memberlist.NodeAwareTransport, p *Peer) *guardTransport {
+	g := &guardTransport{
+		NodeAwareTransport: t,
+		p:                  p,
+		label:              p.cfg.label(),
+		maxBytes:           int64(p.cfg.MaxStateBytes) + streamOverhead,
+		packets:            make(chan *memberlist.Packet),
+		streams:            make(chan net.Conn),
+		slots:              make(chan struct{}, maxStreams),
+		stop:               make(chan struct{}),
+	}
+	g.wg.Add(2)
+	go g.filterPackets()
+	go g.filterStreams()
+	return g
+}
+
+// PacketCh implements memberlist.Transport: the packets of this cluster.
+func (g *guardTransport) PacketCh() <-chan *memberlist.Packet { return g.packets }
+
+// StreamCh implements memberlist.Transport: the streams of this cluster.
+func (g *guardTransport) StreamCh() <-chan net.Conn { return g.streams }
+
+// Shutdown implements memberlist.Transport. The wrapped transport stops
+// first, while the filters still drain it (it blocks on a full channel).
+func (g *guardTransport) Shutdown() error {
+	err := g.NodeAwareTransport.Shutdown()
+	g.stopOnce.Do(func() { close(g.stop) })
+	g.wg.Wait()
+	return err
+}
+
+// DialAddressTimeout implements memberlist.NodeAwareTransport: what a
+// peer answers on a stream this member opens is bounded too.
+func (g *guardTransport) DialAddressTimeout(addr memberlist.Address, timeout time.Duration) (net.Conn, error) {
+	conn, err := g.NodeAwareTransport.DialAddressTimeout(addr, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return g.bounded(conn, addr.Addr), nil
+}
+
+// DialTimeout implements memberlist.Transport, as DialAddressTimeout.
+func (g *guardTransport) DialTimeout(addr string, timeout time.Duration) (net.Conn, error) {
+	conn, err := g.NodeAwareTransport.DialTimeout(addr, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return g.bounded(conn, addr), nil
+}
+
+func (g *guardTransport) bounded(conn net.Conn, from string) *boundedConn {
+	return &boundedConn{Conn: conn, left: g.maxBytes, free: func() {},
+		refuse: func() { g.p.refuse(refusedStreamSize, from, "limit_bytes", g.maxBytes) }}
+}
+
+func (g *guardTransport) filterPackets() {
+	defer g.wg.Done()
+	in := g.NodeAwareTransport.PacketCh()
+	for {
+		select {
+		case <-g.stop:
+			return
+		case pkt := <-in:
+			_, label, err := memberlist.RemoveLabelHeaderFromPacket(pkt.Buf)
+			if err == nil && label != g.label {
+				g.p.refuse(refusedClusterName, pkt.From.String(), "label", label)
+				continue
+			}
+			select {
+			case g.packets <- pkt:
+			case <-g.stop:
+				return
+			}
+		}
+	}
+}
+
+func (g *guardTransport) filterStreams() {
+	defer g.wg.Done()
+	in := g.NodeAwareTransport.StreamCh()
+	for {
+		select {
+		case <-g.stop:
+			return
+		case conn := <-in:
+			select {
+			case g.slots <- struct{}{}:
+			default:
+				g.p.refuse(refusedStreams, conn.RemoteAddr().String(), "limit", maxStreams)
+				_ = conn.Close()
+				continue
+			}
+			g.wg.Add(1)
+			go g.checkStream(conn)
+		}
+	}
+}
+
+// checkStream reads a stream's label and hands the stream on, bounded,
+// when it is this cluster's; its slot is freed when memberlist closes it.
+func (g *guardTransport) checkStream(conn net.Conn) {
+	defer g.wg.Done()
+	from := conn.RemoteAddr().String()
+	free := func() { <-g.slots }
+	_ = conn.SetReadDeadline(time.Now().Add(peekTimeout))
+	peeked, label, err := peekLabel(conn)
+	if err != nil || label != g.label {
+		if err == nil {
+			g.p.refuse(refusedClusterName, from, "label", label)
+		}
+		_ = conn.Close()
+		free()
+		return
+	}
+	_ = conn.SetReadDeadline(time.Time{})
+	bc := g.bounded(conn, from)
+	bc.peeked, bc.free = peeked, free
+	select {
+	case g.streams <- bc:
+	case <-g.stop:
+		_ = bc.Close()
+	}
+}
+
+// peekLabel reads a stream's label header (memberlist's: a byte 244, a
+// length byte, the label) and returns the bytes read, to be read again.
+// A stream without the header has the label "".
+func peekLabel(conn net.Conn) (peeked []byte, label string, err error) {
+	head := make([]byte, 2)
+	if _, err := io.ReadFull(conn, head[:1]); err != nil {
+		return nil, "", err
+	}
+	const hasLabel = 244 // memberlist's hasLabelMsg
+	if head[0] != hasLabel {
+		return head[:1], "", nil
+	}
+	if _, err := io.ReadFull(conn, head[1:2]); err != nil {
+		return nil, "", err
+	}
+	l := make([]byte, head[1])
+	if _, err := io.ReadFull(conn, l); err != nil {
+		return nil, "", err
+	}
+	return append(head, l...), string(l), nil
+}
+
+// errStreamTooLong ends a stream past its bound.
+var errStreamTooLong = errors.New("stream longer than the cluster's bound")
+
+// boundedConn replays the peeked bytes, then reads at most left bytes.
+type boundedConn struct {
+	net.Conn
+	peeked    []byte
+	left      int64
+	refuse    func()
+	free      func()
+	closeOnce sync.Once
+	refused   bool
+}
+
+func (c *boundedConn) Read(b []byte) (int, error) {
+	if len(c.peeked) > 0 {
+		n := copy(b, c.peeked)
+		c.peeked = c.peeked[n:]
+		return n, nil
+	}
+	if c.left <= 0 {
+		if !c.refused {
+			c.refused = true
+			c.refuse()
+		}
+		return 0, errStreamTooLong
+	}
+	if int64(len(b)) > c.left {
+		b = b[:c.left]
+	}
+	n, err := c.Conn.Read(b)
+	c.left -= int64(n)
+	return n, err
+}
+
+func (c *boundedConn) Close() error {
+	err := c.Conn.Close()
+	c.closeOnce.Do(c.free)
+	return err
+}
+
+// refuse counts a refusal and logs it once per source host (and
+// reason), for the first maxLoggedSources sources; after that only the
+// counter moves, so a flood cannot fill the log or the memory.
+func (p *Peer) refuse(reason, from string, kv ...any) {
+	p.m.refused.WithLabelValues(reason).Inc()
+	host := from
+	if h, _, err := net.SplitHostPort(from); err == nil {
+		host = h // a stream comes from a new port each time
+	}
+	key := reason + " " + host
+	p.refusedMu.Lock()
+	_, logged := p.refusedLogged[key]
+	if !logged && len(p.refusedLogged) < maxLoggedSources {
+		p.refusedLogged[key] = struct{}{}
+	} else {
+		logged = true
+	}
+	p.refusedMu.Unlock()
+	if logged {
+		return
+	}
+	args := append([]any{"msg", refusalMessage[reason], "reason", reason, "from", from}, kv...)
+	level.Warn(p.logger).Log(args...)
+}
+
+var refusalMessage = map[string]string{
+	refusedClusterName: "refused gossip from another cluster (--cluster.label differs); logged once per host",
+	refusedStreams:     "refused a gossip stream: too many at once; logged once per host",
+	refusedStreamSize:  "cut a gossip stream past its bound (--cluster.max-state-bytes); logged once per host",
+	refusedStateSize:   "refused a peer's full state past --cluster.max-state-bytes; logged once per member",
+	refusedDeltaSize:   "refused a delta past its bound; logged once per member",
+	refusedMembers:     "refused a member past --cluster.max-members; logged once per member",
+}
