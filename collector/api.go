@@ -243,13 +243,7 @@ func (c *apiCollector) refresh(st *tupleState, r refreshRun) {
 		default:
 			c.planLocked(st)
 		}
-		if st.first {
-			st.first = false
-			c.unfilled--
-			if c.unfilled == 0 {
-				close(c.filled)
-			}
-		}
+		c.filledLocked(st)
 		// The plan changed: followers may be due, a slot is free.
 		c.wakes++
 		c.settled.Broadcast()
@@ -301,6 +295,10 @@ func (c *apiCollector) refresh(st *tupleState, r refreshRun) {
 			st.FailingSince = start
 		}
 		c.sched.afterError(st, e, now)
+		if e.Refused {
+			c.refusedLocked(st, e, now)
+			return
+		}
 		if e.Gone {
 			// The upstream says the series does not exist as asked:
 			// there is no last good value to keep serving.

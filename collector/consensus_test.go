@@ -50,15 +50,22 @@ func TestConsensusCodesHoldTheTuple(t *testing.T) {
 			hold   time.Duration
 			detail string
 			gone   bool
+			// counted is the code of api_errors_total, when not code.
+			counted string
 		}{
-			{"API_KEY_REQUIRED", upstream.AuthPause, "X-API-Key", false},
-			{"PLAN_REQUIRED", upstream.AuthPause, "required_plans=premium,enterprise", false},
-			{"INVALID_PARAMETER", upstream.HoldNotFound, "param=asset", true},
-			{"UNKNOWN_ASSET", upstream.HoldNotFound, "resolve the asset through /assets", true},
-			{"ANALYST_NOT_FOUND", upstream.HoldNotFound, "/analysts/top", true},
-			{"ANALYST_NOT_ELIGIBLE", upstream.HoldNotFound, "excluded from the stance pipeline", true},
-			{"NO_DATA", upstream.HoldNotFound, "No rows", true},
+			{"API_KEY_REQUIRED", upstream.AuthPause, "X-API-Key", false, ""},
+			// The plan's refusal: held until a reload or the plan
+			// may have changed, counted with every API's refusals.
+			{"PLAN_REQUIRED", upstream.PlanHold, "required_plans=premium,enterprise", false, upstream.PlanRefused},
+			{"INVALID_PARAMETER", upstream.HoldNotFound, "param=asset", true, ""},
+			{"UNKNOWN_ASSET", upstream.HoldNotFound, "resolve the asset through /assets", true, ""},
+			{"ANALYST_NOT_FOUND", upstream.HoldNotFound, "/analysts/top", true, ""},
+			{"ANALYST_NOT_ELIGIBLE", upstream.HoldNotFound, "excluded from the stance pipeline", true, ""},
+			{"NO_DATA", upstream.HoldNotFound, "No rows", true, ""},
 		} {
+			if tc.counted == "" {
+				tc.counted = tc.code
+			}
 			t.Run(tc.code, func(t *testing.T) {
 				e := newEnv(t, keyedConsensus, fakeapi.Options{Dialect: d})
 				logs := e.withLogs(keyedConsensus)
@@ -83,7 +90,7 @@ func TestConsensusCodesHoldTheTuple(t *testing.T) {
 				if got := seriesValue(body, "onchain_consensus_score", "asset", "bitcoin"); got != want {
 					t.Errorf("score %q, want %q (gone: %v)", got, want, tc.gone)
 				}
-				if got := seriesValue(body, "onchain_exporter_api_errors_total", "api", "consensus", "code", tc.code); got != "1" {
+				if got := seriesValue(body, "onchain_exporter_api_errors_total", "api", "consensus", "code", tc.counted); got != "1" {
 					t.Errorf("api_errors_total = %q", got)
 				}
 				if got := seriesValue(body, "onchain_exporter_api_paused", "api", "consensus"); got != "0" {
@@ -100,7 +107,7 @@ func TestConsensusCodesHoldTheTuple(t *testing.T) {
 				if calls != 1 {
 					t.Errorf("%d calls after the hold, want 1", calls)
 				}
-				if got := seriesValue(body, "onchain_exporter_api_errors_total", "api", "consensus", "code", tc.code); got != "2" {
+				if got := seriesValue(body, "onchain_exporter_api_errors_total", "api", "consensus", "code", tc.counted); got != "2" {
 					t.Errorf("api_errors_total after the second failure = %q", got)
 				}
 				if n := logs.Count("level=warn", tc.code); n != 1 {
@@ -184,7 +191,8 @@ consensus:
 }
 
 // A key whose plan is below premium asking for an analyst: PLAN_REQUIRED
-// with the plans that can, held 30 minutes.
+// with the plans that can, held until a reload (or 24 h), counted as
+// plan_refused, the API never paused.
 func TestConsensusPlanRequired(t *testing.T) {
 	eachDialect(t, func(t *testing.T, d fakeapi.Dialect) {
 		yml := `
@@ -199,16 +207,32 @@ consensus:
 		e := newEnv(t, yml, fakeapi.Options{Dialect: d, ConsensusKeys: map[string]string{testToken: "pro"}})
 		logs := e.withLogs(yml)
 		body, calls := e.step(0)
-		if calls != 1 || seriesValue(body, "onchain_exporter_api_errors_total", "api", "consensus", "code", "PLAN_REQUIRED") != "1" {
+		if calls != 1 || seriesValue(body, "onchain_exporter_api_errors_total", "api", "consensus", "code", "plan_refused") != "1" {
 			t.Fatalf("%d calls; errors %q", calls, seriesValue(body, "onchain_exporter_api_errors_total", "api", "consensus"))
 		}
 		if n := logs.Count("level=warn", "PLAN_REQUIRED", "plan=pro", "required_plans=premium,enterprise"); n != 1 {
 			t.Errorf("%d warn lines with the plan and required_plans", n)
 		}
-		if _, calls = e.step(29 * time.Minute); calls != 0 {
+		if got := lines(body, "onchain_exporter_query_refused"); len(got) != 1 || !strings.HasSuffix(got[0], " 1") {
+			t.Errorf("query_refused:\n%v\nwant the tuple's at 1", got)
+		}
+		if got := seriesValue(body, "onchain_exporter_api_paused", "api", "consensus"); got != "0" {
+			t.Errorf("the plan's refusal paused the API: api_paused = %q", got)
+		}
+		if _, calls = e.step(6 * time.Hour); calls != 0 {
 			t.Errorf("%d calls within the hold", calls)
 		}
-		if _, calls = e.step(2 * time.Minute); calls != 1 {
+		// A reload may follow a change of plan: asked again at once.
+		if err := e.exp.ApplyConfig(e.parse(yml)); err != nil {
+			t.Fatal(err)
+		}
+		if _, calls = e.step(0); calls != 1 {
+			t.Errorf("%d calls after a reload, want 1", calls)
+		}
+		if _, calls = e.step(23 * time.Hour); calls != 0 {
+			t.Errorf("%d calls within the hold after the reload", calls)
+		}
+		if _, calls = e.step(2 * time.Hour); calls != 1 {
 			t.Errorf("%d calls after the hold", calls)
 		}
 	})

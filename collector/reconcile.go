@@ -44,7 +44,7 @@ func (c *apiCollector) reconcile(ec engineConfig) {
 		if st != nil {
 			delete(old, t.Key)
 			st.tuple, st.key = t, ""
-			if ec.reload && !st.OK && !st.LastAttempt.IsZero() && !st.inflight {
+			if ec.reload && st.failed() && !st.inflight {
 				c.sched.reset(st, now) // failing: a reload may have fixed it
 			}
 		} else {
@@ -115,7 +115,7 @@ func (c *apiCollector) reloaded() {
 	c.mu.Lock()
 	now := c.clk.Now()
 	for _, st := range c.states {
-		if !st.OK && !st.LastAttempt.IsZero() && !st.inflight {
+		if st.failed() && !st.inflight {
 			c.sched.reset(st, now)
 			c.planLocked(st)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/series"
+	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
 // tupleState is the cache entry of one tuple, the engine's: guarded by the
@@ -117,7 +118,7 @@ func (st *tupleState) showValues(now time.Time, maxStaleness time.Duration) bool
 
 // tupleFamilies are the per-tuple families, one set per configuration.
 type tupleFamilies struct {
-	timestamp, block, success, deprecated, lastSuccess *family
+	timestamp, block, success, deprecated, refused, lastSuccess *family
 }
 
 func newTupleFamilies(labels []string) *tupleFamilies {
@@ -129,6 +130,8 @@ func newTupleFamilies(labels []string) *tupleFamilies {
 			"1 when the last refresh of the tuple from upstream succeeded, else 0.", g, labels),
 		deprecated: newFamily(namespace+"_query_deprecated",
 			"1 when the upstream marks the tuple's series deprecated (data may no longer update).", g, labels),
+		refused: newFamily(namespace+"_query_refused",
+			"1 when the key's plan refuses the tuple's request (code plan_refused): its endpoint and window are held, asked again after a reload or when the plan may have changed (24 h).", g, labels),
 		lastSuccess: newFamily(namespace+"_last_success_timestamp_seconds",
 			"When the tuple was last refreshed from upstream successfully, as a Unix time.", g, labels),
 	}
@@ -158,6 +161,9 @@ func (st *tupleState) buildInfo(tf *tupleFamilies) {
 	if st.Deprecated {
 		add(tf.deprecated, 1)
 	}
+	if st.refused() {
+		add(tf.refused, 1)
+	}
 	if !st.LastSuccess.IsZero() {
 		add(tf.lastSuccess, float64(st.LastSuccess.UnixNano())/1e9)
 	}
@@ -179,4 +185,16 @@ func (st *tupleState) delayKey() string {
 		st.key = delayKey(st.tuple)
 	}
 	return st.key
+}
+
+// refused says the key's plan refused the tuple's request when last asked,
+// or a sibling's of its endpoint and window (refusedLocked).
+func (st *tupleState) refused() bool {
+	return !st.OK && st.LastCode == upstream.PlanRefused
+}
+
+// failed says the tuple's last outcome is a failure: a refresh that
+// failed, or a refusal of its endpoint and window found by a sibling.
+func (st *tupleState) failed() bool {
+	return !st.OK && (!st.LastAttempt.IsZero() || st.LastCode != "")
 }

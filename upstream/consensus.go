@@ -68,7 +68,10 @@ func (consensusDialect) check(status int, h http.Header, body []byte, now time.T
 		details = append(details, fmt.Sprintf("used=%d/%d", *b.Used, *b.Limit))
 	}
 	switch b.Code {
-	case "API_KEY_REQUIRED", "PLAN_REQUIRED":
+	case "PLAN_REQUIRED":
+		e.Details = strings.Join(details, " ")
+		return refuse(e, b.Code) // this endpoint, not the key, is out of reach
+	case "API_KEY_REQUIRED":
 		e.Hold = AuthPause // this endpoint, not the key, is out of reach
 	case "INVALID_API_KEY":
 		e.Pause, e.Credential = AuthPause, true // the key itself is bad: every call would fail

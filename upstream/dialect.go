@@ -73,7 +73,8 @@ func (dataDialect) answer(root any, status int, h http.Header, now time.Time) *E
 
 func (dataDialect) check(status int, h http.Header, body []byte, now time.Time) *Error {
 	var env struct {
-		Status *envelopeStatus `json:"status"`
+		Status        *envelopeStatus `json:"status"`
+		RequiredPlans []string        `json:"required_plans"`
 	}
 	decodeErr := json.Unmarshal(body, &env)
 	code, message := 0, ""
@@ -82,6 +83,10 @@ func (dataDialect) check(status int, h http.Header, body []byte, now time.Time) 
 			code = c
 		}
 		message = env.Status.Message
+	}
+	if len(env.RequiredPlans) > 0 {
+		// A plan is named: the request, not the key, is refused.
+		return httpError(status, "plan_required", message, h, now)
 	}
 	if status < 200 || status > 299 {
 		return httpError(status, statusWord(status, message), message, h, now)
@@ -114,11 +119,27 @@ func (indicatorDialect) answer(any, int, http.Header, time.Time) *Error { return
 
 func (indicatorDialect) check(status int, h http.Header, body []byte, now time.Time) *Error {
 	var e struct {
-		Error   string `json:"error"`
-		Message string `json:"message"`
+		Error         string   `json:"error"`
+		Message       string   `json:"message"`
+		RequiredPlans []string `json:"required_plans"`
 	}
 	_ = json.Unmarshal(body, &e)
-	return httpError(status, statusWord(status, e.Error), e.Message, h, now)
+	word := statusWord(status, e.Error)
+	if len(e.RequiredPlans) > 0 {
+		word = "plan_required"
+	}
+	err := httpError(status, word, e.Message, h, now)
+	if err.Refused {
+		// Access to the Indicator API starts at one plan (SPEC.md): a
+		// key below it is refused every endpoint, so the refusal is
+		// the key's, as a rejected credential's is.
+		err.Code, err.Details, err.Refused, err.Hold = word, "", false, 0
+		if err.Code == "" {
+			err.Code = statusCode(status)
+		}
+		err.Pause, err.Credential = AuthPause, true
+	}
+	return err
 }
 
 // DefaultRows is where an API's answers hold their rows, as a dotted path.

@@ -36,6 +36,13 @@ type Error struct {
 	Credential bool
 	// Hold stops calls of this one tuple for that long (not retryable).
 	Hold time.Duration
+	// Refused says the key's plan does not include what was asked (a
+	// metric, a window, a history range): the key works, so nothing of
+	// the API is paused; the request's endpoint and window are held for
+	// PlanHold, or until the plan may have changed (a reload, a new read
+	// of the plan). Its Code is PlanRefused; the upstream's own word is
+	// in Details.
+	Refused bool
 	// Gone says the series does not exist as asked (unknown asset, no
 	// data, a parameter out of range): its last value is not served.
 	Gone bool
@@ -124,7 +131,44 @@ const (
 	AuthPause    = 30 * time.Minute // bad or unentitled credential: until reload or this
 	HoldNotFound = time.Hour        // a request the upstream rejects as malformed or unknown
 	defaultRetry = time.Minute      // rate limited without a Retry-After
+	// PlanHold is how long a request the key's plan refuses is held: a
+	// plan changes when the user changes it (then a reload, or the daily
+	// read of the plan, asks again), not by waiting.
+	PlanHold = 24 * time.Hour
 )
+
+// PlanRefused is the code of a request the key's plan does not include.
+const PlanRefused = "plan_refused"
+
+// refusedByPlan says whether an error answer is the plan's refusal of
+// one request rather than the key's: a 403 (the resource, not the key:
+// API-FACTS.md), the plan words (plan_required, PLAN_REQUIRED, a
+// required_plans field, which the dialects pass as the word
+// plan_required), or a 401 whose message names a plan.
+func refusedByPlan(status int, word, message string) bool {
+	switch {
+	case strings.EqualFold(word, "plan_required"):
+		return true
+	case status == 403:
+		return true
+	case status == 401:
+		return strings.Contains(strings.ToLower(message), "plan")
+	}
+	return false
+}
+
+// refuse makes e the plan's refusal of its request: held, never a pause.
+func refuse(e *Error, word string) *Error {
+	if word == "" {
+		word = statusCode(e.HTTP)
+	}
+	if word != PlanRefused {
+		e.Details = strings.TrimSpace("code=" + word + " " + e.Details)
+	}
+	e.Code, e.Refused, e.Hold = PlanRefused, true, PlanHold
+	e.Pause, e.PauseUntil, e.Credential, e.Retryable = 0, time.Time{}, false, false
+	return e
+}
 
 // statusWords are the data API's words per HTTP status.
 var statusWords = map[int]string{
@@ -144,8 +188,11 @@ func httpError(status int, word, message string, h http.Header, now time.Time) *
 	if word != "" && word != code && word != strings.ToLower(strings.TrimSpace(message)) {
 		e.Details = "code=" + word
 	}
+	if refusedByPlan(status, word, message) {
+		return refuse(e, word)
+	}
 	switch {
-	case status == 401 || status == 403:
+	case status == 401:
 		e.Pause, e.Credential = AuthPause, true
 	case status == 429:
 		e.RetryAfter = retryAfter(h, now)

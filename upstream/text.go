@@ -129,7 +129,7 @@ var Codes = func() map[string]bool {
 	} {
 		m[c], m[strings.ToLower(c)] = true, true
 	}
-	for _, c := range []string{"timeout", "transport", "request", "decode", "paused", "rate_limited", "no_data", "bad_value", "budget_exhausted", "family_conflict", "future_row", "fields_over"} {
+	for _, c := range []string{"timeout", "transport", "request", "decode", "paused", "rate_limited", "no_data", "bad_value", "budget_exhausted", "family_conflict", "future_row", "fields_over", PlanRefused} {
 		m[c] = true
 	}
 	for status := 100; status < 600; status++ {
