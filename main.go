@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -187,6 +188,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// Cluster mode (off without --cluster.listen-address: peer is nil, a
 	// cluster of one): replicas share their upstream calls and each serves
 	// every series.
+	if *storagePath != "" {
+		// A member restarted with its storage keeps its name, so that
+		// the others do not count its calls of the day twice.
+		clusterCfg.NameFile = filepath.Join(*storagePath, "cluster-member-name")
+	}
 	peer, err := cluster.Create(*clusterCfg, log.With(logger, "component", "cluster"), reg)
 	if err != nil {
 		level.Error(logger).Log("msg", "cannot start the cluster", "err", err)
