@@ -56,6 +56,8 @@ type Client struct {
 	// noRaw: the key was refused raw access (RAW_ACCESS_REQUIRED), so
 	// source_text is left out of its calls.
 	noRaw bool
+	// plan is the key's plan in force (plan.go), the account's.
+	plan *planHolder
 	// pauses holds one API-wide pause per lane, key-free [0] and keyed
 	// [1]: upstream limits and rejects the two apart (a key's daily quota
 	// or a bad key stop keyed calls; key-free calls count per IP).
@@ -87,6 +89,7 @@ func New(a *config.API, m *Metrics, now func() time.Time, logger log.Logger) *Cl
 		logger:  log.With(logger, "api", a.Name),
 		shapes:  decode.NewShapeLog(logger),
 		scrub:   newScrubber(a),
+		plan:    &planHolder{},
 	}
 	if a.RateLimit > 0 {
 		u.limit = newMinuteCap(a.RateLimit)
@@ -215,6 +218,9 @@ func (u *Client) get(ctx context.Context, path string, query url.Values, keyed b
 	fail := func(e *Error) *Error { return u.failOn(keyed, e) }
 	if until, by, ok := u.paused(keyed); ok {
 		return nil, nil, &Error{Code: "paused", PauseUntil: until, Message: fmt.Sprintf("calls paused until %s after %s", until.UTC().Format(time.RFC3339), by)}
+	}
+	if e := u.planRefusal(path, query); e != nil {
+		return nil, nil, fail(e) // not sent: the plan refuses it
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.api.URL.String()+path, nil)
 	if err != nil {

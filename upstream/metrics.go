@@ -26,6 +26,8 @@ type Metrics struct {
 	dailyLimit      *prometheus.GaugeVec
 	dailyUsed       *prometheus.GaugeVec
 	apiPaused       *prometheus.GaugeVec
+	planInfo        *prometheus.GaugeVec
+	planLimit       *prometheus.GaugeVec
 
 	quotaMu sync.Mutex
 	quota   map[string]*quotaWindow
@@ -57,9 +59,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Requests used today, from the last X-Daily-Used header."}, api),
 		apiPaused: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "api_paused",
 			Help: "1 while calls to the API are paused (bad credential, rate limit, daily quota), with the error code that paused them; 0 without a code while they are not."}, []string{"api", "code"}),
+		planInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "plan_info",
+			Help: "1 for the plan the API's key has, as the upstream last said (/v1/my/discovery/endpoints); absent while none is known."}, []string{"api", "plan"}),
+		planLimit: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "plan_request_limit",
+			Help: "Requests the key's plan allows per window (day, hour, minute), as the upstream last said; absent while none is known."}, []string{"api", "window"}),
 	}
 	reg.MustRegister(m.requests, m.requestDuration, m.apiErrors, m.rateLimit, m.rateRemaining, m.rateReset,
-		m.dailyLimit, m.dailyUsed, m.apiPaused)
+		m.dailyLimit, m.dailyUsed, m.apiPaused, m.planInfo, m.planLimit)
 	return m
 }
 

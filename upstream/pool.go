@@ -55,6 +55,7 @@ func (p *Pool) clientLocked(a *config.API) *Client {
 	var kept []Pause
 	var spent *minuteCap
 	var day *budget.Budget
+	var known *planHolder
 	if old := p.clients[a.Name]; old != nil {
 		if old.identity == id {
 			return old
@@ -72,6 +73,8 @@ func (p *Pool) clientLocked(a *config.API) *Client {
 			spent = old.rateCap()
 			// And the calls of the day, against its daily_budget.
 			day = old.Budget()
+			// And the key's plan.
+			known = old.plan
 		}
 		old.Close()
 	}
@@ -91,6 +94,9 @@ func (p *Pool) clientLocked(a *config.API) *Client {
 		c.mu.Lock()
 		c.budget = day
 		c.mu.Unlock()
+	}
+	if known != nil {
+		c.plan = known
 	}
 	p.clients[a.Name] = c
 	return c
@@ -135,6 +141,7 @@ func (p *Pool) Candidate(a *config.API) (c *Client, release func()) {
 		if b := old.Budget(); b != nil {
 			c.budget = b
 		}
+		c.plan = old.plan
 		c.mu.Unlock()
 	}
 	return c, c.Close

@@ -1,0 +1,124 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/plan"
+)
+
+// The key's plan (package plan), as last read: the data API's client
+// asks nothing the plan refuses. A request the plan does not allow (a
+// metric it does not list, a window it does not read) fails before it
+// is sent, as the upstream would have refused it, with the plan's words:
+// the caller holds it as it holds the upstream's refusal (Error.Refused),
+// and no call is spent. Without a plan (not read yet, or the upstream
+// has no plan endpoint) every request goes out and the upstream decides.
+
+// planHolder is the plan of one account, shared by the clients built for
+// it (Pool: a client rebuilt for the same account keeps it).
+type planHolder struct{ p atomic.Pointer[plan.Plan] }
+
+// SetPlan puts the key's plan in force for the client's calls (nil: no
+// plan known) and reports whether it differs from the one in force.
+func (u *Client) SetPlan(p *plan.Plan) bool {
+	old := u.plan.p.Swap(p)
+	if u.api.Name == config.APIData {
+		u.m.setPlan(u.api.Name, p)
+	}
+	return !old.Equal(p)
+}
+
+// Plan is the key's plan in force; nil when none is known.
+func (u *Client) Plan() *plan.Plan { return u.plan.p.Load() }
+
+// planRefusal is the plan's refusal of a request, before it is sent; nil
+// when the plan allows it or none is known. Only the data API's plan is
+// read; only rows of recent windows are asked by the engine, so the
+// history depth is the backfill's to respect (its from).
+func (u *Client) planRefusal(path string, query url.Values) *Error {
+	p := u.plan.p.Load()
+	if p == nil || u.api.Name != config.APIData {
+		return nil
+	}
+	r := p.Check(path, query.Get("window"), time.Time{}, u.now())
+	if r == nil {
+		return nil
+	}
+	return &Error{Code: PlanRefused, Refused: true, Hold: PlanHold, Message: "not asked: " + r.Error()}
+}
+
+// setPlan shows the plan in force: its name as an info series and its
+// rate limit; nothing for an API without one.
+func (m *Metrics) setPlan(api string, p *plan.Plan) {
+	m.planInfo.DeletePartialMatch(prometheus.Labels{"api": api})
+	m.planLimit.DeletePartialMatch(prometheus.Labels{"api": api})
+	if p == nil {
+		return
+	}
+	m.planInfo.WithLabelValues(api, p.Name).Set(1)
+	if p.RateLimit.Known() {
+		m.planLimit.WithLabelValues(api, p.RateLimit.Window).Set(float64(p.RateLimit.Token))
+	}
+}
+
+// ReadPlan reads the key's plan (plan.Path) with one call through the
+// client, as its other calls go: within rate_limit, counted against the
+// day's budget, the key sent as the dialect sends it and kept out of
+// every error. It puts nothing in force: the caller decides (SetPlan).
+// A 401 pauses the API as a rejected key does elsewhere.
+func (u *Client) ReadPlan(ctx context.Context) plan.Outcome {
+	if u.api.Name != config.APIData {
+		return plan.Outcome{Kind: plan.NoEndpoint}
+	}
+	if until, by, ok := u.paused(true); ok {
+		return plan.Outcome{Kind: plan.Unknown, Err: errors.New("calls paused until " + until.UTC().Format(time.RFC3339) + " after " + by)}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.api.URL.String()+plan.Path, nil)
+	if err != nil {
+		return plan.Outcome{Kind: plan.Unknown, Err: err}
+	}
+	q := url.Values{}
+	u.dialect.authorize(req, q, u.api)
+	req.URL.RawQuery = q.Encode()
+	req.Header.Set("Accept", "application/json")
+	select {
+	case u.sem <- struct{}{}:
+		defer func() { <-u.sem }()
+	case <-ctx.Done():
+		return plan.Outcome{Kind: plan.Unknown, Err: errors.New("no free connection slot before the deadline")}
+	}
+	resp, err := u.client.Do(req)
+	if err != nil {
+		e := transportError(err)
+		u.clean(e)
+		return plan.Outcome{Kind: plan.Unknown, Err: e}
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxBody+1))
+	if err != nil {
+		e := transportError(err)
+		u.clean(e)
+		return plan.Outcome{Kind: plan.Unknown, Status: resp.StatusCode, Err: e}
+	}
+	out := plan.Answer(resp.StatusCode, body, nil)
+	if out.Kind == plan.Rejected {
+		e := u.dialect.check(resp.StatusCode, resp.Header, body, u.now())
+		if e != nil && e.Credential {
+			e.URL = ShownURL(req.URL)
+			u.failOn(true, e)
+		}
+	}
+	if out.Err != nil {
+		out.Err = errors.New(u.Clean(out.Err.Error()))
+	}
+	return out
+}
