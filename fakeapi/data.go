@@ -277,6 +277,9 @@ func (s *Server) lookupEndpoint(path string) (ep *endpoint, pathAsset string, ok
 	if ep == nil {
 		ep = genericByPath[path]
 	}
+	if ep == nil && s.catalogNow() == CatalogFull {
+		ep = fullByPath[path]
+	}
 	if ep == nil {
 		ep = s.extra[path]
 	}

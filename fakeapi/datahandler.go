@@ -236,7 +236,8 @@ func unknownParam(q url.Values, accepted ...[]string) string {
 }
 
 // listed is every endpoint the fake serves, v1 or v2, in the order
-// discovery lists them.
+// discovery lists them: the modelled ones, the exchange flows, the full
+// catalog when served, then Options.ExtraPaths.
 func (s *Server) listed(v2 bool) []*endpoint {
 	list := make([]*endpoint, 0, len(endpoints)+len(genericPaths)+len(s.extraPaths))
 	for _, ep := range endpoints {
@@ -248,8 +249,14 @@ func (s *Server) listed(v2 bool) []*endpoint {
 		for _, p := range genericPaths {
 			list = append(list, genericByPath[p])
 		}
+		full := s.catalogNow() == CatalogFull
+		if full {
+			list = append(list, fullCatalog...)
+		}
 		for _, p := range s.extraPaths {
-			list = append(list, s.extra[p])
+			if !full || fullByPath[p] == nil {
+				list = append(list, s.extra[p])
+			}
 		}
 	}
 	return list

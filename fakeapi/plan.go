@@ -18,9 +18,10 @@ const (
 	// exchange flows, prices, supply, transactions and addresses) 90
 	// days back.
 	PlanBasic Plan = iota
-	// PlanAdvanced reads the BTC and ETH flows, market, network and fund
-	// data and the XRP and TRX market and network data, at day a year
-	// back and at hour 90 days back.
+	// PlanAdvanced reads the BTC and ETH exchange flows, flow
+	// indicators, market, network and fund data and the XRP and TRX
+	// market and network data, at day a year back and at hour 90 days
+	// back (the indicators at day only).
 	PlanAdvanced
 	// PlanProfessional reads every category but the inter-entity flows:
 	// day three years back, hour and block a year back, the indicators
@@ -149,7 +150,11 @@ func (p Plan) grants(asset, category, metric string, windows []string) []grant {
 			depth = map[string]history{"day": {days: 90}}
 		}
 	case PlanAdvanced:
-		if contains(advancedCategories[asset], category) {
+		switch {
+		case !contains(advancedCategories[asset], category):
+		case indicatorCategories[category]:
+			depth = map[string]history{"day": {years: 1}}
+		default:
 			depth = map[string]history{"day": {years: 1}, "hour": {days: 90}}
 		}
 	case PlanProfessional:

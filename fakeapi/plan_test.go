@@ -113,7 +113,13 @@ var planKeys = map[string]Plan{"k-basic": PlanBasic, "k-advanced": PlanAdvanced,
 // plan allows at least what the one below it does, as far back; premium
 // allows every window of every v1 path without limit, basic only day.
 func TestPlanAnswerPerKey(t *testing.T) {
-	s, _ := newTestServer(Options{DataToken: "tok", DataKeys: planKeys})
+	for _, c := range []Catalog{CatalogSmall, CatalogFull} {
+		t.Run(c.String(), func(t *testing.T) { planAnswerPerKey(t, c) })
+	}
+}
+
+func planAnswerPerKey(t *testing.T, c Catalog) {
+	s, _ := newTestServer(Options{DataToken: "tok", DataKeys: planKeys, Catalog: c})
 	listed := listedWindows(t, s, "tok")
 	wantRate := map[Plan]struct {
 		token  int64

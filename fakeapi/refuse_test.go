@@ -90,6 +90,28 @@ func TestPlanRefusals(t *testing.T) {
 		{PlanProfessional, erc20 + "?window=block&token=usdc", 200},
 		{PlanProfessional, "/v1/xrp/network-data/velocity?from=20240101", 200},
 
+		// Paths of the full catalog: the plans by category.
+		{PlanBasic, "/v1/xrp/market-data/price-ohlcv?limit=30", 200},
+		{PlanBasic, "/v1/xrp/market-data/price-ohlcv?window=min&limit=1", 403},
+		{PlanBasic, "/v1/eth/network-data/transactions-count?limit=30", 200},
+		{PlanBasic, "/v1/btc/market-indicator/mvrv?limit=1", 403},
+		{PlanBasic, "/v1/stablecoin/exchange-flows/reserve?token=usdt&exchange=binance&limit=1", 403},
+		{PlanAdvanced, "/v1/btc/flow-indicator/mpi?limit=30", 200},
+		{PlanAdvanced, "/v1/eth/flow-indicator/exchange-whale-ratio?exchange=binance&limit=30", 200},
+		{PlanAdvanced, "/v1/eth/flow-indicator/exchange-whale-ratio?exchange=binance&window=hour&limit=1", 403},
+		{PlanAdvanced, "/v1/btc/market-indicator/mvrv?limit=1", 403},
+		{PlanAdvanced, "/v1/xrp/exchange-flows/reserve?exchange=binance&limit=1", 403},
+		{PlanAdvanced, "/v1/trx/network-data/fees?window=hour", 200},
+		{PlanProfessional, "/v1/btc/market-indicator/mvrv?limit=30", 200},
+		{PlanProfessional, "/v1/btc/market-indicator/mvrv?window=hour&limit=1", 403}, // indicators at day only
+		{PlanProfessional, "/v1/btc/inter-entity-flows/miner-to-exchange?from_miner=f2pool&to_exchange=binance&limit=1", 403},
+		{PlanProfessional, "/v1/btc/miner-flows/reserve?window=block", 200},
+		{PlanProfessional, "/v1/stablecoin/network-data/supply?token=usdc&window=10min&limit=1", 403},
+		{PlanProfessional, "/v1/erc20/exchange-flows/netflow?token=link&exchange=binance&window=hour", 200},
+		{PlanPremium, "/v1/btc/inter-entity-flows/miner-to-exchange?from_miner=f2pool&to_exchange=binance&from=20160101", 200},
+		{PlanPremium, "/v1/stablecoin/network-data/supply?token=usdc&window=10min&limit=1000", 200},
+		{PlanPremium, "/v1/btc/market-indicator/mvrv?window=hour&limit=100000", 200},
+
 		{PlanPremium, reserve + "?from=20160101&limit=100000", 200},
 		{PlanPremium, oi + "?window=min&from=20160101", 200},
 		{PlanPremium, ethAddrs + "?window=10min&limit=1000", 200},
@@ -100,7 +122,7 @@ func TestPlanRefusals(t *testing.T) {
 	for _, p := range Plans {
 		keys["k-"+p.String()] = p
 	}
-	s, _ := newTestServer(Options{DataToken: "tok", DataKeys: keys})
+	s, _ := newTestServer(Options{DataToken: "tok", DataKeys: keys, Catalog: CatalogFull})
 	refused := 0
 	for _, c := range cases {
 		rec := get(t, s, c.target, "Authorization", "Bearer k-"+c.plan.String())
@@ -132,10 +154,17 @@ func TestPlanRefusals(t *testing.T) {
 }
 
 // Every window of every path a plan answer allows is served as far back
-// as the answer says, and one interval further back is refused: the
-// answer and the refusals agree, for every plan.
+// as the answer says, and one interval further back is refused; every
+// other window of every listed path is refused: the answer and the
+// refusals agree, for every plan and catalog.
 func TestPlanAnswerMatchesRefusals(t *testing.T) {
-	s, _ := newTestServer(Options{DataKeys: planKeys})
+	for _, c := range []Catalog{CatalogSmall, CatalogFull} {
+		t.Run(c.String(), func(t *testing.T) { planAnswerMatchesRefusals(t, c) })
+	}
+}
+
+func planAnswerMatchesRefusals(t *testing.T, c Catalog) {
+	s, _ := newTestServer(Options{DataKeys: planKeys, Catalog: c})
 	for key, p := range planKeys {
 		doc := planOf(t, s, key)
 		for pw, iso := range doc.grants {

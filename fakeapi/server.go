@@ -65,6 +65,9 @@ type Options struct {
 	// that needs many distinct series. Others are ignored. Any path the
 	// fake does not serve is answered 404.
 	ExtraPaths []string
+	// Catalog is the set of endpoints the data API serves and lists:
+	// CatalogSmall (the default) or CatalogFull. ExtraPaths come on top.
+	Catalog Catalog
 }
 
 // Server is the fake upstream; it implements http.Handler.
@@ -88,6 +91,8 @@ type Server struct {
 	// keys maps each data API key to its plan; nil means no
 	// authentication (dataKeys).
 	keys map[string]Plan
+	// catalog is what the data API serves besides ExtraPaths.
+	catalog Catalog
 
 	mu sync.Mutex
 	// pathCalls counts the requests of each path the fake serves; an
@@ -112,6 +117,7 @@ func New(o Options) *Server {
 		faults:    map[string]Fault{},
 		buckets:   map[string]*rateBucket{},
 		keys:      dataKeys(o),
+		catalog:   o.Catalog,
 	}
 	if s.now == nil {
 		s.now = time.Now
