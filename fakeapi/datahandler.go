@@ -50,7 +50,7 @@ func (s *Server) serveData(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if r.URL.Path == planPath {
-			writeJSON(w, http.StatusOK, s.planAnswer(plan))
+			s.servePlan(w, plan)
 			return
 		}
 		writeJSON(w, http.StatusOK, s.discovery(r.URL.Path == "/v2/discovery/endpoints"))

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -223,5 +224,102 @@ func TestParsePlan(t *testing.T) {
 	}
 	if s := Plan(9).String(); s != "Plan(9)" {
 		t.Errorf("Plan(9) = %q", s)
+	}
+}
+
+// metricObjects returns every metric object of a plan answer.
+func metricObjects(t *testing.T, body []byte) []map[string]any {
+	t.Helper()
+	var raw struct {
+		APIEndpoint map[string]json.RawMessage `json:"apiEndpoint"`
+	}
+	if err := json.Unmarshal(body, &raw); err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]any
+	for asset, v := range raw.APIEndpoint {
+		if asset == "statics" {
+			continue
+		}
+		var cats map[string]map[string]map[string]any
+		if err := json.Unmarshal(v, &cats); err != nil {
+			t.Fatalf("apiEndpoint.%s: %v", asset, err)
+		}
+		for _, metrics := range cats {
+			for _, m := range metrics {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+// The older dialect nests each metric's windows under "window" beside a
+// "limit"; it says the same as the current one, for every plan.
+func TestPlanAnswerDialects(t *testing.T) {
+	current, _ := newTestServer(Options{DataKeys: planKeys, Catalog: CatalogFull})
+	nested, _ := newTestServer(Options{DataKeys: planKeys, Catalog: CatalogFull, PlanAnswer: PlanAnswer{Nested: true}})
+	for key, p := range planKeys {
+		a, b := planOf(t, current, key), planOf(t, nested, key)
+		if a.name != b.name || !maps.Equal(a.grants, b.grants) || !slices.Equal(a.statics, b.statics) || a.token != b.token || a.window != b.window {
+			t.Errorf("%s: the dialects differ: %d and %d grants, %s and %s", p, len(a.grants), len(b.grants), a.name, b.name)
+		}
+		for _, m := range metricObjects(t, get(t, current, planPath, "Authorization", "Bearer "+key).Body.Bytes()) {
+			for w, d := range m {
+				if _, ok := d.(string); !ok || w == "window" {
+					t.Errorf("%s current: a metric holds %s: %v", p, w, d)
+				}
+			}
+		}
+		for _, m := range metricObjects(t, get(t, nested, planPath, "Authorization", "Bearer "+key).Body.Bytes()) {
+			w, ok := m["window"].(map[string]any)
+			if limit, _ := m["limit"].(float64); !ok || len(w) == 0 || limit != 100000 || len(m) != 2 {
+				t.Errorf("%s nested: metric object %v", p, m)
+			}
+		}
+	}
+	current.SetPlanAnswer(PlanAnswer{Nested: true})
+	if got := get(t, current, planPath, "Authorization", "Bearer k-basic").Body.String(); !strings.Contains(got, `{"window":{"day":"P90D"},"limit":100000}`) {
+		t.Errorf("after SetPlanAnswer(nested): %.300s", got)
+	}
+}
+
+// The plan endpoint can fail as an upstream without it (404) or as one
+// that refuses it (403, 500: the provider's client reads those as the
+// basic plan): in the data API's envelope, for known keys; an unknown
+// key is still 401, and data calls are not affected.
+func TestPlanAnswerFailures(t *testing.T) {
+	for _, code := range []int{404, 403, 500} {
+		a, err := ParsePlanAnswer(strconv.Itoa(code))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _ := newTestServer(Options{DataToken: "tok", DataKeys: planKeys, PlanAnswer: a})
+		rec := get(t, s, planPath, "Authorization", "Bearer k-professional")
+		if e := parseEnvelope(t, rec); rec.Code != code || e.code != code || e.message != statusWords[code] {
+			t.Errorf("%d: HTTP %d, status %d %q", code, rec.Code, e.code, e.message)
+		}
+		if rec := get(t, s, planPath, "Authorization", "Bearer nope"); rec.Code != http.StatusUnauthorized {
+			t.Errorf("%d: an unknown key: HTTP %d", code, rec.Code)
+		}
+		for key, want := range map[string]int{"k-professional": 200, "k-basic": 403, "tok": 200} {
+			if rec := get(t, s, "/v1/btc/network-indicator/pnl-utxo?limit=5", "Authorization", "Bearer "+key); rec.Code != want {
+				t.Errorf("%d: a data call of %s: HTTP %d, want %d", code, key, rec.Code, want)
+			}
+		}
+		s.SetPlanAnswer(PlanAnswer{})
+		if got := planOf(t, s, "k-professional"); got.name != "PROFESSIONAL" {
+			t.Errorf("%d, then the plan again: %s", code, got.name)
+		}
+	}
+	for in, want := range map[string]PlanAnswer{"": {}, "current": {}, " Nested": {Nested: true}, "404": {Status: 404}, "503": {Status: 503}} {
+		if got, err := ParsePlanAnswer(in); got != want || err != nil {
+			t.Errorf("ParsePlanAnswer(%q) = %+v, %v", in, got, err)
+		}
+	}
+	for _, in := range []string{"200", "302", "418", "old", "-1"} {
+		if _, err := ParsePlanAnswer(in); err == nil {
+			t.Errorf("ParsePlanAnswer(%q) accepted", in)
+		}
 	}
 }

@@ -1,8 +1,10 @@
 package fakeapi
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -11,6 +13,55 @@ const planPath = "/v1/my/discovery/endpoints"
 
 // statics are the paths every key may read whatever its plan: the lists.
 var statics = []string{"/v1/discovery/endpoints", "/v2/discovery/endpoints", planPath}
+
+// PlanAnswer is how /v1/my/discovery/endpoints answers.
+type PlanAnswer struct {
+	// Nested serves the older dialect of the answer: each metric's
+	// windows one level down, under "window", beside a "limit" (the
+	// rows a call may ask for).
+	Nested bool
+	// Status, when set, answers every plan request of a known key with
+	// this HTTP status and the data API's error envelope instead of the
+	// plan: 404 as an upstream without the endpoint, 403 or 500 as the
+	// provider's own client reads as the basic plan. Data calls are not
+	// affected.
+	Status int
+}
+
+// ParsePlanAnswer reads how the plan endpoint answers: "current" (or "")
+// the plan in the current dialect, "nested" in the older one, or an
+// error status: 400, 401, 403, 404, 405, 429, 500 or 503.
+func ParsePlanAnswer(s string) (PlanAnswer, error) {
+	switch s = strings.ToLower(strings.TrimSpace(s)); s {
+	case "", "current":
+		return PlanAnswer{}, nil
+	case "nested":
+		return PlanAnswer{Nested: true}, nil
+	}
+	if code, err := strconv.Atoi(s); err == nil && code >= 400 && statusWords[code] != "" {
+		return PlanAnswer{Status: code}, nil
+	}
+	return PlanAnswer{}, fmt.Errorf("unknown plan answer %q (current, nested, or an error status such as 404, 403 or 500)", s)
+}
+
+// SetPlanAnswer changes how the plan endpoint answers from now on.
+func (s *Server) SetPlanAnswer(a PlanAnswer) {
+	s.access.Lock()
+	s.planAnswerMode = a
+	s.access.Unlock()
+}
+
+// servePlan answers a plan request of a key on plan p.
+func (s *Server) servePlan(w http.ResponseWriter, p Plan) {
+	s.access.RLock()
+	mode := s.planAnswerMode
+	s.access.RUnlock()
+	if mode.Status != 0 && mode.Status != http.StatusOK {
+		writeEnvelopeError(w, mode.Status)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.planAnswer(p, mode.Nested))
+}
 
 // dataKeys builds the key table of Options: DataToken on the premium
 // plan, then DataKeys. nil when neither is set: no authentication, and
@@ -67,8 +118,9 @@ func (s *Server) keyPlan(r *http.Request) (p Plan, ok bool) {
 
 // planAnswer describes plan p over the v1 endpoints served: its name,
 // each asset → category → metric with the windows it may read and how
-// far back, the statics, and its rate limit.
-func (s *Server) planAnswer(p Plan) obj {
+// far back (nested: under "window", beside "limit"), the statics, and its
+// rate limit.
+func (s *Server) planAnswer(p Plan, nested bool) obj {
 	type category struct {
 		name    string
 		metrics obj
@@ -94,7 +146,11 @@ func (s *Server) planAnswer(p Plan) obj {
 			cats = append(cats, &category{name: cat})
 			i = len(cats) - 1
 		}
-		cats[i].metrics.add(metric, windows)
+		if nested {
+			cats[i].metrics.add(metric, obj{{"window", windows}, {"limit", ep.maxLimit}})
+		} else {
+			cats[i].metrics.add(metric, windows)
+		}
 		byAsset[asset] = cats
 	}
 	assets := make(obj, 0, len(assetOrder)+1)

@@ -65,6 +65,9 @@ type Options struct {
 	// that needs many distinct series. Others are ignored. Any path the
 	// fake does not serve is answered 404.
 	ExtraPaths []string
+	// PlanAnswer is how /v1/my/discovery/endpoints answers: the
+	// current dialect (the zero value), the older one, or a failure.
+	PlanAnswer PlanAnswer
 	// Catalog is the set of endpoints the data API serves and lists:
 	// CatalogSmall (the default) or CatalogFull. ExtraPaths come on top.
 	Catalog Catalog
@@ -93,6 +96,8 @@ type Server struct {
 	keys map[string]Plan
 	// catalog is what the data API serves besides ExtraPaths.
 	catalog Catalog
+	// planAnswerMode is how the plan endpoint answers.
+	planAnswerMode PlanAnswer
 
 	mu sync.Mutex
 	// pathCalls counts the requests of each path the fake serves; an
@@ -118,6 +123,8 @@ func New(o Options) *Server {
 		buckets:   map[string]*rateBucket{},
 		keys:      dataKeys(o),
 		catalog:   o.Catalog,
+
+		planAnswerMode: o.PlanAnswer,
 	}
 	if s.now == nil {
 		s.now = time.Now
