@@ -1,0 +1,227 @@
+package page
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// The paths the page answers; every other one is 404.
+const (
+	PathIndex  = "/"
+	PathSeries = "/series"
+	PathJSON   = "/api/v1/status"
+)
+
+// defaultLimit is how many series a page shows unless limit says.
+const defaultLimit = 100
+
+//go:embed templates/*.html
+var templateFiles embed.FS
+
+var templates = template.Must(template.New("").Funcs(template.FuncMap{
+	"human": func(seconds float64) string { return human(time.Duration(seconds * float64(time.Second))) },
+	"at": func(t time.Time) string {
+		if t.IsZero() {
+			return "—"
+		}
+		return t.UTC().Format("2006-01-02 15:04:05Z")
+	},
+	"calls":  func(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) },
+	"factor": func(f float64) string { return strconv.FormatFloat(f, 'g', 3, 64) },
+	"stateClass": func(s string) string {
+		return strings.ReplaceAll(s, " ", "-")
+	},
+	"seriesURL": func(api, key string) string {
+		return PathSeries + "?" + url.Values{"api": {api}, "key": {key}}.Encode()
+	},
+	"labels": func(m map[string]string) string {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		var b strings.Builder
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(k + "=" + m[k])
+		}
+		return b.String()
+	},
+}).ParseFS(templateFiles, "templates/*.html"))
+
+// Handler serves the page, the view of one series and the JSON.
+type Handler struct {
+	src     Source
+	derived atomic.Pointer[derived]
+}
+
+// NewHandler serves src.
+func NewHandler(src Source) *Handler { return &Handler{src: src} }
+
+// view is what the templates render.
+type view struct {
+	Status
+	Title  string
+	States []string
+	// Query is the filter as query parameters, for the links of pages.
+	Prev, Next   string
+	First, Last  int
+	StateFilters []stateCount
+	// Shown are the endpoints the filter keeps, at most maxShown;
+	// Hidden counts the rest (the JSON has them all).
+	Shown  []Endpoint
+	Hidden int
+}
+
+// maxShown is the most endpoints, and entries of an API, the HTML lists.
+const maxShown = 50
+
+type stateCount struct {
+	State string
+	N     int
+	URL   string
+	On    bool
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "only GET and HEAD", http.StatusMethodNotAllowed)
+		return
+	}
+	q := r.URL.Query()
+	f, offset, limit, err := parseQuery(q)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	switch r.URL.Path {
+	case PathJSON:
+		st := h.Build(f, offset, limit)
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(st)
+	case PathIndex:
+		h.render(w, "index.html", h.viewOf(h.Build(f, offset, limit), q))
+	case PathSeries:
+		if f.API == "" || f.Key == "" {
+			http.Error(w, "/series needs api and key, as the page's links give them", http.StatusBadRequest)
+			return
+		}
+		st := h.Build(Filter{API: f.API, Key: f.Key}, 0, 1)
+		if len(st.Series.Items) == 0 {
+			http.Error(w, fmt.Sprintf("no series %q of the API %q in the configuration in force", f.Key, f.API), http.StatusNotFound)
+			return
+		}
+		h.render(w, "series.html", h.viewOf(st, q))
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// render writes a template whole, or a 500 that says why.
+func (h *Handler) render(w http.ResponseWriter, name string, v view) {
+	var b bytes.Buffer
+	if err := templates.ExecuteTemplate(&b, name, v); err != nil {
+		http.Error(w, "rendering the page: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = w.Write(b.Bytes())
+}
+
+// viewOf adds the links of the filters and pages to a status.
+func (h *Handler) viewOf(st Status, q url.Values) view {
+	v := view{Status: st, States: States, Title: "onchain_exporter"}
+	page := st.Series
+	v.First = page.Offset + 1
+	v.Last = page.Offset + len(page.Items)
+	link := func(change func(url.Values)) string {
+		c := url.Values{}
+		for k, vs := range q {
+			c[k] = slices.Clone(vs)
+		}
+		change(c)
+		return PathIndex + "?" + c.Encode()
+	}
+	if page.Offset > 0 {
+		v.Prev = link(func(c url.Values) { c.Set("offset", strconv.Itoa(max(page.Offset-page.Limit, 0))) })
+	}
+	if page.Offset+len(page.Items) < page.Matched {
+		v.Next = link(func(c url.Values) { c.Set("offset", strconv.Itoa(page.Offset+page.Limit)) })
+	}
+	for _, e := range st.Endpoints {
+		if (page.Filter.API == "" || page.Filter.API == e.API) && strings.Contains(e.Path, page.Filter.Endpoint) {
+			if len(v.Shown) < maxShown {
+				v.Shown = append(v.Shown, e)
+			} else {
+				v.Hidden++
+			}
+		}
+	}
+	v.APIs = slices.Clone(v.APIs)
+	for i := range v.APIs {
+		if n := len(v.APIs[i].Entries); n > maxShown {
+			v.APIs[i].Entries = v.APIs[i].Entries[:maxShown:maxShown]
+			v.APIs[i].EntriesHidden = n - maxShown
+		}
+	}
+	for _, s := range States {
+		v.StateFilters = append(v.StateFilters, stateCount{State: s, N: st.States[s], On: page.Filter.State == s,
+			URL: link(func(c url.Values) { c.Set("state", s); c.Del("offset") })})
+	}
+	return v
+}
+
+// parseQuery reads the filter and the page from a request's query.
+func parseQuery(q url.Values) (f Filter, offset, limit int, err error) {
+	f = Filter{API: q.Get("api"), State: q.Get("state"), Endpoint: q.Get("endpoint"), Key: q.Get("key")}
+	if f.API != "" && apiTitles[f.API] == "" {
+		return f, 0, 0, fmt.Errorf("api=%q: not an API (data, indicator, consensus)", cut(f.API))
+	}
+	if f.State != "" && !slices.Contains(States, f.State) {
+		return f, 0, 0, fmt.Errorf("state=%q: not a state (%s)", cut(f.State), strings.Join(States, ", "))
+	}
+	whole := func(name string, def, most int) (int, error) {
+		s := q.Get(name)
+		if s == "" {
+			return def, nil
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 || n > most {
+			return 0, fmt.Errorf("%s=%q: not a whole number from 0 to %d", name, cut(s), most)
+		}
+		return n, nil
+	}
+	if offset, err = whole("offset", 0, 1<<30); err != nil {
+		return
+	}
+	if limit, err = whole("limit", defaultLimit, maxLimit); err != nil {
+		return
+	}
+	if limit == 0 {
+		limit = defaultLimit
+	}
+	return f, offset, limit, nil
+}
+
+// cut shortens a value a request sent, for the error that quotes it.
+func cut(s string) string {
+	if len(s) <= 64 {
+		return s
+	}
+	return strings.ToValidUTF8(s[:64], "") + "…"
+}

@@ -1,0 +1,139 @@
+package page
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+)
+
+const secret = "page-secret-4b5c6d"
+
+// smallRig runs three entries: two live (three series) and one the
+// upstream does not serve (failing), with the credential in the query.
+func smallRig(t *testing.T) *rig {
+	t.Helper()
+	r := newRig(t, fakeapi.Options{DataToken: secret}, func(u string) string {
+		return fmt.Sprintf(`
+data:
+  url: %s
+  token_env: T
+  auth: query
+  daily_budget: 100000
+  metrics:
+    - path: /v1/btc/market-data/open-interest
+      window: hour
+      exchange: [binance, okx]
+    - path: /v1/btc/network-data/supply
+      window: day
+    - path: /v1/btc/bench-data/not-served
+      window: day
+`, u)
+	})
+	return r
+}
+
+func statusOf(t *testing.T, r *rig, target string) Status {
+	t.Helper()
+	code, body := r.get(t, target)
+	if code != http.StatusOK {
+		t.Fatalf("%s: HTTP %d: %s", target, code, body)
+	}
+	var st Status
+	if err := json.Unmarshal([]byte(body), &st); err != nil {
+		t.Fatalf("%s: %v\n%s", target, err, body)
+	}
+	return st
+}
+
+// The page and its JSON say, per series, the state, the newest row and
+// the next call, and the last error in full without the credential;
+// filters and pages are the server's.
+func TestPageAndJSON(t *testing.T) {
+	r := smallRig(t)
+	st := statusOf(t, r, PathJSON)
+	if st.Version != 1 || st.Series.Total != 4 || st.Series.Matched != 4 || len(st.Series.Items) != 4 {
+		t.Fatalf("version %d, %d series (%d matched, %d shown), want 1, 4", st.Version, st.Series.Total, st.Series.Matched, len(st.Series.Items))
+	}
+	var failing *Series
+	for i, s := range st.Series.Items {
+		switch {
+		case strings.Contains(s.Path, "not-served"):
+			failing = &st.Series.Items[i]
+		case s.State != StateFresh || s.Newest.IsZero() || s.Next.IsZero() || s.Why == "" || !s.Served:
+			t.Errorf("a live series: %+v", s)
+		}
+	}
+	if failing == nil || failing.State != StateFailing || failing.Served || !strings.Contains(failing.Error, "refresh failed") ||
+		!strings.Contains(failing.Error, "HTTP 404") || !strings.Contains(failing.Error, "api_key=<redacted>") {
+		t.Fatalf("the failing series: %+v", failing)
+	}
+	a := st.APIs[0]
+	if a.Name != "data" || a.Series != 4 || a.CallsToday < 4 || a.Limit != 100000 || a.DailyBudget != 100000 ||
+		!strings.Contains(a.PlanLine, "natural cost") || !strings.Contains(a.PlanLine, "nothing cut") ||
+		a.KeyPlan != "unknown" || a.Credential != "environment variable T" {
+		t.Errorf("the data API: %+v", a)
+	}
+	if len(st.Endpoints) != 3 || st.Endpoints[0].Series != 2 || st.Endpoints[0].Window != "hour" || st.Endpoints[0].CallsPerDay <= 0 {
+		t.Errorf("endpoints: %+v", st.Endpoints)
+	}
+
+	// Filters and pages.
+	for target, want := range map[string][2]int{ // matched, shown
+		PathJSON + "?state=failing":                       {1, 1},
+		PathJSON + "?state=fresh&limit=2":                 {3, 2},
+		PathJSON + "?state=fresh&limit=2&offset=2":        {3, 1},
+		PathJSON + "?endpoint=open-interest":              {2, 2},
+		PathJSON + "?api=indicator":                       {0, 0},
+		PathJSON + "?api=data&state=late":                 {0, 0},
+		PathJSON + "?key=" + url.QueryEscape(failing.Key): {1, 1},
+	} {
+		st := statusOf(t, r, target)
+		if st.Series.Matched != want[0] || len(st.Series.Items) != want[1] || st.Series.Total != 4 {
+			t.Errorf("%s: %d matched, %d shown of %d, want %v of 4", target, st.Series.Matched, len(st.Series.Items), st.Series.Total, want)
+		}
+	}
+	for target, want := range map[string]string{
+		"/?state=asleep":         `state="asleep": not a state`,
+		"/?api=weather":          `api="weather": not an API`,
+		"/?limit=5000":           `limit="5000": not a whole number from 0 to 1000`,
+		"/?offset=-1":            `offset="-1": not a whole number`,
+		"/series?api=data":       "/series needs api and key",
+		"/series?api=data&key=x": `no series "x" of the API "data"`,
+		"/nothing":               "404 page not found",
+	} {
+		code, body := r.get(t, target)
+		if code < 400 || !strings.Contains(body, want) {
+			t.Errorf("%s: HTTP %d %q, want an error saying %s", target, code, body, want)
+		}
+	}
+
+	// The HTML: the same, escaped, with a link to each series' view.
+	code, page := r.get(t, "/")
+	if code != http.StatusOK {
+		t.Fatalf("/: HTTP %d", code)
+	}
+	for _, want := range []string{
+		`<a href="/metrics?collect[]=data">Metrics of the data API only</a>: 4 tuples<`,
+		`<td class="state failing">failing</td>`,
+		"nothing cut",
+		`href="/series?api=data&amp;key=`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+	code, view := r.get(t, "/series?api=data&key="+url.QueryEscape(failing.Key))
+	if code != http.StatusOK || !strings.Contains(view, "HTTP 404") || !strings.Contains(view, `<td class="state failing">failing</td>`) {
+		t.Errorf("the failing series' view: HTTP %d\n%s", code, view)
+	}
+	for _, body := range []string{page, view, fmt.Sprint(st)} {
+		if strings.Contains(body, secret) {
+			t.Errorf("the credential or unescaped text on the page:\n%s", body)
+		}
+	}
+}

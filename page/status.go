@@ -1,0 +1,453 @@
+package page
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/budget"
+	"github.com/onchain-exporter/onchain_exporter/cluster"
+	"github.com/onchain-exporter/onchain_exporter/collector"
+	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/expand"
+	"github.com/onchain-exporter/onchain_exporter/upstream"
+)
+
+// Version is the version of the JSON at /api/v1/status: a field's meaning
+// never changes within it; fields may be added.
+const Version = 1
+
+// Source is where the page reads the running exporter. Every function is
+// a read of something published; none calls upstream.
+type Source struct {
+	Version     string // the exporter's version line
+	MetricsPath string
+	Demo        bool
+	Config      func() *config.Config // in force
+	Exporter    *collector.Exporter
+	Peer        *cluster.Peer // nil alone
+	// Expansion says how each API's lists stand (expand.Expander.State).
+	Expansion func() map[string]expand.State
+	// Clean masks an API's credential in a text (upstream.Pool.Clean).
+	Clean  func(api, text string) string
+	Errors *Errors
+	Now    func() time.Time
+}
+
+// Status is the page's model, and the JSON of /api/v1/status.
+type Status struct {
+	Version     int       `json:"version"`
+	Generated   time.Time `json:"generated"`
+	Exporter    string    `json:"exporter"`
+	ConfigFile  string    `json:"config_file"`
+	Demo        bool      `json:"demo"`
+	MetricsPath string    `json:"metrics_path"`
+	// Findings are the configuration's probable typos.
+	Findings  []string       `json:"findings"`
+	APIs      []API          `json:"apis"`
+	Endpoints []Endpoint     `json:"endpoints"`
+	Cluster   *Cluster       `json:"cluster"` // null alone
+	States    map[string]int `json:"states"`  // series per state, all series
+	Series    SeriesPage     `json:"series"`
+}
+
+// API is one API's line.
+type API struct {
+	Name       string `json:"name"`
+	Title      string `json:"title"`
+	Configured bool   `json:"configured"`
+	Series     int    `json:"series"`
+	// The configuration in force, credentials masked: where the
+	// credential is read from, never its value.
+	URL             string    `json:"url,omitempty"`
+	Auth            string    `json:"auth,omitempty"`
+	Credential      string    `json:"credential,omitempty"`
+	TimeoutSeconds  float64   `json:"timeout_seconds,omitempty"`
+	Concurrency     int       `json:"concurrency,omitempty"`
+	RateLimit       float64   `json:"rate_limit_per_minute"` // 0: none
+	DailyBudget     int       `json:"daily_budget"`          // 0: none
+	MaxStaleness    float64   `json:"max_staleness_seconds,omitempty"`
+	RevalidateEvery float64   `json:"revalidate_seconds,omitempty"`
+	MaxTuples       int       `json:"max_tuples,omitempty"`
+	Entries         []Entry   `json:"entries,omitempty"`
+	EntriesHidden   int       `json:"-"`                // entries the HTML leaves out
+	CallsToday      int       `json:"calls_today"`      // onchain_exporter_daily_calls_used
+	CallsTodayHere  int       `json:"calls_today_here"` // onchain_exporter_daily_calls_used_here
+	Limit           int       `json:"limit_today"`      // onchain_exporter_daily_budget_calls; 0: none
+	Pace            float64   `json:"pace_calls_per_day"`
+	Forecast        float64   `json:"forecast_calls_per_day"` // natural cost, listing included
+	Planned         float64   `json:"planned_calls_per_day"`
+	PlanLine        string    `json:"plan_line"`
+	Hold            string    `json:"hold,omitempty"`
+	Pauses          []Pause   `json:"pauses"`
+	Expansion       Expansion `json:"expansion"`
+	// KeyPlan and Refusals are what the key's plan allows and refused,
+	// "unknown" until the exporter reads the plan.
+	KeyPlan  string `json:"key_plan"`
+	Refusals string `json:"refusals"`
+	Refused  int    `json:"refused_series"`
+}
+
+// Entry is one metrics entry of the configuration.
+type Entry struct {
+	Key  string `json:"key"`
+	Path string `json:"path"`
+	Line int    `json:"line"`
+}
+
+// Pause is a pause of an API's calls in force.
+type Pause struct {
+	Lane       string    `json:"lane"` // keyed or key-free
+	By         string    `json:"by"`
+	Until      time.Time `json:"until"`
+	Credential bool      `json:"credential"`
+}
+
+// Expansion is how an API's lists stand.
+type Expansion struct {
+	Lists   bool      `json:"lists"` // the API's entries are resolved through lists
+	OK      bool      `json:"ok"`
+	Read    time.Time `json:"read,omitzero"`
+	Error   string    `json:"error,omitempty"`
+	Waiting int       `json:"entries_waiting"`
+}
+
+// Endpoint is one endpoint and window of an API: the group its series'
+// publication delay is learned for.
+type Endpoint struct {
+	API    string `json:"api"`
+	Path   string `json:"endpoint"` // as configured (forecast_calls_per_day's endpoint)
+	Window string `json:"window"`
+	Series int    `json:"series"`
+	// PublicationDelay is onchain_exporter_publication_delay_seconds of
+	// the endpoint's paths, the largest; null where none is learned.
+	PublicationDelay *float64 `json:"publication_delay_seconds"`
+	OneRowIn         float64  `json:"one_row_in"` // 1: every row
+	CallsPerDay      float64  `json:"calls_per_day"`
+	PlannedPerDay    float64  `json:"planned_calls_per_day"`
+}
+
+// Cluster is the cluster's members and what each owns.
+type Cluster struct {
+	Self        string   `json:"self"`
+	Members     []Member `json:"members"`
+	PeerTimeout float64  `json:"peer_timeout_seconds"`
+}
+
+// Member is one live member.
+type Member struct {
+	Name    string `json:"name"`
+	Address string `json:"address"`
+	Units   int    `json:"units_owned"`
+}
+
+// SeriesPage is one page of the series that match the filters.
+type SeriesPage struct {
+	Filter  Filter   `json:"filter"`
+	Total   int      `json:"total"`   // every series
+	Matched int      `json:"matched"` // those the filter keeps
+	Offset  int      `json:"offset"`
+	Limit   int      `json:"limit"`
+	Items   []Series `json:"items"`
+}
+
+// Filter selects series: an empty field keeps all.
+type Filter struct {
+	API      string `json:"api,omitempty"`
+	State    string `json:"state,omitempty"`
+	Endpoint string `json:"endpoint,omitempty"` // a substring of the path
+	Key      string `json:"key,omitempty"`      // one series
+}
+
+// Series is one series' line.
+type Series struct {
+	API      string            `json:"api"`
+	Key      string            `json:"key"`
+	Path     string            `json:"path"`
+	Window   string            `json:"window"`
+	Labels   map[string]string `json:"labels"`
+	State    string            `json:"state"`
+	Served   bool              `json:"served"` // its values are on /metrics
+	Newest   time.Time         `json:"newest_row,omitzero"`
+	Age      float64           `json:"age_seconds,omitempty"` // of the newest row's end
+	Spacing  float64           `json:"spacing_seconds,omitempty"`
+	Next     time.Time         `json:"next_call,omitzero"`
+	Why      string            `json:"why"`
+	Error    string            `json:"last_error,omitempty"`
+	Failing  time.Time         `json:"failing_since,omitzero"`
+	Owner    string            `json:"owner,omitempty"` // cluster member that owns it
+	Deprec   bool              `json:"deprecated,omitempty"`
+	Earliest float64           `json:"rows_out_after_seconds,omitempty"`
+}
+
+// apiTitles name the APIs on the page.
+var apiTitles = map[string]string{
+	config.APIData:      "the data API",
+	config.APIIndicator: "the Indicator API",
+	config.APIConsensus: "the Analyst Consensus API",
+}
+
+// maxLimit is the most series one page holds.
+const maxLimit = 1000
+
+// derived is what the page computes of a configuration once: its
+// findings and each section's forecast.
+type derived struct {
+	cfg      *config.Config
+	findings []string
+	forecast map[*config.API]budget.APIForecast
+}
+
+// derive returns what is derived of cfg, computed on its first page.
+func (h *Handler) derive(cfg *config.Config, views map[string]collector.APIView) *derived {
+	if d := h.derived.Load(); d != nil && d.cfg == cfg {
+		ok := true
+		for _, v := range views {
+			_, has := d.forecast[v.API]
+			ok = ok && has
+		}
+		if ok {
+			return d
+		}
+	}
+	d := &derived{cfg: cfg, findings: []string{}, forecast: map[*config.API]budget.APIForecast{}}
+	for _, fd := range cfg.Findings() {
+		d.findings = append(d.findings, fd.String())
+	}
+	for _, v := range views {
+		d.forecast[v.API] = budget.ForecastAPI(v.API, nil)
+	}
+	h.derived.Store(d)
+	return d
+}
+
+// Build reads the exporter and returns its status: every API, endpoint
+// and the cluster, and the series the filter keeps from offset, at most
+// limit of them.
+func (h *Handler) Build(f Filter, offset, limit int) Status {
+	src := h.src
+	now := src.Now()
+	cfg := src.Config()
+	st := Status{Version: Version, Generated: now.UTC(), Exporter: src.Version, ConfigFile: cfg.File, Demo: src.Demo,
+		MetricsPath: src.MetricsPath, States: map[string]int{}, Findings: []string{}, Endpoints: []Endpoint{}}
+	limit = min(max(limit, 1), maxLimit)
+	offset = max(offset, 0)
+	st.Series = SeriesPage{Filter: f, Offset: offset, Limit: limit, Items: []Series{}}
+	views := map[string]collector.APIView{}
+	for _, v := range src.Exporter.View() {
+		views[v.Name] = v
+	}
+	d := h.derive(cfg, views)
+	st.Findings = d.findings
+	plans := src.Exporter.Plans()
+	delays := src.Exporter.PublicationDelays()
+	var expansion map[string]expand.State
+	if src.Expansion != nil {
+		expansion = src.Expansion()
+	}
+	for _, name := range config.APINames {
+		a := API{Name: name, Title: apiTitles[name], Pauses: []Pause{}, KeyPlan: "unknown", Refusals: "unknown"}
+		sec, v := cfg.APIs[name], views[name]
+		if sec == nil || v.API == nil {
+			st.APIs = append(st.APIs, a)
+			continue
+		}
+		sec = v.API // the section the engine runs
+		describe(&a, sec, src.Clean)
+		plan := plans[name]
+		an := apiState(&a, v.Client, plan, now)
+		a.PlanLine = plan.Summary(3)
+		a.Forecast, a.Planned = plan.Natural+plan.Listing, plan.Planned+plan.Listing
+		if ex, ok := expansion[name]; ok {
+			a.Expansion = Expansion{Lists: true, OK: ex.OK, Read: ex.LastSuccess, Waiting: ex.Waiting}
+			if ex.LastError != "" {
+				a.Expansion.Error = src.Clean(name, ex.LastError)
+			}
+		}
+		st.Endpoints = append(st.Endpoints, endpoints(sec, v.Series, plan, delays, d.forecast[sec])...)
+		for _, s := range v.Series {
+			state := stateOf(s, an)
+			st.States[state]++
+			if state == StateRefused {
+				a.Refused++
+			}
+			st.Series.Total++
+			if !f.keeps(name, state, s.Tuple) {
+				continue
+			}
+			st.Series.Matched++
+			if st.Series.Matched <= offset || len(st.Series.Items) >= limit {
+				continue
+			}
+			st.Series.Items = append(st.Series.Items, seriesOf(src, name, s, state, an))
+		}
+		if a.Refused > 0 {
+			a.Refusals = plural(a.Refused, "series")
+		}
+		st.APIs = append(st.APIs, a)
+	}
+	if src.Peer != nil {
+		st.Cluster = clusterOf(src, views)
+	}
+	return st
+}
+
+// keeps says whether the filter keeps a series.
+func (f Filter) keeps(api, state string, t *config.Tuple) bool {
+	return (f.API == "" || f.API == api) && (f.State == "" || f.State == state) &&
+		(f.Endpoint == "" || strings.Contains(t.Path, f.Endpoint)) && (f.Key == "" || f.Key == t.Key)
+}
+
+// describe fills the configuration in force of an API, masked.
+func describe(a *API, sec *config.API, clean func(api, text string) string) {
+	a.Configured, a.Series = true, len(sec.Tuples)
+	if sec.URL != nil {
+		a.URL = clean(a.Name, upstream.ShownURL(sec.URL))
+	}
+	a.Auth, a.Credential = sec.Auth, sec.CredentialSource()
+	a.TimeoutSeconds, a.Concurrency = sec.Timeout.Seconds(), sec.Concurrency
+	a.RateLimit, a.DailyBudget, a.MaxTuples = sec.RateLimit, sec.DailyBudget, sec.MaxTuples
+	a.MaxStaleness, a.RevalidateEvery = sec.MaxStaleness.Seconds(), sec.Revalidate.Seconds()
+	for _, e := range sec.Metrics {
+		a.Entries = append(a.Entries, Entry{Key: e.Key, Path: e.Path, Line: e.Line})
+	}
+}
+
+// apiState fills what an API's client says now (calls, pauses, holds)
+// and returns what the words of its series need.
+func apiState(a *API, up *upstream.Client, plan budget.Plan, now time.Time) apiNow {
+	an := apiNow{now: now, factor: plan.Factors()}
+	if up == nil {
+		return an
+	}
+	if b := up.Budget(); b != nil {
+		a.CallsToday, a.CallsTodayHere, a.Limit = b.Used(now), b.Own(now), b.Limit(now)
+		day := now.UTC().Truncate(24 * time.Hour)
+		if elapsed := now.Sub(day); elapsed > 10*time.Minute {
+			a.Pace = float64(a.CallsTodayHere) * float64(24*time.Hour) / float64(elapsed)
+		}
+		if a.Limit > 0 && a.CallsToday >= a.Limit {
+			an.spent, an.resume = true, day.Add(24*time.Hour)
+			a.Hold = "daily_budget spent: " + plural(a.CallsToday, "call") + " of " + plural(a.Limit, "call") +
+				" today; calls resume at " + an.resume.Format(time.RFC3339)
+		}
+	}
+	for _, p := range up.Pauses() {
+		lane := "key-free"
+		if p.Keyed {
+			lane, an.pausedKeyed = "keyed", pause{p.Until, p.By}
+		} else {
+			an.paused = pause{p.Until, p.By}
+		}
+		a.Pauses = append(a.Pauses, Pause{Lane: lane, By: p.By, Until: p.Until.UTC(), Credential: p.Credential})
+	}
+	return an
+}
+
+// seriesOf is one series' line.
+func seriesOf(src Source, api string, s collector.SeriesView, state string, an apiNow) Series {
+	t := s.Tuple
+	out := Series{API: api, Key: t.Key, Path: t.Path, Window: t.Window, State: state, Served: s.Served,
+		Deprec: s.Deprecated, Labels: map[string]string{}}
+	for i, n := range t.LabelNames {
+		if i < len(t.LabelValues) {
+			out.Labels[n] = t.LabelValues[i]
+		}
+	}
+	if !s.Newest.IsZero() {
+		out.Newest = s.Newest.UTC()
+		end := s.Newest.Add(s.Spacing)
+		out.Age = an.now.Sub(end).Seconds()
+	}
+	out.Spacing, out.Earliest = s.Spacing.Seconds(), s.Earliest.Seconds()
+	next, why := nextOf(s, state, an)
+	if !next.IsZero() {
+		out.Next = next.UTC()
+	}
+	out.Why = why
+	if !s.OK && s.Attempted || s.Refused {
+		out.Failing = s.FailingSince.UTC()
+		if e := src.Errors.Last(api, t.Path, collector.LoggedQuery(t)); e != "" {
+			out.Error = src.Clean(api, e)
+		}
+	}
+	if src.Peer != nil {
+		out.Owner = src.Exporter.Owner(s.Unit)
+		if out.Owner != src.Peer.Name() && state != StatePaused && state != StateHeld {
+			out.Why += "; owned by " + out.Owner + ": this member calls only when its row does not come"
+		}
+	}
+	return out
+}
+
+// endpoints groups an API's series by endpoint (as configured) and
+// window.
+func endpoints(sec *config.API, series []collector.SeriesView, plan budget.Plan, delays map[collector.EndpointWindow]time.Duration, f budget.APIForecast) []Endpoint {
+	type key struct{ path, window string }
+	idx := map[key]int{}
+	var out []Endpoint
+	for _, s := range series {
+		t := s.Tuple
+		path := t.Path
+		if t.Entry != nil {
+			path = t.Entry.Path
+		}
+		k := key{path, t.Window}
+		i, ok := idx[k]
+		if !ok {
+			i = len(out)
+			idx[k] = i
+			out = append(out, Endpoint{API: sec.Name, Path: path, Window: t.Window, OneRowIn: 1})
+		}
+		e := &out[i]
+		e.Series++
+		if d, ok := delays[collector.EndpointWindow{API: sec.Name, Endpoint: t.Path, Window: t.Window}]; ok {
+			v := d.Seconds()
+			if e.PublicationDelay == nil || v > *e.PublicationDelay {
+				e.PublicationDelay = &v
+			}
+		}
+		if s.Spacing > 0 {
+			e.OneRowIn = max(e.OneRowIn, plan.Factor(t.Window, s.Spacing))
+		}
+	}
+	for _, en := range f.Entries {
+		for _, w := range en.Windows {
+			if i, ok := idx[key{en.Path, w.Window}]; ok {
+				out[i].CallsPerDay += w.CallsPerDay
+				out[i].PlannedPerDay += w.CallsPerDay / plan.Factor(w.Window, w.Every)
+			}
+		}
+	}
+	return out
+}
+
+// clusterOf counts the units each member owns.
+func clusterOf(src Source, views map[string]collector.APIView) *Cluster {
+	c := &Cluster{Self: src.Peer.Name(), PeerTimeout: src.Peer.PeerTimeout().Seconds()}
+	units := map[string]bool{}
+	owned := map[string]int{}
+	for _, v := range views {
+		for _, s := range v.Series {
+			if !units[s.Unit] {
+				units[s.Unit] = true
+				owned[src.Exporter.Owner(s.Unit)]++
+			}
+		}
+	}
+	for _, m := range src.Peer.Members() {
+		c.Members = append(c.Members, Member{Name: m.Name, Address: m.Address, Units: owned[m.Name]})
+	}
+	slices.SortFunc(c.Members, func(a, b Member) int { return cmp.Compare(a.Name, b.Name) })
+	return c
+}
+
+// plural is "1 call", "2 calls"; "series" stays.
+func plural(n int, noun string) string {
+	if n == 1 || strings.HasSuffix(noun, "s") {
+		return fmt.Sprintf("%d %s", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

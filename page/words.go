@@ -1,0 +1,160 @@
+package page
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/collector"
+)
+
+// The states a series is in, in words: the page shows them and its state
+// filter takes them.
+const (
+	StateFresh    = "fresh"                  // it serves the newest row out by the learned delay
+	StateAwaiting = "awaiting the next row"  // the next row is due out and polled for
+	StateLate     = "late"                   // two rows or more behind what should be out
+	StateFailing  = "failing"                // its last refresh failed
+	StateHeld     = "held by the budget"     // due, but daily_budget has no call left today
+	StateRefused  = "refused by the plan"    // the key's plan does not read it
+	StatePaused   = "paused"                 // its API's calls are paused
+	StateFirst    = "waiting for first call" // no refresh has ended yet
+)
+
+// States lists the states in the order the page counts them.
+var States = []string{StateFresh, StateAwaiting, StateLate, StateFailing, StateHeld, StateRefused, StatePaused, StateFirst}
+
+// apiNow is what the words need of a series' API at the time of the page.
+type apiNow struct {
+	now time.Time
+	// paused and pausedKeyed are the pauses of the key-free and keyed
+	// lanes in force (zero Until: none).
+	paused, pausedKeyed pause
+	// spent: daily_budget has no call left today; resume is when it has.
+	spent  bool
+	resume time.Time
+	// factor is the coarsening of each series the plan cuts, by key.
+	factor map[string]float64
+}
+
+type pause struct {
+	until time.Time
+	by    string
+}
+
+// behind is how far the newest row served is behind the rows that should
+// be out by the learned delay, in rows: 0 when the next row is not due
+// out yet. The rule of onchain_exporter_excess_staleness_seconds: a
+// series is one row behind once now is past the start of the row after
+// its newest plus the offset at which rows appear.
+func behind(s collector.SeriesView, now time.Time) int {
+	if s.Spacing <= 0 || s.Newest.IsZero() {
+		return 0
+	}
+	return int(now.Sub(s.Newest.Add(s.Earliest)) / s.Spacing)
+}
+
+// stateOf says a series' state in words.
+func stateOf(s collector.SeriesView, a apiNow) string {
+	p := a.paused
+	if s.Tuple.Keyed {
+		p = a.pausedKeyed
+	}
+	switch {
+	case !p.until.IsZero() && a.now.Before(p.until):
+		return StatePaused
+	case s.Refused:
+		return StateRefused
+	case a.spent && !s.InFlight && !s.Next.After(a.now):
+		return StateHeld
+	case s.Attempted && !s.OK:
+		return StateFailing
+	case !s.Attempted:
+		return StateFirst
+	}
+	switch n := behind(s, a.now); {
+	case n >= 2:
+		return StateLate
+	case n == 1:
+		return StateAwaiting
+	}
+	return StateFresh
+}
+
+// nextOf says when a series is called next and why, in words.
+func nextOf(s collector.SeriesView, state string, a apiNow) (time.Time, string) {
+	switch state {
+	case StatePaused:
+		p := a.paused
+		if s.Tuple.Keyed {
+			p = a.pausedKeyed
+		}
+		return p.until, fmt.Sprintf("its API is paused after %s; called again when the pause ends", p.by)
+	case StateHeld:
+		return a.resume, "daily_budget has no call left today; called when the budget has one"
+	}
+	if s.InFlight {
+		return a.now, "a call is under way"
+	}
+	if !s.Attempted {
+		return s.Next, "its first call"
+	}
+	if state == StateFailing {
+		return s.Next, "retried after the failure, backing off"
+	}
+	why := ""
+	switch {
+	case s.Tuple.CacheTTL > 0:
+		why = fmt.Sprintf("cache_ttl %s", human(time.Duration(s.Tuple.CacheTTL*float64(time.Second))))
+	case s.Spacing <= 0:
+		why = "called again on its cadence"
+	case s.Newest.IsZero():
+		why = "polled until its first row comes"
+	default:
+		out := s.Newest.Add(s.Spacing + s.Earliest)
+		if out.After(a.now) {
+			why = fmt.Sprintf("the next row (%s) is expected out at %s by the learned publication delay",
+				s.Newest.Add(s.Spacing).UTC().Format(time.RFC3339), out.UTC().Format(time.RFC3339))
+		} else {
+			why = fmt.Sprintf("polling for the next row, expected out since %s", out.UTC().Format(time.RFC3339))
+		}
+	}
+	if f := a.factor[s.Tuple.Key]; f > 1 {
+		why += fmt.Sprintf("; daily_budget's plan polls one row in %.2g", f)
+	}
+	return s.Next, why
+}
+
+// human is a duration rounded for reading: 45s, 12m, 3h20m, 2d4h.
+func human(d time.Duration) string {
+	neg := d < 0
+	if neg {
+		d = -d
+	}
+	var s string
+	switch {
+	case d < time.Minute:
+		s = fmt.Sprintf("%ds", int(d.Round(time.Second)/time.Second))
+	case d < time.Hour:
+		m := d.Round(time.Second)
+		s = fmt.Sprintf("%dm", int(m/time.Minute))
+		if sec := int(m % time.Minute / time.Second); sec > 0 {
+			s += fmt.Sprintf("%ds", sec)
+		}
+	case d < 48*time.Hour:
+		m := d.Round(time.Minute)
+		s = fmt.Sprintf("%dh", int(m/time.Hour))
+		if mi := int(m % time.Hour / time.Minute); mi > 0 {
+			s += fmt.Sprintf("%dm", mi)
+		}
+	default:
+		h := d.Round(time.Hour)
+		s = fmt.Sprintf("%dd", int(h/(24*time.Hour)))
+		if hr := int(h % (24 * time.Hour) / time.Hour); hr > 0 {
+			s += fmt.Sprintf("%dh", hr)
+		}
+	}
+	if neg {
+		return "-" + s
+	}
+	return s
+}

@@ -1,0 +1,73 @@
+package page
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/collector"
+	"github.com/onchain-exporter/onchain_exporter/config"
+)
+
+// Each state in words, from what the engine published of a series and
+// what its API's client says now.
+func TestStateOf(t *testing.T) {
+	now := time.Date(2026, 11, 27, 12, 30, 0, 0, time.UTC)
+	hour := collector.SeriesView{Tuple: &config.Tuple{Key: "k", Window: "hour"}, OK: true, Attempted: true,
+		Spacing: time.Hour, Earliest: time.Hour + 5*time.Minute, Next: now.Add(30 * time.Minute)}
+	with := func(f func(*collector.SeriesView)) collector.SeriesView {
+		s := hour
+		t := *s.Tuple
+		s.Tuple = &t
+		f(&s)
+		return s
+	}
+	calm := apiNow{now: now}
+	for _, c := range []struct {
+		name string
+		s    collector.SeriesView
+		a    apiNow
+		want string
+		why  string
+	}{
+		// Newest 11:00: the 12:00 row is out at 13:05.
+		{"the next row is not out yet", with(func(s *collector.SeriesView) { s.Newest = now.Add(-90 * time.Minute) }), calm, StateFresh, "is expected out at 2026-11-27T13:05:00Z"},
+		// Newest 10:00: the 11:00 row was out at 12:05.
+		{"one row behind", with(func(s *collector.SeriesView) { s.Newest = now.Add(-150 * time.Minute) }), calm, StateAwaiting, "polling for the next row"},
+		{"two rows behind", with(func(s *collector.SeriesView) { s.Newest = now.Add(-210 * time.Minute) }), calm, StateLate, "polling for the next row"},
+		{"failing", with(func(s *collector.SeriesView) { s.OK = false; s.Newest = now.Add(-90 * time.Minute) }), calm, StateFailing, "retried after the failure"},
+		{"never called", with(func(s *collector.SeriesView) { s.OK, s.Attempted = false, false }), calm, StateFirst, "its first call"},
+		{"refused", with(func(s *collector.SeriesView) { s.OK, s.Refused = false, true }), calm, StateRefused, ""},
+		{"paused keyed", with(func(s *collector.SeriesView) { s.Tuple.Keyed = true }),
+			apiNow{now: now, pausedKeyed: pause{now.Add(time.Hour), "quota_exceeded"}}, StatePaused, "paused after quota_exceeded"},
+		{"a pause of the other lane", with(func(s *collector.SeriesView) { s.Newest = now.Add(-90 * time.Minute) }),
+			apiNow{now: now, pausedKeyed: pause{now.Add(time.Hour), "quota_exceeded"}}, StateFresh, ""},
+		{"a pause that ended", with(func(s *collector.SeriesView) { s.Newest = now.Add(-90 * time.Minute) }),
+			apiNow{now: now, paused: pause{now.Add(-time.Second), "rate_limited"}}, StateFresh, ""},
+		{"due while the budget is spent", with(func(s *collector.SeriesView) { s.Next = now.Add(-time.Minute) }),
+			apiNow{now: now, spent: true, resume: now.Add(11*time.Hour + 30*time.Minute)}, StateHeld, "daily_budget has no call left"},
+		{"not due while the budget is spent", with(func(s *collector.SeriesView) { s.Newest = now.Add(-90 * time.Minute) }),
+			apiNow{now: now, spent: true}, StateFresh, ""},
+		{"cut by the plan", with(func(s *collector.SeriesView) { s.Newest = now.Add(-90 * time.Minute) }),
+			apiNow{now: now, factor: map[string]float64{"k": 2.5}}, StateFresh, "polls one row in 2.5"},
+		{"in flight", with(func(s *collector.SeriesView) { s.InFlight = true; s.Newest = now.Add(-150 * time.Minute) }), calm, StateAwaiting, "a call is under way"},
+		{"cache_ttl", with(func(s *collector.SeriesView) { s.Spacing, s.Tuple.CacheTTL = 0, 600 }), calm, StateFresh, "cache_ttl 10m"},
+	} {
+		got := stateOf(c.s, c.a)
+		_, why := nextOf(c.s, got, c.a)
+		if got != c.want || !strings.Contains(why, c.why) {
+			t.Errorf("%s: %q (%s), want %q (%s)", c.name, got, why, c.want, c.why)
+		}
+	}
+}
+
+func TestHuman(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0: "0s", 45 * time.Second: "45s", 90 * time.Second: "1m30s", 3*time.Hour + 20*time.Minute: "3h20m",
+		52 * time.Hour: "2d4h", -5 * time.Minute: "-5m",
+	} {
+		if got := human(d); got != want {
+			t.Errorf("human(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
