@@ -44,6 +44,8 @@ type Budget struct {
 	// members this one sees out of the most there were (cluster.go).
 	peers    map[string]peerCount
 	seen, of int
+	// peerRefused counts the peers' counts refused or cut, by reason.
+	peerRefused map[string]int
 }
 
 // New returns a budget of limit calls per UTC day (0 = none of our own)

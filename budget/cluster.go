@@ -1,6 +1,9 @@
 package budget
 
-import "time"
+import (
+	"maps"
+	"time"
+)
 
 // A cluster's members share one daily budget (package cluster). Each
 // gossips the calls it counted today; every member's budget counts the
@@ -9,41 +12,146 @@ import "time"
 // its members can talk. A member that can see fewer members than the
 // cluster had today spends at most its share of that membership: cut off,
 // it cannot know what the others spend.
+//
+// A count is another member's word, so it is bounded by what a member can
+// do: it grows at most as fast as a member's own bucket lets it call
+// (burst + pace × the time since its last count, or since 00:00 UTC for a
+// member first heard of today), never past the day's limit, never below
+// zero; at most maxPeerNames members count on a day. What is past a bound
+// is cut (the rest may come with a later count, as the pace allows) and
+// counted by reason (PeerRefusals). A share counts only the members that
+// made calls today: one that joined and said nothing does not shrink it.
 
-// peerCount is what one other member said it counted on a UTC day.
+// Reasons a peer's count is refused or cut, the keys of PeerRefusals.
+const (
+	// PeerNegative is a count below zero, refused.
+	PeerNegative = "negative"
+	// PeerPace is a count that grew faster than a member's bucket lets
+	// it call since its last count, cut to what it allows.
+	PeerPace = "pace"
+	// PeerLimit is a count past the day's limit, cut to it.
+	PeerLimit = "limit"
+	// PeerMembers is a count of a member past maxPeerNames on the day,
+	// refused.
+	PeerMembers = "members"
+)
+
+const (
+	// maxPeerNames is the most members whose counts a day holds: more
+	// than a cluster's members and their replacements in a day of rolling
+	// updates, few enough that a flood of names costs nothing.
+	maxPeerNames = 64
+	// unlimitedPeerRate is the most calls a second a member is believed
+	// to make without a daily limit (where counts stop no call and only
+	// show in daily_calls_used), and unlimitedPeerBurst its room.
+	unlimitedPeerRate  = 1000
+	unlimitedPeerBurst = 1000
+)
+
+// peerCount is what one other member said it counted on a UTC day, as
+// far as it was believed, and when it was last believed.
 type peerCount struct {
 	day  time.Time
 	used int
+	at   time.Time
 }
 
 // ObservePeer takes the count of calls another member made on the UTC day
 // of day, as it gossiped it, and returns how many calls it added since
-// the last count. They are taken out of this member's bucket too (which
-// may then wait to refill).
+// the last count, within the bounds above. They are taken out of this
+// member's bucket too (which may then wait to refill).
 func (b *Budget) ObservePeer(member string, day time.Time, used int, now time.Time) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	l := b.advance(now)
+	if used < 0 {
+		b.refusePeer(PeerNegative)
+		return 0
+	}
 	d := midnight(day)
-	if !d.Equal(b.day) || used < 0 {
+	if !d.Equal(b.day) {
 		return 0 // another day's count: nothing of today's
 	}
 	if b.peers == nil {
 		b.peers = map[string]peerCount{}
 	}
-	prev := b.peers[member]
-	if prev.day.Equal(d) && used <= prev.used {
+	prev, ok := b.peers[member]
+	if !ok || !prev.day.Equal(d) {
+		// Yesterday's count stays beside today's until a day later: it
+		// tells who took a share (ownCap).
+		yesterday := b.day.Add(-24 * time.Hour)
+		today := 0
+		maps.DeleteFunc(b.peers, func(_ string, p peerCount) bool {
+			if p.day.Equal(b.day) {
+				today++
+			}
+			return p.day.Before(yesterday)
+		})
+		if today >= maxPeerNames {
+			b.refusePeer(PeerMembers)
+			return 0
+		}
+		prev = peerCount{day: d, at: d} // it may have called since 00:00
+	}
+	if used <= prev.used {
 		return 0
 	}
-	added := used
-	if prev.day.Equal(d) {
-		added -= prev.used
+	accepted := used
+	if most := prev.used + peerAllowance(l, now.Sub(prev.at)); accepted > most {
+		accepted = most
+		b.refusePeer(PeerPace)
 	}
-	b.peers[member] = peerCount{day: d, used: used}
+	if cap := peerCap(l); accepted > cap {
+		accepted = cap
+		b.refusePeer(PeerLimit)
+	}
+	if accepted <= prev.used {
+		return 0
+	}
+	added := accepted - prev.used
+	b.peers[member] = peerCount{day: d, used: accepted, at: later(now, prev.at)}
 	if l > 0 {
 		b.tokens = max(b.tokens-float64(added), -burst(l))
 	}
 	return added
+}
+
+// peerAllowance is the most calls a member can make in elapsed: its
+// bucket's room and refill under the limit l (every member runs the same
+// budget), or unlimitedPeerRate without one.
+func peerAllowance(l int, elapsed time.Duration) int {
+	s := max(elapsed.Seconds(), 0)
+	r, room := float64(unlimitedPeerRate), float64(unlimitedPeerBurst)
+	if l > 0 {
+		r, room = rate(l), burst(l)
+	}
+	return int(min(room+r*s, MaxDailyCalls))
+}
+
+// peerCap is the most one member may count on a day: the limit, or
+// MaxDailyCalls without one, so that no sum of counts overflows.
+func peerCap(l int) int {
+	if l > 0 {
+		return min(l, MaxDailyCalls)
+	}
+	return MaxDailyCalls
+}
+
+// refusePeer counts a refusal; the lock is held.
+func (b *Budget) refusePeer(reason string) {
+	if b.peerRefused == nil {
+		b.peerRefused = map[string]int{}
+	}
+	b.peerRefused[reason]++
+}
+
+// PeerRefusals returns how many peers' counts were refused or cut since
+// the budget was made, by reason (PeerNegative, PeerPace, PeerLimit,
+// PeerMembers).
+func (b *Budget) PeerRefusals() map[string]int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return maps.Clone(b.peerRefused)
 }
 
 // SetShare says how many members this one can see (seen) out of the most
@@ -69,12 +177,32 @@ func (b *Budget) peersUsed() int {
 
 // ownCap is the most calls this member may make today on its own: the
 // limit, or its share of it while it sees fewer members than the cluster
-// had (at least one call); the lock is held.
+// had (at least one call); the lock is held. The members the share counts
+// are at most this one and those that counted calls today or yesterday:
+// members that joined and made none (silent, or gone before they could)
+// take no share.
 func (b *Budget) ownCap(l int) int {
-	if l == 0 || b.of <= 1 || b.seen >= b.of || b.seen <= 0 {
+	of := b.of
+	if n := 1 + b.peersCalling(); of > n {
+		of = n
+	}
+	if l == 0 || of <= 1 || b.seen >= of || b.seen <= 0 {
 		return l
 	}
-	return max(1, l*b.seen/b.of)
+	return max(1, l*b.seen/of)
+}
+
+// peersCalling is how many other members counted calls today or
+// yesterday; the lock is held.
+func (b *Budget) peersCalling() int {
+	yesterday := b.day.Add(-24 * time.Hour)
+	n := 0
+	for _, p := range b.peers {
+		if !p.day.Before(yesterday) && p.used > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // Own is the number of calls this member made on now's UTC day (Used

@@ -1,6 +1,7 @@
 package budget
 
 import (
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,6 +18,11 @@ type Metrics struct {
 	own      *prometheus.GaugeVec
 	forecast *prometheus.GaugeVec
 	factor   *prometheus.GaugeVec
+	// peerRefused counts peers' counts refused or cut (cluster.go), by
+	// API and reason; peerSeen is what each API's budget had reported.
+	peerRefused *prometheus.CounterVec
+	peerMu      sync.Mutex
+	peerSeen    map[string]map[string]int
 }
 
 // NewMetrics registers the cost families in reg.
@@ -34,7 +40,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		factor: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "coarsening_factor",
 			Help: "Rows of its window per poll under the daily budget's plan, on average (1: every row; 2.5: alternately every 2nd and 3rd row); the largest among a window's spacings."}, []string{"api", "window"}),
 	}
-	reg.MustRegister(m.budget, m.used, m.own, m.forecast, m.factor)
+	m.peerRefused = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "cluster_peer_counts_refused_total",
+		Help: "Other members' daily call counts refused or cut, by reason: negative, pace (grew faster than a member can call), limit (past the day's limit from one member), members (more member names than a day holds)."}, []string{"api", "reason"})
+	m.peerSeen = map[string]map[string]int{}
+	reg.MustRegister(m.budget, m.used, m.own, m.forecast, m.factor, m.peerRefused)
 	return m
 }
 
@@ -48,6 +57,7 @@ func (m *Metrics) Observe(api string, b *Budget, now time.Time) {
 	}
 	m.used.WithLabelValues(api).Set(float64(b.Used(now)))
 	m.own.WithLabelValues(api).Set(float64(b.Own(now)))
+	m.observePeerRefusals(api, b)
 }
 
 // SetForecast sets an API's forecast per endpoint, replacing the last:
@@ -73,4 +83,23 @@ func (m *Metrics) Forget(api string) {
 	for _, v := range []*prometheus.GaugeVec{m.budget, m.used, m.own, m.forecast, m.factor} {
 		v.DeletePartialMatch(prometheus.Labels{"api": api})
 	}
+	m.peerRefused.DeletePartialMatch(prometheus.Labels{"api": api})
+	m.peerMu.Lock()
+	delete(m.peerSeen, api)
+	m.peerMu.Unlock()
+}
+
+// observePeerRefusals adds what b refused of its peers' counts since the
+// last call (a budget replaced starts again from what it reports).
+func (m *Metrics) observePeerRefusals(api string, b *Budget) {
+	now := b.PeerRefusals()
+	m.peerMu.Lock()
+	defer m.peerMu.Unlock()
+	for _, r := range []string{PeerNegative, PeerPace, PeerLimit, PeerMembers} {
+		// A series from the first refusal on: a lone exporter has none.
+		if d := now[r] - m.peerSeen[api][r]; d > 0 {
+			m.peerRefused.WithLabelValues(api, r).Add(float64(d))
+		}
+	}
+	m.peerSeen[api] = now
 }
