@@ -162,8 +162,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 			store.KeepBudget(name, c.Account(), c.Budget())
 		}
 	}
+	// The data API key's plan is read by the expander, with the lists,
+	// and put in force on the API's client; a change of it has the
+	// engine ask its held series again.
 	expander := expand.New(logger, expand.Options{Clients: clients, Store: store})
 	var exp *collector.Exporter
+	expander.OnPlanChanged(func(api string) {
+		if exp != nil {
+			exp.PlanChanged(api)
+		}
+	})
 	load := func() (*config.Config, error) {
 		c, err := parse()
 		if err != nil {

@@ -57,3 +57,30 @@ func (c *apiCollector) filledLocked(st *tupleState) {
 		close(c.filled)
 	}
 }
+
+// PlanChanged says the key's plan of an API changed (it was read again
+// and differs): the series held for a refusal are asked again at once,
+// and those the new plan refuses too are held again without a call
+// (upstream.Client asks nothing the plan in force refuses).
+func (e *Exporter) PlanChanged(api string) {
+	for _, c := range *e.served.Load() {
+		if c.name == api {
+			c.planChanged()
+		}
+	}
+}
+
+func (c *apiCollector) planChanged() {
+	c.mu.Lock()
+	now := c.clk.Now()
+	for _, st := range c.states {
+		if st.refused() && !st.inflight {
+			c.sched.reset(st, now)
+			c.planLocked(st)
+			c.publishLocked(st)
+		}
+	}
+	c.wakes++
+	c.mu.Unlock()
+	c.signal()
+}

@@ -50,17 +50,22 @@ func delayKey(t *config.Tuple) string {
 // it showed (learnCadence), schedule.DefaultCadence until it did. The
 // cadence of an answer without times is rounded to a clock unit
 // (cadenceGrid): its rows are then placed on that unit's grid.
-func rowWindow(st *tupleState) time.Duration {
-	switch st.tuple.Window {
+func rowWindow(st *tupleState) time.Duration { return spacing(st.tuple.Window, &st.Tuple) }
+
+// spacing is rowWindow of a tuple's state s in window: the spacing the
+// policy plans with, and the one its plan is checked against when taken
+// back (Tuple.check).
+func spacing(window string, s *Tuple) time.Duration {
+	switch window {
 	case "block":
-		return st.Interval
+		return s.Interval
 	case "":
-		if d := cadence(&st.Tuple); d > 0 {
+		if d := cadence(s); d > 0 {
 			return d
 		}
 		return schedule.DefaultCadence
 	}
-	return config.WindowDuration(st.tuple.Window)
+	return config.WindowDuration(window)
 }
 
 // cadence is the spacing a tuple without a window showed, 0 until it
@@ -137,7 +142,7 @@ func learnCadence(st *tupleState, prev Tuple, lastTry time.Time, d *decode.Answe
 		if gap <= 0 && !prev.Newest.IsZero() && d.Newest.After(prev.Newest) {
 			gap = d.Newest.Sub(prev.Newest)
 		}
-		if gap >= minInterval && (st.Interval == 0 || gap < st.Interval) {
+		if gap >= minInterval && gap <= schedule.MaxSpacing && (st.Interval == 0 || gap < st.Interval) {
 			st.Interval = gap
 		}
 		oldest := d.Oldest
@@ -201,7 +206,8 @@ func narrowBracket(w time.Duration) time.Duration {
 // way only.
 func (st *tupleState) learnGap(gap time.Duration) {
 	switch {
-	case gap < minInterval:
+	case gap < minInterval || gap > schedule.MaxSpacing:
+		// Not a cadence the exporter keeps (Tuple.check).
 	case st.Interval == 0:
 		st.Interval = gap
 	case ratio(gap, st.Interval) <= 1.25:

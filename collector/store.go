@@ -225,9 +225,13 @@ func (s *Store) take(a *config.API, account string, now time.Time) *savedAPI {
 	return out
 }
 
-// delayWindow is the spacing of the rows a learned delay's key (delayKey,
-// followed by NUL and a series' id for a series' own) was learned for: 0
-// when its window has none (block, no window).
+// delayWindow is the largest spacing of the rows a learned delay's key
+// (delayKey, followed by NUL and a series' id for a series' own) can
+// have been learned for: its window's; for a block window or a series
+// without a window, whose spacing is learned (up to schedule.MaxSpacing),
+// that bound. A day-cadence series without a window learns a first poll a
+// day and minutes after its row's start, which is what the exporter
+// writes: its own file must read back whole.
 func delayWindow(key string) time.Duration {
 	window := key
 	if i := strings.IndexByte(window, 0); i >= 0 {
@@ -236,7 +240,10 @@ func delayWindow(key string) time.Duration {
 	if i := strings.LastIndexByte(window, ' '); i >= 0 {
 		window = window[i+1:]
 	}
-	return config.WindowDuration(window)
+	if w := config.WindowDuration(window); w > 0 {
+		return w
+	}
+	return schedule.MaxSpacing
 }
 
 // takeLists reads the listing answers of a state file at now, numbers

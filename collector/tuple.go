@@ -118,11 +118,9 @@ func (s *Tuple) check(t *config.Tuple, now time.Time) error {
 			return err
 		}
 	}
-	spacing := w
-	if spacing == 0 {
-		spacing = s.Interval // learned: block rows, or a series without a window
-	}
-	if err := s.Plan.Check(spacing); err != nil {
+	// The spacing the policy planned with (rowWindow): learned for block
+	// rows and a series without a window.
+	if err := s.Plan.Check(spacing(t.Window, s)); err != nil {
 		return fmt.Errorf("%w for %s rows", err, windowName(t.Window))
 	}
 	return nil

@@ -155,6 +155,16 @@ func (x *Expander) Maintain(ctx context.Context, every time.Duration, refine fun
 			timer.Stop()
 			wait = x.plan(refreshAt)
 			continue
+		case <-x.clients.Refusals(): // the key's plan may have changed
+			timer.Stop()
+			if x.planAgain(ctx) {
+				// Entries by pattern expand by the plan.
+				if err := refine(func() (*config.Config, error) { return x.reexpand(ctx) }); err != nil && ctx.Err() == nil {
+					level.Error(x.logger).Log("msg", "background expansion not put in force", "err", err)
+				}
+			}
+			wait = x.plan(refreshAt)
+			continue
 		case <-timer.C:
 		}
 		x.mu.Lock()

@@ -80,6 +80,12 @@ type Expander struct {
 	state    map[string]*State
 	failures int
 	cutShort bool
+	// planSaid is what the last plan read came to, per API (said once);
+	// planReadAt when it was last read; planChanged hears of a change of
+	// the plan in force (plan.go).
+	planSaid    map[string]string
+	planReadAt  time.Time
+	planChanged func(api string)
 }
 
 // Options tune an Expander; the zero value calls through clients of its
@@ -102,7 +108,7 @@ type Options struct {
 func New(logger log.Logger, opts ...Options) *Expander {
 	x := &Expander{logger: logger, now: time.Now, logged: map[string]string{},
 		retryMin: 5 * time.Second, retryMax: time.Minute, changed: make(chan struct{}, 1),
-		state: map[string]*State{}}
+		state: map[string]*State{}, planSaid: map[string]string{}}
 	if len(opts) > 0 {
 		if opts[0].Now != nil {
 			x.now = opts[0].Now
@@ -150,12 +156,20 @@ func (x *Expander) Start(ctx context.Context, cfg *config.Config) (*config.Confi
 // already in force, so that a configuration error is the expansion's
 // failure to report, not a reload's.
 func (x *Expander) expand(ctx context.Context, cfg *config.Config, background bool) (*config.Config, error) {
+	// The key's plan is read after the lists: a key it shows rejected
+	// pauses the API, and the lists' own answers say more.
+	reuse := listReuse
+	if !background {
+		reuse = planReuseReload // a reload: the user may have changed the plan
+	}
 	r := &resolution{x: x, ctx: ctx}
 	if !r.plan(cfg) {
+		x.refreshPlan(ctx, cfg.APIs[config.APIData], reuse)
 		x.commit(cfg, cfg, r, nil, background)
 		return cfg, nil
 	}
 	r.fetchAll()
+	x.refreshPlan(ctx, cfg.APIs[config.APIData], reuse)
 	in := r.withoutWaiting(cfg)
 	out, err := in.Resolve(r.resolve)
 	var blamed map[string]error

@@ -16,6 +16,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/expand"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
+	"github.com/onchain-exporter/onchain_exporter/plan"
 )
 
 // listing asks the fake directly for a listing endpoint's rows.
@@ -101,8 +102,11 @@ func TestExpandThroughDataDiscovery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := e.Fake.Calls("data"); got != 2 {
+	if got := discoveryCalls(e); got != 2 {
 		t.Errorf("%d discovery calls, want one per version", got)
+	}
+	if got := e.Fake.CallsFor(plan.Path); got != 1 {
+		t.Errorf("%d reads of the key's plan, want 1", got)
 	}
 	// exchange: all and exchange: binance meet on binance/day: kept once.
 	want := len(exchanges) + 1 + len(tokens) + len(supplyAssets) + len(stablecoins)
@@ -147,8 +151,8 @@ func TestExpandThroughDataDiscovery(t *testing.T) {
 
 	// Reused within the hour; fetched again after; the last good answer
 	// stands in when discovery fails.
-	if _, err := x.Expand(context.Background(), e.parse(discoveryConfig)); err != nil || e.Fake.Calls("data") != 2 {
-		t.Errorf("second expansion within the hour: %v, %d calls", err, e.Fake.Calls("data"))
+	if _, err := x.Expand(context.Background(), e.parse(discoveryConfig)); err != nil || discoveryCalls(e) != 2 {
+		t.Errorf("second expansion within the hour: %v, %d calls", err, discoveryCalls(e))
 	}
 	goodAt := x.State()["data"].LastSuccess
 	if st := x.State()["data"]; !st.OK || st.LastError != "" || st.Waiting != 0 || !goodAt.Equal(e.Clock.Now()) {
@@ -162,7 +166,7 @@ func TestExpandThroughDataDiscovery(t *testing.T) {
 	}
 	// Both lists are asked for at once: the second may be on its way
 	// when the first is refused and the key paused.
-	if n := e.Fake.Calls("data"); n < 3 || n > 4 || logs.Count("level=warn", "last good answer") != 2 {
+	if n := discoveryCalls(e); n < 3 || n > 4 || logs.Count("level=warn", "last good answer") != 2 {
 		t.Errorf("%d calls, %d warnings: discovery must be tried, then its last answer used", n, logs.Count("level=warn", "last good answer"))
 	}
 	// Served from the last good lists, but failing: the retry goes on.
@@ -275,14 +279,21 @@ func TestExpandIndicatorAndConsensus(t *testing.T) {
 	}
 }
 
-// Nothing to resolve: the configuration comes back as it is, no call.
+// Nothing to resolve: the configuration comes back as it is, with no
+// call but the read of the data API key's plan.
 func TestExpandWithoutListsMakesNoCall(t *testing.T) {
 	e := newEnv(t, supplyConfig, fakeapi.Options{})
 	cfg := e.parse(supplyConfig)
 	got, err := expand.New(log.NewNopLogger()).Expand(context.Background(), cfg)
-	if err != nil || got != cfg || e.Fake.Calls("data") != 0 {
-		t.Errorf("expanded = same %v, err %v, %d calls", got == cfg, err, e.Fake.Calls("data"))
+	plans := e.Fake.CallsFor(plan.Path)
+	if err != nil || got != cfg || e.Fake.Calls("data") != plans || plans != 1 {
+		t.Errorf("expanded = same %v, err %v, %d calls, %d of them the plan's", got == cfg, err, e.Fake.Calls("data"), plans)
 	}
+}
+
+// discoveryCalls counts the calls of the data API's discovery endpoints.
+func discoveryCalls(e *env) int64 {
+	return e.Fake.CallsFor("/v1/discovery/endpoints") + e.Fake.CallsFor("/v2/discovery/endpoints")
 }
 
 // TestStartKeepsServingWhatTheListsDoNotBlame: at start, a list that shows

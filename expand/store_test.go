@@ -17,6 +17,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/expand"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
+	"github.com/onchain-exporter/onchain_exporter/plan"
 	"github.com/onchain-exporter/onchain_exporter/state"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
@@ -110,7 +111,7 @@ func TestOneCacheOfListingAnswers(t *testing.T) {
 		t.Fatalf("%d discovery calls for two expansions, want 1", n)
 	}
 	version, lists, at := savedLists(t, dir)
-	if version != 3 || !slices.Equal(lists[discovery], listed) || !at[discovery].Equal(fetchedAt) || len(lists) != 1 {
+	if version != 3 || !slices.Equal(lists[discovery], listed) || !at[discovery].Equal(fetchedAt) || len(at) != 2 || !at[plan.Path].Equal(fetchedAt) {
 		t.Fatalf("the state file (version %d) holds %v read at %v; want version 3 and %s as fetched at %v: %v",
 			version, lists[discovery], at[discovery], discovery, fetchedAt, listed)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 )
 
@@ -88,8 +89,8 @@ func classify(status int) Outcome {
 
 // Fetch reads the plan of key from the data API at baseURL (its scheme
 // and host, as https://api.example.com) with one GET of Path through d.
-// The key goes in the Authorization header alone, and is kept out of
-// every error.
+// The key goes in the Authorization header alone (none when key is empty:
+// d authenticates), and is kept out of every error.
 func Fetch(ctx context.Context, d Doer, baseURL, key string) Outcome {
 	out := fetch(ctx, d, baseURL, key)
 	if out.Err != nil && key != "" && strings.Contains(out.Err.Error(), key) {
@@ -103,22 +104,35 @@ func fetch(ctx context.Context, d Doer, baseURL, key string) Outcome {
 	if err != nil {
 		return Outcome{Kind: Unknown, Err: fmt.Errorf("base URL %q: %w", baseURL, err)}
 	}
-	req.Header.Set("Authorization", "Bearer "+key)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := d.Do(req)
 	if err != nil {
-		return Outcome{Kind: Unknown, Err: err}
+		return Answer(0, nil, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
 	if err != nil {
 		return Outcome{Kind: Unknown, Status: resp.StatusCode, Err: fmt.Errorf("reading the answer: %w", err)}
 	}
-	if resp.StatusCode/100 != 2 {
-		return classify(resp.StatusCode)
+	return Answer(resp.StatusCode, body, nil)
+}
+
+// Answer is the Outcome of an answer of Path read through a client of the
+// caller's: its HTTP status and body, or err when no answer came (then
+// status may still say what the client saw). An HTTP 200 whose envelope
+// carries another status.code counts as that status.
+func Answer(status int, body []byte, err error) Outcome {
+	if err != nil && status == 0 {
+		return Outcome{Kind: Unknown, Err: err}
+	}
+	if status/100 != 2 {
+		return classify(status)
 	}
 	if len(body) > maxAnswer {
-		return Outcome{Kind: Unknown, Status: resp.StatusCode, Err: fmt.Errorf("the answer is larger than %d bytes", maxAnswer)}
+		return Outcome{Kind: Unknown, Status: status, Err: fmt.Errorf("the answer is larger than %d bytes", maxAnswer)}
 	}
 	var env struct {
 		Status struct {
@@ -126,14 +140,13 @@ func fetch(ctx context.Context, d Doer, baseURL, key string) Outcome {
 		} `json:"status"`
 	}
 	if json.Unmarshal(body, &env) == nil && env.Status.Code != "" && env.Status.Code != "200" {
-		var code int
-		if _, err := fmt.Sscanf(env.Status.Code.String(), "%d", &code); err == nil && code != 0 {
+		if code, err := strconv.Atoi(env.Status.Code.String()); err == nil && code != 0 {
 			return classify(code)
 		}
 	}
 	p, err := Parse(body)
 	if err != nil {
-		return Outcome{Kind: Unknown, Status: resp.StatusCode, Err: err}
+		return Outcome{Kind: Unknown, Status: status, Err: err}
 	}
-	return Outcome{Kind: Read, Plan: p, Status: resp.StatusCode}
+	return Outcome{Kind: Read, Plan: p, Status: status}
 }

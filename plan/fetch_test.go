@@ -74,3 +74,15 @@ func TestFetchKeepsTheKeyOut(t *testing.T) {
 		t.Errorf("a bad base URL: %q", out.String())
 	}
 }
+
+func TestAnswer(t *testing.T) {
+	if out := Answer(403, nil, errors.New("forbidden")); out.Kind != Basic {
+		t.Errorf("a 403 seen by another client: %v", out)
+	}
+	if out := Answer(0, nil, errors.New("timeout")); out.Kind != Unknown || !strings.Contains(out.String(), "timeout") {
+		t.Errorf("no answer: %v", out)
+	}
+	if out := Answer(200, []byte(current), nil); out.Kind != Read || out.Plan.Name != "PROFESSIONAL" {
+		t.Errorf("a plan: %v", out)
+	}
+}

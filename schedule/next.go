@@ -145,8 +145,22 @@ func (p *Policy) Next(k Known, s Series, pl Plan, o Outcome, now time.Time) (Kno
 	default:
 		pl.Next = p.afterSuccess(&k, s, &pl, o, now)
 	}
+	d := MaxDelay(s.W)
+	k.Key.bound(d)
+	k.Own.bound(d)
+	pl.Due, pl.Missed = clampDelay(pl.Due, d), clampDelay(pl.Missed, d)
 	return k, pl
 }
+
+// bound keeps what an estimate learned within d (MaxDelay of its
+// spacing), the bound its reader checks (Estimate.Check): a row found
+// days late, or an upstream that stopped, teaches no offset a restart
+// would refuse.
+func (e *Estimate) bound(d time.Duration) {
+	e.First, e.Depth, e.Low = clampDelay(e.First, d), clampDelay(e.Depth, d), clampDelay(e.Low, d)
+}
+
+func clampDelay(v, d time.Duration) time.Duration { return min(max(v, -d), d) }
 
 // respaced drops what was learned for another spacing of a series
 // without a window: its cadence became known, or changed (a key of its

@@ -58,6 +58,8 @@ type Client struct {
 	noRaw bool
 	// plan is the key's plan in force (plan.go), the account's.
 	plan *planHolder
+	// refusals is the Pool's (Pool.Refusals); nil outside a Pool.
+	refusals chan<- string
 	// pauses holds one API-wide pause per lane, key-free [0] and keyed
 	// [1]: upstream limits and rejects the two apart (a key's daily quota
 	// or a bad key stop keyed calls; key-free calls count per IP).
@@ -283,6 +285,9 @@ func (u *Client) Fail(e *Error) *Error { return u.failOn(true, e) }
 // of Codes, and applies its pause to the lane of the call.
 func (u *Client) failOn(keyed bool, e *Error) *Error {
 	u.clean(e)
+	if e.Refused && e.URL != "" {
+		u.noteRefusal() // sent and refused: the plan may have changed
+	}
 	u.m.apiErrors.WithLabelValues(u.api.Name, e.Code).Inc()
 	until := e.PauseUntil
 	if until.IsZero() && e.Pause > 0 {

@@ -122,3 +122,20 @@ func (u *Client) ReadPlan(ctx context.Context) plan.Outcome {
 	}
 	return out
 }
+
+// Refusals receives the name of an API whose upstream refused a request
+// that was sent, for the key's plan: the plan may have changed since it
+// was read, so the reader of plans reads it again (expand). Signals
+// coalesce: one waiting per pool.
+func (p *Pool) Refusals() <-chan string { return p.refusals }
+
+// noteRefusal signals Refusals without waiting.
+func (u *Client) noteRefusal() {
+	if u.refusals == nil {
+		return
+	}
+	select {
+	case u.refusals <- u.api.Name:
+	default:
+	}
+}

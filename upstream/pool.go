@@ -28,6 +28,10 @@ type Pool struct {
 	logger log.Logger
 	shapes *decode.ShapeLog // shared: a shape is logged once per process
 
+	// refusals signals the APIs whose upstream refused a request for the
+	// key's plan (Refusals).
+	refusals chan string
+
 	mu      sync.Mutex
 	clients map[string]*Client
 }
@@ -38,7 +42,8 @@ func NewPool(reg prometheus.Registerer, now func() time.Time, logger log.Logger)
 	if now == nil {
 		now = time.Now
 	}
-	return &Pool{m: NewMetrics(reg), now: now, logger: logger, shapes: decode.NewShapeLog(logger), clients: map[string]*Client{}}
+	return &Pool{m: NewMetrics(reg), now: now, logger: logger, shapes: decode.NewShapeLog(logger), clients: map[string]*Client{},
+		refusals: make(chan string, 1)}
 }
 
 // Client returns the client of an API section: the one in use when the
@@ -80,6 +85,7 @@ func (p *Pool) clientLocked(a *config.API) *Client {
 	}
 	c := New(a, p.m, p.now, p.logger) // New adds the api label
 	c.identity = id
+	c.refusals = p.refusals
 	c.unmark("")
 	c.shapes = p.shapes
 	c.RestorePauses(kept)
@@ -125,6 +131,7 @@ func (p *Pool) Candidate(a *config.API) (c *Client, release func()) {
 	}
 	c = New(a, p.m, p.now, p.logger)
 	c.identity = id
+	c.refusals = p.refusals
 	c.shapes = p.shapes
 	if old != nil && sameAccount(old.api, a) {
 		var kept []Pause

@@ -1,0 +1,184 @@
+package expand
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/go-kit/log/level"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/plan"
+	"github.com/onchain-exporter/onchain_exporter/upstream"
+)
+
+// The key's plan on the data API (package plan): what it may read, at
+// which windows, how far back, and its rate limit. It is read as the
+// upstream's lists are, and kept with them in the Cache, so that a
+// restart costs no call: at start (the answer the last run saved, up to
+// Refresh old, stands in), with every refresh (daily), at every reload
+// (the user may have changed the plan; a burst of reloads reads it once
+// a minute at most), and when the upstream refuses a request for the
+// plan (at most once in planAfterRefusal). The plan read is put in force
+// on the API's client (upstream.Client.SetPlan), which then asks nothing
+// the plan refuses; when it differs from the one in force, OnPlanChanged
+// hears of it (the engine asks its held series again). An upstream
+// without the plan endpoint (404), or one that refuses to describe the
+// key's plan (403, 500), leaves no plan in force: every request goes out
+// and the upstream decides, as before plans were read; that is said once.
+
+const (
+	// planReuseReload is how long a plan read is reused by a reload.
+	planReuseReload = time.Minute
+	// planAfterRefusal is the least time between two reads that the
+	// upstream's refusals ask for.
+	planAfterRefusal = 10 * time.Minute
+)
+
+// OnPlanChanged sets f to hear, with the API's name, of every change of
+// the plan in force. It is called from the goroutine that expands: at
+// start, on reload or in Maintain.
+func (x *Expander) OnPlanChanged(f func(api string)) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.planChanged = f
+}
+
+// refreshPlan reads the plan of the data API section a, or reuses one
+// read within reuse (one the last run saved, within Refresh), puts it in
+// force and reports whether that changed the plan in force.
+func (x *Expander) refreshPlan(ctx context.Context, a *config.API, reuse time.Duration) bool {
+	if a == nil || a.Name != config.APIData {
+		return false
+	}
+	c, release := x.clients.Candidate(a)
+	defer release()
+	l, cached, gen := x.cache.lookup(a, plan.Path)
+	if l.saved {
+		reuse = Refresh // a restart costs no call the last run would not have made
+	}
+	var out plan.Outcome
+	if cached && l.gen == gen && x.now().Sub(l.at) < reuse {
+		out = outcomeOf(l.rows)
+	} else {
+		x.mu.Lock()
+		x.planReadAt = x.now()
+		x.mu.Unlock()
+		rctx, cancel := context.WithTimeout(upstream.WithEndpoint(ctx, plan.Path), a.Timeout)
+		out = c.ReadPlan(rctx)
+		cancel()
+		if out.Kind == plan.Unknown && cached {
+			level.Warn(x.logger).Log("msg", "the key's plan could not be read; the last one read stands", "api", a.Name,
+				"age", x.now().Sub(l.at).Round(time.Second), "err", out.Err)
+			out = outcomeOf(l.rows)
+		} else if out.Kind != plan.Unknown {
+			x.cache.put(a, plan.Path, rowsOf(out), x.now(), gen)
+		}
+	}
+	return x.putPlan(c, a, out)
+}
+
+// putPlan puts the plan of an outcome in force (none but for a plan
+// read; an unknown outcome leaves the one in force), says what it came
+// to when that differs from the last time, and tells OnPlanChanged.
+func (x *Expander) putPlan(c *upstream.Client, a *config.API, out plan.Outcome) bool {
+	if out.Kind == plan.Unknown && c.Plan() != nil {
+		return false
+	}
+	changed := c.SetPlan(out.Plan)
+	said := out.String()
+	x.mu.Lock()
+	first := x.planSaid[a.Name] != said
+	x.planSaid[a.Name] = said
+	f := x.planChanged
+	x.mu.Unlock()
+	if first {
+		l := level.Info(x.logger)
+		if out.Kind != plan.Read {
+			l = level.Warn(x.logger)
+		}
+		l.Log("msg", "the key's plan", "api", a.Name, "plan", said)
+	}
+	if changed && f != nil {
+		f(a.Name)
+	}
+	return changed
+}
+
+// planAfterRefusal reads the plan of the data API section in force again
+// after the upstream refused a request for it, unless it was read within
+// planAfterRefusal; it reports whether the plan in force changed.
+func (x *Expander) planAgain(ctx context.Context) bool {
+	x.mu.Lock()
+	src, last := x.source, x.planReadAt
+	x.mu.Unlock()
+	if src == nil || src.APIs[config.APIData] == nil || x.now().Sub(last) < planAfterRefusal {
+		return false
+	}
+	return x.refreshPlan(ctx, src.APIs[config.APIData], 0)
+}
+
+// planAnswer is an outcome as the Cache keeps it: the plan's answer (in
+// the current dialect, plan.Plan.MarshalJSON), or the outcome's kind and
+// status when no plan came.
+type planAnswer struct {
+	Outcome string          `json:"outcome"`
+	Status  int             `json:"status,omitempty"`
+	Plan    json.RawMessage `json:"plan,omitempty"`
+}
+
+// The kinds of outcome a Cache keeps.
+var kindNames = map[plan.Kind]string{plan.Read: "read", plan.NoEndpoint: "no_endpoint", plan.Basic: "basic", plan.Rejected: "rejected"}
+
+// rowsOf is an outcome as one row of the Cache.
+func rowsOf(out plan.Outcome) []map[string]any {
+	a := planAnswer{Outcome: kindNames[out.Kind], Status: out.Status}
+	if out.Plan != nil {
+		b, err := json.Marshal(out.Plan)
+		if err != nil {
+			return nil
+		}
+		a.Plan = b
+	}
+	b, err := json.Marshal(a)
+	if err != nil {
+		return nil
+	}
+	var row map[string]any
+	if json.Unmarshal(b, &row) != nil {
+		return nil
+	}
+	return []map[string]any{row}
+}
+
+// outcomeOf reads back what rowsOf kept; a row that is not one (a file
+// altered, or of another version) is an unknown outcome.
+func outcomeOf(rows []map[string]any) plan.Outcome {
+	bad := plan.Outcome{Kind: plan.Unknown}
+	if len(rows) != 1 {
+		return bad
+	}
+	b, err := json.Marshal(rows[0])
+	if err != nil {
+		return bad
+	}
+	var a planAnswer
+	if json.Unmarshal(b, &a) != nil {
+		return bad
+	}
+	for k, name := range kindNames {
+		if name != a.Outcome {
+			continue
+		}
+		if k != plan.Read {
+			return plan.Outcome{Kind: k, Status: a.Status}
+		}
+		p, err := plan.Parse(a.Plan)
+		if err != nil {
+			bad.Err = err
+			return bad
+		}
+		return plan.Outcome{Kind: plan.Read, Plan: p, Status: a.Status}
+	}
+	return bad
+}
