@@ -23,6 +23,15 @@ import (
 // Prometheus text format, version 0.0.4, otherwise: a series' line is
 // the same in both, only the families' HELP and TYPE lines and the end
 // differ.
+//
+// OpenMetrics names a counter's family without the _total its samples
+// carry, so a counter x_total and a gauge x of the same answer would be
+// one family twice, which a strict parser refuses (client_golang#829: the
+// Go collector's go_memstats_alloc_bytes and go_memstats_alloc_bytes_total
+// are such a pair). Such a counter is written in OpenMetrics as a family
+// of type unknown under its full name: its samples keep their name and
+// value, only the type is not said. The text format has no such clash and
+// writes both as they are.
 
 // formats are the answers /metrics gives, in the order it prefers them.
 var formats = []expfmt.Format{expfmt.FmtOpenMetrics_1_0_0, expfmt.FmtOpenMetrics_0_0_1, expfmt.FmtText}
@@ -101,6 +110,10 @@ func writeExposition(w http.ResponseWriter, r *http.Request, samples []sampleOf,
 
 	format := expfmt.NegotiateAccept(r.Header, formats...)
 	om := format.FormatType() == expfmt.TypeOpenMetrics
+	var clash map[*block]bool
+	if om {
+		clash = omClashes(blocks)
+	}
 	h := w.Header()
 	h.Set("Content-Type", string(format))
 	var out io.Writer = w
@@ -119,7 +132,9 @@ func writeExposition(w http.ResponseWriter, r *http.Request, samples []sampleOf,
 	for _, b := range blocks {
 		if b.mf != nil {
 			var err error
-			if om {
+			if om && clash[b] {
+				_, err = expfmt.MetricFamilyToOpenMetrics(bw, asUnknown(b.mf))
+			} else if om {
 				_, err = expfmt.MetricFamilyToOpenMetrics(bw, b.mf)
 			} else {
 				_, err = expfmt.MetricFamilyToText(bw, b.mf)
@@ -129,7 +144,7 @@ func writeExposition(w http.ResponseWriter, r *http.Request, samples []sampleOf,
 			}
 			continue
 		}
-		writeHeader(bw, b.fam, om)
+		writeHeader(bw, b.fam, om, clash[b])
 		for _, l := range b.lines {
 			bw.Write(l)
 		}
@@ -142,12 +157,17 @@ func writeExposition(w http.ResponseWriter, r *http.Request, samples []sampleOf,
 
 // writeHeader writes the HELP and TYPE lines of one of our families. In
 // OpenMetrics a counter family is named without the _total its samples
-// carry (series.Data refuses a counter without it).
-func writeHeader(bw *bufio.Writer, f *family, om bool) {
-	name, escaper := f.name, helpEscaper
+// carry (series.Data refuses a counter without it), unless that name
+// clashes with another family's (unknown): then it is a family of type
+// unknown under its full name.
+func writeHeader(bw *bufio.Writer, f *family, om, unknown bool) {
+	name, escaper, typ := f.name, helpEscaper, strings.ToLower(f.typ.String())
 	if om {
 		escaper = omHelpEscaper
-		if f.typ == dto.MetricType_COUNTER {
+		switch {
+		case unknown:
+			typ = "unknown"
+		case f.typ == dto.MetricType_COUNTER:
 			name = strings.TrimSuffix(name, "_total")
 		}
 	}
@@ -158,8 +178,53 @@ func writeHeader(bw *bufio.Writer, f *family, om bool) {
 	bw.WriteString("\n# TYPE ")
 	bw.WriteString(name)
 	bw.WriteByte(' ')
-	bw.WriteString(strings.ToLower(f.typ.String()))
+	bw.WriteString(typ)
 	bw.WriteByte('\n')
+}
+
+// omClashes returns the counter blocks whose OpenMetrics family name (the
+// name without _total) is another block's name: those are written as
+// families of type unknown under their full names.
+func omClashes(blocks []*block) map[*block]bool {
+	names := make(map[string]bool, len(blocks))
+	for _, b := range blocks {
+		names[b.name] = true
+	}
+	var clash map[*block]bool
+	for _, b := range blocks {
+		typ := dto.MetricType_UNTYPED
+		if b.mf != nil {
+			typ = b.mf.GetType()
+		} else if b.fam != nil {
+			typ = b.fam.typ
+		}
+		if typ != dto.MetricType_COUNTER {
+			continue
+		}
+		if short, ok := strings.CutSuffix(b.name, "_total"); ok && names[short] {
+			if clash == nil {
+				clash = map[*block]bool{}
+			}
+			clash[b] = true
+		}
+	}
+	return clash
+}
+
+// asUnknown is a counter family as a family of type unknown: the same
+// name, help, labels and values.
+func asUnknown(mf *dto.MetricFamily) *dto.MetricFamily {
+	typ := dto.MetricType_UNTYPED
+	out := &dto.MetricFamily{Name: mf.Name, Help: mf.Help, Type: &typ, Unit: mf.Unit, Metric: make([]*dto.Metric, 0, len(mf.Metric))}
+	for _, m := range mf.Metric {
+		v := m.GetCounter().GetValue()
+		out.Metric = append(out.Metric, &dto.Metric{
+			Label:       m.Label,
+			Untyped:     &dto.Untyped{Value: &v},
+			TimestampMs: m.TimestampMs,
+		})
+	}
+	return out
 }
 
 func acceptsGzip(r *http.Request) bool {

@@ -1,0 +1,230 @@
+package collector
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/go-kit/log"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/onchain-exporter/onchain_exporter/demo"
+	"github.com/onchain-exporter/onchain_exporter/expand"
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
+)
+
+// omParser is the OpenMetrics reference parser of the Python client,
+// strict as the OpenMetrics repository's parser cases require. It prints
+// each family's name and type, and the name of each of its samples.
+const omParser = `
+import json, sys
+from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse
+out = []
+for f in parse(sys.stdin.read()):
+    out.append({"name": f.name, "type": f.type, "samples": sorted({s.name for s in f.samples})})
+json.dump(out, sys.stdout)
+`
+
+const omParserInstall = "apt-get install -y python3-prometheus-client"
+
+// strictPython returns a Python that has the reference parser: Debian's
+// /usr/bin/python3 first (the package installs there), then python3 on
+// PATH. Without one the test fails under CI and is skipped otherwise.
+func strictPython(t *testing.T) string {
+	t.Helper()
+	for _, p := range []string{"/usr/bin/python3", "python3"} {
+		path, err := exec.LookPath(p)
+		if err != nil {
+			continue
+		}
+		if exec.Command(path, "-c", "import prometheus_client.openmetrics.parser").Run() == nil {
+			return path
+		}
+	}
+	msg := "no python3 with prometheus_client.openmetrics.parser: " + omParserInstall + " (bash .ci/run does)"
+	if testtool.InCI() {
+		t.Fatal(msg + " (CI=true: a missing program fails the test)")
+	}
+	t.Skip(msg)
+	return ""
+}
+
+type parsedFamily struct {
+	Name    string   `json:"name"`
+	Type    string   `json:"type"`
+	Samples []string `json:"samples"`
+}
+
+// parseStrict runs the reference parser on body; the error is the
+// parser's own message.
+func parseStrict(t *testing.T, python, body string) ([]parsedFamily, error) {
+	t.Helper()
+	cmd := exec.Command(python, "-c", omParser)
+	cmd.Stdin = strings.NewReader(body)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+		return nil, &parseError{lines[len(lines)-1]}
+	}
+	var fams []parsedFamily
+	if err := json.Unmarshal(out, &fams); err != nil {
+		t.Fatalf("reading the parser's output: %v", err)
+	}
+	return fams, nil
+}
+
+type parseError struct{ msg string }
+
+func (e *parseError) Error() string { return e.msg }
+
+// demoEnv runs the embedded demo with the registry main builds: the Go
+// runtime and process collectors beside the exporter's own families.
+func demoEnv(t *testing.T) *env {
+	t.Helper()
+	d, err := demo.Start(log.NewNopLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	cfg, err := expand.New(log.NewNopLogger()).Expand(context.Background(), d.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	exp, err := New(cfg, log.NewNopLogger(), reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(exp.Close)
+	return &env{t: t, exp: exp, reg: reg}
+}
+
+// Every OpenMetrics answer passes the reference parser, the Go runtime's
+// families included; the counter go_memstats_alloc_bytes_total, whose
+// OpenMetrics family name is the gauge go_memstats_alloc_bytes's
+// (client_golang#829), comes as a family of type unknown with its samples
+// named as in the text format, where both keep their types.
+func TestOpenMetricsPassesTheReferenceParser(t *testing.T) {
+	python := strictPython(t)
+	e := demoEnv(t)
+	e.scrape("30") // the first fill
+	const accept = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
+
+	for _, accept := range []string{accept, "application/openmetrics-text;version=0.0.1"} {
+		ct, om := e.scrapeAs(accept)
+		if !strings.HasPrefix(ct, "application/openmetrics-text") {
+			t.Fatalf("Accept %s: Content-Type %q", accept, ct)
+		}
+		fams, err := parseStrict(t, python, om)
+		if err != nil {
+			t.Fatalf("Accept %s: the reference parser refuses the answer: %v", accept, err)
+		}
+		types := map[string]string{}
+		samples := map[string]bool{}
+		for _, f := range fams {
+			types[f.Name] = f.Type
+			for _, s := range f.Samples {
+				samples[s] = true
+			}
+		}
+		if types["go_memstats_alloc_bytes"] != "gauge" || types["go_memstats_alloc_bytes_total"] != "unknown" {
+			t.Errorf("go_memstats_alloc_bytes: %q, go_memstats_alloc_bytes_total: %q; want gauge and unknown", types["go_memstats_alloc_bytes"], types["go_memstats_alloc_bytes_total"])
+		}
+		if types["go_gc_duration_seconds"] != "summary" || types["process_cpu_seconds"] != "counter" || types["onchain_exporter_upstream_requests"] != "counter" {
+			t.Errorf("families lost their types: go_gc_duration_seconds %q, process_cpu_seconds %q, onchain_exporter_upstream_requests %q",
+				types["go_gc_duration_seconds"], types["process_cpu_seconds"], types["onchain_exporter_upstream_requests"])
+		}
+
+		// Every sample name of the text format is in the OpenMetrics
+		// answer, the Go runtime's and the process's among them.
+		_, text := e.scrapeAs("text/plain;version=0.0.4")
+		var missing []string
+		goFams := 0
+		for name, mf := range testtool.Families(t, text) {
+			if strings.HasPrefix(name, "go_") {
+				goFams++
+			}
+			want := name
+			switch mf.GetType().String() {
+			case "SUMMARY", "HISTOGRAM":
+				want = name + "_count"
+			}
+			if !samples[want] {
+				missing = append(missing, want)
+			}
+		}
+		slices.Sort(missing)
+		if len(missing) > 0 {
+			t.Errorf("Accept %s: samples of the text format missing from OpenMetrics: %v", accept, missing)
+		}
+		if goFams < 20 {
+			t.Errorf("only %d go_ families in the text format", goFams)
+		}
+	}
+}
+
+// The text format keeps both of the clashing pair with their own types:
+// nothing of the Go collector's is lost there.
+func TestTextFormatKeepsTheGoCollectorsTypes(t *testing.T) {
+	e := demoEnv(t)
+	_, text := e.scrapeAs("text/plain;version=0.0.4")
+	for _, want := range []string{
+		"# TYPE go_memstats_alloc_bytes gauge\n",
+		"# TYPE go_memstats_alloc_bytes_total counter\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the text format lacks %q", want)
+		}
+	}
+}
+
+// The parser this test relies on refuses what the client library writes
+// for the Go collector on its own: the check can fail.
+func TestReferenceParserRefusesTheClash(t *testing.T) {
+	python := strictPython(t)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector())
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, mf := range mfs {
+		if _, err := expfmt.MetricFamilyToOpenMetrics(&b, mf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.WriteString("# EOF\n")
+	_, err = parseStrict(t, python, b.String())
+	if err == nil || !strings.Contains(err.Error(), "go_memstats_alloc_bytes") {
+		t.Errorf("the library's own OpenMetrics of the Go collector: parser error %v, want one naming go_memstats_alloc_bytes", err)
+	}
+}
+
+// omClashes picks the counter whose OpenMetrics family name is another
+// family's name, and only it.
+func TestOMClashes(t *testing.T) {
+	counter, gauge := "COUNTER", "GAUGE"
+	mk := func(name, typ string) *block {
+		var b strings.Builder
+		b.WriteString("# TYPE " + name + " " + strings.ToLower(typ) + "\n" + name + " 1\n")
+		mf := testtool.Families(t, b.String())[name]
+		return &block{name: name, mf: mf}
+	}
+	pair, pairGauge := mk("x_total", counter), mk("x", gauge)
+	alone := mk("y_total", counter)
+	gaugeTotal := mk("z_total", gauge)
+	z := mk("z", gauge)
+	got := omClashes([]*block{pairGauge, pair, alone, gaugeTotal, z})
+	if !got[pair] || len(got) != 1 {
+		t.Errorf("omClashes: %v, want only x_total", got)
+	}
+}
