@@ -1,11 +1,15 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -26,6 +30,18 @@ type fakeCommand struct {
 	listen   *string
 	dialect  *string
 	timeless *bool
+	keys     *map[string]string
+	catalog  *string
+	answer   *string
+}
+
+// fakePlanKeys are the data API keys the fake gives a plan when
+// --fake.key names none: one per plan below premium, the plan of
+// demo.DataToken. Like the demo's, they are fixed and public.
+var fakePlanKeys = map[string]fakeapi.Plan{
+	"demo-basic-token":        fakeapi.PlanBasic,
+	"demo-advanced-token":     fakeapi.PlanAdvanced,
+	"demo-professional-token": fakeapi.PlanProfessional,
 }
 
 // fakeDefaultAddress is where `onchain_exporter fake` listens unless told
@@ -43,6 +59,12 @@ func addFakeCommand(app *kingpin.Application) *fakeCommand {
 		Default("a").Envar(demo.DialectEnv).Enum("a", "b")
 	f.timeless = cmd.Flag("fake.timeless", "Serve the Indicator and Analyst Consensus answers without any time (no date, timestamp, updated_at or as_of), as an API whose rows carry none.").
 		Envar(demo.TimelessEnv).Bool()
+	f.keys = cmd.Flag("fake.key", "A data API key and its plan, KEY=PLAN (basic, advanced, professional or premium); repeatable. Without it: demo-basic-token, demo-advanced-token and demo-professional-token. "+demo.DataToken+" is premium.").
+		PlaceHolder("KEY=PLAN").StringMap()
+	f.catalog = cmd.Flag("fake.catalog", "Data API endpoints served and listed by discovery: full (about 200 paths over the provider's categories and assets) or small (the built-in catalog's and the BTC and ETH exchange flows, as --demo and the tests serve).").
+		Default("full").Enum("full", "small")
+	f.answer = cmd.Flag("fake.plan-answer", "How /v1/my/discovery/endpoints answers: current, nested (the older dialect: each metric's windows under \"window\", beside \"limit\"), or an error status: 404 (an upstream without it), 403 or 500 (read as the basic plan by the provider's client).").
+		Default("current").String()
 	return f
 }
 
@@ -54,18 +76,74 @@ func (f *fakeCommand) run(logger log.Logger, out io.Writer) int {
 		level.Error(logger).Log("msg", "cannot start the fake upstream", "err", err)
 		return 2
 	}
+	keys, err := f.planKeys()
+	if err != nil {
+		level.Error(logger).Log("msg", "cannot start the fake upstream", "err", err)
+		return 2
+	}
+	catalog, err := fakeapi.ParseCatalog(*f.catalog)
+	if err != nil {
+		level.Error(logger).Log("msg", "cannot start the fake upstream", "err", err)
+		return 2
+	}
+	answer, err := fakeapi.ParsePlanAnswer(*f.answer)
+	if err != nil {
+		level.Error(logger).Log("msg", "cannot start the fake upstream", "err", fmt.Errorf("--fake.plan-answer: %w", err))
+		return 2
+	}
 	d, err := demo.Listen(logger, *f.listen, demo.Payload{Dialect: dialect, Timeless: *f.timeless})
 	if err != nil {
 		level.Error(logger).Log("msg", "cannot start the fake upstream", "err", err)
 		return 1
 	}
 	defer d.Close()
-	fmt.Fprint(out, fakeBanner(d.URL))
+	d.Fake.SetCatalog(catalog)
+	d.Fake.SetPlanAnswer(answer)
+	for k, p := range keys {
+		d.Fake.SetDataKey(k, p)
+	}
+	fmt.Fprint(out, fakeBanner(d.URL), fakePlansBanner(d.URL, keys))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	<-ctx.Done()
 	level.Info(logger).Log("msg", "fake upstream stopped")
 	return 0
+}
+
+// planKeys reads --fake.key: each key's plan, or fakePlanKeys when the
+// flag is not given.
+func (f *fakeCommand) planKeys() (map[string]fakeapi.Plan, error) {
+	if len(*f.keys) == 0 {
+		return fakePlanKeys, nil
+	}
+	keys := make(map[string]fakeapi.Plan, len(*f.keys))
+	for k, name := range *f.keys {
+		if k == "" {
+			return nil, fmt.Errorf("--fake.key=%s: the key is empty (KEY=PLAN)", "="+name)
+		}
+		p, err := fakeapi.ParsePlan(name)
+		if err != nil {
+			return nil, fmt.Errorf("--fake.key for key %q: %w", k, err)
+		}
+		keys[k] = p
+	}
+	return keys, nil
+}
+
+// fakePlansBanner says which data API key is on which plan, cheapest
+// plan first, and where a key reads its plan.
+func fakePlansBanner(url string, keys map[string]fakeapi.Plan) string {
+	all := map[string]fakeapi.Plan{demo.DataToken: fakeapi.PlanPremium}
+	maps.Copy(all, keys)
+	names := slices.SortedFunc(maps.Keys(all), func(a, b string) int {
+		return cmp.Or(cmp.Compare(all[a], all[b]), cmp.Compare(a, b))
+	})
+	var b strings.Builder
+	b.WriteString("Data API plans (a key reads its own at " + url + "/v1/my/discovery/endpoints):\n")
+	for _, k := range names {
+		fmt.Fprintf(&b, "  %-13s %s\n", all[k].String()+":", k)
+	}
+	return b.String()
 }
 
 // fakeBanner says where each API of the fake is and which credential it

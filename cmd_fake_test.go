@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -29,9 +31,19 @@ import (
 // returns the data API's address it printed; SIGTERM stops it at cleanup.
 func startFake(t *testing.T) string {
 	t.Helper()
+	url, _ := startFakeWith(t)
+	return url
+}
+
+// startFakeWith is startFake with more arguments of the fake command; it
+// returns the banner too.
+func startFakeWith(t *testing.T, args ...string) (url, banner string) {
+	t.Helper()
 	var stdout, stderr testtool.LogBuffer
 	done := make(chan int, 1)
-	go func() { done <- run([]string{"fake", "--fake.listen-address=127.0.0.1:0"}, &stdout, &stderr) }()
+	go func() {
+		done <- run(append([]string{"fake", "--fake.listen-address=127.0.0.1:0"}, args...), &stdout, &stderr)
+	}()
 	t.Cleanup(func() {
 		if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
 			t.Fatal(err)
@@ -54,7 +66,7 @@ func startFake(t *testing.T) string {
 					t.Errorf("the fake's banner does not say %s:\n%s", want, stdout.String())
 				}
 			}
-			return m[1]
+			return m[1], stdout.String()
 		}
 		select {
 		case code := <-done:
@@ -321,5 +333,91 @@ func TestExporterIsTheDefaultCommand(t *testing.T) {
 	if code := run([]string{"fake", "--fake.listen-address=127.0.0.1:notaport"}, &stdout, &stderr); code != 1 ||
 		!strings.Contains(stderr.String(), "cannot start the fake upstream") {
 		t.Errorf("a bad address: exit %d, %s", code, stderr.String())
+	}
+}
+
+// The fake gives data API keys their plans: by default one key per plan
+// below premium, which the banner names, or those --fake.key names; each
+// key reads its own plan, the demo token stays premium, and a plan the
+// fake does not know is refused before anything listens. It serves the
+// full catalog unless --fake.catalog=small.
+func TestFakeCommandPlanKeys(t *testing.T) {
+	planName := func(base, key string) string {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, base+"/v1/my/discovery/endpoints", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var doc struct{ Plan struct{ Name string } }
+		if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil && resp.StatusCode == http.StatusOK {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("%d %s", resp.StatusCode, doc.Plan.Name)
+	}
+	paths := func(base string) int {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, base+"/v1/discovery/endpoints", nil)
+		req.Header.Set("Authorization", "Bearer "+demo.DataToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var doc struct{ Result struct{ Data []any } }
+		if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
+			t.Fatal(err)
+		}
+		return len(doc.Result.Data)
+	}
+	t.Run("default", func(t *testing.T) {
+		base, banner := startFakeWith(t)
+		if n := paths(base); n < 180 {
+			t.Errorf("the fake lists %d v1 paths, want the full catalog", n)
+		}
+		for key, want := range map[string]string{"demo-basic-token": "200 BASIC", "demo-advanced-token": "200 ADVANCED",
+			"demo-professional-token": "200 PROFESSIONAL", demo.DataToken: "200 PREMIUM", "other": "401 "} {
+			if got := planName(base, key); got != want {
+				t.Errorf("%s: %s, want %s", key, got, want)
+			}
+			if want != "401 " && !regexp.MustCompile(`(?m)^  `+strings.ToLower(strings.Fields(want)[1])+`: +`+key+`$`).MatchString(banner) {
+				t.Errorf("the banner does not give %s its plan:\n%s", key, banner)
+			}
+		}
+	})
+	t.Run("flag", func(t *testing.T) {
+		base, _ := startFakeWith(t, "--fake.key=k1=BASIC", "--fake.key=k2=premium", "--fake.catalog=small", "--fake.plan-answer=404")
+		if n := paths(base); n != 18 {
+			t.Errorf("--fake.catalog=small lists %d v1 paths, want 18", n)
+		}
+		for key, want := range map[string]string{"k1": "404 ", "k2": "404 ", demo.DataToken: "404 ", "demo-basic-token": "401 "} {
+			if got := planName(base, key); got != want {
+				t.Errorf("%s: %s, want %s", key, got, want)
+			}
+		}
+		for key, want := range map[string]int{"k1": 403, "k2": 200, demo.DataToken: 200} {
+			req, _ := http.NewRequest(http.MethodGet, base+"/v1/btc/network-indicator/pnl-utxo?limit=1", nil)
+			req.Header.Set("Authorization", "Bearer "+key)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != want {
+				t.Errorf("%s reads pnl-utxo: HTTP %d, want %d", key, resp.StatusCode, want)
+			}
+		}
+	})
+	for arg, want := range map[string]string{
+		"--fake.key=k1=gold":     `--fake.key for key \"k1\": unknown plan \"gold\" (basic, advanced, professional, premium)`,
+		"--fake.key==basic":      `--fake.key==basic: the key is empty (KEY=PLAN)`,
+		"--fake.plan-answer=200": `--fake.plan-answer: unknown plan answer \"200\" (current, nested, or an error status such as 404, 403 or 500)`,
+	} {
+		var stdout, stderr testtool.LogBuffer
+		if code := run([]string{"fake", "--fake.listen-address=127.0.0.1:0", arg}, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), want) {
+			t.Errorf("%s: exit %d, %s", arg, code, stderr.String())
+		}
 	}
 }

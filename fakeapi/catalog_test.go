@@ -2,8 +2,12 @@ package fakeapi
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
+	"os"
+	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -171,5 +175,43 @@ func TestSetCatalog(t *testing.T) {
 	}
 	if _, err := ParseCatalog("huge"); err == nil || err.Error() != `unknown catalog "huge" (small or full)` {
 		t.Errorf("ParseCatalog(huge): %v", err)
+	}
+}
+
+// docs/fake.md shows the basic plan's answer as the fake gives it and
+// the size of the full catalog as it is.
+func TestFakeDocSaysWhatIsServed(t *testing.T) {
+	b, err := os.ReadFile("../docs/fake.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	m := regexp.MustCompile("(?s)```json\n(.*?)```").FindStringSubmatch(doc)
+	if m == nil {
+		t.Fatal("docs/fake.md shows no plan answer")
+	}
+	s, _ := newTestServer(Options{DataKeys: map[string]Plan{"k": PlanBasic}})
+	var shown, served any
+	if err := json.Unmarshal([]byte(m[1]), &shown); err != nil {
+		t.Fatalf("docs/fake.md's plan answer: %v", err)
+	}
+	if err := json.Unmarshal(get(t, s, planPath, "Authorization", "Bearer k").Body.Bytes(), &served); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(shown, served) {
+		t.Errorf("docs/fake.md shows\n%s\nthe fake answers\n%s", m[1], get(t, s, planPath, "Authorization", "Bearer k").Body)
+	}
+	full, _ := newTestServer(Options{Catalog: CatalogFull})
+	order, items := discoveryItems(t, full, "/v1/discovery/endpoints")
+	required := 0
+	for _, p := range order {
+		if r, _ := items[p]["required_parameters"].([]any); len(r) > 0 {
+			required++
+		}
+	}
+	for _, want := range []string{fmt.Sprintf("%d v1 paths in all", len(order)), fmt.Sprintf("%d of them with required parameters", required)} {
+		if !strings.Contains(strings.Join(strings.Fields(doc), " "), want) {
+			t.Errorf("docs/fake.md does not say %q", want)
+		}
 	}
 }

@@ -6,7 +6,12 @@
 //     with the status/result envelope, windows, limits, block series,
 //     discovery and bearer or api_key authentication. It serves what its
 //     discovery lists and answers any other path 404, and a parameter
-//     the path does not take 400, as the real API does;
+//     the path does not take 400, as the real API does. Its catalog is
+//     small (the paths the demo and tests read) or full (the provider's,
+//     about 200 v1 paths: catalog.go). Keys have plans (plan.go): the
+//     plan endpoint /v1/my/discovery/endpoints describes a key's, in
+//     either of its dialects or failing as told (planserve.go), and a
+//     data call the plan does not cover is 403;
 //   - the Indicator API under "/indicator" (public catalog, keyed
 //     price-to-book band series);
 //   - the Analyst Consensus API under "/consensus", with its full error
