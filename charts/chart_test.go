@@ -72,6 +72,7 @@ func TestEveryOption(t *testing.T) {
 	if want := []string{configFlag, storageFlag,
 		"--cluster.listen-address=0.0.0.0:7946", "--cluster.advertise-address=[$(POD_IP)]:7946",
 		"--cluster.peer=markets-onchain-exporter-cluster.monitoring.svc:7946", "--cluster.peer-timeout=20s",
+		"--cluster.peer-name=$(POD_NAME)", "--cluster.label=markets-production", "--cluster.max-members=6",
 		"--cluster.encryption-key-file=/run/secrets/onchain_exporter_cluster/key",
 		"--log.format=json", "--log.level=debug"}; !slices.Equal(c.Args, want) {
 		t.Errorf("args %q, want %q", c.Args, want)
@@ -89,6 +90,12 @@ func TestEveryOption(t *testing.T) {
 	}
 	if len(spec.ImagePullSecrets) != 1 || spec.ImagePullSecrets[0].Name != "registry" {
 		t.Errorf("imagePullSecrets %v", spec.ImagePullSecrets)
+	}
+	// Scrapes from the monitoring namespace alone.
+	if np := m.NetworkPolicy; np == nil || len(np.Spec.Ingress) == 0 || len(np.Spec.Ingress[0].From) != 1 ||
+		np.Spec.Ingress[0].From[0].NamespaceSelector == nil ||
+		np.Spec.Ingress[0].From[0].NamespaceSelector.MatchLabels["kubernetes.io/metadata.name"] != "monitoring" {
+		t.Errorf("NetworkPolicy %+v: networkPolicy.metricsFrom not rendered", m.NetworkPolicy)
 	}
 }
 

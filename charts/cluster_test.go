@@ -1,6 +1,7 @@
 package charts
 
 import (
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 
 	"github.com/onchain-exporter/onchain_exporter/cluster"
 	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
@@ -40,7 +42,13 @@ type clusterWant struct {
 	peerTimeout time.Duration
 	keySecret   string // the Secret of the gossip key; "" for gossip in the clear
 	keyName     string
+	generated   bool   // the chart creates keySecret
+	label       string // --cluster.label
+	maxMembers  int
 }
+
+// generatedKey is the Secret the chart generates for the release markets.
+const generatedKey = "markets-onchain-exporter-gossip"
 
 // checkCluster checks a rendering in cluster mode: the replicas, rolled
 // one at a time without going below their number; the gossip flags,
@@ -141,10 +149,44 @@ func checkCluster(t *testing.T, m *manifests, want clusterWant) {
 			t.Errorf("--%s=%q, want %q", name, got, value)
 		}
 	}
-	cfg := parseClusterFlags(t, c.Args, want.keySecret != "")
+	// The key the exporter reads: the generated Secret's own content, or
+	// a stand-in for a Secret made out of band.
+	var key []byte
+	switch {
+	case want.generated:
+		sec := m.GossipSecret
+		if sec == nil || sec.Name != want.keySecret || sec.Namespace != namespace {
+			t.Fatalf("no generated Secret %s/%s for the gossip key (%+v)", namespace, want.keySecret, sec)
+		}
+		key = sec.Data[want.keyName]
+		if len(key) == 0 || len(sec.Data) != 1 {
+			t.Fatalf("Secret %s: keys %v, want %s alone", sec.Name, keys(sec.Data), want.keyName)
+		}
+	case want.keySecret != "":
+		if m.GossipSecret != nil {
+			t.Errorf("a Secret %s rendered beside cluster.encryption.existingSecret", m.GossipSecret.Name)
+		}
+		key = []byte("MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=\n")
+	default:
+		if m.GossipSecret != nil {
+			t.Errorf("a Secret %s rendered with gossip in the clear", m.GossipSecret.Name)
+		}
+	}
+	cfg := parseClusterFlags(t, c.Args, key)
 	if len(cfg.Peers) != 1 || cfg.PeerTimeout != want.peerTimeout {
 		t.Errorf("peers %q, peer timeout %s; want one peer and %s", cfg.Peers, cfg.PeerTimeout, want.peerTimeout)
 	}
+	if cfg.ClusterName != want.label || cfg.MaxMembers != want.maxMembers {
+		t.Errorf("--cluster.label=%q, --cluster.max-members=%d; want %q and %d", cfg.ClusterName, cfg.MaxMembers, want.label, want.maxMembers)
+	}
+	// A restarted container is the same member: the pod's name.
+	if got, _ := flagValue(c.Args, "cluster.peer-name"); got != "$(POD_NAME)" {
+		t.Errorf("--cluster.peer-name=%q, want $(POD_NAME)", got)
+	}
+	if e, ok := env["POD_NAME"]; !ok || e.ValueFrom == nil || e.ValueFrom.FieldRef == nil || e.ValueFrom.FieldRef.FieldPath != "metadata.name" {
+		t.Errorf("env POD_NAME %+v: want the downward API's metadata.name", e)
+	}
+	checkNetworkPolicy(t, m, c)
 
 	// The gossip key: a file of the Secret, mounted where the flag says.
 	keyFile, hasKey := flagValue(c.Args, "cluster.encryption-key-file")
@@ -205,8 +247,9 @@ func checkAntiAffinity(t *testing.T, m *manifests) {
 
 // parseClusterFlags reads the --cluster.* args with the exporter's own
 // flags and validates them, with the pod's IP stood in for $(POD_IP) and,
-// when there is a key, a key file stood in for the mounted one.
-func parseClusterFlags(t *testing.T, args []string, key bool) cluster.Config {
+// when there is a key, a key file of that content stood in for the
+// mounted one.
+func parseClusterFlags(t *testing.T, args []string, key []byte) cluster.Config {
 	t.Helper()
 	app := kingpin.New("onchain_exporter", "")
 	cfg := cluster.AddFlags(app)
@@ -216,9 +259,10 @@ func parseClusterFlags(t *testing.T, args []string, key bool) cluster.Config {
 			continue
 		}
 		a = strings.ReplaceAll(a, "$(POD_IP)", "10.1.2.3")
-		if _, ok := strings.CutPrefix(a, "--cluster.encryption-key-file="); ok && key {
+		a = strings.ReplaceAll(a, "$(POD_NAME)", "markets-onchain-exporter-5d8f7-x2k9p")
+		if _, ok := strings.CutPrefix(a, "--cluster.encryption-key-file="); ok && key != nil {
 			f := filepath.Join(t.TempDir(), "key")
-			if err := os.WriteFile(f, []byte("MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=\n"), 0o600); err != nil {
+			if err := os.WriteFile(f, key, 0o600); err != nil {
 				t.Fatal(err)
 			}
 			a = "--cluster.encryption-key-file=" + f
@@ -236,19 +280,114 @@ func parseClusterFlags(t *testing.T, args []string, key bool) cluster.Config {
 
 func itoa(n int32) string { return strconv.Itoa(int(n)) }
 
-// TestClusterByDefault: two replicas share their calls, with gossip in the
-// clear, spread over nodes.
+// TestClusterByDefault: two replicas share their calls, spread over nodes,
+// in a cluster named after the release, with gossip encrypted by a key the
+// chart generates and reachable from the release's pods alone.
 func TestClusterByDefault(t *testing.T) {
 	m := render(t)
-	checkCluster(t, m, clusterWant{replicas: 2, port: 9094, peerTimeout: 15 * time.Second})
+	checkCluster(t, m, clusterWant{replicas: 2, port: 9094, peerTimeout: 15 * time.Second,
+		keySecret: generatedKey, keyName: "gossip-key", generated: true, label: "monitoring/markets", maxMembers: 4})
 	checkAntiAffinity(t, m)
+}
+
+// TestGossipKeyGenerated: each rendering without a cluster to look the
+// Secret up in makes a new random key (an upgrade keeps the one in the
+// cluster: lookup), and the key is one the exporter reads as AES-256.
+func TestGossipKeyGenerated(t *testing.T) {
+	a, b := render(t).GossipSecret, render(t).GossipSecret
+	if a == nil || b == nil {
+		t.Fatal("no gossip key Secret rendered")
+	}
+	ka, kb := string(a.Data["gossip-key"]), string(b.Data["gossip-key"])
+	if ka == kb {
+		t.Errorf("two renderings made the same key: it is not random")
+	}
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(ka))
+	if err != nil || len(raw) != 32 {
+		t.Errorf("the generated key is %d bytes (%v), want base64 of 32", len(raw), err)
+	}
+	tmpl, err := os.ReadFile(filepath.Join(chartDir, "templates", "secret-gossip.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(tmpl), `lookup "v1" "Secret" .Release.Namespace $name`) {
+		t.Error("secret-gossip.yaml does not look the Secret up: an upgrade would replace the key and split the cluster")
+	}
+}
+
+// TestClusterInTheClear: cluster.encryption.enabled false is gossip in the
+// clear: no key, no Secret; the NetworkPolicy still keeps others out.
+func TestClusterInTheClear(t *testing.T) {
+	m := render(t, "--set", "cluster.encryption.enabled=false", "--set", "cluster.name=prod", "--set", "cluster.maxMembers=7")
+	checkCluster(t, m, clusterWant{replicas: 2, port: 9094, peerTimeout: 15 * time.Second, label: "prod", maxMembers: 7})
+}
+
+// TestNoNetworkPolicy: networkPolicy.enabled false renders none.
+func TestNoNetworkPolicy(t *testing.T) {
+	if m := render(t, "--set", "networkPolicy.enabled=false"); m.NetworkPolicy != nil {
+		t.Error("a NetworkPolicy rendered with networkPolicy.enabled false")
+	}
+}
+
+// checkNetworkPolicy checks the pods' ingress: the metrics port from
+// networkPolicy.metricsFrom (anyone when empty), the gossip ports, TCP
+// and UDP, from the release's pods alone, nothing else.
+func checkNetworkPolicy(t *testing.T, m *manifests, c corev1.Container) {
+	t.Helper()
+	np := m.NetworkPolicy
+	if np == nil {
+		t.Fatal("no NetworkPolicy rendered")
+	}
+	pod := m.Deployment.Spec.Template.Labels
+	if np.Namespace != namespace || !subset(np.Spec.PodSelector.MatchLabels, pod) || len(np.Spec.PodSelector.MatchLabels) == 0 {
+		t.Errorf("NetworkPolicy selects %v, want the pod labels %v", np.Spec.PodSelector.MatchLabels, pod)
+	}
+	if len(np.Spec.PolicyTypes) != 1 || np.Spec.PolicyTypes[0] != networkingv1.PolicyTypeIngress {
+		t.Errorf("NetworkPolicy policyTypes %v, want Ingress", np.Spec.PolicyTypes)
+	}
+	named := map[string]corev1.ContainerPort{}
+	for _, p := range c.Ports {
+		named[p.Name] = p
+	}
+	gossip := 0
+	for _, rule := range np.Spec.Ingress {
+		for _, p := range rule.Ports {
+			cp, ok := named[p.Port.String()]
+			if !ok || p.Protocol == nil || *p.Protocol != cp.Protocol {
+				t.Errorf("NetworkPolicy port %v/%v is no port of the container", p.Port, p.Protocol)
+				continue
+			}
+			if cp.Name == "http-metrics" {
+				continue
+			}
+			gossip++
+			if len(rule.From) != 1 || rule.From[0].PodSelector == nil || rule.From[0].NamespaceSelector != nil ||
+				!reflectEqual(rule.From[0].PodSelector.MatchLabels, m.Deployment.Spec.Selector.MatchLabels) {
+				t.Errorf("gossip port %s open to %+v; want the release's pods alone", cp.Name, rule.From)
+			}
+		}
+	}
+	if gossip != 2 {
+		t.Errorf("NetworkPolicy lets in %d gossip ports, want TCP and UDP", gossip)
+	}
+}
+
+func reflectEqual(a, b map[string]string) bool { return subset(a, b) && subset(b, a) }
+
+func keys(m map[string][]byte) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
 }
 
 // TestClusterEveryOption: three replicas, another port and peer timeout,
 // encrypted gossip; the values' affinity replaces the chart's.
 func TestClusterEveryOption(t *testing.T) {
 	m := render(t, "-f", allValues)
-	checkCluster(t, m, clusterWant{replicas: 3, port: 7946, peerTimeout: 20 * time.Second, keySecret: "onchain-exporter-gossip", keyName: "key"})
+	checkCluster(t, m, clusterWant{replicas: 3, port: 7946, peerTimeout: 20 * time.Second, keySecret: "onchain-exporter-gossip", keyName: "key",
+		label: "markets-production", maxMembers: 6})
 	if a := m.Deployment.Spec.Template.Spec.Affinity; a == nil || a.NodeAffinity == nil || a.PodAntiAffinity != nil {
 		t.Errorf("affinity %+v: want the values' own, in place of the chart's", a)
 	}
@@ -258,7 +397,8 @@ func TestClusterEveryOption(t *testing.T) {
 // added later) but has nothing to spread and no budget of disruptions.
 func TestClusterOfOne(t *testing.T) {
 	m := render(t, "--set", "replicas=1")
-	checkCluster(t, m, clusterWant{replicas: 1, port: 9094, peerTimeout: 15 * time.Second})
+	checkCluster(t, m, clusterWant{replicas: 1, port: 9094, peerTimeout: 15 * time.Second,
+		keySecret: generatedKey, keyName: "gossip-key", generated: true, label: "monitoring/markets", maxMembers: 3})
 	if a := m.Deployment.Spec.Template.Spec.Affinity; a != nil {
 		t.Errorf("one replica: affinity %+v, want none", a)
 	}

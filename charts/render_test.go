@@ -13,6 +13,7 @@ import (
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
@@ -60,6 +61,10 @@ type manifests struct {
 	PVC            *corev1.PersistentVolumeClaim
 	ServiceMonitor *monitoringv1.ServiceMonitor
 	PrometheusRule *monitoringv1.PrometheusRule
+	// GossipSecret is the gossip key the chart generates, NetworkPolicy
+	// the pods' ingress (cluster mode).
+	GossipSecret  *corev1.Secret
+	NetworkPolicy *networkingv1.NetworkPolicy
 	// Raw holds each object as JSON by kind (the headless Service as
 	// "Service/cluster"), for comparisons the typed form would blur
 	// (omitted against empty fields).
@@ -136,6 +141,12 @@ func decode(out string) (*manifests, error) {
 		case "PrometheusRule":
 			wantAPI, m.PrometheusRule = "monitoring.coreos.com/v1", &monitoringv1.PrometheusRule{}
 			into = m.PrometheusRule
+		case "Secret":
+			m.GossipSecret = &corev1.Secret{}
+			into = m.GossipSecret
+		case "NetworkPolicy":
+			wantAPI, m.NetworkPolicy = "networking.k8s.io/v1", &networkingv1.NetworkPolicy{}
+			into = m.NetworkPolicy
 		default:
 			return nil, fmt.Errorf("unexpected kind %q in\n%s", head.Kind, doc)
 		}

@@ -106,3 +106,27 @@ exporters must not share one state directory).
 {{- fail "persistence.enabled needs one replica (replicas: 1, or cluster.enabled: false): one claim cannot hold the state of several replicas. A cluster keeps its state in its members: each pod has an emptyDir and a pod that starts takes the state from a peer (docs/operations.md, High availability)" -}}
 {{- end -}}
 {{- end }}
+
+{{/*
+The Secret of the gossip key: existingSecret, or the one the chart creates;
+empty when gossip is in the clear.
+*/}}
+{{- define "onchain-exporter.gossipSecretName" -}}
+{{- if and .Values.cluster.enabled .Values.cluster.encryption.enabled -}}
+{{- default (printf "%s-gossip" (include "onchain-exporter.fullname" . | trunc 56 | trimSuffix "-")) .Values.cluster.encryption.existingSecret -}}
+{{- end -}}
+{{- end }}
+
+{{/*
+--cluster.label: cluster.name, or the release's namespace and name, so
+that two releases (or one name in two namespaces) whose pod addresses
+meet never merge.
+*/}}
+{{- define "onchain-exporter.clusterName" -}}
+{{- default (printf "%s/%s" .Release.Namespace .Release.Name) .Values.cluster.name -}}
+{{- end }}
+
+{{/* --cluster.max-members: cluster.maxMembers, or replicas + 2. */}}
+{{- define "onchain-exporter.maxMembers" -}}
+{{- if .Values.cluster.maxMembers }}{{ .Values.cluster.maxMembers }}{{ else }}{{ add (include "onchain-exporter.replicas" . | atoi) 2 }}{{ end -}}
+{{- end }}
