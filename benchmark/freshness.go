@@ -13,6 +13,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/plan"
 )
 
 // Freshness is measured at every scrape, for every tuple, as the excess
@@ -44,6 +45,13 @@ type FreshnessOptions struct {
 	// Start is when the run starts (zero: simStart); the exporter starts
 	// cold then.
 	Start time.Time
+	// Plan names the key's plan on the fake ("": premium, which reads
+	// everything), ReadPlan has the exporter read it as it does at start
+	// (package expand), and Extra is YAML of further entries beside the
+	// window's tuples (plan.go); their calls are counted apart.
+	Plan     string
+	ReadPlan bool
+	Extra    string
 }
 
 // Freshness is the outcome of a run.
@@ -72,6 +80,9 @@ type Freshness struct {
 	// Missing counts tuple scrapes that served no row time at all (they
 	// are left out of the staleness).
 	Missing int
+	// ExtraCalls counts the calls of the Extra entries' paths, and
+	// PlanReads the reads of the key's plan; neither is in Calls.
+	ExtraCalls, PlanReads int64
 }
 
 // CallsPerRow is upstream calls per published row.
@@ -208,19 +219,24 @@ func RunFreshness(o FreshnessOptions) (*Freshness, error) {
 	clock, fake, srv := o.upstream()
 	defer srv.Close()
 	start := clock.Now()
-	yml := o.config(srv.URL, spec)
-	cfg, exp, err := newExporter("freshness.yml", yml, collector.Options{Clock: clock})
+	yml := o.config(srv.URL, spec) + o.Extra
+	cfg, exp, err := o.exporter(yml, clock)
 	if err != nil {
 		return nil, err
 	}
 	defer exp.Close()
-	tracks := make([]*tupleTrack, len(cfg.Tuples))
-	for i, t := range cfg.Tuples {
+	var tracks []*tupleTrack
+	extra := map[string]bool{}
+	for _, t := range cfg.Tuples {
+		if t.Path != spec.path {
+			extra[t.Path] = true
+			continue
+		}
 		asset := t.Params["asset"]
 		if asset == "" {
 			asset = spec.asset
 		}
-		tracks[i] = &tupleTrack{key: strings.Join(t.TupleLabelValues, "\xff"), asset: asset, served: map[time.Time]bool{}}
+		tracks = append(tracks, &tupleTrack{key: strings.Join(t.TupleLabelValues, "\xff"), asset: asset, served: map[time.Time]bool{}})
 	}
 	if len(tracks) != o.Tuples {
 		return nil, fmt.Errorf("%d tuples configured, %d asked for", len(tracks), o.Tuples)
@@ -284,7 +300,11 @@ func RunFreshness(o FreshnessOptions) (*Freshness, error) {
 			}
 		}
 	}
-	f.Calls = fake.Calls("data")
+	f.PlanReads = fake.CallsFor(plan.Path)
+	for path := range extra {
+		f.ExtraCalls += fake.CallsFor(path)
+	}
+	f.Calls = fake.Calls("data") - f.ExtraCalls - f.PlanReads
 	return f, nil
 }
 
@@ -373,7 +393,15 @@ func (o FreshnessOptions) upstream() (*fakeapi.SimClock, *fakeapi.Server, *httpt
 		start = o.Start
 	}
 	clock := fakeapi.NewSimClock(start)
-	fake := fakeapi.New(fakeapi.Options{Now: clock.Now, DataToken: "bench", Publish: map[string]fakeapi.Delay{o.Window: o.Delay}})
+	fo := fakeapi.Options{Now: clock.Now, DataToken: "bench", Publish: map[string]fakeapi.Delay{o.Window: o.Delay}}
+	if o.Plan != "" {
+		p, err := fakeapi.ParsePlan(o.Plan)
+		if err != nil {
+			panic(err) // a benchmark's own constant
+		}
+		fo.DataKeys, fo.Catalog = map[string]fakeapi.Plan{"bench": p}, fakeapi.CatalogFull
+	}
+	fake := fakeapi.New(fo)
 	return clock, fake, httptest.NewServer(fake)
 }
 
