@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/plan"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -85,6 +86,7 @@ type Expander struct {
 	// the plan in force (plan.go).
 	planSaid    map[string]string
 	planReadAt  time.Time
+	planLast    plan.Outcome
 	planChanged func(api string)
 }
 

@@ -47,9 +47,9 @@ func (x *Expander) OnPlanChanged(f func(api string)) {
 // refreshPlan reads the plan of the data API section a, or reuses one
 // read within reuse (one the last run saved, within Refresh), puts it in
 // force and reports whether that changed the plan in force.
-func (x *Expander) refreshPlan(ctx context.Context, a *config.API, reuse time.Duration) bool {
+func (x *Expander) refreshPlan(ctx context.Context, a *config.API, reuse time.Duration) (plan.Outcome, bool) {
 	if a == nil || a.Name != config.APIData {
-		return false
+		return plan.Outcome{}, false
 	}
 	c, release := x.clients.Candidate(a)
 	defer release()
@@ -75,7 +75,7 @@ func (x *Expander) refreshPlan(ctx context.Context, a *config.API, reuse time.Du
 			x.cache.put(a, plan.Path, rowsOf(out), x.now(), gen)
 		}
 	}
-	return x.putPlan(c, a, out)
+	return out, x.putPlan(c, a, out)
 }
 
 // putPlan puts the plan of an outcome in force (none but for a plan
@@ -88,6 +88,7 @@ func (x *Expander) putPlan(c *upstream.Client, a *config.API, out plan.Outcome) 
 	changed := c.SetPlan(out.Plan)
 	said := out.String()
 	x.mu.Lock()
+	x.planLast = out
 	first := x.planSaid[a.Name] != said
 	x.planSaid[a.Name] = said
 	f := x.planChanged
@@ -105,17 +106,29 @@ func (x *Expander) putPlan(c *upstream.Client, a *config.API, out plan.Outcome) 
 	return changed
 }
 
-// planAfterRefusal reads the plan of the data API section in force again
-// after the upstream refused a request for it, unless it was read within
-// planAfterRefusal; it reports whether the plan in force changed.
+// planAgain reads the plan of the data API section in force again after
+// the upstream refused a request for it, unless it was read within
+// planAfterRefusal; it reports whether the plan in force changed. A
+// refusal while the plan endpoint refuses the key too, and nothing the
+// key asked has been answered, is a 403 on everything: the key's, and
+// the API is paused as for a rejected key
+// (upstream.Client.RejectIfRefusedEverywhere).
 func (x *Expander) planAgain(ctx context.Context) bool {
 	x.mu.Lock()
-	src, last := x.source, x.planReadAt
+	src, last, out := x.source, x.planReadAt, x.planLast
 	x.mu.Unlock()
-	if src == nil || src.APIs[config.APIData] == nil || x.now().Sub(last) < planAfterRefusal {
+	if src == nil || src.APIs[config.APIData] == nil {
 		return false
 	}
-	return x.refreshPlan(ctx, src.APIs[config.APIData], 0)
+	a := src.APIs[config.APIData]
+	changed := false
+	if x.now().Sub(last) >= planAfterRefusal {
+		out, changed = x.refreshPlan(ctx, a, 0)
+	}
+	c, release := x.clients.Candidate(a)
+	defer release()
+	c.RejectIfRefusedEverywhere(out)
+	return changed
 }
 
 // planAnswer is an outcome as the Cache keeps it: the plan's answer (in

@@ -60,6 +60,9 @@ type Client struct {
 	plan *planHolder
 	// refusals is the Pool's (Pool.Refusals); nil outside a Pool.
 	refusals chan<- string
+	// answered: a keyed request of this client had an answer with data
+	// (guarded by mu).
+	answered bool
 	// pauses holds one API-wide pause per lane, key-free [0] and keyed
 	// [1]: upstream limits and rejects the two apart (a key's daily quota
 	// or a bad key stop keyed calls; key-free calls count per IP).
@@ -274,6 +277,11 @@ func (u *Client) get(ctx context.Context, path string, query url.Values, keyed b
 	}
 	if e := u.dialect.answer(root, resp.StatusCode, resp.Header, u.now()); e != nil {
 		return nil, nil, fail(e)
+	}
+	if keyed {
+		u.mu.Lock()
+		u.answered = true // the key reads something (RejectIfRefusedEverywhere)
+		u.mu.Unlock()
 	}
 	return body, root, nil
 }

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
@@ -138,4 +139,28 @@ func (u *Client) noteRefusal() {
 	case u.refusals <- u.api.Name:
 	default:
 	}
+}
+
+// RejectIfRefusedEverywhere takes a refusal by the upstream for a 403 on
+// everything, and so the key's rather than the plan's, when the plan
+// endpoint refused to describe the key's plan too (out: 403) and no keyed
+// request of the client has been answered with data since it was built:
+// it then pauses the API as a rejected key does (AuthPause, lifted by a
+// reload) and reports true.
+func (u *Client) RejectIfRefusedEverywhere(out plan.Outcome) bool {
+	if out.Kind != plan.Basic || out.Status != http.StatusForbidden {
+		return false
+	}
+	u.mu.Lock()
+	answered := u.answered
+	u.mu.Unlock()
+	if answered {
+		return false
+	}
+	until := u.now().Add(AuthPause)
+	if u.pause(true, until, "forbidden", true) {
+		level.Error(u.logger).Log("msg", "the upstream refuses every call of the key, the plan endpoint included: the key is taken as rejected and the API's calls are paused",
+			"until", until.UTC().Format(time.RFC3339), "credential", u.api.CredentialSource(), "hint", u.api.CredentialHint())
+	}
+	return true
 }

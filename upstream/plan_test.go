@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -144,5 +145,45 @@ func TestReadPlanThroughTheClient(t *testing.T) {
 	}
 	if strings.Contains(out.String(), key) {
 		t.Error("the outcome names the key")
+	}
+}
+
+// A 403 on everything is the key's: refused for the plan, the plan
+// endpoint refusing too (403), and nothing of the key answered: the API
+// is paused as for a rejected key. Once the key has read something, the
+// same refusals are the plan's and pause nothing.
+func TestRefusedEverywhereIsARejectedKey(t *testing.T) {
+	answer := http.StatusForbidden
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(answer)
+		_, _ = w.Write([]byte(`{"status":{"code":` + strconv.Itoa(answer) + `,"message":"x"},"result":{"data":[{"date":"2026-11-26","v":1}]}}`))
+	}))
+	t.Cleanup(srv.Close)
+	cfg, err := config.Parse("t.yml", []byte("data:\n  url: "+srv.URL+"\n  token_env: T\n  metrics:\n    - path: /v1/btc/network-data/supply\n"),
+		func(string) string { return "k" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, answeredFirst := range []bool{false, true} {
+		c := NewPool(prometheus.NewRegistry(), time.Now, log.NewNopLogger()).Client(cfg.APIs[config.APIData])
+		if answeredFirst {
+			answer = http.StatusOK
+			if _, err := c.Fetch(context.Background(), "/v1/btc/network-data/supply", nil, true, 10); err != nil {
+				t.Fatal(err)
+			}
+			answer = http.StatusForbidden
+		}
+		if _, err := c.Fetch(context.Background(), "/v1/btc/market-indicator/mvrv", nil, true, 10); !AsError(err).Refused {
+			t.Fatalf("a 403: %v", err)
+		}
+		out := c.ReadPlan(context.Background())
+		if out.Kind != plan.Basic {
+			t.Fatalf("the plan endpoint's 403: %v", out)
+		}
+		rejected := c.RejectIfRefusedEverywhere(out)
+		_, _, paused := c.paused(true)
+		if rejected != !answeredFirst || paused != !answeredFirst {
+			t.Errorf("key answered before: %v; rejected %v, paused %v", answeredFirst, rejected, paused)
+		}
 	}
 }
