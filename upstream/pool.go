@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/onchain-exporter/onchain_exporter/budget"
 	"github.com/onchain-exporter/onchain_exporter/decode"
 
 	"github.com/go-kit/log"
@@ -56,53 +55,14 @@ func (p *Pool) Client(a *config.API) *Client {
 }
 
 func (p *Pool) clientLocked(a *config.API) *Client {
-	id := Identity(a)
-	var kept []Pause
-	var spent *minuteCap
-	var day *budget.Budget
-	var known *planHolder
-	if old := p.clients[a.Name]; old != nil {
-		if old.identity == id {
-			return old
-		}
-		if sameAccount(old.api, a) {
-			// A rate-limit or quota pause is the account's: a new
-			// timeout, limit or transport does not lift it.
-			for _, ps := range old.Pauses() {
-				if !ps.Credential {
-					kept = append(kept, ps)
-				}
-			}
-			// So are the requests of the last minute: the new client
-			// counts them against its rate_limit.
-			spent = old.rateCap()
-			// And the calls of the day, against its daily_budget.
-			day = old.Budget()
-			// And the key's plan.
-			known = old.plan
-		}
-		old.Close()
+	old := p.clients[a.Name]
+	if old != nil && old.identity == Identity(a) {
+		return old
 	}
-	c := New(a, p.m, p.now, p.logger) // New adds the api label
-	c.identity = id
-	c.refusals = p.refusals
+	c := p.build(a, old, true)
 	c.unmark("")
-	c.shapes = p.shapes
-	c.RestorePauses(kept)
-	if spent != nil && c.limit != nil {
-		spent.resize(a.RateLimit)
-		c.mu.Lock()
-		c.limit = spent
-		c.mu.Unlock()
-	}
-	if day != nil {
-		day.SetLimit(a.DailyBudget, p.now())
-		c.mu.Lock()
-		c.budget = day
-		c.mu.Unlock()
-	}
-	if known != nil {
-		c.plan = known
+	if old != nil {
+		old.Close()
 	}
 	p.clients[a.Name] = c
 	return c
@@ -117,7 +77,6 @@ func (p *Pool) clientLocked(a *config.API) *Client {
 // it is applied or not. With no client of the API in the pool yet, the
 // section's client goes in.
 func (p *Pool) Candidate(a *config.API) (c *Client, release func()) {
-	id := Identity(a)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	old := p.clients[a.Name]
@@ -126,32 +85,50 @@ func (p *Pool) Candidate(a *config.API) (c *Client, release func()) {
 		// Nothing in force to disturb (the first start): the client
 		// goes in, and what its calls spend and learn stays with it.
 		return p.clientLocked(a), func() {}
-	case old.identity == id:
+	case old.identity == Identity(a):
 		return old, func() {}
 	}
-	c = New(a, p.m, p.now, p.logger)
-	c.identity = id
-	c.refusals = p.refusals
-	c.shapes = p.shapes
-	if old != nil && sameAccount(old.api, a) {
-		var kept []Pause
-		for _, ps := range old.Pauses() {
-			if !ps.Credential {
-				kept = append(kept, ps)
-			}
-		}
-		c.RestorePauses(kept)
-		c.mu.Lock()
-		if lim := old.rateCap(); lim != nil && c.limit != nil {
-			c.limit = lim // the account's turns, at the rate in force
-		}
-		if b := old.Budget(); b != nil {
-			c.budget = b
-		}
-		c.plan = old.plan
-		c.mu.Unlock()
-	}
+	c = p.build(a, old, false)
 	return c, c.Close
+}
+
+// build makes a client of section a. Of the same account as old (the
+// client in force), it carries over what is the account's, not the
+// section's: pauses (a rate limit, a quota; not a rejected credential,
+// which the new section may have fixed), the requests of the last minute
+// against rate_limit, the calls of the day against daily_budget, and the
+// key's plan. A client put in force (inForce) takes them over at a's
+// limits; a candidate shares them as they are.
+func (p *Pool) build(a *config.API, old *Client, inForce bool) *Client {
+	c := New(a, p.m, p.now, p.logger) // New adds the api label
+	c.identity, c.refusals, c.shapes = Identity(a), p.refusals, p.shapes
+	if old == nil || !sameAccount(old.api, a) {
+		return c
+	}
+	var kept []Pause
+	for _, ps := range old.Pauses() {
+		if !ps.Credential {
+			kept = append(kept, ps)
+		}
+	}
+	c.RestorePauses(kept)
+	lim, day := old.rateCap(), old.Budget()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if lim != nil && c.limit != nil {
+		if inForce {
+			lim.resize(a.RateLimit)
+		}
+		c.limit = lim
+	}
+	if day != nil {
+		if inForce {
+			day.SetLimit(a.DailyBudget, p.now())
+		}
+		c.budget = day
+	}
+	c.plan = old.plan
+	return c
 }
 
 // Current returns the client of an API in the pool now, or nil.
