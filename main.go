@@ -37,6 +37,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/demo"
 	"github.com/onchain-exporter/onchain_exporter/expand"
+	"github.com/onchain-exporter/onchain_exporter/page"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -206,7 +207,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		level.Error(logger).Log("msg", "cannot start the cluster", "err", err)
 		return 1
 	}
-	exp, err = collector.New(cfg, logger, reg, collector.Options{DefaultTimeout: *defaultTimeout, TimeoutOffset: *timeoutOffset, Clients: clients, Store: store, Peer: peer})
+	// The collectors log through errs, which keeps each series' last
+	// error for the operator's page (landing.go).
+	errs := page.NewErrors(logger)
+	exp, err = collector.New(cfg, errs, reg, collector.Options{DefaultTimeout: *defaultTimeout, TimeoutOffset: *timeoutOffset, Clients: clients, Store: store, Peer: peer})
 	if err != nil {
 		level.Error(logger).Log("msg", "cannot start the collectors", "err", err)
 		return 1
@@ -228,19 +232,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		// are served from the start.
 		go peer.Settle(context.Background())
 	}
-	// The landing page shows the configuration in force and how the
-	// expansion of each API stands.
-	landing := &landingPage{status: func() map[string]string { return expansionStatus(expander.State(), clients.Clean) }}
-	if _, err := newLandingPage(infoOf(*metricsPath, *demoMode, cfg, exp.Plans())); err != nil {
-		level.Error(logger).Log("msg", "cannot build the landing page", "err", err)
-		return 1
-	}
-	landing.Store(infoOf(*metricsPath, *demoMode, cfg, exp.Plans()))
+	// The operator's page (landing.go): the configuration in force, and
+	// per API, endpoint and series what the exporter published.
+	landing := newLanding(*metricsPath, *demoMode, exp, peer, expander, clients, errs)
+	landing.Store(cfg)
 	apply := func(c *config.Config) error {
 		if err := exp.ApplyConfig(c); err != nil {
 			return err
 		}
-		landing.Store(infoOf(*metricsPath, *demoMode, c, exp.Plans()))
+		landing.Store(c)
 		return nil
 	}
 	safe := config.NewSafeConfig(reg, load, apply)

@@ -83,8 +83,9 @@ type API struct {
 	Hold            string    `json:"hold,omitempty"`
 	Pauses          []Pause   `json:"pauses"`
 	Expansion       Expansion `json:"expansion"`
-	// KeyPlan and Refusals are what the key's plan allows and refused,
-	// "unknown" until the exporter reads the plan.
+	// KeyPlan and Refusals are what the key's plan allows and the series
+	// it refuses, "unknown" until the exporter has read the plan (only
+	// the data API's is read).
 	KeyPlan  string `json:"key_plan"`
 	Refusals string `json:"refusals"`
 	Refused  int    `json:"refused_series"`
@@ -283,7 +284,7 @@ func (h *Handler) Build(f Filter, offset, limit int) Status {
 			}
 			st.Series.Items = append(st.Series.Items, seriesOf(src, name, s, state, an))
 		}
-		if a.Refused > 0 {
+		if a.KeyPlan != "unknown" || a.Refused > 0 {
 			a.Refusals = plural(a.Refused, "series")
 		}
 		st.APIs = append(st.APIs, a)
@@ -333,6 +334,9 @@ func apiState(a *API, up *upstream.Client, plan budget.Plan, now time.Time) apiN
 			a.Hold = "daily_budget spent: " + plural(a.CallsToday, "call") + " of " + plural(a.Limit, "call") +
 				" today; calls resume at " + an.resume.Format(time.RFC3339)
 		}
+	}
+	if p := up.Plan(); p != nil {
+		a.KeyPlan = fmt.Sprintf("%s: %d paths, rate limit %s", p.Name, len(p.Paths), p.RateLimit)
 	}
 	for _, p := range up.Pauses() {
 		lane := "key-free"
