@@ -342,34 +342,30 @@ func TestExporterIsTheDefaultCommand(t *testing.T) {
 // fake does not know is refused before anything listens. It serves the
 // full catalog unless --fake.catalog=small.
 func TestFakeCommandPlanKeys(t *testing.T) {
-	planName := func(base, key string) string {
+	// ask GETs a data API path with a key and decodes the answer into v;
+	// it returns the HTTP status.
+	ask := func(base, path, key string, v any) int {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodGet, base+"/v1/my/discovery/endpoints", nil)
+		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
 		req.Header.Set("Authorization", "Bearer "+key)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		var doc struct{ Plan struct{ Name string } }
-		if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil && resp.StatusCode == http.StatusOK {
+		if err := json.NewDecoder(resp.Body).Decode(v); err != nil && resp.StatusCode == http.StatusOK {
 			t.Fatal(err)
 		}
-		return fmt.Sprintf("%d %s", resp.StatusCode, doc.Plan.Name)
+		return resp.StatusCode
+	}
+	planName := func(base, key string) string {
+		var doc struct{ Plan struct{ Name string } }
+		code := ask(base, "/v1/my/discovery/endpoints", key, &doc)
+		return fmt.Sprintf("%d %s", code, doc.Plan.Name)
 	}
 	paths := func(base string) int {
-		t.Helper()
-		req, _ := http.NewRequest(http.MethodGet, base+"/v1/discovery/endpoints", nil)
-		req.Header.Set("Authorization", "Bearer "+demo.DataToken)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
 		var doc struct{ Result struct{ Data []any } }
-		if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
-			t.Fatal(err)
-		}
+		ask(base, "/v1/discovery/endpoints", demo.DataToken, &doc)
 		return len(doc.Result.Data)
 	}
 	t.Run("default", func(t *testing.T) {
@@ -398,15 +394,8 @@ func TestFakeCommandPlanKeys(t *testing.T) {
 			}
 		}
 		for key, want := range map[string]int{"k1": 403, "k2": 200, demo.DataToken: 200} {
-			req, _ := http.NewRequest(http.MethodGet, base+"/v1/btc/network-indicator/pnl-utxo?limit=1", nil)
-			req.Header.Set("Authorization", "Bearer "+key)
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			if resp.StatusCode != want {
-				t.Errorf("%s reads pnl-utxo: HTTP %d, want %d", key, resp.StatusCode, want)
+			if code := ask(base, "/v1/btc/network-indicator/pnl-utxo?limit=1", key, &struct{}{}); code != want {
+				t.Errorf("%s reads pnl-utxo: HTTP %d, want %d", key, code, want)
 			}
 		}
 	})

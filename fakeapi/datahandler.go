@@ -56,6 +56,15 @@ func (s *Server) serveData(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.discovery(r.URL.Path == "/v2/discovery/endpoints"))
 		return
 	}
+	if slices.Contains(statics, r.URL.Path) {
+		answer, code := entityList(r.URL.Path, q)
+		if code != http.StatusOK {
+			writeEnvelopeError(w, code)
+			return
+		}
+		writeJSON(w, code, answer)
+		return
+	}
 	ep, pathAsset, ok := s.lookupEndpoint(r.URL.Path)
 	if !ok {
 		writeEnvelopeError(w, http.StatusNotFound)

@@ -137,8 +137,14 @@ func planAnswerPerKey(t *testing.T, c Catalog) {
 		if doc.token != wantRate[p].token || doc.window != wantRate[p].window {
 			t.Errorf("%s: apiRateLimit %d per %s", key, doc.token, doc.window)
 		}
-		if !slices.Equal(doc.statics, []string{"/v1/discovery/endpoints", "/v2/discovery/endpoints", planPath}) {
+		if !slices.Equal(doc.statics, []string{"/v1/discovery/endpoints", "/v2/discovery/endpoints", planPath,
+			"/v1/btc/status/entity-list", "/v1/eth/status/entity-list", "/v1/xrp/status/entity-list", "/v1/trx/status/entity-list"}) {
 			t.Errorf("%s: statics %v", key, doc.statics)
+		}
+		for _, path := range doc.statics {
+			if rec := get(t, s, path+"?type=exchange", "Authorization", "Bearer "+key); strings.Contains(path, "entity-list") && rec.Code != http.StatusOK {
+				t.Errorf("%s: the static %s answers HTTP %d", key, path, rec.Code)
+			}
 		}
 		if len(doc.grants) == 0 {
 			t.Errorf("%s: the plan allows nothing", key)

@@ -3,6 +3,7 @@ package fakeapi
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,8 +12,55 @@ import (
 // planPath is where the data API describes the plan of the key that asks.
 const planPath = "/v1/my/discovery/endpoints"
 
-// statics are the paths every key may read whatever its plan: the lists.
-var statics = []string{"/v1/discovery/endpoints", "/v2/discovery/endpoints", planPath}
+// statics are the paths every key may read whatever its plan: the lists
+// and each asset's entity list (status).
+var statics = []string{"/v1/discovery/endpoints", "/v2/discovery/endpoints", planPath,
+	"/v1/btc/status/entity-list", "/v1/eth/status/entity-list", "/v1/xrp/status/entity-list", "/v1/trx/status/entity-list"}
+
+// entityTypes are the types of entity an asset's entity list takes
+// (type, required): exchanges of every asset, miners of btc.
+func entityTypes(path string) []string {
+	if path == "/v1/btc/status/entity-list" {
+		return []string{"exchange", "miner"}
+	}
+	return []string{"exchange"}
+}
+
+// entityList answers /v1/{asset}/status/entity-list?type=...: the
+// exchanges or miners the flow paths take, in the data envelope; 400
+// without a type it knows.
+func entityList(path string, q url.Values) (obj, int) {
+	typ := q.Get("type")
+	if unknownParam(q, []string{"type"}) != "" || !contains(entityTypes(path), typ) {
+		return nil, http.StatusBadRequest
+	}
+	names := without(flowExchanges, "all_exchange")
+	if typ == "miner" {
+		names = without(miners, "all_miner")
+	}
+	rows := make([]obj, 0, len(names))
+	for _, n := range names {
+		row := obj{{"symbol", n}, {"name", entityName(n)}, {"type", typ}}
+		if typ == "exchange" {
+			market := "spot"
+			if contains(exchanges, n) {
+				market = "derivative"
+			}
+			row.add("market_type", market)
+		}
+		rows = append(rows, row)
+	}
+	return obj{{"status", statusObj(http.StatusOK, "success")}, {"result", obj{{"data", rows}}}}, http.StatusOK
+}
+
+// entityName is a display name of an entity symbol: gate_io is "Gate Io".
+func entityName(symbol string) string {
+	words := strings.Split(symbol, "_")
+	for i, w := range words {
+		words[i] = strings.ToUpper(w[:1]) + w[1:]
+	}
+	return strings.Join(words, " ")
+}
 
 // PlanAnswer is how /v1/my/discovery/endpoints answers.
 type PlanAnswer struct {
