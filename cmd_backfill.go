@@ -43,6 +43,7 @@ type backfillCommand struct {
 type remoteWriteFlags struct {
 	url, file, bearerFile, user, passwordFile, ca, cert, key, serverName *string
 	queryURL                                                             *string
+	readBackWait                                                         *time.Duration
 	insecure                                                             *bool
 	headers                                                              *[]string
 }
@@ -82,6 +83,7 @@ func addBackfillCommand(app *kingpin.Application) *backfillCommand {
 	c.rw.insecure = cmd.Flag("remote-write.tls.insecure-skip-verify", "Do not verify the endpoint's certificate.").Bool()
 	c.rw.headers = cmd.Flag("remote-write.header", "Name=value header sent with every request (X-Scope-OrgID=tenant), repeatable.").Strings()
 	c.rw.queryURL = cmd.Flag("remote-write.query-url", "Prometheus query API of the target (http://host:9090/api/v1/query), through which the oldest and newest sample of every series sent is read back: a series the target does not hold is not recorded as written. Default: from the remote-write URL, /api/v1/write (Prometheus, VictoriaMetrics) → /api/v1/query, /api/v1/push (Mimir, Cortex) → /prometheus/api/v1/query; none reads nothing back.").String()
+	c.rw.readBackWait = cmd.Flag("remote-write.read-back-wait", "How long after a tuple is sent a sample not found through the query API is still asked for (again after 1 s, 2 s, 4 s, then every 8 s): a target shows samples a moment after acknowledging them, longer under load. Only a sample still missing then counts as dropped.").Default(backfill.DefaultReadBackWait.String()).Duration()
 	return c
 }
 
@@ -260,6 +262,10 @@ func (c *backfillCommand) options(g globalFlags) (backfill.Options, error) {
 		if o.RemoteWrite.QueryURL, err = c.rw.query(rc.URL); err != nil {
 			return o, err
 		}
+		if *c.rw.readBackWait <= 0 {
+			return o, fmt.Errorf("--remote-write.read-back-wait %s: want a positive duration (--remote-write.query-url=none reads nothing back)", *c.rw.readBackWait)
+		}
+		o.RemoteWrite.ReadBackWait = *c.rw.readBackWait
 	}
 	switch {
 	case o.Output != "" && o.RemoteWrite != nil:

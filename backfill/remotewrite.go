@@ -45,9 +45,13 @@ type RemoteWrite struct {
 	// through which what it acknowledged is read back (verify.go); ""
 	// reads nothing back.
 	QueryURL string
+	// ReadBackWait is how long after a tuple was sent a sample not found
+	// through QueryURL is still asked for (verify.go); 0 is
+	// DefaultReadBackWait.
+	ReadBackWait time.Duration
 
-	// checkTimes replaces checkSettle, checkGrace and checkEvery (tests).
-	checkTimes *[3]time.Duration
+	// checkTimes replaces checkSettle and checkEvery (tests).
+	checkTimes *[2]time.Duration
 }
 
 // maxRefusedInARow stops a run whose target refuses every series it is

@@ -31,15 +31,18 @@ import (
 //
 // (VictoriaMetrics 1.79 answers count_over_time over a resent old day
 // with nothing while the raw samples show.)
-// A target shows a new series to queries some time after acknowledging
-// it (about 4 s for VictoriaMetrics 1.79), so a tuple is first checked
-// checkSettle after it was sent, and while none of a series' newest
-// samples shows it is asked again until checkGrace has passed. A series
-// whose newest sample shows and oldest does not was dropped in part (its
-// retention is shorter than the history): that is known at once. A query
-// API that cannot be reached or answers other than success ends the
-// checks of the run, with one warning: the tuples are recorded as the
-// acknowledgements say.
+// A target makes samples searchable some time after acknowledging them
+// (VictoriaMetrics, Prometheus' head and Mimir's ingesters; about 4 s
+// for VictoriaMetrics 1.79 when idle, longer under load), and not
+// always all of a tuple's at once: a series whose newest sample an
+// earlier run wrote shows it at once and its oldest, new, later. So a
+// tuple is first checked checkSettle after it was sent; a sample not
+// found is asked again after checkEvery, then twice as long each time
+// up to checkEveryMax, until the read-back wait (RemoteWrite.ReadBackWait,
+// DefaultReadBackWait) has passed since the tuple was sent, and only a
+// sample still missing then counts as dropped. A query API that cannot
+// be reached or answers other than success ends the checks of the run,
+// with one warning: the tuples are recorded as the acknowledgements say.
 
 // QueryURLFor is the query API of a remote-write URL where the target is
 // known by its path: /api/v1/write (Prometheus, VictoriaMetrics single
@@ -64,13 +67,19 @@ func QueryURLFor(writeURL string) string {
 	return u.String()
 }
 
-// Check timings: the first check of a tuple, the last try of a series
-// none of whose newest samples shows, and the wait between tries.
+// Check timings: the first check of a tuple, the first wait before a
+// sample not found is asked again, and the longest such wait.
 const (
-	checkSettle = time.Second
-	checkGrace  = 30 * time.Second
-	checkEvery  = 2 * time.Second
+	checkSettle   = time.Second
+	checkEvery    = time.Second
+	checkEveryMax = 8 * time.Second
 )
+
+// DefaultReadBackWait is how long after a tuple was sent a sample not
+// found yet is still asked for: VictoriaMetrics shows one in about 4 s
+// when idle; a minute covers a loaded target, and a target that dropped
+// what it acknowledged is told a minute after the tuple was sent.
+const DefaultReadBackWait = time.Minute
 
 // checkPoint is a sample to read back: series idx of a tuple at ms.
 type checkPoint struct {
@@ -85,6 +94,8 @@ type pendingCheck struct {
 	points []checkPoint
 	sent   time.Time
 	next   time.Time
+	// wait is the wait before the next try of the points not found.
+	wait time.Duration
 	// record records the tuple as written; dropped says what the
 	// target does not hold.
 	record  func()
@@ -100,7 +111,7 @@ type verifier struct {
 	redacted string
 	now      func() time.Time
 	settle   time.Duration
-	grace    time.Duration
+	grace    time.Duration // the read-back wait
 	every    time.Duration
 
 	pending []*pendingCheck
@@ -109,9 +120,12 @@ type verifier struct {
 
 func newVerifier(ctx context.Context, rw *RemoteWrite, logger log.Logger) *verifier {
 	v := &verifier{ctx: ctx, rw: rw, logger: logger, url: rw.QueryURL, now: time.Now,
-		settle: checkSettle, grace: checkGrace, every: checkEvery}
+		settle: checkSettle, grace: rw.ReadBackWait, every: checkEvery}
+	if v.grace <= 0 {
+		v.grace = DefaultReadBackWait
+	}
 	if rw.checkTimes != nil {
-		v.settle, v.grace, v.every = rw.checkTimes[0], rw.checkTimes[1], rw.checkTimes[2]
+		v.settle, v.every = rw.checkTimes[0], rw.checkTimes[1]
 	}
 	v.redacted = v.url
 	if u, err := url.Parse(v.url); err == nil {
@@ -129,6 +143,7 @@ func (v *verifier) add(p *pendingCheck) {
 	}
 	p.sent = v.now()
 	p.next = p.sent.Add(v.settle)
+	p.wait = v.every
 	v.pending = append(v.pending, p)
 }
 
@@ -143,7 +158,9 @@ func (v *verifier) due() time.Time {
 	return at
 }
 
-// check reads back every tuple whose check is due.
+// check reads back every tuple whose check is due. The points found are
+// not asked for again; those not found are, with a back-off, until the
+// read-back wait has passed since the tuple was sent.
 func (v *verifier) check() {
 	now := v.now()
 	kept := v.pending[:0]
@@ -156,7 +173,7 @@ func (v *verifier) check() {
 			kept = append(kept, p)
 			continue
 		}
-		missing, series, seen, err := v.read(p)
+		missing, err := v.read(p)
 		switch {
 		case v.ctx.Err() != nil:
 			// Interrupted: left unrecorded, the next run sends it again.
@@ -168,14 +185,29 @@ func (v *verifier) check() {
 			p.record()
 		case len(missing) == 0:
 			p.record()
-		case !seen && now.Sub(p.sent) < v.grace:
-			p.next = now.Add(v.every)
-			kept = append(kept, p)
 		default:
-			p.dropped(missing, len(series))
+			p.points = missing
+			// Asked at the end of the wait, not only before it: what
+			// shows by then is not dropped.
+			at := v.now()
+			if end := p.sent.Add(v.grace); at.Before(end) {
+				p.next = minTime(at.Add(p.wait), end)
+				p.wait = min(2*p.wait, checkEveryMax)
+				kept = append(kept, p)
+				continue
+			}
+			what, series := v.describe(p)
+			p.dropped(what, series)
 		}
 	}
 	v.pending = kept
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // drain checks until no tuple waits, or the context ends.
@@ -190,11 +222,8 @@ func (v *verifier) drain() {
 	}
 }
 
-// read asks for the points of a tuple: missing describes those not
-// found, series holds their series, and seen says the newest point of
-// every series was found.
-func (v *verifier) read(p *pendingCheck) (missing []string, series map[int]bool, seen bool, err error) {
-	series = map[int]bool{}
+// read asks for the points of a tuple and returns those not found.
+func (v *verifier) read(p *pendingCheck) ([]checkPoint, error) {
 	byTime := map[int64][]checkPoint{}
 	var times []int64
 	for _, pt := range p.points {
@@ -203,25 +232,37 @@ func (v *verifier) read(p *pendingCheck) (missing []string, series map[int]bool,
 		}
 		byTime[pt.ms] = append(byTime[pt.ms], pt)
 	}
-	seen = true
+	var missing []checkPoint
 	for _, ms := range times {
 		found, err := v.query(p.defs, byTime[ms], ms)
 		if err != nil {
-			return nil, nil, false, err
+			return nil, err
 		}
 		for _, pt := range byTime[ms] {
-			if found[pt.idx] {
-				continue
+			if !found[pt.idx] {
+				missing = append(missing, pt)
 			}
-			series[pt.idx] = true
-			which := "oldest"
-			if pt.newest {
-				which, seen = "newest", false
-			}
-			missing = append(missing, fmt.Sprintf("%s: its %s sample, at %s", p.defs[pt.idx].text, which, msTime(ms)))
 		}
 	}
-	return missing, series, seen, nil
+	return missing, nil
+}
+
+// describe says which samples of a tuple were not found, and of how many
+// series.
+func (v *verifier) describe(p *pendingCheck) (missing []string, series int) {
+	seen := map[int]bool{}
+	for _, pt := range p.points {
+		if !seen[pt.idx] {
+			seen[pt.idx] = true
+			series++
+		}
+		which := "oldest"
+		if pt.newest {
+			which = "newest"
+		}
+		missing = append(missing, fmt.Sprintf("%s: its %s sample, at %s", p.defs[pt.idx].text, which, msTime(pt.ms)))
+	}
+	return missing, series
 }
 
 // query asks whether each series of pts has a sample at ms: one raw

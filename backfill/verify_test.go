@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -17,13 +18,44 @@ import (
 // queries the read-back sends: each is parsed with Prometheus' own PromQL
 // parser, so that one Prometheus would refuse fails here too. hide
 // answers the first queries with nothing, as a target that shows a new
-// series to queries some seconds after acknowledging it.
+// series to queries some seconds after acknowledging it. With late set,
+// a sample not in known (what the target held before) is left out of
+// the first late answers that would hold it, as a loaded target shows
+// the samples new to it some time after those it held already.
 type queryAPI struct {
 	t       *testing.T
 	rv      *receiver
 	mu      sync.Mutex
 	queries int
 	hide    int
+	late    int
+	known   map[string][]point
+	asked   map[string]int // by series and sample time, with late
+	held    int            // samples left out, with late
+}
+
+// snapshot sets known to what the receiver holds now.
+func (qa *queryAPI) snapshot() {
+	qa.rv.mu.Lock()
+	defer qa.rv.mu.Unlock()
+	qa.known = map[string][]point{}
+	for k, pts := range qa.rv.series {
+		qa.known[k] = slices.Clone(pts)
+	}
+}
+
+// visible says whether a sample shows in this answer (qa.mu held).
+func (qa *queryAPI) visible(key string, p point) bool {
+	if qa.late == 0 || slices.Contains(qa.known[key], p) {
+		return true
+	}
+	id := key + "@" + strconv.FormatInt(p.ms, 10)
+	qa.asked[id]++
+	if qa.asked[id] <= qa.late {
+		qa.held++
+		return false
+	}
+	return true
 }
 
 func (qa *queryAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -43,9 +75,12 @@ func (qa *queryAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	qa.mu.Lock()
+	defer qa.mu.Unlock()
 	qa.queries++
 	hidden := qa.queries <= qa.hide
-	qa.mu.Unlock()
+	if qa.asked == nil {
+		qa.asked = map[string]int{}
+	}
 	type result struct {
 		Metric map[string]string `json:"metric"`
 		Values [][2]any          `json:"values"`
@@ -72,7 +107,7 @@ func (qa *queryAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		var values [][2]any
 		for _, p := range pts {
-			if p.ms > ms-int64(ms2.Range/time.Millisecond) && p.ms <= ms {
+			if p.ms > ms-int64(ms2.Range/time.Millisecond) && p.ms <= ms && qa.visible(key, p) {
 				values = append(values, [2]any{float64(p.ms) / 1000, strconv.FormatFloat(p.v, 'g', -1, 64)})
 			}
 		}
@@ -105,10 +140,15 @@ func newStoreQuery(t *testing.T, keepFrom time.Time, q http.Handler) (*receiver,
 	return rv, qa, srv.URL
 }
 
-func checkedOptions(t *testing.T, e *env, base string) Options {
+// checkedOptions are those of a run that reads back through base's
+// query API, asking for a sample not found until wait has passed. A
+// sample that is there is found on the first try, so a short wait
+// changes only how soon what is missing is reported.
+func checkedOptions(t *testing.T, e *env, base string, wait time.Duration) Options {
 	o := remoteOptions(t, e, base+"/api/v1/write", 1000)
 	o.RemoteWrite.QueryURL = QueryURLFor(o.RemoteWrite.URL)
-	o.RemoteWrite.checkTimes = &[3]time.Duration{0, 5 * time.Second, 10 * time.Millisecond}
+	o.RemoteWrite.ReadBackWait = wait
+	o.RemoteWrite.checkTimes = &[2]time.Duration{0, 10 * time.Millisecond}
 	return o
 }
 
@@ -120,7 +160,7 @@ func checkedOptions(t *testing.T, e *env, base string) Options {
 func TestReadBackFindsWhatTheTargetDropped(t *testing.T) {
 	e := newEnv(t, mixedConfig, nil)
 	rv, _, base := newStore(t, now.AddDate(0, 0, -1))
-	o := checkedOptions(t, e, base)
+	o := checkedOptions(t, e, base, 300*time.Millisecond)
 	sum, err := Run(context.Background(), e.cfg, e.pool, o)
 	if err != nil {
 		t.Fatal(err)
@@ -158,9 +198,40 @@ func TestReadBackWaitsForANewSeries(t *testing.T) {
 	e := newEnv(t, mixedConfig, nil)
 	_, qa, base := newStore(t, time.Time{})
 	qa.hide = 20
-	sum := e.run(checkedOptions(t, e, base))
+	sum := e.run(checkedOptions(t, e, base, 30*time.Second))
 	if !sum.Complete || sum.Written != 6 || sum.Dropped != 0 || qa.queries <= qa.hide {
 		t.Errorf("%+v after %d queries", sum, qa.queries)
+	}
+}
+
+// TestReadBackWaitsForLateSamples: run again once the target keeps the
+// whole history, a series' newest sample (held since the first run)
+// shows at once while its oldest, new to the target, shows only on the
+// fourth query that asks for it, as VictoriaMetrics shows them under
+// load. Each is asked again until found: nothing is reported dropped,
+// and every tuple is recorded as written.
+func TestReadBackWaitsForLateSamples(t *testing.T) {
+	e := newEnv(t, mixedConfig, nil)
+	rv, qa, base := newStore(t, now.AddDate(0, 0, -1))
+	sum := e.run(checkedOptions(t, e, base, 300*time.Millisecond))
+	if sum.Complete || sum.Failed < 4 || sum.Dropped < sum.Failed {
+		t.Fatalf("a target keeping the last day: %+v", sum)
+	}
+	written := sum.Written
+	rv.mu.Lock()
+	rv.keepFrom = 0
+	rv.mu.Unlock()
+	qa.snapshot()
+	qa.late = 3
+
+	sum = e.run(checkedOptions(t, e, base, time.Minute))
+	if !sum.Complete || sum.Written != 6-written || sum.Dropped != 0 || sum.Failed != 0 {
+		t.Errorf("samples shown late: %+v\n%s", sum, e.logs.String())
+	}
+	qa.mu.Lock()
+	defer qa.mu.Unlock()
+	if qa.held < sum.Written {
+		t.Errorf("%d samples held back for %d tuples: the target did not show them late", qa.held, sum.Written)
 	}
 }
 
@@ -169,7 +240,7 @@ func TestReadBackWaitsForANewSeries(t *testing.T) {
 func TestReadBackWithoutQueryAPI(t *testing.T) {
 	e := newEnv(t, mixedConfig, nil)
 	rv, _, base := newStoreQuery(t, time.Time{}, http.NotFoundHandler())
-	sum := e.run(checkedOptions(t, e, base))
+	sum := e.run(checkedOptions(t, e, base, 30*time.Second))
 	if !sum.Complete || sum.Written != 6 || len(rv.series) < 20 {
 		t.Errorf("%+v", sum)
 	}
