@@ -15,6 +15,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
 	"github.com/onchain-exporter/onchain_exporter/expand"
+	"github.com/onchain-exporter/onchain_exporter/plan"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -42,11 +43,12 @@ func checkConfig(stdout, stderr io.Writer, cfg *config.Config, err error, hint s
 	}
 	fmt.Fprintf(stdout, "OK: %s: %s\n", cfg.File, plural(len(cfg.Tuples), "tuple"))
 	findings := cfg.Findings()
-	var read, notChecked []string
+	var read, notChecked, planLines []string
+	var resolved *config.Config
 	if withUpstream {
 		ctx, cancel := context.WithTimeout(context.Background(), checkUpstreamBudget)
 		var more []config.Finding
-		read, more, notChecked = checkUpstream(ctx, cfg, logger)
+		read, more, notChecked, planLines, resolved = checkUpstream(ctx, cfg, logger)
 		cancel()
 		findings = config.SortFindings(append(superseded(findings, more), more...))
 	}
@@ -55,11 +57,19 @@ func checkConfig(stdout, stderr io.Writer, cfg *config.Config, err error, hint s
 	}
 	if withUpstream {
 		fmt.Fprintf(stdout, "Checked against the upstream's lists: %s\n", strings.Join(read, "; "))
+		for _, l := range planLines {
+			fmt.Fprintf(stdout, "Plan: %s\n", l)
+		}
 		for _, n := range notChecked {
 			fmt.Fprintf(stdout, "Not checked: %s\n", n)
 		}
 	}
-	printForecast(stdout, cfg) // forecast.go
+	shown := cfg
+	if resolved != nil {
+		shown = resolved
+	}
+	printPatterns(stdout, cfg, resolved) // check_pattern.go
+	printForecast(stdout, shown)         // forecast.go
 	return 0
 }
 
@@ -72,10 +82,12 @@ func superseded(catalog, listing []config.Finding) []config.Finding {
 }
 
 // checkUpstream reads each listing endpoint the configuration's APIs
-// have, once, and checks the file against them. It returns the lists read
-// (with how many items each gave), the findings, and what it could not
-// check and why.
-func checkUpstream(ctx context.Context, cfg *config.Config, logger log.Logger) (read []string, findings []config.Finding, notChecked []string) {
+// have, once, and checks the file against them; for the data API it reads
+// the key's plan too (last, so that a refusal of it cannot pause the list
+// calls) and names every tuple the plan does not allow. It returns the
+// lists read (with how many items each gave), the findings, what it could
+// not check and why, and what the plan read came to.
+func checkUpstream(ctx context.Context, cfg *config.Config, logger log.Logger) (read []string, findings []config.Finding, notChecked, planLines []string, resolved *config.Config) {
 	pool := upstream.NewPool(prometheus.NewRegistry(), time.Now, logger)
 	defer pool.Close()
 	list := func(a *config.API, path string, keyed bool) ([]map[string]any, bool) {
@@ -87,14 +99,17 @@ func checkUpstream(ctx context.Context, cfg *config.Config, logger log.Logger) (
 		read = append(read, fmt.Sprintf("%s %s (%s)", a.Name, path, plural(len(rows), "item")))
 		return rows, true
 	}
+	answers := map[string]*expand.Answer{}
 	if a := cfg.APIs[config.APIData]; a != nil {
 		listing := config.Listing{}
 		for _, path := range []string{config.ListDataV1, config.ListDataV2} {
-			if !slices.ContainsFunc(a.Tuples, func(t *config.Tuple) bool { return discoveryOf(t.Path) == path }) {
+			if !slices.ContainsFunc(a.Tuples, func(t *config.Tuple) bool { return discoveryOf(t.Path) == path }) &&
+				!slices.ContainsFunc(a.Metrics, func(e *config.Entry) bool { return e.Pattern != nil && discoveryOf(e.Path) == path }) {
 				continue
 			}
 			if rows, ok := list(a, path, true); ok {
 				expand.AddDiscovery(listing, rows)
+				answers[path] = &expand.Answer{Rows: rows, At: time.Now()}
 			}
 		}
 		findings = append(findings, cfg.CheckListingFindings(listing)...)
@@ -132,10 +147,37 @@ func checkUpstream(ctx context.Context, cfg *config.Config, logger log.Logger) (
 		}
 		notChecked = append(notChecked, "consensus: paths and parameter names (the Analyst Consensus API lists its assets only)")
 	}
+	if a := cfg.APIs[config.APIData]; a != nil {
+		out := readPlan(ctx, pool.Client(a), a.Timeout)
+		answers[plan.Path] = expand.PlanAnswer(out, time.Now())
+		planLines = append(planLines, out.String())
+		if out.Kind == plan.Read {
+			for _, n := range out.Plan.Notes {
+				planLines = append(planLines, "note: "+n)
+			}
+			findings = append(findings, cfg.CheckPlan(out.Plan, time.Now())...)
+		}
+		if hasPatterns(a) {
+			resolved = expandPatterns(ctx, cfg, pool, answers, logger, &notChecked)
+		}
+	}
 	if len(read) == 0 {
 		read = append(read, "none")
 	}
-	return read, findings, notChecked
+	return read, findings, notChecked, planLines, resolved
+}
+
+// readPlan reads the data API key's plan (plan.Path) once, through the
+// API's client, within the API's timeout, and puts a plan read in force
+// on that client, for the expansion that follows.
+func readPlan(ctx context.Context, c *upstream.Client, timeout time.Duration) plan.Outcome {
+	ctx, cancel := context.WithTimeout(upstream.WithEndpoint(ctx, plan.Path), timeout)
+	defer cancel()
+	out := c.ReadPlan(ctx)
+	if out.Kind == plan.Read {
+		c.SetPlan(out.Plan)
+	}
+	return out
 }
 
 // discoveryOf is the discovery endpoint that lists a data-API path.

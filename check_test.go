@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -177,16 +178,21 @@ consensus:
 	var out, errOut bytes.Buffer
 	code := run([]string{"--config.check.upstream", "--config.file=" + file}, &out, &errOut)
 	got, _, _ := strings.Cut(out.String(), "\nForecast")
+	// The fake's statics are its own (check_plan_test.go checks the
+	// plan's line against answers of fixed content).
+	got = regexp.MustCompile(`, \d+ always allowed,`).ReplaceAllString(got, ", N always allowed,")
 	w := "WARNING: " + file
 	want := strings.Join([]string{
 		"OK: " + file + ": 9 tuples",
 		w + `:6: data.metrics[0].exchange: discovery lists no value "binanse" of exchange for /v1/btc/exchange-flows/netflow (listed: all_exchange, binance, bybit, okx, deribit, bitmex, gate_io, huobi and 9 more); it is asked for anyway; did you mean "binance"?`,
 		w + ":7: data.metrics[1].path: discovery lists no endpoint /v1/btc/exchange-flow/reserve: its parameters and their values cannot be checked; did you mean /v1/btc/exchange-flows/reserve?",
+		w + ":7: data.metrics[1].path: your plan (PREMIUM) does not include /v1/btc/exchange-flow/reserve; the exporter does not call it",
 		w + `:10: data.metrics[2].exchanges: discovery lists no parameter exchanges for /v1/btc/exchange-flows/inflow (listed: exchange, window); it is sent anyway; did you mean "exchange"?`,
 		w + `:18: indicator.metrics[0].equity: /api/equities lists no equity "KRX:05930"; did you mean "KRX:005930"?`,
 		w + `:23: consensus.metrics[0].asset: /assets lists no asset "Etherium"; did you mean "ethereum"?`,
 		"Checked against the upstream's lists: data /v1/discovery/endpoints (18 items); data /v2/discovery/endpoints (2 items); " +
 			"indicator /api/indicators (1 item); indicator /api/equities (6 items); consensus /assets (4 items)",
+		"Plan: plan PREMIUM: 18 paths with windows, N always allowed, rate limit 600 per minute",
 		"Not checked: data: window and limit against discovery (the built-in catalog checks them for its endpoints)",
 		"Not checked: indicator: parameter names (the Indicator API lists none)",
 		"Not checked: consensus: paths and parameter names (the Analyst Consensus API lists its assets only)",
@@ -194,13 +200,13 @@ consensus:
 	if code != 0 || got != want {
 		t.Errorf("exit %d, stdout before the forecast:\n%s\nwant exit 0 and\n%s\nstderr: %s", code, got, want, errOut.String())
 	}
-	for _, list := range []string{"/v1/discovery/endpoints", "/v2/discovery/endpoints", "/indicator/api/indicators", "/indicator/api/equities", "/consensus/assets"} {
+	for _, list := range []string{"/v1/discovery/endpoints", "/v2/discovery/endpoints", "/indicator/api/indicators", "/indicator/api/equities", "/consensus/assets", "/v1/my/discovery/endpoints"} {
 		if n := up.fake.CallsFor(list); n != 1 {
 			t.Errorf("%s called %d times, want 1", list, n)
 		}
 	}
-	if n := up.fake.Calls("data") + up.fake.Calls("indicator") + up.fake.Calls("consensus"); n != 5 {
-		t.Errorf("%d upstream calls, want the 5 lists only", n)
+	if n := up.fake.Calls("data") + up.fake.Calls("indicator") + up.fake.Calls("consensus"); n != 6 {
+		t.Errorf("%d upstream calls, want the 5 lists and the plan only", n)
 	}
 }
 

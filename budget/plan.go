@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/plan"
 )
 
 // Reserve is the share of the daily budget a Plan leaves unscheduled, for
@@ -42,6 +43,10 @@ type Series struct {
 	// CallsPerDay is its natural cost: rows per day times the schedule's
 	// overhead, or 86400 s / its poll interval.
 	CallsPerDay float64
+	// Shared says the series comes from a pattern entry (path:
+	// /v1/btc/**): the series of patterns share what the entries named
+	// one by one leave, and are coarsened first.
+	Shared bool
 }
 
 // Plan is how an API's series are polled when their natural cost exceeds
@@ -76,10 +81,12 @@ type Plan struct {
 	series []Series
 }
 
-// Cut is the coarsening of the series of one window and spacing.
+// Cut is the coarsening of the series of one window and spacing, those
+// of patterns (Shared) apart from those named one by one.
 type Cut struct {
 	Window  string
 	Every   time.Duration
+	Shared  bool
 	Series  int
 	Factor  float64 // ≥ 1; the series are polled for one row in Factor
 	Natural float64
@@ -100,12 +107,17 @@ type EntryCut struct {
 }
 
 // NewPlan plans series under a daily budget (0 = none) of which listing
-// calls a day go to listing and discovery endpoints.
+// calls a day go to listing and discovery endpoints. The series of
+// patterns (Shared) are coarsened first: those named one by one keep
+// every row while the patterns' series, polled up to every MaxInterval,
+// can make the plan fit; only then are they cut too, the patterns' at
+// MaxInterval.
 func NewPlan(series []Series, listing float64, budget int) Plan {
 	p := Plan{Budget: budget, Listing: listing, series: series}
 	type key struct {
 		window string
 		every  time.Duration
+		shared bool
 	}
 	index := map[key]int{}
 	var fixed float64
@@ -115,41 +127,59 @@ func NewPlan(series []Series, listing float64, budget int) Plan {
 			fixed += s.CallsPerDay
 			continue
 		}
-		k := key{s.Window, s.Every}
+		k := key{s.Window, s.Every, s.Shared}
 		i, ok := index[k]
 		if !ok {
 			i = len(p.Groups)
 			index[k] = i
-			p.Groups = append(p.Groups, Cut{Window: s.Window, Every: s.Every, Factor: 1})
+			p.Groups = append(p.Groups, Cut{Window: s.Window, Every: s.Every, Shared: s.Shared, Factor: 1})
 		}
 		p.Groups[i].Series++
 		p.Groups[i].Natural += s.CallsPerDay
 	}
 	slices.SortFunc(p.Groups, func(a, b Cut) int {
-		return cmp.Or(cmp.Compare(a.Every, b.Every), cmp.Compare(a.Window, b.Window))
+		return cmp.Or(cmp.Compare(a.Every, b.Every), cmp.Compare(a.Window, b.Window), compareBool(a.Shared, b.Shared))
 	})
 	p.Available = float64(budget)*(1-Reserve) - listing
-	cost := func(t time.Duration) float64 {
+	// costOf is the cost when the series named are polled every tNamed at
+	// most, those of patterns every tShared.
+	costOf := func(tNamed, tShared time.Duration) float64 {
 		c := fixed
 		for _, g := range p.Groups {
+			t := tNamed
+			if g.Shared {
+				t = tShared
+			}
 			c += cutCost(g.Natural, factor(g.Every, t))
 		}
 		return c
 	}
-	var t time.Duration
+	cost := func(t time.Duration) float64 { return costOf(t, t) }
+	shared := slices.ContainsFunc(p.Groups, func(g Cut) bool { return g.Shared })
+	var tNamed, tShared time.Duration
 	switch {
 	case budget <= 0 || cost(0) <= p.Available:
 	case cost(MaxInterval) > p.Available:
-		t = MaxInterval
+		tNamed, tShared = MaxInterval, MaxInterval
+	case shared && costOf(0, MaxInterval) <= p.Available:
+		tShared = smallestFit(func(t time.Duration) float64 { return costOf(0, t) }, p.Available)
 	default:
-		t = smallestFit(cost, p.Available)
+		if shared {
+			tShared = MaxInterval
+		}
+		tNamed = smallestFit(func(t time.Duration) float64 { return costOf(t, max(t, tShared)) }, p.Available)
+		tShared = max(tNamed, tShared)
 	}
 	for i := range p.Groups {
 		g := &p.Groups[i]
+		t := tNamed
+		if g.Shared {
+			t = tShared
+		}
 		g.Factor = factor(g.Every, t)
 		g.Planned = cutCost(g.Natural, g.Factor)
 	}
-	p.Planned = cost(t)
+	p.Planned = costOf(tNamed, tShared)
 	p.Fits = budget <= 0 || p.Planned <= p.Available
 	p.Entries = p.entries(series)
 	p.Note = p.note(cost, fixed)
@@ -202,7 +232,7 @@ func (p Plan) entries(series []Series) []EntryCut {
 			out = append(out, EntryCut{Entry: s.Entry})
 		}
 		e := &out[i]
-		f := p.Factor(s.Window, s.Every)
+		f := p.seriesFactor(s)
 		e.Series++
 		e.Natural += s.CallsPerDay
 		e.Planned += cutCost(s.CallsPerDay, f)
@@ -242,14 +272,36 @@ func (p Plan) Cut() bool {
 }
 
 // Factor is the coarsening factor of series of a window and spacing: 1
-// when they are not cut or not planned.
+// when they are not cut or not planned; the larger, the patterns', where
+// both those named and those of patterns have it.
 func (p Plan) Factor(window string, every time.Duration) float64 {
+	f := 1.0
 	for _, g := range p.Groups {
 		if g.Window == window && g.Every == every {
+			f = max(f, g.Factor)
+		}
+	}
+	return f
+}
+
+// seriesFactor is the coarsening factor of one series: its group's.
+func (p Plan) seriesFactor(s Series) float64 {
+	for _, g := range p.Groups {
+		if g.Window == s.Window && g.Every == s.Every && g.Shared == s.Shared {
 			return g.Factor
 		}
 	}
 	return 1
+}
+
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // Factors is the coarsening factor of each series the plan cuts, by its
@@ -258,7 +310,7 @@ func (p Plan) Factor(window string, every time.Duration) float64 {
 func (p Plan) Factors() map[string]float64 {
 	out := map[string]float64{}
 	for _, s := range p.series {
-		if f := p.Factor(s.Window, s.Every); f > 1 && s.Every > 0 && s.Key != "" {
+		if f := p.seriesFactor(s); f > 1 && s.Every > 0 && s.Key != "" {
 			out[s.Key] = f
 		}
 	}
@@ -308,6 +360,9 @@ func (p Plan) Degradation() string {
 	var gets []string
 	for _, g := range p.Groups {
 		name := windowName(g.Window, g.Every)
+		if g.Shared {
+			name += " of patterns"
+		}
 		if g.Factor <= 1 {
 			gets = append(gets, fmt.Sprintf("%s every row (%s calls a day)", name, FormatCalls(g.Planned)))
 			continue
@@ -373,4 +428,51 @@ func human(d time.Duration) string {
 		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
+}
+
+// PlanLimits are the rate_limit (requests a minute) and daily_budget
+// (calls a day) the key's plan gives, less the Reserve, which is left to
+// the key's other uses (a backfill, another tool): daily_budget from any
+// allowance, rate_limit from one per hour or less only (a per-minute cap
+// from a day's allowance would forbid the bursts of a start). Zero for
+// what the plan does not give.
+func PlanLimits(r plan.RateLimit) (perMinute float64, perDay int) {
+	if !r.Known() {
+		return 0, 0
+	}
+	perDay = int(math.Floor(r.PerDay() * (1 - Reserve)))
+	if r.Period() <= time.Hour {
+		perMinute = math.Floor(r.PerSecond()*60*(1-Reserve)*100) / 100
+	}
+	return perMinute, perDay
+}
+
+// WithPlanLimits returns cfg with the data API's rate_limit and
+// daily_budget from the key's plan (PlanLimits) where the file sets
+// neither; cfg itself when that changes nothing (no plan, no data API,
+// both set in the file).
+func WithPlanLimits(cfg *config.Config, p *plan.Plan) *config.Config {
+	a := cfg.APIs[config.APIData]
+	if a == nil || p == nil || (a.RateLimitSet && a.DailyBudgetSet) {
+		return cfg
+	}
+	perMinute, perDay := PlanLimits(p.RateLimit)
+	na := *a
+	if !na.RateLimitSet && perMinute > 0 {
+		na.RateLimit = perMinute
+	}
+	if !na.DailyBudgetSet && perDay > 0 {
+		na.DailyBudget = perDay
+	}
+	if na.RateLimit == a.RateLimit && na.DailyBudget == a.DailyBudget {
+		return cfg
+	}
+	na.LimitsFromPlan = p.Name
+	out := *cfg
+	out.APIs = make(map[string]*config.API, len(cfg.APIs))
+	for name, x := range cfg.APIs {
+		out.APIs[name] = x
+	}
+	out.APIs[config.APIData] = &na
+	return &out
 }

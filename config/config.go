@@ -47,6 +47,11 @@ type API struct {
 	// every call counted (refreshes, retries, listing); 0 means no budget
 	// of our own.
 	DailyBudget int
+	// RateLimitSet and DailyBudgetSet say the file sets rate_limit and
+	// daily_budget; where it does not, the key's plan gives them
+	// (budget.WithPlanLimits), and LimitsFromPlan names that plan.
+	RateLimitSet, DailyBudgetSet bool
+	LimitsFromPlan               string
 	// MaxStaleness is how long a series keeps its last good value while
 	// its refreshes fail; after that it disappears from /metrics.
 	MaxStaleness time.Duration
@@ -60,6 +65,10 @@ type API struct {
 	// way Prometheus reads them (httpclient.go). Only its TLS and proxy
 	// settings are ever set: the credential is token_env/token_file.
 	HTTPClient promconfig.HTTPClientConfig
+	// Patterns says what each pattern entry expanded to, in file order
+	// (ResolveWith); none before expansion.
+	Patterns  []*PatternResult
+	patternOf map[*Entry]*PatternResult
 
 	token Secret
 	// source names where the credential comes from, for messages: the
@@ -139,6 +148,18 @@ type Entry struct {
 	LabelFields []string
 	// Params are the request parameters in file order, each a list.
 	Params []Param
+	// Pattern, when the path holds * or {a,b}, selects the paths of
+	// discovery it matches but for those Exclude matches (pattern.go);
+	// WindowChoice (coarsest, finest, all) chooses their windows among
+	// those allowed, and Coarsen lets the budget poll them less often
+	// than their windows. Nil for a path named.
+	Pattern      *Pattern
+	Exclude      []*Pattern
+	WindowChoice string
+	Coarsen      bool
+	// Origin is the pattern entry an entry was expanded from; nil for
+	// an entry of the file.
+	Origin *Entry
 
 	lines  map[string]int  // line of each key
 	broken bool            // read with errors: checked, not served

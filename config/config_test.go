@@ -106,6 +106,18 @@ testdata/bad_errors_not_echoed.yml:7: data.metrics[0].asset: must not be an empt
 testdata/bad_typo_entry_keys.yml:7: data.metrics[0].lables: unknown key; did you mean "labels"? (to send lables upstream as a parameter, list it under params:)
 testdata/bad_typo_entry_keys.yml:8: data.metrics[0].timekey: unknown key; did you mean "time_key"? (to send timekey upstream as a parameter, list it under params:)
 testdata/bad_typo_entry_keys.yml:9: data.metrics[0].feilds: unknown key; did you mean "fields"? (to send feilds upstream as a parameter, list it under params:)`,
+		// Path patterns: their syntax, and keys only a pattern takes.
+		"bad_pattern.yml": `testdata/bad_pattern.yml:5: data.metrics[0].path: pattern "/v1/btc/{asset}/*", segment 3 "{asset}": {asset} is a placeholder: patterns select paths by * and {a,b}, not by parameters
+testdata/bad_pattern.yml:6: data.metrics[1].path: pattern "/v1/btc/**x/*", segment 3 "**x": ** stands alone in a segment
+testdata/bad_pattern.yml:7: data.metrics[2].path: pattern "/v3/btc/*" must start with /v1/ or /v2/
+testdata/bad_pattern.yml:8: data.metrics[3].path: pattern "/v1/btc/*/{reserve,}", segment 4 "{reserve,}": {reserve,}: each word of a {a,b} group is a-z, 0-9, _ . -
+testdata/bad_pattern.yml:10: data.metrics[4].exclude: pattern "/v1/btc/Market*", segment 3 "Market*": only a-z, 0-9, _ . - besides * and {a,b}
+testdata/bad_pattern.yml:11: data.metrics[4].window: "dya" is not a window of the data API (block, min, 10min, hour, day, or one of coarsest, finest, all)
+testdata/bad_pattern.yml:13: data.metrics[5].window: "coarsest" chooses among the windows a path allows: give it alone (window: coarsest), not in a list`,
+		"bad_pattern_named_path.yml": `testdata/bad_pattern_named_path.yml:6: data.metrics[0].exclude: applies to a path pattern only (a path with * or {a,b})
+testdata/bad_pattern_named_path.yml:7: data.metrics[0].coarsen: applies to a path pattern only (a path with * or {a,b})
+testdata/bad_pattern_named_path.yml:8: data.metrics[0].window: finest chooses among the windows a path pattern selects (a path with * or {a,b}): name the windows of /v1/btc/network-data/supply
+testdata/bad_pattern_named_path.yml:12: consensus.metrics[0].path: path patterns select from the data API's discovery only; the consensus API takes a path named`,
 		"bad_typo_field_key.yml":             "testdata/bad_typo_field_key.yml:8: data.metrics[0].fields.supply_total.nmae: unknown key; did you mean \"name\"?",
 		"bad_typo_param_outside_catalog.yml": "testdata/bad_typo_param_outside_catalog.yml:6: data.metrics[0].windw: unknown key; did you mean \"window\"? (to send windw upstream as a parameter, list it under params:)",
 		"bad_typo_section_key.yml":           "testdata/bad_typo_section_key.yml:4: data.timout: unknown key; did you mean \"timeout\"?",

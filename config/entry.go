@@ -84,6 +84,7 @@ func (l *errorList) entry(api, key string, n *yaml.Node) *Entry {
 	before := len(l.errs)
 	e := &Entry{Line: n.Line, Key: key, lines: map[string]int{}, failed: map[string]bool{}}
 	hasPath := false
+	var excludes []string
 	// Parameters are read once the path is known, in file order.
 	var params []paramPair
 	for _, p := range pairs {
@@ -96,6 +97,10 @@ func (l *errorList) entry(api, key string, n *yaml.Node) *Entry {
 			l.str(p.value, k, &e.Path)
 		case "window":
 			e.Windows = l.values(p.value, k)
+		case "exclude":
+			excludes = l.values(p.value, k)
+		case "coarsen":
+			l.boolean(p.value, k, &e.Coarsen)
 		case "cache_ttl":
 			l.duration(p.value, k, &e.CacheTTL)
 		case "rows":
@@ -142,6 +147,7 @@ func (l *errorList) entry(api, key string, n *yaml.Node) *Entry {
 		l.add(n, join(key, "path"), "is required")
 		return nil
 	}
+	l.readPattern(api, e, excludes)
 	if e.MaxFields != 0 && e.Fields != nil {
 		l.addAt(e.line("max_fields"), join(key, "max_fields"), "does not apply beside fields:, which lists the fields exactly")
 	}

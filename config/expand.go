@@ -1,6 +1,9 @@
 package config
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // All, as a parameter value, stands for every value the upstream lists for
 // that parameter (asset, exchange or token of the data API through its
@@ -55,8 +58,48 @@ type Resolver func(a *API, e *Entry, p Param) (Param, error)
 // are tuples that become the same series (exchange: all in one entry and
 // exchange: binance in another): the file as written was already checked
 // for duplicates, so these are not mistakes. The first in file order wins.
-// Errors, resolve's included, carry file:line like Load's.
+// Errors, resolve's included, carry file:line like Load's. Pattern entries
+// stay unexpanded (no tuples): ResolveWith expands them.
 func (c *Config) Resolve(resolve Resolver) (*Config, error) {
+	return c.ResolveWith(resolve, nil)
+}
+
+// Match is one path a pattern entry selects: the path, the windows its
+// tuples are built for (none: the data API's default), and the parameters
+// it is asked with, as the entry would list them (all resolved after).
+type Match struct {
+	Path    string
+	Windows []string
+	Params  []Param
+}
+
+// Matcher lists the paths a pattern entry selects (package expand: from
+// the upstream's discovery and the key's plan), and what it left out and
+// why, for the log and the check.
+type Matcher func(a *API, e *Entry) (matches []Match, left []string, err error)
+
+// PatternResult is what a pattern entry expanded to: its paths, its
+// tuples, those max_tuples cut, and what the Matcher left out.
+type PatternResult struct {
+	Entry  *Entry
+	Paths  int
+	Tuples int
+	// Cut counts the tuples past max_tuples, never built: entries named
+	// one by one are built first, the patterns' after, in file order.
+	Cut  int
+	Left []string
+	// Err is why the Matcher could not expand the entry (its lists were
+	// not read); the entry then has no tuple.
+	Err error
+}
+
+// ResolveWith is Resolve that also expands each pattern entry through
+// match into one entry per path it selects (Origin set), after every
+// entry named one by one: past max_tuples, a pattern's tuples are cut and
+// counted (API.Patterns), not refused. A nil match leaves patterns
+// unexpanded. A parameter of a selected path that cannot be resolved
+// leaves that path out, said in Left: the paths are the upstream's word.
+func (c *Config) ResolveWith(resolve Resolver, match Matcher) (*Config, error) {
 	l := &errorList{file: c.File, dedupe: true}
 	out := &Config{File: c.File, APIs: make(map[string]*API, len(c.APIs))}
 	for _, name := range APINames {
@@ -65,9 +108,17 @@ func (c *Config) Resolve(resolve Resolver) (*Config, error) {
 			continue
 		}
 		na := *a
-		na.Tuples = nil
+		na.Tuples, na.Patterns, na.patternOf = nil, nil, map[*Entry]*PatternResult{}
 		na.Metrics = make([]*Entry, 0, len(a.Metrics))
+		var derived []*Entry
 		for _, e := range a.Metrics {
+			if e.Pattern != nil {
+				derived = append(derived, l.expandPattern(&na, e, resolve, match)...)
+				continue
+			}
+			if IsPattern(e.Path) {
+				continue // refused at load
+			}
 			ne := *e
 			ne.Params = make([]Param, 0, len(e.Params))
 			for _, p := range e.Params {
@@ -86,6 +137,7 @@ func (c *Config) Resolve(resolve Resolver) (*Config, error) {
 			}
 			na.Metrics = append(na.Metrics, &ne)
 		}
+		na.Metrics = append(na.Metrics, derived...)
 		out.APIs[name] = &na
 	}
 	if len(l.errs) == 0 {
@@ -95,6 +147,48 @@ func (c *Config) Resolve(resolve Resolver) (*Config, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// expandPattern is one pattern entry's entries, a path each.
+func (l *errorList) expandPattern(a *API, e *Entry, resolve Resolver, match Matcher) []*Entry {
+	r := &PatternResult{Entry: e}
+	a.Patterns = append(a.Patterns, r)
+	a.patternOf[e] = r
+	if match == nil {
+		return nil
+	}
+	matches, left, err := match(a, e)
+	r.Left = left
+	if err != nil {
+		r.Err = err
+		return nil
+	}
+	var out []*Entry
+	for _, m := range matches {
+		ne := *e
+		ne.Path, ne.Windows, ne.Pattern, ne.Exclude, ne.WindowChoice, ne.Origin = m.Path, m.Windows, nil, nil, "", e
+		ne.Params = make([]Param, 0, len(m.Params))
+		ok := true
+		for _, p := range m.Params {
+			rp, err := resolve(a, &ne, p)
+			if p.Values = unique(rp.Values); err != nil || len(p.Values) == 0 {
+				why := "resolves to no value"
+				if err != nil {
+					why = err.Error()
+				}
+				r.Left = append(r.Left, fmt.Sprintf("%s (%s %s)", m.Path, p.Name, why))
+				ok = false
+				break
+			}
+			p.Labels = rp.Labels
+			ne.Params = append(ne.Params, p)
+		}
+		if ok {
+			r.Paths++
+			out = append(out, &ne)
+		}
+	}
+	return out
 }
 
 // unique drops repeated and empty values, keeping the order.

@@ -143,11 +143,13 @@ func (l *errorList) api(name string, n *yaml.Node, getenv func(string) string) *
 				l.add(p.value, k, "must be between 1 and 64, got %d", a.Concurrency)
 			}
 		case "rate_limit":
+			a.RateLimitSet = true
 			l.float(p.value, k, &a.RateLimit)
 			if a.RateLimit < 0 {
 				l.add(p.value, k, "must not be negative (requests per minute; 0 = no limit)")
 			}
 		case "daily_budget":
+			a.DailyBudgetSet = true
 			if l.integer(p.value, k, &a.DailyBudget) && a.DailyBudget < 1 {
 				l.add(p.value, k, "must be at least 1 call per day, got %d (leave it out for no budget)", a.DailyBudget)
 				a.DailyBudget = 0

@@ -14,7 +14,7 @@ import (
 
 // entryKeys are the keys of a metrics entry that are not request
 // parameters.
-var entryKeys = []string{"path", "window", "cache_ttl", "fields", "rows", "time_key", "labels", "params"}
+var entryKeys = []string{"path", "window", "cache_ttl", "fields", "rows", "time_key", "labels", "params", "exclude", "coarsen"}
 
 // sectionKeys are the keys of an API section.
 var sectionKeys = append([]string{"url", "token_env", "token_file", "auth", "timeout", "concurrency", "rate_limit",

@@ -80,12 +80,20 @@ func (l *errorList) expand(cfg *Config) {
 		unchecked := false
 		b := l.budget(a)
 		for _, e := range a.Metrics {
+			if IsPattern(e.Path) {
+				continue // expanded through discovery (Resolve with a Matcher)
+			}
 			if !l.checkPath(a, e) {
 				unchecked = true
 				continue
 			}
 			unchecked = unchecked || e.broken
-			if !b.admit(e) {
+			pattern := a.patternOf[e.Origin]
+			if pattern != nil && b.kept >= b.limit {
+				pattern.Cut = addSat(pattern.Cut, e.combinations(a.Name))
+				continue // past max_tuples: a pattern's tuples are cut, and counted
+			}
+			if pattern == nil && !b.admit(e) {
 				unchecked = true
 				if b.over {
 					break // past max_tuples: nothing after it is built
@@ -103,6 +111,13 @@ func (l *errorList) expand(cfg *Config) {
 					return true // dedupe: discovery made two listed values one series
 				}
 				seen[t.Key] = e
+				if pattern != nil && b.kept >= b.limit {
+					pattern.Cut++
+					return true
+				}
+				if pattern != nil {
+					pattern.Tuples++
+				}
 				if !b.keep() {
 					return b.more() // past max_tuples: counted, not kept
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"time"
@@ -127,6 +128,12 @@ func (r *resolution) blame(cfg *config.Config, err error) map[string]error {
 // expansions of one source with equal digests put the same in force.
 func digest(c *config.Config) string {
 	h := sha256.New()
+	for _, name := range config.APINames {
+		if a := c.APIs[name]; a != nil {
+			// Limits the key's plan gives change what is in force too.
+			fmt.Fprintf(h, "%s %v %d\x01", name, a.RateLimit, a.DailyBudget)
+		}
+	}
 	for _, t := range c.Tuples {
 		h.Write([]byte(t.Key + "\x00" + strings.Join(t.TupleLabelValues, "\x00") + "\x00" + strings.Join(t.LabelValues, "\x00") + "\x01"))
 	}

@@ -95,7 +95,7 @@ func (r *resolution) segments(a *config.API, e *config.Entry, p config.Param, va
 // logExpanded logs what a parameter resolved to, and the listed values
 // all left out (leaveOut) with how to have them.
 func (r *resolution) logExpanded(a *config.API, e *config.Entry, p config.Param, values []string, left ...string) {
-	key, joined := a.Name+" "+e.Key+"."+p.Name, strings.Join(values, ",")
+	key, joined := a.Name+" "+e.Key+" "+e.Path+"."+p.Name, strings.Join(values, ",")
 	r.x.mu.Lock()
 	same := r.x.logged[key] == joined
 	r.x.logged[key] = joined

@@ -62,6 +62,9 @@ type Expander struct {
 	store   Store // keeps listing answers and pauses across restarts; nil keeps nothing
 	// warned holds the warnings about lists already logged (firstWarning).
 	warned map[string]bool
+	// plans gives the plan of an API's key, nil when none is known
+	// (Options.Plan); pattern entries expand by it.
+	plans func(*config.API) *plan.Plan
 
 	// cache holds the listing answers: the Store's when there is one.
 	cache *Cache
@@ -103,6 +106,11 @@ type Options struct {
 	// (a collector.Store): the Expander reads and fills its Cache. Nil
 	// keeps nothing; the Expander then has a Cache of its own.
 	Store Store
+	// Plan gives the plan of an API's key as last read, nil when none is
+	// known: pattern entries expand from discovery and it together. Nil
+	// takes the plan in force on the API's client (which the Expander
+	// reads and puts there, plan.go).
+	Plan func(*config.API) *plan.Plan
 }
 
 // New returns an Expander; opts supplies the clock, the clients it
@@ -115,10 +123,17 @@ func New(logger log.Logger, opts ...Options) *Expander {
 		if opts[0].Now != nil {
 			x.now = opts[0].Now
 		}
-		x.clients, x.store = opts[0].Clients, opts[0].Store
+		x.clients, x.store, x.plans = opts[0].Clients, opts[0].Store, opts[0].Plan
 	}
 	if x.clients == nil {
 		x.clients = upstream.NewPool(prometheus.NewRegistry(), x.now, logger)
+	}
+	if x.plans == nil {
+		x.plans = func(a *config.API) *plan.Plan {
+			c, release := x.clients.Candidate(a)
+			defer release()
+			return c.Plan()
+		}
 	}
 	if x.store != nil {
 		x.cache = x.store.Cache()
@@ -167,13 +182,14 @@ func (x *Expander) expand(ctx context.Context, cfg *config.Config, background bo
 	r := &resolution{x: x, ctx: ctx}
 	if !r.plan(cfg) {
 		x.refreshPlan(ctx, cfg.APIs[config.APIData], reuse)
-		x.commit(cfg, cfg, r, nil, background)
-		return cfg, nil
+		out := x.planLimits(cfg)
+		x.commit(cfg, out, r, nil, background)
+		return out, nil
 	}
 	r.fetchAll()
 	x.refreshPlan(ctx, cfg.APIs[config.APIData], reuse)
 	in := r.withoutWaiting(cfg)
-	out, err := in.Resolve(r.resolve)
+	out, err := in.ResolveWith(r.resolve, r.match)
 	var blamed map[string]error
 	if err != nil {
 		if !background {
@@ -186,7 +202,7 @@ func (x *Expander) expand(ctx context.Context, cfg *config.Config, background bo
 		for e, api := range r.entryAPI {
 			r.waiting[e] = r.waiting[e] || blamed[api] != nil
 		}
-		if out, err = r.withoutWaiting(cfg).Resolve(r.resolve); err != nil {
+		if out, err = r.withoutWaiting(cfg).ResolveWith(r.resolve, r.match); err != nil {
 			return nil, err
 		}
 	}
@@ -196,6 +212,7 @@ func (x *Expander) expand(ctx context.Context, cfg *config.Config, background bo
 			level.Info(x.logger).Log("msg", "configuration expanded through the upstream's lists", "api", name, "tuples", len(a.Tuples), "max_tuples", a.MaxTuples)
 		}
 	}
+	out = x.planLimits(out)
 	x.commit(cfg, out, r, blamed, background)
 	return out, nil
 }
@@ -245,6 +262,17 @@ func (r *resolution) plan(cfg *config.Config) bool {
 			continue
 		}
 		for _, e := range a.Metrics {
+			if e.Pattern != nil {
+				left = true
+				key := listKey(a, discoveryOf(e))
+				r.entryAPI[e] = name
+				r.entryLists[e] = append(r.entryLists[e], key)
+				if _, seen := r.requests[key]; !seen {
+					r.requests[key] = listRequest{api: a, path: discoveryOf(e), keyed: true}
+					r.needs[name] = append(r.needs[name], key)
+				}
+				continue
+			}
 			for _, p := range e.Params {
 				if !expandable(a.Name, p) {
 					continue

@@ -279,15 +279,22 @@ func TestExpandIndicatorAndConsensus(t *testing.T) {
 	}
 }
 
-// Nothing to resolve: the configuration comes back as it is, with no
-// call but the read of the data API key's plan.
+// Nothing to resolve: the configuration comes back with the same tuples,
+// with no call but the read of the data API key's plan, which gives the
+// rate_limit and daily_budget the file does not set.
 func TestExpandWithoutListsMakesNoCall(t *testing.T) {
 	e := newEnv(t, supplyConfig, fakeapi.Options{})
 	cfg := e.parse(supplyConfig)
 	got, err := expand.New(log.NewNopLogger()).Expand(context.Background(), cfg)
 	plans := e.Fake.CallsFor(plan.Path)
-	if err != nil || got != cfg || e.Fake.Calls("data") != plans || plans != 1 {
-		t.Errorf("expanded = same %v, err %v, %d calls, %d of them the plan's", got == cfg, err, e.Fake.Calls("data"), plans)
+	if err != nil || !slices.Equal(got.Tuples, cfg.Tuples) || e.Fake.Calls("data") != plans || plans != 1 {
+		t.Fatalf("expanded = same tuples %v, err %v, %d calls, %d of them the plan's", slices.Equal(got.Tuples, cfg.Tuples), err, e.Fake.Calls("data"), plans)
+	}
+	if a := got.APIs[config.APIData]; a.LimitsFromPlan == "" || a.RateLimit <= 0 || a.DailyBudget <= 0 {
+		t.Errorf("limits not taken from the plan: %q rate_limit %v daily_budget %d", a.LimitsFromPlan, a.RateLimit, a.DailyBudget)
+	}
+	if cfg.APIs[config.APIData].RateLimit != 0 {
+		t.Error("the configuration loaded was changed in place")
 	}
 }
 

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"text/tabwriter"
+
+	"github.com/go-kit/log"
+
+	"github.com/onchain-exporter/onchain_exporter/budget"
+	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/expand"
+	"github.com/onchain-exporter/onchain_exporter/upstream"
+)
+
+// What --config.check says of pattern entries (path: /v1/btc/**): offline,
+// that they expand at start; with --config.check.upstream, what each
+// selects from discovery and the key's plan, what it leaves out and why,
+// what max_tuples cut, and what its series cost a day per category.
+
+func hasPatterns(a *config.API) bool {
+	return slices.ContainsFunc(a.Metrics, func(e *config.Entry) bool { return e.Pattern != nil })
+}
+
+// checkStore hands the check's Expander the discovery answers the check
+// read, so that expanding the patterns calls no list twice.
+type checkStore struct{ cache *expand.Cache }
+
+func (s checkStore) Cache() *expand.Cache             { return s.cache }
+func (s checkStore) RestorePauses(c *upstream.Client) {}
+
+// expandPatterns expands the configuration through the lists the check
+// read and the plan in force on the pool's client; nil, with why in
+// notChecked, when it cannot.
+func expandPatterns(ctx context.Context, cfg *config.Config, pool *upstream.Pool, answers map[string]*expand.Answer, logger log.Logger, notChecked *[]string) *config.Config {
+	a := cfg.APIs[config.APIData]
+	cache := expand.NewCache()
+	cache.Restore(a.Name, upstream.Account(a), answers)
+	x := expand.New(logger, expand.Options{Clients: pool, Store: checkStore{cache}})
+	out, err := x.Expand(ctx, cfg)
+	if err != nil {
+		*notChecked = append(*notChecked, "data: what the patterns select ("+err.Error()+")")
+		return nil
+	}
+	return out
+}
+
+// printPatterns says what each pattern entry of the data API selects.
+func printPatterns(w io.Writer, cfg, resolved *config.Config) {
+	a := cfg.APIs[config.APIData]
+	if a == nil || !hasPatterns(a) {
+		return
+	}
+	if resolved == nil {
+		fmt.Fprintln(w, "\nPatterns expand at start from the data API's discovery and the key's plan; --config.check.upstream shows what each selects and costs.")
+		for _, e := range a.Metrics {
+			if e.Pattern != nil {
+				fmt.Fprintf(w, "  %d\t%s\t%s\n", e.KeyLine("path"), e.Key, e.Path)
+			}
+		}
+		return
+	}
+	ra := resolved.APIs[config.APIData]
+	fmt.Fprintln(w, "\nPatterns, from the data API's discovery and the key's plan (calls a day before any cut by daily_budget):")
+	for _, p := range ra.Patterns {
+		fmt.Fprintf(w, "\n%s (line %d) %s: %d paths, %d series", p.Entry.Key, p.Entry.KeyLine("path"), p.Entry.Path, p.Paths, p.Tuples)
+		if p.Cut > 0 {
+			fmt.Fprintf(w, ", %d more cut by max_tuples (%d)", p.Cut, ra.MaxTuples)
+		}
+		fmt.Fprintln(w)
+		if p.Err != nil {
+			fmt.Fprintf(w, "  not expanded: %v\n", p.Err)
+		}
+		var table bytes.Buffer
+		tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  CATEGORY\tPATHS\tSERIES\tCALLS/DAY")
+		for _, c := range budget.PatternCategories(ra, p.Entry) {
+			calls := budget.FormatCalls(c.CallsPerDay)
+			if c.Unknown > 0 {
+				calls += fmt.Sprintf(" + %d block series", c.Unknown)
+			}
+			fmt.Fprintf(tw, "  %s\t%d\t%d\t%s\n", c.Category, c.Paths, c.Series, calls)
+		}
+		tw.Flush()
+		fmt.Fprint(w, table.String())
+		for _, l := range p.Left {
+			fmt.Fprintf(w, "  left out: %s\n", l)
+		}
+	}
+}

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// planDiscovery is a public discovery of a few v1 paths, in the data
+// API's envelope.
+const planDiscovery = `{"status": {"code": 200, "message": "success"}, "result": {"data": [
+ {"path": "/v1/btc/market-indicator/mvrv", "parameters": {"window": ["day", "hour"]}, "required_parameters": []},
+ {"path": "/v1/btc/market-indicator/nupl", "parameters": {"window": ["day"]}, "required_parameters": []},
+ {"path": "/v1/btc/network-data/supply", "parameters": {"window": ["day", "hour", "block"]}, "required_parameters": []},
+ {"path": "/v1/btc/exchange-flows/reserve", "parameters": {"window": ["day", "hour"], "exchange": ["all_exchange", "binance", "okx"]}, "required_parameters": ["exchange"]}
+]}}`
+
+// The same plan in the two dialects API-FACTS.md describes: the current
+// one, bare, and the older one (windows under "window"), in the envelope.
+var planDialects = map[string]string{
+	"current": `{"plan": {"name": "PROFESSIONAL"}, "apiEndpoint": {
+	  "btc": {"market-indicator": {"mvrv": {"day": "P0D"}},
+	          "network-data": {"supply": {"day": "P3Y", "hour": "P1Y"}},
+	          "exchange-flows": {"reserve": {"day": "P0D", "hour": "P1Y"}}},
+	  "statics": ["/v1/discovery/endpoints"]},
+	  "apiRateLimit": {"token": 1000, "window": "hour"}}`,
+	"older": `{"status": {"code": 200, "message": "success"}, "result": {"data": {"plan": {"name": "PROFESSIONAL"}, "apiEndpoint": {
+	  "btc": {"market-indicator": {"mvrv": {"window": {"day": "P0D"}, "limit": 1000}},
+	          "network-data": {"supply": {"window": {"day": "P3Y", "hour": "P1Y"}, "limit": 1000}},
+	          "exchange-flows": {"reserve": {"window": {"day": "P0D", "hour": "P1Y"}, "limit": 1000}}},
+	  "statics": ["/v1/discovery/endpoints"]},
+	  "apiRateLimit": {"token": "1000", "window": "hour"}}}}`,
+}
+
+// planUpstream serves the discovery and, at /v1/my/discovery/endpoints,
+// the plan body with status; it counts the plan calls.
+func planUpstream(t *testing.T, status int, body string) (string, *atomic.Int32) {
+	t.Helper()
+	var calls atomic.Int32
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer plan-tok-5e1" {
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"status": {"code": 401, "message": "unauthorized"}}`))
+			return
+		}
+		switch r.URL.Path {
+		case "/v1/discovery/endpoints":
+			_, _ = w.Write([]byte(planDiscovery))
+		case "/v1/my/discovery/endpoints":
+			calls.Add(1)
+			w.WriteHeader(status)
+			_, _ = w.Write([]byte(body))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(s.Close)
+	return s.URL, &calls
+}
+
+const planConfig = `data:
+  url: %s
+  token_env: ONCHAIN_TEST_PLAN
+  metrics:
+    - path: /v1/btc/market-indicator/mvrv
+      window: [day, hour]
+    - path: /v1/btc/market-indicator/nupl
+    - path: /v1/btc/network-data/supply
+      window: [hour, block]
+    - path: /v1/btc/exchange-flows/reserve
+      exchange: [binance, okx]
+      window: hour
+`
+
+func runPlanCheck(t *testing.T, status int, body string) (string, int32) {
+	t.Helper()
+	url, calls := planUpstream(t, status, body)
+	t.Setenv("ONCHAIN_TEST_PLAN", "plan-tok-5e1")
+	file := filepath.Join(t.TempDir(), "plan.yml")
+	writeFile(t, file, strings.Replace(planConfig, "%s", url, 1))
+	var out, errOut bytes.Buffer
+	if code := run([]string{"--config.check", "--config.check.upstream", "--config.file=" + file}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	got, _, _ := strings.Cut(out.String(), "\nForecast")
+	if strings.Contains(out.String()+errOut.String(), "plan-tok-5e1") {
+		t.Error("the key was printed")
+	}
+	return strings.ReplaceAll(got, file, "F"), calls.Load()
+}
+
+// --config.check --config.check.upstream reads the plan once and names
+// every tuple it does not allow, in its words, whichever dialect it
+// answers in.
+func TestConfigCheckAgainstThePlan(t *testing.T) {
+	for name, body := range planDialects {
+		t.Run(name, func(t *testing.T) {
+			got, calls := runPlanCheck(t, http.StatusOK, body)
+			want := strings.Join([]string{
+				"OK: F: 7 tuples",
+				"WARNING: F:6: data.metrics[0].window: your plan (PROFESSIONAL) reads /v1/btc/market-indicator/mvrv at day only, not at hour; the exporter does not call it",
+				"WARNING: F:7: data.metrics[1].path: your plan (PROFESSIONAL) does not include /v1/btc/market-indicator/nupl; the exporter does not call it",
+				"WARNING: F:9: data.metrics[2].window: your plan (PROFESSIONAL) reads /v1/btc/network-data/supply at day and hour only, not at block; the exporter does not call it",
+				"Checked against the upstream's lists: data /v1/discovery/endpoints (4 items)",
+				"Plan: plan PROFESSIONAL: 3 paths with windows, 1 always allowed, rate limit 1000 per hour",
+				"Not checked: data: window and limit against discovery (the built-in catalog checks them for its endpoints)",
+				""}, "\n")
+			if got != want {
+				t.Errorf("stdout before the forecast:\n%s\nwant\n%s", got, want)
+			}
+			if calls != 1 {
+				t.Errorf("the plan was read %d times, want once", calls)
+			}
+		})
+	}
+}
+
+// Without a plan to read, the check says so once and names no tuple.
+func TestConfigCheckWithoutAPlan(t *testing.T) {
+	for _, c := range []struct {
+		status int
+		body   string
+		want   string
+	}{
+		{404, `{"status": {"code": 404, "message": "not_found"}}`, "Plan: the upstream has no plan endpoint (404): working from the public discovery alone\n"},
+		{403, `{"status": {"code": 403, "message": "forbidden"}}`, "Plan: the plan endpoint answered 403, read as the basic plan with nothing listed: working from the public discovery alone\n"},
+		{500, `{"status": {"code": 500, "message": "internal_server_error"}}`, "Plan: the plan endpoint answered 500, read as the basic plan with nothing listed"},
+		{200, `{"unexpected": true}`, "Plan: the plan could not be read (the plan answer holds none of plan, apiEndpoint, apiRateLimit: keys unexpected)"},
+	} {
+		got, _ := runPlanCheck(t, c.status, c.body)
+		if !strings.Contains(got, c.want) || strings.Count(got, "Plan: ") != 1 || strings.Contains(got, "your plan") {
+			t.Errorf("%d %s:\n%s\nwant one plan line with %q", c.status, c.body, got, c.want)
+		}
+	}
+}
+
+// A pattern entry: offline, the check says it expands at start; against
+// the upstream, what it selects from discovery and the plan, what it
+// leaves out and why, and what it costs per category.
+func TestConfigCheckPatterns(t *testing.T) {
+	url, calls := planUpstream(t, http.StatusOK, planDialects["older"])
+	t.Setenv("ONCHAIN_TEST_PLAN", "plan-tok-5e1")
+	file := filepath.Join(t.TempDir(), "pattern.yml")
+	writeFile(t, file, `data:
+  url: `+url+`
+  token_env: ONCHAIN_TEST_PLAN
+  metrics:
+    - path: /v1/btc/**
+      exclude: /v1/btc/network-data/*
+      window: all
+`)
+	var out, errOut bytes.Buffer
+	if code := run([]string{"--config.check", "--config.file=" + file}, &out, &errOut); code != 0 {
+		t.Fatalf("offline: exit %d: %s", code, errOut.String())
+	}
+	offline := strings.ReplaceAll(out.String(), file, "F")
+	for _, want := range []string{"OK: F: 0 tuples\n", "\nPatterns expand at start from the data API's discovery and the key's plan; --config.check.upstream shows what each selects and costs.\n  5\tdata.metrics[0]\t/v1/btc/**\n"} {
+		if !strings.Contains(offline, want) {
+			t.Errorf("offline output lacks %q:\n%s", want, offline)
+		}
+	}
+	out.Reset()
+	if code := run([]string{"--config.check.upstream", "--config.file=" + file}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	got := strings.ReplaceAll(out.String(), file, "F")
+	want := `
+Patterns, from the data API's discovery and the key's plan (calls a day before any cut by daily_budget):
+
+data.metrics[0] (line 5) /v1/btc/**: 2 paths, 3 series
+  CATEGORY          PATHS  SERIES  CALLS/DAY
+  exchange-flows    1      2       26
+  market-indicator  1      1       1.1
+  left out: 1 paths not in your plan (PROFESSIONAL)
+`
+	if !strings.Contains(got, want) {
+		t.Errorf("output lacks\n%s\nin\n%s", want, got)
+	}
+	if calls.Load() != 1 {
+		t.Errorf("the plan was read %d times, want once", calls.Load())
+	}
+}

@@ -1,0 +1,54 @@
+package config
+
+import "testing"
+
+func TestPatternMatch(t *testing.T) {
+	for _, c := range []struct {
+		pattern string
+		yes, no []string
+	}{
+		{"/v1/btc/*/*", []string{"/v1/btc/market-data/price-ohlcv"}, []string{"/v1/eth/market-data/price-ohlcv", "/v1/btc/market-data", "/v1/btc/a/b/c", "/v1/btc//x"}},
+		{"/v1/*/exchange-flows/{reserve,netflow}", []string{"/v1/btc/exchange-flows/reserve", "/v1/eth/exchange-flows/netflow"},
+			[]string{"/v1/btc/exchange-flows/inflow", "/v1/btc/exchange-flows/reserve-usd", "/v2/btc/exchange-flows/reserve"}},
+		{"/v1/btc/**", []string{"/v1/btc/a/b", "/v1/btc/a", "/v1/btc/a/b/c/d"}, []string{"/v1/eth/a/b", "/v1/bt/a/b"}},
+		{"/v1/**/reserve", []string{"/v1/btc/exchange-flows/reserve", "/v1/reserve"}, []string{"/v1/btc/exchange-flows/reserve-usd"}},
+		{"/v1/btc/exchange-*/*-usd", []string{"/v1/btc/exchange-flows/reserve-usd"}, []string{"/v1/btc/exchange-flows/reserve", "/v1/btc/miner-flows/reserve-usd"}},
+		{"/v2/**", []string{"/v2/network/events-count", "/v2/indicator/valuation/mvrv-z-score"}, []string{"/v1/btc/a/b"}},
+	} {
+		p, err := ParsePattern(c.pattern)
+		if err != nil {
+			t.Fatalf("%s: %v", c.pattern, err)
+		}
+		for _, path := range c.yes {
+			if !p.Match(path) {
+				t.Errorf("%s does not match %s", c.pattern, path)
+			}
+		}
+		for _, path := range c.no {
+			if p.Match(path) {
+				t.Errorf("%s matches %s", c.pattern, path)
+			}
+		}
+	}
+	for path, want := range map[string]bool{"/v1/btc/*/x": true, "/v1/{asset}/a/b": false, "/v1/btc/a/{x,y}": true, "/v1/btc/a/b": false} {
+		if IsPattern(path) != want {
+			t.Errorf("IsPattern(%s) = %v", path, !want)
+		}
+	}
+}
+
+// A pattern entry builds no tuple at load: expansion does.
+func TestPatternLoadsWithoutTuples(t *testing.T) {
+	cfg, err := Parse("p.yml", []byte("data:\n  url: http://127.0.0.1:1\n  token_env: T\n  metrics:\n    - path: /v1/btc/**\n      exclude: [/v1/btc/network-data/*]\n      coarsen: true\n      exchange: all\n    - path: /v1/btc/network-data/supply\n"), func(string) string { return "x" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := cfg.APIs[APIData]
+	if len(cfg.Tuples) != 1 || a.Metrics[0].Pattern == nil || !a.Metrics[0].Coarsen || a.Metrics[0].WindowChoice != "" {
+		t.Fatalf("tuples %d, entry %+v", len(cfg.Tuples), a.Metrics[0])
+	}
+	e := a.Metrics[0]
+	if !e.Selects("/v1/btc/exchange-flows/reserve") || e.Selects("/v1/btc/network-data/supply") {
+		t.Error("exclude: is not applied")
+	}
+}

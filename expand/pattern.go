@@ -1,0 +1,209 @@
+package expand
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-kit/log/level"
+
+	"github.com/onchain-exporter/onchain_exporter/budget"
+	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/plan"
+)
+
+// Pattern entries (path: /v1/btc/**) expand from the public discovery and
+// the key's plan together: the paths discovery lists that the pattern
+// selects, but for what exclude: matches, what the plan does not list and
+// its statics (lists and metadata, not series); at the windows discovery
+// lists for each that the plan allows, chosen by the entry; with the
+// parameters each path takes. Without a plan (none read, no endpoint, the
+// basic plan's refusal) discovery alone decides, and the data calls say
+// the rest.
+
+// discoveryOf is the discovery endpoint that lists what a pattern selects.
+func discoveryOf(e *config.Entry) string {
+	if strings.HasPrefix(e.Path, "/v2/") {
+		return dataDiscoveryV2
+	}
+	return dataDiscoveryV1
+}
+
+// keyPlan is the plan of the API's key, nil when none is known.
+func (r *resolution) keyPlan(a *config.API) *plan.Plan {
+	if r.x.plans == nil {
+		return nil
+	}
+	return r.x.plans(a)
+}
+
+// match is the config.Matcher of one expansion.
+func (r *resolution) match(a *config.API, e *config.Entry) ([]config.Match, []string, error) {
+	items, err := r.rows(a, discoveryOf(e))
+	if err != nil {
+		return nil, nil, err
+	}
+	kp := r.keyPlan(a)
+	slices.SortStableFunc(items, func(x, y map[string]any) int { return cmp.Compare(pathOf(x), pathOf(y)) })
+	var out []config.Match
+	var left []string
+	seen := map[string]bool{}
+	notInPlan := 0
+	for _, it := range items {
+		path := pathOf(it)
+		if seen[path] || !e.Selects(path) {
+			continue
+		}
+		seen[path] = true
+		switch {
+		case strings.Contains(path, "{"):
+			left = append(left, path+" (a template, not a path)")
+			continue
+		case kp != nil && slices.Contains(kp.Statics, path):
+			continue // a list or metadata the plan always allows: not a series
+		case kp != nil && kp.Covers(path) && !kp.Listed(path):
+			notInPlan++
+			continue
+		}
+		m, why := matchPath(e, kp, path, it)
+		if why != "" {
+			left = append(left, path+" ("+why+")")
+			continue
+		}
+		out = append(out, m)
+	}
+	if notInPlan > 0 {
+		left = append(left, fmt.Sprintf("%d paths not in your plan (%s)", notInPlan, kp.Name))
+	}
+	if len(out) == 0 && len(seen) == 0 {
+		left = append(left, discoveryOf(e)+" lists no path the pattern selects")
+	}
+	return out, left, nil
+}
+
+func pathOf(it map[string]any) string { s, _ := it["path"].(string); return s }
+
+// matchPath is the Match of one path, or why it is left out.
+func matchPath(e *config.Entry, kp *plan.Plan, path string, it map[string]any) (config.Match, string) {
+	m := config.Match{Path: path}
+	listed, _ := it["parameters"].(map[string]any)
+	windows := strs(listed["window"])
+	if kp != nil && kp.Covers(path) {
+		allowed := kp.WindowsOf(path)
+		if len(windows) == 0 {
+			windows = allowed
+		} else if len(allowed) > 0 {
+			windows = slices.DeleteFunc(slices.Clone(windows), func(w string) bool { return !slices.Contains(allowed, w) })
+			if len(windows) == 0 {
+				return m, fmt.Sprintf("discovery's windows are not your plan's (%s)", strings.Join(allowed, ", "))
+			}
+		}
+	}
+	var why string
+	if m.Windows, why = chooseWindows(e, windows); why != "" {
+		return m, why
+	}
+	required := strs(it["required_parameters"])
+	for _, p := range e.Params {
+		values, ok := listed[p.Name]
+		if !ok && !slices.Contains(required, p.Name) {
+			continue // this path takes no such parameter
+		}
+		vs := strs(values)
+		kept := slices.DeleteFunc(slices.Clone(p.Values), func(v string) bool {
+			return v != config.All && len(vs) > 0 && !slices.Contains(vs, v)
+		})
+		if len(kept) == 0 {
+			return m, fmt.Sprintf("lists none of %s %s", p.Name, strings.Join(p.Values, ", "))
+		}
+		p.Values = kept
+		m.Params = append(m.Params, p)
+	}
+	for _, name := range required {
+		if name == "window" || slices.ContainsFunc(m.Params, func(p config.Param) bool { return p.Name == name }) {
+			continue
+		}
+		i := slices.IndexFunc(strs(listed[name]), func(v string) bool { return config.LeftOutOfAll(config.APIData, name, v) == "aggregate" })
+		if i < 0 {
+			return m, fmt.Sprintf("requires %s: set it on the entry, a value or all", name)
+		}
+		// Unset, a required parameter takes its aggregate (all_exchange):
+		// one series for the path; name values, or all, for more.
+		m.Params = append(m.Params, config.Param{Name: name, Values: []string{strs(listed[name])[i]}, Line: e.Line})
+	}
+	return m, ""
+}
+
+// chooseWindows picks a path's windows as the entry asks among those
+// allowed (coarsest first): the windows it lists, or a choice, coarsest
+// by default. A path with no window listed is read at the API's default.
+func chooseWindows(e *config.Entry, allowed []string) ([]string, string) {
+	if len(allowed) == 0 {
+		return nil, ""
+	}
+	allowed = slices.Clone(allowed)
+	slices.SortStableFunc(allowed, coarserFirst)
+	switch {
+	case len(e.Windows) > 0:
+		var out []string
+		for _, w := range e.Windows {
+			if slices.Contains(allowed, w) {
+				out = append(out, w)
+			}
+		}
+		if len(out) == 0 {
+			return nil, fmt.Sprintf("none of the windows %s (allowed: %s)", strings.Join(e.Windows, ", "), strings.Join(allowed, ", "))
+		}
+		return out, ""
+	case e.WindowChoice == config.WindowsAll:
+		return allowed, ""
+	case e.WindowChoice == config.WindowsFinest:
+		return allowed[len(allowed)-1:], ""
+	}
+	return allowed[:1], ""
+}
+
+// coarserFirst orders windows by their spacing, the longest first; block
+// and windows of no fixed spacing come last, as the finest.
+func coarserFirst(a, b string) int {
+	if c := cmp.Compare(config.WindowDuration(b), config.WindowDuration(a)); c != 0 {
+		return c
+	}
+	return cmp.Compare(a, b)
+}
+
+// PlanAnswer is a plan outcome as the Cache keeps it under plan.Path, for
+// Cache.Restore: --config.check hands the Expander the plan it read, so
+// that expanding calls it no second time. Nil for an unknown outcome,
+// which is not kept.
+func PlanAnswer(out plan.Outcome, at time.Time) *Answer {
+	if out.Kind == plan.Unknown {
+		return nil
+	}
+	return &Answer{Rows: rowsOf(out), At: at}
+}
+
+// planLimits gives the data API the rate_limit and daily_budget of the
+// key's plan where the file sets neither (budget.WithPlanLimits), and
+// logs them when they change.
+func (x *Expander) planLimits(cfg *config.Config) *config.Config {
+	a := cfg.APIs[config.APIData]
+	if a == nil {
+		return cfg
+	}
+	out := budget.WithPlanLimits(cfg, x.plans(a))
+	if na := out.APIs[config.APIData]; na != a {
+		said := fmt.Sprintf("%s %v %d", na.LimitsFromPlan, na.RateLimit, na.DailyBudget)
+		x.mu.Lock()
+		first := x.logged["plan limits"] != said
+		x.logged["plan limits"] = said
+		x.mu.Unlock()
+		if first {
+			level.Info(x.logger).Log("msg", "rate_limit and daily_budget not set in the file: taken from the key's plan, less the reserve",
+				"api", na.Name, "plan", na.LimitsFromPlan, "rate_limit", na.RateLimit, "daily_budget", na.DailyBudget)
+		}
+	}
+	return out
+}

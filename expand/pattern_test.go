@@ -1,0 +1,167 @@
+package expand_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/go-kit/log"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/expand"
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
+	"github.com/onchain-exporter/onchain_exporter/plan"
+)
+
+// patternDiscovery is a public discovery of BTC and ETH paths, in the
+// data API's envelope, for the pattern tests: a static list, a path the
+// plan leaves out, windows the plan narrows, a required exchange with
+// and without an aggregate value.
+const patternDiscovery = `{"status": {"code": 200, "message": "success"}, "result": {"data": [
+ {"path": "/v1/btc/market-indicator/mvrv", "parameters": {"window": ["day", "hour"]}, "required_parameters": []},
+ {"path": "/v1/btc/market-indicator/nupl", "parameters": {"window": ["day"]}, "required_parameters": []},
+ {"path": "/v1/btc/network-data/supply", "parameters": {"window": ["block", "hour", "day"]}, "required_parameters": []},
+ {"path": "/v1/btc/exchange-flows/reserve", "parameters": {"window": ["day", "hour"], "exchange": ["all_exchange", "binance", "okx"]}, "required_parameters": ["exchange"]},
+ {"path": "/v1/btc/exchange-flows/netflow", "parameters": {"window": ["day", "hour"], "exchange": ["all_exchange", "binance", "okx"]}, "required_parameters": ["exchange"]},
+ {"path": "/v1/btc/miner-flows/reserve", "parameters": {"window": ["day"], "miner": ["f2pool", "antpool"]}, "required_parameters": ["miner"]},
+ {"path": "/v1/btc/status/entity-list", "parameters": {}, "required_parameters": []},
+ {"path": "/v1/eth/exchange-flows/reserve", "parameters": {"window": ["day"], "exchange": ["all_exchange", "binance"]}, "required_parameters": ["exchange"]}
+]}}`
+
+// patternPlan is a plan over that discovery: nupl left out, mvrv at day
+// only, supply without block; the entity list always allowed.
+const patternPlan = `{"plan": {"name": "PROFESSIONAL"}, "apiEndpoint": {
+  "btc": {"market-indicator": {"mvrv": {"day": "P0D"}},
+          "network-data": {"supply": {"day": "P3Y", "hour": "P1Y"}},
+          "exchange-flows": {"reserve": {"day": "P0D", "hour": "P1Y"}, "netflow": {"day": "P0D", "hour": "P1Y"}},
+          "miner-flows": {"reserve": {"day": "P0D"}}},
+  "eth": {"exchange-flows": {"reserve": {"day": "P0D"}}},
+  "statics": ["/v1/btc/status/entity-list"]},
+  "apiRateLimit": {"token": 1000, "window": "hour"}}`
+
+func discoveryServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/discovery/endpoints" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write([]byte(patternDiscovery))
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// expandPattern loads the metrics under a data section against the
+// discovery server and expands them with the plan (nil: none known).
+func expandPattern(t *testing.T, metrics string, p *plan.Plan) (*config.Config, error) {
+	t.Helper()
+	s := discoveryServer(t)
+	cfg := testtool.Config(t, s.URL, testtool.DataSection+metrics)
+	x := expand.New(log.NewNopLogger(), expand.Options{Plan: func(*config.API) *plan.Plan { return p }})
+	return x.Expand(context.Background(), cfg)
+}
+
+func tupleList(cfg *config.Config) string {
+	var out []string
+	for _, t := range cfg.Tuples {
+		out = append(out, strings.TrimPrefix(t.Key, "data "))
+	}
+	slices.Sort(out)
+	return strings.Join(out, "\n")
+}
+
+func mustPlan(t *testing.T, s string) *plan.Plan {
+	t.Helper()
+	p, err := plan.Parse([]byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestPatternWithThePlan(t *testing.T) {
+	cfg, err := expandPattern(t, "    - path: /v1/btc/**\n      exclude: /v1/btc/exchange-flows/netflow\n", mustPlan(t, patternPlan))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Join([]string{
+		"/v1/btc/exchange-flows/reserve?exchange=all_exchange&window=day",
+		"/v1/btc/market-indicator/mvrv?window=day",
+		"/v1/btc/network-data/supply?window=day",
+	}, "\n")
+	if got := tupleList(cfg); got != want {
+		t.Errorf("tuples:\n%s\nwant\n%s", got, want)
+	}
+	ps := cfg.APIs[config.APIData].Patterns
+	if len(ps) != 1 || ps[0].Paths != 3 || ps[0].Tuples != 3 || ps[0].Cut != 0 {
+		t.Fatalf("patterns %+v", ps)
+	}
+	if got := strings.Join(ps[0].Left, "; "); got != "/v1/btc/miner-flows/reserve (requires miner: set it on the entry, a value or all); 1 paths not in your plan (PROFESSIONAL)" {
+		t.Errorf("left out: %s", got)
+	}
+}
+
+func TestPatternWithoutAPlan(t *testing.T) {
+	cfg, err := expandPattern(t, "    - path: /v1/*/exchange-flows/{reserve,netflow}\n      exchange: [binance, all]\n      window: finest\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Join([]string{
+		"/v1/btc/exchange-flows/netflow?exchange=binance&window=hour",
+		"/v1/btc/exchange-flows/netflow?exchange=okx&window=hour",
+		"/v1/btc/exchange-flows/reserve?exchange=binance&window=hour",
+		"/v1/btc/exchange-flows/reserve?exchange=okx&window=hour",
+		"/v1/eth/exchange-flows/reserve?exchange=binance&window=day",
+	}, "\n")
+	if got := tupleList(cfg); got != want {
+		t.Errorf("tuples:\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestPatternWindows(t *testing.T) {
+	p := mustPlan(t, patternPlan)
+	for _, c := range []struct{ window, want string }{
+		{"all", "/v1/btc/network-data/supply?window=day\n/v1/btc/network-data/supply?window=hour"},
+		{"coarsest", "/v1/btc/network-data/supply?window=day"},
+		{"finest", "/v1/btc/network-data/supply?window=hour"},
+		{"[hour, block]", "/v1/btc/network-data/supply?window=hour"},
+	} {
+		cfg, err := expandPattern(t, "    - path: /v1/btc/network-data/*\n      window: "+c.window+"\n", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tupleList(cfg); got != c.want {
+			t.Errorf("window %s:\n%s\nwant\n%s", c.window, got, c.want)
+		}
+	}
+}
+
+// Entries named one by one are built first; a pattern's tuples past
+// max_tuples are cut and counted, not refused.
+func TestPatternCutByMaxTuples(t *testing.T) {
+	metrics := "    - path: /v1/btc/**\n      window: all\n    - path: /v1/btc/market-indicator/nupl\n"
+	s := discoveryServer(t)
+	yml := strings.Replace(testtool.DataSection, "  metrics:\n", "  max_tuples: 4\n  metrics:\n", 1) + metrics
+	if !strings.Contains(yml, "max_tuples: 4") {
+		t.Fatalf("the section has no metrics key to put max_tuples before:\n%s", yml)
+	}
+	cfg := testtool.Config(t, s.URL, yml)
+	x := expand.New(log.NewNopLogger(), expand.Options{Plan: func(*config.API) *plan.Plan { return mustPlan(t, patternPlan) }})
+	out, err := x.Expand(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Tuples) != 4 || out.Tuples[0].Path != "/v1/btc/market-indicator/nupl" {
+		t.Errorf("tuples:\n%s", tupleList(out))
+	}
+	ps := out.APIs[config.APIData].Patterns
+	// reserve and netflow at day and hour, mvrv at day, supply at day and
+	// hour: 7, of which 3 fit beside the entry named.
+	if len(ps) != 1 || ps[0].Tuples != 3 || ps[0].Cut != 4 {
+		t.Errorf("patterns %+v", ps[0])
+	}
+}
