@@ -130,8 +130,8 @@ func dataKeys(o Options) map[string]Plan {
 
 // SetDataKey gives the data API key its plan from now on: a new key, or
 // a known one that changes plan (an upgrade, a downgrade), as a test of
-// what follows a plan change needs. A server without authentication
-// starts requiring a key: this one, or DataToken's.
+// what follows a plan change needs. A server that required no key
+// requires one from now on: this one or those added after it.
 func (s *Server) SetDataKey(key string, p Plan) {
 	s.access.Lock()
 	defer s.access.Unlock()
