@@ -113,6 +113,8 @@ var blockRules = []blockRule{
 	{file: "docs/operations.md", contains: "kubectl -n monitoring create secret", notRun: "needs a cluster; package charts renders and checks the chart"},
 	{file: "docs/operations.md", contains: "rotate the gossip key", notRun: "needs a cluster; TestKeyRotationWithoutPartition (package cluster) rotates a key file on running members the same three steps"},
 	{file: "docs/operations.md", contains: "promtool check rules alerts.yml", want: []string{"SUCCESS"}, tools: []string{"promtool"}},
+	{file: "docs/operations.md", contains: "api/v1/status?api=data&state=fresh", want: []string{`"state": "fresh"`, `"plan_line": "natural cost`},
+		tools: []string{"curl", "jq"}},
 }
 
 // documentedBlocks returns the shell blocks of README.md and docs/*.md,

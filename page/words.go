@@ -112,10 +112,10 @@ func nextOf(s collector.SeriesView, state string, a apiNow) (time.Time, string) 
 	default:
 		out := s.Newest.Add(s.Spacing + s.Earliest)
 		if out.After(a.now) {
-			why = fmt.Sprintf("the next row (%s) is expected out at %s by the learned publication delay",
-				s.Newest.Add(s.Spacing).UTC().Format(time.RFC3339), out.UTC().Format(time.RFC3339))
+			why = fmt.Sprintf("the next row (%s) is due out at %s by the learned publication delay",
+				short(s.Newest.Add(s.Spacing)), short(out))
 		} else {
-			why = fmt.Sprintf("polling for the next row, expected out since %s", out.UTC().Format(time.RFC3339))
+			why = fmt.Sprintf("polling for the next row (%s), due out since %s", short(s.Newest.Add(s.Spacing)), short(out))
 		}
 	}
 	if f := a.factor[s.Tuple.Key]; f > 1 {
@@ -123,6 +123,9 @@ func nextOf(s collector.SeriesView, state string, a apiNow) (time.Time, string) 
 	}
 	return s.Next, why
 }
+
+// short is a time on the page: "11-27 15:04:05Z".
+func short(t time.Time) string { return t.UTC().Format("01-02 15:04:05Z") }
 
 // human is a duration rounded for reading: 45s, 12m, 3h20m, 2d4h.
 func human(d time.Duration) string {

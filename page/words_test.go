@@ -31,7 +31,7 @@ func TestStateOf(t *testing.T) {
 		why  string
 	}{
 		// Newest 11:00: the 12:00 row is out at 13:05.
-		{"the next row is not out yet", with(func(s *collector.SeriesView) { s.Newest = now.Add(-90 * time.Minute) }), calm, StateFresh, "is expected out at 2026-11-27T13:05:00Z"},
+		{"the next row is not out yet", with(func(s *collector.SeriesView) { s.Newest = now.Add(-90 * time.Minute) }), calm, StateFresh, "the next row (11-27 12:00:00Z) is due out at 11-27 13:05:00Z"},
 		// Newest 10:00: the 11:00 row was out at 12:05.
 		{"one row behind", with(func(s *collector.SeriesView) { s.Newest = now.Add(-150 * time.Minute) }), calm, StateAwaiting, "polling for the next row"},
 		{"two rows behind", with(func(s *collector.SeriesView) { s.Newest = now.Add(-210 * time.Minute) }), calm, StateLate, "polling for the next row"},
