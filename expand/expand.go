@@ -177,7 +177,7 @@ func (x *Expander) expand(ctx context.Context, cfg *config.Config, background bo
 	// pauses the API, and the lists' own answers say more.
 	reuse := listReuse
 	if !background {
-		reuse = planReuseReload // a reload: the user may have changed the plan
+		reuse = 0 // a reload: the user may have changed the plan
 	}
 	r := &resolution{x: x, ctx: ctx}
 	if !r.plan(cfg) {

@@ -17,9 +17,9 @@ import (
 // upstream's lists are, and kept with them in the Cache, so that a
 // restart costs no call: at start (the answer the last run saved, up to
 // Refresh old, stands in), with every refresh (daily), at every reload
-// (the user may have changed the plan; a burst of reloads reads it once
-// a minute at most), and when the upstream refuses a request for the
-// plan (at most once in planAfterRefusal). The plan read is put in force
+// (the user may have changed the plan: one call a reload), and when the
+// upstream refuses a request for the plan (at most once in
+// planAfterRefusal). The plan read is put in force
 // on the API's client (upstream.Client.SetPlan), which then asks nothing
 // the plan refuses; when it differs from the one in force, OnPlanChanged
 // hears of it (the engine asks its held series again). An upstream
@@ -28,8 +28,6 @@ import (
 // and the upstream decides, as before plans were read; that is said once.
 
 const (
-	// planReuseReload is how long a plan read is reused by a reload.
-	planReuseReload = time.Minute
 	// planAfterRefusal is the least time between two reads that the
 	// upstream's refusals ask for.
 	planAfterRefusal = 10 * time.Minute
