@@ -119,10 +119,7 @@ func (p *Peer) sendOversized() {
 			}
 		case msg := <-p.oversized:
 			var wg sync.WaitGroup
-			for _, n := range p.ml.Members() {
-				if n.Name == p.name {
-					continue
-				}
+			for _, n := range p.others() {
 				wg.Add(1)
 				go func(n *memberlist.Node) {
 					defer wg.Done()

@@ -23,6 +23,11 @@ func (d *delegate) NodeMeta(int) []byte { return nil }
 // relayed (relay.go).
 func (d *delegate) NotifyMsg(b []byte) {
 	p := d.p
+	if len(b) >= 2 && b[0] == formatVersion && b[1] == kindHeartbeat {
+		p.m.received.WithLabelValues(kindHeartbeatLabel).Inc()
+		p.receiveHeartbeat(b)
+		return
+	}
 	p.m.received.WithLabelValues(kindDeltaLabel).Inc()
 	p.m.receivedBytes.WithLabelValues(kindDeltaLabel).Add(float64(len(b)))
 	if len(b) > p.cfg.MaxDeltaBytes {

@@ -13,10 +13,16 @@
 //   - join.go: Join (every address a peer name resolves to), and the loop
 //     that resolves the names again and retries members that went, every
 //     reconnect interval, which also heals a partition;
-//   - members.go: the live members (Members, Self, Changed), published on
-//     every change so that readers take no lock;
+//   - members.go: the live members and those that serve (Members, Self,
+//     Changed), published on every change so that readers take no lock;
+//   - heartbeat.go: heartbeats, which say which members serve (the same
+//     configuration digest, SetConfigDigest) and measure this member's
+//     clock against the cluster's (ClockOffset, ClusterTime);
 //   - owner.go: who refreshes what, without a vote: Owner, Rank and
-//     FallbackDelay, by rendezvous hashing over the live members' names;
+//     FallbackDelay, by rendezvous hashing over the serving members' names;
+//   - guard.go: what comes in from the network: another cluster's packets
+//     and streams refused, streams bounded in number and size;
+//   - keyring.go: the gossip keys, read again and rotated in place;
 //   - channel.go, delegate.go and relay.go: replicated state, as
 //     Alertmanager's: each State registers under a key (AddState), its
 //     deltas go out through the Channel it gets back (gossip, relayed by
@@ -52,6 +58,9 @@
 // never carry a credential. With --cluster.encryption-key-file it is
 // encrypted and authenticated (AES-GCM) and a member without the key
 // cannot join; without it, anyone who can reach the port can read and
-// join. Every packet is labelled "onchain_exporter", so a member pointed
-// at another program's gossip port is refused.
+// join, and the member warns at start. Every packet is labelled
+// "onchain_exporter" and the cluster's name (--cluster.label), so a member
+// pointed at another program's or another cluster's gossip port is
+// refused, and counted. What the port can make a member hold is bounded
+// (guard.go): members, streams, full states and deltas.
 package cluster

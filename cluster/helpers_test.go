@@ -146,17 +146,28 @@ func eventually(t *testing.T, what string, cond func() bool) time.Duration {
 	return time.Since(start)
 }
 
-// seeAll reports whether every member sees exactly the given names.
+// seeAll reports whether every member sees exactly the given names, live
+// and serving (Members: their heartbeats came).
 func seeAll(ms []*member, names ...string) func() bool {
 	want := strings.Join(names, ",")
 	return func() bool {
 		for _, m := range ms {
-			if strings.Join(m.names(), ",") != want {
+			if strings.Join(m.names(), ",") != want || strings.Join(m.liveNames(), ",") != want {
 				return false
 			}
 		}
 		return true
 	}
+}
+
+// liveNames returns the names of the live members m sees, serving or
+// not.
+func (m *member) liveNames() []string {
+	var out []string
+	for _, x := range *m.members.Load() {
+		out = append(out, x.Name)
+	}
+	return out
 }
 
 // setState is a grow-only set of strings: Merge is a union, idempotent

@@ -1,7 +1,10 @@
 package cluster
 
 import (
+	"net"
+	"slices"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/go-kit/log/level"
@@ -14,14 +17,36 @@ type Member struct {
 	Address string // IP:port of its gossip
 }
 
-// Members returns the live members, this one included, sorted by name.
-// Suspected members count until they are declared failed. A nil *Peer
-// returns nil.
+// Members returns the members that serve (heartbeat.go), this one
+// included, sorted by name: the live members whose heartbeat of this
+// member's configuration digest came lately, among whom units are owned,
+// and whom a budget's share counts. Suspected members count until they
+// are declared failed or their heartbeats stop. A nil *Peer returns nil.
 func (p *Peer) Members() []Member {
 	if p == nil {
 		return nil
 	}
-	return append([]Member(nil), *p.members.Load()...)
+	return append([]Member(nil), *p.serving.Load()...)
+}
+
+// others returns the other live members as memberlist nodes of their
+// own: memberlist's Members are its own nodes, which it changes under
+// its lock while a sender would read them.
+func (p *Peer) others() []*memberlist.Node {
+	var out []*memberlist.Node
+	for _, m := range *p.members.Load() {
+		if m.Name == p.name {
+			continue
+		}
+		host, port, err := net.SplitHostPort(m.Address)
+		ip := net.ParseIP(host)
+		n, perr := strconv.ParseUint(port, 10, 16)
+		if err != nil || ip == nil || perr != nil {
+			continue
+		}
+		out = append(out, &memberlist.Node{Name: m.Name, Addr: ip, Port: uint16(n)})
+	}
+	return out
 }
 
 // Self returns this member. A nil *Peer returns the zero Member.
@@ -49,11 +74,12 @@ func (p *Peer) memberJoined(n *memberlist.Node) {
 	_, known := p.live[n.Name]
 	p.live[n.Name] = m
 	delete(p.failed, n.Name)
-	p.publishLocked()
+	p.publishLocked(time.Now())
 	p.mu.Unlock()
 	if known {
 		return
 	}
+	p.beatNow() // the newcomer hears at once that this member serves
 	p.m.joins.Inc()
 	if n.Name != p.name {
 		level.Info(p.logger).Log("msg", "member joined", "member", n.Name, "address", m.Address)
@@ -67,6 +93,7 @@ func (p *Peer) memberLeft(n *memberlist.Node) {
 	left := n.State == memberlist.StateLeft
 	p.mu.Lock()
 	delete(p.live, n.Name)
+	delete(p.heard, n.Name)
 	// A member that failed is asked to rejoin at its address until
 	// ReconnectTimeout: a restarted container keeps its address. One that
 	// left said goodbye: its address may soon be another pod's, even
@@ -74,7 +101,7 @@ func (p *Peer) memberLeft(n *memberlist.Node) {
 	if !left {
 		p.failed[n.Name] = failedPeer{address: n.Address(), since: time.Now()}
 	}
-	p.publishLocked()
+	p.publishLocked(time.Now())
 	p.mu.Unlock()
 	p.m.leaves.Inc()
 	what := "member failed"
@@ -84,19 +111,28 @@ func (p *Peer) memberLeft(n *memberlist.Node) {
 	level.Info(p.logger).Log("msg", what, "member", n.Name, "address", n.Address())
 }
 
-func (p *Peer) publishLocked() {
+// publishLocked publishes the live members and those that serve among
+// them at now, and the clock offset, and fires Changed when either list
+// changed; the lock is held.
+func (p *Peer) publishLocked(now time.Time) {
 	ms := make([]Member, 0, len(p.live))
 	for _, m := range p.live {
 		ms = append(ms, m)
 	}
 	sort.Slice(ms, func(i, j int) bool { return ms[i].Name < ms[j].Name })
+	serving := p.servingLocked(ms, now)
+	p.offset.Store(int64(p.clockOffsetLocked(serving)))
+	if slices.Equal(ms, *p.members.Load()) && slices.Equal(serving, *p.serving.Load()) {
+		return
+	}
 	p.members.Store(&ms)
+	p.serving.Store(&serving)
 	next := make(chan struct{})
 	close(*p.changed.Swap(&next))
 }
 
 // Changed returns a channel closed at the next change of the live
-// members: a unit's owner and ranks may have changed, and a plan made on
+// members or of those that serve: a unit's owner and ranks may have changed, and a plan made on
 // them may be made again. Take a new channel after each change. A nil
 // *Peer returns a nil channel, which never fires.
 func (p *Peer) Changed() <-chan struct{} {

@@ -18,6 +18,11 @@ const (
 	formatVersion byte = 1
 	kindDelta     byte = 1
 	kindFull      byte = 2
+	// kindHeartbeat (heartbeat.go): version, kindHeartbeat, uvarint
+	// len(name), name, uvarint len(digest), digest, the sender's clock
+	// in Unix nanoseconds (8 bytes, big-endian). A member of an earlier
+	// version counts it as an invalid delta and drops it.
+	kindHeartbeat byte = 3
 )
 
 // part is one State's bytes under its key.

@@ -10,8 +10,9 @@ const namespace = "onchain_exporter_cluster_"
 // Label values of "kind": a full state moves by push/pull when a member
 // joins and every push/pull interval; a delta is one Broadcast.
 const (
-	kindFullLabel  = "full"
-	kindDeltaLabel = "delta"
+	kindFullLabel      = "full"
+	kindDeltaLabel     = "delta"
+	kindHeartbeatLabel = "heartbeat"
 )
 
 // metrics are the package's own; one owner, registered once per Peer.
@@ -93,6 +94,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	}
 	m.keyReloads.WithLabelValues("success")
 	m.keyReloads.WithLabelValues("failure")
+	m.received.WithLabelValues(kindHeartbeatLabel)
+	m.invalid.WithLabelValues(kindHeartbeatLabel)
 	for _, k := range []string{kindFullLabel, kindDeltaLabel} {
 		m.received.WithLabelValues(k)
 		m.receivedBytes.WithLabelValues(k)
@@ -137,6 +140,14 @@ func (p *Peer) registerGauges(reg prometheus.Registerer) {
 		Name: namespace + "messages_queued",
 		Help: "Deltas waiting to be gossiped.",
 	}, func() float64 { return float64(p.queue.NumQueued()) })
+	f.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: namespace + "serving_members",
+		Help: "Members units are owned among: this one and those whose heartbeat of the same configuration digest came lately; a member that joined and says nothing owns nothing.",
+	}, func() float64 { return float64(len(*p.serving.Load())) })
+	f.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: namespace + "clock_offset_seconds",
+		Help: "This member's clock less the cluster's (the median of the serving members' clocks, from their heartbeats, network delay included).",
+	}, func() float64 { return p.ClockOffset().Seconds() })
 	f.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: namespace + "encrypted",
 		Help: "1 when gossip is encrypted and authenticated (--cluster.encryption-key-file); 0 in the clear, where anyone who reaches the gossip port can read it and change what every member serves.",

@@ -71,8 +71,9 @@ func rank(members []Member, self, unit string) (owner string, r int) {
 	return owner, r
 }
 
-// Owner returns the member that owns unit and the rank of this member for
-// it: 0 is the owner, r > 0 means r members come before this one. A
+// Owner returns the member that owns unit among the members that serve
+// (Members, heartbeat.go) and the rank of this member for it: 0 is the
+// owner, r > 0 means r members come before this one. A
 // member of rank r acts in the owner's place when what the owner should
 // have sent has not arrived r × PeerTimeout after it was due. All members
 // that see the same live members agree; while their views differ (a join
@@ -112,5 +113,5 @@ func (p *Peer) PeerTimeout() time.Duration {
 }
 
 func (p *Peer) rank(unit string) (string, int) {
-	return rank(*p.members.Load(), p.name, unit)
+	return rank(*p.serving.Load(), p.name, unit)
 }

@@ -107,7 +107,7 @@ func TestRankEdgeCases(t *testing.T) {
 func TestOwnerAllocatesNothing(t *testing.T) {
 	p := &Peer{name: podNames[1]}
 	ms := membersNamed(podNames...)
-	p.members.Store(&ms)
+	p.serving.Store(&ms)
 	if allocs := testing.AllocsPerRun(100, func() { p.Owner("data/price/BTC") }); allocs != 0 {
 		t.Errorf("Owner allocates %v times", allocs)
 	}
@@ -116,7 +116,7 @@ func TestOwnerAllocatesNothing(t *testing.T) {
 func BenchmarkOwner(b *testing.B) {
 	p := &Peer{name: podNames[1]}
 	ms := membersNamed(podNames[:3]...)
-	p.members.Store(&ms)
+	p.serving.Store(&ms)
 	for b.Loop() {
 		p.Owner("data/price/BTC")
 	}

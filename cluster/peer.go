@@ -33,9 +33,18 @@ type Peer struct {
 	members atomic.Pointer[[]Member]
 	changed atomic.Pointer[chan struct{}] // closed and replaced with members
 
-	mu     sync.Mutex // guards live and failed
+	mu     sync.Mutex // guards live, failed, heard and digest
 	live   map[string]Member
 	failed map[string]failedPeer
+	heard  map[string]heard // last heartbeat of each live member (heartbeat.go)
+	digest string           // this member's configuration digest
+
+	// serving is published with members: those units are owned among;
+	// offset is ClockOffset in nanoseconds; beat asks for a heartbeat now.
+	serving atomic.Pointer[[]Member]
+	offset  atomic.Int64
+	beat    chan struct{}
+	skew    atomic.Int64 // added to the clock heartbeats read; a test sets it
 
 	statesMu sync.RWMutex
 	states   map[string]State
@@ -96,6 +105,8 @@ func newPeer(cfg Config, logger log.Logger, reg prometheus.Registerer, wrap wrap
 		lookup:        net.DefaultResolver.LookupHost,
 		live:          map[string]Member{},
 		failed:        map[string]failedPeer{},
+		heard:         map[string]heard{},
+		beat:          make(chan struct{}, 1),
 		states:        map[string]State{},
 		oversized:     make(chan []byte, oversizedQueue),
 		refusedLogged: map[string]struct{}{},
@@ -103,6 +114,7 @@ func newPeer(cfg Config, logger log.Logger, reg prometheus.Registerer, wrap wrap
 		ready:         make(chan struct{}),
 	}
 	p.members.Store(&[]Member{})
+	p.serving.Store(&[]Member{})
 	changed := make(chan struct{})
 	p.changed.Store(&changed)
 	name, saved, err := memberName(cfg)
@@ -182,8 +194,9 @@ func newPeer(cfg Config, logger log.Logger, reg prometheus.Registerer, wrap wrap
 	}
 	p.ml = ml
 	p.registerGauges(reg)
-	p.wg.Add(1)
+	p.wg.Add(2)
 	go p.sendOversized()
+	go p.heartbeats()
 	level.Info(p.logger).Log("msg", "cluster member started", "name", p.name, "address", p.Self().Address,
 		"cluster", cfg.ClusterName, "encrypted", p.keyring != nil, "peers", strings.Join(cfg.Peers, ","))
 	if p.keyring == nil {

@@ -1,0 +1,206 @@
+package cluster
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/go-kit/log/level"
+)
+
+// Heartbeats say which members serve. Each member sends every other live
+// member, every heartbeat interval (a probe interval, 1 s by default)
+// and at once when one joins, a heartbeat: its name, the digest of its
+// configuration (SetConfigDigest) and its clock. A unit's owner and ranks
+// (owner.go) are chosen among the members that serve: this one, and those
+// whose heartbeat of the same digest came within serveTimeout heartbeat
+// intervals. A member that joined and says nothing, or runs another
+// configuration, owns nothing: the others fetch what it would own, twice
+// at worst, never zero times.
+//
+// The heartbeats' clocks give this member's offset from the cluster's
+// clock: the median of the members' clocks, this one's included (the mean
+// of the middle two for an even count). Every member computes the same
+// cluster clock from the same heartbeats, one wrong clock among three or
+// more is outvoted, and two members meet halfway (ClusterTime).
+
+// serveTimeout is how many heartbeat intervals a member serves after its
+// last heartbeat: a lost packet or two does not move its units.
+const serveTimeout = 4
+
+// maxDigestBytes bounds a configuration digest.
+const maxDigestBytes = 128
+
+// heard is the last heartbeat of a member.
+type heard struct {
+	digest string
+	at     time.Time     // when it came, this member's clock
+	offset time.Duration // its clock less this member's, as it came
+}
+
+// heartbeatInterval is how often heartbeats go out: a probe interval, and
+// at least five gossip intervals (1 s by default).
+func (c Config) heartbeatInterval() time.Duration {
+	return max(5*c.GossipInterval, c.ProbeInterval)
+}
+
+// SetConfigDigest sets the digest of this member's configuration, sent in
+// its heartbeats; members own units among those of the same digest. ""
+// (the default) matches the members that set none. A nil *Peer does
+// nothing.
+func (p *Peer) SetConfigDigest(d string) {
+	if p == nil {
+		return
+	}
+	if len(d) > maxDigestBytes {
+		d = d[:maxDigestBytes]
+	}
+	p.mu.Lock()
+	changed := p.digest != d
+	p.digest = d
+	p.publishLocked(time.Now())
+	p.mu.Unlock()
+	if changed {
+		p.beatNow()
+	}
+}
+
+// beatNow asks the heartbeat loop to send at once.
+func (p *Peer) beatNow() {
+	select {
+	case p.beat <- struct{}{}:
+	default:
+	}
+}
+
+func encodeHeartbeat(name, digest string, now time.Time) []byte {
+	b := make([]byte, 0, 2+2*binary.MaxVarintLen64+len(name)+len(digest)+8)
+	b = append(b, formatVersion, kindHeartbeat)
+	b = binary.AppendUvarint(b, uint64(len(name)))
+	b = append(b, name...)
+	b = binary.AppendUvarint(b, uint64(len(digest)))
+	b = append(b, digest...)
+	return binary.BigEndian.AppendUint64(b, uint64(now.UnixNano()))
+}
+
+func decodeHeartbeat(b []byte) (name, digest string, sent time.Time, err error) {
+	rest, err := header(b, kindHeartbeat)
+	if err != nil {
+		return "", "", time.Time{}, err
+	}
+	n, rest, err := field(rest)
+	if err != nil || len(n) == 0 || len(n) > maxNameBytes {
+		return "", "", time.Time{}, errors.New("bad member name")
+	}
+	d, rest, err := field(rest)
+	if err != nil || len(d) > maxDigestBytes {
+		return "", "", time.Time{}, errors.New("bad digest")
+	}
+	if len(rest) != 8 {
+		return "", "", time.Time{}, fmt.Errorf("%d bytes of time, want 8", len(rest))
+	}
+	return string(n), string(d), time.Unix(0, int64(binary.BigEndian.Uint64(rest))), nil
+}
+
+// clock is the wall clock heartbeats carry and are measured by.
+func (p *Peer) clock() time.Time { return time.Now().Add(time.Duration(p.skew.Load())) }
+
+// heartbeats sends this member's heartbeat to every other live member
+// every heartbeat interval, and at once when asked (beatNow), and lets the
+// members whose heartbeats stopped go from the serving ones.
+func (p *Peer) heartbeats() {
+	defer p.wg.Done()
+	t := time.NewTicker(p.cfg.heartbeatInterval())
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+		case <-p.beat:
+		}
+		p.mu.Lock()
+		msg := encodeHeartbeat(p.name, p.digest, p.clock())
+		p.publishLocked(time.Now())
+		p.mu.Unlock()
+		for _, n := range p.others() {
+			if err := p.ml.SendBestEffort(n, msg); err != nil {
+				level.Debug(p.logger).Log("msg", "cannot send a heartbeat", "member", n.Name, "err", err)
+			}
+		}
+	}
+}
+
+// receiveHeartbeat records a live member's heartbeat; one of a name that
+// is not a live member is dropped (it bounds what is kept).
+func (p *Peer) receiveHeartbeat(b []byte) {
+	name, digest, sent, err := decodeHeartbeat(b)
+	if err != nil {
+		p.m.invalid.WithLabelValues(kindHeartbeatLabel).Inc()
+		level.Debug(p.logger).Log("msg", "cannot decode a heartbeat", "err", err)
+		return
+	}
+	now := time.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.live[name]; !ok || name == p.name {
+		return
+	}
+	p.heard[name] = heard{digest: digest, at: now, offset: sent.Sub(p.clock())}
+	p.publishLocked(now)
+}
+
+// servingLocked returns the live members that serve at now: this one, and
+// those whose heartbeat of this member's digest is recent; the lock is
+// held, and the result is sorted by name as live members are.
+func (p *Peer) servingLocked(live []Member, now time.Time) []Member {
+	timeout := serveTimeout * p.cfg.heartbeatInterval()
+	out := make([]Member, 0, len(live))
+	for _, m := range live {
+		if m.Name == p.name {
+			out = append(out, m)
+			continue
+		}
+		if h, ok := p.heard[m.Name]; ok && h.digest == p.digest && now.Sub(h.at) <= timeout {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// ClockOffset is this member's clock less the cluster's (the median of the
+// serving members' clocks, this one's included), as the heartbeats
+// measured it, network delay included (well under a second on a LAN).
+// A nil *Peer, or a member alone, returns 0.
+func (p *Peer) ClockOffset() time.Duration {
+	if p == nil {
+		return 0
+	}
+	return time.Duration(p.offset.Load())
+}
+
+// ClusterTime is t on the cluster's clock: t less ClockOffset. A budget's
+// day taken from it turns at the same moment on every member.
+func (p *Peer) ClusterTime(t time.Time) time.Time {
+	return t.Add(-p.ClockOffset())
+}
+
+// clockOffsetLocked computes ClockOffset from the serving members'
+// heartbeats; the lock is held.
+func (p *Peer) clockOffsetLocked(serving []Member) time.Duration {
+	offsets := []time.Duration{0} // this member's own clock
+	for _, m := range serving {
+		if h, ok := p.heard[m.Name]; ok && m.Name != p.name {
+			offsets = append(offsets, h.offset)
+		}
+	}
+	slices.Sort(offsets)
+	n := len(offsets)
+	median := offsets[n/2]
+	if n%2 == 0 {
+		median = offsets[n/2-1]/2 + offsets[n/2]/2
+	}
+	return -median
+}

@@ -1,0 +1,111 @@
+package cluster
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+)
+
+// silentMember is a bare memberlist node of the cluster's label that
+// joins and says nothing: no heartbeat, no row.
+func silentMember(t *testing.T, name, join string) {
+	t.Helper()
+	mc := memberlist.DefaultLANConfig()
+	mc.Name, mc.BindAddr, mc.BindPort, mc.AdvertisePort = name, "127.0.0.1", 0, 0
+	mc.Label = labelPrefix
+	mc.ProbeInterval, mc.ProbeTimeout, mc.GossipInterval = 200*time.Millisecond, 100*time.Millisecond, 20*time.Millisecond
+	mc.LogOutput = &syncBuffer{}
+	ml, err := memberlist.Create(mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ml.Shutdown() })
+	if _, err := ml.Join([]string{join}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Members that join and say nothing own nothing: units are owned among
+// the members whose heartbeats came. Before, 20 silent members took 2 of
+// 3 units and the real members fetched them as fallbacks.
+func TestSilentMembersOwnNothing(t *testing.T) {
+	a := start(t, testConfig("a"))
+	b := start(t, testConfig("b", a.address()))
+	eventually(t, "a and b serve", seeAll([]*member{a, b}, "a", "b"))
+	for i := 0; i < 8; i++ {
+		silentMember(t, fmt.Sprintf("silent-%d", i), a.address())
+	}
+	eventually(t, "a and b see ten live members", func() bool { return len(a.liveNames()) == 10 && len(b.liveNames()) == 10 })
+	time.Sleep(5 * a.cfg.heartbeatInterval())
+	eventually(t, "a and b serve, alone", func() bool {
+		return strings.Join(a.names(), ",") == "a,b" && strings.Join(b.names(), ",") == "a,b"
+	})
+	us := units(60)
+	got := owners(t, []*member{a, b}, us)
+	counts := map[string]int{}
+	for _, o := range got {
+		counts[o]++
+	}
+	if counts["a"]+counts["b"] != len(us) {
+		t.Errorf("owners of %d units: %v; want a and b alone", len(us), counts)
+	}
+	if got := a.counter(t, "onchain_exporter_cluster_serving_members"); got != 2 {
+		t.Errorf("serving members %v, want 2", got)
+	}
+}
+
+// Members of another configuration digest own nothing of each other's:
+// each owns every unit among its own.
+func TestOwnersShareADigest(t *testing.T) {
+	a := start(t, testConfig("a"))
+	b := start(t, testConfig("b", a.address()))
+	eventually(t, "a and b serve", seeAll([]*member{a, b}, "a", "b"))
+	a.SetConfigDigest("file-1")
+	b.SetConfigDigest("file-2")
+	eventually(t, "a and b serve apart", func() bool { return len(a.Members()) == 1 && len(b.Members()) == 1 })
+	for _, u := range units(20) {
+		if a.Rank(u) != 0 || b.Rank(u) != 0 {
+			t.Fatalf("unit %s: ranks %d and %d, want each the owner of its own", u, a.Rank(u), b.Rank(u))
+		}
+	}
+	b.SetConfigDigest("file-1")
+	eventually(t, "a and b serve together again", seeAll([]*member{a, b}, "a", "b"))
+}
+
+// A member's clock offset from the cluster's is measured from the
+// heartbeats: one member 3 h ahead shows +3 h, the two others 0 (the
+// median outvotes it); with two members they meet halfway.
+func TestClockOffsetFromHeartbeats(t *testing.T) {
+	a := start(t, testConfig("a"))
+	b := start(t, testConfig("b", a.address()))
+	c := create(t, testConfig("c", a.address()))
+	c.skew.Store(int64(3 * time.Hour))
+	if err := c.Join(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	all := []*member{a, b, c}
+	eventually(t, "a, b and c serve", seeAll(all, "a", "b", "c"))
+	near := func(d, want time.Duration) bool { return math.Abs((d - want).Seconds()) < 1 }
+	eventually(t, "c reads about +3h, a and b about 0", func() bool {
+		return near(c.ClockOffset(), 3*time.Hour) && near(a.ClockOffset(), 0) && near(b.ClockOffset(), 0)
+	})
+	if got := c.counter(t, "onchain_exporter_cluster_clock_offset_seconds"); math.Abs(got-10800) > 1 {
+		t.Errorf("c's clock_offset_seconds = %v, want about 10800", got)
+	}
+	if d := time.Until(c.ClusterTime(time.Now().Add(3 * time.Hour))); !near(d, 0) {
+		t.Errorf("c's cluster time is %s off the others'", d)
+	}
+	if err := b.Leave(time.Second); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a and c meet halfway", func() bool {
+		return near(a.ClockOffset(), -90*time.Minute) && near(c.ClockOffset(), 90*time.Minute)
+	})
+	if !strings.Contains(strings.Join(a.names(), ","), "c") {
+		t.Error("c, whose clock is off, no longer serves")
+	}
+}
