@@ -11,6 +11,7 @@ import (
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/onchain-exporter/onchain_exporter/cluster"
 	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
@@ -53,7 +54,14 @@ func newRig(tb testing.TB, o fakeapi.Options, yaml func(url string) string) *rig
 	fake := fakeapi.New(o)
 	srv := httptest.NewServer(fake)
 	tb.Cleanup(srv.Close)
-	cfg, err := config.Parse("page.yml", []byte(yaml(srv.URL)), func(string) string { return secret })
+	return newMember(tb, srv.URL, fake, nil, yaml)
+}
+
+// newMember runs an exporter on the upstream at url, a member of the
+// cluster of peer (nil: alone).
+func newMember(tb testing.TB, url string, fake *fakeapi.Server, peer *cluster.Peer, yaml func(url string) string) *rig {
+	tb.Helper()
+	cfg, err := config.Parse("page.yml", []byte(yaml(url)), func(string) string { return secret })
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -61,13 +69,13 @@ func newRig(tb testing.TB, o fakeapi.Options, yaml func(url string) string) *rig
 	logger := NewErrors(log.NewNopLogger())
 	pool := upstream.NewPool(reg, time.Now, logger)
 	tb.Cleanup(pool.Close)
-	exp, err := collector.New(cfg, logger, reg, collector.Options{Clients: pool})
+	exp, err := collector.New(cfg, logger, reg, collector.Options{Clients: pool, Peer: peer})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(exp.Close)
 	r := &rig{exp: exp, reg: reg, fake: fake, src: Source{Version: "test", MetricsPath: "/metrics",
-		Config: func() *config.Config { return cfg }, Exporter: exp, Clean: pool.Clean, Errors: logger, Now: time.Now}}
+		Config: func() *config.Config { return cfg }, Exporter: exp, Clean: pool.Clean, Errors: logger, Now: time.Now, Peer: peer}}
 	start := time.Now()
 	r.scrape(tb)
 	tb.Logf("filled in %v", time.Since(start))
