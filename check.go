@@ -12,6 +12,7 @@ import (
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/onchain-exporter/onchain_exporter/budget"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
 	"github.com/onchain-exporter/onchain_exporter/expand"
@@ -45,10 +46,11 @@ func checkConfig(stdout, stderr io.Writer, cfg *config.Config, err error, hint s
 	findings := cfg.Findings()
 	var read, notChecked, planLines []string
 	var resolved *config.Config
+	var expandErr error
 	if withUpstream {
 		ctx, cancel := context.WithTimeout(context.Background(), checkUpstreamBudget)
 		var more []config.Finding
-		read, more, notChecked, planLines, resolved = checkUpstream(ctx, cfg, logger)
+		read, more, notChecked, planLines, resolved, expandErr = checkUpstream(ctx, cfg, logger)
 		cancel()
 		findings = config.SortFindings(append(superseded(findings, more), more...))
 	}
@@ -70,6 +72,12 @@ func checkConfig(stdout, stderr io.Writer, cfg *config.Config, err error, hint s
 	}
 	printPatterns(stdout, cfg, resolved) // check_pattern.go
 	printForecast(stdout, shown)         // forecast.go
+	if expandErr != nil {
+		// What the upstream lists shows the file wrong: a pattern over
+		// the budget without coarsen: true, an all past max_tuples.
+		fmt.Fprintln(stderr, expandErr)
+		return 1
+	}
 	return 0
 }
 
@@ -86,8 +94,10 @@ func superseded(catalog, listing []config.Finding) []config.Finding {
 // the key's plan too (last, so that a refusal of it cannot pause the list
 // calls) and names every tuple the plan does not allow. It returns the
 // lists read (with how many items each gave), the findings, what it could
-// not check and why, and what the plan read came to.
-func checkUpstream(ctx context.Context, cfg *config.Config, logger log.Logger) (read []string, findings []config.Finding, notChecked, planLines []string, resolved *config.Config) {
+// not check and why, what the plan read came to, and the configuration
+// expanded through the lists and the plan (nil when there is nothing to
+// expand) or why the lists show the file wrong.
+func checkUpstream(ctx context.Context, cfg *config.Config, logger log.Logger) (read []string, findings []config.Finding, notChecked, planLines []string, resolved *config.Config, expandErr error) {
 	pool := upstream.NewPool(prometheus.NewRegistry(), time.Now, logger)
 	defer pool.Close()
 	list := func(a *config.API, path string, keyed bool) ([]map[string]any, bool) {
@@ -158,13 +168,23 @@ func checkUpstream(ctx context.Context, cfg *config.Config, logger log.Logger) (
 			findings = append(findings, cfg.CheckPlan(out.Plan, time.Now())...)
 		}
 		if hasPatterns(a) {
-			resolved = expandPatterns(ctx, cfg, pool, answers, logger, &notChecked)
+			resolved, expandErr = expandPatterns(ctx, cfg, pool, answers, logger)
+		} else if out.Kind == plan.Read {
+			if c := budget.WithPlanLimits(cfg, out.Plan); c != cfg {
+				resolved = c
+			}
+		}
+		if resolved != nil {
+			if ra := resolved.APIs[config.APIData]; ra.LimitsFromPlan != "" {
+				planLines = append(planLines, fmt.Sprintf("%s not set in the file: %s, the plan's rate limit less the %.0f %% reserve",
+					unset(a), limitsText(ra), budget.Reserve*100))
+			}
 		}
 	}
 	if len(read) == 0 {
 		read = append(read, "none")
 	}
-	return read, findings, notChecked, planLines, resolved
+	return read, findings, notChecked, planLines, resolved, expandErr
 }
 
 // readPlan reads the data API key's plan (plan.Path) once, through the

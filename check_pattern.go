@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/go-kit/log"
@@ -33,19 +34,14 @@ func (s checkStore) Cache() *expand.Cache             { return s.cache }
 func (s checkStore) RestorePauses(c *upstream.Client) {}
 
 // expandPatterns expands the configuration through the lists the check
-// read and the plan in force on the pool's client; nil, with why in
-// notChecked, when it cannot.
-func expandPatterns(ctx context.Context, cfg *config.Config, pool *upstream.Pool, answers map[string]*expand.Answer, logger log.Logger, notChecked *[]string) *config.Config {
+// read and the plan in force on the pool's client. Its error is one of
+// the file, with file:line, that the lists show (Expander.Expand).
+func expandPatterns(ctx context.Context, cfg *config.Config, pool *upstream.Pool, answers map[string]*expand.Answer, logger log.Logger) (*config.Config, error) {
 	a := cfg.APIs[config.APIData]
 	cache := expand.NewCache()
 	cache.Restore(a.Name, upstream.Account(a), answers)
 	x := expand.New(logger, expand.Options{Clients: pool, Store: checkStore{cache}})
-	out, err := x.Expand(ctx, cfg)
-	if err != nil {
-		*notChecked = append(*notChecked, "data: what the patterns select ("+err.Error()+")")
-		return nil
-	}
-	return out
+	return x.Expand(ctx, cfg)
 }
 
 // printPatterns says what each pattern entry of the data API selects.
@@ -90,4 +86,27 @@ func printPatterns(w io.Writer, cfg, resolved *config.Config) {
 			fmt.Fprintf(w, "  left out: %s\n", l)
 		}
 	}
+}
+
+// unset names the limits the file leaves to the plan.
+func unset(a *config.API) string {
+	switch {
+	case !a.RateLimitSet && !a.DailyBudgetSet:
+		return "rate_limit and daily_budget"
+	case !a.RateLimitSet:
+		return "rate_limit"
+	}
+	return "daily_budget"
+}
+
+// limitsText says the limits the plan gave.
+func limitsText(a *config.API) string {
+	var parts []string
+	if !a.RateLimitSet && a.RateLimit > 0 {
+		parts = append(parts, fmt.Sprintf("rate_limit %v a minute", a.RateLimit))
+	}
+	if !a.DailyBudgetSet && a.DailyBudget > 0 {
+		parts = append(parts, fmt.Sprintf("daily_budget %d a day", a.DailyBudget))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -107,6 +108,7 @@ func TestConfigCheckAgainstThePlan(t *testing.T) {
 				"WARNING: F:9: data.metrics[2].window: your plan (PROFESSIONAL) reads /v1/btc/network-data/supply at day and hour only, not at block; the exporter does not call it",
 				"Checked against the upstream's lists: data /v1/discovery/endpoints (4 items)",
 				"Plan: plan PROFESSIONAL: 3 paths with windows, 1 always allowed, rate limit 1000 per hour",
+				"Plan: rate_limit and daily_budget not set in the file: rate_limit 15 a minute, daily_budget 21600 a day, the plan's rate limit less the 10 % reserve",
 				"Not checked: data: window and limit against discovery (the built-in catalog checks them for its endpoints)",
 				""}, "\n")
 			if got != want {
@@ -182,5 +184,46 @@ data.metrics[0] (line 5) /v1/btc/**: 2 paths, 3 series
 	}
 	if calls.Load() != 1 {
 		t.Errorf("the plan was read %d times, want once", calls.Load())
+	}
+}
+
+// A file whose patterns cost more than daily_budget leaves them is
+// refused, unless the entry allows coarsening. Twenty paths at day and
+// hour, without a plan endpoint: discovery alone decides.
+func TestConfigCheckPatternOverBudget(t *testing.T) {
+	var items []string
+	for i := range 20 {
+		items = append(items, fmt.Sprintf(`{"path": "/v1/btc/category/m%d", "parameters": {"window": ["day", "hour"]}, "required_parameters": []}`, i))
+	}
+	discovery := `{"status": {"code": 200, "message": "success"}, "result": {"data": [` + strings.Join(items, ",") + `]}}`
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/discovery/endpoints" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write([]byte(discovery))
+	}))
+	t.Cleanup(s.Close)
+	t.Setenv("ONCHAIN_TEST_PLAN", "plan-tok-5e1")
+	for _, coarsen := range []bool{false, true} {
+		file := filepath.Join(t.TempDir(), "budget.yml")
+		yml := "data:\n  url: " + s.URL + "\n  token_env: ONCHAIN_TEST_PLAN\n  daily_budget: 200\n  metrics:\n    - path: /v1/btc/**\n      window: all\n"
+		if coarsen {
+			yml += "      coarsen: true\n"
+		}
+		writeFile(t, file, yml)
+		var out, errOut bytes.Buffer
+		code := run([]string{"--config.check.upstream", "--config.file=" + file}, &out, &errOut)
+		want := file + ":6: data.metrics[0].path: the 40 series of /v1/btc/** cost 525 calls a day, more than daily_budget (200) leaves them after the entries named one by one: " +
+			"set coarsen: true to poll them less often than their rows, narrow the pattern (exclude:, window: coarsest), or raise daily_budget\n"
+		switch {
+		case !coarsen && (code != 1 || !strings.HasSuffix(errOut.String(), want)):
+			t.Errorf("exit %d, stderr %q; want 1 and %q", code, errOut.String(), want)
+		case coarsen && (code != 0 || strings.Contains(errOut.String(), "coarsen")):
+			t.Errorf("with coarsen: true: exit %d, stderr %q", code, errOut.String())
+		}
+		if coarsen && !strings.Contains(out.String(), "data.metrics[0] (line 6) /v1/btc/**: 20 paths, 40 series") {
+			t.Errorf("the pattern's summary is missing:\n%s", out.String())
+		}
 	}
 }

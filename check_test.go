@@ -193,6 +193,7 @@ consensus:
 		"Checked against the upstream's lists: data /v1/discovery/endpoints (18 items); data /v2/discovery/endpoints (2 items); " +
 			"indicator /api/indicators (1 item); indicator /api/equities (6 items); consensus /assets (4 items)",
 		"Plan: plan PREMIUM: 18 paths with windows, N always allowed, rate limit 600 per minute",
+		"Plan: rate_limit and daily_budget not set in the file: rate_limit 540 a minute, daily_budget 777600 a day, the plan's rate limit less the 10 % reserve",
 		"Not checked: data: window and limit against discovery (the built-in catalog checks them for its endpoints)",
 		"Not checked: indicator: parameter names (the Indicator API lists none)",
 		"Not checked: consensus: paths and parameter names (the Analyst Consensus API lists its assets only)",

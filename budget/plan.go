@@ -476,3 +476,48 @@ func WithPlanLimits(cfg *config.Config, p *plan.Plan) *config.Config {
 	out.APIs[config.APIData] = &na
 	return &out
 }
+
+// PatternsOverBudget says, as errors with file:line, which pattern
+// entries of an API section cost more than its daily_budget leaves them
+// after the entries named one by one, and do not allow coarsening
+// (coarsen: true): such a file is refused, rather than its series polled
+// less often than their rows unasked. Nil when every pattern fits, or
+// allows it, or there is no budget.
+func PatternsOverBudget(file string, a *config.API) []error {
+	f := ForecastAPI(a, nil)
+	if f.DailyBudget <= 0 {
+		return nil
+	}
+	cut := map[string]bool{} // entry names (Series.Entry) of the series coarsened
+	for _, s := range f.Plan.series {
+		if s.Shared && f.Plan.seriesFactor(s) > 1 {
+			cut[s.Entry] = true
+		}
+	}
+	var out []error
+	for _, p := range a.Patterns {
+		if p.Entry.Coarsen {
+			continue
+		}
+		var natural float64
+		over := false
+		for _, t := range a.Tuples {
+			if t.Entry.Origin != p.Entry {
+				continue
+			}
+			natural += tupleCost(a, t, nil).CallsPerDay
+			over = over || cut[t.Entry.Key+" "+t.Entry.Path]
+		}
+		if !over {
+			continue
+		}
+		from := "daily_budget"
+		if a.LimitsFromPlan != "" {
+			from = "the daily_budget the plan (" + a.LimitsFromPlan + ") gives"
+		}
+		out = append(out, fmt.Errorf("%s:%d: %s.path: the %d series of %s cost %s calls a day, more than %s (%d) leaves them after the entries named one by one: "+
+			"set coarsen: true to poll them less often than their rows, narrow the pattern (exclude:, window: coarsest), or raise daily_budget",
+			file, p.Entry.KeyLine("path"), p.Entry.Key, p.Tuples, p.Entry.Path, FormatCalls(natural), from, f.DailyBudget))
+	}
+	return out
+}

@@ -251,6 +251,8 @@ func (x *Expander) Describe(ch chan<- *prometheus.Desc) {
 	ch <- expansionSuccessDesc
 	ch <- expansionLastSuccessDesc
 	ch <- expansionWaitingDesc
+	ch <- patternTuplesDesc
+	ch <- patternCutDesc
 }
 
 func (x *Expander) Collect(ch chan<- prometheus.Metric) {
@@ -265,4 +267,5 @@ func (x *Expander) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(expansionWaitingDesc, prometheus.GaugeValue, float64(st.Waiting), api)
 	}
+	x.collectPatterns(ch)
 }

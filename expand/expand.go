@@ -12,6 +12,7 @@ import (
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/onchain-exporter/onchain_exporter/budget"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/plan"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
@@ -65,6 +66,9 @@ type Expander struct {
 	// plans gives the plan of an API's key, nil when none is known
 	// (Options.Plan); pattern entries expand by it.
 	plans func(*config.API) *plan.Plan
+	// patterns is what the pattern entries of the last expansion came
+	// to (pattern.go), guarded by mu.
+	patterns []patternState
 
 	// cache holds the listing answers: the Store's when there is one.
 	cache *Cache
@@ -183,6 +187,7 @@ func (x *Expander) expand(ctx context.Context, cfg *config.Config, background bo
 	if !r.plan(cfg) {
 		x.refreshPlan(ctx, cfg.APIs[config.APIData], reuse)
 		out := x.planLimits(cfg)
+		x.notePatterns(out)
 		x.commit(cfg, out, r, nil, background)
 		return out, nil
 	}
@@ -213,6 +218,17 @@ func (x *Expander) expand(ctx context.Context, cfg *config.Config, background bo
 		}
 	}
 	out = x.planLimits(out)
+	if a := out.APIs[config.APIData]; a != nil {
+		if errs := budget.PatternsOverBudget(out.File, a); len(errs) > 0 {
+			if !background {
+				return nil, errors.Join(errs...)
+			}
+			for _, err := range errs {
+				level.Error(x.logger).Log("msg", "pattern over the daily budget: its series are polled less often than their rows", "err", err)
+			}
+		}
+	}
+	x.notePatterns(out)
 	x.commit(cfg, out, r, blamed, background)
 	return out, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-kit/log/level"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/onchain-exporter/onchain_exporter/budget"
 	"github.com/onchain-exporter/onchain_exporter/config"
@@ -206,4 +207,67 @@ func (x *Expander) planLimits(cfg *config.Config) *config.Config {
 		}
 	}
 	return out
+}
+
+// patternState is what one pattern entry expanded to, as the metrics show
+// it.
+type patternState struct {
+	api, entry, pattern string
+	tuples, cut         int
+}
+
+var (
+	patternTuplesDesc = prometheus.NewDesc(namespace+"_pattern_tuples",
+		"Tuples a pattern entry (path: /v1/btc/**) expanded to, in the configuration in force.", []string{"api", "entry", "pattern"}, nil)
+	patternCutDesc = prometheus.NewDesc(namespace+"_pattern_tuples_cut",
+		"Tuples a pattern entry selected past max_tuples, left out of the configuration in force.", []string{"api", "entry", "pattern"}, nil)
+)
+
+// notePatterns records what the patterns of an expansion came to, for the
+// metrics, and logs a pattern cut by max_tuples, or left unexpanded, when
+// that changes.
+func (x *Expander) notePatterns(cfg *config.Config) {
+	var states []patternState
+	for _, name := range config.APINames {
+		a := cfg.APIs[name]
+		if a == nil {
+			continue
+		}
+		for _, p := range a.Patterns {
+			states = append(states, patternState{api: name, entry: p.Entry.Key, pattern: p.Entry.Path, tuples: p.Tuples, cut: p.Cut})
+			said := fmt.Sprintf("%d %d %d %v", p.Paths, p.Tuples, p.Cut, p.Err)
+			key := "pattern " + name + " " + p.Entry.Key + " " + p.Entry.Path
+			x.mu.Lock()
+			changed := x.logged[key] != said
+			x.logged[key] = said
+			x.mu.Unlock()
+			if !changed {
+				continue
+			}
+			kv := []any{"api", name, "entry", p.Entry.Key, "pattern", p.Entry.Path, "paths", p.Paths, "tuples", p.Tuples}
+			switch {
+			case p.Err != nil:
+				level.Warn(x.logger).Log(append([]any{"msg", "pattern not expanded: its discovery list could not be read"}, append(kv, "err", p.Err)...)...)
+			case p.Cut > 0:
+				level.Warn(x.logger).Log(append([]any{"msg", "pattern cut by max_tuples: the entries named one by one come first; raise max_tuples or narrow the pattern"},
+					append(kv, "cut", p.Cut, "max_tuples", a.MaxTuples)...)...)
+			default:
+				kv = append(kv, "left_out", len(p.Left))
+				level.Info(x.logger).Log(append([]any{"msg", "pattern expanded from discovery and the key's plan"}, kv...)...)
+			}
+		}
+	}
+	x.mu.Lock()
+	x.patterns = states
+	x.mu.Unlock()
+}
+
+func (x *Expander) collectPatterns(ch chan<- prometheus.Metric) {
+	x.mu.Lock()
+	states := x.patterns
+	x.mu.Unlock()
+	for _, s := range states {
+		ch <- prometheus.MustNewConstMetric(patternTuplesDesc, prometheus.GaugeValue, float64(s.tuples), s.api, s.entry, s.pattern)
+		ch <- prometheus.MustNewConstMetric(patternCutDesc, prometheus.GaugeValue, float64(s.cut), s.api, s.entry, s.pattern)
+	}
 }

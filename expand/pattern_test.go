@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/go-kit/log"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/expand"
@@ -163,5 +164,16 @@ func TestPatternCutByMaxTuples(t *testing.T) {
 	// hour: 7, of which 3 fit beside the entry named.
 	if len(ps) != 1 || ps[0].Tuples != 3 || ps[0].Cut != 4 {
 		t.Errorf("patterns %+v", ps[0])
+	}
+	want := `
+# HELP onchain_exporter_pattern_tuples Tuples a pattern entry (path: /v1/btc/**) expanded to, in the configuration in force.
+# TYPE onchain_exporter_pattern_tuples gauge
+onchain_exporter_pattern_tuples{api="data",entry="data.metrics[0]",pattern="/v1/btc/**"} 3
+# HELP onchain_exporter_pattern_tuples_cut Tuples a pattern entry selected past max_tuples, left out of the configuration in force.
+# TYPE onchain_exporter_pattern_tuples_cut gauge
+onchain_exporter_pattern_tuples_cut{api="data",entry="data.metrics[0]",pattern="/v1/btc/**"} 4
+`
+	if err := testutil.CollectAndCompare(x, strings.NewReader(want), "onchain_exporter_pattern_tuples", "onchain_exporter_pattern_tuples_cut"); err != nil {
+		t.Error(err)
 	}
 }
