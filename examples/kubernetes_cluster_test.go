@@ -11,6 +11,7 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
@@ -100,13 +101,55 @@ func TestKubernetesCluster(t *testing.T) {
 		t.Errorf("env POD_IP %+v: want the downward API's status.podIP", e)
 	}
 
+	if e := env["POD_NAME"]; e.ValueFrom == nil || e.ValueFrom.FieldRef == nil || e.ValueFrom.FieldRef.FieldPath != "metadata.name" {
+		t.Errorf("env POD_NAME %+v: want the downward API's metadata.name", e)
+	}
+
+	// The gossip key: the documented Secret's gossip-key, mounted where
+	// the flag names it, as a directory (a rotation reaches the pod).
+	keyFile := ""
+	for _, a := range c.Args {
+		if f, ok := strings.CutPrefix(a, "--cluster.encryption-key-file="); ok {
+			keyFile = f
+		}
+	}
+	sec := documentedSecret(t)
+	if _, ok := sec.StringData["gossip-key"]; !ok {
+		t.Error("kustomization.yaml's Secret has no gossip-key: gossip would go in the clear")
+	}
+	mounted := false
+	for _, v := range dep.Spec.Template.Spec.Volumes {
+		if v.Secret == nil {
+			continue
+		}
+		for _, m := range c.VolumeMounts {
+			for _, it := range v.Secret.Items {
+				if m.Name == v.Name && m.SubPath == "" && it.Key == "gossip-key" && m.MountPath+"/"+it.Path == keyFile {
+					mounted = true
+				}
+			}
+		}
+	}
+	if keyFile == "" || !mounted {
+		t.Errorf("--cluster.encryption-key-file=%q is not the Secret's gossip-key mounted as a directory", keyFile)
+	}
+	key := filepath.Join(t.TempDir(), "gossip-key")
+	if err := os.WriteFile(key, []byte("MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
 	// The flags, read by the exporter's own flag parser and validated.
 	app := kingpin.New("onchain_exporter", "")
 	cfg := cluster.AddFlags(app)
 	var flags []string
 	for _, a := range c.Args {
 		if strings.HasPrefix(a, "--cluster.") {
-			flags = append(flags, strings.ReplaceAll(a, "$(POD_IP)", "10.1.2.3"))
+			a = strings.ReplaceAll(a, "$(POD_IP)", "10.1.2.3")
+			a = strings.ReplaceAll(a, "$(POD_NAME)", "onchain-exporter-5d8f7-x2k9p")
+			if strings.HasPrefix(a, "--cluster.encryption-key-file=") {
+				a = "--cluster.encryption-key-file=" + key
+			}
+			flags = append(flags, a)
 		}
 	}
 	if _, err := app.Parse(flags); err != nil {
@@ -121,6 +164,31 @@ func TestKubernetesCluster(t *testing.T) {
 	}
 	if cfg.AdvertiseAddress != "10.1.2.3:"+port && cfg.AdvertiseAddress != "[10.1.2.3]:"+port {
 		t.Errorf("--cluster.advertise-address %q: want the pod's IP and the gossip port %s", cfg.AdvertiseAddress, port)
+	}
+	if cfg.ClusterName != kust.Namespace+"/onchain-exporter" || cfg.Name == "" {
+		t.Errorf("--cluster.label %q, --cluster.peer-name %q: want the cluster named %s/onchain-exporter and the pod's name", cfg.ClusterName, cfg.Name, kust.Namespace)
+	}
+
+	// The gossip port from the exporter's pods alone.
+	var np networkingv1.NetworkPolicy
+	decodeTyped(t, "networkpolicy.yaml", &np)
+	if !subsetOf(np.Spec.PodSelector.MatchLabels, podLabels) || len(np.Spec.PolicyTypes) != 1 || np.Spec.PolicyTypes[0] != networkingv1.PolicyTypeIngress {
+		t.Errorf("networkpolicy.yaml: podSelector %v, policyTypes %v; want the pods' ingress", np.Spec.PodSelector.MatchLabels, np.Spec.PolicyTypes)
+	}
+	gossip := 0
+	for _, rule := range np.Spec.Ingress {
+		for _, p := range rule.Ports {
+			if !strings.HasPrefix(p.Port.String(), "gossip-") {
+				continue
+			}
+			gossip++
+			if len(rule.From) != 1 || rule.From[0].PodSelector == nil || rule.From[0].NamespaceSelector != nil || !subsetOf(rule.From[0].PodSelector.MatchLabels, podLabels) {
+				t.Errorf("networkpolicy.yaml: gossip port %s open to %+v; want the exporter's pods alone", p.Port.String(), rule.From)
+			}
+		}
+	}
+	if gossip != 2 {
+		t.Errorf("networkpolicy.yaml lets in %d gossip ports, want TCP and UDP", gossip)
 	}
 
 	// The headless Service reaches the gossip ports, TCP and UDP.
