@@ -6,6 +6,7 @@ require (
 	github.com/alecthomas/kingpin/v2 v2.4.0
 	github.com/go-kit/log v0.2.1
 	github.com/golang/snappy v1.0.0
+	github.com/grafana/grafana-foundation-sdk/go v0.0.22
 	github.com/hashicorp/memberlist v0.7.0
 	github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring v0.95.1
 	github.com/prometheus/client_golang v1.25.0

@@ -17,8 +17,8 @@ func TestLint(t *testing.T) {
 }
 
 // TestAlertsFileIsExamples keeps the chart's copy of the rules identical to
-// examples/alerts.yml, the one source (helm packages only files inside the
-// chart).
+// examples/alerts.yml; the mixin generates both (helm packages only files
+// inside the chart).
 func TestAlertsFileIsExamples(t *testing.T) {
 	want, err := os.ReadFile(examplesDir + "/alerts.yml")
 	if err != nil {
@@ -29,7 +29,7 @@ func TestAlertsFileIsExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Error("charts/onchain-exporter/files/alerts.yml differs from examples/alerts.yml; run: cp examples/alerts.yml charts/onchain-exporter/files/alerts.yml")
+		t.Error("charts/onchain-exporter/files/alerts.yml differs from examples/alerts.yml; run from the repository's root: jsonnet -J mixin -S -m . mixin/generate.jsonnet")
 	}
 }
 

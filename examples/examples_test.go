@@ -3,7 +3,6 @@ package examples
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"io"
 	"os"
 	"os/exec"
@@ -19,8 +18,6 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
-
-var update = flag.Bool("update", false, "rewrite kubernetes/prometheusrule.yaml from alerts.yml")
 
 // exporterPort is the exporter's default listen port.
 const exporterPort = "9799"
@@ -103,10 +100,11 @@ func TestEveryYAMLFileParses(t *testing.T) {
 }
 
 // prometheusRuleHeader starts kubernetes/prometheusrule.yaml; the groups of
-// alerts.yml follow under spec.
-const prometheusRuleHeader = `# Generated from ../alerts.yml by
-#   go test ./examples -run TestPrometheusRuleIsAlertsYML -update
-# Do not edit: change alerts.yml and regenerate.
+// alerts.yml follow under spec. The mixin generates both
+// (mixin/generate.jsonnet; mixin_test.go checks they are up to date).
+const prometheusRuleHeader = `# Generated from the mixin (mixin/, docs/metrics.md) by
+#   jsonnet -J mixin -S -m . mixin/generate.jsonnet
+# Do not edit: change mixin/ and regenerate.
 #
 # The Prometheus resource's ruleSelector must match this rule's labels
 # (with kube-prometheus-stack, add release: <the Helm release name>).
@@ -145,11 +143,6 @@ func TestPrometheusRuleIsAlertsYML(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := prometheusRule(t, alerts)
-	if *update {
-		if err := os.WriteFile(file, want, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 
 	var rules struct {
 		Groups []any `yaml:"groups"`
@@ -174,7 +167,7 @@ func TestPrometheusRuleIsAlertsYML(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s is not generated from the current alerts.yml; run: go test ./examples -run TestPrometheusRuleIsAlertsYML -update", file)
+		t.Errorf("%s does not carry the groups of the current alerts.yml; run from the repository's root: jsonnet -J mixin -S -m . mixin/generate.jsonnet", file)
 	}
 }
 

@@ -1,0 +1,549 @@
+// The alerts of the onchain_exporter mixin, from _config
+// (config.libsonnet). Severity: critical pages, warning goes to a ticket
+// queue, info is for a channel. OnchainDataStale exists at two
+// severities; the example alertmanager.yml inhibits the warning while the
+// critical one fires. Market signals (group onchain-market-signals) are
+// not faults of the exporter: they carry severity info and category
+// market, and the example alertmanager.yml routes them to the desk.
+//
+// One incident pages once. A cluster (--cluster.*, docs/operations.md,
+// High availability) scraped pod by pod serves every data series and
+// every per-tuple family once per member, with the same values: the rules
+// read those across members (max without (memberLabels), or min where any
+// member's failure counts, or count where they say on how many), and raise
+// the alerts of an API once per job and namespace (and cluster, with
+// showMultiCluster). A target down is raised once per process, whatever
+// the number of collect[] jobs that scrape it. With one replica the rules
+// fire as they did, without the instance label where they aggregate.
+//
+// Summaries are static sentences; descriptions say which job, API or
+// series, with the values. Every alert's runbook_url is its section of
+// docs/operations.md (runbookURLPattern).
+{
+  prometheusAlerts+:: {
+    groups+: [
+      {
+        name: 'onchain-exporter-health',
+        rules: [
+          {
+            alert: 'OnchainExporterDown',
+            expr: |||
+              min by (%(targetLabels)s) (up{%(onchainSelector)s}) == 0
+            ||| % $._config,
+            'for': '5m',
+            labels: {
+              severity: 'critical',
+            },
+            annotations: {
+              summary: 'An onchain_exporter target is down.',
+              description: 'Prometheus has failed to scrape {{ $labels.instance }} for 5 minutes (in any of the jobs that scrape it); no on-chain series are being collected from it (in a cluster, the other members still serve them).',
+              runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainExporterDown'),
+            },
+          },
+          // OnchainExporterDown needs an up series: a target gone from
+          // discovery (the Service, the pod or the scrape job removed) has none.
+          {
+            alert: 'OnchainExporterAbsent',
+            expr: |||
+              absent(up{%(onchainSelector)s})
+            ||| % $._config,
+            'for': '15m',
+            labels: {
+              severity: 'critical',
+            },
+            annotations: {
+              summary: 'No onchain_exporter target is being scraped.',
+              description: "For 15 minutes Prometheus{{ with $externalLabels.cluster }} of cluster {{ . }}{{ end }} has had no target of the jobs the rules select: the exporter's scrape job, Service or pod is gone from discovery, so OnchainExporterDown cannot fire and no on-chain series are collected.",
+              runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainExporterAbsent'),
+            },
+          },
+          // The exporter pauses every call of an API for 30 minutes (or until a
+          // reload) after a 401/403, with onchain_exporter_api_paused{code} set.
+          // PLAN_REQUIRED on one consensus endpoint holds only that endpoint, so
+          // errors count too. Codes match in any case: the Indicator API's
+          // words are the lower-case forms of the consensus codes
+          // (plan_required). An error counter without an error yet has no
+          // series: an error counter series appears with its first
+          // error, which increase() cannot see, hence the `unless ... offset`
+          // branch for a series that did not exist an hour ago. That branch is
+          // gated on a query failing now, so a past error does not page while
+          // queries work.
+          {
+            alert: 'OnchainUpstreamAuthFailing',
+            expr: |||
+              max by (%(groupLabels)s, api) (onchain_exporter_api_paused{%(onchainSelector)s, code=~"(?i)unauthorized|forbidden|api_key_required|invalid_api_key|plan_required"}) > 0
+                or
+              (
+                  sum by (%(groupLabels)s, api) (increase(onchain_exporter_api_errors_total{%(onchainSelector)s, code=~"(?i)unauthorized|forbidden|api_key_required|invalid_api_key|plan_required"}[1h])) > 0
+                or
+                  count by (%(groupLabels)s, api) (
+                      onchain_exporter_api_errors_total{%(onchainSelector)s, code=~"(?i)unauthorized|forbidden|api_key_required|invalid_api_key|plan_required"} > 0
+                    unless
+                      onchain_exporter_api_errors_total{%(onchainSelector)s, code=~"(?i)unauthorized|forbidden|api_key_required|invalid_api_key|plan_required"} offset 1h
+                  )
+              )
+              and on (%(groupLabels)s, api)
+                count by (%(groupLabels)s, api) (onchain_exporter_query_success{%(onchainSelector)s} == 0)
+            ||| % $._config,
+            'for': '5m',
+            labels: {
+              severity: 'critical',
+            },
+            annotations: {
+              summary: "An upstream API rejects the exporter's credential.",
+              description: 'Queries of job {{ $labels.job }} to the {{ $labels.api }} API fail with an authentication or plan error (401/403, INVALID_API_KEY, PLAN_REQUIRED or API_KEY_REQUIRED); its series are served stale until they expire.',
+              runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainUpstreamAuthFailing'),
+            },
+          },
+          // A 429 pauses the API for Retry-After (1 minute without the header).
+          {
+            alert: 'OnchainUpstreamRateLimited',
+            expr: |||
+              sum by (%(groupLabels)s, api) (increase(onchain_exporter_api_errors_total{%(onchainSelector)s, code=~"(?i)too_many_requests|rate_limit_exceeded"}[10m])) > 0
+                or
+              max by (%(groupLabels)s, api) (onchain_exporter_api_paused{%(onchainSelector)s, code=~"(?i)too_many_requests|rate_limit_exceeded"}) > 0
+                or
+              max by (%(groupLabels)s, api) (onchain_exporter_ratelimit_remaining{%(onchainSelector)s} == 0)
+            ||| % $._config,
+            'for': '10m',
+            labels: {
+              severity: 'warning',
+            },
+            annotations: {
+              summary: 'An upstream API is rate-limiting the exporter.',
+              description: 'The {{ $labels.api }} API has answered the exporter (job {{ $labels.job }}) 429 (too_many_requests / RATE_LIMIT_EXCEEDED) or reported no requests left in the current minute for 10 minutes.',
+              runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainUpstreamRateLimited'),
+            },
+          },
+          {
+            alert: 'OnchainDailyQuotaNearlyUsed',
+            expr: |||
+              max without (%(memberLabels)s) (onchain_exporter_daily_quota_used{%(onchainSelector)s})
+                / (max without (%(memberLabels)s) (onchain_exporter_daily_quota_limit{%(onchainSelector)s}) > 0)
+                > %(dailyQuotaUsedRatio)g
+            ||| % $._config,
+            'for': '5m',
+            labels: {
+              severity: 'warning',
+            },
+            annotations: {
+              summary: "An upstream API's daily quota is nearly used.",
+              description: "The exporter (job {{ $labels.job }}) has used {{ $value | humanizePercentage }} of the {{ $labels.api }} API's daily quota; it resets at 00:00 UTC and requests then fail with DAILY_LIMIT_EXCEEDED.",
+              runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainDailyQuotaNearlyUsed'),
+            },
+          },
+          // DAILY_LIMIT_EXCEEDED pauses the API until 00:00 UTC. The for: keeps
+          // a quota that runs out in the last minutes of the UTC day, and
+          // resets at 00:00, from paging.
+          {
+            alert: 'OnchainDailyQuotaExhausted',
+            expr: |||
+              max by (%(groupLabels)s, api) (onchain_exporter_api_paused{%(onchainSelector)s, code=~"(?i)daily_limit_exceeded"}) > 0
+                or
+              sum by (%(groupLabels)s, api) (increase(onchain_exporter_api_errors_total{%(onchainSelector)s, code=~"(?i)daily_limit_exceeded"}[1h])) > 0
+                and on (%(groupLabels)s, api)
+              count by (%(groupLabels)s, api) (onchain_exporter_query_success{%(onchainSelector)s} == 0)
+            ||| % $._config,
+            'for': '5m',
+            labels: {
+              severity: 'critical',
+            },
+            annotations: {
+              summary: "An upstream API's daily quota is exhausted.",
+              description: 'The {{ $labels.api }} API answers DAILY_LIMIT_EXCEEDED to the exporter (job {{ $labels.job }}); no series of it refresh until 00:00 UTC.',
+              runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainDailyQuotaExhausted'),
+            },
+          },
+          // daily_budget (or the upstream's X-Daily-Limit when lower) is paced
+          // over the UTC day, so the calls used grow about linearly. A pace
+          // that reaches the budget more than an hour before 00:00 UTC means
+          // calls will be refused for the rest of the day: other clients of
+          // the same key (X-Daily-Used), retries, a plan that counted wrong.
+          // The bucket's quarter-hour burst after midnight stays within that
+          // hour; after 23:00 UTC the horizon is past and nothing fires.
+          // daily_calls_used is the cluster's count on every member of a
+          // cluster: its max across members, never its sum.
+          {
+            alert: 'OnchainDailyBudgetRunsOutEarly',
+            expr: |||
+              max without (%(memberLabels)s) (predict_linear(onchain_exporter_daily_calls_used{%(onchainSelector)s}[1h], 86400 - time() %% 86400 - 3600))
+                >
+              max without (%(memberLabels)s) (onchain_exporter_daily_budget_calls{%(onchainSelector)s})
+            ||| % $._config,
+            'for': '15m',
+            labels: {
+              severity: 'warning',
+            },
+            annotations: {
+              summary: "An upstream API's daily budget runs out early at the current pace.",
+              description: "At the pace of the last hour, the exporter (job {{ $labels.job }}) reaches the {{ $labels.api }} API's daily budget more than an hour before 00:00 UTC; from then on its calls are refused and its series go stale until the day resets.",
+              runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainDailyBudgetRunsOutEarly'),
+            },
+          },
+          // The configuration costs more than the budget: the exporter polls
+          // the finest windows less often (onchain_exporter_coarsening_factor
+          // above 1), a predictable degradation the user should know of.
+          {
+            alert: 'OnchainForecastExceedsBudget',
+            expr: |||
+              sum by (%(groupLabels)s, api) (max without (%(memberLabels)s) (onchain_exporter_forecast_calls_per_day{%(onchainSelector)s}))
+                > on (%(groupLabels)s, api)
+              max by (%(groupLabels)s, api) (onchain_exporter_daily_budget_calls{%(onchainSelector)s})
+            ||| % $._config,
+            'for': '15m',
+            labels: {
+              severity: 'warning',
+            },
+            annotations: {
+              summary: 'The configuration costs more calls a day than the daily budget.',
+              description: "The configuration in force (job {{ $labels.job }}) would make {{ $value | humanize }} calls a day to the {{ $labels.api }} API, more than its daily budget (daily_budget or the upstream's X-Daily-Limit); the exporter polls its finest windows less often than their rows come.",
+              runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainForecastExceedsBudget'),
+            },
+          },
+          {
+            alert: 'OnchainUpstreamErrorRatioHigh',
+            expr: |||
+              sum by (%(groupLabels)s, api) (rate(onchain_exporter_upstream_requests_total{%(onchainSelector)s, code!~"2.."}[%(rateInterval)s]))
+                /
+              sum by (%(groupLabels)s, api) (rate(onchain_exporter_upstream_requests_total{%(onchainSelector)s}[%(rateInterval)s]))
+                > %(upstreamErrorRatio)g
+            ||| % $._config,
+            'for': '15m',
+            labels: {
+              severity: 'warning',
+            },
+            annotations: {
+              summary: 'Many requests to an upstream API fail.',
+              description: "{{ $value | humanizePercentage }} of the exporter's requests (job {{ $labels.job }}) to the {{ $labels.api }} API have failed (non-2xx status or transport error), more than %g %%, for 15 minutes." % (100 * $._config.upstreamErrorRatio),
+              runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainUpstreamErrorRatioHigh'),
+            },
+          },
+          // One alert per API, not per series: an API that is down fails every
+          // series of it at once. A series counts once, failing on any member.
+          {
+            alert: 'OnchainQueryFailing',
+            expr: |||
+              count by (%(groupLabels)s, api) (min without (%(memberLabels)s) (onchain_exporter_query_success{%(onchainSelector)s}) == 0)
+            ||| % $._config,
+            'for': '30m',
+            labels: {
+              severity: 'warning',
+            },
+            annotations: {
+              summary: 'Series of an upstream API do not refresh.',
+              description: 'The last refreshes of {{ $value }} series of the {{ $labels.api }} API (job {{ $labels.job }}) have failed for 30 minutes; each serves its last good value until max_staleness, then disappears. onchain_exporter_query_success{api="{{ $labels.api }}"} == 0 lists them.',
+              runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainQueryFailing'),
+            },
+          },
+          {
+            alert: 'OnchainCollectorFailing',
+            expr: |||
+              count without (%(memberLabels)s) (onchain_exporter_scrape_collector_success{%(onchainSelector)s} == 0)
+            ||| % $._config,
+            'for': '15m',
+            labels: {
+              severity: 'warning',
+            },
+            annotations: {
+              summary: 'An onchain_exporter collector fails.',
+              description: 'The {{ $labels.collector }} collector (job {{ $labels.job }}) has reported failure on every scrape for 15 minutes, on {{ $value }} member(s) of the exporter; in a cluster the members share one outcome, so this is one alert.',
+              runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainCollectorFailing'),
+            },
+          },
+          {
+            alert: 'OnchainConfigReloadFailed',
+            expr: |||
+              count without (%(memberLabels)s) (onchain_exporter_config_last_reload_successful{%(onchainSelector)s} == 0)
+            ||| % $._config,
+            'for': '5m',
+            labels: {
+              severity: 'warning',
+            },
+            annotations: {
+              summary: 'An onchain_exporter configuration reload failed.',
+              description: 'The last configuration reload of the exporter (job {{ $labels.job }}) failed on {{ $value }} member(s); they keep serving with the previous configuration.',
+              runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainConfigReloadFailed'),
+            },
+          },
+          // Entries with all or consensus asset names need the API's listing
+          // endpoints. While those fail, the exporter serves everything else,
+          // keeps such entries on their last good lists or leaves them out
+          // (onchain_exporter_expansion_entries_waiting), and retries at least
+          // every minute; a restart is not needed.
+          {
+            alert: 'OnchainExporterExpansionFailing',
+            expr: |||
+              min without (%(memberLabels)s) (onchain_exporter_expansion_success{%(onchainSelector)s}) == 0
+            ||| % $._config,
+            'for': '10m',
+            labels: {
+              severity: 'warning',
+            },
+            annotations: {
+              summary: 'The exporter cannot expand its configuration entries.',
+              description: "For 10 minutes the exporter (job {{ $labels.job }}; in a cluster, one member at least) has failed to read the {{ $labels.api }} API's listing endpoints (discovery, /api/equities, /assets) or to fit their answer to the configuration; entries using all or consensus asset names run on the last good lists or are not served at all.",
+              runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainExporterExpansionFailing'),
+            },
+          },
+          {
+            alert: 'OnchainSeriesDeprecated',
+            expr: |||
+              max without (%(memberLabels)s) (onchain_exporter_query_deprecated{%(onchainSelector)s}) == 1
+            ||| % $._config,
+            'for': '1h',
+            labels: {
+              severity: 'info',
+            },
+            annotations: {
+              summary: 'The upstream marks a series as deprecated.',
+              description: 'The {{ $labels.api }} API answers "deprecated" for {{ $labels.endpoint }} ({{ $labels.exchange }}, job {{ $labels.job }}); its data may no longer update.',
+              runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainSeriesDeprecated'),
+            },
+          },
+        ],
+      },
+      // Cluster mode (--cluster.*, docs/operations.md, High availability).
+      // Without it the cluster families are not exposed and these never fire.
+      {
+        name: 'onchain-exporter-cluster',
+        rules: [
+          // A member the cluster had is gone: not replaced, or cut off. What
+          // the cluster had is the most members any member saw, held without a
+          // break for 15 minutes in the last hour, so that the extra member of
+          // a rolling update (maxSurge) does not count; what it has now is the
+          // fewest any member sees at its best over 10 minutes, so that the
+          // minute a restarted member takes to rejoin does not count either. A
+          // cluster scaled down on purpose fires until the hour has passed.
+          {
+            alert: 'OnchainClusterMembersLost',
+            expr: |||
+              min without (%(memberLabels)s) (max_over_time(onchain_exporter_cluster_members{%(onchainSelector)s}[10m]))
+                <
+              max_over_time(min_over_time((max without (%(memberLabels)s) (onchain_exporter_cluster_members{%(onchainSelector)s}))[15m:1m])[1h:1m])
+            ||| % $._config,
+            'for': '5m',
+            labels: {
+              severity: 'warning',
+            },
+            annotations: {
+              summary: 'The onchain_exporter cluster has fewer members than it had.',
+              description: 'A member of the onchain_exporter cluster (job {{ $labels.job }}) sees {{ $value }} members, fewer than the cluster had in the last hour: a member has gone and was not replaced, or cannot reach the others. The rest serve every series and fetch its units; a member cut off spends only its share of the daily budget.',
+              runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainClusterMembersLost'),
+            },
+          },
+          // A fallback is a unit fetched by a member because its owner's row
+          // did not come within rank × --cluster.peer-timeout. One owner gone
+          // (a crash, a rolling update) costs a few, for minutes; fallbacks in
+          // every quarter-hour for 30 minutes mean members that do not hear
+          // each other, or a member nobody scrapes, and calls paid twice.
+          {
+            alert: 'OnchainClusterFallbackRefreshes',
+            expr: |||
+              sum by (%(groupLabels)s, api) (increase(onchain_exporter_cluster_refreshes_total{%(onchainSelector)s, role="fallback"}[%(rateInterval)s])) > 0
+            ||| % $._config,
+            'for': '30m',
+            labels: {
+              severity: 'warning',
+            },
+            annotations: {
+              summary: 'Members of the onchain_exporter cluster fetch rows their owners should send.',
+              description: "For 30 minutes members of the onchain_exporter cluster (job {{ $labels.job }}) have kept fetching {{ $labels.api }} API rows in their owners' place ({{ $value | humanize }} in the last 15 minutes): the owners' rows do not reach them, so these calls are paid twice.",
+              runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainClusterFallbackRefreshes'),
+            },
+          },
+        ],
+      },
+      {
+        name: 'onchain-data-freshness',
+        rules: [
+          // Thresholds are the provider's own healthy/broken limits per window:
+          // day 2 d / 3 d, hour 3 h / 6 h, min, 10min and block 1 h / 3 h. A row's
+          // time is the start of its interval and the row appears after the
+          // interval ends, so age counts from the interval's end: a day row is
+          // a day old when it is published, and counting from its start would
+          // cross 2 d every night until the next row is out.
+          // Indicator and Analyst Consensus series carry no window and are not
+          // covered here. A series whose rows have no time at all (no time key
+          // in the payload) has no onchain_data_timestamp_seconds: how recent
+          // its values are is onchain_exporter_last_success_timestamp_seconds,
+          // and OnchainQueryFailing fires when its refreshes fail. A series the
+          // upstream marks deprecated (onchain_exporter_query_deprecated) is
+          // not updated any more by design: OnchainSeriesDeprecated says so
+          // once, at info, and it is left out here so that it does not page
+          // for ever. In a cluster, a series' newest row is the newest any
+          // member serves.
+          {
+            alert: 'OnchainDataStale',
+            expr: |||
+              (
+                  (time() - 86400 - max without (%(memberLabels)s) (onchain_data_timestamp_seconds{%(onchainSelector)s, window="day"})) > 2 * 86400
+                or
+                  (time() - 3600 - max without (%(memberLabels)s) (onchain_data_timestamp_seconds{%(onchainSelector)s, window="hour"})) > 3 * 3600
+                or
+                  (time() - 600 - max without (%(memberLabels)s) (onchain_data_timestamp_seconds{%(onchainSelector)s, window="10min"})) > 3600
+                or
+                  (time() - 60 - max without (%(memberLabels)s) (onchain_data_timestamp_seconds{%(onchainSelector)s, window="min"})) > 3600
+                or
+                  (time() - max without (%(memberLabels)s) (onchain_data_timestamp_seconds{%(onchainSelector)s, window="block"})) > 3600
+              )
+              unless
+                max without (%(memberLabels)s) (onchain_exporter_query_deprecated{%(onchainSelector)s}) == 1
+            ||| % $._config,
+            'for': '15m',
+            labels: {
+              severity: 'warning',
+            },
+            annotations: {
+              summary: 'The newest row of a series is older than the provider considers healthy.',
+              description: 'The newest row of {{ $labels.endpoint }} for asset "{{ $labels.asset }}", window "{{ $labels.window }}" (job {{ $labels.job }}) covers an interval that ended {{ $value | humanizeDuration }} ago, beyond what the provider considers healthy for this window.',
+              runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainDataStale'),
+            },
+          },
+          {
+            alert: 'OnchainDataStale',
+            expr: |||
+              (
+                  (time() - 86400 - max without (%(memberLabels)s) (onchain_data_timestamp_seconds{%(onchainSelector)s, window="day"})) > 3 * 86400
+                or
+                  (time() - 3600 - max without (%(memberLabels)s) (onchain_data_timestamp_seconds{%(onchainSelector)s, window="hour"})) > 6 * 3600
+                or
+                  (time() - 600 - max without (%(memberLabels)s) (onchain_data_timestamp_seconds{%(onchainSelector)s, window="10min"})) > 3 * 3600
+                or
+                  (time() - 60 - max without (%(memberLabels)s) (onchain_data_timestamp_seconds{%(onchainSelector)s, window="min"})) > 3 * 3600
+                or
+                  (time() - max without (%(memberLabels)s) (onchain_data_timestamp_seconds{%(onchainSelector)s, window="block"})) > 3 * 3600
+              )
+              unless
+                max without (%(memberLabels)s) (onchain_exporter_query_deprecated{%(onchainSelector)s}) == 1
+            ||| % $._config,
+            'for': '15m',
+            labels: {
+              severity: 'critical',
+            },
+            annotations: {
+              summary: 'The newest row of a series is older than the provider considers broken.',
+              description: 'The newest row of {{ $labels.endpoint }} for asset "{{ $labels.asset }}", window "{{ $labels.window }}" (job {{ $labels.job }}) covers an interval that ended {{ $value | humanizeDuration }} ago; the provider considers data this old broken.',
+              runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainDataStale'),
+            },
+          },
+        ],
+      },
+      // Market signals, not faults of the exporter: severity info and
+      // category market, for a route of their own.
+      {
+        name: 'onchain-market-signals',
+        rules: [
+          {
+            alert: 'OnchainExchangeReserveFallingFast',
+            expr: |||
+              (max without (%(memberLabels)s) (onchain_exchange_reserve{%(onchainSelector)s}) - max without (%(memberLabels)s) (onchain_exchange_reserve{%(onchainSelector)s} offset 24h))
+                / (max without (%(memberLabels)s) (onchain_exchange_reserve{%(onchainSelector)s} offset 24h) > 0)
+                < %(exchangeReserveChange)g
+            ||| % $._config,
+            'for': '30m',
+            labels: {
+              severity: 'info',
+              category: 'market',
+            },
+            annotations: {
+              summary: "An exchange's reserve changed fast in 24 hours.",
+              description: 'The {{ $labels.asset }}{{ with $labels.token }} {{ . }}{{ end }} held in {{ $labels.exchange }} wallets changed by {{ $value | humanizePercentage }} in 24 hours (window {{ $labels.window }}); large withdrawals often precede supply squeezes or signal trouble at the exchange.',
+              runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainExchangeReserveFallingFast'),
+            },
+          },
+          {
+            alert: 'OnchainOpenInterestSpike',
+            expr: |||
+              max without (%(memberLabels)s) (onchain_open_interest_usd{%(onchainSelector)s})
+                / (max without (%(memberLabels)s) (avg_over_time(onchain_open_interest_usd{%(onchainSelector)s}[24h])) > 0)
+                > %(openInterestSpikeRatio)g
+            ||| % $._config,
+            'for': '15m',
+            labels: {
+              severity: 'info',
+              category: 'market',
+            },
+            annotations: {
+              summary: 'Open interest is well above its 24-hour average.',
+              description: 'Open interest in {{ $labels.asset }} contracts on {{ $labels.exchange }} (window {{ $labels.window }}) is {{ $value | humanize }} times its 24-hour average, more than 20 % above it; leverage is building up and liquidation cascades become likelier.',
+              runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainOpenInterestSpike'),
+            },
+          },
+          {
+            alert: 'OnchainMVRVZScoreOverheated',
+            expr: |||
+              max without (%(memberLabels)s) (onchain_mvrv_z_score{%(onchainSelector)s}) > %(mvrvZScoreHigh)g
+            ||| % $._config,
+            'for': '1h',
+            labels: {
+              severity: 'info',
+              category: 'market',
+            },
+            annotations: {
+              summary: 'The MVRV Z-score is in the zone of past cycle tops.',
+              description: 'The MVRV Z-score of {{ $labels.asset }} is {{ $value | printf "%.2f" }}, above 7, a zone that historically marked market-cycle tops.',
+              runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainMVRVZScoreOverheated'),
+            },
+          },
+          {
+            alert: 'OnchainMVRVZScoreUndervalued',
+            expr: |||
+              max without (%(memberLabels)s) (onchain_mvrv_z_score{%(onchainSelector)s}) < %(mvrvZScoreLow)g
+            ||| % $._config,
+            'for': '1h',
+            labels: {
+              severity: 'info',
+              category: 'market',
+            },
+            annotations: {
+              summary: 'The MVRV Z-score is in the zone of past cycle bottoms.',
+              description: 'The MVRV Z-score of {{ $labels.asset }} is {{ $value | printf "%.2f" }}, below 0 (market cap under realized cap), a zone that historically marked market-cycle bottoms.',
+              runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainMVRVZScoreUndervalued'),
+            },
+          },
+          {
+            alert: 'OnchainStablecoinSupplySurge',
+            expr: |||
+              max without (%(memberLabels)s) (onchain_stablecoin_events{%(onchainSelector)s, kind=~"mint|burn"})
+                > %(stablecoinSurgeFactor)g * max without (%(memberLabels)s) (avg_over_time(onchain_stablecoin_events{%(onchainSelector)s, kind=~"mint|burn"}[7d]))
+                and
+              max without (%(memberLabels)s) (onchain_stablecoin_events{%(onchainSelector)s, kind=~"mint|burn"}) >= %(stablecoinSurgeMinEvents)g
+            ||| % $._config,
+            'for': '10m',
+            labels: {
+              severity: 'info',
+              category: 'market',
+            },
+            annotations: {
+              summary: 'Stablecoin mint or burn events surge.',
+              description: '{{ $value }} {{ $labels.asset }} {{ $labels.kind }} events in the latest {{ $labels.window }} window, more than three times their 7-day average; large mints often precede buying pressure, large burns redemptions.',
+              runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainStablecoinSupplySurge'),
+            },
+          },
+          {
+            alert: 'OnchainConsensusFlipped',
+            expr: |||
+              max without (%(memberLabels)s) (onchain_consensus_score{%(onchainSelector)s})
+                and
+              sgn(max without (%(memberLabels)s) (onchain_consensus_score{%(onchainSelector)s})) != sgn(max without (%(memberLabels)s) (onchain_consensus_score{%(onchainSelector)s} offset 24h))
+                and
+              abs(max without (%(memberLabels)s) (onchain_consensus_score{%(onchainSelector)s})) >= %(consensusFlipMin)g
+                and
+              abs(max without (%(memberLabels)s) (onchain_consensus_score{%(onchainSelector)s} offset 24h)) >= %(consensusFlipMin)g
+            ||| % $._config,
+            'for': '30m',
+            labels: {
+              severity: 'info',
+              category: 'market',
+            },
+            annotations: {
+              summary: 'Analyst consensus flipped sign.',
+              description: 'The analyst consensus score of {{ $labels.asset }} (days "{{ $labels.days }}") changed sign within 24 hours and is now {{ $value | printf "%.2f" }} (-1 bearish .. 1 bullish).',
+              runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainConsensusFlipped'),
+            },
+          },
+        ],
+      },
+    ],
+  },
+}

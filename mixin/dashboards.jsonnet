@@ -1,0 +1,2 @@
+// jsonnet -m out/ mixin/dashboards.jsonnet writes one file per dashboard.
+(import 'mixin.libsonnet').grafanaDashboards

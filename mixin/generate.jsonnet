@@ -1,0 +1,61 @@
+// The files the repository ships, generated from the mixin with its
+// default _config. From the repository's root:
+//
+//   jsonnet -J mixin -S -m . mixin/generate.jsonnet
+//
+// writes every one of them; CI runs it and fails on any difference
+// (mixin_test.go). Edit the mixin, never these files.
+local mixin = import 'mixin.libsonnet';
+
+local rules = std.manifestYamlDoc(mixin.prometheusAlerts, true, false);
+
+local alertsHeader = |||
+  # Alerting rules for onchain_exporter.
+  #
+  # Generated from the mixin (mixin/, docs/metrics.md) by
+  #   jsonnet -J mixin -S -m . mixin/generate.jsonnet
+  # Do not edit: change mixin/ and regenerate.
+  #
+  # Load with `rule_files: [alerts.yml]` in prometheus.yml. Every series
+  # the rules read is selected with %(onchainSelector)s, the mixin's
+  # onchainSelector, which matches the scrape jobs of
+  # examples/prometheus.yml, the Kubernetes Service onchain-exporter and
+  # the Helm chart's jobs. To scope the rules to other jobs (or a
+  # namespace), set it in the mixin's _config (docs/metrics.md); the
+  # Helm chart narrows it to its release's namespace.
+  #
+  # examples/kubernetes/prometheusrule.yaml and the chart's
+  # files/alerts.yml carry the same groups; alerts_test.yml holds a
+  # promtool unit test for every rule.
+||| % mixin._config;
+
+local prometheusRuleHeader = |||
+  # Generated from the mixin (mixin/, docs/metrics.md) by
+  #   jsonnet -J mixin -S -m . mixin/generate.jsonnet
+  # Do not edit: change mixin/ and regenerate.
+  #
+  # The Prometheus resource's ruleSelector must match this rule's labels
+  # (with kube-prometheus-stack, add release: <the Helm release name>).
+  apiVersion: monitoring.coreos.com/v1
+  kind: PrometheusRule
+  metadata:
+    name: onchain-exporter
+    labels:
+      app.kubernetes.io/name: onchain-exporter
+  spec:
+|||;
+
+// indent puts two spaces before every line that is not empty.
+local indent(text) = std.join('\n', [
+  if line == '' then line else '  ' + line
+  for line in std.split(text, '\n')
+]);
+
+{
+  'examples/alerts.yml': alertsHeader + rules + '\n',
+  'charts/onchain-exporter/files/alerts.yml': alertsHeader + rules + '\n',
+  'examples/kubernetes/prometheusrule.yaml': prometheusRuleHeader + indent(rules) + '\n',
+} + {
+  ['dashboards/' + name]: std.manifestJsonEx(mixin.grafanaDashboards[name], '  ') + '\n'
+  for name in std.objectFields(mixin.grafanaDashboards)
+}
