@@ -3,6 +3,9 @@ package budget
 import (
 	"testing"
 	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/plan"
 )
 
 // shared marks series as a pattern's.
@@ -51,5 +54,61 @@ func TestPlanCoarsensPatternsFirst(t *testing.T) {
 	q := NewPlan(concat(named, many(20, "other", "hour", time.Hour)), 0, 3500)
 	if q.Factor("min", time.Minute) <= 1 {
 		t.Errorf("without patterns the finest window is cut first: %s", factors(q))
+	}
+}
+
+func TestPlanLimits(t *testing.T) {
+	for _, c := range []struct {
+		r         plan.RateLimit
+		perMinute float64
+		perDay    int
+	}{
+		{plan.RateLimit{Token: 1000, Window: "hour"}, 15, 21600},
+		{plan.RateLimit{Token: 600, Window: "minute"}, 540, 777600},
+		{plan.RateLimit{Token: 5000, Window: "day"}, 0, 4500},
+		{plan.RateLimit{Token: 5, Window: "fortnight"}, 0, 0},
+		{plan.RateLimit{}, 0, 0},
+	} {
+		if m, d := PlanLimits(c.r); m != c.perMinute || d != c.perDay {
+			t.Errorf("%v: %v a minute, %d a day; want %v and %d", c.r, m, d, c.perMinute, c.perDay)
+		}
+	}
+}
+
+// What the file sets wins, each key apart; the configuration loaded is
+// not changed in place.
+func TestWithPlanLimits(t *testing.T) {
+	p := &plan.Plan{Name: "PROFESSIONAL", RateLimit: plan.RateLimit{Token: 1000, Window: "hour"}}
+	for _, c := range []struct {
+		section        string
+		rate           float64
+		budget         int
+		fromPlan, same bool
+	}{
+		{"", 15, 21600, true, false},
+		{"  rate_limit: 30\n", 30, 21600, true, false},
+		{"  daily_budget: 500\n", 15, 500, true, false},
+		{"  rate_limit: 0\n  daily_budget: 500\n", 0, 500, false, true},
+	} {
+		yml := "data:\n  url: http://127.0.0.1:1\n  token_env: T\n" + c.section + "  metrics:\n    - path: /v1/btc/network-data/supply\n"
+		cfg, err := config.Parse("x.yml", []byte(yml), func(string) string { return "x" })
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := *cfg.APIs[config.APIData]
+		out := WithPlanLimits(cfg, p)
+		a := out.APIs[config.APIData]
+		if a.RateLimit != c.rate || a.DailyBudget != c.budget || (a.LimitsFromPlan != "") != c.fromPlan || (out == cfg) != c.same {
+			t.Errorf("%q: rate_limit %v, daily_budget %d, from plan %q, same config %v", c.section, a.RateLimit, a.DailyBudget, a.LimitsFromPlan, out == cfg)
+		}
+		if ca := cfg.APIs[config.APIData]; ca.RateLimit != before.RateLimit || ca.DailyBudget != before.DailyBudget {
+			t.Errorf("%q: the loaded configuration was changed", c.section)
+		}
+		if WithPlanLimits(out, p) != out {
+			t.Errorf("%q: applying the plan twice changed it again", c.section)
+		}
+	}
+	if cfg, _ := config.Parse("x.yml", []byte("data:\n  url: http://127.0.0.1:1\n  token_env: T\n  metrics:\n    - path: /v1/btc/network-data/supply\n"), func(string) string { return "x" }); WithPlanLimits(cfg, nil) != cfg {
+		t.Error("without a plan the configuration must come back as it is")
 	}
 }
