@@ -23,6 +23,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
 	"github.com/onchain-exporter/onchain_exporter/demo"
+	"github.com/onchain-exporter/onchain_exporter/expand"
 	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
@@ -99,7 +100,8 @@ func fakeCredentials(yml []byte) func(string) string {
 // The standalone fake serves every series of the configurations a user
 // starts from: examples/config-fake.yml as it is, and, pointed at the
 // fake, those of README.md and docs/, of the Kubernetes example and of the
-// Helm chart's values, through the real configuration loader and upstream
+// Helm chart's values, through the real configuration loader, expansion
+// (all, assets, patterns: from the fake's discovery and plan) and upstream
 // client: each answers with rows.
 func TestFakeCommandServesTheExamples(t *testing.T) {
 	base := startFake(t)
@@ -145,13 +147,16 @@ func TestFakeCommandServesTheExamples(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg, err = cfg.Resolve(listResolver(pool))
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cfg, err = expand.New(log.NewNopLogger(), expand.Options{Clients: pool}).Expand(ctx, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if len(cfg.Tuples) == 0 {
 				t.Fatal("no tuples")
 			}
+			t.Logf("%d tuples", len(cfg.Tuples))
 			for _, tp := range cfg.Tuples {
 				rows, err := fetchRows(pool.Client(cfg.APIs[tp.API]), tp)
 				if err != nil || rows == 0 {
@@ -228,82 +233,6 @@ func pointedAtFake(t *testing.T, text []byte, base string) []byte {
 		t.Fatal(err)
 	}
 	return yml
-}
-
-// listResolver resolves `all` and Analyst Consensus asset names through
-// the fake's listing endpoints, as the exporter does at start.
-func listResolver(pool *upstream.Pool) config.Resolver {
-	return func(a *config.API, e *config.Entry, p config.Param) (config.Param, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		c := pool.Client(a)
-		switch {
-		case a.Name == config.APIConsensus && p.Name == "asset":
-			items, err := c.List(ctx, "/assets", nil, false)
-			if err != nil {
-				return p, err
-			}
-			out := config.Param{Name: p.Name, Labels: map[string]string{}}
-			for _, v := range p.Values {
-				key := assetKeyOf(items, v)
-				if key == "" {
-					return p, fmt.Errorf("%q is not an asset of /assets", v)
-				}
-				out.Values = append(out.Values, key)
-			}
-			return out, nil
-		case !p.HasAll():
-			return p, nil
-		case a.Name == config.APIIndicator:
-			items, err := c.List(ctx, "/api/equities", nil, false)
-			if err != nil {
-				return p, err
-			}
-			out := config.Param{Name: p.Name}
-			for _, it := range items {
-				out.Values = append(out.Values, fmt.Sprint(it["id"]))
-			}
-			return out, nil
-		}
-		listing := "/v1/discovery/endpoints"
-		if strings.HasPrefix(e.Path, "/v2/") {
-			listing = "/v2/discovery/endpoints"
-		}
-		items, err := c.List(ctx, listing, nil, true)
-		if err != nil {
-			return p, err
-		}
-		for _, it := range items {
-			if it["path"] != e.Path {
-				continue
-			}
-			params, _ := it["parameters"].(map[string]any)
-			values, _ := params[p.Name].([]any)
-			out := config.Param{Name: p.Name}
-			for _, v := range values {
-				out.Values = append(out.Values, fmt.Sprint(v))
-			}
-			return out, nil
-		}
-		return p, fmt.Errorf("%s lists no %s", listing, e.Path)
-	}
-}
-
-// assetKeyOf finds the key of the asset of /assets that v names by key,
-// ticker, name or alias.
-func assetKeyOf(items []map[string]any, v string) string {
-	for _, it := range items {
-		names := []any{it["key"], it["symbol"], it["name"]}
-		if as, ok := it["aliases"].([]any); ok {
-			names = append(names, as...)
-		}
-		for _, n := range names {
-			if s, ok := n.(string); ok && strings.EqualFold(s, v) {
-				return fmt.Sprint(it["key"])
-			}
-		}
-	}
-	return ""
 }
 
 // fetchRows asks for a tuple's series and counts the rows of the answer.
