@@ -13,7 +13,9 @@ import (
 // X-Daily-Limit when lower): first tries, retries, redirect hops, listing
 // and discovery calls alike. A request the budget has no call for now is
 // not sent: it is held back like one rate_limit holds back, and asked
-// again when the budget's pace frees a call.
+// again when the budget's pace frees a call. It sits below the rate
+// limit's wait (limitTransport): a request held back for its turn never
+// took a call of the budget.
 type budgetTransport struct {
 	next   http.RoundTripper
 	budget func() *budget.Budget // the client's; nil without a budget

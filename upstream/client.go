@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
+	"github.com/prometheus/common/version"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 )
@@ -104,15 +105,17 @@ func New(a *config.API, m *Metrics, now func() time.Time, logger log.Logger) *Cl
 	u.budget = budget.New(a.DailyBudget, now())
 	u.client = &http.Client{
 		// Every attempt on the wire, a retry or a redirect hop too, waits
-		// for its turn under rate_limit and is counted.
+		// for its turn under rate_limit, then takes a call of the day's
+		// budget, and is counted. In that order: a request rate_limit
+		// holds back is not sent, so it spends none of the budget.
 		Transport: &retryTransport{
-			next: &budgetTransport{
-				next: &limitTransport{
-					next: &instrumentTransport{next: base, api: a.Name, m: m, now: now, logger: u.logger, scrub: u.scrub},
-					cap:  u.rateCap,
+			next: &limitTransport{
+				next: &budgetTransport{
+					next:   &instrumentTransport{next: base, api: a.Name, m: m, now: now, logger: u.logger, scrub: u.scrub},
+					budget: u.Budget,
+					now:    now,
 				},
-				budget: u.Budget,
-				now:    now,
+				cap: u.rateCap,
 			},
 			now:   now,
 			sleep: sleepCtx,
@@ -252,7 +255,7 @@ func (u *Client) get(ctx context.Context, path string, query url.Values, keyed b
 		return nil, nil, fail(&Error{Code: "timeout", Message: "no free connection slot before the deadline"})
 	}
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "onchain_exporter")
+	req.Header.Set("User-Agent", version.ComponentUserAgent("onchain_exporter"))
 	resp, err := u.client.Do(req)
 	if err != nil {
 		return nil, nil, fail(transportError(err))
@@ -348,7 +351,7 @@ func (u *Client) CountErrors(code string, n int) {
 // WrapTransport wraps the transport under retries and instrumentation, so
 // that a test can watch or disturb what goes on the wire.
 func (u *Client) WrapTransport(wrap func(http.RoundTripper) http.RoundTripper) {
-	it := u.client.Transport.(*retryTransport).next.(*budgetTransport).next.(*limitTransport).next.(*instrumentTransport)
+	it := u.client.Transport.(*retryTransport).next.(*limitTransport).next.(*budgetTransport).next.(*instrumentTransport)
 	it.next = wrap(it.next)
 }
 
