@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
+	"github.com/prometheus/common/version"
 	"github.com/prometheus/prometheus/model/labels"
 )
 
@@ -289,7 +290,7 @@ func (v *verifier) query(defs []*seriesDef, pts []checkPoint, ms int64) (map[int
 		req.Header.Set(k, val)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("User-Agent", "onchain_exporter backfill")
+	req.Header.Set("User-Agent", version.ComponentUserAgent("onchain_exporter"))
 	resp, err := v.rw.Client.Do(req)
 	if err != nil {
 		return nil, redactURL(err, v.url, v.redacted)
