@@ -34,7 +34,11 @@ const checkUpstreamBudget = time.Minute
 // checkConfig prints the outcome of --config.check and returns the exit
 // code: 1 when the file does not load, 0 otherwise, findings included
 // (they are warnings).
-func checkConfig(stdout, stderr io.Writer, cfg *config.Config, err error, hint string, withUpstream bool, logger log.Logger) int {
+//
+// storage, when given, is --storage.path: offline, the listing answers
+// and the key's plan the last run kept there stand in for the upstream's
+// (check_saved.go).
+func checkConfig(stdout, stderr io.Writer, cfg *config.Config, err error, hint string, withUpstream bool, logger log.Logger, storage ...string) int {
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		if hint != "" {
@@ -53,18 +57,22 @@ func checkConfig(stdout, stderr io.Writer, cfg *config.Config, err error, hint s
 		read, more, notChecked, planLines, resolved, expandErr = checkUpstream(ctx, cfg, logger)
 		cancel()
 		findings = config.SortFindings(append(superseded(findings, more), more...))
+	} else if len(storage) > 0 && storage[0] != "" {
+		var more []config.Finding
+		planLines, more, resolved, expandErr = checkSaved(storage[0], cfg, logger)
+		findings = config.SortFindings(append(findings, more...))
 	}
 	for _, f := range findings {
 		fmt.Fprintf(stdout, "WARNING: %s\n", f)
 	}
 	if withUpstream {
 		fmt.Fprintf(stdout, "Checked against the upstream's lists: %s\n", strings.Join(read, "; "))
-		for _, l := range planLines {
-			fmt.Fprintf(stdout, "Plan: %s\n", l)
-		}
-		for _, n := range notChecked {
-			fmt.Fprintf(stdout, "Not checked: %s\n", n)
-		}
+	}
+	for _, l := range planLines {
+		fmt.Fprintf(stdout, "Plan: %s\n", l)
+	}
+	for _, n := range notChecked {
+		fmt.Fprintf(stdout, "Not checked: %s\n", n)
 	}
 	shown := cfg
 	if resolved != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,15 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/go-kit/log"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/expand"
+	"github.com/onchain-exporter/onchain_exporter/plan"
+	"github.com/onchain-exporter/onchain_exporter/state"
+	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
 // planDiscovery is a public discovery of a few v1 paths, in the data
@@ -225,5 +235,82 @@ func TestConfigCheckPatternOverBudget(t *testing.T) {
 		if coarsen && !strings.Contains(out.String(), "data.metrics[0] (line 6) /v1/btc/**: 20 paths, 40 series") {
 			t.Errorf("the pattern's summary is missing:\n%s", out.String())
 		}
+	}
+}
+
+// Offline, --config.check judges the file by the lists and plan the last
+// run kept in --storage.path, with no call: the tuples the plan refuses,
+// what a pattern selects.
+func TestConfigCheckOfflineFromTheState(t *testing.T) {
+	t.Setenv("ONCHAIN_TEST_PLAN", "plan-tok-5e1")
+	dir := t.TempDir()
+	file := filepath.Join(dir, "offline.yml")
+	writeFile(t, file, strings.Replace(planConfig, "%s", "http://127.0.0.1:1", 1)+"    - path: /v1/btc/market-indicator/*\n")
+	cfg, err := config.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	storage := filepath.Join(dir, "state")
+	var rows []map[string]any
+	var env struct {
+		Result struct {
+			Data []map[string]any `json:"data"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(planDiscovery), &env); err != nil {
+		t.Fatal(err)
+	}
+	rows = env.Result.Data
+	p, err := plan.Parse([]byte(planDialects["current"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	lists, err := json.Marshal(map[string]*expand.Answer{
+		"/v1/discovery/endpoints": {Rows: rows, At: at},
+		plan.Path:                 expand.PlanAnswer(plan.Outcome{Kind: plan.Read, Plan: p, Status: 200}, at),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := state.Open(storage, map[string]int{config.APIData: 100}, log.NewNopLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := state.NewFile(config.APIData, upstream.Account(cfg.APIs[config.APIData]))
+	f.Lists = lists
+	s.Write(config.APIData, f)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	var out, errOut bytes.Buffer
+	if code := checkConfig(&out, &errOut, cfg, nil, "", false, log.NewNopLogger(), storage); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	got := strings.ReplaceAll(out.String(), file, "F")
+	for _, want := range []string{
+		"WARNING: F:6: data.metrics[0].window: your plan (PROFESSIONAL) reads /v1/btc/market-indicator/mvrv at day only, not at hour; the exporter does not call it\n",
+		"WARNING: F:7: data.metrics[1].path: your plan (PROFESSIONAL) does not include /v1/btc/market-indicator/nupl; the exporter does not call it\n",
+		"Plan: as the last run read it (2026-11-26 12:00 UTC): plan PROFESSIONAL: 3 paths with windows, 1 always allowed, rate limit 1000 per hour\n",
+		"data.metrics[4] (line 13) /v1/btc/market-indicator/*: 1 paths, 0 series\n", // mvrv at day is named already
+		"  left out: 1 paths not in your plan (PROFESSIONAL)\n",
+		"daily_budget 21600 calls a day",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the output lacks %q:\n%s", want, got)
+		}
+	}
+
+	// A state of another key is not used.
+	t.Setenv("ONCHAIN_TEST_PLAN", "another-key")
+	cfg, err = config.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if code := checkConfig(&out, &errOut, cfg, nil, "", false, log.NewNopLogger(), storage); code != 0 || strings.Contains(out.String(), "your plan") ||
+		!strings.Contains(out.String(), "Plan: not read: "+filepath.Join(storage, "data.json")+" was saved for another key or address than the file's data section\n") {
+		t.Errorf("exit %d, output:\n%s", code, out.String())
 	}
 }

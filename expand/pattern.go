@@ -2,11 +2,14 @@ package expand
 
 import (
 	"cmp"
+	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -270,4 +273,51 @@ func (x *Expander) collectPatterns(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(patternTuplesDesc, prometheus.GaugeValue, float64(s.tuples), s.api, s.entry, s.pattern)
 		ch <- prometheus.MustNewConstMetric(patternCutDesc, prometheus.GaugeValue, float64(s.cut), s.api, s.entry, s.pattern)
 	}
+}
+
+// PlanOf reads back a plan outcome kept in the Cache (PlanAnswer, and the
+// state file's listing answers under plan.Path): an unknown outcome when
+// it holds none.
+func PlanOf(a *Answer) plan.Outcome {
+	if a == nil {
+		return plan.Outcome{Kind: plan.Unknown}
+	}
+	return outcomeOf(a.Rows)
+}
+
+// Offline expands cfg as Expand does, from listing answers already kept
+// (answers gives them by API and path, nil for one not kept) and the plan
+// p (nil: none), with no call: what --config.check shows from the state
+// file's last lists and plan. Entries whose lists are not kept stay out.
+// Its error is one of the file, as Expand's.
+func Offline(cfg *config.Config, answers func(api, path string) *Answer, p *plan.Plan, logger log.Logger) (*config.Config, error) {
+	x := &Expander{logger: logger, now: time.Now, logged: map[string]string{}, state: map[string]*State{},
+		planSaid: map[string]string{}, plans: func(*config.API) *plan.Plan { return p }}
+	r := &resolution{x: x, ctx: context.Background()}
+	if !r.plan(cfg) {
+		return budget.WithPlanLimits(cfg, p), nil
+	}
+	for key, req := range r.requests {
+		if a := answers(req.api.Name, req.path); a != nil {
+			r.lists[key] = listResult{rows: a.Rows, ok: true}
+		}
+	}
+	for e, keys := range r.entryLists {
+		for _, k := range keys {
+			if !r.lists[k].ok {
+				r.waiting[e] = true
+			}
+		}
+	}
+	out, err := r.withoutWaiting(cfg).ResolveWith(r.resolve, r.match)
+	if err != nil {
+		return nil, err
+	}
+	out = budget.WithPlanLimits(out, p)
+	if a := out.APIs[config.APIData]; a != nil {
+		if errs := budget.PatternsOverBudget(out.File, a); len(errs) > 0 {
+			return nil, errors.Join(errs...)
+		}
+	}
+	return out, nil
 }
