@@ -263,7 +263,7 @@ func scratchRepo(t *testing.T) string {
 	}
 	for _, e := range entries {
 		switch e.Name() {
-		case "onchain_exporter", "onchain.yml", "data", "dist", "alerts.yml", "history.om":
+		case "onchain_exporter", "onchain.yml", "data", "onchain_exporter_data", "dist", "alerts.yml", "history.om":
 			continue
 		}
 		from, to := filepath.Join(docsRoot, e.Name()), filepath.Join(dir, e.Name())

@@ -64,7 +64,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		logLevel       = app.Flag("log.level", "Only log messages with the given severity or above: debug, info, warn, error.").Default("info").Enum("debug", "info", "warn", "error")
 		logFormat      = app.Flag("log.format", "Output format of log messages: logfmt, json.").Default("logfmt").Enum("logfmt", "json")
 		storageSet     bool
-		storagePath    = app.Flag("storage.path", "Directory where each tuple's last values and schedule, learned publication delays, pauses and listing answers are kept across restarts. Empty keeps nothing; --demo keeps nothing unless this is given.").Default("data/").IsSetByUser(&storageSet).String()
+		storagePath    = app.Flag("storage.path", "Directory where each tuple's last values and schedule, learned publication delays, pauses and listing answers are kept across restarts. Empty keeps nothing; --demo keeps nothing unless this is given.").Default(defaultStoragePath).IsSetByUser(&storageSet).String()
 		webFlags       = kingpinflag.AddFlags(app, ":9799")
 		clusterCfg     = cluster.AddFlags(app) // --cluster.*: replicas that share their calls
 	)
@@ -148,6 +148,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		// nothing kept would apply.
 		*storagePath = ""
 	}
+	*storagePath = resolveStoragePath(*storagePath, storageSet, logger) // storagedir.go: data/ of earlier versions
 	store, err := collector.OpenStore(*storagePath, cfg, logger)
 	if err != nil {
 		level.Error(logger).Log("msg", "cannot use the storage directory", "err", err)
