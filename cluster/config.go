@@ -48,7 +48,7 @@ const (
 	defaultMaxMembers = 10
 	// defaultMaxStateBytes bounds a peer's full state and, with
 	// maxStreams, what the streams of the gossip port can hold at once.
-	defaultMaxStateBytes = 16 << 20
+	defaultMaxStateBytes = 8 << 20
 	// defaultMaxDeltaBytes bounds one delta.
 	defaultMaxDeltaBytes = 1 << 20
 	// labelPrefix begins every packet's label; the cluster's name follows.

@@ -124,7 +124,7 @@ func TestAddFlags(t *testing.T) {
 		PeerTimeout: 15 * time.Second, GossipInterval: 200 * time.Millisecond, PushPullInterval: time.Minute,
 		ProbeTimeout: 500 * time.Millisecond, ProbeInterval: time.Second, SettleTimeout: time.Minute,
 		ReconnectInterval: 10 * time.Second, ReconnectTimeout: 10 * time.Minute,
-		MaxMembers: 10, MaxStateBytes: 16 << 20,
+		MaxMembers: 10, MaxStateBytes: 8 << 20,
 	}
 	if !equalConfig(*cfg, want) {
 		t.Errorf("defaults:\n%+v\nwant\n%+v", *cfg, want)

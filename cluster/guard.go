@@ -22,7 +22,7 @@ const (
 	// maxStreams is how many incoming streams (push/pulls, oversized
 	// deltas, joins) are read at once; more are closed and counted. A
 	// cluster of MaxMembers members opens a few each push/pull interval.
-	maxStreams = 8
+	maxStreams = 4
 	// streamOverhead is what a stream may carry beside the states: the
 	// member list (about 100 bytes a member), framing, encryption.
 	streamOverhead = 1 << 20
@@ -42,9 +42,30 @@ const (
 	refusedStateSize   = "state_size"   // a full state past --cluster.max-state-bytes
 	refusedDeltaSize   = "delta_size"   // a delta past its bound
 	refusedMembers     = "members"      // a member past --cluster.max-members
+	refusedCompressed  = "compressed"   // compressed gossip in the clear
 )
 
-var refusalReasons = []string{refusedClusterName, refusedStreams, refusedStreamSize, refusedStateSize, refusedDeltaSize, refusedMembers}
+var refusalReasons = []string{refusedClusterName, refusedStreams, refusedStreamSize, refusedStateSize, refusedDeltaSize, refusedMembers, refusedCompressed}
+
+// memberlist's message types that matter here: a compressed message
+// expands up to 40 MiB whatever its size on the wire, and a CRC header
+// (4 bytes) may come before it in a packet.
+const (
+	compressMsg = 9
+	hasCrcMsg   = 12
+)
+
+// compressed reports whether a message in the clear (after its label)
+// is compressed. This cluster's members do not compress (peer.go), so a
+// compressed message comes from elsewhere and is refused before memberlist
+// expands it. Encrypted, nothing can be seen: only a holder of the key
+// could send one.
+func compressed(b []byte) bool {
+	if len(b) > 5 && b[0] == hasCrcMsg {
+		b = b[5:]
+	}
+	return len(b) > 0 && b[0] == compressMsg
+}
 
 // guardTransport filters what the wrapped transport receives.
 type guardTransport struct {
@@ -124,9 +145,13 @@ func (g *guardTransport) filterPackets() {
 		case <-g.stop:
 			return
 		case pkt := <-in:
-			_, label, err := memberlist.RemoveLabelHeaderFromPacket(pkt.Buf)
+			body, label, err := memberlist.RemoveLabelHeaderFromPacket(pkt.Buf)
 			if err == nil && label != g.label {
 				g.p.refuse(refusedClusterName, pkt.From.String(), "label", label)
+				continue
+			}
+			if err == nil && g.p.keyring == nil && compressed(body) {
+				g.p.refuse(refusedCompressed, pkt.From.String())
 				continue
 			}
 			select {
@@ -174,6 +199,19 @@ func (g *guardTransport) checkStream(conn net.Conn) {
 		_ = conn.Close()
 		free()
 		return
+	}
+	if g.p.keyring == nil {
+		// The message type, in the clear: a compressed stream is refused.
+		var typ [1]byte
+		if _, err := io.ReadFull(conn, typ[:]); err != nil || typ[0] == compressMsg {
+			if err == nil {
+				g.p.refuse(refusedCompressed, from)
+			}
+			_ = conn.Close()
+			free()
+			return
+		}
+		peeked = append(peeked, typ[0])
 	}
 	_ = conn.SetReadDeadline(time.Time{})
 	bc := g.bounded(conn, from)
@@ -280,4 +318,5 @@ var refusalMessage = map[string]string{
 	refusedStateSize:   "refused a peer's full state past --cluster.max-state-bytes; logged once per member",
 	refusedDeltaSize:   "refused a delta past its bound; logged once per member",
 	refusedMembers:     "refused a member past --cluster.max-members; logged once per member",
+	refusedCompressed:  "refused compressed gossip in the clear (this cluster's members do not compress); logged once per host",
 }

@@ -206,3 +206,28 @@ func TestOversizedMessagesRefused(t *testing.T) {
 		t.Error("c merged a full state past its bound")
 	}
 }
+
+// Compressed gossip in the clear (memberlist's default, which expands a
+// message up to 40 MiB whatever its size on the wire) is refused before
+// memberlist expands it: this cluster's members do not compress.
+func TestCompressedGossipRefusedInTheClear(t *testing.T) {
+	a := start(t, testConfig("a"))
+	mc := memberlist.DefaultLANConfig() // EnableCompression: true
+	mc.Name, mc.BindAddr, mc.BindPort, mc.AdvertisePort = "zip", "127.0.0.1", 0, 0
+	mc.Label = labelPrefix
+	mc.LogOutput = &syncBuffer{}
+	ml, err := memberlist.Create(mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ml.Shutdown() })
+	if _, err := ml.Join([]string{a.address()}); err == nil {
+		t.Error("a compressing member joined")
+	}
+	if got := a.counter(t, "onchain_exporter_cluster_messages_refused_total", "reason", "compressed"); got == 0 {
+		t.Error("no compressed stream refused")
+	}
+	if got := strings.Join(a.names(), ","); got != "a" {
+		t.Errorf("a sees %s", got)
+	}
+}

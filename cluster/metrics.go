@@ -82,7 +82,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}, []string{"result"}),
 		refused: f.NewCounterVec(prometheus.CounterOpts{
 			Name: namespace + "messages_refused_total",
-			Help: "Gossip refused before it is read, by reason: cluster_name (another --cluster.label), streams (too many at once), stream_size, state_size, delta_size (past their bounds), members (a member past --cluster.max-members).",
+			Help: "Gossip refused before it is read, by reason: cluster_name (another --cluster.label), streams (too many at once), stream_size, state_size, delta_size (past their bounds), members (a member past --cluster.max-members), compressed (compressed gossip in the clear).",
 		}, []string{"reason"}),
 		keyReloads: f.NewCounterVec(prometheus.CounterOpts{
 			Name: namespace + "encryption_key_reloads_total",

@@ -156,6 +156,11 @@ func newPeer(cfg Config, logger log.Logger, reg prometheus.Registerer, wrap wrap
 	mc.ProbeTimeout = cfg.ProbeTimeout
 	mc.ProbeInterval = cfg.ProbeInterval
 	mc.UDPBufferSize = maxGossipPacket
+	// No compression: a compressed message expands to up to 40 MiB in
+	// memberlist, past every bound of guard.go, which refuses one in the
+	// clear. What moves is small (BENCHMARKS.md), and encrypted gossip
+	// cannot be compressed anyway.
+	mc.EnableCompression = false
 	mc.Label = cfg.label()
 	mc.Logger = stdlog.New(logWriter{p.logger}, "", 0)
 	if cfg.KeyFile != "" {

@@ -17,6 +17,7 @@ func silentMember(t *testing.T, name, join string) {
 	mc := memberlist.DefaultLANConfig()
 	mc.Name, mc.BindAddr, mc.BindPort, mc.AdvertisePort = name, "127.0.0.1", 0, 0
 	mc.Label = labelPrefix
+	mc.EnableCompression = false // as this cluster's members: compressed gossip in the clear is refused
 	mc.ProbeInterval, mc.ProbeTimeout, mc.GossipInterval = 200*time.Millisecond, 100*time.Millisecond, 20*time.Millisecond
 	mc.LogOutput = &syncBuffer{}
 	ml, err := memberlist.Create(mc)
