@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 )
@@ -136,5 +137,50 @@ func TestPageAndJSON(t *testing.T) {
 		if strings.Contains(body, secret) {
 			t.Errorf("the credential or unescaped text on the page:\n%s", body)
 		}
+	}
+}
+
+// A rejected credential pauses the API: the page says so per API (the
+// lane, the code, until when) and per series, with the error in full and
+// without the credential.
+func TestPageShowsAPause(t *testing.T) {
+	r := newRig(t, fakeapi.Options{DataToken: secret}, func(u string) string {
+		return fmt.Sprintf(`
+data:
+  url: %s
+  token_env: T
+  auth: query
+  metrics:
+    - path: /v1/btc/network-data/supply
+      window: day
+      cache_ttl: 100ms
+`, u)
+	})
+	r.fake.SetFault("data", fakeapi.Fault{Kind: fakeapi.Unauthorized})
+	var st Status
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		r.scrape(t)
+		if st = statusOf(t, r, PathJSON); st.States[StatePaused] == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the series was never paused: %+v", st.Series.Items)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	a, s := st.APIs[0], st.Series.Items[0]
+	if len(a.Pauses) != 1 || a.Pauses[0].Lane != "keyed" || !a.Pauses[0].Credential || !a.Pauses[0].Until.After(time.Now()) {
+		t.Errorf("the pauses of the data API: %+v", a.Pauses)
+	}
+	if !strings.Contains(s.Why, "paused after "+a.Pauses[0].By) || !s.Next.Equal(a.Pauses[0].Until) ||
+		!strings.Contains(s.Error, "HTTP 401") || !strings.Contains(s.Error, "api_key=<redacted>") {
+		t.Errorf("the paused series: %+v", s)
+	}
+	_, page := r.get(t, "/")
+	if !strings.Contains(page, `<td class="state paused">paused</td>`) || !strings.Contains(page, `<span class="pause">keyed calls paused by `) {
+		t.Errorf("the page does not show the pause")
+	}
+	if strings.Contains(page, secret) || strings.Contains(fmt.Sprint(st), secret) {
+		t.Error("the credential shows")
 	}
 }
