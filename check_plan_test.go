@@ -302,6 +302,13 @@ func TestConfigCheckOfflineFromTheState(t *testing.T) {
 		}
 	}
 
+	// As the flags give it: --storage.path.
+	out.Reset()
+	if code := run([]string{"--config.check", "--config.file=" + file, "--storage.path=" + storage}, &out, &errOut); code != 0 ||
+		!strings.Contains(out.String(), "Plan: as the last run read it (2026-11-26 12:00 UTC): plan PROFESSIONAL") {
+		t.Errorf("run: exit %d, output:\n%s", code, out.String())
+	}
+
 	// A state of another key is not used.
 	t.Setenv("ONCHAIN_TEST_PLAN", "another-key")
 	cfg, err = config.Load(file)

@@ -121,7 +121,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		hint = missingConfigHint(*configFile)
 	}
 	if *configCheck || *checkWithLists {
-		return checkConfig(stdout, stderr, cfg, err, hint, *checkWithLists, logger) // check.go
+		return checkConfig(stdout, stderr, cfg, err, hint, *checkWithLists, logger, *storagePath) // check.go
 	}
 	if err != nil {
 		kv := []any{"msg", "cannot load the configuration", "err", err}
