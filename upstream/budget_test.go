@@ -117,3 +117,31 @@ func TestHeldBackByRateLimitSpendsNoBudget(t *testing.T) {
 		t.Errorf("the day's budget counts %d calls for %d sent", used, hits)
 	}
 }
+
+// A request the day's budget refuses after it had its turn under
+// rate_limit gives the turn back: refusals of the budget do not use up
+// the minute's turns of the requests that can go.
+func TestBudgetRefusalGivesTheTurnBack(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(`{"status":{"code":200,"message":"success"},"result":{"data":[]}}`))
+	}))
+	t.Cleanup(srv.Close)
+	u, _ := url.Parse(srv.URL)
+	pool := NewPool(prometheus.NewRegistry(), time.Now, log.NewNopLogger())
+	t.Cleanup(pool.Close)
+	c := pool.Client(&config.API{Name: config.APIData, URL: u, Concurrency: 1, Timeout: 10 * time.Second, DailyBudget: 1, RateLimit: 3})
+	if _, err := c.Get(context.Background(), "/v1/btc/network-data/supply", nil, true); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_, err := c.Get(ctx, "/v1/btc/network-data/supply", nil, true)
+		cancel()
+		if e := AsErrorOrNil(err); e == nil || e.Code != "budget_exhausted" {
+			t.Fatalf("request %d past the budget of 1: %v, want budget_exhausted (not rate_limited: the refusals gave their turns back)", i+2, err)
+		}
+	}
+	if d, _, _ := c.rateCap().take(); d != 0 {
+		t.Errorf("no turn left under rate_limit 3 after one request sent: the budget's refusals kept theirs")
+	}
+}

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"errors"
 	"math"
 	"net/http"
 	"sync"
@@ -69,18 +70,36 @@ func (c *minuteCap) resize(perMinute float64) {
 }
 
 // take spends a turn now if one is free, or says how long until the
-// oldest send leaves the window.
-func (c *minuteCap) take() time.Duration {
+// oldest send leaves the window. A turn taken is returned by giveBack
+// with what take returned, when the request was not sent after all.
+func (c *minuteCap) take() (wait time.Duration, slot int, was time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.now()
 	oldest := c.sent[c.next]
 	if wait := oldest.Add(c.window).Sub(now); !oldest.IsZero() && wait > 0 {
-		return wait
+		return wait, 0, time.Time{}
 	}
+	slot, was = c.next, oldest
 	c.sent[c.next] = now
 	c.next = (c.next + 1) % len(c.sent)
-	return 0
+	return 0, slot, was
+}
+
+// giveBack frees a turn taken for a request that was not sent (the day's
+// budget had no call for it): its slot holds the older send time again,
+// so the turn goes to the next request. A resize since (a reload) drops
+// it.
+func (c *minuteCap) giveBack(slot int, was time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if slot >= len(c.sent) {
+		return
+	}
+	c.sent[slot] = was
+	if (slot+1)%len(c.sent) == c.next {
+		c.next = slot // the last turn taken: the next request takes it
+	}
 }
 
 // observe counts n requests another member of a cluster sent, as sent
@@ -97,17 +116,17 @@ func (c *minuteCap) observe(n int) {
 
 // wait blocks until the request may go, or fails at once when its turn
 // would come after the context's deadline.
-func (c *minuteCap) wait(ctx context.Context) error {
+func (c *minuteCap) wait(ctx context.Context) (slot int, was time.Time, err error) {
 	for {
-		d := c.take()
+		d, slot, was := c.take()
 		if d == 0 {
-			return nil
+			return slot, was, nil
 		}
 		if dl, ok := ctx.Deadline(); ok && c.now().Add(d).After(dl) {
-			return ownLimitError(d)
+			return 0, time.Time{}, ownLimitError(d)
 		}
 		if err := c.sleep(ctx, d); err != nil {
-			return err
+			return 0, time.Time{}, err
 		}
 	}
 }
@@ -127,15 +146,23 @@ type limitTransport struct {
 }
 
 func (lt *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if c := lt.cap(); c != nil {
-		if err := c.wait(req.Context()); err != nil {
-			if req.Body != nil {
-				req.Body.Close()
-			}
-			return nil, err
-		}
+	c := lt.cap()
+	if c == nil {
+		return lt.next.RoundTrip(req)
 	}
-	return lt.next.RoundTrip(req)
+	slot, was, err := c.wait(req.Context())
+	if err != nil {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, err
+	}
+	resp, err := lt.next.RoundTrip(req)
+	var e *Error
+	if errors.As(err, &e) && e.HeldBack {
+		c.giveBack(slot, was) // not sent (the day's budget): the turn is unused
+	}
+	return resp, err
 }
 
 func (lt *limitTransport) CloseIdleConnections() { closeIdle(lt.next) }

@@ -64,7 +64,7 @@ func TestRateLimitIsAHardCap(t *testing.T) {
 		start := clock.Now()
 		var sent []time.Time
 		for clock.Now().Sub(start) < 5*time.Minute {
-			if c.take() == 0 {
+			if d, _, _ := c.take(); d == 0 {
 				sent = append(sent, clock.Now())
 				continue
 			}
@@ -96,7 +96,7 @@ func TestRateLimitWaitsOrGivesUp(t *testing.T) {
 	start := clock.Now()
 	var at []time.Duration
 	for i := 0; i < 4; i++ {
-		if err := c.wait(context.Background()); err != nil {
+		if _, _, err := c.wait(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		at = append(at, clock.Now().Sub(start))
@@ -107,7 +107,7 @@ func TestRateLimitWaitsOrGivesUp(t *testing.T) {
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), clock.Now().Add(time.Second))
 	defer cancel()
-	if err := c.wait(ctx); err == nil || AsError(err).Code != "rate_limited" || clock.Now().Sub(start) != w {
+	if _, _, err := c.wait(ctx); err == nil || AsError(err).Code != "rate_limited" || clock.Now().Sub(start) != w {
 		t.Errorf("a turn past the deadline: %v after %v", err, clock.Now().Sub(start))
 	}
 }
@@ -165,16 +165,16 @@ func TestRateLimitCountsPeersCalls(t *testing.T) {
 	c := newMinuteCap(10)
 	c.now = clock.Now
 	for range 4 {
-		if c.take() != 0 {
+		if d, _, _ := c.take(); d != 0 {
 			t.Fatal("a turn refused with the window empty")
 		}
 	}
 	c.observe(6) // the other member's six
-	if wait := c.take(); wait == 0 {
+	if wait, _, _ := c.take(); wait == 0 {
 		t.Fatal("an eleventh request in the minute went out: the peer's calls were not counted")
 	}
 	_ = clock.Sleep(context.Background(), time.Minute+time.Second)
-	if c.take() != 0 {
+	if d, _, _ := c.take(); d != 0 {
 		t.Fatal("no turn a minute later")
 	}
 }
