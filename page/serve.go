@@ -83,6 +83,9 @@ type view struct {
 	// Hidden counts the rest (the JSON has them all).
 	Shown  []Endpoint
 	Hidden int
+	// For a series' view: its API and its endpoint and window.
+	API      *API
+	Endpoint *Endpoint
 }
 
 // maxShown is the most endpoints, and entries of an API, the HTML lists.
@@ -126,7 +129,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, fmt.Sprintf("no series %q of the API %q in the configuration in force", f.Key, f.API), http.StatusNotFound)
 			return
 		}
-		h.render(w, "series.html", h.viewOf(st, q))
+		v := h.viewOf(st, q)
+		s := st.Series.Items[0]
+		for i, a := range st.APIs {
+			if a.Name == s.API {
+				v.API = &st.APIs[i]
+			}
+		}
+		for i, e := range st.Endpoints {
+			if e.API == s.API && e.Path == s.Endpoint && e.Window == s.Window {
+				v.Endpoint = &st.Endpoints[i]
+			}
+		}
+		h.render(w, "series.html", v)
 	default:
 		http.NotFound(w, r)
 	}

@@ -167,6 +167,8 @@ type Series struct {
 	API      string            `json:"api"`
 	Key      string            `json:"key"`
 	Path     string            `json:"path"`
+	Endpoint string            `json:"endpoint"` // as configured: Status.Endpoints' path
+	Request  string            `json:"request"`  // path and query as sent, credentials masked
 	Window   string            `json:"window"`
 	Labels   map[string]string `json:"labels"`
 	State    string            `json:"state"`
@@ -353,8 +355,16 @@ func apiState(a *API, up *upstream.Client, plan budget.Plan, now time.Time) apiN
 // seriesOf is one series' line.
 func seriesOf(src Source, api string, s collector.SeriesView, state string, an apiNow) Series {
 	t := s.Tuple
-	out := Series{API: api, Key: t.Key, Path: t.Path, Window: t.Window, State: state, Served: s.Served,
+	out := Series{API: api, Key: t.Key, Path: t.Path, Endpoint: t.Path, Window: t.Window, State: state, Served: s.Served,
 		Deprec: s.Deprecated, Labels: map[string]string{}}
+	if t.Entry != nil {
+		out.Endpoint = t.Entry.Path
+	}
+	out.Request = t.Path
+	if q := collector.LoggedQuery(t); q != "" {
+		out.Request += "?" + q
+	}
+	out.Request = src.Clean(api, out.Request)
 	for i, n := range t.LabelNames {
 		if i < len(t.LabelValues) {
 			out.Labels[n] = t.LabelValues[i]

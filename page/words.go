@@ -118,14 +118,17 @@ func nextOf(s collector.SeriesView, state string, a apiNow) (time.Time, string) 
 			why = fmt.Sprintf("polling for the next row (%s), due out since %s", short(s.Newest.Add(s.Spacing)), short(out))
 		}
 	}
+	if s.Deprecated {
+		why += "; the upstream marks it deprecated: its rows may no longer come"
+	}
 	if f := a.factor[s.Tuple.Key]; f > 1 {
 		why += fmt.Sprintf("; daily_budget's plan polls one row in %.2g", f)
 	}
 	return s.Next, why
 }
 
-// short is a time on the page: "11-27 15:04:05Z".
-func short(t time.Time) string { return t.UTC().Format("01-02 15:04:05Z") }
+// short is a time in a sentence of the page: "2026-11-27 15:04:05Z".
+func short(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") }
 
 // human is a duration rounded for reading: 45s, 12m, 3h20m, 2d4h.
 func human(d time.Duration) string {

@@ -31,7 +31,7 @@ func TestStateOf(t *testing.T) {
 		why  string
 	}{
 		// Newest 11:00: the 12:00 row is out at 13:05.
-		{"the next row is not out yet", with(func(s *collector.SeriesView) { s.Newest = now.Add(-90 * time.Minute) }), calm, StateFresh, "the next row (11-27 12:00:00Z) is due out at 11-27 13:05:00Z"},
+		{"the next row is not out yet", with(func(s *collector.SeriesView) { s.Newest = now.Add(-90 * time.Minute) }), calm, StateFresh, "the next row (2026-11-27 12:00:00Z) is due out at 2026-11-27 13:05:00Z"},
 		// Newest 10:00: the 11:00 row was out at 12:05.
 		{"one row behind", with(func(s *collector.SeriesView) { s.Newest = now.Add(-150 * time.Minute) }), calm, StateAwaiting, "polling for the next row"},
 		{"two rows behind", with(func(s *collector.SeriesView) { s.Newest = now.Add(-210 * time.Minute) }), calm, StateLate, "polling for the next row"},
@@ -51,6 +51,7 @@ func TestStateOf(t *testing.T) {
 		{"cut by the plan", with(func(s *collector.SeriesView) { s.Newest = now.Add(-90 * time.Minute) }),
 			apiNow{now: now, factor: map[string]float64{"k": 2.5}}, StateFresh, "polls one row in 2.5"},
 		{"in flight", with(func(s *collector.SeriesView) { s.InFlight = true; s.Newest = now.Add(-150 * time.Minute) }), calm, StateAwaiting, "a call is under way"},
+		{"deprecated", with(func(s *collector.SeriesView) { s.Deprecated = true; s.Newest = now.Add(-210 * time.Minute) }), calm, StateLate, "deprecated: its rows may no longer come"},
 		{"cache_ttl", with(func(s *collector.SeriesView) { s.Spacing, s.Tuple.CacheTTL = 0, 600 }), calm, StateFresh, "cache_ttl 10m"},
 	} {
 		got := stateOf(c.s, c.a)
