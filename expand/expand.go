@@ -185,14 +185,16 @@ func (x *Expander) expand(ctx context.Context, cfg *config.Config, background bo
 	}
 	r := &resolution{x: x, ctx: ctx}
 	if !r.plan(cfg) {
-		x.refreshPlan(ctx, cfg.APIs[config.APIData], reuse)
+		read, _ := x.refreshPlan(ctx, cfg.APIs[config.APIData], reuse)
+		r.planUnread(cfg.APIs[config.APIData], read)
 		out := x.planLimits(cfg)
 		x.notePatterns(out)
 		x.commit(cfg, out, r, nil, background)
 		return out, nil
 	}
 	r.fetchAll()
-	x.refreshPlan(ctx, cfg.APIs[config.APIData], reuse)
+	read, _ := x.refreshPlan(ctx, cfg.APIs[config.APIData], reuse)
+	r.planUnread(cfg.APIs[config.APIData], read)
 	in := r.withoutWaiting(cfg)
 	out, err := in.ResolveWith(r.resolve, r.match)
 	var blamed map[string]error

@@ -3,6 +3,8 @@ package expand
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/go-kit/log/level"
@@ -192,4 +194,19 @@ func outcomeOf(rows []map[string]any) plan.Outcome {
 		return plan.Outcome{Kind: plan.Read, Plan: p, Status: a.Status}
 	}
 	return bad
+}
+
+// planUnread makes a plan that could not be read, with none in force,
+// one of the lists the data API's expansion failed on: Maintain reads it
+// again with the lists' back-off (a budget that had no call for it at
+// start has one later), and the expansion's state says why.
+func (r *resolution) planUnread(a *config.API, out plan.Outcome) {
+	if a == nil || a.Name != config.APIData || out.Kind != plan.Unknown || r.x.plans(a) != nil {
+		return
+	}
+	key := listKey(a, plan.Path)
+	r.lists[key] = listResult{err: fmt.Errorf("%s: %v", plan.Path, out.Err)}
+	if !slices.Contains(r.needs[a.Name], key) {
+		r.needs[a.Name] = append(r.needs[a.Name], key)
+	}
 }
