@@ -62,7 +62,7 @@ func printPatterns(w io.Writer, cfg, resolved *config.Config) {
 	ra := resolved.APIs[config.APIData]
 	fmt.Fprintln(w, "\nPatterns, from the data API's discovery and the key's plan (calls a day before any cut by daily_budget):")
 	for _, p := range ra.Patterns {
-		fmt.Fprintf(w, "\n%s (line %d) %s: %d paths, %d series", p.Entry.Key, p.Entry.KeyLine("path"), p.Entry.Path, p.Paths, p.Tuples)
+		fmt.Fprintf(w, "\n%s (line %d) %s: %s, %d series", p.Entry.Key, p.Entry.KeyLine("path"), p.Entry.Path, plural(p.Paths, "path"), p.Tuples)
 		if p.Cut > 0 {
 			fmt.Fprintf(w, ", %d more cut by max_tuples (%d)", p.Cut, ra.MaxTuples)
 		}

@@ -187,7 +187,7 @@ data.metrics[0] (line 5) /v1/btc/**: 2 paths, 3 series
   CATEGORY          PATHS  SERIES  CALLS/DAY
   exchange-flows    1      2       26
   market-indicator  1      1       1.1
-  left out: 1 paths not in your plan (PROFESSIONAL)
+  left out: 1 path not in your plan (PROFESSIONAL)
 `
 	if !strings.Contains(got, want) {
 		t.Errorf("output lacks\n%s\nin\n%s", want, got)
@@ -293,8 +293,8 @@ func TestConfigCheckOfflineFromTheState(t *testing.T) {
 		"WARNING: F:6: data.metrics[0].window: your plan (PROFESSIONAL) reads /v1/btc/market-indicator/mvrv at day only, not at hour; the exporter does not call it\n",
 		"WARNING: F:7: data.metrics[1].path: your plan (PROFESSIONAL) does not include /v1/btc/market-indicator/nupl; the exporter does not call it\n",
 		"Plan: as the last run read it (2026-11-26 12:00 UTC): plan PROFESSIONAL: 3 paths with windows, 1 always allowed, rate limit 1000 per hour\n",
-		"data.metrics[4] (line 13) /v1/btc/market-indicator/*: 1 paths, 0 series\n", // mvrv at day is named already
-		"  left out: 1 paths not in your plan (PROFESSIONAL)\n",
+		"data.metrics[4] (line 13) /v1/btc/market-indicator/*: 1 path, 0 series\n", // mvrv at day is named already
+		"  left out: 1 path not in your plan (PROFESSIONAL)\n",
 		"daily_budget 21600 calls a day",
 	} {
 		if !strings.Contains(got, want) {

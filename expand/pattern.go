@@ -79,7 +79,11 @@ func (r *resolution) match(a *config.API, e *config.Entry) ([]config.Match, []st
 		out = append(out, m)
 	}
 	if notInPlan > 0 {
-		left = append(left, fmt.Sprintf("%d paths not in your plan (%s)", notInPlan, kp.Name))
+		what := "paths"
+		if notInPlan == 1 {
+			what = "path"
+		}
+		left = append(left, fmt.Sprintf("%d %s not in your plan (%s)", notInPlan, what, kp.Name))
 	}
 	if len(out) == 0 && len(seen) == 0 {
 		left = append(left, discoveryOf(e)+" lists no path the pattern selects")

@@ -7,12 +7,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/onchain-exporter/onchain_exporter/budget"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/expand"
+	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 	"github.com/onchain-exporter/onchain_exporter/plan"
 )
@@ -101,7 +104,7 @@ func TestPatternWithThePlan(t *testing.T) {
 	if len(ps) != 1 || ps[0].Paths != 3 || ps[0].Tuples != 3 || ps[0].Cut != 0 {
 		t.Fatalf("patterns %+v", ps)
 	}
-	if got := strings.Join(ps[0].Left, "; "); got != "/v1/btc/miner-flows/reserve (requires miner: set it on the entry, a value or all); 1 paths not in your plan (PROFESSIONAL)" {
+	if got := strings.Join(ps[0].Left, "; "); got != "/v1/btc/miner-flows/reserve (requires miner: set it on the entry, a value or all); 1 path not in your plan (PROFESSIONAL)" {
 		t.Errorf("left out: %s", got)
 	}
 }
@@ -176,4 +179,50 @@ onchain_exporter_pattern_tuples_cut{api="data",entry="data.metrics[0]",pattern="
 	if err := testutil.CollectAndCompare(x, strings.NewReader(want), "onchain_exporter_pattern_tuples", "onchain_exporter_pattern_tuples_cut"); err != nil {
 		t.Error(err)
 	}
+}
+
+// "Everything about BTC" on the fake's full catalog and its professional
+// plan: the pattern expands without error into series the plan allows
+// only, each named by the naming rule, and a second expansion puts
+// nothing new in force.
+func TestPatternOnTheFullCatalog(t *testing.T) {
+	u := testtool.StartFake(t, fakeapi.Options{Catalog: fakeapi.CatalogFull, DataKeys: map[string]fakeapi.Plan{testtool.DataToken: fakeapi.PlanProfessional}})
+	cfg := u.Config(t, testtool.DataSection+"    - path: /v1/btc/**\n      window: all\n")
+	x := expand.New(log.NewNopLogger())
+	out, err := x.Expand(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := out.APIs[config.APIData]
+	if len(a.Patterns) != 1 || a.Patterns[0].Paths < 20 || a.Patterns[0].Tuples < a.Patterns[0].Paths || a.Patterns[0].Cut != 0 {
+		t.Fatalf("pattern %+v", a.Patterns[0])
+	}
+	p := mustFetchPlan(t, u)
+	now := time.Now()
+	for _, tp := range out.Tuples {
+		if r := p.Check(tp.Path, tp.Window, time.Time{}, now); r != nil {
+			t.Errorf("a tuple the plan refuses: %v", r)
+		}
+	}
+	if a.LimitsFromPlan != "PROFESSIONAL" || a.DailyBudget != 21600 {
+		t.Errorf("limits from the plan: %q, daily_budget %d", a.LimitsFromPlan, a.DailyBudget)
+	}
+	f := budget.ForecastAPI(a, nil)
+	t.Logf("/v1/btc/** on the professional plan: %d paths, %d tuples, %s calls a day natural (+%d block series), daily_budget %d; left out: %s",
+		a.Patterns[0].Paths, a.Patterns[0].Tuples, budget.FormatCalls(f.CallsPerDay), f.Unknown, a.DailyBudget, strings.Join(a.Patterns[0].Left, "; "))
+	again, err := x.Expand(context.Background(), cfg)
+	if err != nil || tupleList(again) != tupleList(out) {
+		t.Errorf("a second expansion differs (err %v)", err)
+	}
+}
+
+// mustFetchPlan reads the fake's plan for the test key without the
+// exporter's client.
+func mustFetchPlan(t *testing.T, u *testtool.Upstream) *plan.Plan {
+	t.Helper()
+	out := plan.Fetch(context.Background(), http.DefaultClient, u.Srv.URL, testtool.DataToken)
+	if out.Kind != plan.Read {
+		t.Fatalf("the fake's plan: %v", out)
+	}
+	return out.Plan
 }
