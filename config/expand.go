@@ -183,12 +183,35 @@ func (l *errorList) expandPattern(a *API, e *Entry, resolve Resolver, match Matc
 			p.Labels = rp.Labels
 			ne.Params = append(ne.Params, p)
 		}
-		if ok {
-			r.Paths++
-			out = append(out, &ne)
+		if !ok {
+			continue
 		}
+		if why := l.derivedProblem(a, &ne); why != "" {
+			r.Left = append(r.Left, fmt.Sprintf("%s (%s)", m.Path, why))
+			continue
+		}
+		r.Paths++
+		out = append(out, &ne)
 	}
 	return out
+}
+
+// derivedProblem is the first problem the tuples of an entry a pattern
+// selected would have (a window the built-in catalog does not allow for
+// the path, a parameter it does not take), or "": discovery's word for a
+// path and the catalog's may differ, and such a path is left out, said,
+// rather than failing the file.
+func (l *errorList) derivedProblem(a *API, e *Entry) string {
+	scratch := &errorList{file: l.file, dedupe: true}
+	if scratch.checkPath(a, e) {
+		scratch.eachTuple(a, e, func(*Tuple) bool { return len(scratch.errs) == 0 })
+	}
+	if len(scratch.errs) == 0 {
+		return ""
+	}
+	// "file:line: key: message": the message says it.
+	parts := strings.SplitN(scratch.errs[0], ": ", 3)
+	return parts[len(parts)-1]
 }
 
 // unique drops repeated and empty values, keeping the order.

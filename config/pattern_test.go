@@ -52,3 +52,29 @@ func TestPatternLoadsWithoutTuples(t *testing.T) {
 		t.Error("exclude: is not applied")
 	}
 }
+
+// A path discovery lists with a window the built-in catalog does not
+// allow for it is left out of the pattern, said, and does not fail the
+// file.
+func TestPatternLeavesOutWhatTheCatalogRefuses(t *testing.T) {
+	cfg, err := Parse("p.yml", []byte("data:\n  url: http://127.0.0.1:1\n  token_env: T\n  metrics:\n    - path: /v1/btc/**\n"), func(string) string { return "x" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	match := func(a *API, e *Entry) ([]Match, []string, error) {
+		return []Match{
+			{Path: "/v1/btc/market-data/open-interest", Windows: []string{"block"}},
+			{Path: "/v1/btc/network-data/supply", Windows: []string{"day"}},
+		}, nil, nil
+	}
+	same := func(a *API, e *Entry, p Param) (Param, error) { return p, nil }
+	out, err := cfg.ResolveWith(same, match)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := out.APIs[APIData].Patterns[0]
+	if len(out.Tuples) != 1 || out.Tuples[0].Path != "/v1/btc/network-data/supply" || p.Paths != 1 || len(p.Left) != 1 ||
+		p.Left[0] != `/v1/btc/market-data/open-interest ("block" is not allowed for /v1/btc/market-data/open-interest (allowed: day, hour, min))` {
+		t.Errorf("tuples %d, pattern %+v", len(out.Tuples), p)
+	}
+}
