@@ -36,8 +36,10 @@ var templates = template.Must(template.New("").Funcs(template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02 15:04:05Z")
 	},
-	"calls":  func(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) },
-	"factor": func(f float64) string { return strconv.FormatFloat(f, 'g', 3, 64) },
+	"calls":   func(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) },
+	"plural":  plural,
+	"rfc3339": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"factor":  func(f float64) string { return strconv.FormatFloat(f, 'g', 3, 64) },
 	"stateClass": func(s string) string {
 		return strings.ReplaceAll(s, " ", "-")
 	},
@@ -73,8 +75,10 @@ func NewHandler(src Source) *Handler { return &Handler{src: src} }
 // view is what the templates render.
 type view struct {
 	Status
-	Title  string
-	States []string
+	Title string
+	// MetricsHref is the metrics path escaped as a URL path.
+	MetricsHref string
+	States      []string
 	// Query is the filter as query parameters, for the links of pages.
 	Prev, Next   string
 	First, Last  int
@@ -160,7 +164,7 @@ func (h *Handler) render(w http.ResponseWriter, name string, v view) {
 
 // viewOf adds the links of the filters and pages to a status.
 func (h *Handler) viewOf(st Status, q url.Values) view {
-	v := view{Status: st, States: States, Title: "onchain_exporter"}
+	v := view{Status: st, States: States, Title: "onchain_exporter", MetricsHref: (&url.URL{Path: st.MetricsPath}).EscapedPath()}
 	page := st.Series
 	v.First = page.Offset + 1
 	v.Last = page.Offset + len(page.Items)

@@ -184,3 +184,35 @@ data:
 		t.Error("the credential shows")
 	}
 }
+
+// A configuration that costs more than its daily_budget: the page says
+// what the plan cut, per API and per endpoint and window.
+func TestPageSaysHowTheBudgetCuts(t *testing.T) {
+	r := newRig(t, fakeapi.Options{}, func(u string) string {
+		return fmt.Sprintf(`
+data:
+  url: %s
+  token_env: T
+  daily_budget: 300
+  metrics:
+    - path: /v1/btc/market-data/open-interest
+      window: min
+      exchange: [binance, okx]
+    - path: /v1/btc/network-data/supply
+      window: day
+`, u)
+	})
+	st := statusOf(t, r, PathJSON)
+	a := st.APIs[0]
+	if !strings.Contains(a.PlanLine, "natural cost") || !strings.Contains(a.PlanLine, "min polled every") || a.Planned >= a.Forecast {
+		t.Errorf("the plan line: %q (forecast %v, planned %v)", a.PlanLine, a.Forecast, a.Planned)
+	}
+	for _, e := range st.Endpoints {
+		if cut := e.OneRowIn > 1; cut != (e.Window == "min") || e.Window == "min" && e.PlannedPerDay >= e.CallsPerDay {
+			t.Errorf("endpoint %s %s: one row in %v, %v calls a day planned of %v", e.Path, e.Window, e.OneRowIn, e.PlannedPerDay, e.CallsPerDay)
+		}
+	}
+	if _, page := r.get(t, "/"); !strings.Contains(page, "min polled every") {
+		t.Error("the page does not show the plan's cut")
+	}
+}

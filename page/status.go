@@ -458,10 +458,13 @@ func clusterOf(src Source, views map[string]collector.APIView) *Cluster {
 	return c
 }
 
-// plural is "1 call", "2 calls"; "series" stays.
+// plural is "1 call", "2 calls", "2 entries"; "series" stays.
 func plural(n int, noun string) string {
-	if n == 1 || strings.HasSuffix(noun, "s") {
+	switch {
+	case n == 1 || strings.HasSuffix(noun, "s"):
 		return fmt.Sprintf("%d %s", n, noun)
+	case strings.HasSuffix(noun, "y"):
+		return fmt.Sprintf("%d %sies", n, noun[:len(noun)-1])
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }
