@@ -41,13 +41,13 @@ func TestPlanRefusalBesideLiveSeries(t *testing.T) {
 	with := run(refusedEntry, true)
 	unread := run(refusedEntry, false)
 	var b strings.Builder
-	fmt.Fprintf(&b, "| file | plan read | live calls per row | live mean excess | refused endpoint's calls | plan reads |\n|---|---|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "| file | plan read | live calls | live calls per row | live mean excess | refused endpoint's calls | plan reads |\n|---|---|---:|---:|---:|---:|---:|\n")
 	for _, r := range []struct {
 		name string
 		read bool
 		f    *Freshness
 	}{{"4 hour series", true, without}, {"4 hour series + refused entry", true, with}, {"4 hour series + refused entry", false, unread}} {
-		fmt.Fprintf(&b, "| %s | %v | %.2f | %s | %d | %d |\n", r.name, r.read, r.f.CallsPerRow(), r.f.MeanExcess.Round(time.Second), r.f.ExtraCalls, r.f.PlanReads)
+		fmt.Fprintf(&b, "| %s | %v | %d | %.2f | %s | %d | %d |\n", r.name, r.read, r.f.Calls, r.f.CallsPerRow(), r.f.MeanExcess.Round(time.Second), r.f.ExtraCalls, r.f.PlanReads)
 	}
 	t.Logf("%s of simulated time, the professional plan:\n%s", duration, b.String())
 
