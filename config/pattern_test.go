@@ -1,6 +1,10 @@
 package config
 
-import "testing"
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
 
 func TestPatternMatch(t *testing.T) {
 	for _, c := range []struct {
@@ -77,4 +81,25 @@ func TestPatternLeavesOutWhatTheCatalogRefuses(t *testing.T) {
 		p.Left[0] != `/v1/btc/market-data/open-interest ("block" is not allowed for /v1/btc/market-data/open-interest (allowed: day, hour, min))` {
 		t.Errorf("tuples %d, pattern %+v", len(out.Tuples), p)
 	}
+}
+
+// FuzzPattern: no pattern text makes ParsePattern or Match panic, and a
+// pattern read matches the paths it is made of: its text with every *
+// and ** made a word, and each {a,b} its first word.
+func FuzzPattern(f *testing.F) {
+	for _, s := range []string{"/v1/btc/**", "/v1/*/exchange-flows/{reserve,netflow}", "/v1/btc/*/*", "/v2/**/x", "/v1/{a,", "/v1/**/**", "/v1/a*b*c/d"} {
+		f.Add(s, "/v1/btc/exchange-flows/reserve")
+	}
+	f.Fuzz(func(t *testing.T, text, path string) {
+		p, err := ParsePattern(text)
+		if err != nil {
+			return
+		}
+		_ = p.Match(path)
+		example := regexp.MustCompile(`\{([^,{}]*),[^{}]*\}`).ReplaceAllString(text, "$1")
+		example = strings.ReplaceAll(strings.ReplaceAll(example, "**", "x"), "*", "x")
+		if !p.Match(example) {
+			t.Errorf("%q does not match %q", text, example)
+		}
+	})
 }
