@@ -104,6 +104,8 @@ var blockRules = []blockRule{
 	{file: "docs/history.md", contains: "--dry-run", notRun: "its backfill calls the paid data API and its promtool writes into /var/lib/prometheus; the dry run alone is TestBackfillDryRunAsDocumented"},
 	{file: "docs/history.md", contains: "--remote-write.url", notRun: "a Prometheus with elided flags (...) and a remote-write target on another host; package e2e backfills into a real one"},
 	{file: "docs/metrics.md", contains: "prometheus --config.file=examples/prometheus.yml", notRun: "the README's two servers again (see there)"},
+	{file: "docs/metrics.md", contains: "jsonnet -J mixin -S -e", want: []string{"SUCCESS"}, tools: []string{"jsonnet", "promtool"}},
+	{file: "docs/metrics.md", contains: "jb install", notRun: "jsonnet-bundler fetches the mixin from GitHub (no network here; the module proxy refuses jb); TestMixinEntryPoints evaluates the entry points it vendors"},
 	{file: "docs/operations.md", contains: "releases/download", notRun: "downloads a release from GitHub (no network here); release_test.go checks the archive names against .goreleaser.yml"},
 	{file: "docs/operations.md", contains: "buildah bud", notRun: "builds an image (base images cannot be pulled here), pushes it to a registry and installs into a cluster"},
 	{file: "docs/operations.md", contains: "-X github.com/prometheus/common/version.Version", want: []string{}, tools: []string{"git"}},
