@@ -56,7 +56,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var (
 		configFile     = app.Flag("config.file", "Configuration file.").Default("onchain.yml").String()
 		configCheck    = app.Flag("config.check", "Load and validate the configuration without calling upstream (\"all\" and consensus asset names are resolved at start), print OK, the findings (paths and parameter names outside the built-in catalog that nearly match one in it, as warnings) and the forecast of upstream calls per day, or the errors, and exit.").Bool()
-		checkWithLists = app.Flag("config.check.upstream", "With --config.check (implied): also read each listing endpoint the configuration's APIs have, once (data discovery, /api/indicators and /api/equities, /assets), and check every path, parameter name and value against them.").Bool()
+		checkWithLists = app.Flag("config.check.upstream", "With --config.check (implied): also read each listing endpoint the configuration's APIs have, once (data discovery, /api/indicators and /api/equities, /assets), and the data API key's plan, and check every path, parameter name and value against them, every data tuple against the plan, and show what each path pattern selects and costs.").Bool()
 		demoMode       = app.Flag("demo", "Serve the embedded demo: a fake upstream in process and a config covering every endpoint.").Bool()
 		metricsPath    = app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
 		timeoutOffset  = app.Flag("scrape.timeout-offset", "Time kept free of the Prometheus scrape timeout for encoding and transfer.").Default("500ms").Duration()
