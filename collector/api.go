@@ -2,7 +2,7 @@ package collector
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"net/url"
 	"strings"
 	"sync"
@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/go-kit/log"
-	"github.com/go-kit/log/level"
 
 	"github.com/onchain-exporter/onchain_exporter/budget"
 	"github.com/onchain-exporter/onchain_exporter/cluster"
@@ -70,6 +69,9 @@ type apiCollector struct {
 	// fallingBack holds the units (delay keys) whose owner's rows did not
 	// come within the peer timeout, since when (cluster.go).
 	fallingBack map[string]time.Time
+	// refusedLogged holds the reasons rows were refused for that were
+	// logged (once each).
+	refusedLogged map[string]bool
 	// wakes counts the wakes asked, handled those the loop has acted on;
 	// settled is signalled when handled or running change (settle).
 	wakes, handled uint64
@@ -108,7 +110,8 @@ func newAPICollector(name string, e *Exporter, logger log.Logger) *apiCollector 
 	c := &apiCollector{name: name, m: e.m, bm: e.bm, clk: e.opts.Clock, logger: logger, idleAfter: e.opts.IdleAfter,
 		peer: e.peer, rows: e.rows, cm: e.cm,
 		ctx: ctx, cancel: cancel, wakeup: make(chan struct{}, 1), byKey: map[string][]*tupleState{}, fallingBack: map[string]time.Time{},
-		filled: make(chan struct{})}
+		refusedLogged: map[string]bool{},
+		filled:        make(chan struct{})}
 	c.settled = sync.NewCond(&c.mu)
 	close(c.filled) // nothing to fill until reconcile brings tuples
 	return c
@@ -217,150 +220,55 @@ func (x excessTally) add(tv *tupleView, now time.Time) {
 	}
 }
 
-// refresh calls upstream for one tuple and publishes the outcome. It runs
-// detached from any scrape, bounded by the API timeout, on the
-// configuration in force when it started (r); what it read is stored under
-// the tuple's configuration when it ends (a reload may have changed its
-// labels, or dropped it).
+// refresh calls upstream for one tuple and hands the outcome to the door
+// (handleLocked). It runs detached from any scrape, bounded by the API
+// timeout, on the configuration in force when it started (r); what it
+// read is taken under the tuple's configuration when it ends (a reload
+// may have changed its labels, or dropped it).
 func (c *apiCollector) refresh(st *tupleState, r refreshRun) {
 	defer c.wg.Done()
 	ctx, cancel := context.WithTimeout(c.ctx, r.api.Timeout)
 	defer cancel()
-	t := r.tuple
 
 	start := c.clk.Now()
-	d, err := c.fetch(ctx, r.up, t, start)
-	now := c.clk.Now()
+	d, err := c.fetch(ctx, r.up, r.tuple, start)
 	c.mu.Lock()
-	siblings := false // the refresh found what its key's other tuples wait for
-	defer func() {
-		st.inflight = false
-		c.running--
-		switch {
-		case st.removed:
-		case siblings:
-			c.replanKeyLocked(st.delayKey()) // st, and its key's followers
-		default:
-			c.planLocked(st)
-		}
-		c.filledLocked(st)
-		// The plan changed: followers may be due, a slot is free.
-		c.wakes++
-		c.settled.Broadcast()
-		c.mu.Unlock()
-		c.signal()
-	}()
-	if c.ctx.Err() != nil || st.removed {
-		// Closing, or the tuple left the configuration: the outcome says
-		// nothing the engine keeps.
-		return
-	}
-	t = st.tuple // the configuration in force now: its labels
-	o := c.judge(r.up, t, d, err)
-	o.count(r.up)
-	err, values, problems := o.err, o.values, o.problems
-	defer func() {
-		st.buildInfo(c.tf)
-		c.publishLocked(st)
-	}()
-	if e := upstream.AsErrorOrNil(err); e == nil || !e.HeldBack {
-		// Sent: the other members take its outcome (cluster.go).
-		if c.peer != nil {
-			role := "owner"
-			if st.fallback {
-				role = "fallback"
-			}
-			c.cm.refreshes.WithLabelValues(c.name, role).Inc()
-			defer c.sendLocked(st)
-		}
-		st.awaitFrom, st.fallback = time.Time{}, false
-	}
-	if e := upstream.AsErrorOrNil(err); e != nil && e.HeldBack && e.Code == "budget_exhausted" {
-		// Not sent: the daily budget has no call for it now. Nothing
-		// failed and nothing was tried: the last good value stays
-		// served as it was (max_staleness does not run), and the tuple
-		// is asked again when the budget has a call.
-		c.sched.afterError(st, e, now)
-		st.heldAt = now
-		c.logOnce(st, level.Debug(c.logger), "refresh held back by daily_budget", e.Error())
-		return
-	}
-	lastTry := st.LastAttempt
-	st.LastAttempt = start
-	if err != nil {
-		e := upstream.AsError(err)
-		st.OK, st.LastCode = false, e.Code
-		st.Failures++
-		if st.FailingSince.IsZero() {
-			st.FailingSince = start
-		}
-		c.sched.afterError(st, e, now)
-		if e.Refused {
-			c.refusedLocked(st, e, now)
-			return
-		}
-		if e.Gone {
-			// The upstream says the series does not exist as asked:
-			// there is no last good value to keep serving.
-			st.values, st.Samples = nil, nil
-			c.logOnce(st, level.Warn(c.logger), "refresh failed; the series is dropped until the request is fixed", e.Error())
-			return
-		}
-		switch {
-		case st.values == nil:
-			c.logOnce(st, level.Warn(c.logger), "refresh failed; the series has no value yet and is not served", e.Error())
-		case st.showValues(now, c.api.MaxStaleness):
-			c.logOnce(st, level.Warn(c.logger), "refresh failed; serving the last good value until max_staleness", e.Error())
-		default:
-			c.logOnce(st, level.Warn(c.logger), "refresh failed; the last good value is older than max_staleness and is no longer served", e.Error())
-		}
-		return
-	}
-	prev := st.Tuple
-	prevNewest := st.Newest
-	st.values, st.Samples, st.RowTime, st.Interval = values, d.Samples, d.RowTime, d.Interval
-	if d.Newest.After(st.Newest) || st.Newest.IsZero() {
-		st.Newest = d.Newest
-	}
-	missedAt := learnCadence(st, prev, lastTry, d, now)
-	st.Block = nil
-	if d.HasBlock {
-		st.Block = &d.Block
-	}
-	st.OK, st.LastCode, st.Failures = true, "", 0
-	st.LastSuccess, st.FailingSince = now, time.Time{}
-	st.logged = ""
-	if d.Deprecated != st.Deprecated || (d.Deprecated && !st.deprecatedLog) {
-		st.Deprecated = d.Deprecated
-		if d.Deprecated && !st.deprecatedLog {
-			st.deprecatedLog = true
-			level.Warn(c.logger).Log("msg", "upstream marks this series deprecated; its data may no longer update", "endpoint", t.Path, "query", redactedQuery(t.Query))
-		}
-	}
-	siblings = c.sched.afterSuccess(st, prevNewest, missedAt, now)
-	if w := rowWindow(st); w > 0 && st.Newest.After(prevNewest) && t.CacheTTL == 0 {
-		if !prevNewest.IsZero() {
-			c.m.rowDelay.WithLabelValues(c.name, t.Window).Observe(now.Sub(st.Newest.Add(w)).Seconds())
-		}
-		c.m.pubDelay.WithLabelValues(c.name, t.Path, t.Window).Set(c.sched.book.Publication(delayKey(t), w).Seconds())
-	}
+	st.inflight = false
+	c.running--
 	switch {
-	case len(problems) > 0:
-		c.logOnce(st, level.Warn(c.logger), "some fields of the answer were skipped", strings.Join(problems, "; "))
-	case d.Future > 0:
-		c.logOnce(st, level.Warn(c.logger), "rows dated in the future were not served; the newest row before now is", futureRows(d))
-	case d.FieldsDropped > 0:
-		c.logOnce(st, level.Warn(c.logger), "the answer adds more fields than max_fields; the rest are not served", d.FieldsOver)
-	case d.Over != "":
-		c.logOnce(st, level.Warn(c.logger), "the upstream sent more series than the entry's limit; the rest are not served", d.Over)
-	case d.Page != "":
-		c.logOnce(st, level.Warn(c.logger), "the items counted are one page of more; the counts are of that page", d.Page)
+	case st.removed:
+		// The tuple left the configuration: the outcome says nothing
+		// the engine keeps.
+	case c.ctx.Err() != nil:
+		c.planLocked(st) // closing
+		c.filledLocked(st)
+	default:
+		c.handleLocked(st, refreshEvent(start, d, err))
 	}
+	// The plan changed: followers may be due, a slot is free.
+	c.wakes++
+	c.settled.Broadcast()
+	c.mu.Unlock()
+	c.signal()
 }
 
-// futureRows says which rows an answer dated in the future.
-func futureRows(d *decode.Answer) string {
-	return fmt.Sprintf("%d row(s) dated up to %s, after now by more than a row's spacing", d.Future, d.FutureAt.UTC().Format(time.RFC3339))
+// refreshEvent is the event a refresh sent at start came to.
+func refreshEvent(start time.Time, d *decode.Answer, err error) event {
+	var de *decodeError
+	switch e := upstream.AsErrorOrNil(err); {
+	case errors.As(err, &de):
+		return event{kind: evFailed, start: start, err: &upstream.Error{Code: "decode", Message: de.msg}, decodeFailed: true}
+	case err == nil:
+		return event{kind: evFetched, start: start, answer: d}
+	case e == nil:
+		return event{kind: evFailed, start: start, err: upstream.AsError(err)}
+	case e.HeldBack && e.Code == "budget_exhausted":
+		return event{kind: evHeld, start: start, err: e}
+	case e.Refused:
+		return event{kind: evRefused, start: start, err: e}
+	default:
+		return event{kind: evFailed, start: start, err: e}
+	}
 }
 
 // fetch is one GET and decode of a tuple. Rows dated after now by more than a spacing are left out (decode.LatestAt):
@@ -376,7 +284,7 @@ func (c *apiCollector) fetch(ctx context.Context, up *upstream.Client, t *config
 	}
 	d, err := decode.LatestAt(root, t, up.DefaultRows(), now)
 	if err != nil {
-		return nil, &decodeError{err.Error()} // counted by judge
+		return nil, &decodeError{up.Clean(err.Error())} // counted at the door
 	}
 	if d.HasShape {
 		up.Shapes().Tuple(t, d.Shape)
@@ -388,18 +296,6 @@ func (c *apiCollector) fetch(ctx context.Context, up *upstream.Client, t *config
 // exporter asks for a few rows (limit), so an answer of a hundred thousand
 // costs what this many do.
 const maxRows = 1000
-
-// logOnce logs an error the first time it is seen for a tuple with that
-// message; the same again is logged at debug level only.
-func (c *apiCollector) logOnce(st *tupleState, l log.Logger, msg, err string) {
-	// The message counts too: the same error that now ends the serving of
-	// the last good value must say so at the level it was first said.
-	if st.logged == msg+"\x00"+err {
-		l = level.Debug(c.logger)
-	}
-	st.logged = msg + "\x00" + err
-	l.Log("msg", msg, "endpoint", st.tuple.Path, "query", redactedQuery(st.tuple.Query), "err", err)
-}
 
 // redactedQuery renders a query for logs; the credential is never in a
 // tuple's query, but a value named like one is masked all the same.

@@ -50,6 +50,7 @@ type peerRow struct {
 type clusterMetrics struct {
 	owned     *prometheus.GaugeVec
 	received  *prometheus.CounterVec
+	refused   *prometheus.CounterVec
 	refreshes *prometheus.CounterVec
 }
 
@@ -59,10 +60,12 @@ func newClusterMetrics(reg prometheus.Registerer) *clusterMetrics {
 			Help: "Refresh units (the series of one endpoint and window) this member owns among the live members: it fetches them, the others take its rows. All of them when it runs alone."}, []string{"api"}),
 		received: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "cluster_rows_received_total",
 			Help: "Tuple outcomes a peer fetched and sent that this member took and serves as if it had fetched them."}, []string{"api"}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "cluster_rows_refused_total",
+			Help: "Tuple outcomes a peer sent that this member refused, by reason: invalid (not what an answer for the tuple can be: numbers, times, fields, size), not_owner (from a member that does not own the unit while its owner is heard), older (not newer than what is here), another_request (a peer on another configuration). The tuple keeps what it had."}, []string{"api", "reason"}),
 		refreshes: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "cluster_refreshes_total",
 			Help: "Refreshes this member made, by role: owner (its own unit) or fallback (a unit whose owner's row did not come within rank × --cluster.peer-timeout)."}, []string{"api", "role"}),
 	}
-	reg.MustRegister(m.owned, m.received, m.refreshes)
+	reg.MustRegister(m.owned, m.received, m.refused, m.refreshes)
 	return m
 }
 
@@ -155,87 +158,56 @@ func (c *apiCollector) sendLocked(st *tupleState) {
 	c.rows.Broadcast(b)
 }
 
-// adopt takes a tuple's outcome a peer fetched, when it is newer than
-// what this member has, as if this member had fetched it: its values are
-// served, its plan is this member's. A row of another request (a peer on
-// another configuration), one a state file would not be trusted with
-// (Tuple.check: values that are not numbers, times out of range), or
-// older than what is here, is left.
+// adopt hands a tuple's outcome a peer fetched to the door (evPeerRow):
+// taken as if this member had fetched it when it passes the checks a
+// state file's entry meets, is newer than what is here and comes from the
+// unit's owner (or from a fallback while this member waits for the
+// owner); refused otherwise, counted by reason, and the tuple keeps what
+// it had.
 func (c *apiCollector) adopt(row peerRow) {
 	c.mu.Lock()
+	now := c.clk.Now()
 	if b := c.up.Budget(); b != nil && row.Member != "" && row.Member != c.peer.Name() {
 		// The peer's calls count against daily_budget and rate_limit here.
-		c.up.ObservePeerCalls(b.ObservePeer(row.Member, row.Day, row.Used, c.clk.Now()))
+		c.up.ObservePeerCalls(b.ObservePeer(row.Member, row.Day, row.Used, now))
 	}
 	st := c.byTuple[row.Key]
-	if st == nil || st.removed || !row.State.LastAttempt.After(st.LastAttempt) || row.Digest != digest(st.tuple) ||
-		row.State.check(st.tuple, c.clk.Now()) != nil {
+	switch {
+	case st == nil || st.removed:
+		c.mu.Unlock()
+		return
+	case row.Digest != digest(st.tuple):
+		c.applyLocked(st, effects{refused: "another_request"}) // a peer on another configuration
 		c.mu.Unlock()
 		return
 	}
-	prevNewest := st.Newest
-	st.Tuple = row.State
-	c.sched.restored(st, c.clk.Now()) // a peer's clock may be wrong too
-	if !st.rebuild(c.fams) {
-		c.mu.Unlock()
-		return
-	}
-	st.buildInfo(c.tf)
-	st.awaitFrom = time.Time{}
-	delete(c.fallingBack, st.delayKey()) // the owner is heard again
-	if row.Delay != nil {
-		c.sched.book.Adopt(st.delayKey(), *row.Delay)
-	}
-	if st.Newest.After(prevNewest) {
-		c.replanKeyLocked(st.delayKey())
-	} else {
-		c.planLocked(st)
-	}
-	c.publishLocked(st) // in flight, planLocked does not
-	if st.first {
-		// After its view is published: a scrape waiting for the first
-		// fill reads it next.
-		st.first = false
-		c.unfilled--
-		if c.unfilled == 0 {
-			close(c.filled)
-		}
-	}
-	c.cm.received.WithLabelValues(c.name).Inc()
+	key := st.delayKey()
+	owner, _ := c.peer.Owner(key)
+	_, falling := c.fallingBack[key]
+	// A row from a member that does not own the unit is taken as a
+	// fallback's would be: while this member waits for the owner.
+	fromOwner := owner == row.Member || falling || !st.awaitFrom.IsZero() || st.LastAttempt.IsZero()
+	state := row.State
+	c.handleLocked(st, event{kind: evPeerRow, row: &state, delay: row.Delay, fromOwner: fromOwner})
 	c.wakes++
 	c.mu.Unlock()
 	c.signal()
 }
 
-// awaitOwnerLocked says until when a tuple due at now waits for its
-// unit's owner, zero when it is fetched now: by its owner, or by this
-// member once rank × peer timeout has passed since it came due here
-// (then it is a fallback).
-func (c *apiCollector) awaitOwnerLocked(st *tupleState, now time.Time) time.Time {
+// awaitOwnerLocked says whether a tuple due at now waits for its unit's
+// owner (evAwaitOwner): then its plan is when this member fetches it
+// itself, as a fallback.
+func (c *apiCollector) awaitOwnerLocked(st *tupleState, now time.Time) bool {
 	if c.peer == nil {
-		return time.Time{}
+		return false
 	}
 	key := st.delayKey()
-	wait := c.peer.FallbackDelay(key)
-	if wait <= 0 {
-		st.awaitFrom, st.fallback = time.Time{}, false
-		return time.Time{}
+	_, falling := c.fallingBack[key]
+	fx := c.transitLocked(st, event{kind: evAwaitOwner, wait: c.peer.FallbackDelay(key), fallingBack: falling})
+	if fx.fallingBack {
+		c.fallingBack[key] = now
 	}
-	if _, ok := c.fallingBack[key]; ok {
-		// The unit's owner was waited for already: its other tuples
-		// are not waited for again, one by one.
-		st.fallback = true
-		return time.Time{}
-	}
-	if st.awaitFrom.IsZero() {
-		st.awaitFrom = now // due here now: the owner's row is due about now too
-	}
-	if until := st.awaitFrom.Add(wait); now.Before(until) {
-		return until
-	}
-	st.fallback = true
-	c.fallingBack[key] = now
-	return time.Time{}
+	return fx.awaits
 }
 
 // ownedLocked counts the units this member owns.

@@ -2,20 +2,28 @@
 // fetched. Read in the order a row travels:
 //
 //   - engine.go, queue.go: the engine's loop per API over its tuples
-//     queued by when each is due, refreshed within concurrency; demand:
-//     it idles without scrapes;
-//   - schedule.go: what a tuple's state is to the policy of package
-//     schedule, which says when each tuple is refreshed next and keeps
-//     what is learned of publication delays;
+//     queued by when the policy plans each (Plan.Next), refreshed within
+//     concurrency; demand: it idles without scrapes;
 //   - api.go: one refresh (fetch through package upstream, read through
-//     package decode, the outcome stored and turned into metrics once);
+//     package decode), handed to the door as an event;
+//   - door.go: the one door of a tuple's state: every event (an answer
+//     fetched or failed, a peer's row, a saved entry, a reset, a
+//     sibling's find, a leader chasing, an owner awaited, held by the
+//     budget, refused by the key's plan, the plan changed) goes through
+//     step, a pure function: the tuple's state and the event in, the new
+//     state and its effects out; outside input meets its checks there
+//     (admit, tuple.go);
+//   - apply.go: the one place effects become metrics, log lines, rows
+//     sent to the cluster and the queue's order;
+//   - schedule.go: what a tuple's state is to the policy of package
+//     schedule (schedule.Series), and the cadence of a series without a
+//     window;
 //   - state.go, tuple.go, save.go, store.go: each tuple's state (Tuple,
 //     its snapshot), and the Store that joins the files of package state
-//     (--storage.path) to the owners of what they hold: saves gather each
-//     owner's snapshot, ApplyConfig takes them back, each checked by its
-//     owner;
-//   - families.go, exposition.go, exporter.go: the series built at refresh
-//     and /metrics, which only reads them.
+//     (--storage.path) to the owners of what they hold;
+//   - cluster.go: the rows members share (package cluster);
+//   - families.go, exposition.go, exporter.go, view.go: the series built
+//     at refresh, /metrics and the page, which only read them.
 //
 // What a configuration leaves to the upstream's lists (all, consensus
 // asset names) is resolved before it reaches the engine, by package

@@ -112,9 +112,8 @@ func (c *apiCollector) dispatch() {
 			if st == nil {
 				break
 			}
-			if until := c.awaitOwnerLocked(st, now); !until.IsZero() {
-				st.due = until // the owner's row is expected by then
-				heap.Push(&c.queue, st)
+			if c.awaitOwnerLocked(st, now) {
+				heap.Push(&c.queue, st) // the owner's row is expected by then
 				continue
 			}
 			c.startLocked(st)
@@ -123,8 +122,8 @@ func (c *apiCollector) dispatch() {
 			// Due and waiting for a slot: a refresh that ends wakes
 			// the loop; the timer is the fallback.
 			at := now.Add(time.Second)
-			if next.due.After(now) {
-				at = next.due
+			if next.Next.After(now) {
+				at = next.Next
 			}
 			c.timer = c.clk.At(at, c.wake)
 			// A simulated clock moved past at while this plan was made

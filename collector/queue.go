@@ -6,14 +6,14 @@ import (
 )
 
 // planQueue is the plan of one API: its tuples not in flight, ordered by
-// when each is due (tupleState.due), earliest first. The engine pops what
+// when each is due (the Plan the policy returned), earliest first. The engine pops what
 // is due and pushes a tuple back when its refresh ends; it is guarded by
 // the apiCollector's lock.
 type planQueue []*tupleState
 
 func (q planQueue) Len() int { return len(q) }
 func (q planQueue) Less(i, j int) bool {
-	if c := q[i].due.Compare(q[j].due); c != 0 {
+	if c := q[i].Next.Compare(q[j].Next); c != 0 {
 		return c < 0
 	}
 	return q[i].order < q[j].order // the configuration's order among equals
@@ -44,14 +44,13 @@ func (q planQueue) first() *tupleState {
 	return q[0]
 }
 
-// planLocked (re)places a tuple not in flight in the queue, at when it is
-// due: its plan, or, when another series of its key found the row it
-// waits for, as soon as the 5 s floor allows.
+// planLocked (re)places a tuple not in flight in the queue, at when its
+// plan says; when another series of its key found the row it waits for,
+// that is an event (evSiblingFound): due as soon as the 5 s floor allows.
 func (c *apiCollector) planLocked(st *tupleState) {
 	if st.inflight || st.removed {
 		return // queued again when its refresh ends; or gone
 	}
-	st.due = st.Next
 	// The floor runs from the last refresh, sent or held back by the
 	// budget: a tuple is never taken more often.
 	last := st.LastAttempt
@@ -59,7 +58,7 @@ func (c *apiCollector) planLocked(st *tupleState) {
 		last = st.heldAt
 	}
 	if floor := last.Add(minInterval); floor.Before(st.Next) && c.sched.siblingFound(st, floor) {
-		st.due = floor
+		c.transitLocked(st, event{kind: evSiblingFound, until: floor})
 	}
 	if st.slot >= 0 {
 		heap.Fix(&c.queue, st.slot)
@@ -78,18 +77,16 @@ func (c *apiCollector) replanKeyLocked(key string) {
 }
 
 // popDueLocked takes the first tuple due at now off the queue, nil when
-// none is. A follower whose key's leader still chases the row waits for it:
-// it is placed again (schedule.Policy.WaitsForLeader).
+// none is. A follower whose key's leader still chases the row waits for it
+// (evLeaderChasing): its plan moves past now, and it is placed again.
 func (c *apiCollector) popDueLocked(now time.Time) *tupleState {
 	for {
 		st := c.queue.first()
-		if st == nil || st.due.After(now) {
+		if st == nil || st.Next.After(now) {
 			return nil
 		}
 		if c.sched.waitsForLeader(st, now) {
-			// Its plan moved past now: placed there, whatever its
-			// siblings found, so that the loop ends.
-			st.due = st.Next
+			c.transitLocked(st, event{kind: evLeaderChasing})
 			heap.Fix(&c.queue, st.slot)
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 	"github.com/onchain-exporter/onchain_exporter/schedule"
 )
 
@@ -18,7 +19,7 @@ func TestQueueOrdersByDue(t *testing.T) {
 		return &config.Tuple{API: "data", Path: path, Window: "hour", Key: key}
 	}
 	at := func(d time.Duration) time.Time { return now.Add(d) }
-	c := &apiCollector{api: &config.API{Concurrency: 1}, sched: &apiSchedule{book: schedule.NewBook(nil)}, byKey: map[string][]*tupleState{}}
+	c := &apiCollector{clk: clock.NewSim(now), api: &config.API{Concurrency: 1}, sched: &apiSchedule{book: schedule.NewBook(nil)}, byKey: map[string][]*tupleState{}}
 	mk := func(key, path string, next time.Time) *tupleState {
 		st := &tupleState{tuple: tuple(key, path), slot: -1, order: len(c.states)}
 		st.Next = next
@@ -52,17 +53,19 @@ func TestQueueOrdersByDue(t *testing.T) {
 	follower.Newest, follower.Following, follower.Planned, follower.LastAttempt = row, true, true, at(-time.Second)
 	c.mu.Lock()
 	c.planLocked(follower)
-	if !follower.due.Equal(at(time.Hour)) {
-		t.Errorf("before its leader found the row, the follower is due at %v, want its plan", follower.due)
+	if !follower.Next.Equal(at(time.Hour)) {
+		t.Errorf("before its leader found the row, the follower is due at %v, want its plan", follower.Next)
 	}
 	leader.Newest = row.Add(time.Hour)
-	if siblings := c.sched.afterSuccess(leader, row, time.Time{}, at(0)); !siblings {
+	var siblings bool
+	leader.Plan, siblings = c.sched.book.Next(leader.delayKey(), c.sched.series(leader.tuple, &leader.Tuple), leader.Plan, schedule.Outcome{PrevNewest: row}, at(0))
+	if !siblings {
 		t.Error("the leader found the row its key's followers wait for, and the refresh does not say so")
 	}
 	c.replanKeyLocked(leader.delayKey())
 	due := c.popDueLocked(at(5 * time.Second))
 	c.mu.Unlock()
-	if due != follower || !follower.due.Equal(at(4*time.Second)) {
-		t.Errorf("after its leader found the row, the follower is due at %v (taken: %v), want the 5 s floor after its last call", follower.due, due != nil)
+	if due != follower || !follower.Next.Equal(at(4*time.Second)) {
+		t.Errorf("after its leader found the row, the follower is due at %v (taken: %v), want the 5 s floor after its last call", follower.Next, due != nil)
 	}
 }

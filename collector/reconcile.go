@@ -3,8 +3,6 @@ package collector
 import (
 	"container/heap"
 
-	"github.com/go-kit/log/level"
-
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
@@ -36,27 +34,23 @@ func (c *apiCollector) reconcile(ec engineConfig) {
 		old[st.tuple.Key] = st
 	}
 	c.api, c.up, c.sched, c.fams, c.tf = ec.api, ec.up, ec.sched, ec.fams, ec.tf
-	now := c.clk.Now()
 	states := make([]*tupleState, 0, len(ec.api.Tuples))
 	unfilled := c.unfilled
 	for i, t := range ec.api.Tuples {
 		st := old[t.Key]
-		if st != nil {
+		switch saved, ok := ec.saved[t.Key]; {
+		case st != nil:
 			delete(old, t.Key)
 			st.tuple, st.key = t, ""
 			if ec.reload && st.failed() && !st.inflight {
-				c.sched.reset(st, now) // failing: a reload may have fixed it
+				c.transitLocked(st, event{kind: evReset}) // failing: a reload may have fixed it
 			}
-		} else {
+			c.logLocked(st, c.transitLocked(st, event{kind: evRebuild}).logs) // its labels may have changed
+		case ok:
 			st = &tupleState{tuple: t, slot: -1}
-			if s, ok := ec.saved[t.Key]; ok {
-				st.Tuple = s // as the last run left it, back-off included
-				c.sched.restored(st, now)
-			}
-		}
-		if !st.rebuild(c.fams) {
-			c.sched.reset(st, now)
-			level.Debug(c.logger).Log("msg", "cached values dropped: the tuple's labels changed", "endpoint", t.Path)
+			c.transitLocked(st, event{kind: evSaved, row: &saved})
+		default:
+			st = &tupleState{tuple: t, slot: -1}
 		}
 		st.buildInfo(c.tf)
 		if !ec.reload && !st.first && st.LastAttempt.IsZero() && st.values == nil && !st.inflight {
@@ -113,11 +107,34 @@ func (c *apiCollector) reloaded() {
 	c.mu.Unlock()
 	up.Reloaded()
 	c.mu.Lock()
-	now := c.clk.Now()
 	for _, st := range c.states {
 		if st.failed() && !st.inflight {
-			c.sched.reset(st, now)
-			c.planLocked(st)
+			c.handleLocked(st, event{kind: evReset})
+		}
+	}
+	c.wakes++
+	c.mu.Unlock()
+	c.signal()
+}
+
+// PlanChanged says the key's plan of an API changed (it was read again
+// and differs): the series held for a refusal are asked again at once
+// (evPlanChanged), and those the new plan refuses too are held again
+// without a call (upstream.Client asks nothing the plan in force
+// refuses).
+func (e *Exporter) PlanChanged(api string) {
+	for _, c := range *e.served.Load() {
+		if c.name == api {
+			c.planChanged()
+		}
+	}
+}
+
+func (c *apiCollector) planChanged() {
+	c.mu.Lock()
+	for _, st := range c.states {
+		if st.refused() && !st.inflight {
+			c.handleLocked(st, event{kind: evPlanChanged})
 		}
 	}
 	c.wakes++

@@ -42,13 +42,12 @@ func FuzzRestoredState(f *testing.F) {
 				}
 				saved.State.Failures, saved.State.Polls = max(saved.State.Failures, 0), max(saved.State.Polls, 0)
 				st := &tupleState{tuple: &config.Tuple{API: "data", Path: "/p", Window: w, Key: "k",
-					TupleLabelValues: []string{"data"}}, Tuple: saved.State}
-				s.restored(st, time.Now())
-				st.rebuild(fams)
+					TupleLabelValues: []string{"data"}}}
+				d := door{tuple: st.tuple, sched: s, fams: fams, clean: func(m string) string { return m }, known: schedule.Known{Fresh: true}, now: time.Now()}
+				st.cell, _ = step(d, st.cell, event{kind: evSaved, row: &saved.State})
 				st.buildInfo(tf)
-				s.afterSuccess(st, st.Newest.Add(-time.Hour), time.Time{}, st.Next)
-				st.Failures++
-				s.afterError(st, &upstream.Error{Code: "x"}, st.Next)
+				d.now = st.Next
+				st.cell, _ = step(d, st.cell, event{kind: evFailed, start: d.now, err: &upstream.Error{Code: "x"}})
 			}
 		}
 	})

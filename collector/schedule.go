@@ -7,7 +7,6 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
 	"github.com/onchain-exporter/onchain_exporter/schedule"
-	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
 // The engine asks package schedule when each tuple is refreshed: this
@@ -81,12 +80,6 @@ func cadence(t *Tuple) time.Duration {
 	return t.Interval
 }
 
-// timeless says whether a tuple without a window has answers without
-// times: its rows are the changes of its values.
-func timeless(st *tupleState) bool {
-	return st.tuple.Window == "" && st.RowTime.IsZero()
-}
-
 // cadenceUnits are the spacings the cadence of an answer without times is
 // rounded to: those of jobs run by a clock upstream, every minute to every
 // week. Rounded, a daily change falls on the same offset of every UTC day
@@ -131,8 +124,8 @@ func gridRow(at time.Time, w time.Duration) time.Time {
 // are learned as dated rows' are. It returns, when this answer placed a
 // change as a row for the first time, the poll that last did not see it
 // (schedule.Outcome.MissedAt).
-func learnCadence(st *tupleState, prev Tuple, lastTry time.Time, d *decode.Answer, now time.Time) (missed time.Time) {
-	if st.tuple.Window != "" || st.tuple.CacheTTL > 0 {
+func learnCadence(t *config.Tuple, st *Tuple, prev Tuple, lastTry time.Time, d *decode.Answer, now time.Time) (missed time.Time) {
+	if t.Window != "" || t.CacheTTL > 0 {
 		return time.Time{}
 	}
 	st.Interval = prev.Interval // learned across refreshes, not one answer's
@@ -159,13 +152,13 @@ func learnCadence(st *tupleState, prev Tuple, lastTry time.Time, d *decode.Answe
 		// its row until a cadence is (then the latest of its grid).
 		st.Changed = time.Time{}
 		if st.Interval > 0 {
-			st.Newest = gridRow(now, rowWindow(st))
+			st.Newest = gridRow(now, spacing("", st))
 		}
 	case changed(prev.Samples, d.Samples):
 		at := lastTry // the poll before this one did not see it
 		guess := at.Add(now.Sub(at) / 2)
 		st.Changed = time.Time{}
-		if now.Sub(at) <= narrowBracket(rowWindow(st)) {
+		if now.Sub(at) <= narrowBracket(spacing("", st)) {
 			if !prev.Changed.IsZero() {
 				st.learnGap(guess.Sub(prev.Changed))
 			}
@@ -174,7 +167,7 @@ func learnCadence(st *tupleState, prev Tuple, lastTry time.Time, d *decode.Answe
 		if st.Interval <= 0 {
 			return time.Time{} // no row yet: its cadence is not known
 		}
-		w := rowWindow(st)
+		w := spacing("", st)
 		st.Newest = gridRow(now, w)
 		if !st.Newest.After(prev.Newest) {
 			st.Newest = prev.Newest // a second change within one row of the grid
@@ -204,7 +197,7 @@ func narrowBracket(w time.Duration) time.Duration {
 // cadence refines it; a shorter one (changes the polls had not seen) is
 // taken; a longer one (a day without a change) moves it a quarter of the
 // way only.
-func (st *tupleState) learnGap(gap time.Duration) {
+func (st *Tuple) learnGap(gap time.Duration) {
 	switch {
 	case gap < minInterval || gap > schedule.MaxSpacing:
 		// Not a cadence the exporter keeps (Tuple.check).
@@ -220,7 +213,7 @@ func (st *tupleState) learnGap(gap time.Duration) {
 }
 
 // sawRows records the weekdays rows were seen on, since the oldest.
-func (st *tupleState) sawRows(weekdays uint8, oldest time.Time) {
+func (st *Tuple) sawRows(weekdays uint8, oldest time.Time) {
 	st.Weekdays |= weekdays
 	if st.Since.IsZero() || oldest.Before(st.Since) {
 		st.Since = oldest
@@ -242,25 +235,24 @@ func changed(a, b []decode.Sample) bool {
 
 // skipDays are the weekdays a tuple without a window was seen to have no
 // rows on, once its rows, a day or more apart, span a week.
-func skipDays(st *tupleState) uint8 {
-	if st.tuple.Window != "" || rowWindow(st) < 24*time.Hour || st.Weekdays == 0 || st.Since.IsZero() ||
+func skipDays(t *config.Tuple, st *Tuple) uint8 {
+	if t.Window != "" || spacing("", st) < 24*time.Hour || st.Weekdays == 0 || st.Since.IsZero() ||
 		st.Newest.Sub(st.Since) < 7*24*time.Hour {
 		return 0
 	}
 	return ^st.Weekdays & 0x7f
 }
 
-// series is what the policy reads of a tuple.
-func (s *apiSchedule) series(st *tupleState) schedule.Series {
-	t := st.tuple
-	se := schedule.Series{ID: t.Key, Window: t.Window, W: rowWindow(st),
+// series is what the policy reads of a tuple t in state st.
+func (s *apiSchedule) series(t *config.Tuple, st *Tuple) schedule.Series {
+	se := schedule.Series{ID: t.Key, Window: t.Window, W: spacing(t.Window, st),
 		CacheTTL:   time.Duration(t.CacheTTL * float64(time.Second)),
 		Revalidate: s.revalidate, Factor: s.factor[t.Key],
 		Newest: st.Newest, LastAttempt: st.LastAttempt, Deprecated: st.Deprecated, Failures: st.Failures,
-		Skip: skipDays(st)}
+		Skip: skipDays(t, st)}
 	if t.Window == "" && t.CacheTTL == 0 {
 		se.MaxWait = s.maxStaleness
-		if timeless(st) && st.Interval <= 0 && !st.LastSuccess.IsZero() {
+		if st.RowTime.IsZero() && st.Interval <= 0 && !st.LastSuccess.IsZero() {
 			// Until two changes showed its cadence, an answer without
 			// times is asked every DefaultCadence (max_staleness at
 			// most): no row of it is expected at any time yet.
@@ -270,68 +262,22 @@ func (s *apiSchedule) series(st *tupleState) schedule.Series {
 	return se
 }
 
-// next runs the policy on an event of a tuple and keeps the plan it
-// returns: the one place the engine sets when a tuple is refreshed next
-// (Policy.Next decides). It reports whether what the key's other tuples
-// wait for changed (schedule.Book.Next). A tuple's plan is otherwise only
-// ever taken whole: from a peer that fetched it (cluster.go), or from a
-// state file, the policy judging its time (restored).
-func (s *apiSchedule) next(st *tupleState, o schedule.Outcome, now time.Time) bool {
-	var siblings bool
-	st.Plan, siblings = s.book.Next(st.delayKey(), s.series(st), st.Plan, o, now)
-	return siblings
-}
-
-// afterSuccess plans the next refresh of a tuple whose refresh at now
-// succeeded; prevNewest is the newest row before it, missedAt the poll
-// that last missed a row placed for the first time (learnCadence). It reports whether
-// the other tuples of its key that wait for a row are to be placed again
-// in the queue.
-func (s *apiSchedule) afterSuccess(st *tupleState, prevNewest, missedAt, now time.Time) bool {
-	return s.next(st, schedule.Outcome{PrevNewest: prevNewest, MissedAt: missedAt}, now)
-}
-
-// afterError plans the retry of a failing tuple, or of one the budget
-// held back.
-func (s *apiSchedule) afterError(st *tupleState, e *upstream.Error, now time.Time) {
-	f := schedule.Failure{HeldBack: e.HeldBack, RetryAfter: e.RetryAfter, Hold: e.Hold, PauseUntil: e.PauseUntil}
-	// A failure finds no row and splits no key: the key's other tuples
-	// stay where they are (a leader that resigns is WaitsForLeader's).
-	s.next(st, schedule.Outcome{Err: &f}, now)
-}
-
-// restored has the policy judge the plan of a tuple taken back from a
-// state file or a peer: one further ahead than it ever plans (a wrong
-// clock, an altered file) is due at once.
-func (s *apiSchedule) restored(st *tupleState, now time.Time) {
-	s.next(st, schedule.Outcome{Restored: true}, now)
-}
-
-// reset has a tuple asked at once: a reload may have fixed why it fails,
-// or its labels changed.
-func (s *apiSchedule) reset(st *tupleState, now time.Time) {
-	s.next(st, schedule.Outcome{Reset: true}, now)
-}
-
 // siblingFound says whether another series of the tuple's key found the
 // row it waits for, at `at` (schedule.Policy.SiblingFound).
 func (s *apiSchedule) siblingFound(st *tupleState, at time.Time) bool {
 	if st.Polls == 0 && !st.Following {
 		return false
 	}
-	return s.book.SiblingFound(st.delayKey(), s.series(st), st.Plan, at)
+	return s.book.SiblingFound(st.delayKey(), s.series(st.tuple, &st.Tuple), st.Plan, at)
 }
 
 // waitsForLeader says whether a follower due at now waits for its
-// leader, which is chasing the row; its plan then moves a learn step on
-// (the policy's LeaderChasing event).
+// leader, which is chasing the row (the event evLeaderChasing then moves
+// its plan a learn step on).
 func (s *apiSchedule) waitsForLeader(st *tupleState, now time.Time) bool {
 	if !st.Following {
 		return false
 	}
-	if wait, _ := s.book.WaitsForLeader(st.delayKey(), s.series(st), st.Plan, now); !wait {
-		return false
-	}
-	s.next(st, schedule.Outcome{LeaderChasing: true}, now)
-	return true
+	wait, _ := s.book.WaitsForLeader(st.delayKey(), s.series(st.tuple, &st.Tuple), st.Plan, now)
+	return wait
 }

@@ -18,34 +18,24 @@ import (
 // never read it: they read what it published last (view).
 type tupleState struct {
 	tuple *config.Tuple
-	Tuple
+	// cell is what the door changes (door.go): Tuple, the values built
+	// from it, and what this process keeps beside.
+	cell
 	// key names the series it shares a publication delay with
 	// (delayKey), made once.
 	key string
 
-	values   []sampleOf // built from Samples, ready to serve
 	info     []sampleOf // the per-tuple families
 	inflight bool       // a refresh is under way
-	heldAt   time.Time  // when the last refresh was held back by the budget, never sent
-	// awaitFrom is when the tuple came due while this member waits for
-	// its unit's owner; fallback says its refresh is this member's own
-	// because the owner's row did not come (cluster.go).
-	awaitFrom time.Time
-	fallback  bool
 	// removed: a reload dropped the tuple; a refresh under way ends
 	// without a trace.
 	removed bool
-	// due is when the engine refreshes it next (its plan, or sooner when
-	// a sibling found its row); slot is its place in the API's queue (-1:
-	// not queued), order its place in the configuration.
-	due         time.Time
+	// slot is its place in the API's queue (-1: not queued), order its
+	// place in the configuration.
 	slot, order int
-	logged      string // last error logged, so that each is logged once
 	// first: the tuple has never been refreshed; scrapes wait for its
 	// first refresh, within their deadline.
 	first bool
-	// deprecatedLog says the deprecation was logged by this process.
-	deprecatedLog bool
 
 	// view is what scrapes read of the tuple: published by the engine
 	// after every change, read without a lock.
@@ -85,23 +75,6 @@ func (c *apiCollector) publishLocked(st *tupleState) {
 	st.view.Store(v)
 }
 
-// rebuild builds the served series from Samples with the tuple's labels.
-// It reports false when they cannot become series (a label set changed
-// on reload): then there are no values to serve.
-func (st *tupleState) rebuild(fams *families) bool {
-	st.values = nil
-	if st.Samples == nil {
-		return true
-	}
-	values, problems := fams.build(st.tuple, st.Samples)
-	if len(problems) > 0 {
-		st.Samples = nil
-		return false
-	}
-	st.values = values
-	return true
-}
-
 // showValues says whether the last good values are still served: while
 // refreshes succeed, and for max_staleness after they start failing.
 func showValues(values []sampleOf, ok bool, failingSince, now time.Time, maxStaleness time.Duration) bool {
@@ -109,11 +82,6 @@ func showValues(values []sampleOf, ok bool, failingSince, now time.Time, maxStal
 		return false
 	}
 	return ok || failingSince.IsZero() || now.Sub(failingSince) <= maxStaleness
-}
-
-// showValues: see showValues, for the engine's side.
-func (st *tupleState) showValues(now time.Time, maxStaleness time.Duration) bool {
-	return showValues(st.values, st.OK, st.FailingSince, now, maxStaleness)
 }
 
 // tupleFamilies are the per-tuple families, one set per configuration.
@@ -188,7 +156,7 @@ func (st *tupleState) delayKey() string {
 }
 
 // refused says the key's plan refused the tuple's request when last asked,
-// or a sibling's of its endpoint and window (refusedLocked).
+// or a sibling's of its endpoint and window (evRefused).
 func (st *tupleState) refused() bool {
 	return !st.OK && st.LastCode == upstream.PlanRefused
 }

@@ -27,8 +27,9 @@ import (
 // snapshot of its own type and takes one back, checked:
 //
 //   - a tuple: Tuple, under its digest (savedTuple), checked by
-//     Tuple.check; its plan's time judged by the schedule
-//     (apiSchedule.restored);
+//     admit (the door's checks, door.go) as it is read; taken by the
+//     door (evSaved), its plan's time judged by the schedule
+//     (Outcome.Restored);
 //   - the learned delays: schedule.Book's Snapshot and Restore, each
 //     estimate checked by schedule.Estimate.Check;
 //   - the pauses: upstream.Client's Pauses and RestorePauses;

@@ -6,7 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
@@ -81,9 +85,8 @@ const maxFailures = 1_000_000
 
 // check says why a tuple's state, saved or sent by a peer, is not one
 // the exporter writes for t at now, or nil. When its plan is due is the
-// schedule's to judge (apiSchedule.restored).
+// schedule's to judge (Outcome.Restored).
 func (s *Tuple) check(t *config.Tuple, now time.Time) error {
-	w := config.WindowDuration(t.Window)
 	for i, x := range s.Samples {
 		if math.IsNaN(x.Value) || math.IsInf(x.Value, 0) {
 			return fmt.Errorf("sample %d is %v, not a finite number", i, x.Value)
@@ -98,13 +101,10 @@ func (s *Tuple) check(t *config.Tuple, now time.Time) error {
 	if s.Failures < 0 || s.Failures > maxFailures {
 		return fmt.Errorf("failures %d is not between 0 and %d", s.Failures, maxFailures)
 	}
-	// A row may be up to a row's spacing ahead of now (decode.LatestAt
-	// takes no newer one), the spacing seen for block rows; anything else
-	// the exporter did is past.
-	rowAhead := max(w, schedule.ClockSkew)
-	if w == 0 {
-		rowAhead = max(min(s.Interval, schedule.MaxDelay(0)), schedule.ClockSkew)
-	}
+	// The future-row rule of an answer: a row may be up to
+	// decode.FutureTolerance ahead of now (LatestAt takes no newer one);
+	// anything else the exporter did is past.
+	rowAhead := decode.FutureTolerance(t)
 	for _, tm := range []struct {
 		name  string
 		t     time.Time
@@ -124,6 +124,123 @@ func (s *Tuple) check(t *config.Tuple, now time.Time) error {
 		return fmt.Errorf("%w for %s rows", err, windowName(t.Window))
 	}
 	return nil
+}
+
+// admit is the check of a tuple's state that comes from outside, a
+// peer's row or a state file's entry, and of a fetched answer's: check,
+// and its samples are series the file asks for (fitSamples).
+func admit(t *config.Tuple, s *Tuple, now time.Time) error {
+	if err := s.check(t, now); err != nil {
+		return err
+	}
+	return fitSamples(t, s.Samples)
+}
+
+// fitSamples says why samples are not what an answer for t can give, or
+// nil: each field one the file lists, or (all fields) one named by the
+// naming rule, at most max_fields of those; the labels its field and the
+// tuple give; at most maxSamples in all. Each sample's field is then the
+// file's own, not the one sent.
+func fitSamples(t *config.Tuple, samples []decode.Sample) error {
+	if n, most := len(samples), maxSamples(t); n > most {
+		return fmt.Errorf("%d samples, more than the %d an answer for this tuple can give", n, most)
+	}
+	// Fields of one family name differ by their constant labels (a
+	// stance each).
+	byName := make(map[string][]*config.Field, len(t.Fields))
+	for _, f := range t.Fields {
+		byName[f.Name] = append(byName[f.Name], f)
+	}
+	derived := map[string]bool{}
+	for i := range samples {
+		x := &samples[i]
+		if x.Field == nil {
+			return fmt.Errorf("sample %d has no field", i)
+		}
+		candidates := byName[x.Field.Name]
+		if candidates == nil && t.AllNumeric {
+			raw, _, _ := strings.Cut(strings.TrimPrefix(x.Field.Help, "Field "), " of ")
+			if g := t.DerivedField(raw); g.Name == x.Field.Name {
+				candidates = []*config.Field{g}
+				derived[g.Name] = true
+			}
+		}
+		var f *config.Field
+		err := fmt.Errorf("field %q is not one the file asks of this tuple", cut(x.Field.Name, 64))
+		for _, g := range candidates {
+			if g.Type != x.Field.Type || g.Scale != x.Field.Scale || g.Help != x.Field.Help {
+				continue
+			}
+			if err = fitLabels(t, g, x); err == nil {
+				f = g
+				break
+			}
+			err = fmt.Errorf("field %q: %w", g.Name, err)
+		}
+		if f == nil {
+			return err
+		}
+		x.Field = f
+	}
+	if n, most := len(derived), t.Entry.FieldLimit(); n > most {
+		return fmt.Errorf("%d fields outside the catalog, beyond max_fields=%d", n, most)
+	}
+	return nil
+}
+
+// fitLabels says why a sample's labels are not those its field and tuple
+// give (decode's newSample), or nil.
+func fitLabels(t *config.Tuple, f *config.Field, x *decode.Sample) error {
+	names := append(slices.Clone(t.LabelFields), slices.Sorted(maps.Keys(f.Labels))...)
+	keyed := f.KeyLabel != "" && len(x.ExtraNames) == len(names)+1
+	if keyed {
+		names = append(names, f.KeyLabel)
+	}
+	if !slices.Equal(x.ExtraNames, names) || len(x.ExtraValues) != len(names) {
+		return fmt.Errorf("labels %q are not %q", cut(strings.Join(x.ExtraNames, ","), 128), strings.Join(names, ","))
+	}
+	for i, k := range names[len(t.LabelFields) : len(names)-boolInt(keyed)] {
+		if v := x.ExtraValues[len(t.LabelFields)+i]; v != f.Labels[k] {
+			return fmt.Errorf("label %s is %q, not %q", k, cut(v, 64), f.Labels[k])
+		}
+	}
+	return nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// maxKeys bounds the keys of a field whose value is an object of numbers
+// (a key label): a few multiples of a band, never near this.
+const maxKeys = 1000
+
+// maxSamples is the most samples an answer for t gives: each field the
+// file lists and max_fields more (all fields), for each series the rows
+// tell apart by a label (limit of them, or maxRows), each key of a keyed
+// field.
+func maxSamples(t *config.Tuple) int {
+	fields, keyed := len(t.Fields), false
+	for _, f := range t.Fields {
+		keyed = keyed || f.KeyLabel != ""
+	}
+	if t.AllNumeric {
+		fields += t.Entry.FieldLimit()
+	}
+	groups := 1
+	if len(t.LabelFields) > 0 {
+		groups = maxRows
+		if n, err := strconv.Atoi(t.Query.Get("limit")); err == nil && n > 0 {
+			groups = min(n, maxRows)
+		}
+	}
+	if keyed {
+		groups *= maxKeys
+	}
+	return max(fields, 1) * groups
 }
 
 func windowName(w string) string {
@@ -149,7 +266,7 @@ func takeSaved(raw json.RawMessage, t *config.Tuple, now time.Time) (Tuple, erro
 		return Tuple{}, errNotThisTuple
 	}
 	e.State.Failures, e.State.Polls = max(e.State.Failures, 0), max(e.State.Polls, 0)
-	if err := e.State.check(t, now); err != nil {
+	if err := admit(t, &e.State, now); err != nil {
 		return Tuple{}, err
 	}
 	return e.State, nil

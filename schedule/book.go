@@ -88,6 +88,21 @@ func (b *Book) Next(key string, s Series, pl Plan, o Outcome, now time.Time) (Pl
 	return pl, !k.Key.Seen.Equal(seen) || k.Key.Split != split
 }
 
+// Update runs f on what is known of the key for the series id (Fresh
+// when nothing is) and keeps what it returns, under the Book's lock: the
+// engine's transition runs there (Policy.Step).
+func (b *Book) Update(key, id string, f func(Known) Known) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k := Known{Members: b.members[key], Fresh: b.est[key] == nil}
+	if !k.Fresh {
+		k = b.take(key, id, 0)
+	}
+	if k = f(k); !k.Fresh {
+		b.put(key, id, k)
+	}
+}
+
 // read returns a copy of the key's estimate (zero when none), for the
 // questions that change nothing.
 func (b *Book) read(key string) Estimate {
@@ -184,21 +199,4 @@ func (b *Book) Estimate(key string) (Estimate, bool) {
 		return *e, true
 	}
 	return Estimate{}, false
-}
-
-// Adopt takes the estimate a peer's owner of the key learned, unless this
-// Book has seen a newer row of the key: the owner polls and learns, the
-// other members plan from what it learned.
-func (b *Book) Adopt(key string, e Estimate) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	own := b.est[key]
-	if own != nil && own.Seen.After(e.Seen) {
-		return
-	}
-	e.Depth = max(e.Depth, 0)
-	if own != nil {
-		e.keepLocal(own)
-	}
-	b.est[key] = &e
 }

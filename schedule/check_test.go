@@ -144,15 +144,30 @@ func TestEstimateSavesWhatWasLearned(t *testing.T) {
 // key learned here, and keeps which of this member's series leads and
 // when the row was found here (a peer sends neither).
 func TestAdoptKeepsWhatThisProcessPlays(t *testing.T) {
-	b := NewBook(nil)
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-	b.est["k"] = &Estimate{First: time.Hour, Seen: now.Add(-2 * time.Hour), Leader: "a", LeaderAt: now, SeenAt: now.Add(-time.Minute)}
-	b.Adopt("k", Estimate{First: 70 * time.Minute, Seen: now.Add(-time.Hour)})
-	got := b.read("k")
+	k := Known{Key: Estimate{First: time.Hour, Seen: now.Add(-2 * time.Hour), Leader: "a", LeaderAt: now, SeenAt: now.Add(-time.Minute)}}
+	k.Adopt(Estimate{First: 70 * time.Minute, Seen: now.Add(-time.Hour)})
+	got := k.Key
 	if got.First != 70*time.Minute || !got.Seen.Equal(now.Add(-time.Hour)) {
 		t.Errorf("the peer's estimate not taken: %+v", got)
 	}
 	if got.Leader != "a" || !got.LeaderAt.Equal(now) || !got.SeenAt.Equal(now.Add(-time.Minute)) {
 		t.Errorf("this member's leader and find were lost: %+v", got)
+	}
+}
+
+// TestAdoptKeepsANewerFind: a peer's estimate older than a row found here
+// is not taken; on a key nothing was learned of, it is taken whole.
+func TestAdoptKeepsANewerFind(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	k := Known{Key: Estimate{First: time.Hour, Seen: now}}
+	k.Adopt(Estimate{First: 70 * time.Minute, Seen: now.Add(-time.Hour)})
+	if k.Key.First != time.Hour {
+		t.Errorf("an older estimate replaced a newer find: %+v", k.Key)
+	}
+	fresh := Known{Fresh: true}
+	fresh.Adopt(Estimate{First: 70 * time.Minute, Depth: -time.Second, Seen: now.Add(-time.Hour)})
+	if fresh.Fresh || fresh.Key.First != 70*time.Minute || fresh.Key.Depth != 0 {
+		t.Errorf("a fresh key adopted %+v (fresh %v), want the peer's, its depth not negative", fresh.Key, fresh.Fresh)
 	}
 }

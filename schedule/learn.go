@@ -99,6 +99,24 @@ type Known struct {
 	// OwnFirst is the earliest First of the key's series that learn
 	// apart (for Publication), when Key.Split.
 	OwnFirst []time.Duration
+	// Fresh: nothing was learned of the key; Next starts it from the
+	// first guess for the series' spacing.
+	Fresh bool
+}
+
+// Adopt takes the estimate a peer's owner of the key learned, unless a
+// newer row of the key was seen here: the owner polls and learns, the
+// other members plan from what it learned. The parts the key's series
+// play in this process are kept.
+func (k *Known) Adopt(e Estimate) {
+	if !k.Fresh && k.Key.Seen.After(e.Seen) {
+		return
+	}
+	e.Depth = max(e.Depth, 0)
+	if !k.Fresh {
+		e.keepLocal(&k.Key)
+	}
+	k.Key, k.Fresh = e, false
 }
 
 // fresh is the estimate of a key nothing was learned of.

@@ -120,6 +120,14 @@ type Outcome struct {
 	Reset         bool
 	LeaderChasing bool
 	Restored      bool
+	// Until: due then, and nothing learned: another series of the key
+	// found the row this one waits for (SiblingFound; the caller keeps
+	// the 5 s floor), or this member waits for its unit's owner's row (a
+	// cluster). Unread: an answer that says nothing of the row (every
+	// row of it dated in the future): asked again a learn step later,
+	// nothing learned, no back-off.
+	Until  time.Time
+	Unread bool
 }
 
 // Next is the policy, and the one place a series' next refresh is
@@ -128,6 +136,9 @@ type Outcome struct {
 // event; the plan's Next is when the series is refreshed next. It takes
 // its arguments by value, holds no lock and does no I/O.
 func (p *Policy) Next(k Known, s Series, pl Plan, o Outcome, now time.Time) (Known, Plan) {
+	if k.Fresh {
+		k.Key, k.Fresh = p.fresh(s.W), false
+	}
 	k, pl = p.respaced(k, s, pl)
 	switch {
 	case o.Reset:
@@ -138,8 +149,10 @@ func (p *Policy) Next(k Known, s Series, pl Plan, o Outcome, now time.Time) (Kno
 		if pl.Next.After(p.horizon(s, now)) {
 			pl.Next = now
 		}
-	case o.LeaderChasing:
-		pl.Next = now.Add(p.LearnStep(s.W))
+	case o.LeaderChasing, o.Unread:
+		pl.Next = now.Add(max(p.LearnStep(s.W), p.MinInterval))
+	case !o.Until.IsZero():
+		pl.Next = o.Until
 	case o.Err != nil:
 		pl.Next = p.afterError(&k, s, *o.Err, now)
 	default:
@@ -161,6 +174,15 @@ func (e *Estimate) bound(d time.Duration) {
 }
 
 func clampDelay(v, d time.Duration) time.Duration { return min(max(v, -d), d) }
+
+// Step is Next, and says whether what the key's other series wait for
+// changed (a row found, the key's series found to publish apart): those
+// that wait for a row may then be due sooner (SiblingFound).
+func (p *Policy) Step(k Known, s Series, pl Plan, o Outcome, now time.Time) (Known, Plan, bool) {
+	seen, split := k.Key.Seen, k.Key.Split
+	k, pl = p.Next(k, s, pl, o, now)
+	return k, pl, !k.Key.Seen.Equal(seen) || k.Key.Split != split
+}
 
 // respaced drops what was learned for another spacing of a series
 // without a window: its cadence became known, or changed (a key of its
