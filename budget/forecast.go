@@ -246,6 +246,9 @@ func forecastEntry(a *config.API, e *config.Entry, learned Learned) (EntryForeca
 		if t.Entry != e || !allOf(t, ef.PerValue) {
 			continue
 		}
+		if t.Refused(a.Plan, time.Time{}) != nil {
+			continue // the key's plan refuses it: it is not called
+		}
 		w := tupleCost(a, t, learned)
 		ef.Series++
 		i := 0

@@ -447,27 +447,24 @@ func PlanLimits(r plan.RateLimit) (perMinute float64, perDay int) {
 	return perMinute, perDay
 }
 
-// WithPlanLimits returns cfg with the data API's rate_limit and
-// daily_budget from the key's plan (PlanLimits) where the file sets
-// neither; cfg itself when that changes nothing (no plan, no data API,
-// both set in the file).
+// WithPlanLimits returns cfg with the key's plan on its data API section
+// (config.API.Plan) and, where the file sets neither, the rate_limit and
+// daily_budget the plan gives (PlanLimits); cfg itself when that changes
+// nothing (no plan, no data API, the same plan in force already).
 func WithPlanLimits(cfg *config.Config, p *plan.Plan) *config.Config {
 	a := cfg.APIs[config.APIData]
-	if a == nil || p == nil || (a.RateLimitSet && a.DailyBudgetSet) {
+	if a == nil || p == nil || a.Plan.Equal(p) {
 		return cfg
 	}
 	perMinute, perDay := PlanLimits(p.RateLimit)
 	na := *a
+	na.Plan = p
 	if !na.RateLimitSet && perMinute > 0 {
-		na.RateLimit = perMinute
+		na.RateLimit, na.LimitsFromPlan = perMinute, p.Name
 	}
 	if !na.DailyBudgetSet && perDay > 0 {
-		na.DailyBudget = perDay
+		na.DailyBudget, na.LimitsFromPlan = perDay, p.Name
 	}
-	if na.RateLimit == a.RateLimit && na.DailyBudget == a.DailyBudget {
-		return cfg
-	}
-	na.LimitsFromPlan = p.Name
 	out := *cfg
 	out.APIs = make(map[string]*config.API, len(cfg.APIs))
 	for name, x := range cfg.APIs {

@@ -75,8 +75,8 @@ func TestPlanLimits(t *testing.T) {
 	}
 }
 
-// What the file sets wins, each key apart; the configuration loaded is
-// not changed in place.
+// What the file sets wins, each key apart; the plan is carried for the
+// forecast in any case; the configuration loaded is not changed in place.
 func TestWithPlanLimits(t *testing.T) {
 	p := &plan.Plan{Name: "PROFESSIONAL", RateLimit: plan.RateLimit{Token: 1000, Window: "hour"}}
 	for _, c := range []struct {
@@ -88,7 +88,7 @@ func TestWithPlanLimits(t *testing.T) {
 		{"", 15, 21600, true, false},
 		{"  rate_limit: 30\n", 30, 21600, true, false},
 		{"  daily_budget: 500\n", 15, 500, true, false},
-		{"  rate_limit: 0\n  daily_budget: 500\n", 0, 500, false, true},
+		{"  rate_limit: 0\n  daily_budget: 500\n", 0, 500, false, false},
 	} {
 		yml := "data:\n  url: http://127.0.0.1:1\n  token_env: T\n" + c.section + "  metrics:\n    - path: /v1/btc/network-data/supply\n"
 		cfg, err := config.Parse("x.yml", []byte(yml), func(string) string { return "x" })
@@ -98,7 +98,7 @@ func TestWithPlanLimits(t *testing.T) {
 		before := *cfg.APIs[config.APIData]
 		out := WithPlanLimits(cfg, p)
 		a := out.APIs[config.APIData]
-		if a.RateLimit != c.rate || a.DailyBudget != c.budget || (a.LimitsFromPlan != "") != c.fromPlan || (out == cfg) != c.same {
+		if a.RateLimit != c.rate || a.DailyBudget != c.budget || (a.LimitsFromPlan != "") != c.fromPlan || (out == cfg) != c.same || a.Plan != p {
 			t.Errorf("%q: rate_limit %v, daily_budget %d, from plan %q, same config %v", c.section, a.RateLimit, a.DailyBudget, a.LimitsFromPlan, out == cfg)
 		}
 		if ca := cfg.APIs[config.APIData]; ca.RateLimit != before.RateLimit || ca.DailyBudget != before.DailyBudget {
@@ -110,5 +110,20 @@ func TestWithPlanLimits(t *testing.T) {
 	}
 	if cfg, _ := config.Parse("x.yml", []byte("data:\n  url: http://127.0.0.1:1\n  token_env: T\n  metrics:\n    - path: /v1/btc/network-data/supply\n"), func(string) string { return "x" }); WithPlanLimits(cfg, nil) != cfg {
 		t.Error("without a plan the configuration must come back as it is")
+	}
+}
+
+// A tuple the key's plan refuses is not called, so the forecast and the
+// plan leave it out.
+func TestForecastLeavesOutWhatThePlanRefuses(t *testing.T) {
+	cfg, err := config.Parse("x.yml", []byte("data:\n  url: http://127.0.0.1:1\n  token_env: T\n  metrics:\n    - path: /v1/btc/market-indicator/mvrv\n      window: [day, hour]\n"), func(string) string { return "x" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := ForecastAPI(cfg.APIs[config.APIData], nil)
+	p := &plan.Plan{Name: "PROFESSIONAL", Paths: map[string]plan.Windows{"/v1/btc/market-indicator/mvrv": {"day": plan.Duration{}}}}
+	after := ForecastAPI(WithPlanLimits(cfg, p).APIs[config.APIData], nil)
+	if before.Series != 2 || after.Series != 1 || after.CallsPerDay >= before.CallsPerDay-20 {
+		t.Errorf("series %d → %d, calls a day %.1f → %.1f", before.Series, after.Series, before.CallsPerDay, after.CallsPerDay)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	promconfig "github.com/prometheus/common/config"
+
+	"github.com/onchain-exporter/onchain_exporter/plan"
 )
 
 // API names, as they appear in YAML sections and in the api label.
@@ -52,6 +54,10 @@ type API struct {
 	// (budget.WithPlanLimits), and LimitsFromPlan names that plan.
 	RateLimitSet, DailyBudgetSet bool
 	LimitsFromPlan               string
+	// Plan is the key's plan the configuration was resolved with (data
+	// API only; nil when none is known): the forecast and the budget's
+	// plan leave out the tuples it refuses, which are not called.
+	Plan *plan.Plan
 	// MaxStaleness is how long a series keeps its last good value while
 	// its refreshes fail; after that it disappears from /metrics.
 	MaxStaleness time.Duration

@@ -202,7 +202,7 @@ func (x *Expander) planLimits(cfg *config.Config) *config.Config {
 		return cfg
 	}
 	out := budget.WithPlanLimits(cfg, x.plans(a))
-	if na := out.APIs[config.APIData]; na != a {
+	if na := out.APIs[config.APIData]; na != a && na.LimitsFromPlan != "" {
 		said := fmt.Sprintf("%s %v %d", na.LimitsFromPlan, na.RateLimit, na.DailyBudget)
 		x.mu.Lock()
 		first := x.logged["plan limits"] != said
