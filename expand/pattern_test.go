@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -225,4 +226,49 @@ func mustFetchPlan(t *testing.T, u *testtool.Upstream) *plan.Plan {
 		t.Fatalf("the fake's plan: %v", out)
 	}
 	return out.Plan
+}
+
+// Paths that appear in discovery at a later read join a pattern, those
+// that go leave it: the next expansion (the daily refresh, a reload)
+// puts the new set in force.
+func TestPatternFollowsDiscovery(t *testing.T) {
+	var mu sync.Mutex
+	paths := []string{"/v1/btc/network-data/supply", "/v1/btc/market-indicator/mvrv"}
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/discovery/endpoints" {
+			http.NotFound(w, r)
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		var items []string
+		for _, p := range paths {
+			items = append(items, `{"path": "`+p+`", "parameters": {"window": ["day"]}}`)
+		}
+		_, _ = w.Write([]byte(`{"status": {"code": 200, "message": "success"}, "result": {"data": [` + strings.Join(items, ",") + `]}}`))
+	}))
+	t.Cleanup(s.Close)
+	clock := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	x := expand.New(log.NewNopLogger(), expand.Options{Now: func() time.Time { return clock }, Plan: func(*config.API) *plan.Plan { return nil }})
+	cfg := testtool.Config(t, s.URL, testtool.DataSection+"    - path: /v1/btc/**\n")
+	first, err := x.Expand(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	paths = []string{"/v1/btc/network-data/supply", "/v1/btc/exchange-flows/netflow-total"}
+	mu.Unlock()
+	clock = clock.Add(expand.Refresh)
+	second, err := x.Expand(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want1 := "/v1/btc/market-indicator/mvrv?window=day\n/v1/btc/network-data/supply?window=day"
+	want2 := "/v1/btc/exchange-flows/netflow-total?window=day\n/v1/btc/network-data/supply?window=day"
+	if got := tupleList(first); got != want1 {
+		t.Errorf("first read:\n%s\nwant\n%s", got, want1)
+	}
+	if got := tupleList(second); got != want2 {
+		t.Errorf("after discovery changed:\n%s\nwant\n%s", got, want2)
+	}
 }
