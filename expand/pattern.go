@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -97,6 +98,14 @@ func pathOf(it map[string]any) string { s, _ := it["path"].(string); return s }
 func matchPath(e *config.Entry, kp *plan.Plan, path string, it map[string]any) (config.Match, string) {
 	m := config.Match{Path: path}
 	listed, _ := it["parameters"].(map[string]any)
+	if assets, ok := it["assets"]; ok {
+		// v2 lists an endpoint's assets beside its parameters (AddDiscovery).
+		listed = maps.Clone(listed)
+		if listed == nil {
+			listed = map[string]any{}
+		}
+		listed["asset"] = assets
+	}
 	windows := strs(listed["window"])
 	if kp != nil && kp.Covers(path) {
 		allowed := kp.WindowsOf(path)

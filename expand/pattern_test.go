@@ -272,3 +272,32 @@ func TestPatternFollowsDiscovery(t *testing.T) {
 		t.Errorf("after discovery changed:\n%s\nwant\n%s", got, want2)
 	}
 }
+
+// On v2, discovery lists an endpoint's assets beside its parameters: a
+// pattern's asset: applies to them, and all stands for them.
+func TestPatternOnV2(t *testing.T) {
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v2/discovery/endpoints" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write([]byte(`{"status": {"code": 200, "message": "success"}, "result": {"data": [
+ {"path": "/v2/indicator/valuation/mvrv-z-score", "parameters": {"window": ["day"]}, "required_parameters": ["asset"], "assets": ["btc", "eth"]},
+ {"path": "/v2/network/events-count", "parameters": {"window": ["day", "hour"], "chain": ["ethereum"]}, "required_parameters": ["asset"], "assets": ["usdt"]}
+]}}`))
+	}))
+	t.Cleanup(s.Close)
+	cfg := testtool.Config(t, s.URL, testtool.DataSection+"    - path: /v2/**\n      asset: all\n")
+	out, err := expand.New(log.NewNopLogger(), expand.Options{Plan: func(*config.API) *plan.Plan { return nil }}).Expand(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Join([]string{
+		"/v2/indicator/valuation/mvrv-z-score?asset=btc&window=day",
+		"/v2/indicator/valuation/mvrv-z-score?asset=eth&window=day",
+		"/v2/network/events-count?asset=usdt&window=day",
+	}, "\n")
+	if got := tupleList(out); got != want {
+		t.Errorf("tuples:\n%s\nwant\n%s\nleft: %v", got, want, out.APIs[config.APIData].Patterns[0].Left)
+	}
+}
