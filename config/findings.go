@@ -86,7 +86,7 @@ func SortFindings(fs []Finding) []Finding {
 // near a path in it, and a parameter of such an entry whose name is near
 // one the catalog has for the API. An entry of a catalog endpoint has
 // neither: its path is known, and a parameter it does not take is a load
-// error.
+// error. Nor has a path a pattern selected from the upstream's discovery.
 func (c *Config) Findings() []Finding {
 	l := &findingList{file: c.File}
 	for _, name := range APINames {
@@ -96,7 +96,8 @@ func (c *Config) Findings() []Finding {
 		}
 		outside := map[*Entry]bool{}
 		for _, t := range a.Tuples {
-			if t.Endpoint == nil {
+			// A path a pattern selected is discovery's word, not a typo.
+			if t.Endpoint == nil && t.Entry.Origin == nil {
 				outside[t.Entry] = true
 			}
 		}

@@ -103,3 +103,22 @@ func FuzzPattern(f *testing.F) {
 		}
 	})
 }
+
+// A path a pattern selected from discovery is no typo: it has no finding
+// against the built-in catalog, however near a catalog path it is.
+func TestPatternPathsHaveNoFindings(t *testing.T) {
+	cfg, err := Parse("p.yml", []byte("data:\n  url: http://127.0.0.1:1\n  token_env: T\n  metrics:\n    - path: /v1/btc/**\n"), func(string) string { return "x" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	match := func(a *API, e *Entry) ([]Match, []string, error) {
+		return []Match{{Path: "/v1/btc/exchange-flow/reserve", Windows: []string{"day"}}}, nil, nil
+	}
+	out, err := cfg.ResolveWith(func(a *API, e *Entry, p Param) (Param, error) { return p, nil }, match)
+	if err != nil || len(out.Tuples) != 1 {
+		t.Fatalf("err %v, %d tuples", err, len(out.Tuples))
+	}
+	if fs := out.Findings(); len(fs) != 0 {
+		t.Errorf("findings %v", fs)
+	}
+}
