@@ -133,7 +133,9 @@ type Endpoint struct {
 // Cluster is the cluster's members and what each owns.
 type Cluster struct {
 	Self        string   `json:"self"`
-	Members     []Member `json:"members"`
+	Settled     bool     `json:"settled"` // the join has settled
+	ClockOffset float64  `json:"clock_offset_seconds"`
+	Members     []Member `json:"members"` // those that serve: heartbeats of this configuration came lately
 	PeerTimeout float64  `json:"peer_timeout_seconds"`
 }
 
@@ -440,7 +442,8 @@ func endpoints(sec *config.API, series []collector.SeriesView, plan budget.Plan,
 
 // clusterOf counts the units each member owns.
 func clusterOf(src Source, views map[string]collector.APIView) *Cluster {
-	c := &Cluster{Self: src.Peer.Name(), PeerTimeout: src.Peer.PeerTimeout().Seconds()}
+	c := &Cluster{Self: src.Peer.Name(), PeerTimeout: src.Peer.PeerTimeout().Seconds(), Settled: src.Peer.Ready(),
+		ClockOffset: src.Peer.ClockOffset().Seconds()}
 	units := map[string]bool{}
 	owned := map[string]int{}
 	for _, v := range views {
