@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -33,15 +34,26 @@ type checkStore struct{ cache *expand.Cache }
 func (s checkStore) Cache() *expand.Cache             { return s.cache }
 func (s checkStore) RestorePauses(c *upstream.Client) {}
 
-// expandPatterns expands the configuration through the lists the check
-// read and the plan in force on the pool's client. Its error is one of
-// the file, with file:line, that the lists show (Expander.Expand).
+// expandPatterns expands the data API section through the lists the
+// check read and the plan in force on the pool's client, and returns cfg
+// with it in place of the section as loaded: the other sections are
+// judged against their lists as before (checkUpstream), not expanded.
+// Its error is one of the file, with file:line, that the lists show
+// (Expander.Expand).
 func expandPatterns(ctx context.Context, cfg *config.Config, pool *upstream.Pool, answers map[string]*expand.Answer, logger log.Logger) (*config.Config, error) {
 	a := cfg.APIs[config.APIData]
 	cache := expand.NewCache()
 	cache.Restore(a.Name, upstream.Account(a), answers)
 	x := expand.New(logger, expand.Options{Clients: pool, Store: checkStore{cache}})
-	return x.Expand(ctx, cfg)
+	data := &config.Config{File: cfg.File, APIs: map[string]*config.API{a.Name: a}, Tuples: a.Tuples}
+	out, err := x.Expand(ctx, data)
+	if err != nil {
+		return nil, err
+	}
+	merged := *cfg
+	merged.APIs = maps.Clone(cfg.APIs)
+	merged.APIs[a.Name] = out.APIs[a.Name]
+	return &merged, nil
 }
 
 // printPatterns says what each pattern entry of the data API selects.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/expand"
+	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 	"github.com/onchain-exporter/onchain_exporter/plan"
 	"github.com/onchain-exporter/onchain_exporter/state"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
@@ -319,5 +320,22 @@ func TestConfigCheckOfflineFromTheState(t *testing.T) {
 	if code := checkConfig(&out, &errOut, cfg, nil, "", false, log.NewNopLogger(), storage); code != 0 || strings.Contains(out.String(), "your plan") ||
 		!strings.Contains(out.String(), "Plan: not read: "+filepath.Join(storage, "data.json")+" was saved for another key or address than the file's data section\n") {
 		t.Errorf("exit %d, output:\n%s", code, out.String())
+	}
+}
+
+// The check expands the data API's patterns only: another section's
+// entries are judged against their lists as before, a typo there a
+// warning, not a failure.
+func TestConfigCheckPatternsBesideOtherAPIs(t *testing.T) {
+	up := newFakeUpstream(t, fakeapi.Options{DataToken: "data-tok"})
+	t.Setenv("ONCHAIN_TEST_DATA", "data-tok")
+	file := filepath.Join(t.TempDir(), "mixed.yml")
+	writeFile(t, file, "data:\n  url: "+up.URL+"\n  token_env: ONCHAIN_TEST_DATA\n  metrics:\n    - path: /v1/btc/exchange-flows/*\n"+
+		"consensus:\n  url: "+up.URL+"/consensus\n  metrics:\n    - path: /consensus\n      asset: [bitcoin, Etherium]\n")
+	var out, errOut bytes.Buffer
+	code := run([]string{"--config.check.upstream", "--config.file=" + file}, &out, &errOut)
+	if code != 0 || !strings.Contains(out.String(), `consensus.metrics[0].asset: /assets lists no asset "Etherium"`) ||
+		!strings.Contains(out.String(), "data.metrics[0] (line 5) /v1/btc/exchange-flows/*: ") {
+		t.Errorf("exit %d, stdout:\n%s\nstderr: %s", code, out.String(), errOut.String())
 	}
 }
