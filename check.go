@@ -173,14 +173,20 @@ func checkUpstream(ctx context.Context, cfg *config.Config, logger log.Logger) (
 			for _, n := range out.Plan.Notes {
 				planLines = append(planLines, "note: "+n)
 			}
-			findings = append(findings, cfg.CheckPlan(out.Plan, time.Now())...)
 		}
-		if hasPatterns(a) {
+		if hasPatterns(a) || hasAll(a) {
 			resolved, expandErr = expandPatterns(ctx, cfg, pool, answers, logger)
 		} else if out.Kind == plan.Read {
 			if c := budget.WithPlanLimits(cfg, out.Plan); c != cfg {
 				resolved = c
 			}
+		}
+		if out.Kind == plan.Read {
+			judged := cfg // all and patterns resolved, when they are
+			if resolved != nil {
+				judged = resolved
+			}
+			findings = append(findings, judged.CheckPlan(out.Plan, time.Now())...)
 		}
 		if resolved != nil {
 			if ra := resolved.APIs[config.APIData]; ra.LimitsFromPlan != "" {

@@ -23,6 +23,11 @@ import (
 // selects from discovery and the key's plan, what it leaves out and why,
 // what max_tuples cut, and what its series cost a day per category.
 
+// hasAll says whether an entry of the section lists all for a parameter.
+func hasAll(a *config.API) bool {
+	return slices.ContainsFunc(a.Metrics, func(e *config.Entry) bool { return slices.ContainsFunc(e.Params, config.Param.HasAll) })
+}
+
 func hasPatterns(a *config.API) bool {
 	return slices.ContainsFunc(a.Metrics, func(e *config.Entry) bool { return e.Pattern != nil })
 }

@@ -339,3 +339,18 @@ func TestConfigCheckPatternsBesideOtherAPIs(t *testing.T) {
 		t.Errorf("exit %d, stdout:\n%s\nstderr: %s", code, out.String(), errOut.String())
 	}
 }
+
+// An entry with all is judged against the plan as it resolves: every
+// value discovery lists.
+func TestConfigCheckAllAgainstThePlan(t *testing.T) {
+	url, _ := planUpstream(t, http.StatusOK, planDialects["current"])
+	t.Setenv("ONCHAIN_TEST_PLAN", "plan-tok-5e1")
+	file := filepath.Join(t.TempDir(), "all.yml")
+	writeFile(t, file, "data:\n  url: "+url+"\n  token_env: ONCHAIN_TEST_PLAN\n  metrics:\n    - path: /v1/{asset}/market-indicator/mvrv\n      asset: all\n      window: hour\n")
+	var out, errOut bytes.Buffer
+	code := run([]string{"--config.check.upstream", "--config.file=" + file}, &out, &errOut)
+	want := "WARNING: " + file + ":7: data.metrics[0].window: your plan (PROFESSIONAL) reads /v1/btc/market-indicator/mvrv at day only, not at hour; the exporter does not call it\n"
+	if code != 0 || !strings.Contains(out.String(), want) {
+		t.Errorf("exit %d, stdout:\n%s\nwant %q; stderr: %s", code, out.String(), want, errOut.String())
+	}
+}
