@@ -216,3 +216,40 @@ data:
 		t.Error("the page does not show the plan's cut")
 	}
 }
+
+// A daily_budget smaller than the series' calls: the series due wait for
+// the budget, and the page says they are held by it, and until when.
+func TestPageShowsTheBudgetHolding(t *testing.T) {
+	r := newRig(t, fakeapi.Options{}, func(u string) string {
+		return fmt.Sprintf(`
+data:
+  url: %s
+  token_env: T
+  daily_budget: 10
+  metrics:
+    - path: /v1/btc/market-data/open-interest
+      window: hour
+      exchange: [binance, okx, bybit, deribit]
+`, u)
+	})
+	var st Status
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		r.scrape(t)
+		if st = statusOf(t, r, PathJSON); st.States[StateHeld] > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no series held by the budget: %v, %+v", st.States, st.APIs[0])
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	a := st.APIs[0]
+	if !strings.Contains(a.Hold, "daily_budget") {
+		t.Errorf("the data API's hold: %q", a.Hold)
+	}
+	for _, s := range st.Series.Items {
+		if s.State == StateHeld && (!strings.Contains(s.Why, "daily_budget") || !s.Next.After(st.Generated.Add(-time.Second))) {
+			t.Errorf("a held series: %+v", s)
+		}
+	}
+}

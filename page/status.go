@@ -333,10 +333,17 @@ func apiState(a *API, up *upstream.Client, plan budget.Plan, now time.Time) apiN
 		if elapsed := now.Sub(day); elapsed > 10*time.Minute {
 			a.Pace = float64(a.CallsTodayHere) * float64(24*time.Hour) / float64(elapsed)
 		}
-		if a.Limit > 0 && a.CallsToday >= a.Limit {
+		switch saved := b.Saved(now); {
+		case a.Limit > 0 && a.CallsToday >= a.Limit:
 			an.spent, an.resume = true, day.Add(24*time.Hour)
 			a.Hold = "daily_budget spent: " + plural(a.CallsToday, "call") + " of " + plural(a.Limit, "call") +
 				" today; calls resume at " + an.resume.Format(time.RFC3339)
+		case a.Limit > 0 && saved.Paced && saved.Tokens < 1:
+			// The budget paces the day's calls (a bucket refilled at
+			// limit/86400 a second): a call due now waits for a token.
+			wait := time.Duration((1 - saved.Tokens) * 86400 / float64(a.Limit) * float64(time.Second))
+			an.spent, an.resume = true, now.Add(wait).Truncate(time.Second)
+			a.Hold = "daily_budget paces the calls over the day: the next call goes at " + an.resume.UTC().Format(time.RFC3339)
 		}
 	}
 	if p := up.Plan(); p != nil {

@@ -14,7 +14,7 @@ const (
 	StateAwaiting = "awaiting the next row"  // the next row is due out and polled for
 	StateLate     = "late"                   // two rows or more behind what should be out
 	StateFailing  = "failing"                // its last refresh failed
-	StateHeld     = "held by the budget"     // due, but daily_budget has no call left today
+	StateHeld     = "held by the budget"     // it wants a call, and daily_budget has none now
 	StateRefused  = "refused by the plan"    // the key's plan does not read it
 	StatePaused   = "paused"                 // its API's calls are paused
 	StateFirst    = "waiting for first call" // no refresh has ended yet
@@ -64,7 +64,9 @@ func stateOf(s collector.SeriesView, a apiNow) string {
 		return StatePaused
 	case s.Refused:
 		return StateRefused
-	case a.spent && !s.InFlight && !s.Next.After(a.now):
+	case a.spent && !s.InFlight && (!s.Next.After(a.now) || !s.Attempted || behind(s, a.now) >= 1):
+		// It wants a call (due, never called, or its next row is out)
+		// and the budget has none now.
 		return StateHeld
 	case s.Attempted && !s.OK:
 		return StateFailing
@@ -90,7 +92,7 @@ func nextOf(s collector.SeriesView, state string, a apiNow) (time.Time, string) 
 		}
 		return p.until, fmt.Sprintf("its API is paused after %s; called again when the pause ends", p.by)
 	case StateHeld:
-		return a.resume, "daily_budget has no call left today; called when the budget has one"
+		return a.resume, "daily_budget has no call left now; called when the budget has one"
 	}
 	if s.InFlight {
 		return a.now, "a call is under way"
