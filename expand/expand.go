@@ -226,7 +226,9 @@ func (x *Expander) expand(ctx context.Context, cfg *config.Config, background bo
 				return nil, errors.Join(errs...)
 			}
 			for _, err := range errs {
-				level.Error(x.logger).Log("msg", "pattern over the daily budget: its series are polled less often than their rows", "err", err)
+				if x.firstWarning("over budget " + err.Error()) {
+					level.Error(x.logger).Log("msg", "pattern over the daily budget: its series are polled less often than their rows", "err", err)
+				}
 			}
 		}
 	}
