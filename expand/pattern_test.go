@@ -301,3 +301,22 @@ func TestPatternOnV2(t *testing.T) {
 		t.Errorf("tuples:\n%s\nwant\n%s\nleft: %v", got, want, out.APIs[config.APIData].Patterns[0].Left)
 	}
 }
+
+// BenchmarkPatternExpansion expands /v1/** (every asset, every window the
+// professional plan allows) over the fake's full catalog, the lists read
+// once and reused: the cost of a reload of such a file.
+func BenchmarkPatternExpansion(b *testing.B) {
+	u := testtool.StartFake(b, fakeapi.Options{Catalog: fakeapi.CatalogFull, DataKeys: map[string]fakeapi.Plan{testtool.DataToken: fakeapi.PlanProfessional}})
+	cfg := u.Config(b, strings.Replace(testtool.DataSection, "  metrics:\n", "  max_tuples: 10000\n  metrics:\n", 1)+"    - path: /v1/**\n      window: all\n      coarsen: true\n")
+	x := expand.New(log.NewNopLogger())
+	out, err := x.Expand(context.Background(), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := x.Expand(context.Background(), cfg); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(out.Tuples)), "tuples")
+}
