@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-kit/log/level"
@@ -15,14 +16,18 @@ import (
 // comes from another cluster (a packet or stream labelled with another
 // cluster name), and it bounds what the gossip port can make this member
 // hold: at most maxStreams streams at once, each cut off past
-// Config.MaxStateBytes plus memberlist's own share (the member list).
-// memberlist checks the label again, and its own limits (20 MiB of
-// state, 128 push/pulls at once) stay above these.
+// Config.MaxStateBytes plus memberlist's own share (the member list), and
+// all of them together holding at most streamBudget such streams' bytes
+// until they close. memberlist checks the label again, and its own limits
+// (20 MiB of state, 128 push/pulls at once) stay above these.
 const (
 	// maxStreams is how many incoming streams (push/pulls, oversized
-	// deltas, joins) are read at once; more are closed and counted. A
-	// cluster of MaxMembers members opens a few each push/pull interval.
-	maxStreams = 4
+	// deltas, joins, TCP pings) are open at once; more are closed and
+	// counted. Small streams cost little: the bytes are bounded apart.
+	maxStreams = 64
+	// streamBudget is how many full-sized streams' bytes all streams may
+	// hold at once; a read past it fails and is counted ("streams").
+	streamBudget = 2
 	// streamOverhead is what a stream may carry beside the states: the
 	// member list (about 100 bytes a member), framing, encryption.
 	streamOverhead = 1 << 20
@@ -37,7 +42,7 @@ const (
 // onchain_exporter_cluster_messages_refused_total.
 const (
 	refusedClusterName = "cluster_name" // another cluster's label
-	refusedStreams     = "streams"      // too many streams at once
+	refusedStreams     = "streams"      // too many streams, or bytes, at once
 	refusedStreamSize  = "stream_size"  // a stream past its bound
 	refusedStateSize   = "state_size"   // a full state past --cluster.max-state-bytes
 	refusedDeltaSize   = "delta_size"   // a delta past its bound
@@ -73,6 +78,7 @@ type guardTransport struct {
 	p        *Peer
 	label    string
 	maxBytes int64
+	inflight atomic.Int64 // bytes read by streams not yet closed
 	packets  chan *memberlist.Packet
 	streams  chan net.Conn
 	slots    chan struct{}
@@ -133,8 +139,7 @@ func (g *guardTransport) DialTimeout(addr string, timeout time.Duration) (net.Co
 }
 
 func (g *guardTransport) bounded(conn net.Conn, from string) *boundedConn {
-	return &boundedConn{Conn: conn, left: g.maxBytes, free: func() {},
-		refuse: func() { g.p.refuse(refusedStreamSize, from, "limit_bytes", g.maxBytes) }}
+	return &boundedConn{Conn: conn, g: g, left: g.maxBytes, free: func() {}, from: from}
 }
 
 func (g *guardTransport) filterPackets() {
@@ -248,12 +253,19 @@ func peekLabel(conn net.Conn) (peeked []byte, label string, err error) {
 // errStreamTooLong ends a stream past its bound.
 var errStreamTooLong = errors.New("stream longer than the cluster's bound")
 
-// boundedConn replays the peeked bytes, then reads at most left bytes.
+// errStreamsFull ends a stream that would take the streams past their
+// budget.
+var errStreamsFull = errors.New("streams hold the cluster's bound of bytes")
+
+// boundedConn replays the peeked bytes, then reads at most left bytes,
+// each counted in the guard's budget until the stream closes.
 type boundedConn struct {
 	net.Conn
+	g         *guardTransport
+	from      string
 	peeked    []byte
 	left      int64
-	refuse    func()
+	held      int64 // bytes read, counted in g.inflight
 	free      func()
 	closeOnce sync.Once
 	refused   bool
@@ -266,23 +278,38 @@ func (c *boundedConn) Read(b []byte) (int, error) {
 		return n, nil
 	}
 	if c.left <= 0 {
-		if !c.refused {
-			c.refused = true
-			c.refuse()
-		}
+		c.refuseOnce(refusedStreamSize, "limit_bytes", c.g.maxBytes)
 		return 0, errStreamTooLong
 	}
 	if int64(len(b)) > c.left {
 		b = b[:c.left]
 	}
+	want := int64(len(b))
+	if c.g.inflight.Add(want) > streamBudget*c.g.maxBytes {
+		c.g.inflight.Add(-want)
+		c.refuseOnce(refusedStreams, "limit_bytes", streamBudget*c.g.maxBytes)
+		return 0, errStreamsFull
+	}
 	n, err := c.Conn.Read(b)
+	c.g.inflight.Add(int64(n) - want)
+	c.held += int64(n)
 	c.left -= int64(n)
 	return n, err
 }
 
+func (c *boundedConn) refuseOnce(reason string, kv ...any) {
+	if !c.refused {
+		c.refused = true
+		c.g.p.refuse(reason, c.from, kv...)
+	}
+}
+
 func (c *boundedConn) Close() error {
 	err := c.Conn.Close()
-	c.closeOnce.Do(c.free)
+	c.closeOnce.Do(func() {
+		c.g.inflight.Add(-c.held)
+		c.free()
+	})
 	return err
 }
 
@@ -313,7 +340,7 @@ func (p *Peer) refuse(reason, from string, kv ...any) {
 
 var refusalMessage = map[string]string{
 	refusedClusterName: "refused gossip from another cluster (--cluster.label differs); logged once per host",
-	refusedStreams:     "refused a gossip stream: too many at once; logged once per host",
+	refusedStreams:     "refused a gossip stream: too many, or too many bytes, at once; logged once per host",
 	refusedStreamSize:  "cut a gossip stream past its bound (--cluster.max-state-bytes); logged once per host",
 	refusedStateSize:   "refused a peer's full state past --cluster.max-state-bytes; logged once per member",
 	refusedDeltaSize:   "refused a delta past its bound; logged once per member",

@@ -15,8 +15,7 @@ import (
 // and at once when one joins, a heartbeat: its name, the digest of its
 // configuration (SetConfigDigest) and its clock. A unit's owner and ranks
 // (owner.go) are chosen among the members that serve: this one, and those
-// whose heartbeat of the same digest came within serveTimeout heartbeat
-// intervals. A member that joined and says nothing, or runs another
+// whose heartbeat of the same digest came lately (serveTimeout). A member that joined and says nothing, or runs another
 // configuration, owns nothing: the others fetch what it would own, twice
 // at worst, never zero times.
 //
@@ -26,9 +25,16 @@ import (
 // cluster clock from the same heartbeats, one wrong clock among three or
 // more is outvoted, and two members meet halfway (ClusterTime).
 
-// serveTimeout is how many heartbeat intervals a member serves after its
-// last heartbeat: a lost packet or two does not move its units.
-const serveTimeout = 4
+// A member serves for serveTimeout heartbeat intervals after its last
+// heartbeat, and at least minServeTimeout: lost packets, a pause of the
+// process (a collection, a CPU quota spent) do not move its units, which
+// would cost calls twice; a member that stops for good is declared failed
+// by memberlist in a few seconds anyway. One that never sent a heartbeat
+// owns nothing at all.
+const (
+	serveTimeout    = 4
+	minServeTimeout = 10 * time.Second
+)
 
 // maxDigestBytes bounds a configuration digest.
 const maxDigestBytes = 128
@@ -156,7 +162,7 @@ func (p *Peer) receiveHeartbeat(b []byte) {
 // those whose heartbeat of this member's digest is recent; the lock is
 // held, and the result is sorted by name as live members are.
 func (p *Peer) servingLocked(live []Member, now time.Time) []Member {
-	timeout := serveTimeout * p.cfg.heartbeatInterval()
+	timeout := max(serveTimeout*p.cfg.heartbeatInterval(), minServeTimeout)
 	out := make([]Member, 0, len(live))
 	for _, m := range live {
 		if m.Name == p.name {
