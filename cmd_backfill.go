@@ -138,6 +138,12 @@ func (c *backfillCommand) run(g globalFlags, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The target is checked before any upstream call, the listings of
+	// "all" included.
+	if err := backfill.CheckTarget(ctx, opts.RemoteWrite, logger); err != nil {
+		level.Error(logger).Log("msg", "cannot write to the remote-write target", "err", err)
+		return 1
+	}
 	reg := prometheus.NewRegistry()
 	pool := upstream.NewPool(reg, time.Now, logger)
 	defer pool.Close()

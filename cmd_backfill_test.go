@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -170,5 +173,52 @@ func TestBackfillNoShareNoListing(t *testing.T) {
 	}
 	if n := up.fake.Calls("data"); n != 0 {
 		t.Errorf("%d calls (listing: %d) for an API the backfill has no share of", n, up.fake.CallsFor("/v1/discovery/endpoints"))
+	}
+}
+
+// TestBackfillUnreachableUpstreamStopsSoon: the README's backfill command
+// on examples/config.yml, its url where nothing listens (the file's own
+// placeholder name does not resolve either), stops after a few calls
+// with an error that names the URL and not the credential. (Before, it
+// tried every series four times: 78 requests for the file's 13 series.)
+func TestBackfillUnreachableUpstreamStopsSoon(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot, "examples", "config.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + l.Addr().String()
+	l.Close()
+	const placeholder = "https://data-api.example.com"
+	if !strings.Contains(string(b), placeholder) {
+		t.Fatalf("examples/config.yml has no url %s", placeholder)
+	}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.WriteFile("config.yml", []byte(strings.ReplaceAll(string(b), placeholder, closed)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const token = "unreachable-test-token-7f3a"
+	t.Setenv("ONCHAIN_DATA_TOKEN", token)
+	args := []string{"backfill", "--config.file=config.yml", "--from=2022-01-01", "--label=job=onchain_exporter",
+		"--label=instance=exporter.example:9799", "--output=history.om", "--storage.path=" + dir}
+	var stdout, stderr bytes.Buffer
+	code := run(args, &stdout, &stderr)
+	logs := stderr.String()
+	if code != 1 || !strings.Contains(logs, `msg="backfill failed" err="the data API's upstream `+closed+` cannot be reached`) ||
+		!strings.Contains(logs, "connection refused") || strings.Contains(logs, token) {
+		t.Fatalf("code %d\n%s", code, logs)
+	}
+	m := regexp.MustCompile(`upstream_requests=(\d+)`).FindStringSubmatch(logs)
+	if m == nil {
+		t.Fatalf("no summary line:\n%s", logs)
+	}
+	// The plan's read and its client retry, then at most two rounds of
+	// the two series fetched at once, each sent twice by the client.
+	if n, _ := strconv.Atoi(m[1]); n > 2+2*2*4 {
+		t.Errorf("%d requests before it stopped:\n%s", n, logs)
 	}
 }

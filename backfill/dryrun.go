@@ -5,16 +5,18 @@ import (
 	"io"
 	"time"
 
+	"github.com/onchain-exporter/onchain_exporter/budget"
 	"github.com/onchain-exporter/onchain_exporter/config"
 )
 
 // DryRun prints the calls a run would make, and makes none; it needs no
-// target (Output or RemoteWrite): per series
-// the first call and, for fixed windows, the pages after it; for block
-// windows the first call only, since how many blocks a range holds is
-// known from the first answer. Series an earlier run wrote (progress
-// file) are listed as such. cfg is the configuration as loaded: "all" is
-// resolved by listing calls that a dry run does not make either.
+// target (Output or RemoteWrite): per series the first call and, for
+// fixed windows, the pages after it; for block windows the number of
+// pages after it, estimated from the chain's block spacing
+// (budget.BlockSpacing), since the heights they ask for are known from
+// the answers. Series an earlier run wrote (progress file) are listed as
+// such. cfg is the configuration as loaded: "all" is resolved by listing
+// calls that a dry run does not make either.
 func DryRun(w io.Writer, cfg *config.Config, o Options) error {
 	o.setDefaults()
 	prog, tuples, err := prepare(cfg, &o, true)
@@ -34,7 +36,7 @@ func DryRun(w io.Writer, cfg *config.Config, o Options) error {
 			fmt.Fprintf(w, "# %s: %s, paced over the UTC day\n", api, s)
 		}
 	}
-	calls, series, unknown := 0, 0, 0
+	calls, series, estimated := 0, 0, 0
 	listed := map[*config.Entry]bool{}
 	for _, t := range tuples {
 		if s, ok := sh[t.API]; ok && s.left < 1 {
@@ -60,9 +62,10 @@ func DryRun(w io.Writer, cfg *config.Config, o Options) error {
 		calls++
 		switch {
 		case rows < 0:
-			if p.ranged {
-				unknown++
-				fmt.Fprintf(w, "#   and pages before it by to= while an answer holds %d rows\n", p.limit)
+			if more, basis := morePages(t, p); p.ranged && p.limit > 0 {
+				estimated += more
+				calls += more
+				fmt.Fprintf(w, "#   and about %d more pages before it by to=, %d rows a page: %s\n", more, p.limit, basis)
 			}
 		case p.ranged && p.limit > 0:
 			for to := p.to.Add(-time.Duration(p.limit) * config.WindowDuration(t.Window)); rows > p.limit; rows -= p.limit {
@@ -74,11 +77,31 @@ func DryRun(w io.Writer, cfg *config.Config, o Options) error {
 		}
 	}
 	fmt.Fprintf(w, "# %d series, %d calls", series, calls)
-	if unknown > 0 {
-		fmt.Fprintf(w, " (and more for %d block series whose ranges hold more blocks than one answer does)", unknown)
+	if estimated > 0 {
+		fmt.Fprintf(w, " (%d of them pages of block series, estimated from their chains' block spacing)", estimated)
 	}
 	fmt.Fprintln(w)
 	return nil
+}
+
+// morePages estimates the pages after the first of a ranged series whose
+// rows cannot be counted from its window (block rows), and says on what
+// basis. A chain whose spacing is not known offline is counted at
+// Ethereum's 12 s, the fastest the upstream is known to serve.
+func morePages(t *config.Tuple, p plan) (int, string) {
+	chain, every, ok := budget.BlockSpacing(t)
+	basis := fmt.Sprintf("%s blocks, one every %s", chain, every)
+	if !ok {
+		every = 12 * time.Second
+		basis = fmt.Sprintf("the block spacing of %s is not known offline: counted at one block every %s, as Ethereum's", chain, every)
+	}
+	span := p.to.Sub(p.from)
+	if span < 0 {
+		return 0, basis
+	}
+	blocks := int64(span/every) + 1
+	pages := (blocks + int64(p.limit) - 1) / int64(p.limit)
+	return int(pages - 1), fmt.Sprintf("about %d %s", blocks, basis)
 }
 
 // unresolved names the parameter of a tuple still listing "all".

@@ -213,6 +213,7 @@ func (r *runner) call(ctx context.Context, c *upstream.Client, t *config.Tuple, 
 		root, err := c.Fetch(cctx, t.Path, q, t.Keyed, maxItems)
 		cancel()
 		if err == nil {
+			r.reached(t.API)
 			r.calls.Add(1)
 			rec.Calls++
 			if ctx.Err() != nil {
@@ -231,6 +232,16 @@ func (r *runner) call(ctx context.Context, c *upstream.Client, t *config.Tuple, 
 		if !e.HeldBack && e.Code != "paused" {
 			r.calls.Add(1)
 			rec.Calls++
+		}
+		switch {
+		case e.HTTP != 0:
+			r.reached(t.API)
+		case belowHTTP(e) && r.notReached(t.API, e):
+			return nil, &tupleError{notTried, e}
+		}
+		if why := r.stoppedAPI(t.API); why != "" {
+			// Stopped meanwhile, by another series' call.
+			return nil, &tupleError{notTried, errors.New(why)}
 		}
 		var wait time.Duration
 		switch {
@@ -260,6 +271,10 @@ func (r *runner) call(ctx context.Context, c *upstream.Client, t *config.Tuple, 
 		case e.Retryable && retries < maxRetries:
 			retries++
 			wait = max(e.RetryAfter, time.Duration(retries)*2*time.Second)
+			if belowHTTP(e) {
+				// Told out of reach after maxBelowHTTPInARow: soon.
+				wait = time.Duration(retries) * time.Second
+			}
 		default:
 			return nil, e
 		}
@@ -268,4 +283,49 @@ func (r *runner) call(ctx context.Context, c *upstream.Client, t *config.Tuple, 
 			return nil, err
 		}
 	}
+}
+
+// maxBelowHTTPInARow stops the calls of an API after this many in a row
+// failed before any answer (a name that does not resolve, a refused or
+// reset connection, a timeout): the upstream cannot be reached, and every
+// other series would wait out the same retries. With the run's default
+// concurrency that is two tries of the first two series, a few seconds.
+const maxBelowHTTPInARow = 4
+
+// belowHTTP says a call failed before the upstream answered.
+func belowHTTP(e *upstream.Error) bool {
+	return e.HTTP == 0 && !e.HeldBack && (e.Code == "transport" || e.Code == "timeout")
+}
+
+// reached notes that the upstream of an API answered a call.
+func (r *runner) reached(api string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.inARow[api] = 0
+}
+
+// notReached counts a call of an API that failed below HTTP; once
+// maxBelowHTTPInARow did in a row it stops the API, and the run ends
+// with an error naming the API's URL (credentials never are in it). It
+// says whether the API is stopped.
+func (r *runner) notReached(api string, e *upstream.Error) bool {
+	r.mu.Lock()
+	r.inARow[api]++
+	n := r.inARow[api]
+	first := n >= maxBelowHTTPInARow && r.unreachable[api] == nil
+	if first {
+		base := ""
+		if a := r.cfg.APIs[api]; a != nil && a.URL != nil {
+			base = upstream.ShownURL(a.URL)
+		}
+		r.unreachable[api] = fmt.Errorf("the %s API's upstream %s cannot be reached: %d calls in a row failed before any answer, the last with %s: %s; check the section's url, the network and any proxy, then run again",
+			api, base, n, e.Code, e.Message)
+	}
+	err := r.unreachable[api]
+	r.mu.Unlock()
+	if err != nil {
+		r.stop(api, err.Error())
+		return true
+	}
+	return false
 }

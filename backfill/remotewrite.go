@@ -53,6 +53,9 @@ type RemoteWrite struct {
 
 	// checkTimes replaces checkSettle and checkEvery (tests).
 	checkTimes *[2]time.Duration
+	// checked says CheckTarget found the target taking writes;
+	// noReadBack that its query API could not be read.
+	checked, noReadBack bool
 }
 
 // maxRefusedInARow stops a run whose target refuses every series it is

@@ -31,6 +31,9 @@ type receiver struct {
 	// merge takes samples sent again by a later run: each request's are
 	// in time order, and merged into what is kept.
 	merge bool
+	// probes counts the empty requests (CheckTarget's), which neither
+	// count in reqs nor go through refuse.
+	probes int
 }
 
 func (rv *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -53,6 +56,11 @@ func (rv *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rv.mu.Lock()
 	defer rv.mu.Unlock()
+	if len(req.Timeseries) == 0 {
+		rv.probes++
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	rv.reqs++
 	if rv.refuse != nil {
 		if code, msg := rv.refuse(&req, rv.reqs); code != 0 {

@@ -84,7 +84,11 @@ func Run(ctx context.Context, cfg *config.Config, pool *upstream.Pool, o Options
 		sum.Complete = true
 		return sum, nil
 	}
-	r := &runner{o: o, cfg: cfg, pool: pool, prog: prog, claims: series.NewClaims(), sum: sum, stopped: map[string]string{}}
+	if err := CheckTarget(ctx, o.RemoteWrite, o.Logger); err != nil {
+		return nil, err
+	}
+	r := &runner{o: o, cfg: cfg, pool: pool, prog: prog, claims: series.NewClaims(), sum: sum, stopped: map[string]string{},
+		inARow: map[string]int{}, unreachable: map[string]error{}}
 	for name, f := range prog.file.Families {
 		if f.Owner != "" {
 			_ = r.claims.Claim(f.Owner, series.Family{Name: name, Help: f.Help, Type: f.Type}, f.Labels)
@@ -95,7 +99,7 @@ func Run(ctx context.Context, cfg *config.Config, pool *upstream.Pool, o Options
 	if o.RemoteWrite != nil {
 		rw = newRemoteWrite(ctx, o.RemoteWrite, o.Logger)
 		r.sink = rw
-		if o.RemoteWrite.QueryURL != "" {
+		if o.RemoteWrite.QueryURL != "" && !o.RemoteWrite.noReadBack {
 			r.ver = newVerifier(ctx, o.RemoteWrite, o.Logger)
 		}
 	} else if r.sink, err = newOpenMetrics(o.Output, o.ReplaceOutput, prog.file.Families, o.Logger); err != nil {
@@ -108,6 +112,11 @@ func Run(ctx context.Context, cfg *config.Config, pool *upstream.Pool, o Options
 	}
 	level.Info(o.Logger).Log(kv...)
 	runErr := r.run(ctx, todo)
+	for _, api := range config.APINames {
+		if err := r.unreachable[api]; err != nil {
+			runErr = errors.Join(runErr, err)
+		}
+	}
 	sum.Calls = r.calls.Load()
 	complete := runErr == nil && sum.Failed == 0 && sum.NotTried == 0
 	if rw != nil {
@@ -208,8 +217,14 @@ type runner struct {
 
 	mu sync.Mutex
 	// stopped holds, per API, why its remaining series wait for a later
-	// run (its credential refused, a long pause, the budget spent).
+	// run (its credential refused, a long pause, the budget spent, its
+	// upstream out of reach).
 	stopped map[string]string
+	// inARow counts, per API, the calls that failed below HTTP since its
+	// upstream last answered; unreachable holds the error of an API
+	// stopped for it (fetch.go).
+	inARow      map[string]int
+	unreachable map[string]error
 }
 
 // run fetches the series, per API as many at once as allowed, and writes

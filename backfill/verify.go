@@ -280,6 +280,41 @@ func (v *verifier) query(defs []*seriesDef, pts []checkPoint, ms int64) (map[int
 	// kept across restarts, what it answered before the samples came;
 	// Prometheus and the others ignore it.
 	form := url.Values{"query": {selector(sel) + "[1ms]"}, "time": {strconv.FormatFloat(float64(ms)/1000, 'f', 3, 64)}, "nocache": {"1"}}
+	ans, err := v.ask(form, "matrix")
+	if err != nil {
+		return nil, err
+	}
+	found := map[int]bool{}
+	for _, r := range ans.Data.Result {
+		name := r.Metric["__name__"]
+		delete(r.Metric, "__name__")
+		ls := make([]Label, 0, len(r.Metric))
+		for k, val := range r.Metric {
+			ls = append(ls, Label{k, val})
+		}
+		if idx, ok := want[labelsKey(name, ls)]; ok && len(r.Values) > 0 {
+			found[idx] = true
+		}
+	}
+	return found, nil
+}
+
+// queryAnswer is an answer of the query API.
+type queryAnswer struct {
+	Status string `json:"status"`
+	Data   struct {
+		ResultType string `json:"resultType"`
+		Result     []struct {
+			Metric map[string]string `json:"metric"`
+			Values [][2]any          `json:"values"`
+		} `json:"result"`
+	} `json:"data"`
+}
+
+// ask sends one query to the query API, with the remote write's
+// credentials and headers; an answer other than success of resultType
+// is an error naming the API (redacted) and what it said.
+func (v *verifier) ask(form url.Values, resultType string) (*queryAnswer, error) {
 	ctx, cancel := context.WithTimeout(v.ctx, v.rw.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, v.url, strings.NewReader(form.Encode()))
@@ -300,33 +335,12 @@ func (v *verifier) query(defs []*seriesDef, pts []checkPoint, ms int64) (map[int
 	if err != nil {
 		return nil, err
 	}
-	var ans struct {
-		Status string `json:"status"`
-		Data   struct {
-			ResultType string `json:"resultType"`
-			Result     []struct {
-				Metric map[string]string `json:"metric"`
-				Values [][2]any          `json:"values"`
-			} `json:"result"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(body, &ans); err != nil || resp.StatusCode != http.StatusOK || ans.Status != "success" || ans.Data.ResultType != "matrix" {
+	var ans queryAnswer
+	if err := json.Unmarshal(body, &ans); err != nil || resp.StatusCode != http.StatusOK || ans.Status != "success" || ans.Data.ResultType != resultType {
 		text := strings.TrimSpace(string(body[:min(len(body), 300)]))
 		return nil, fmt.Errorf("HTTP %d from %s: %s", resp.StatusCode, v.redacted, text)
 	}
-	found := map[int]bool{}
-	for _, r := range ans.Data.Result {
-		name := r.Metric["__name__"]
-		delete(r.Metric, "__name__")
-		ls := make([]Label, 0, len(r.Metric))
-		for k, val := range r.Metric {
-			ls = append(ls, Label{k, val})
-		}
-		if idx, ok := want[labelsKey(name, ls)]; ok && len(r.Values) > 0 {
-			found[idx] = true
-		}
-	}
-	return found, nil
+	return &ans, nil
 }
 
 // labelsKey identifies a series by its name and labels, those with an
