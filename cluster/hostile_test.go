@@ -75,8 +75,8 @@ func TestLeftMembersAreNotRetried(t *testing.T) {
 // Without a key, a member says so at start: a warning and a gauge.
 func TestClearGossipIsShown(t *testing.T) {
 	a := start(t, testConfig("a"))
-	if got := a.counter(t, "onchain_exporter_cluster_encrypted"); got != 0 {
-		t.Errorf("encrypted = %v in the clear", got)
+	if got := a.counter(t, "onchain_exporter_cluster_encrypted"); got != 0 || a.Encrypted() {
+		t.Errorf("encrypted = %v (Encrypted %v) in the clear", got, a.Encrypted())
 	}
 	if !strings.Contains(a.logs.String(), "gossip is in the clear") {
 		t.Errorf("no warning at start:\n%s", a.logs.String())
@@ -84,8 +84,8 @@ func TestClearGossipIsShown(t *testing.T) {
 	cfg := testConfig("b")
 	cfg.KeyFile = writeKey(t, []byte(base64.StdEncoding.EncodeToString(randomBytes(t, 32))))
 	b := start(t, cfg)
-	if got := b.counter(t, "onchain_exporter_cluster_encrypted"); got != 1 {
-		t.Errorf("encrypted = %v with a key", got)
+	if got := b.counter(t, "onchain_exporter_cluster_encrypted"); got != 1 || !b.Encrypted() {
+		t.Errorf("encrypted = %v (Encrypted %v) with a key", got, b.Encrypted())
 	}
 	if strings.Contains(b.logs.String(), "gossip is in the clear") {
 		t.Error("a member with a key warns of clear gossip")

@@ -81,3 +81,11 @@ func (p *Peer) keyCount() int {
 	}
 	return len(p.keyring.GetKeys())
 }
+
+// Encrypted reports whether gossip is encrypted and authenticated
+// (--cluster.encryption-key-file): false in the clear, where anyone who
+// reaches the port can change what every member serves, which a page
+// should say. A nil *Peer (no cluster) returns false.
+func (p *Peer) Encrypted() bool {
+	return p != nil && p.keyring != nil
+}
