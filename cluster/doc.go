@@ -39,9 +39,10 @@
 //
 // # What it promises
 //
-// Fail open, at least once. Each refresh unit has one owner among the live
-// members, and every member computes the same owner from the same member
-// list. A member of rank r for a unit waits r × --cluster.peer-timeout past
+// Fail open, at least once. Each refresh unit has one owner among the
+// members that serve (live, and heard in a heartbeat of the same
+// configuration digest lately), and every member computes the same owner
+// from the same member list. A member of rank r for a unit waits r × --cluster.peer-timeout past
 // the unit's due time for the owner's result before it fetches the unit
 // itself. So a dead owner costs one late refresh, not a missing one; while
 // members disagree on who is alive (a join or failure not yet known

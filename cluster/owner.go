@@ -76,8 +76,9 @@ func rank(members []Member, self, unit string) (owner string, r int) {
 // owner, r > 0 means r members come before this one. A
 // member of rank r acts in the owner's place when what the owner should
 // have sent has not arrived r × PeerTimeout after it was due. All members
-// that see the same live members agree; while their views differ (a join
-// or a failure not yet known everywhere, a partition) two members may
+// that see the same serving members agree; while their views differ (a
+// join, a failure or a heartbeat not yet known everywhere, a partition,
+// two configuration digests during a rolling change) two members may
 // both rank 0, and the unit is fetched twice, never zero times.
 //
 // A nil *Peer (cluster mode off) owns every unit: it returns "", 0.
