@@ -170,6 +170,17 @@ func TestMaxMembers(t *testing.T) {
 	if got := strings.Join(a.names(), ","); got != "a,b" {
 		t.Errorf("a sees %s past --cluster.max-members 2", got)
 	}
+	// Logged once per host, not once per message: a flood of members
+	// does not flood the log.
+	warned := 0
+	for _, line := range strings.Split(a.logs.String(), "\n") {
+		if strings.Contains(line, "level=warn") && (strings.Contains(line, "member past") || strings.Contains(line, "ignoring alive")) {
+			warned++
+		}
+	}
+	if warned > 2 {
+		t.Errorf("a logged %d warnings for one refused member:\n%s", warned, a.logs.String())
+	}
 }
 
 // A delta or a full state past its bound is refused before it is read,

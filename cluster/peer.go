@@ -281,14 +281,24 @@ func (p *Peer) Leave(timeout time.Duration) error {
 }
 
 // logWriter turns memberlist's log lines ("[WARN] memberlist: ...") into
-// go-kit records: warnings and errors as warnings, the rest as debug.
+// go-kit records: warnings and errors as warnings, the rest as debug. The
+// warnings of a refusal this package counts and logs once (refuse) are
+// debug: a flood of refused members must not flood the log.
 type logWriter struct{ logger log.Logger }
+
+// refusedLines are memberlist's words for what refuse already said.
+var refusedLines = []string{"ignoring alive message", errTooManyMembers.Error(), "unacceptable label"}
 
 func (w logWriter) Write(b []byte) (int, error) {
 	msg := strings.TrimSpace(string(b))
 	lvl := level.Debug
 	if strings.HasPrefix(msg, "[WARN]") || strings.HasPrefix(msg, "[ERR]") {
 		lvl = level.Warn
+		for _, r := range refusedLines {
+			if strings.Contains(msg, r) {
+				lvl = level.Debug
+			}
+		}
 	}
 	if i := strings.Index(msg, "] "); i >= 0 && strings.HasPrefix(msg, "[") {
 		msg = strings.TrimPrefix(msg[i+2:], "memberlist: ")
