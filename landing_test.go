@@ -368,3 +368,22 @@ func TestPageInBrowserAt10000Series(t *testing.T) {
 	}
 	screenshot(t, bin, authed+"/", "page-10000.png")
 }
+
+// A pattern entry past max_tuples: the page says what it expanded to and
+// how many tuples max_tuples cut.
+func TestPageShowsAPatternCut(t *testing.T) {
+	up := newFakeUpstream(t, fakeapi.Options{})
+	dir := t.TempDir()
+	tokenFile, cfgFile := filepath.Join(dir, "token"), filepath.Join(dir, "onchain.yml")
+	writeFile(t, tokenFile, "token")
+	writeFile(t, cfgFile, fmt.Sprintf("data:\n  url: %q\n  token_file: %q\n  max_tuples: 1\n  metrics:\n    - path: /v1/btc/*/*\n      window: day\n", up.URL, tokenFile))
+	e := startRun(t, http.DefaultClient, "http", "--config.file="+cfgFile)
+	st := pageStatus(t, e, "")
+	ps := st.APIs[0].Patterns
+	if len(ps) != 1 || ps[0].Entry != "data.metrics[0]" || ps[0].Pattern != "/v1/btc/*/*" || ps[0].Tuples != 1 || ps[0].Cut < 1 || ps[0].Paths != ps[0].Tuples+ps[0].Cut {
+		t.Fatalf("the pattern: %+v", ps)
+	}
+	if _, html := e.get(http.MethodGet, "/"); !strings.Contains(html, fmt.Sprintf("<strong>%d cut by max_tuples</strong>", ps[0].Cut)) {
+		t.Error("the page does not show the cut")
+	}
+}

@@ -33,7 +33,8 @@ func TestJSONFieldsAsDocumented(t *testing.T) {
 	one := 1.0
 	st := Status{Findings: []string{}, States: map[string]int{}, Cluster: &Cluster{Members: []Member{{}}},
 		APIs: []API{{URL: "u", Auth: "a", Credential: "c", TimeoutSeconds: 1, Concurrency: 1, MaxStaleness: 1, RevalidateEvery: 1, MaxTuples: 1, Hold: "h",
-			Entries: []Entry{{}}, Pauses: []Pause{{}}, Expansion: Expansion{Read: now, Error: "e"}}},
+			Entries: []Entry{{}}, Pauses: []Pause{{}}, Expansion: Expansion{Read: now, Error: "e"},
+			Patterns: []Pattern{{Left: []string{"l"}, Error: "e"}}}},
 		Endpoints: []Endpoint{{PublicationDelay: &one}},
 		Series:    SeriesPage{Items: []Series{{Newest: now, Age: 1, Spacing: 1, Next: now, Error: "e", Failing: now, Owner: "o", Deprec: true, Earliest: 1}}}}
 	raw, err := json.Marshal(st)

@@ -61,28 +61,31 @@ type API struct {
 	Series     int    `json:"series"`
 	// The configuration in force, credentials masked: where the
 	// credential is read from, never its value.
-	URL             string    `json:"url,omitempty"`
-	Auth            string    `json:"auth,omitempty"`
-	Credential      string    `json:"credential,omitempty"`
-	TimeoutSeconds  float64   `json:"timeout_seconds,omitempty"`
-	Concurrency     int       `json:"concurrency,omitempty"`
-	RateLimit       float64   `json:"rate_limit_per_minute"` // 0: none
-	DailyBudget     int       `json:"daily_budget"`          // 0: none
-	MaxStaleness    float64   `json:"max_staleness_seconds,omitempty"`
-	RevalidateEvery float64   `json:"revalidate_seconds,omitempty"`
-	MaxTuples       int       `json:"max_tuples,omitempty"`
-	Entries         []Entry   `json:"entries,omitempty"`
-	EntriesHidden   int       `json:"-"`                // entries the HTML leaves out
-	CallsToday      int       `json:"calls_today"`      // onchain_exporter_daily_calls_used
-	CallsTodayHere  int       `json:"calls_today_here"` // onchain_exporter_daily_calls_used_here
-	Limit           int       `json:"limit_today"`      // onchain_exporter_daily_budget_calls; 0: none
-	Pace            float64   `json:"pace_calls_per_day"`
-	Forecast        float64   `json:"forecast_calls_per_day"` // natural cost, listing included
-	Planned         float64   `json:"planned_calls_per_day"`
-	PlanLine        string    `json:"plan_line"`
-	Hold            string    `json:"hold,omitempty"`
-	Pauses          []Pause   `json:"pauses"`
-	Expansion       Expansion `json:"expansion"`
+	URL             string  `json:"url,omitempty"`
+	Auth            string  `json:"auth,omitempty"`
+	Credential      string  `json:"credential,omitempty"`
+	TimeoutSeconds  float64 `json:"timeout_seconds,omitempty"`
+	Concurrency     int     `json:"concurrency,omitempty"`
+	RateLimit       float64 `json:"rate_limit_per_minute"` // 0: none
+	DailyBudget     int     `json:"daily_budget"`          // 0: none
+	MaxStaleness    float64 `json:"max_staleness_seconds,omitempty"`
+	RevalidateEvery float64 `json:"revalidate_seconds,omitempty"`
+	MaxTuples       int     `json:"max_tuples,omitempty"`
+	Entries         []Entry `json:"entries,omitempty"`
+	// Patterns are what each pattern entry expanded to, max_tuples' cut
+	// included.
+	Patterns       []Pattern `json:"patterns,omitempty"`
+	EntriesHidden  int       `json:"-"`                // entries the HTML leaves out
+	CallsToday     int       `json:"calls_today"`      // onchain_exporter_daily_calls_used
+	CallsTodayHere int       `json:"calls_today_here"` // onchain_exporter_daily_calls_used_here
+	Limit          int       `json:"limit_today"`      // onchain_exporter_daily_budget_calls; 0: none
+	Pace           float64   `json:"pace_calls_per_day"`
+	Forecast       float64   `json:"forecast_calls_per_day"` // natural cost, listing included
+	Planned        float64   `json:"planned_calls_per_day"`
+	PlanLine       string    `json:"plan_line"`
+	Hold           string    `json:"hold,omitempty"`
+	Pauses         []Pause   `json:"pauses"`
+	Expansion      Expansion `json:"expansion"`
 	// KeyPlan and Refusals are what the key's plan allows and the series
 	// it refuses, "unknown" until the exporter has read the plan (only
 	// the data API's is read).
@@ -96,6 +99,17 @@ type Entry struct {
 	Key  string `json:"key"`
 	Path string `json:"path"`
 	Line int    `json:"line"`
+}
+
+// Pattern is what one pattern entry expanded to.
+type Pattern struct {
+	Entry   string   `json:"entry"`
+	Pattern string   `json:"pattern"`
+	Paths   int      `json:"paths"`
+	Tuples  int      `json:"tuples"`
+	Cut     int      `json:"cut_by_max_tuples"`
+	Left    []string `json:"left_out,omitempty"`
+	Error   string   `json:"error,omitempty"`
 }
 
 // Pause is a pause of an API's calls in force.
@@ -317,6 +331,16 @@ func describe(a *API, sec *config.API, clean func(api, text string) string) {
 	a.MaxStaleness, a.RevalidateEvery = sec.MaxStaleness.Seconds(), sec.Revalidate.Seconds()
 	for _, e := range sec.Metrics {
 		a.Entries = append(a.Entries, Entry{Key: e.Key, Path: e.Path, Line: e.Line})
+	}
+	for _, p := range sec.Patterns {
+		pt := Pattern{Paths: p.Paths, Tuples: p.Tuples, Cut: p.Cut, Left: p.Left}
+		if p.Entry != nil {
+			pt.Entry, pt.Pattern = p.Entry.Key, p.Entry.Path
+		}
+		if p.Err != nil {
+			pt.Error = clean(a.Name, p.Err.Error())
+		}
+		a.Patterns = append(a.Patterns, pt)
 	}
 }
 
