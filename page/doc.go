@@ -10,8 +10,8 @@
 // embedded in the binary: no script, nothing loaded from elsewhere.
 // Filters (API, state, endpoint) and pages are query parameters.
 //
-// Files: status.go builds the Status (the page's model, also the JSON);
-// words.go says a series' state and next call in words; serve.go is the
-// HTTP side; errors.go keeps each series' last error from the engine's
-// log lines.
+// Files: model.go is the Status, the page's model and its JSON; status.go
+// builds it; words.go says a series' state and next call in words;
+// serve.go is the HTTP side and the templates; errors.go keeps each
+// series' last error from the engine's log lines.
 package page

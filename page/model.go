@@ -1,0 +1,168 @@
+package page
+
+import "time"
+
+// Status is the page's model, and the JSON of /api/v1/status.
+type Status struct {
+	Version     int       `json:"version"`
+	Generated   time.Time `json:"generated"`
+	Exporter    string    `json:"exporter"`
+	ConfigFile  string    `json:"config_file"`
+	Demo        bool      `json:"demo"`
+	MetricsPath string    `json:"metrics_path"`
+	// Findings are the configuration's probable typos.
+	Findings  []string       `json:"findings"`
+	APIs      []API          `json:"apis"`
+	Endpoints []Endpoint     `json:"endpoints"`
+	Cluster   *Cluster       `json:"cluster"` // null alone
+	States    map[string]int `json:"states"`  // series per state, all series
+	Series    SeriesPage     `json:"series"`
+}
+
+// API is one API's line.
+type API struct {
+	Name       string `json:"name"`
+	Title      string `json:"title"`
+	Configured bool   `json:"configured"`
+	Series     int    `json:"series"`
+	// The configuration in force, credentials masked: where the
+	// credential is read from, never its value.
+	URL             string  `json:"url,omitempty"`
+	Auth            string  `json:"auth,omitempty"`
+	Credential      string  `json:"credential,omitempty"`
+	TimeoutSeconds  float64 `json:"timeout_seconds,omitempty"`
+	Concurrency     int     `json:"concurrency,omitempty"`
+	RateLimit       float64 `json:"rate_limit_per_minute"` // 0: none
+	DailyBudget     int     `json:"daily_budget"`          // 0: none
+	MaxStaleness    float64 `json:"max_staleness_seconds,omitempty"`
+	RevalidateEvery float64 `json:"revalidate_seconds,omitempty"`
+	MaxTuples       int     `json:"max_tuples,omitempty"`
+	Entries         []Entry `json:"entries,omitempty"`
+	// Patterns are what each pattern entry expanded to, max_tuples' cut
+	// included.
+	Patterns       []Pattern `json:"patterns,omitempty"`
+	EntriesHidden  int       `json:"-"`                // entries the HTML leaves out
+	CallsToday     int       `json:"calls_today"`      // onchain_exporter_daily_calls_used
+	CallsTodayHere int       `json:"calls_today_here"` // onchain_exporter_daily_calls_used_here
+	Limit          int       `json:"limit_today"`      // onchain_exporter_daily_budget_calls; 0: none
+	Pace           float64   `json:"pace_calls_per_day"`
+	Forecast       float64   `json:"forecast_calls_per_day"` // natural cost, listing included
+	Planned        float64   `json:"planned_calls_per_day"`
+	PlanLine       string    `json:"plan_line"`
+	Hold           string    `json:"hold,omitempty"`
+	Pauses         []Pause   `json:"pauses"`
+	Expansion      Expansion `json:"expansion"`
+	// KeyPlan and Refusals are what the key's plan allows and the series
+	// it refuses, "unknown" until the exporter has read the plan (only
+	// the data API's is read).
+	KeyPlan  string `json:"key_plan"`
+	Refusals string `json:"refusals"`
+	Refused  int    `json:"refused_series"`
+}
+
+// Entry is one metrics entry of the configuration.
+type Entry struct {
+	Key  string `json:"key"`
+	Path string `json:"path"`
+	Line int    `json:"line"`
+}
+
+// Pattern is what one pattern entry expanded to.
+type Pattern struct {
+	Entry   string   `json:"entry"`
+	Pattern string   `json:"pattern"`
+	Paths   int      `json:"paths"`
+	Tuples  int      `json:"tuples"`
+	Cut     int      `json:"cut_by_max_tuples"`
+	Left    []string `json:"left_out,omitempty"`
+	Error   string   `json:"error,omitempty"`
+}
+
+// Pause is a pause of an API's calls in force.
+type Pause struct {
+	Lane       string    `json:"lane"` // keyed or key-free
+	By         string    `json:"by"`
+	Until      time.Time `json:"until"`
+	Credential bool      `json:"credential"`
+}
+
+// Expansion is how an API's lists stand.
+type Expansion struct {
+	Lists   bool      `json:"lists"` // the API's entries are resolved through lists
+	OK      bool      `json:"ok"`
+	Read    time.Time `json:"read,omitzero"`
+	Error   string    `json:"error,omitempty"`
+	Waiting int       `json:"entries_waiting"`
+}
+
+// Endpoint is one endpoint and window of an API: the group its series'
+// publication delay is learned for.
+type Endpoint struct {
+	API    string `json:"api"`
+	Path   string `json:"endpoint"` // as configured (forecast_calls_per_day's endpoint)
+	Window string `json:"window"`
+	Series int    `json:"series"`
+	// PublicationDelay is onchain_exporter_publication_delay_seconds of
+	// the endpoint's paths, the largest; null where none is learned.
+	PublicationDelay *float64 `json:"publication_delay_seconds"`
+	OneRowIn         float64  `json:"one_row_in"` // 1: every row
+	CallsPerDay      float64  `json:"calls_per_day"`
+	PlannedPerDay    float64  `json:"planned_calls_per_day"`
+}
+
+// Cluster is the cluster's members and what each owns.
+type Cluster struct {
+	Self        string   `json:"self"`
+	Settled     bool     `json:"settled"` // the join has settled
+	ClockOffset float64  `json:"clock_offset_seconds"`
+	Members     []Member `json:"members"` // those that serve: heartbeats of this configuration came lately
+	PeerTimeout float64  `json:"peer_timeout_seconds"`
+}
+
+// Member is one live member.
+type Member struct {
+	Name    string `json:"name"`
+	Address string `json:"address"`
+	Units   int    `json:"units_owned"`
+}
+
+// SeriesPage is one page of the series that match the filters.
+type SeriesPage struct {
+	Filter  Filter   `json:"filter"`
+	Total   int      `json:"total"`   // every series
+	Matched int      `json:"matched"` // those the filter keeps
+	Offset  int      `json:"offset"`
+	Limit   int      `json:"limit"`
+	Items   []Series `json:"items"`
+}
+
+// Filter selects series: an empty field keeps all.
+type Filter struct {
+	API      string `json:"api,omitempty"`
+	State    string `json:"state,omitempty"`
+	Endpoint string `json:"endpoint,omitempty"` // a substring of the path
+	Key      string `json:"key,omitempty"`      // one series
+}
+
+// Series is one series' line.
+type Series struct {
+	API      string            `json:"api"`
+	Key      string            `json:"key"`
+	Path     string            `json:"path"`
+	Endpoint string            `json:"endpoint"` // as configured: Status.Endpoints' path
+	Request  string            `json:"request"`  // path and query as sent, credentials masked
+	Window   string            `json:"window"`
+	Labels   map[string]string `json:"labels"`
+	State    string            `json:"state"`
+	Served   bool              `json:"served"` // its values are on /metrics
+	Newest   time.Time         `json:"newest_row,omitzero"`
+	Age      float64           `json:"age_seconds,omitempty"` // of the newest row's end
+	Spacing  float64           `json:"spacing_seconds,omitempty"`
+	Next     time.Time         `json:"next_call,omitzero"`
+	Why      string            `json:"why"`
+	Error    string            `json:"last_error,omitempty"`
+	Failing  time.Time         `json:"failing_since,omitzero"`
+	Owner    string            `json:"owner,omitempty"` // cluster member that owns it
+	Deprec   bool              `json:"deprecated,omitempty"`
+	Earliest float64           `json:"rows_out_after_seconds,omitempty"`
+}
