@@ -119,7 +119,7 @@ func TestConfigCheckAgainstThePlan(t *testing.T) {
 				"WARNING: F:9: data.metrics[2].window: your plan (PROFESSIONAL) reads /v1/btc/network-data/supply at day and hour only, not at block; the exporter does not call it",
 				"Checked against the upstream's lists: data /v1/discovery/endpoints (4 items)",
 				"Plan: plan PROFESSIONAL: 3 paths with windows, 1 always allowed, rate limit 1000 per hour",
-				"Plan: rate_limit and daily_budget not set in the file: rate_limit 15 a minute, daily_budget 21600 a day, the plan's rate limit less the 10 % reserve",
+				"Plan: rate_limit and daily_budget not set in the file: daily_budget 17280 a day, the plan's rate limit less the 10 % reserve",
 				"Not checked: data: window and limit against discovery (the built-in catalog checks them for its endpoints)",
 				""}, "\n")
 			if got != want {
@@ -296,7 +296,7 @@ func TestConfigCheckOfflineFromTheState(t *testing.T) {
 		"Plan: as the last run read it (2026-11-26 12:00 UTC): plan PROFESSIONAL: 3 paths with windows, 1 always allowed, rate limit 1000 per hour\n",
 		"data.metrics[4] (line 13) /v1/btc/market-indicator/*: 1 path, 0 series\n", // mvrv at day is named already
 		"  left out: 1 path not in your plan (PROFESSIONAL)\n",
-		"daily_budget 21600 calls a day",
+		"daily_budget 17280 calls a day",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the output lacks %q:\n%s", want, got)

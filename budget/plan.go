@@ -431,20 +431,34 @@ func human(d time.Duration) string {
 }
 
 // PlanLimits are the rate_limit (requests a minute) and daily_budget
-// (calls a day) the key's plan gives, less the Reserve, which is left to
-// the key's other uses (a backfill, another tool): daily_budget from any
-// allowance, rate_limit from one per hour or less only (a per-minute cap
-// from a day's allowance would forbid the bursts of a start). Zero for
-// what the plan does not give.
+// (calls a day) the key's plan gives, each holding the exporter to the
+// plan's allowance less the Reserve, which is left to the key's other
+// uses (a backfill, another tool). Zero for what the plan does not give.
+//
+// An allowance per minute or less becomes rate_limit (a hard cap per
+// minute) and its share of a day daily_budget. rate_limit cannot hold an
+// allowance per hour or longer without forbidding what the plan allows
+// (a start's burst of calls): daily_budget alone holds it, small enough
+// that no window of the allowance's length gets more than its share,
+// the daily budget's burst (a quarter of an hour's share) included.
 func PlanLimits(r plan.RateLimit) (perMinute float64, perDay int) {
 	if !r.Known() {
 		return 0, 0
 	}
-	perDay = int(math.Floor(r.PerDay() * (1 - Reserve)))
-	if r.Period() <= time.Hour {
-		perMinute = math.Floor(r.PerSecond()*60*(1-Reserve)*100) / 100
+	share := float64(r.Token) * (1 - Reserve) // a window's calls
+	period := r.Period()
+	if period <= time.Minute {
+		perMinute = math.Floor(share*float64(time.Minute)/float64(period)*100) / 100
+		return perMinute, int(math.Floor(share * float64(24*time.Hour) / float64(period)))
 	}
-	return perMinute, perDay
+	// A day's budget d paces at d a day with room for burst(d) = d/96
+	// calls: a window of length period holds at most d/96 + d×period/day.
+	day := float64(24 * time.Hour)
+	perDay = int(math.Floor(share / (1.0/96 + float64(period)/day)))
+	for perDay > 0 && burst(perDay)+float64(perDay)*float64(period)/day > share {
+		perDay-- // burst's floor of one call, for a tiny allowance
+	}
+	return 0, perDay
 }
 
 // WithPlanLimits returns cfg with the key's plan on its data API section

@@ -63,14 +63,23 @@ func TestPlanLimits(t *testing.T) {
 		perMinute float64
 		perDay    int
 	}{
-		{plan.RateLimit{Token: 1000, Window: "hour"}, 15, 21600},
+		{plan.RateLimit{Token: 1000, Window: "hour"}, 0, 17280},
 		{plan.RateLimit{Token: 600, Window: "minute"}, 540, 777600},
-		{plan.RateLimit{Token: 5000, Window: "day"}, 0, 4500},
+		{plan.RateLimit{Token: 2, Window: "second"}, 108, 155520},
+		{plan.RateLimit{Token: 5000, Window: "day"}, 0, 4453},
+		{plan.RateLimit{Token: 70000, Window: "week"}, 0, 8986},
+		{plan.RateLimit{Token: 2, Window: "day"}, 0, 0},
 		{plan.RateLimit{Token: 5, Window: "fortnight"}, 0, 0},
 		{plan.RateLimit{}, 0, 0},
 	} {
-		if m, d := PlanLimits(c.r); m != c.perMinute || d != c.perDay {
+		m, d := PlanLimits(c.r)
+		if m != c.perMinute || d != c.perDay {
 			t.Errorf("%v: %v a minute, %d a day; want %v and %d", c.r, m, d, c.perMinute, c.perDay)
+		}
+		// No window of the allowance's length gets more than its share,
+		// the daily budget's burst included.
+		if p := c.r.Period(); d > 0 && m == 0 && burst(d)+float64(d)*float64(p)/float64(24*time.Hour) > 0.9*float64(c.r.Token) {
+			t.Errorf("%v: daily_budget %d spends more than 90 %% of a window", c.r, d)
 		}
 	}
 }
@@ -85,9 +94,9 @@ func TestWithPlanLimits(t *testing.T) {
 		budget         int
 		fromPlan, same bool
 	}{
-		{"", 15, 21600, true, false},
-		{"  rate_limit: 30\n", 30, 21600, true, false},
-		{"  daily_budget: 500\n", 15, 500, true, false},
+		{"", 0, 17280, true, false},
+		{"  rate_limit: 30\n", 30, 17280, true, false},
+		{"  daily_budget: 500\n", 0, 500, false, false},
 		{"  rate_limit: 0\n  daily_budget: 500\n", 0, 500, false, false},
 	} {
 		yml := "data:\n  url: http://127.0.0.1:1\n  token_env: T\n" + c.section + "  metrics:\n    - path: /v1/btc/network-data/supply\n"

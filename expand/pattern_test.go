@@ -205,7 +205,7 @@ func TestPatternOnTheFullCatalog(t *testing.T) {
 			t.Errorf("a tuple the plan refuses: %v", r)
 		}
 	}
-	if a.LimitsFromPlan != "PROFESSIONAL" || a.DailyBudget != 21600 {
+	if a.LimitsFromPlan != "PROFESSIONAL" || a.DailyBudget != 17280 {
 		t.Errorf("limits from the plan: %q, daily_budget %d", a.LimitsFromPlan, a.DailyBudget)
 	}
 	f := budget.ForecastAPI(a, nil)
