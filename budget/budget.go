@@ -39,6 +39,9 @@ type Budget struct {
 	reserved   int
 	chunk      int
 	reserveErr error
+	// writing is closed when the reservation being written (outside
+	// the lock) is done; nil when none is.
+	writing chan struct{}
 
 	// peers are the other members' counts of the day, and seen of the
 	// members this one sees out of the most there were (cluster.go).
@@ -107,23 +110,39 @@ func (b *Budget) advance(now time.Time) int {
 // next 00:00 UTC once the day's calls are used (or the token after it),
 // or ReserveRetry later when the call's reservation could not be written
 // (SetReserver).
+//
+// The reservation is written outside the budget's lock: what reads the
+// budget meanwhile (a scrape, a save, a peer's count) never waits for the
+// disk; a Take that meets a reservation under way waits for it, then
+// looks again.
 func (b *Budget) Take(now time.Time) (ok bool, next time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	l := b.advance(now)
-	switch {
-	case l == 0:
-	case b.used+b.peersUsed() >= l || b.used >= b.ownCap(l):
-		return false, later(b.day.Add(24*time.Hour), b.refilled(now, l))
-	case b.tokens+tokenSlack < 1:
-		return false, b.refilled(now, l)
-	case !b.reserve(l):
-		return false, now.Add(ReserveRetry)
-	default:
-		b.tokens = max(b.tokens-1, 0)
+	for {
+		l := b.advance(now)
+		switch {
+		case l == 0:
+		case b.used+b.peersUsed() >= l || b.used >= b.ownCap(l):
+			return false, later(b.day.Add(24*time.Hour), b.refilled(now, l))
+		case b.tokens+tokenSlack < 1:
+			return false, b.refilled(now, l)
+		case b.writing != nil:
+			w := b.writing
+			b.mu.Unlock()
+			<-w
+			b.mu.Lock()
+			continue
+		case b.reserver != nil && b.used >= b.reserved:
+			if !b.reserve(l) {
+				return false, now.Add(ReserveRetry)
+			}
+			continue // the count may have moved while it was written
+		default:
+			b.tokens = max(b.tokens-1, 0)
+		}
+		b.used++
+		return true, now
 	}
-	b.used++
-	return true, now
 }
 
 // refilled is when the bucket holds a whole token again; the lock is held.

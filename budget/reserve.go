@@ -48,13 +48,10 @@ func (b *Budget) ReserveError() error {
 }
 
 // reserve writes the next chunk before the call about to be taken under
-// limit l, when the calls reserved so far are used; false when it
-// could not be written. The lock is held, and the bucket holds a whole
-// token: a Take that meets a reservation under way waits for it.
+// limit l, the calls reserved so far being used; false when it could not
+// be written. The lock is held on entry and on return, released while
+// the chunk is written: readers of the budget never wait for the disk.
 func (b *Budget) reserve(l int) bool {
-	if b.reserver == nil || b.used < b.reserved {
-		return true
-	}
 	// The chunk fits the day's calls left and the bucket's whole tokens,
 	// so that the level saved is never below zero: a restart waits no
 	// longer than the process that wrote it would have.
@@ -63,12 +60,21 @@ func (b *Budget) reserve(l int) bool {
 	s := b.savedLocked()
 	s.Used = b.used + k
 	s.Tokens = max(b.tokens-float64(k), 0)
-	if err := b.reserver(s); err != nil {
+	r, day, done := b.reserver, b.day, make(chan struct{})
+	b.writing = done
+	b.mu.Unlock()
+	err := r(s)
+	b.mu.Lock()
+	b.writing = nil
+	close(done)
+	if err != nil {
 		b.reserveErr = err
 		return false
 	}
 	b.reserveErr = nil
-	b.reserved = s.Used
+	if b.day.Equal(day) && b.reserver != nil {
+		b.reserved = max(b.reserved, s.Used)
+	}
 	b.chunk = min(2*max(b.chunk, 1), MaxChunk)
 	return true
 }

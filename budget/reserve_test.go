@@ -200,3 +200,48 @@ func TestCrashLoopKeepsDayAndHourCaps(t *testing.T) {
 			tc.n, tc.every, first, allowed, perDay[day0.Add(24*time.Hour)], day0.Add(24*time.Hour).Format(time.DateOnly))
 	}
 }
+
+// TestReservationWrittenOutsideTheLock: while a reservation's write is
+// stuck (a slow disk), what reads the budget (a scrape's Used and Limit,
+// a save's Saved, a peer's count) answers at once; a second Take waits
+// for the write under way and is not given a call it did not reserve;
+// both calls are allowed once the write ends, counted once each.
+func TestReservationWrittenOutsideTheLock(t *testing.T) {
+	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	b := New(960, now)
+	release, entered := make(chan struct{}), make(chan Saved, 4)
+	b.SetReserver(func(s Saved) error {
+		entered <- s
+		<-release
+		return nil
+	})
+	took := make(chan bool, 2)
+	go func() { ok, _ := b.Take(now); took <- ok }()
+	first := <-entered // the write is under way, and stuck
+	read := make(chan int)
+	go func() {
+		b.ObservePeer("b", midnight(now), 3, now)
+		_ = b.Saved(now)
+		read <- b.Used(now) + b.Limit(now)
+	}()
+	select {
+	case <-read:
+	case <-time.After(10 * time.Second):
+		t.Fatal("reading the budget waited for the reservation's write")
+	}
+	go func() { ok, _ := b.Take(now); took <- ok }()
+	select {
+	case <-took:
+		t.Fatal("a call was allowed before its reservation was written")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	for i := 0; i < 2; i++ {
+		if !<-took {
+			t.Fatal("a call was refused once the reservation was written")
+		}
+	}
+	if got := b.Used(now) - 3; got != 2 || first.Used < 1 {
+		t.Errorf("%d calls counted (reserved %d first), want 2", got, first.Used)
+	}
+}
