@@ -62,12 +62,15 @@
           // PLAN_REQUIRED on one consensus endpoint holds only that endpoint, so
           // errors count too. Codes match in any case: the Indicator API's
           // words are the lower-case forms of the consensus codes
-          // (plan_required). An error counter without an error yet has no
-          // series: an error counter series appears with its first
-          // error, which increase() cannot see, hence the `unless ... offset`
-          // branch for a series that did not exist an hour ago. That branch is
-          // gated on a query failing now, so a past error does not page while
-          // queries work.
+          // (plan_required). A counter series that appears with its first
+          // error (a code not exported from the start, or a series of a new
+          // exporter or pod) is a rise increase() cannot see, hence the
+          // `unless ... offset` branch for a series that did not exist an
+          // hour ago. That branch requires the counter above 0: the known
+          // codes are exported at 0 from the start, and in a new series'
+          // first hour a 0 is no auth failure (an HTTP 500 would page as
+          // one). Both are gated on a query failing now, so a past error
+          // does not page while queries work.
           {
             alert: 'OnchainUpstreamAuthFailing',
             expr: |||
