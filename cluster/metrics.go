@@ -122,8 +122,8 @@ func (p *Peer) registerGauges(reg prometheus.Registerer) {
 	}).Set(1)
 	f.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: namespace + "members",
-		Help: "Live members this member sees, itself included (suspected ones count until declared failed).",
-	}, func() float64 { return float64(len(*p.members.Load())) })
+		Help: "Members that serve as this member sees them, itself included: live, and heard in a heartbeat of the same configuration digest lately. Units are owned among them.",
+	}, func() float64 { return float64(len(*p.serving.Load())) })
 	f.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: namespace + "failed_peers",
 		Help: "Failed members this member still asks to rejoin, until --cluster.reconnect-timeout.",
@@ -141,9 +141,9 @@ func (p *Peer) registerGauges(reg prometheus.Registerer) {
 		Help: "Deltas waiting to be gossiped.",
 	}, func() float64 { return float64(p.queue.NumQueued()) })
 	f.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: namespace + "serving_members",
-		Help: "Members units are owned among: this one and those whose heartbeat of the same configuration digest came lately; a member that joined and says nothing owns nothing.",
-	}, func() float64 { return float64(len(*p.serving.Load())) })
+		Name: namespace + "live_members",
+		Help: "Live members this member sees, itself included, serving or not (suspected ones count until declared failed); above onchain_exporter_cluster_members, members that say nothing or run another configuration.",
+	}, func() float64 { return float64(len(*p.members.Load())) })
 	f.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: namespace + "clock_offset_seconds",
 		Help: "This member's clock less the cluster's (the median of the serving members' clocks, from their heartbeats, network delay included).",

@@ -54,8 +54,8 @@ func TestSilentMembersOwnNothing(t *testing.T) {
 	if counts["a"]+counts["b"] != len(us) {
 		t.Errorf("owners of %d units: %v; want a and b alone", len(us), counts)
 	}
-	if got := a.counter(t, "onchain_exporter_cluster_serving_members"); got != 2 {
-		t.Errorf("serving members %v, want 2", got)
+	if got, live := a.counter(t, "onchain_exporter_cluster_members"), a.counter(t, "onchain_exporter_cluster_live_members"); got != 2 || live != 10 {
+		t.Errorf("members %v, live members %v; want 2 and 10", got, live)
 	}
 }
 
