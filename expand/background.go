@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -130,8 +131,13 @@ func digest(c *config.Config) string {
 	h := sha256.New()
 	for _, name := range config.APINames {
 		if a := c.APIs[name]; a != nil {
-			// Limits the key's plan gives change what is in force too.
+			// Limits the key's plan gives, and the plan the forecast
+			// leaves refused tuples out by, change what is in force too.
 			fmt.Fprintf(h, "%s %v %d\x01", name, a.RateLimit, a.DailyBudget)
+			if a.Plan != nil {
+				b, _ := json.Marshal(a.Plan)
+				h.Write(b)
+			}
 		}
 	}
 	for _, t := range c.Tuples {
