@@ -15,7 +15,8 @@
 //     windows to depths, and the older one nesting them under "window"),
 //     with errors that name what and where; MarshalJSON writes the
 //     current dialect back, so a plan is stored and shared as an answer;
-//   - fetch.go: Fetch, the one call that reads a key's plan, and the
+//   - fetch.go: Fetch, the one call that reads a key's plan through any
+//     Doer, Answer for an answer a client of the caller's read, and the
 //     Outcome of reading it: a plan, no plan endpoint (404), the basic
 //     plan with nothing listed (403, 500), a rejected key (401), or
 //     unknown.
