@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/rulefmt"
+	"github.com/prometheus/prometheus/promql/parser"
 	"gopkg.in/yaml.v3"
 
 	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
@@ -231,6 +236,61 @@ func TestMixinMultiCluster(t *testing.T) {
 	} {
 		if !strings.Contains(dash, want) {
 			t.Errorf("the multi-cluster overview dashboard lacks %s", want)
+		}
+	}
+}
+
+// checkRulesV3 is promtool 3's check rules --lint-fatal, in process: the
+// rules file parsed and validated by Prometheus 3.16's own rule loader
+// (github.com/prometheus/prometheus v0.316.0), strictly (unknown fields
+// refused, legacy metric and label names), and no two rules alike.
+func checkRulesV3(b []byte) []error {
+	groups, errs := rulefmt.Parse(b, false, model.LegacyValidation, parser.NewParser(parser.Options{}), slog.New(slog.DiscardHandler))
+	if len(errs) > 0 {
+		return errs
+	}
+	n := 0
+	seen := map[string]bool{}
+	for _, g := range groups.Groups {
+		for _, r := range g.Rules {
+			n++
+			key := fmt.Sprint(r.Alert, r.Record, r.Labels, r.Expr)
+			if seen[key] {
+				errs = append(errs, fmt.Errorf("group %s: %s%s is there twice", g.Name, r.Alert, r.Record))
+			}
+			seen[key] = true
+		}
+	}
+	if n == 0 {
+		errs = append(errs, fmt.Errorf("no rules"))
+	}
+	return errs
+}
+
+// The shipped rules, and the multi-cluster variant, load in Prometheus 3.
+func TestRulesLoadInPrometheus3(t *testing.T) {
+	for _, f := range []string{"examples/alerts.yml", "charts/onchain-exporter/files/alerts.yml"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, err := range checkRulesV3(b) {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	multi := runJsonnet(t, "-J", "mixin", "-S", "-e",
+		"std.manifestYamlDoc(((import 'mixin.libsonnet') + { _config+:: { showMultiCluster: true } }).prometheusAlerts, true, false)")
+	for _, err := range checkRulesV3(multi) {
+		t.Errorf("multi-cluster rules: %v", err)
+	}
+	for _, bad := range []string{
+		"      - alert: A\n        expr: up ==\n",                                         // a bad expression
+		"      - alert: A\n        expr: up\n        keep_firing: 1m\n",                   // an unknown field
+		"      - alert: A\n        expr: up\n      - alert: A\n        expr: up\n",        // twice
+		"      - alert: A\n        expr: up\n        annotations:\n          s: '{{ x'\n", // a bad template
+	} {
+		if errs := checkRulesV3([]byte("groups:\n  - name: g\n    rules:\n" + bad)); len(errs) == 0 {
+			t.Errorf("no error for:\n%s", bad)
 		}
 	}
 }
