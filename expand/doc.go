@@ -3,7 +3,8 @@
 // its tuples (package collector): "all" on a data-API parameter through
 // the v1 and v2 discovery endpoints, equity: all of the Indicator API
 // through /api/equities, and Analyst Consensus asset names, tickers and
-// aliases through /assets. It calls through the same clients as the
+// aliases through /assets; and path patterns of the data API, through
+// its discovery and the key's plan. It calls through the same clients as the
 // collector (upstream.Pool) and never imports package collector.
 //
 // It owns:
@@ -20,6 +21,12 @@
 //     and account;
 //   - discovery.go: what each list says, resolved into parameter values,
 //     and the warnings about what discovery does not list;
+//   - plan.go: the data API key's plan, read with the lists, kept in the
+//     Cache and put in force on the API's client;
+//   - pattern.go: pattern entries (path: /v1/btc/**) matched against
+//     discovery and the plan (config.Matcher), the rate_limit and
+//     daily_budget the plan gives, what each pattern came to (metrics,
+//     log), and Offline, an expansion from kept answers with no call;
 //   - background.go: the state of each API's expansion (State, and the
 //     expansion metrics), the retries while lists fail and the daily
 //     refresh (Maintain).
