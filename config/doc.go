@@ -7,7 +7,9 @@
 // may be a real endpoint the catalog lacks, warned about, never refused),
 // expansion
 // of metric entries into tuples (one upstream series each), the names of
-// their metric families (naming.go) and what "all" stands for,
+// their metric families (naming.go) and what "all" stands for, path
+// patterns and their expansion into one entry per path selected
+// (pattern.go, ResolveWith), the tuples the key's plan refuses (plan.go),
 // credentials read from env or file (files relative to the configuration
 // file), and safe reloading.
 package config
