@@ -4,14 +4,16 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"testing"
 	"time"
 
+	"github.com/go-kit/log"
 	"github.com/prometheus/common/version"
 )
 
-// Remote write names the program and its version in User-Agent, as the
-// remote-write specification asks of a sender.
+// Remote write and its read-back name the program and its version in
+// User-Agent, as the remote-write specification asks of a sender.
 func TestUserAgentCarriesTheVersion(t *testing.T) {
 	defer func(v string) { version.Version = v }(version.Version)
 	version.Version = "1.2.3"
@@ -30,7 +32,11 @@ func TestUserAgentCarriesTheVersion(t *testing.T) {
 	if _, err := rw.post(context.Background(), []byte("x")); err != nil {
 		t.Fatal(err)
 	}
-	for _, path := range []string{"/api/v1/write"} {
+	v := newVerifier(context.Background(), rw, log.NewNopLogger())
+	if _, err := v.ask(url.Values{"query": {"up"}}, "vector"); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/api/v1/write", "/api/v1/query"} {
 		if got[path] != "onchain_exporter/1.2.3" {
 			t.Errorf("%s: User-Agent %q, want onchain_exporter/1.2.3", path, got[path])
 		}
