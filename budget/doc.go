@@ -6,8 +6,11 @@
 // no sequence of crashes spends more than one process would), the
 // degradation when the configuration's natural cost exceeds it (Plan: the
 // finest windows polled less often first, evenly within a window, no
-// series starved), the offline forecast of a configuration's calls per
-// day (Forecast, printed by --config.check), and the metric families the
+// series starved; the series of patterns before those named one by one),
+// the offline forecast of a configuration's calls per day (Forecast,
+// printed by --config.check), what the key's plan changes in spending
+// (keyplan.go: the rate_limit and daily_budget it gives, a pattern over
+// the budget, a pattern's cost per category), and the metric families the
 // refresh engine sets from them (Metrics).
 //
 // Everything here is pure: no I/O (a Reserver, given by collector.Store,

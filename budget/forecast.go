@@ -1,9 +1,7 @@
 package budget
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -363,54 +361,4 @@ func BlockSpacing(t *config.Tuple) (chain string, every time.Duration, ok bool) 
 		asset = t.Path
 	}
 	return asset, 0, false
-}
-
-// CategoryCost is what the series a pattern entry brings of one category
-// cost a day (PatternCategories).
-type CategoryCost struct {
-	// Category is the path's category segment (/v1/{asset}/{category}/...,
-	// /v2/{domain}/{category}/...).
-	Category      string
-	Paths, Series int
-	// CallsPerDay counts the series of known cost; Unknown the block
-	// series whose chain's spacing is learned once they run.
-	CallsPerDay float64
-	Unknown     int
-}
-
-// PatternCategories is what the tuples a pattern entry (config.Entry with
-// a Pattern) expanded to cost a day, per category, before any cut by
-// daily_budget: the figures --config.check shows of each pattern.
-func PatternCategories(a *config.API, pattern *config.Entry) []CategoryCost {
-	var out []CategoryCost
-	index := map[string]int{}
-	paths := map[string]bool{}
-	for _, t := range a.Tuples {
-		if t.Entry.Origin != pattern {
-			continue
-		}
-		cat := "?"
-		if segs := strings.Split(t.Path, "/"); len(segs) > 3 {
-			cat = segs[3]
-		}
-		i, ok := index[cat]
-		if !ok {
-			i = len(out)
-			index[cat] = i
-			out = append(out, CategoryCost{Category: cat})
-		}
-		c := &out[i]
-		if !paths[t.Path] {
-			paths[t.Path] = true
-			c.Paths++
-		}
-		c.Series++
-		if w := tupleCost(a, t, nil); w.Basis == "unknown" {
-			c.Unknown++
-		} else {
-			c.CallsPerDay += w.CallsPerDay
-		}
-	}
-	slices.SortFunc(out, func(x, y CategoryCost) int { return cmp.Compare(x.Category, y.Category) })
-	return out
 }

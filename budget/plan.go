@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
-	"github.com/onchain-exporter/onchain_exporter/plan"
 )
 
 // Reserve is the share of the daily budget a Plan leaves unscheduled, for
@@ -428,107 +427,4 @@ func human(d time.Duration) string {
 		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
-}
-
-// PlanLimits are the rate_limit (requests a minute) and daily_budget
-// (calls a day) the key's plan gives, each holding the exporter to the
-// plan's allowance less the Reserve, which is left to the key's other
-// uses (a backfill, another tool). Zero for what the plan does not give.
-//
-// An allowance per minute or less becomes rate_limit (a hard cap per
-// minute) and its share of a day daily_budget. rate_limit cannot hold an
-// allowance per hour or longer without forbidding what the plan allows
-// (a start's burst of calls): daily_budget alone holds it, small enough
-// that no window of the allowance's length gets more than its share,
-// the daily budget's burst (a quarter of an hour's share) included.
-func PlanLimits(r plan.RateLimit) (perMinute float64, perDay int) {
-	if !r.Known() {
-		return 0, 0
-	}
-	share := float64(r.Token) * (1 - Reserve) // a window's calls
-	period := r.Period()
-	if period <= time.Minute {
-		perMinute = math.Floor(share*float64(time.Minute)/float64(period)*100) / 100
-		return perMinute, int(math.Floor(share * float64(24*time.Hour) / float64(period)))
-	}
-	// A day's budget d paces at d a day with room for burst(d) = d/96
-	// calls: a window of length period holds at most d/96 + d×period/day.
-	day := float64(24 * time.Hour)
-	perDay = int(math.Floor(share / (1.0/96 + float64(period)/day)))
-	for perDay > 0 && burst(perDay)+float64(perDay)*float64(period)/day > share {
-		perDay-- // burst's floor of one call, for a tiny allowance
-	}
-	return 0, perDay
-}
-
-// WithPlanLimits returns cfg with the key's plan on its data API section
-// (config.API.Plan) and, where the file sets neither, the rate_limit and
-// daily_budget the plan gives (PlanLimits); cfg itself when that changes
-// nothing (no plan, no data API, the same plan in force already).
-func WithPlanLimits(cfg *config.Config, p *plan.Plan) *config.Config {
-	a := cfg.APIs[config.APIData]
-	if a == nil || p == nil || a.Plan.Equal(p) {
-		return cfg
-	}
-	perMinute, perDay := PlanLimits(p.RateLimit)
-	na := *a
-	na.Plan = p
-	if !na.RateLimitSet && perMinute > 0 {
-		na.RateLimit, na.LimitsFromPlan = perMinute, p.Name
-	}
-	if !na.DailyBudgetSet && perDay > 0 {
-		na.DailyBudget, na.LimitsFromPlan = perDay, p.Name
-	}
-	out := *cfg
-	out.APIs = make(map[string]*config.API, len(cfg.APIs))
-	for name, x := range cfg.APIs {
-		out.APIs[name] = x
-	}
-	out.APIs[config.APIData] = &na
-	return &out
-}
-
-// PatternsOverBudget says, as errors with file:line, which pattern
-// entries of an API section cost more than its daily_budget leaves them
-// after the entries named one by one, and do not allow coarsening
-// (coarsen: true): such a file is refused, rather than its series polled
-// less often than their rows unasked. Nil when every pattern fits, or
-// allows it, or there is no budget.
-func PatternsOverBudget(file string, a *config.API) []error {
-	f := ForecastAPI(a, nil)
-	if f.DailyBudget <= 0 {
-		return nil
-	}
-	cut := map[string]bool{} // entry names (Series.Entry) of the series coarsened
-	for _, s := range f.Plan.series {
-		if s.Shared && f.Plan.seriesFactor(s) > 1 {
-			cut[s.Entry] = true
-		}
-	}
-	var out []error
-	for _, p := range a.Patterns {
-		if p.Entry.Coarsen {
-			continue
-		}
-		var natural float64
-		over := false
-		for _, t := range a.Tuples {
-			if t.Entry.Origin != p.Entry {
-				continue
-			}
-			natural += tupleCost(a, t, nil).CallsPerDay
-			over = over || cut[t.Entry.Key+" "+t.Entry.Path]
-		}
-		if !over {
-			continue
-		}
-		from := "daily_budget"
-		if a.LimitsFromPlan != "" {
-			from = "the daily_budget the plan (" + a.LimitsFromPlan + ") gives"
-		}
-		out = append(out, fmt.Errorf("%s:%d: %s.path: the %d series of %s cost %s calls a day, more than %s (%d) leaves them after the entries named one by one: "+
-			"set coarsen: true to poll them less often than their rows, narrow the pattern (exclude:, window: coarsest), or raise daily_budget",
-			file, p.Entry.KeyLine("path"), p.Entry.Key, p.Tuples, p.Entry.Path, FormatCalls(natural), from, f.DailyBudget))
-	}
-	return out
 }
