@@ -126,7 +126,9 @@ local dashboard(uid, src, cfg) =
       if v.type == 'query' then {
         query: rewrite(v.query),
         definition: rewrite(v.definition),
-        current: { selected: true, text: ['All'], value: ['$__all'] },
+        current: if std.get(v, 'includeAll', false)
+        then { selected: true, text: ['All'], value: ['$__all'] }
+        else { selected: false, text: '', value: '' },
       } else {}
     )
     for v in vars
