@@ -80,10 +80,10 @@ func RunEverything(o EverythingOptions) (*Everything, error) {
 	defer srv.Close()
 	var yml strings.Builder
 	// rate_limit is a cap in real time (upstream.minuteCap), which a
-	// simulated day passes in seconds: left to the plan (15 a minute) it
-	// would hold back nearly every call. The file sets it high, and the
-	// plan's allowance is checked on the calls of each simulated hour
-	// (MaxPerHour) instead.
+	// simulated day passes in seconds: taken from a plan whose allowance
+	// is per minute it would hold back nearly every call. The file sets
+	// it high, and the plan's allowance is checked on the calls of each
+	// simulated hour (MaxPerHour) instead.
 	fmt.Fprintf(&yml, "data:\n  url: %s\n  token_env: T\n  concurrency: 8\n  rate_limit: 1000\n", srv.URL)
 	if o.DailyBudget > 0 {
 		fmt.Fprintf(&yml, "  daily_budget: %d\n", o.DailyBudget)
