@@ -218,13 +218,39 @@ func TestMixinMultiCluster(t *testing.T) {
 			}
 		}
 	}
+	// The unit tests of mixin/tests: the same names in two clusters are
+	// two incidents. They fail on the rules without the switch.
 	if promtool := testtool.Lookup(t, "install the Debian package prometheus", "promtool"); promtool != "" {
-		file := filepath.Join(t.TempDir(), "alerts.yml")
-		if err := os.WriteFile(file, rules, 0o644); err != nil {
+		tests, err := os.ReadFile("mixin/tests/multicluster_test.yml")
+		if err != nil {
 			t.Fatal(err)
 		}
-		if out, err := exec.Command(promtool, "check", "rules", file).CombinedOutput(); err != nil {
-			t.Errorf("promtool check rules on the multi-cluster rules: %v\n%s", err, out)
+		single, err := os.ReadFile("examples/alerts.yml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		multi := runJsonnet(t, "-J", "mixin", "-S", "-e",
+			"std.manifestYamlDoc(((import 'mixin.libsonnet') + { _config+:: { showMultiCluster: true } }).prometheusAlerts, true, false)")
+		for _, tc := range []struct {
+			rules []byte
+			pass  bool
+		}{{multi, true}, {single, false}} {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "alerts.yml"), tc.rules, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "multicluster_test.yml"), tests, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if out, err := exec.Command(promtool, "check", "rules", filepath.Join(dir, "alerts.yml")).CombinedOutput(); err != nil {
+				t.Errorf("promtool check rules: %v\n%s", err, out)
+			}
+			cmd := exec.Command(promtool, "test", "rules", "multicluster_test.yml")
+			cmd.Dir = dir
+			out, err := cmd.CombinedOutput()
+			if (err == nil) != tc.pass {
+				t.Errorf("promtool test rules mixin/tests/multicluster_test.yml (multi-cluster rules: %v): passed %v\n%s", tc.pass, err == nil, out)
+			}
 		}
 	}
 
