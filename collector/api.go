@@ -72,10 +72,10 @@ type apiCollector struct {
 	// refusedLogged holds the reasons rows were refused for that were
 	// logged (once each).
 	refusedLogged map[string]bool
-	// wakes counts the wakes asked, handled those the loop has acted on;
-	// settled is signalled when handled or running change (settle).
-	wakes, handled uint64
-	settled        *sync.Cond
+	// handled counts the wakes the loop has acted on; settled is
+	// signalled when handled or running change (settle).
+	handled uint64
+	settled *sync.Cond
 	// filled is closed once every tuple has had its first refresh;
 	// unfilled counts those still waiting for it.
 	filled   chan struct{}
@@ -86,6 +86,8 @@ type apiCollector struct {
 	// lastScrape and scrapeGap (Unix and plain nanoseconds) say whether
 	// anybody still scrapes.
 	lastScrape, scrapeGap atomic.Int64
+	// wakes counts the wakes asked: a scrape adds one without a lock.
+	wakes atomic.Uint64
 }
 
 // apiView is the published list of an API's tuples, replaced whole when
@@ -246,7 +248,7 @@ func (c *apiCollector) refresh(st *tupleState, r refreshRun) {
 		c.handleLocked(st, refreshEvent(start, d, err))
 	}
 	// The plan changed: followers may be due, a slot is free.
-	c.wakes++
+	c.wakes.Add(1)
 	c.settled.Broadcast()
 	c.mu.Unlock()
 	c.signal()

@@ -4,12 +4,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/onchain-exporter/onchain_exporter/cluster"
+	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/decode"
 	"github.com/onchain-exporter/onchain_exporter/schedule"
 )
 
@@ -31,12 +36,14 @@ import (
 // stateKey is the name the rows register under with package cluster.
 const stateKey = "rows"
 
-// peerRow is one outcome of a tuple as a member sends it.
+// peerRow is one outcome of a tuple as a member sends it: its state, its
+// samples by the file's field (wireSample), what the owner learned.
 type peerRow struct {
-	API    string `json:"api"`
-	Key    string `json:"key"`
-	Digest string `json:"digest"` // digest: the same request and series
-	State  Tuple
+	API     string       `json:"api"`
+	Key     string       `json:"key"`
+	Digest  string       `json:"digest"` // digest: the same request and series
+	State   Tuple        `json:"state"`  // its Samples go as Samples
+	Samples []wireSample `json:"s,omitempty"`
 	// Delay is what the key learned of publication delays, at the owner.
 	Delay *schedule.Estimate `json:"delay,omitempty"`
 	// Member and its count of the API's calls on the UTC day Day: the
@@ -44,6 +51,58 @@ type peerRow struct {
 	Member string    `json:"member"`
 	Day    time.Time `json:"day"`
 	Used   int       `json:"used"`
+}
+
+// wireSample is a sample as a peer sends it: the key of its field in the
+// tuple's fields (or, D, the answer's name of a field outside the
+// catalog, named by the naming rule), the values of its labels, its
+// value. Both members have the file: the field itself (its help, type,
+// scale, labels) is the receiver's own, and a row fits a packet.
+type wireSample struct {
+	F string   `json:"f"`
+	D bool     `json:"d,omitempty"`
+	L []string `json:"l,omitempty"`
+	V float64  `json:"v"`
+}
+
+// wireSamples are a tuple's samples as sent.
+func wireSamples(t *config.Tuple, samples []decode.Sample) []wireSample {
+	out := make([]wireSample, 0, len(samples))
+	for _, x := range samples {
+		w := wireSample{L: x.ExtraValues, V: x.Value}
+		for k, f := range t.Fields {
+			if f == x.Field {
+				w.F = k
+			}
+		}
+		if w.F == "" && x.Field != nil {
+			w.F, _, _ = strings.Cut(strings.TrimPrefix(x.Field.Help, "Field "), " of ")
+			w.D = true
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// samples are the samples a peer sent for t, each field the file's own;
+// nil when one names no field of t (the door refuses the row then).
+func (r *peerRow) samples(t *config.Tuple) ([]decode.Sample, bool) {
+	out := make([]decode.Sample, 0, len(r.Samples))
+	for _, w := range r.Samples {
+		f := t.Fields[w.F]
+		if w.D && t.AllNumeric {
+			f = t.DerivedField(w.F)
+		}
+		if f == nil {
+			return nil, false
+		}
+		names := append(slices.Clone(t.LabelFields), slices.Sorted(maps.Keys(f.Labels))...)
+		if f.KeyLabel != "" && len(w.L) == len(names)+1 {
+			names = append(names, f.KeyLabel)
+		}
+		out = append(out, decode.Sample{Field: f, ExtraNames: names, ExtraValues: w.L, Value: w.V})
+	}
+	return out, true
 }
 
 // clusterMetrics are the families of the calls members share.
@@ -134,7 +193,9 @@ func (c *apiCollector) appendRows(rows []peerRow, peer *cluster.Peer) []peerRow 
 
 // rowLocked is what the cluster is sent of a tuple.
 func (c *apiCollector) rowLocked(st *tupleState, peer *cluster.Peer) peerRow {
-	row := peerRow{API: c.name, Key: st.tuple.Key, Digest: digest(st.tuple), State: st.Tuple, Member: peer.Name()}
+	row := peerRow{API: c.name, Key: st.tuple.Key, Digest: digest(st.tuple), State: st.Tuple, Member: peer.Name(),
+		Samples: wireSamples(st.tuple, st.Samples)}
+	row.State.Samples = nil
 	if e, ok := c.sched.book.Estimate(st.delayKey()); ok {
 		row.Delay = &e
 	}
@@ -188,8 +249,17 @@ func (c *apiCollector) adopt(row peerRow) {
 	// fallback's would be: while this member waits for the owner.
 	fromOwner := owner == row.Member || falling || !st.awaitFrom.IsZero() || st.LastAttempt.IsZero()
 	state := row.State
+	if row.Samples != nil {
+		samples, ok := row.samples(st.tuple)
+		if !ok {
+			c.applyLocked(st, effects{refused: "invalid", why: "a sample names no field the file asks of this tuple"})
+			c.mu.Unlock()
+			return
+		}
+		state.Samples = samples
+	}
 	c.handleLocked(st, event{kind: evPeerRow, row: &state, delay: row.Delay, fromOwner: fromOwner})
-	c.wakes++
+	c.wakes.Add(1)
 	c.mu.Unlock()
 	c.signal()
 }
@@ -232,7 +302,7 @@ func (c *apiCollector) membersChanged() {
 		}
 	}
 	c.cm.owned.WithLabelValues(c.name).Set(float64(c.ownedLocked()))
-	c.wakes++
+	c.wakes.Add(1)
 	c.mu.Unlock()
 	c.signal()
 }

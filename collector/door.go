@@ -448,6 +448,10 @@ func takePeerRow(d door, s cell, ev event, fx effects) (cell, effects) {
 		fx.refused, fx.why = "invalid", err.Error()
 		return s, fx
 	}
+	if err := fitSamples(d.tuple, row.Samples); err != nil {
+		fx.refused, fx.why = "invalid", err.Error()
+		return s, fx
+	}
 	var values []sampleOf
 	if row.Samples != nil {
 		var problems []string
@@ -456,12 +460,14 @@ func takePeerRow(d door, s cell, ev event, fx effects) (cell, effects) {
 			return s, fx
 		}
 	}
-	if ev.delay != nil {
-		if err := ev.delay.Check(spacing(d.tuple.Window, row), d.now); err == nil {
-			fx.known.Adopt(*ev.delay)
-		}
+	delay := ev.delay
+	if delay != nil && delay.Check(spacing(d.tuple.Window, row), d.now) != nil {
+		delay = nil
 	}
-	known, prevNewest := fx.known, s.Newest
+	if delay != nil {
+		fx.known.Adopt(*delay)
+	}
+	prevNewest := s.Newest
 	s.awaitFrom, fx.ownerHeard, fx.received = time.Time{}, true, true
 	n := *row
 	if !row.OK {
@@ -476,11 +482,21 @@ func takePeerRow(d door, s cell, ev event, fx effects) (cell, effects) {
 	n.Plan = s.Plan
 	s, fx = succeeded(d, s, n, values, fx, schedule.Outcome{PrevNewest: prevNewest})
 	// What the owner learned is the key's: this member's run of the
-	// policy planned its own next refresh, and learns nothing twice.
-	fx.known = known
+	// policy planned its own next refresh and kept the parts its series
+	// play here (which leads, which follows), and learns nothing twice.
+	if delay != nil {
+		fx.known.Adopt(*delay)
+	}
+	// The owner's plan, where it lies within a row of this member's own:
+	// the members then come due together, and the owner's row arrives
+	// before this member's wait for it runs out. A plan further ahead (a
+	// day, from a rogue) is not taken.
+	if w := spacing(d.tuple.Window, &s.Tuple); !row.Next.After(s.Next.Add(max(w, minInterval))) {
+		s.Plan = row.Plan
+	}
 	fx.replanKey = s.Newest.After(prevNewest)
 	if fx.pubDelay != nil {
-		pd := known.Publication(spacing(d.tuple.Window, &s.Tuple))
+		pd := fx.known.Publication(spacing(d.tuple.Window, &s.Tuple))
 		fx.pubDelay = &pd
 	}
 	return s, fx

@@ -37,11 +37,10 @@ func (c *apiCollector) start() {
 }
 
 // wake asks the loop to plan again: a scrape after an idle spell, a
-// timer, a reload.
+// timer, a reload. It takes no lock: a scrape never waits for a refresh
+// or a save that holds the engine's.
 func (c *apiCollector) wake() {
-	c.mu.Lock()
-	c.wakes++
-	c.mu.Unlock()
+	c.wakes.Add(1)
 	c.signal()
 }
 
@@ -100,6 +99,9 @@ func (c *apiCollector) loop() {
 func (c *apiCollector) dispatch() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	// The wakes counted by now are handled by this plan; one counted
+	// while it is made (a scrape takes no lock) signals the loop again.
+	wakes := c.wakes.Load()
 	now := c.clk.Now()
 	if c.timer != nil {
 		c.timer.Stop()
@@ -133,10 +135,9 @@ func (c *apiCollector) dispatch() {
 			late = !c.clk.Now().Before(at)
 		}
 	}
-	// Every wake counted so far is handled: the lock was held throughout.
-	c.handled = c.wakes
+	c.handled = wakes
 	if late {
-		c.wakes++
+		c.wakes.Add(1)
 		c.signal()
 	}
 	c.settled.Broadcast()
@@ -156,7 +157,7 @@ func (c *apiCollector) startLocked(st *tupleState) {
 func (c *apiCollector) settle() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for !c.closed && (c.handled != c.wakes || c.running > 0) {
+	for !c.closed && (c.handled != c.wakes.Load() || c.running > 0) {
 		c.settled.Wait()
 	}
 }

@@ -131,3 +131,40 @@ func window(m *dto.Metric) string {
 	}
 	return ""
 }
+
+// TestPeerRowFitsAPacket: a row goes with its samples by the file's field
+// (the receiver has the file), not with each field's help and type, and
+// zero times and plans left out: every row of the supply configuration
+// fits a gossip packet (memberlist's UDP limit, about 1400 bytes), and
+// the receiver rebuilds the samples the sender serves.
+func TestPeerRowFitsAPacket(t *testing.T) {
+	e := newEnv(t, supplyConfig, fakeapi.Options{})
+	e.scrape("10")
+	for _, c := range engines(e.exp) {
+		c.mu.Lock()
+		for _, st := range c.states {
+			row := c.rowLocked(st, nil)
+			b, err := json.Marshal(row)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(b) > 1400 {
+				t.Errorf("%s: a row of %d bytes, more than a packet", st.tuple.Key, len(b))
+			}
+			var back peerRow
+			if err := json.Unmarshal(b, &back); err != nil {
+				t.Fatal(err)
+			}
+			samples, ok := back.samples(st.tuple)
+			if !ok || len(samples) != len(st.Samples) || fitSamples(st.tuple, samples) != nil {
+				t.Fatalf("%s: the row's samples do not read back: %+v", st.tuple.Key, back.Samples)
+			}
+			for i := range samples {
+				if samples[i].Field != st.Samples[i].Field || samples[i].Value != st.Samples[i].Value {
+					t.Errorf("%s: sample %d read back as %+v, want %+v", st.tuple.Key, i, samples[i], st.Samples[i])
+				}
+			}
+		}
+		c.mu.Unlock()
+	}
+}

@@ -93,7 +93,7 @@ func (c *apiCollector) reconcile(ec engineConfig) {
 	}
 	heap.Init(&c.queue) // the configuration's order among equals
 	c.publishViewLocked()
-	c.wakes++
+	c.wakes.Add(1)
 	c.mu.Unlock()
 	c.signal()
 }
@@ -112,7 +112,7 @@ func (c *apiCollector) reloaded() {
 			c.handleLocked(st, event{kind: evReset})
 		}
 	}
-	c.wakes++
+	c.wakes.Add(1)
 	c.mu.Unlock()
 	c.signal()
 }
@@ -137,7 +137,7 @@ func (c *apiCollector) planChanged() {
 			c.handleLocked(st, event{kind: evPlanChanged})
 		}
 	}
-	c.wakes++
+	c.wakes.Add(1)
 	c.mu.Unlock()
 	c.signal()
 }

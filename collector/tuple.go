@@ -126,25 +126,27 @@ func (s *Tuple) check(t *config.Tuple, now time.Time) error {
 	return nil
 }
 
-// admit is the check of a tuple's state that comes from outside, a
-// peer's row or a state file's entry, and of a fetched answer's: check,
-// and its samples are series the file asks for (fitSamples).
+// admit is the check of a tuple's state that comes from outside (a
+// peer's row, a state file's entry) and of a fetched answer's: check, and
+// no more samples than an answer for t gives. A peer's samples are also
+// fitted to the file's fields (fitSamples); a saved entry's are those of
+// the tuple it was saved for (its digest).
 func admit(t *config.Tuple, s *Tuple, now time.Time) error {
 	if err := s.check(t, now); err != nil {
 		return err
 	}
-	return fitSamples(t, s.Samples)
+	if n, most := len(s.Samples), maxSamples(t); n > most {
+		return fmt.Errorf("%d samples, more than the %d an answer for this tuple can give", n, most)
+	}
+	return nil
 }
 
 // fitSamples says why samples are not what an answer for t can give, or
 // nil: each field one the file lists, or (all fields) one named by the
-// naming rule, at most max_fields of those; the labels its field and the
-// tuple give; at most maxSamples in all. Each sample's field is then the
-// file's own, not the one sent.
+// naming rule, at most max_fields of those, by its family name; the
+// labels its field and the tuple give. Each sample's field is then the
+// file's own (its help, type, scale), not the one sent.
 func fitSamples(t *config.Tuple, samples []decode.Sample) error {
-	if n, most := len(samples), maxSamples(t); n > most {
-		return fmt.Errorf("%d samples, more than the %d an answer for this tuple can give", n, most)
-	}
 	// Fields of one family name differ by their constant labels (a
 	// stance each).
 	byName := make(map[string][]*config.Field, len(t.Fields))
@@ -168,9 +170,6 @@ func fitSamples(t *config.Tuple, samples []decode.Sample) error {
 		var f *config.Field
 		err := fmt.Errorf("field %q is not one the file asks of this tuple", cut(x.Field.Name, 64))
 		for _, g := range candidates {
-			if g.Type != x.Field.Type || g.Scale != x.Field.Scale || g.Help != x.Field.Help {
-				continue
-			}
 			if err = fitLabels(t, g, x); err == nil {
 				f = g
 				break
