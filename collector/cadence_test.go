@@ -114,31 +114,6 @@ consensus:
 	t.Logf("%d calls for %d changes; served %v after each change on average", n, changes, lateSum/time.Duration(changes))
 }
 
-// TestCadenceGrid: a learned cadence is rounded to the clock unit nearest
-// it, and a change found at a time is the row of the grid's last closed
-// interval.
-func TestCadenceGrid(t *testing.T) {
-	for _, tc := range []struct{ learned, want time.Duration }{
-		{23*time.Hour + 41*time.Minute, 24 * time.Hour},
-		{25 * time.Hour, 24 * time.Hour},
-		{5*time.Hour + 50*time.Minute, 6 * time.Hour},
-		{58 * time.Minute, time.Hour},
-		{6 * 24 * time.Hour, 7 * 24 * time.Hour},
-		{40 * time.Second, time.Minute},
-	} {
-		if got := cadenceGrid(tc.learned); got != tc.want {
-			t.Errorf("cadenceGrid(%v) = %v, want %v", tc.learned, got, tc.want)
-		}
-	}
-	found := time.Date(2026, 11, 25, 8, 42, 0, 0, time.UTC)
-	if got, want := gridRow(found, 24*time.Hour), time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC); !got.Equal(want) {
-		t.Errorf("gridRow(%v, 24h) = %v, want the day before's start %v", found, got, want)
-	}
-	if got, want := gridRow(found, 6*time.Hour), time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC); !got.Equal(want) {
-		t.Errorf("gridRow(%v, 6h) = %v, want %v", found, got, want)
-	}
-}
-
 // TestPlanCountsTheLearnedCadence: under a daily_budget of 20, two
 // price-to-book bands never seen are taken to change hourly (50 calls a
 // day) and the plan cuts them; once their rows showed a day's spacing, a

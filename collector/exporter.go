@@ -179,7 +179,7 @@ func apiForecast(cfg *config.Config, name string, c *apiCollector, saved *savedA
 	if c != nil {
 		c.mu.Lock()
 		for _, st := range c.states {
-			if d := cadence(&st.Tuple); st.tuple.Window == "" && d > 0 {
+			if d := cadence(&st.Tuple).Spacing(); st.tuple.Window == "" && d > 0 {
 				running[st.tuple.Key] = d
 			}
 		}
@@ -191,7 +191,7 @@ func apiForecast(cfg *config.Config, name string, c *apiCollector, saved *savedA
 		}
 		if saved != nil {
 			if s, ok := saved.tuples[t.Key]; ok {
-				return cadence(&s)
+				return cadence(&s).Spacing()
 			}
 		}
 		return 0

@@ -30,7 +30,7 @@ func TestWhatThePolicyWritesReadsBack(t *testing.T) {
 	for _, w := range []time.Duration{time.Second, 12 * time.Second, 10 * time.Minute, 6 * time.Hour} {
 		kinds = append(kinds, kind{"block", w})
 	}
-	for _, w := range append(cadenceUnits, schedule.MaxSpacing) {
+	for _, w := range append(schedule.CadenceUnits(), schedule.MaxSpacing) {
 		kinds = append(kinds, kind{"", w})
 	}
 	start := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)

@@ -9,6 +9,9 @@
 //     last refresh and the time, the next plan. No locks, no I/O;
 //   - learn.go: what a find, a miss or a probe teaches of the delay
 //     (Estimate), and which series of a key leads;
+//   - cadence.go: how often a series without a window has a new row
+//     (Policy.LearnCadence, a pure function of what it learned and one
+//     answer), and the grid an answer without times is placed on;
 //   - book.go: Book, the one owner of the estimates of an API and of their
 //     lock, saved and restored with the state file (Snapshot, Restore);
 //   - check.go: the bounds on what the schedule takes back (an Estimate,
