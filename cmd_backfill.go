@@ -23,6 +23,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/backfill"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/expand"
+	"github.com/onchain-exporter/onchain_exporter/plan"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -120,6 +121,10 @@ func (c *backfillCommand) run(g globalFlags, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if *c.dryRun {
+		// The key's plan as the last run kept it: a dry run calls nothing.
+		if saved := readSaved(g.storagePath, cfg); cfg.APIs[config.APIData] != nil {
+			opts.Plan = expand.PlanOf(saved.get(config.APIData, plan.Path)).Plan
+		}
 		if err := backfill.DryRun(stdout, cfg, opts); err != nil {
 			level.Error(logger).Log("msg", "dry run", "err", err)
 			return 1
@@ -155,7 +160,7 @@ func (c *backfillCommand) run(g globalFlags, stdout, stderr io.Writer) int {
 	if sum != nil {
 		level.Info(logger).Log("msg", "backfill done", "series", sum.Series, "written", sum.Written, "already_written", sum.Already,
 			"refused", sum.Refused, "failed", sum.Failed, "left_for_later", sum.NotTried, "rows", sum.Rows, "samples", sum.Samples,
-			"upstream_requests", requestsMade(reg), "refused_by_target", sum.RefusedSamples, "series_dropped_by_target", sum.Dropped)
+			"upstream_requests", requestsMade(reg), "refused_by_target", sum.RefusedSamples, "series_dropped_by_target", sum.Dropped, "clamped_by_plan", sum.Clamped)
 	}
 	switch {
 	case errors.Is(err, context.Canceled):

@@ -222,3 +222,30 @@ func TestBackfillUnreachableUpstreamStopsSoon(t *testing.T) {
 		t.Errorf("%d requests before it stopped:\n%s", n, logs)
 	}
 }
+
+// TestBackfillClampedByThePlan: the command reads the key's plan before
+// the history (the fake's basic plan: BTC supply at day 90 days back, no
+// hour), starts the day series where the plan's history starts, does not
+// call the hour series, and says so in its last line; the upstream
+// refuses none of its calls.
+func TestBackfillClampedByThePlan(t *testing.T) {
+	up := newFakeUpstream(t, fakeapi.Options{DataToken: "tok", DataKeys: map[string]fakeapi.Plan{"basic-key": fakeapi.PlanBasic}})
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "onchain.yml")
+	yml := "data:\n  url: " + up.URL + "\n  token_env: BACKFILL_TEST_TOKEN\n  metrics:\n    - path: /v1/btc/network-data/supply\n      window: [day, hour]\n"
+	if err := os.WriteFile(cfg, []byte(yml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("BACKFILL_TEST_TOKEN", "basic-key")
+	from := time.Now().UTC().AddDate(0, 0, -200).Format(time.DateOnly)
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"backfill", "--config.file=" + cfg, "--from=" + from, "--storage.path=" + dir, "--output=" + filepath.Join(dir, "h.om")}, &stdout, &stderr)
+	logs := stderr.String()
+	if code != 0 || !strings.Contains(logs, "clamped_by_plan=1") || !strings.Contains(logs, "written=1") || !strings.Contains(logs, "refused=1") ||
+		!strings.Contains(logs, "reads /v1/btc/network-data/supply at day back to P90D") {
+		t.Errorf("code %d\n%s", code, logs)
+	}
+	if n := up.fake.Refused(); n != 0 {
+		t.Errorf("the upstream refused %d calls by the plan:\n%s", n, logs)
+	}
+}

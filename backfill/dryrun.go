@@ -27,6 +27,13 @@ func DryRun(w io.Writer, cfg *config.Config, o Options) error {
 	if err := outputAllowed(prog, o); err != nil {
 		fmt.Fprintf(w, "# a run would stop here, before any call: %v\n", err)
 	}
+	if cfg.APIs[config.APIData] != nil {
+		if o.Plan != nil {
+			fmt.Fprintf(w, "# the key's plan: %s; each series starts no earlier than its window's history on it\n", o.Plan.Name)
+		} else {
+			fmt.Fprintln(w, "# the key's plan is not known here: --from is not clamped below; a run reads the plan first and starts each series no earlier than its window's history on it")
+		}
+	}
 	sh := shares(cfg)
 	for _, api := range config.APINames {
 		switch s, ok := sh[api]; {
@@ -56,8 +63,16 @@ func DryRun(w io.Writer, cfg *config.Config, o Options) error {
 			continue
 		}
 		shift := o.Stamp.shift(t, config.WindowDuration(t.Window))
-		p := planFor(t, o.From, o.To.Add(-shift))
-		rows := expectedRows(t, o.From, p.to)
+		from, clamped, why := fromFor(t, o.Plan, o.From, o.To.Add(-shift), o.Now())
+		if why != nil {
+			fmt.Fprintf(w, "# not called, the key's plan refuses it: %s %s?%s: %v\n", t.API, t.Path, t.Query.Encode(), why)
+			continue
+		}
+		if clamped {
+			fmt.Fprintf(w, "# %s\n", clampNote(t, o.Plan, from))
+		}
+		p := planFor(t, from, o.To.Add(-shift))
+		rows := expectedRows(t, from, p.to)
 		fmt.Fprintln(w, describeCall(t, p.query(t, p.limit, nil)))
 		calls++
 		switch {

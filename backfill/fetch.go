@@ -55,7 +55,15 @@ func (r *runner) history(ctx context.Context, t *config.Tuple) *outcome {
 	c := r.pool.Client(r.cfg.APIs[t.API])
 	oc.spacing = config.WindowDuration(t.Window)
 	shift := r.o.Stamp.shift(t, oc.spacing)
-	p := planFor(t, r.o.From, r.o.To.Add(-shift))
+	from, clamped, why := fromFor(t, r.kp, r.o.From, r.o.To.Add(-shift), r.o.Now())
+	if why != nil {
+		oc.err = &tupleError{refused, why}
+		return oc
+	}
+	if clamped {
+		r.clamped(t, from)
+	}
+	p := planFor(t, from, r.o.To.Add(-shift))
 	limit := p.limit
 	var before *cursor
 	for {
@@ -101,7 +109,7 @@ func (r *runner) history(ctx context.Context, t *config.Tuple) *outcome {
 		oc.sp.page()
 		for _, row := range rows {
 			at := row.Time.Add(shift)
-			if before != nil && !before.older(row) || row.Time.Before(r.o.From) || at.After(r.o.To) {
+			if before != nil && !before.older(row) || row.Time.Before(from) || at.After(r.o.To) {
 				continue
 			}
 			if err := oc.ts.rowSamples(oc.sp, row, at.UnixMilli()); err != nil {
@@ -117,7 +125,7 @@ func (r *runner) history(ctx context.Context, t *config.Tuple) *outcome {
 			}
 		}
 		switch {
-		case !full || !dated || !oldest.time.After(r.o.From):
+		case !full || !dated || !oldest.time.After(from):
 			return oc
 		case !p.ranged:
 			level.Info(r.o.Logger).Log("msg", "the API serves only the newest rows of this series; older history is not available",
@@ -328,4 +336,19 @@ func (r *runner) notReached(api string, e *upstream.Error) bool {
 		return true
 	}
 	return false
+}
+
+// clamped counts a series whose history starts after --from, where the
+// key's plan reads its window from, and says so once per path and window.
+func (r *runner) clamped(t *config.Tuple, from time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sum.Clamped++
+	key := t.Path + " " + t.Window
+	if r.saidClamp[key] {
+		return
+	}
+	r.saidClamp[key] = true
+	level.Info(r.o.Logger).Log("msg", "the key's plan reads this history from a later time than --from: the series start there", "endpoint", t.Path, "window", t.Window,
+		"why", clampNote(t, r.kp, from))
 }

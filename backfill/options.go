@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/go-kit/log"
+
+	keyplan "github.com/onchain-exporter/onchain_exporter/plan"
 )
 
 // Options say what to backfill, where to, and how.
@@ -49,6 +51,11 @@ type Options struct {
 	MaxWait time.Duration
 	// Report shows the progress (nil: log lines).
 	Report Reporter
+	// Plan is the key's plan on the data API (nil: not known; Run then
+	// takes the one its data client holds): each series' history starts
+	// no earlier than its window's depth on it, and a series it refuses
+	// is not called.
+	Plan *keyplan.Plan
 	// TempDir holds the spools of long series ("" is the system's).
 	TempDir string
 	Logger  log.Logger

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	keyplan "github.com/onchain-exporter/onchain_exporter/plan"
 )
 
 // The plan of a series' calls: which limit to ask for, whether the
@@ -116,4 +117,47 @@ func expectedRows(t *config.Tuple, from, to time.Time) int {
 // tuple's query).
 func describeCall(t *config.Tuple, q url.Values) string {
 	return fmt.Sprintf("%s GET %s?%s", t.API, t.Path, q.Encode())
+}
+
+// fromFor is where a series' history starts: from (--from), or later
+// where the key's plan kp reads the series' window less far back
+// (clamped). The upstream measures the depth at its own clock, a moment
+// after now, so the start is the first interval of the window that
+// begins a minute or more after the plan's earliest time. refused is the
+// plan's refusal of the series at any depth (a metric or window it does
+// not include), or when nothing before to is left to read: no call is
+// made. Without a plan (not read, or an API other than data) from stands.
+func fromFor(t *config.Tuple, kp *keyplan.Plan, from, to, now time.Time) (start time.Time, clamped bool, refused error) {
+	if kp == nil || t.API != config.APIData {
+		return from, false, nil
+	}
+	if r := kp.Check(t.Path, t.Window, time.Time{}, now); r != nil {
+		return from, false, r
+	}
+	earliest, ok := kp.Earliest(t.Path, t.Window, now)
+	if !ok || earliest.IsZero() || !earliest.After(from) {
+		return from, false, nil
+	}
+	start = earliest.Add(time.Minute)
+	if w := config.WindowDuration(t.Window); w > 0 {
+		if b := start.Truncate(w); b.Before(start) {
+			start = b.Add(w)
+		}
+	}
+	if !start.Before(to) {
+		d, _ := kp.Depth(t.Path, t.Window)
+		return from, false, fmt.Errorf("the key's plan (%s) reads %s at %s back to %s only, from %s: nothing before --to %s",
+			kp.Name, t.Path, t.Window, d, start.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339))
+	}
+	return start, true, nil
+}
+
+// clampNote says why a series starts after --from.
+func clampNote(t *config.Tuple, kp *keyplan.Plan, start time.Time) string {
+	d, _ := kp.Depth(t.Path, t.Window)
+	w := t.Window
+	if w == "" {
+		w = keyplan.DefaultWindow
+	}
+	return fmt.Sprintf("from %s: the key's plan (%s) reads %s at %s back to %s", start.UTC().Format(time.RFC3339), kp.Name, t.Path, w, d)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/go-kit/log/level"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	keyplan "github.com/onchain-exporter/onchain_exporter/plan"
 	"github.com/onchain-exporter/onchain_exporter/series"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
@@ -29,6 +30,9 @@ type Summary struct {
 	// Dropped counts the series the remote-write target acknowledged and
 	// then did not hold when read back (their tuples count as Failed).
 	Dropped int
+	// Clamped counts the series whose history starts after --from, where
+	// the key's plan reads their window from.
+	Clamped int
 	// Rows read and samples written this run, and the calls made for them.
 	Rows, Samples, Calls int64
 	// RefusedSamples were refused by the remote-write target.
@@ -88,7 +92,10 @@ func Run(ctx context.Context, cfg *config.Config, pool *upstream.Pool, o Options
 		return nil, err
 	}
 	r := &runner{o: o, cfg: cfg, pool: pool, prog: prog, claims: series.NewClaims(), sum: sum, stopped: map[string]string{},
-		inARow: map[string]int{}, unreachable: map[string]error{}}
+		inARow: map[string]int{}, unreachable: map[string]error{}, kp: o.Plan, saidClamp: map[string]bool{}}
+	if a := cfg.APIs[config.APIData]; r.kp == nil && a != nil {
+		r.kp = pool.Client(a).Plan()
+	}
 	for name, f := range prog.file.Families {
 		if f.Owner != "" {
 			_ = r.claims.Claim(f.Owner, series.Family{Name: name, Help: f.Help, Type: f.Type}, f.Labels)
@@ -225,6 +232,10 @@ type runner struct {
 	// stopped for it (fetch.go).
 	inARow      map[string]int
 	unreachable map[string]error
+	// kp is the key's plan on the data API (nil: not known); saidClamp
+	// the paths and windows whose clamped start was said.
+	kp        *keyplan.Plan
+	saidClamp map[string]bool
 }
 
 // run fetches the series, per API as many at once as allowed, and writes
