@@ -40,7 +40,7 @@ COPY examples/config.yml /etc/onchain_exporter/config.yml
 COPY --from=build --chown=65534:65534 /out/state /var/lib/onchain_exporter
 VOLUME ["/var/lib/onchain_exporter"]
 USER 65534:65534
-# The default --storage.path (data/) is relative: with this working
+# The default --storage.path (onchain_exporter_data/) is relative: with this working
 # directory it is the volume too when a user replaces the CMD's flags.
 WORKDIR /var/lib/onchain_exporter
 EXPOSE 9799
