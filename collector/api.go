@@ -299,16 +299,10 @@ func (c *apiCollector) fetch(ctx context.Context, up *upstream.Client, t *config
 // costs what this many do.
 const maxRows = 1000
 
-// redactedQuery renders a query for logs; the credential is never in a
-// tuple's query, but a value named like one is masked all the same.
+// redactedQuery renders a query for logs and the page by the one masking
+// rule, upstream's (upstream.ShownURL): a credential parameter's value is
+// masked. The credential is never in a tuple's query; the rule holds all
+// the same.
 func redactedQuery(q url.Values) string {
-	out := url.Values{}
-	for k, v := range q {
-		if k == "api_key" || strings.Contains(strings.ToLower(k), "token") && k != "token" {
-			out[k] = []string{"<redacted>"}
-			continue
-		}
-		out[k] = v
-	}
-	return out.Encode()
+	return strings.TrimPrefix(upstream.ShownURL(&url.URL{RawQuery: q.Encode()}), "?")
 }
