@@ -31,17 +31,13 @@ type apiSchedule struct {
 	factor map[string]float64
 }
 
-// delayKey names the series that share one publication delay: those of
-// an endpoint and window. A series without a window is a key of its own:
-// nothing says that two assets' consensus, or two equities' bands, come
-// out of one pipeline at one time (the fake's consensus rows of two assets
-// come hours apart), and a follower of a leader published hours earlier
-// would be polled at every floor until its own row came.
+// delayKey names the series that share a publication delay
+// (schedule.Key): those of an endpoint and window; a series without a
+// window is a key of its own (the fake's consensus rows of two assets
+// come hours apart, and a follower of a leader published hours earlier
+// would be polled at every floor until its own row came).
 func delayKey(t *config.Tuple) string {
-	if t.Window == "" {
-		return t.API + " " + t.Path + " " + t.Window + " " + t.Key
-	}
-	return t.API + " " + t.Path + " " + t.Window
+	return schedule.NewKey(t.API, t.Path, t.Window, t.Key).String()
 }
 
 // rowWindow is the spacing of a tuple's rows: its window; for block

@@ -204,7 +204,11 @@ func (s *Store) take(a *config.API, account string, now time.Time) *savedAPI {
 		}
 		for _, k := range slices.Sorted(maps.Keys(out.delays)) {
 			e := out.delays[k]
-			if err := e.Check(delayWindow(k), now); err != nil {
+			err := e.Check(delayWindow(k), now)
+			if _, _, kerr := schedule.ParseKey(k); kerr != nil {
+				err = kerr
+			}
+			if err != nil {
 				drop("delays."+strings.ReplaceAll(k, "\x00", "/"), err.Error())
 				delete(out.delays, k)
 			}
@@ -227,21 +231,12 @@ func (s *Store) take(a *config.API, account string, now time.Time) *savedAPI {
 }
 
 // delayWindow is the largest spacing of the rows a learned delay's key
-// (delayKey, followed by NUL and a series' id for a series' own) can
-// have been learned for: its window's; for a block window or a series
-// without a window, whose spacing is learned (up to schedule.MaxSpacing),
-// that bound. A day-cadence series without a window learns a first poll a
-// day and minutes after its row's start, which is what the exporter
-// writes: its own file must read back whole.
+// (schedule.ParseKey) can have been learned for: its window's; for a
+// block window or a series without a window, whose spacing is learned (up
+// to schedule.MaxSpacing), that bound.
 func delayWindow(key string) time.Duration {
-	window := key
-	if i := strings.IndexByte(window, 0); i >= 0 {
-		window = window[:i]
-	}
-	if i := strings.LastIndexByte(window, ' '); i >= 0 {
-		window = window[i+1:]
-	}
-	if w := config.WindowDuration(window); w > 0 {
+	k, _, err := schedule.ParseKey(key)
+	if w := config.WindowDuration(k.Window); err == nil && w > 0 {
 		return w
 	}
 	return schedule.MaxSpacing

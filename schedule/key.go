@@ -1,0 +1,63 @@
+package schedule
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Key names the series that share a publication delay: an API's endpoint
+// and window. A series without a window is a key of its own (Series, its
+// id): nothing says that two assets' consensus come out of one pipeline
+// at one time. NewKey is its one constructor and ParseKey its one
+// parser; String is its spelling in a state file, a Book and a cluster's
+// refresh units.
+type Key struct {
+	API, Path, Window string
+	// Series is the series' id when it has no window, else empty.
+	Series string
+}
+
+// NewKey is the key of a series: its API, endpoint and window, and its
+// id when it has no window.
+func NewKey(api, path, window, series string) Key {
+	k := Key{API: api, Path: path, Window: window}
+	if window == "" {
+		k.Series = series
+	}
+	return k
+}
+
+// String spells the key: API, path and window apart by spaces, the
+// series' id after them when it has no window.
+func (k Key) String() string {
+	if k.Window == "" {
+		return k.API + " " + k.Path + " " + k.Window + " " + k.Series
+	}
+	return k.API + " " + k.Path + " " + k.Window
+}
+
+// ParseKey reads a key as String spells it, and the id of the series
+// whose own estimate it names when the key's series learn apart (Book).
+func ParseKey(s string) (k Key, own string, err error) {
+	s, own, _ = strings.Cut(s, "\x00")
+	parts := strings.SplitN(s, " ", 4)
+	switch {
+	case len(parts) == 3 && parts[2] != "":
+		k = Key{API: parts[0], Path: parts[1], Window: parts[2]}
+	case len(parts) == 4 && parts[2] == "" && parts[3] != "":
+		k = Key{API: parts[0], Path: parts[1], Series: parts[3]}
+	default:
+		return Key{}, "", fmt.Errorf("%q is not a delay key (API, endpoint and window, or a series without one)", cutKey(s))
+	}
+	if k.API == "" || !strings.HasPrefix(k.Path, "/") {
+		return Key{}, "", fmt.Errorf("%q is not a delay key (API, endpoint and window, or a series without one)", cutKey(s))
+	}
+	return k, own, nil
+}
+
+func cutKey(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}
