@@ -48,6 +48,7 @@
     stablecoinSurgeFactor: 3,  // OnchainStablecoinSupplySurge: times the 7-day average
     stablecoinSurgeMinEvents: 10,  // OnchainStablecoinSupplySurge: fewer events never page
     consensusFlipMin: 0.1,  // OnchainConsensusFlipped: |score| both before and after
+    clusterClockOffsetSeconds: 10,  // OnchainClusterClockSkew: a member's clock off the cluster's
 
     // Where each alert's runbook_url points; %s is the alert's name in
     // lower case.

@@ -354,6 +354,25 @@
               runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainClusterFallbackRefreshes'),
             },
           },
+          // A member measures its clock against the median of its peers'
+          // (their heartbeats). Off by more than the bound, it refuses
+          // rows it takes for the future or the past and counts another
+          // UTC day near midnight: NTP keeps members within a second.
+          {
+            alert: 'OnchainClusterClockSkew',
+            expr: |||
+              abs(onchain_exporter_cluster_clock_offset_seconds{%(onchainSelector)s}) > %(clusterClockOffsetSeconds)s
+            ||| % $._config,
+            'for': '5m',
+            labels: {
+              severity: 'warning',
+            },
+            annotations: {
+              summary: "A member's clock is off the onchain_exporter cluster's.",
+              description: "The clock of {{ $labels.instance }} (job {{ $labels.job }}) is {{ $value | humanize }}s off the median of its cluster's members: rows it takes for future or past are refused, and the budget's day turns at another time on it.",
+              runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainClusterClockSkew'),
+            },
+          },
         ],
       },
       {
