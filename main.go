@@ -107,21 +107,77 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}()
 
-	parse, d, err := configSource(*configFile, *demoMode, logger)
+	f := &flags{configFile: *configFile, configCheck: *configCheck, checkWithLists: *checkWithLists, demoMode: *demoMode,
+		metricsPath: *metricsPath, timeoutOffset: *timeoutOffset, defaultTimeout: *defaultTimeout,
+		storageSet: storageSet, storagePath: *storagePath, cluster: clusterCfg}
+	s, code := setUp(f, logger, stdout, stderr)
+	defer s.close()
+	if code >= 0 {
+		return code
+	}
+	s.metricsPath = *metricsPath
+	if code = serve(s, webFlags, slogger); code == 0 {
+		stopped = true
+	}
+	return code
+}
+
+// flags are the exporter's own flags, as setUp reads them.
+type flags struct {
+	configFile                            string
+	configCheck, checkWithLists, demoMode bool
+	metricsPath                           string
+	timeoutOffset, defaultTimeout         time.Duration
+	storageSet                            bool
+	storagePath                           string
+	cluster                               *cluster.Config
+}
+
+// setup is what setUp started, for serve, and what closes it.
+type setup struct {
+	logger      log.Logger
+	reg         *prometheus.Registry
+	exp         *collector.Exporter
+	expander    *expand.Expander
+	landing     *landingPage
+	safe        *config.SafeConfig
+	demo        *demo.Demo
+	metricsPath string
+	closers     []func()
+}
+
+// onClose has close run fn, after whatever was registered later.
+func (s *setup) onClose(fn func()) { s.closers = append(s.closers, fn) }
+
+// close closes what setUp started, last started first.
+func (s *setup) close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
+}
+
+// setUp builds what the exporter serves from the flags: the configuration
+// (expanded through the upstream's lists), the clients, the storage, the
+// cluster, the collectors and the operator's page. What it started is
+// closed by s.close, last started first closed; a code of -1 says serve,
+// any other that run ends with it (a check, or an error logged).
+func setUp(f *flags, logger log.Logger, stdout, stderr io.Writer) (s *setup, code int) {
+	s = &setup{}
+	parse, d, err := configSource(f.configFile, f.demoMode, logger)
 	if err != nil {
 		level.Error(logger).Log("msg", "cannot start the demo", "err", err)
-		return 1
+		return s, 1
 	}
 	if d != nil {
-		defer d.Close()
+		s.onClose(d.Close)
 	}
 	cfg, err := parse()
 	hint := ""
-	if errors.Is(err, fs.ErrNotExist) && !*demoMode {
-		hint = missingConfigHint(*configFile)
+	if errors.Is(err, fs.ErrNotExist) && !f.demoMode {
+		hint = missingConfigHint(f.configFile)
 	}
-	if *configCheck || *checkWithLists {
-		return checkConfig(stdout, stderr, cfg, err, hint, *checkWithLists, logger, *storagePath) // check.go
+	if f.configCheck || f.checkWithLists {
+		return s, checkConfig(stdout, stderr, cfg, err, hint, f.checkWithLists, logger, f.storagePath) // check.go
 	}
 	if err != nil {
 		kv := []any{"msg", "cannot load the configuration", "err", err}
@@ -129,7 +185,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			kv = append(kv, "hint", hint)
 		}
 		level.Error(logger).Log(kv...)
-		return 1
+		return s, 1
 	}
 	// "all" and consensus asset names are resolved through the upstream
 	// here, on every reload and daily; --config.check above stays offline.
@@ -140,21 +196,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// One client per API for the life of the process, shared by
 	// expansion and scrapes: its limits hold whoever calls.
 	clients := upstream.NewPool(reg, time.Now, logger)
-	defer clients.Close()
+	s.onClose(clients.Close)
 	// What the last run learned: a restart serves it at once and calls
 	// upstream only for what is due.
-	if *demoMode && !storageSet {
+	if f.demoMode && !f.storageSet {
 		// The demo's upstream is new at every start (a new address):
 		// nothing kept would apply.
-		*storagePath = ""
+		f.storagePath = ""
 	}
-	*storagePath = resolveStoragePath(*storagePath, storageSet, logger) // storagedir.go: data/ of earlier versions
-	store, err := collector.OpenStore(*storagePath, cfg, logger)
+	f.storagePath = resolveStoragePath(f.storagePath, f.storageSet, logger) // storagedir.go: data/ of earlier versions
+	store, err := collector.OpenStore(f.storagePath, cfg, logger)
 	if err != nil {
 		level.Error(logger).Log("msg", "cannot use the storage directory", "err", err)
-		return 1
+		return s, 1
 	}
-	defer store.Close() // after the collectors' last save (deferred later, run earlier)
+	s.onClose(func() { store.Close() }) // after the collectors' last save (registered later, run earlier)
 	// A call is counted on disk before it is made: each API's budget
 	// reserves its calls in the state directory, listing calls of the
 	// start included.
@@ -190,7 +246,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cancelStart()
 	if err != nil {
 		level.Error(logger).Log("msg", "cannot load the configuration", "err", err)
-		return 1
+		return s, 1
 	}
 
 	reg.MustRegister(versioncollector.NewCollector(exporterName), collectors.NewGoCollector(),
@@ -198,33 +254,33 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// Cluster mode (off without --cluster.listen-address: peer is nil, a
 	// cluster of one): replicas share their upstream calls and each serves
 	// every series.
-	if *storagePath != "" {
+	if f.storagePath != "" {
 		// A member restarted with its storage keeps its name, so that
 		// the others do not count its calls of the day twice.
-		clusterCfg.NameFile = filepath.Join(*storagePath, "cluster-member-name")
+		f.cluster.NameFile = filepath.Join(f.storagePath, "cluster-member-name")
 	}
-	peer, err := cluster.Create(*clusterCfg, log.With(logger, "component", "cluster"), reg)
+	peer, err := cluster.Create(*f.cluster, log.With(logger, "component", "cluster"), reg)
 	if err != nil {
 		level.Error(logger).Log("msg", "cannot start the cluster", "err", err)
-		return 1
+		return s, 1
 	}
 	// The collectors log through errs, which keeps each series' last
 	// error for the operator's page (landing.go).
 	errs := page.NewErrors(logger)
-	exp, err = collector.New(cfg, errs, reg, collector.Options{DefaultTimeout: *defaultTimeout, TimeoutOffset: *timeoutOffset, Clients: clients, Store: store, Peer: peer})
+	exp, err = collector.New(cfg, errs, reg, collector.Options{DefaultTimeout: f.defaultTimeout, TimeoutOffset: f.timeoutOffset, Clients: clients, Store: store, Peer: peer})
 	if err != nil {
 		level.Error(logger).Log("msg", "cannot start the collectors", "err", err)
-		return 1
+		return s, 1
 	}
-	defer exp.Close()
+	s.onClose(exp.Close)
 	if peer != nil {
-		// Leave after the collectors close (deferred later, run earlier):
-		// the others take this member's units at once.
-		defer func() {
+		// Leave after the collectors close (registered later, run
+		// earlier): the others take this member's units at once.
+		s.onClose(func() {
 			if err := peer.Leave(5 * time.Second); err != nil {
 				level.Warn(logger).Log("msg", "leaving the cluster", "err", err)
 			}
-		}()
+		})
 		if err := peer.Join(context.Background()); err != nil {
 			level.Warn(logger).Log("msg", "no cluster peer reachable yet; joining in the background", "err", err)
 		}
@@ -235,7 +291,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	// The operator's page (landing.go): the configuration in force, and
 	// per API, endpoint and series what the exporter published.
-	landing := newLanding(*metricsPath, *demoMode, exp, peer, expander, clients, errs)
+	landing := newLanding(f.metricsPath, f.demoMode, exp, peer, expander, clients, errs)
 	landing.Store(cfg)
 	apply := func(c *config.Config) error {
 		if err := exp.ApplyConfig(c); err != nil {
@@ -246,21 +302,30 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	safe := config.NewSafeConfig(reg, load, apply)
 	safe.Loaded(cfg)
+	s.logger, s.reg, s.exp, s.expander, s.landing, s.safe, s.demo = logger, reg, exp, expander, landing, safe, d
 	level.Info(logger).Log("msg", "starting "+exporterName, "version", version.Info(), "config", cfg.File, "tuples", len(cfg.Tuples))
 
+	return s, -1
+}
+
+// serve answers /metrics, the page, reloads and signals until shutdown.
+// Reloads and background expansion end before it returns, so that none
+// lands after the collectors' last save (setup.close).
+func serve(s *setup, webFlags *web.FlagConfig, slogger *slog.Logger) int {
+	logger := s.logger
 	ctx, cancel := context.WithCancel(context.Background()) // cancelled at shutdown
 	defer cancel()
 	mux := http.NewServeMux()
-	mux.Handle(*metricsPath, promhttp.InstrumentMetricHandler(reg, exp))
+	mux.Handle(s.metricsPath, promhttp.InstrumentMetricHandler(s.reg, s.exp))
 	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "Healthy") })
 	mux.HandleFunc("/-/ready", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "Ready") })
 	reloads := make(chan chan error)
 	mux.HandleFunc("/-/reload", reloadHandler(reloads, ctx.Done()))
-	if d != nil {
-		mux.Handle("/-/demo/fault", demo.FaultHandler(d.Fake))
+	if s.demo != nil {
+		mux.Handle("/-/demo/fault", demo.FaultHandler(s.demo.Fake))
 	}
-	if *metricsPath != "/" {
-		mux.Handle("/", landing)
+	if s.metricsPath != "/" {
+		mux.Handle("/", s.landing)
 	}
 
 	signals := make(chan os.Signal, 1)
@@ -270,8 +335,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// (deferred above), so that none lands after the final save.
 	var background sync.WaitGroup
 	background.Add(2)
-	go func() { defer background.Done(); reloadLoop(ctx, logger, safe, reloads) }()
-	go func() { defer background.Done(); expander.Maintain(ctx, expand.Refresh, safe.Refine) }()
+	go func() { defer background.Done(); reloadLoop(ctx, logger, s.safe, reloads) }()
+	go func() { defer background.Done(); s.expander.Maintain(ctx, expand.Refresh, s.safe.Refine) }()
 	defer func() { cancel(); background.Wait() }()
 	// The server's own messages (a TLS handshake refused, say) go through
 	// the project's logger too: one time key, one format.
@@ -301,7 +366,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// flight are answered.
 	cancel()
 	<-shutdownDone
-	stopped = true
 	return 0
 }
 
