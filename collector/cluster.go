@@ -246,8 +246,9 @@ func (c *apiCollector) adopt(row peerRow) {
 	owner, _ := c.peer.Owner(key)
 	_, falling := c.fallingBack[key]
 	// A row from a member that does not own the unit is taken as a
-	// fallback's would be: while this member waits for the owner.
-	fromOwner := owner == row.Member || falling || !st.awaitFrom.IsZero() || st.LastAttempt.IsZero()
+	// fallback's would be: once the tuple is due here, the owner's row
+	// not come (another member's wait for it may end before this one's).
+	fromOwner := owner == row.Member || falling || !st.awaitFrom.IsZero() || st.LastAttempt.IsZero() || !st.Next.After(now)
 	state := row.State
 	if row.Samples != nil {
 		samples, ok := row.samples(st.tuple)
