@@ -287,7 +287,7 @@ func (r *runner) call(ctx context.Context, c *upstream.Client, t *config.Tuple, 
 			return nil, e
 		}
 		level.Debug(r.o.Logger).Log("msg", "waiting before calling again", "endpoint", t.Path, "wait", wait, "err", e)
-		if err := sleepCtx(ctx, max(wait, 10*time.Millisecond)); err != nil {
+		if err := r.wait(ctx, t.API, max(wait, 10*time.Millisecond)); err != nil {
 			return nil, err
 		}
 	}
@@ -326,8 +326,12 @@ func (r *runner) notReached(api string, e *upstream.Error) bool {
 		if a := r.cfg.APIs[api]; a != nil && a.URL != nil {
 			base = upstream.ShownURL(a.URL)
 		}
-		r.unreachable[api] = fmt.Errorf("the %s API's upstream %s cannot be reached: %d calls in a row failed before any answer, the last with %s: %s; check the section's url, the network and any proxy, then run again",
-			api, base, n, e.Code, e.Message)
+		hint := "check the section's url, the network and any proxy, then run again"
+		if e.Code == "timeout" {
+			hint = "check the section's url, the network and any proxy, or give calls longer (--upstream.timeout), then run again"
+		}
+		r.unreachable[api] = fmt.Errorf("the %s API's upstream %s cannot be reached: %d calls in a row failed before any answer, the last with %s: %s; %s",
+			api, base, n, e.Code, e.Message, hint)
 	}
 	err := r.unreachable[api]
 	r.mu.Unlock()

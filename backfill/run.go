@@ -92,7 +92,7 @@ func Run(ctx context.Context, cfg *config.Config, pool *upstream.Pool, o Options
 		return nil, err
 	}
 	r := &runner{o: o, cfg: cfg, pool: pool, prog: prog, claims: series.NewClaims(), sum: sum, stopped: map[string]string{},
-		inARow: map[string]int{}, unreachable: map[string]error{}, kp: o.Plan, saidClamp: map[string]bool{}}
+		stopping: map[string]chan struct{}{}, inARow: map[string]int{}, unreachable: map[string]error{}, kp: o.Plan, saidClamp: map[string]bool{}}
 	if a := cfg.APIs[config.APIData]; r.kp == nil && a != nil {
 		r.kp = pool.Client(a).Plan()
 	}
@@ -225,8 +225,10 @@ type runner struct {
 	mu sync.Mutex
 	// stopped holds, per API, why its remaining series wait for a later
 	// run (its credential refused, a long pause, the budget spent, its
-	// upstream out of reach).
-	stopped map[string]string
+	// upstream out of reach); stopping has a channel per API, closed
+	// when it is stopped.
+	stopped  map[string]string
+	stopping map[string]chan struct{}
 	// inARow counts, per API, the calls that failed below HTTP since its
 	// upstream last answered; unreachable holds the error of an API
 	// stopped for it (fetch.go).
@@ -339,7 +341,37 @@ func (r *runner) stop(api, why string) {
 		return
 	}
 	r.stopped[api] = why
+	close(r.stopChan(api))
 	level.Warn(r.o.Logger).Log("msg", "no more calls to this API in this run; its remaining series are left for a later run", "api", api, "reason", why)
+}
+
+// stopChan is closed when an API is stopped, so that its calls waiting
+// to be tried again end at once (r.mu held).
+func (r *runner) stopChan(api string) chan struct{} {
+	c, ok := r.stopping[api]
+	if !ok {
+		c = make(chan struct{})
+		r.stopping[api] = c
+	}
+	return c
+}
+
+// wait waits d before an API's call is tried again; it ends early with
+// the reason when the API is stopped meanwhile, or with the context.
+func (r *runner) wait(ctx context.Context, api string, d time.Duration) error {
+	r.mu.Lock()
+	stopped := r.stopChan(api)
+	r.mu.Unlock()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-stopped:
+		return &tupleError{notTried, errors.New(r.stoppedAPI(api))}
+	}
 }
 
 func (r *runner) stoppedAPI(api string) string {
