@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -13,7 +14,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-kit/log"
+
+	"github.com/onchain-exporter/onchain_exporter/backfill"
+	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/expand"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/plan"
+	"github.com/onchain-exporter/onchain_exporter/state"
+	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
 // The backfill command's wiring: flags, configuration, exit codes. What it
@@ -247,5 +256,58 @@ func TestBackfillClampedByThePlan(t *testing.T) {
 	}
 	if n := up.fake.Refused(); n != 0 {
 		t.Errorf("the upstream refused %d calls by the plan:\n%s", n, logs)
+	}
+}
+
+// TestBackfillDryRunByTheSavedPlan: the dry run calls nothing, so it
+// clamps by the plan the exporter's last run kept under --storage.path:
+// the day series starts where the plan's 90 days start, the hour series,
+// which the plan does not read, is not listed as a call.
+func TestBackfillDryRunByTheSavedPlan(t *testing.T) {
+	t.Setenv("BACKFILL_TEST_TOKEN", "saved-plan-key-51")
+	dir := t.TempDir()
+	file := filepath.Join(dir, "onchain.yml")
+	writeFile(t, file, "data:\n  url: http://127.0.0.1:1\n  token_env: BACKFILL_TEST_TOKEN\n  metrics:\n    - path: /v1/btc/network-data/supply\n      window: [day, hour]\n")
+	cfg, err := config.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Parse([]byte(`{"plan":{"name":"BASIC"},"apiEndpoint":{"btc":{"network-data":{"supply":{"day":"P90D"}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lists, err := json.Marshal(map[string]*expand.Answer{plan.Path: expand.PlanAnswer(plan.Outcome{Kind: plan.Read, Plan: p, Status: 200}, time.Now())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	storage := filepath.Join(dir, "state")
+	s, err := state.Open(storage, map[string]int{config.APIData: 100}, log.NewNopLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := state.NewFile(config.APIData, upstream.Account(cfg.APIs[config.APIData]))
+	f.Lists = lists
+	s.Write(config.APIData, f)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	to := time.Now().UTC().Add(-backfill.DefaultMargin).Truncate(time.Minute)
+	// The plan's 90 days back from now, to the next day's start.
+	start := time.Now().UTC().AddDate(0, 0, -90).Add(time.Minute).Truncate(24 * time.Hour).Add(24 * time.Hour)
+	var stdout, stderr bytes.Buffer
+	args := []string{"backfill", "--config.file=" + file, "--from=2022-01-01", "--to=" + to.Format(time.RFC3339), "--storage.path=" + storage, "--dry-run"}
+	if code := run(args, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr.String())
+	}
+	for _, want := range []string{
+		"# the key's plan: BASIC",
+		"reads /v1/btc/network-data/supply at day back to P90D",
+		"data GET /v1/btc/network-data/supply?from=" + start.Format("20060102T150405"),
+		"# not called, the key's plan refuses it: data /v1/btc/network-data/supply?limit=5&window=hour",
+		"# 2 series, 1 calls",
+	} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("the dry run does not say %q:\n%s", want, stdout.String())
+		}
 	}
 }
