@@ -139,7 +139,7 @@ func TestStateWriteIsAtomic(t *testing.T) {
 	first.stop()
 	files := stateFiles(t, r.dir)
 	if len(files) != 1 || filepath.Base(files[0]) != "data.json" {
-		t.Fatalf("files after saving: %v; want data.json alone", files)
+		t.Fatalf("files after saving: %v; want data.json alone (and the reservation of the plan's daily budget)", files)
 	}
 
 	// A crash between writing the temporary file and renaming it leaves
