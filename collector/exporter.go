@@ -220,6 +220,13 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 		for _, c := range *e.served.Load() {
 			c.reloaded()
 		}
+		if p := e.plans.Load(); p != nil {
+			for _, name := range config.APINames {
+				if plan, ok := (*p)[name]; ok {
+					logPlan(log.With(e.logger, "api", name), plan)
+				}
+			}
+		}
 		return nil
 	}
 	reload := e.cfg != nil
@@ -262,9 +269,7 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 		plans[name] = f.Plan
 		e.bm.SetForecast(f)
 		e.bm.SetPlan(name, f.Plan)
-		if f.Plan.Cut() {
-			level.Warn(logger).Log("msg", "the configuration costs more than daily_budget; polling is coarsened", "plan", f.Plan.Summary(3))
-		}
+		logPlan(logger, f.Plan)
 		book := e.delays[name]
 		if book == nil {
 			book = schedule.NewBook(nil)
@@ -477,4 +482,16 @@ func cut(v string, n int) string {
 		i--
 	}
 	return v[:i] + "…"
+}
+
+// logPlan names the budget's plan of an API: at start and on every
+// reload one line, cut or not (docs/budget.md); none without a
+// daily_budget.
+func logPlan(logger log.Logger, p budget.Plan) {
+	switch {
+	case p.Cut():
+		level.Warn(logger).Log("msg", "the configuration costs more than daily_budget; polling is coarsened", "plan", p.Summary(3))
+	case p.Budget > 0:
+		level.Info(logger).Log("msg", "the configuration fits daily_budget", "plan", p.Summary(3))
+	}
 }
