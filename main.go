@@ -264,6 +264,7 @@ func setUp(f *flags, logger log.Logger, stdout, stderr io.Writer) (s *setup, cod
 		level.Error(logger).Log("msg", "cannot start the cluster", "err", err)
 		return s, 1
 	}
+	sharePlans(peer, expander)
 	// The collectors log through errs, which keeps each series' last
 	// error for the operator's page (landing.go).
 	errs := page.NewErrors(logger)

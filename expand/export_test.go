@@ -1,6 +1,9 @@
 package expand
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // What the tests of package expand_test reach inside an Expander for.
 
@@ -13,3 +16,11 @@ func (x *Expander) Backoff(n int) time.Duration { return x.backoff(n) }
 
 // ListCache is the Cache the Expander reads and fills.
 func (x *Expander) ListCache() *Cache { return x.cache }
+
+// Refresh is what Maintain does at its daily refresh: fresh lists (and
+// plan) asked for, the configuration last loaded expanded again.
+func (x *Expander) Refresh(ctx context.Context) error {
+	x.cache.renew()
+	_, err := x.reexpand(ctx)
+	return err
+}

@@ -58,9 +58,14 @@ func (x *Expander) refreshPlan(ctx context.Context, a *config.API, reuse time.Du
 		reuse = Refresh // a restart costs no call the last run would not have made
 	}
 	var out plan.Outcome
-	if cached && l.gen == gen && x.now().Sub(l.at) < reuse {
+	switch {
+	case cached && l.gen == gen && x.now().Sub(l.at) < reuse:
 		out = outcomeOf(l.rows)
-	} else {
+	case cached && reuse > 0 && !x.ownerReads(l, cached):
+		// The daily read is another member's: its answer stands in
+		// (share.go).
+		out = outcomeOf(l.rows)
+	default:
 		x.mu.Lock()
 		x.planReadAt = x.now()
 		x.mu.Unlock()
@@ -72,7 +77,9 @@ func (x *Expander) refreshPlan(ctx context.Context, a *config.API, reuse time.Du
 				"age", x.now().Sub(l.at).Round(time.Second), "err", out.Err)
 			out = outcomeOf(l.rows)
 		} else if out.Kind != plan.Unknown {
-			x.cache.put(a, plan.Path, rowsOf(out), x.now(), gen)
+			rows := rowsOf(out)
+			x.cache.put(a, plan.Path, rows, x.now(), gen)
+			x.sharePlan(rows, x.now())
 		}
 	}
 	return out, x.putPlan(c, a, out)
