@@ -230,9 +230,53 @@ func (u *Client) get(ctx context.Context, path string, query url.Values, keyed b
 	if e := u.planRefusal(path, query); e != nil {
 		return nil, nil, fail(e) // not sent: the plan refuses it
 	}
+	resp, e := u.send(ctx, path, query, keyed)
+	if e != nil {
+		return nil, nil, fail(e)
+	}
+	body := resp.body
+	fail = func(e *Error) *Error {
+		e.URL = resp.shown // every error from here on names the URL asked for, credential masked
+		return u.failOn(keyed, e)
+	}
+	if resp.status < 200 || resp.status > 299 {
+		if e := u.dialect.check(resp.status, resp.header, body, u.now()); e != nil {
+			return nil, nil, fail(e)
+		}
+	}
+	root, err := decode.Parse(body, maxItems)
+	if err != nil {
+		return nil, nil, fail(&Error{Code: "decode", HTTP: resp.status, Message: err.Error()})
+	}
+	if e := u.dialect.answer(root, resp.status, resp.header, u.now()); e != nil {
+		return nil, nil, fail(e)
+	}
+	if keyed {
+		u.mu.Lock()
+		u.answered = true // the key reads something (RejectIfRefusedEverywhere)
+		u.mu.Unlock()
+	}
+	return body, root, nil
+}
+
+// sent is the answer to one request: its status, headers and body, read
+// whole, and the URL asked for as a message may show it (ShownURL).
+type sent struct {
+	status int
+	header http.Header
+	body   []byte
+	shown  string
+}
+
+// send makes one GET of path through the client: the key as the dialect
+// sends it when keyed, a connection slot, and the transport's retries,
+// rate_limit and daily budget; it reads the answer whole, up to MaxBody.
+// Its errors are not counted (the caller does, failOn) and name the URL
+// once the request is built.
+func (u *Client) send(ctx context.Context, path string, query url.Values, keyed bool) (sent, *Error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.api.URL.String()+path, nil)
 	if err != nil {
-		return nil, nil, fail(&Error{Code: "request", Message: err.Error()})
+		return sent{}, &Error{Code: "request", Message: err.Error()}
 	}
 	q := url.Values{}
 	for k, v := range query {
@@ -242,51 +286,34 @@ func (u *Client) get(ctx context.Context, path string, query url.Values, keyed b
 		u.dialect.authorize(req, q, u.api)
 	}
 	req.URL.RawQuery = q.Encode()
-	// Every error from here on names the URL asked for, credential masked.
-	shown := ShownURL(req.URL)
-	fail = func(e *Error) *Error {
-		e.URL = shown
-		return u.failOn(keyed, e)
+	out := sent{shown: ShownURL(req.URL)}
+	fail := func(e *Error) (sent, *Error) {
+		e.URL = out.shown
+		return out, e
 	}
 	select {
 	case u.sem <- struct{}{}:
 		defer func() { <-u.sem }()
 	case <-ctx.Done():
-		return nil, nil, fail(&Error{Code: "timeout", Message: "no free connection slot before the deadline"})
+		return fail(&Error{Code: "timeout", Message: "no free connection slot before the deadline"})
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", version.ComponentUserAgent("onchain_exporter"))
 	resp, err := u.client.Do(req)
 	if err != nil {
-		return nil, nil, fail(transportError(err))
+		return fail(transportError(err))
 	}
 	defer resp.Body.Close()
+	out.status, out.header = resp.StatusCode, resp.Header
 	u.observeDaily(resp.Header)
-	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxBody+1))
+	out.body, err = io.ReadAll(io.LimitReader(resp.Body, MaxBody+1))
 	if err != nil {
-		return nil, nil, fail(transportError(err))
+		return fail(transportError(err))
 	}
-	if len(body) > MaxBody {
-		return nil, nil, fail(&Error{Code: "decode", HTTP: resp.StatusCode, TooLarge: true, Message: fmt.Sprintf("answer larger than %d MiB, not read", MaxBody>>20)})
+	if len(out.body) > MaxBody {
+		return fail(&Error{Code: "decode", HTTP: resp.StatusCode, TooLarge: true, Message: fmt.Sprintf("answer larger than %d MiB, not read", MaxBody>>20)})
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		if e := u.dialect.check(resp.StatusCode, resp.Header, body, u.now()); e != nil {
-			return nil, nil, fail(e)
-		}
-	}
-	root, err := decode.Parse(body, maxItems)
-	if err != nil {
-		return nil, nil, fail(&Error{Code: "decode", HTTP: resp.StatusCode, Message: err.Error()})
-	}
-	if e := u.dialect.answer(root, resp.StatusCode, resp.Header, u.now()); e != nil {
-		return nil, nil, fail(e)
-	}
-	if keyed {
-		u.mu.Lock()
-		u.answered = true // the key reads something (RejectIfRefusedEverywhere)
-		u.mu.Unlock()
-	}
-	return body, root, nil
+	return out, nil
 }
 
 // Fail counts an error found after the call (decode, no data).

@@ -3,7 +3,6 @@ package upstream
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"net/url"
 	"sync/atomic"
@@ -83,38 +82,16 @@ func (u *Client) ReadPlan(ctx context.Context) plan.Outcome {
 	if until, by, ok := u.paused(true); ok {
 		return plan.Outcome{Kind: plan.Unknown, Err: errors.New("calls paused until " + until.UTC().Format(time.RFC3339) + " after " + by)}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.api.URL.String()+plan.Path, nil)
-	if err != nil {
-		return plan.Outcome{Kind: plan.Unknown, Err: err}
-	}
-	q := url.Values{}
-	u.dialect.authorize(req, q, u.api)
-	req.URL.RawQuery = q.Encode()
-	req.Header.Set("Accept", "application/json")
-	select {
-	case u.sem <- struct{}{}:
-		defer func() { <-u.sem }()
-	case <-ctx.Done():
-		return plan.Outcome{Kind: plan.Unknown, Err: errors.New("no free connection slot before the deadline")}
-	}
-	resp, err := u.client.Do(req)
-	if err != nil {
-		e := transportError(err)
+	resp, e := u.send(ctx, plan.Path, nil, true)
+	if e != nil {
 		u.clean(e)
-		return plan.Outcome{Kind: plan.Unknown, Err: e}
+		return plan.Outcome{Kind: plan.Unknown, Status: e.HTTP, Err: e}
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxBody+1))
-	if err != nil {
-		e := transportError(err)
-		u.clean(e)
-		return plan.Outcome{Kind: plan.Unknown, Status: resp.StatusCode, Err: e}
-	}
-	out := plan.Answer(resp.StatusCode, body, nil)
+	out := plan.Answer(resp.status, resp.body, nil)
 	if out.Kind == plan.Rejected {
-		e := u.dialect.check(resp.StatusCode, resp.Header, body, u.now())
+		e := u.dialect.check(resp.status, resp.header, resp.body, u.now())
 		if e != nil && e.Credential {
-			e.URL = ShownURL(req.URL)
+			e.URL = resp.shown
 			u.failOn(true, e)
 		}
 	}

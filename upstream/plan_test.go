@@ -113,7 +113,7 @@ func TestReadPlanThroughTheClient(t *testing.T) {
 	const key = "plan-key-secret"
 	status := http.StatusOK
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != plan.Path || r.Header.Get("Authorization") != "Bearer "+key {
+		if r.URL.Path != plan.Path || r.Header.Get("Authorization") != "Bearer "+key || !strings.HasPrefix(r.Header.Get("User-Agent"), "onchain_exporter/") {
 			http.Error(w, "wrong request", http.StatusBadRequest)
 			return
 		}
