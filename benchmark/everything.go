@@ -3,10 +3,8 @@ package benchmark
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-kit/log"
@@ -41,7 +39,7 @@ type Everything struct {
 	PatternTuples, NamedTuples int
 	// CallsPerDay is every data API call of each simulated UTC day (the
 	// first from the start, 3 minutes past midnight); Refused counts the
-	// answers 403.
+	// calls the fake refused for the key's plan.
 	CallsPerDay []int64
 	Refused     int64
 	// MaxPerHour is the most calls of any simulated hour.
@@ -69,14 +67,7 @@ func RunEverything(o EverythingOptions) (*Everything, error) {
 		return nil, err
 	}
 	fake := fakeapi.New(fakeapi.Options{Now: clock.Now, DataKeys: map[string]fakeapi.Plan{"bench": p}, Catalog: fakeapi.CatalogFull})
-	var refused atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := &statusRecorder{ResponseWriter: w}
-		fake.ServeHTTP(rec, r)
-		if rec.status == http.StatusForbidden {
-			refused.Add(1)
-		}
-	}))
+	srv := httptest.NewServer(fake)
 	defer srv.Close()
 	var yml strings.Builder
 	// rate_limit is a cap in real time (upstream.minuteCap), which a
@@ -182,17 +173,6 @@ func RunEverything(o EverythingOptions) (*Everything, error) {
 			ev.Excess[kind][w] = time.Duration(s.sum / float64(max(s.n, 1)) * float64(time.Second))
 		}
 	}
-	ev.Refused = refused.Load()
+	ev.Refused = fake.Refused()
 	return ev, nil
-}
-
-// statusRecorder keeps the status an answer was written with.
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (r *statusRecorder) WriteHeader(code int) {
-	r.status = code
-	r.ResponseWriter.WriteHeader(code)
 }
