@@ -99,7 +99,7 @@ func TestHeldBackByRateLimitSpendsNoBudget(t *testing.T) {
 	c := pool.Client(&config.API{Name: config.APIData, URL: u, Concurrency: 4, Timeout: 10 * time.Second, DailyBudget: 1000, RateLimit: 3})
 	held := 0
 	for range 10 {
-		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second) // a turn a minute away is past it
 		_, err := c.Get(ctx, "/v1/btc/network-data/supply", nil, true)
 		cancel()
 		if e := AsErrorOrNil(err); e != nil && e.HeldBack {
