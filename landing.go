@@ -27,14 +27,14 @@ type landingPage struct {
 	h   *page.Handler
 }
 
-// newLanding is the page of a running exporter; errs is the logger the
-// collectors log through (their last error of each series).
+// newLanding is the page of a running exporter; plans is the key's plan
+// history, noted as the expander puts plans in force.
 func newLanding(metricsPath string, demo bool, exp *collector.Exporter, peer *cluster.Peer, expander *expand.Expander,
-	clients *upstream.Pool, errs *page.Errors) *landingPage {
+	clients *upstream.Pool, plans *page.PlanHistory) *landingPage {
 	l := &landingPage{}
 	l.h = page.NewHandler(page.Source{Version: version.Info(), MetricsPath: metricsPath, Demo: demo,
 		Config: l.cfg.Load, Exporter: exp, Peer: peer, Expansion: expander.State, Clean: clients.Clean,
-		Errors: errs, Now: time.Now})
+		Plans: plans, Now: time.Now})
 	return l
 }
 

@@ -9,7 +9,9 @@ import (
 // handleLocked passes an event of a tuple through the door (step) and
 // applies what it did: the one way a tuple's state changes.
 func (c *apiCollector) handleLocked(st *tupleState, ev event) {
-	c.applyLocked(st, c.transitLocked(st, ev))
+	fx := c.transitLocked(st, ev)
+	c.noteLocked(st, ev, fx) // what the operator's page shows (view.go)
+	c.applyLocked(st, fx)
 }
 
 // transitLocked passes an event through the door and keeps the state it

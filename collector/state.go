@@ -37,6 +37,13 @@ type tupleState struct {
 	// first refresh, within their deadline.
 	first bool
 
+	// answers are its last outcomes, oldest first (at most maxAnswers;
+	// replaced, never written, once published), and lastError the text
+	// of its last failure, masked: what the operator's page shows
+	// (noteLocked, view.go).
+	answers   []Answer
+	lastError string
+
 	// view is what scrapes read of the tuple: published by the engine
 	// after every change, read without a lock.
 	view atomic.Pointer[tupleView]
@@ -59,13 +66,17 @@ type tupleView struct {
 	newest     time.Time
 	deprecated bool
 	earliest   time.Duration
+	// For the operator's page: the last outcomes and error text.
+	answers   []Answer
+	lastError string
 }
 
 // publishLocked publishes what scrapes serve of the tuple now.
 func (c *apiCollector) publishLocked(st *tupleState) {
 	v := &tupleView{values: st.values, info: st.info, ok: st.OK, attempted: !st.LastAttempt.IsZero(),
 		failingSince: st.FailingSince, next: st.Next, inflight: st.inflight,
-		window: st.tuple.Window, newest: st.Newest, deprecated: st.Deprecated}
+		window: st.tuple.Window, newest: st.Newest, deprecated: st.Deprecated,
+		answers: st.answers, lastError: st.lastError}
 	if w := rowWindow(st); w > 0 && st.tuple.CacheTTL == 0 {
 		v.w = w
 		if !st.Newest.IsZero() && !st.Deprecated {

@@ -1,12 +1,14 @@
 package collector
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/decode"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -44,6 +46,12 @@ type SeriesView struct {
 	// Unit is what a cluster member owns: the tuples of one endpoint and
 	// window (Exporter.Owner).
 	Unit string
+	// Answers are its last outcomes, oldest first (at most maxAnswers);
+	// shared with the engine, never to be written.
+	Answers []Answer
+	// LastError is the text of its last failure, credentials masked by
+	// upstream's rule (upstream.Client.Clean); "" once a refresh succeeds.
+	LastError string
 }
 
 // View copies what the engines in force published, at now.
@@ -70,7 +78,7 @@ func (e *Exporter) View() []APIView {
 			a.Series = append(a.Series, SeriesView{Tuple: t, OK: tv.ok, Attempted: tv.attempted, InFlight: tv.inflight,
 				Served: showValues(tv.values, tv.ok, tv.failingSince, now, v.api.MaxStaleness), Deprecated: tv.deprecated,
 				FailingSince: tv.failingSince, Next: tv.next, Newest: tv.newest, Spacing: tv.w, Earliest: tv.earliest,
-				Refused: hasFamily(tv.info, refusedFamily), Unit: delayKey(t)})
+				Refused: hasFamily(tv.info, refusedFamily), Unit: delayKey(t), Answers: tv.answers, LastError: tv.lastError})
 		}
 		out = append(out, a)
 	}
@@ -127,4 +135,146 @@ func hasFamily(samples []sampleOf, name string) bool {
 		}
 	}
 	return false
+}
+
+// The outcomes of an Answer.
+const (
+	AnswerOK      = "ok"      // values came, and are served
+	AnswerError   = "error"   // the call, or its answer, failed (Code)
+	AnswerRefused = "refused" // the key's plan refused the request
+	AnswerHeld    = "held"    // not sent: a limit had no turn for it (HeldBy)
+)
+
+// The members an Answer's call was made by.
+const (
+	ByThis     = ""         // this member, for itself or a unit it owns
+	ByFallback = "fallback" // this member, for a unit whose owner's row did not come
+	ByPeer     = "peer"     // another member, whose row this member took
+)
+
+// Answer is one outcome of a tuple's refresh, as the operator's page lists
+// a series' last ones.
+type Answer struct {
+	At time.Time // when the call was sent (by a peer: as it says)
+	// Duration is from sending to the outcome here; 0 when not known (a
+	// peer's call) or nothing was sent (held).
+	Duration time.Duration
+	Outcome  string // AnswerOK, AnswerError, AnswerRefused, AnswerHeld
+	Code     string // the error's code, as api_errors_total counts it; "" when ok
+	// HeldBy is the limit that held the call back ("rate_limit",
+	// "daily_budget"), and Until when it has a turn again (AnswerHeld).
+	HeldBy string
+	Until  time.Time
+	By     string // ByThis, ByFallback, ByPeer
+	// Shape is where the answer held its rows and their time, as decode
+	// found them (nil: no answer was read, or it held no rows); Samples
+	// and Fields count the values it gave and their distinct fields;
+	// Newest is its newest row.
+	Shape           *decode.Shape
+	Samples, Fields int
+	Newest          time.Time
+	// Note is what reading the answer said beside its values (fields
+	// skipped, rows dated in the future), masked.
+	Note string
+}
+
+// maxAnswers is how many outcomes a tuple keeps for the page.
+const maxAnswers = 8
+
+// noteLocked keeps what the operator's page shows of an event of st after
+// the door took it (fx): the outcome of a call (here, or a peer's) in
+// st.answers, and the text of its last failure in st.lastError, masked by
+// the one rule (upstream.Client.Clean). It changes nothing the engine
+// reads.
+func (c *apiCollector) noteLocked(st *tupleState, ev event, fx effects) {
+	if fx.refused != "" {
+		return // a row refused: the tuple keeps what it had
+	}
+	now := c.clk.Now()
+	var a *Answer
+	said := "" // the door's line of the outcome, "msg: err"
+	for _, l := range fx.logs {
+		if l.err != "" {
+			said = c.up.Clean(l.msg + ": " + l.err)
+		}
+	}
+	switch ev.kind {
+	case evFetched, evFailed, evHeld, evRefused:
+		if ev.kind == evRefused && ev.sibling {
+			st.lastError = c.up.Clean(refusedLog + ": " + ev.err.Error())
+			return // no call of its own
+		}
+		a = &Answer{At: ev.start, Outcome: AnswerOK, By: ByThis}
+		if fx.fallback {
+			a.By = ByFallback
+		}
+		if d := ev.answer; d != nil {
+			if d.HasShape {
+				shape := d.Shape
+				a.Shape = &shape
+			}
+			a.Samples, a.Fields, a.Newest = len(d.Samples), fieldsOf(d.Samples), d.Newest
+		}
+		switch e := ev.err; {
+		case ev.kind == evHeld || e != nil && e.HeldBack:
+			a.Outcome, a.Code, a.HeldBy = AnswerHeld, e.Code, "rate_limit"
+			if ev.kind == evHeld {
+				a.HeldBy = "daily_budget"
+			}
+			a.Until = ev.start.Add(e.RetryAfter)
+		case ev.kind == evRefused:
+			a.Outcome, a.Code = AnswerRefused, e.Code
+		case !st.OK:
+			a.Outcome, a.Code = AnswerError, st.LastCode
+		}
+		if a.Outcome != AnswerHeld {
+			a.Duration = max(now.Sub(ev.start), 0)
+		}
+		switch {
+		case ev.kind == evHeld:
+			// Nothing failed: the last error, if any, stands.
+		case a.Outcome == AnswerOK:
+			a.Note, st.lastError = said, ""
+		case said != "":
+			st.lastError = said
+		case ev.err != nil:
+			st.lastError = c.up.Clean(ev.err.Error())
+		default:
+			st.lastError = c.up.Clean("refresh failed: " + st.LastCode)
+		}
+	case evPeerRow:
+		row := ev.row
+		a = &Answer{At: row.LastAttempt, Outcome: AnswerOK, By: ByPeer, Samples: len(row.Samples),
+			Fields: fieldsOf(row.Samples), Newest: row.Newest}
+		if !row.OK {
+			a.Outcome, a.Code = AnswerError, row.LastCode
+			if row.LastCode == upstream.PlanRefused {
+				a.Outcome = AnswerRefused
+			}
+			st.lastError = fmt.Sprintf("the refresh a peer made at %s failed: %s; the error's text is in that member's log and on its page",
+				row.LastAttempt.UTC().Format(time.RFC3339), row.LastCode)
+		} else {
+			st.lastError = ""
+		}
+	case evSaved:
+		if st.failed() && st.lastError == "" {
+			st.lastError = fmt.Sprintf("the last refresh before this process started, at %s, failed: %s",
+				st.LastAttempt.UTC().Format(time.RFC3339), st.LastCode)
+		}
+	}
+	if a == nil {
+		return
+	}
+	// A new slice each time: the published view keeps the old one.
+	n := min(len(st.answers), maxAnswers-1)
+	st.answers = append(append(make([]Answer, 0, n+1), st.answers[len(st.answers)-n:]...), *a)
+}
+
+// fieldsOf counts the distinct fields of samples.
+func fieldsOf(samples []decode.Sample) int {
+	seen := map[*config.Field]bool{}
+	for _, s := range samples {
+		seen[s.Field] = true
+	}
+	return len(seen)
 }

@@ -12,6 +12,7 @@
 //
 // Files: model.go is the Status, the page's model and its JSON; status.go
 // builds it; words.go says a series' state and next call in words;
-// serve.go is the HTTP side and the templates; errors.go keeps each
-// series' last error from the engine's log lines.
+// serve.go is the HTTP side and the templates; plans.go keeps the key's
+// plan history. A series' last answers and last error (masked) are the
+// engine's published view (collector.SeriesView).
 package page

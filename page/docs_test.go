@@ -31,12 +31,17 @@ func TestJSONFieldsAsDocumented(t *testing.T) {
 	}
 	now := time.Now()
 	one := 1.0
-	st := Status{Findings: []string{}, States: map[string]int{}, Cluster: &Cluster{Members: []Member{{}}},
+	yes := true
+	plans := []PlanChange{{At: now, Plan: "p", Summary: "s", Changed: []string{"c"}, ForSeries: "f"}}
+	st := Status{Findings: []string{}, States: map[string]int{},
+		Cluster: &Cluster{Members: []Member{{HeartbeatAge: &one, SameConfig: &yes, Failed: now}}, Fallbacks: []Fallback{{}}},
 		APIs: []API{{URL: "u", Auth: "a", Credential: "c", TimeoutSeconds: 1, Concurrency: 1, MaxStaleness: 1, RevalidateEvery: 1, MaxTuples: 1, Hold: "h",
 			Entries: []Entry{{}}, Pauses: []Pause{{}}, Expansion: Expansion{Read: now, Error: "e"},
-			Patterns: []Pattern{{Left: []string{"l"}, Error: "e"}}}},
+			Patterns: []Pattern{{Left: []string{"l"}, Error: "e"}}, PlanHistory: plans}},
 		Endpoints: []Endpoint{{PublicationDelay: &one}},
-		Series:    SeriesPage{Items: []Series{{Newest: now, Age: 1, Spacing: 1, Next: now, Error: "e", Failing: now, Owner: "o", Deprec: true, Earliest: 1}}}}
+		Series: SeriesPage{Items: []Series{{Newest: now, Age: 1, Spacing: 1, Next: now, Error: "e", Failing: now, Owner: "o", Deprec: true, Earliest: 1,
+			HeldUntil: now, PlanHistory: plans, Answers: []Answer{{At: now, Duration: &one, Outcome: "o", Code: "c", HeldBy: "h", Until: now, By: "b",
+				Rows: "r", TimeKey: "t", CountedBy: "c", LabelsFrom: "l", Expected: true, Samples: 1, Fields: 1, Newest: now, Note: "n"}}}}}}
 	raw, err := json.Marshal(st)
 	if err != nil {
 		t.Fatal(err)

@@ -58,6 +58,21 @@ type API struct {
 	KeyPlan  string `json:"key_plan"`
 	Refusals string `json:"refusals"`
 	Refused  int    `json:"refused_series"`
+	// PlanHistory is the key's plan as it changed while this process
+	// ran, oldest first (the last maxPlanChanges).
+	PlanHistory []PlanChange `json:"plan_history"`
+}
+
+// PlanChange is one change of the key's plan in force, as the exporter
+// saw it.
+type PlanChange struct {
+	At      time.Time `json:"at"`      // when it was put in force
+	Plan    string    `json:"plan"`    // its name, "none" when no plan is in force
+	Summary string    `json:"summary"` // what it allows, in a line
+	Changed []string  `json:"changed"` // what differs from the one before
+	// ForSeries says what it meant for one series ("allows it", or why
+	// it refuses it): only in a series' own view (the filter's key).
+	ForSeries string `json:"for_series,omitempty"`
 }
 
 // Entry is one metrics entry of the configuration.
@@ -110,20 +125,50 @@ type Endpoint struct {
 	PlannedPerDay    float64  `json:"planned_calls_per_day"`
 }
 
-// Cluster is the cluster's members and what each owns.
+// Cluster is the cluster's members, their health and what each owns.
 type Cluster struct {
-	Self        string   `json:"self"`
-	Settled     bool     `json:"settled"` // the join has settled
-	ClockOffset float64  `json:"clock_offset_seconds"`
-	Members     []Member `json:"members"` // those that serve: heartbeats of this configuration came lately
+	Self        string  `json:"self"`
+	Settled     bool    `json:"settled"` // the join has settled
+	ClockOffset float64 `json:"clock_offset_seconds"`
+	// Members are the live members, this one included, and the failed
+	// ones still asked to rejoin (version 2; version 1 listed only those
+	// that serve).
+	Members     []Member `json:"members"`
+	Serving     int      `json:"serving"` // onchain_exporter_cluster_members
 	PeerTimeout float64  `json:"peer_timeout_seconds"`
+	// Fallbacks are the units whose last call this member made for an
+	// owner whose row did not come.
+	Fallbacks []Fallback `json:"fallbacks"`
 }
 
-// Member is one live member.
+// Member is one member and its health as this member sees it.
 type Member struct {
 	Name    string `json:"name"`
 	Address string `json:"address"`
-	Units   int    `json:"units_owned"`
+	Self    bool   `json:"self"`
+	// Serving: units are owned among it (live, and its heartbeat of this
+	// configuration came lately).
+	Serving bool `json:"serving"`
+	Units   int  `json:"units_owned"`
+	// HeartbeatAge is how long ago its last heartbeat came; null for
+	// this member and one never heard.
+	HeartbeatAge *float64 `json:"heartbeat_age_seconds"`
+	// ClockOffset is its clock less this member's, by its last
+	// heartbeat; SameConfig says that heartbeat carried this member's
+	// configuration digest (null: none came).
+	ClockOffset float64   `json:"clock_offset_seconds"`
+	SameConfig  *bool     `json:"same_config"`
+	Failed      time.Time `json:"failed_since,omitzero"` // it failed or left
+	Fallbacks   int       `json:"fallback_units"`        // units of its that this member called for it lately
+}
+
+// Fallback is a unit this member called for its owner.
+type Fallback struct {
+	API      string    `json:"api"`
+	Endpoint string    `json:"endpoint"`
+	Window   string    `json:"window"`
+	Owner    string    `json:"owner"`
+	At       time.Time `json:"at"` // the last such call
 }
 
 // SeriesPage is one page of the series that match the filters.
@@ -165,4 +210,34 @@ type Series struct {
 	Owner    string            `json:"owner,omitempty"` // cluster member that owns it
 	Deprec   bool              `json:"deprecated,omitempty"`
 	Earliest float64           `json:"rows_out_after_seconds,omitempty"`
+	// HeldUntil is when rate_limit has a turn again for a series held by
+	// it (StateRateHeld).
+	HeldUntil time.Time `json:"held_until,omitzero"`
+	// Answers are its last outcomes, newest first.
+	Answers []Answer `json:"answers"`
+	// PlanHistory is its API's key's plan history with what each plan
+	// meant for it: only in its own view (the filter's key).
+	PlanHistory []PlanChange `json:"plan_history,omitempty"`
+}
+
+// Answer is one outcome of a series' refresh.
+type Answer struct {
+	At       time.Time `json:"at"`                  // when the call was sent
+	Duration *float64  `json:"duration_seconds"`    // null: not known (a peer's call) or not sent
+	Outcome  string    `json:"outcome"`             // ok, error, refused, held
+	Code     string    `json:"code,omitempty"`      // api_errors_total's code
+	HeldBy   string    `json:"held_by,omitempty"`   // rate_limit, daily_budget
+	Until    time.Time `json:"held_until,omitzero"` // when that limit has a turn again
+	By       string    `json:"by"`                  // this member, fallback, peer
+	// Rows, TimeKey, CountedBy, LabelsFrom and Expected are the answer's
+	// shape as decode found it (rows "" when none was read).
+	Rows       string    `json:"rows_at,omitempty"`
+	TimeKey    string    `json:"time_key,omitempty"`
+	CountedBy  string    `json:"counted_by,omitempty"`
+	LabelsFrom string    `json:"labels_from,omitempty"`
+	Expected   bool      `json:"shape_expected"`
+	Samples    int       `json:"samples"`
+	Fields     int       `json:"fields"`
+	Newest     time.Time `json:"newest_row,omitzero"`
+	Note       string    `json:"note,omitempty"`
 }

@@ -66,7 +66,7 @@ func newMember(tb testing.TB, url string, fake *fakeapi.Server, peer *cluster.Pe
 		tb.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	logger := NewErrors(log.NewNopLogger())
+	logger := log.NewNopLogger()
 	pool := upstream.NewPool(reg, time.Now, logger)
 	tb.Cleanup(pool.Close)
 	exp, err := collector.New(cfg, logger, reg, collector.Options{Clients: pool, Peer: peer})
@@ -75,7 +75,7 @@ func newMember(tb testing.TB, url string, fake *fakeapi.Server, peer *cluster.Pe
 	}
 	tb.Cleanup(exp.Close)
 	r := &rig{exp: exp, reg: reg, fake: fake, src: Source{Version: "test", MetricsPath: "/metrics",
-		Config: func() *config.Config { return cfg }, Exporter: exp, Clean: pool.Clean, Errors: logger, Now: time.Now, Peer: peer}}
+		Config: func() *config.Config { return cfg }, Exporter: exp, Clean: pool.Clean, Now: time.Now, Peer: peer}}
 	start := time.Now()
 	r.scrape(tb)
 	tb.Logf("filled in %v", time.Since(start))

@@ -36,7 +36,17 @@ var templates = template.Must(template.New("").Funcs(template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02 15:04:05Z")
 	},
-	"calls":   func(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) },
+	"calls": func(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) },
+	// ms is a short duration in seconds, to the millisecond: "0.042s".
+	"ms": func(seconds any) string {
+		switch v := seconds.(type) {
+		case *float64:
+			return strconv.FormatFloat(*v, 'f', 3, 64) + "s"
+		case float64:
+			return strconv.FormatFloat(v, 'f', 3, 64) + "s"
+		}
+		return fmt.Sprint(seconds)
+	},
 	"plural":  plural,
 	"rfc3339": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	"factor":  func(f float64) string { return strconv.FormatFloat(f, 'g', 3, 64) },

@@ -16,8 +16,11 @@ import (
 )
 
 // Version is the version of the JSON at /api/v1/status: a field's meaning
-// never changes within it; fields may be added.
-const Version = 1
+// never changes within it; fields may be added. 2: a series held back by
+// rate_limit is "held by the rate limit", no longer "failing", and
+// cluster.members lists every live and failed member, not only those that
+// serve.
+const Version = 2
 
 // Source is where the page reads the running exporter. Every function is
 // a read of something published; none calls upstream.
@@ -31,9 +34,10 @@ type Source struct {
 	// Expansion says how each API's lists stand (expand.Expander.State).
 	Expansion func() map[string]expand.State
 	// Clean masks an API's credential in a text (upstream.Pool.Clean).
-	Clean  func(api, text string) string
-	Errors *Errors
-	Now    func() time.Time
+	Clean func(api, text string) string
+	// Plans is the key's plan history (nil: none kept).
+	Plans *PlanHistory
+	Now   func() time.Time
 }
 
 // apiTitles name the APIs on the page.
@@ -135,15 +139,20 @@ func (h *Handler) Build(f Filter, offset, limit int) Status {
 			if st.Series.Matched <= offset || len(st.Series.Items) >= limit {
 				continue
 			}
-			st.Series.Items = append(st.Series.Items, seriesOf(src, name, s, state, an))
+			item := seriesOf(src, name, s, state, an)
+			if f.Key != "" {
+				item.PlanHistory = planChanges(src.Plans.of(name), s.Tuple, now)
+			}
+			st.Series.Items = append(st.Series.Items, item)
 		}
+		a.PlanHistory = planChanges(src.Plans.of(name), nil, now)
 		if a.KeyPlan != "unknown" || a.Refused > 0 {
 			a.Refusals = plural(a.Refused, "series")
 		}
 		st.APIs = append(st.APIs, a)
 	}
 	if src.Peer != nil {
-		st.Cluster = clusterOf(src, views)
+		st.Cluster = clusterOf(src, views, now)
 	}
 	return st
 }
@@ -251,10 +260,12 @@ func seriesOf(src Source, api string, s collector.SeriesView, state string, an a
 	out.Why = why
 	if !s.OK && s.Attempted || s.Refused {
 		out.Failing = s.FailingSince.UTC()
-		if e := src.Errors.Last(api, t.Path, collector.LoggedQuery(t)); e != "" {
-			out.Error = src.Clean(api, e)
-		}
+		out.Error = s.LastError // masked by the engine, upstream's rule
 	}
+	if a := rateHeld(s); a != nil && state == StateRateHeld {
+		out.HeldUntil = a.Until.UTC()
+	}
+	out.Answers = answersOf(s.Answers)
 	if src.Peer != nil {
 		out.Owner = src.Exporter.Owner(s.Unit)
 		if out.Owner != src.Peer.Name() && state != StatePaused && state != StateHeld {
@@ -306,24 +317,94 @@ func endpoints(sec *config.API, series []collector.SeriesView, plan budget.Plan,
 	return out
 }
 
-// clusterOf counts the units each member owns.
-func clusterOf(src Source, views map[string]collector.APIView) *Cluster {
-	c := &Cluster{Self: src.Peer.Name(), PeerTimeout: src.Peer.PeerTimeout().Seconds(), Settled: src.Peer.Ready(),
-		ClockOffset: src.Peer.ClockOffset().Seconds()}
-	units := map[string]bool{}
+// answersOf are a series' last outcomes, newest first.
+func answersOf(in []collector.Answer) []Answer {
+	out := make([]Answer, 0, len(in))
+	for i := len(in) - 1; i >= 0; i-- {
+		a := in[i]
+		o := Answer{At: a.At.UTC(), Outcome: a.Outcome, Code: a.Code, HeldBy: a.HeldBy, By: a.By,
+			Samples: a.Samples, Fields: a.Fields, Note: a.Note}
+		if o.By == collector.ByThis {
+			o.By = "this member"
+		}
+		if a.Outcome != collector.AnswerHeld && a.By != collector.ByPeer {
+			d := a.Duration.Seconds()
+			o.Duration = &d
+		}
+		if !a.Until.IsZero() {
+			o.Until = a.Until.UTC()
+		}
+		if !a.Newest.IsZero() {
+			o.Newest = a.Newest.UTC()
+		}
+		if sh := a.Shape; sh != nil {
+			o.Rows, o.TimeKey, o.CountedBy, o.LabelsFrom, o.Expected = sh.Rows, sh.TimeKey, sh.CountedBy, sh.LabelsFrom, sh.Expected
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// clusterOf says the members' health, the units each owns and the units
+// this member called for their owners.
+func clusterOf(src Source, views map[string]collector.APIView, now time.Time) *Cluster {
+	self := src.Peer.Name()
+	c := &Cluster{Self: self, PeerTimeout: src.Peer.PeerTimeout().Seconds(), Settled: src.Peer.Ready(),
+		ClockOffset: src.Peer.ClockOffset().Seconds(), Members: []Member{}, Fallbacks: []Fallback{}}
+	type unit struct{ api, name string }
 	owned := map[string]int{}
-	for _, v := range views {
-		for _, s := range v.Series {
-			if !units[s.Unit] {
-				units[s.Unit] = true
-				owned[src.Exporter.Owner(s.Unit)]++
+	fallbacks := map[unit]int{} // index in c.Fallbacks
+	seen := map[unit]bool{}
+	for _, name := range config.APINames {
+		for _, s := range views[name].Series {
+			u := unit{name, s.Unit}
+			owner := ""
+			if !seen[u] {
+				seen[u] = true
+				owner = src.Exporter.Owner(s.Unit)
+				owned[owner]++
 			}
+			n := len(s.Answers)
+			if n == 0 || s.Answers[n-1].By != collector.ByFallback {
+				continue
+			}
+			at := s.Answers[n-1].At.UTC()
+			if i, ok := fallbacks[u]; ok {
+				if at.After(c.Fallbacks[i].At) {
+					c.Fallbacks[i].At = at
+				}
+				continue
+			}
+			if owner == "" {
+				owner = src.Exporter.Owner(s.Unit)
+			}
+			fallbacks[u] = len(c.Fallbacks)
+			c.Fallbacks = append(c.Fallbacks, Fallback{API: name, Endpoint: s.Tuple.Path, Window: s.Tuple.Window, Owner: owner, At: at})
 		}
 	}
-	for _, m := range src.Peer.Members() {
-		c.Members = append(c.Members, Member{Name: m.Name, Address: m.Address, Units: owned[m.Name]})
+	for _, h := range src.Peer.Health() {
+		m := Member{Name: h.Name, Address: h.Address, Self: h.Self, Serving: h.Serving, Units: owned[h.Name],
+			ClockOffset: h.Offset.Seconds()}
+		if h.Serving {
+			c.Serving++
+		}
+		if !h.Heard.IsZero() {
+			age := max(now.Sub(h.Heard), 0).Seconds()
+			same := h.SameConfig
+			m.HeartbeatAge, m.SameConfig = &age, &same
+		}
+		if !h.Failed.IsZero() {
+			m.Failed = h.Failed.UTC()
+		}
+		for _, f := range c.Fallbacks {
+			if f.Owner == h.Name {
+				m.Fallbacks++
+			}
+		}
+		c.Members = append(c.Members, m)
 	}
 	slices.SortFunc(c.Members, func(a, b Member) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(c.Fallbacks, func(a, b Fallback) int { return b.At.Compare(a.At) })
 	return c
 }
 

@@ -15,13 +15,14 @@ const (
 	StateLate     = "late"                   // two rows or more behind what should be out
 	StateFailing  = "failing"                // its last refresh failed
 	StateHeld     = "held by the budget"     // it wants a call, and daily_budget has none now
+	StateRateHeld = "held by the rate limit" // its last call was held back: rate_limit had no turn for it in time
 	StateRefused  = "refused by the plan"    // the key's plan does not read it
 	StatePaused   = "paused"                 // its API's calls are paused
 	StateFirst    = "waiting for first call" // no refresh has ended yet
 )
 
 // States lists the states in the order the page counts them.
-var States = []string{StateFresh, StateAwaiting, StateLate, StateFailing, StateHeld, StateRefused, StatePaused, StateFirst}
+var States = []string{StateFresh, StateAwaiting, StateLate, StateFailing, StateHeld, StateRateHeld, StateRefused, StatePaused, StateFirst}
 
 // apiNow is what the words need of a series' API at the time of the page.
 type apiNow struct {
@@ -68,6 +69,8 @@ func stateOf(s collector.SeriesView, a apiNow) string {
 		// It wants a call (due, never called, or its next row is out)
 		// and the budget has none now.
 		return StateHeld
+	case s.Attempted && !s.OK && rateHeld(s) != nil:
+		return StateRateHeld
 	case s.Attempted && !s.OK:
 		return StateFailing
 	case !s.Attempted:
@@ -100,8 +103,12 @@ func nextOf(s collector.SeriesView, state string, a apiNow) (time.Time, string) 
 	if !s.Attempted {
 		return s.Next, "its first call"
 	}
-	if state == StateFailing {
+	switch state {
+	case StateFailing:
 		return s.Next, "retried after the failure, backing off"
+	case StateRateHeld:
+		return s.Next, fmt.Sprintf("rate_limit had no turn for its last call before the call's deadline; a turn frees at %s",
+			short(rateHeld(s).Until))
 	}
 	why := ""
 	switch {
@@ -127,6 +134,17 @@ func nextOf(s collector.SeriesView, state string, a apiNow) (time.Time, string) 
 		why += fmt.Sprintf("; daily_budget's plan polls one row in %.2g", f)
 	}
 	return s.Next, why
+}
+
+// rateHeld is a series' last outcome when rate_limit held it back, nil
+// otherwise.
+func rateHeld(s collector.SeriesView) *collector.Answer {
+	if n := len(s.Answers); n > 0 {
+		if a := &s.Answers[n-1]; a.Outcome == collector.AnswerHeld && a.HeldBy == "rate_limit" {
+			return a
+		}
+	}
+	return nil
 }
 
 // short is a time in a sentence of the page: "2026-11-27 15:04:05Z".
