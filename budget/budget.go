@@ -4,6 +4,8 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"github.com/go-kit/log"
 )
 
 // Budget is the daily budget of one API: at most Limit calls per UTC day
@@ -17,6 +19,9 @@ import (
 // The limit in force is the smaller of the configured daily_budget and
 // the upstream's own daily limit (X-Daily-Limit) seen today; with
 // neither, every call is allowed and still counted.
+//
+// In a cluster the day is the cluster's (SetClock): every member's day
+// turns at the same moment, whatever its own clock says.
 type Budget struct {
 	mu  sync.Mutex
 	own int // daily_budget; 0 = none
@@ -47,8 +52,16 @@ type Budget struct {
 	// members this one sees out of the most there were (cluster.go).
 	peers    map[string]peerCount
 	seen, of int
-	// peerRefused counts the peers' counts refused or cut, by reason.
+	// peerRefused counts the peers' counts refused or cut, by reason;
+	// logger logs them, at most once an hour per member and reason
+	// (logged says when each was last logged).
 	peerRefused map[string]int
+	logger      log.Logger
+	logged      map[refusalKey]time.Time
+
+	// clock, when set, is the cluster's clock, on which the day turns
+	// (SetClock); nil is the time passed in.
+	clock func(time.Time) time.Time
 }
 
 // New returns a budget of limit calls per UTC day (0 = none of our own)
@@ -62,6 +75,36 @@ func New(limit int, now time.Time) *Budget {
 // midnight is the start of t's UTC day.
 func midnight(t time.Time) time.Time { return t.UTC().Truncate(24 * time.Hour) }
 
+// maxClockShift bounds how far the cluster's clock may move the day from
+// this member's own: further, a clock is broken (the cluster alerts past
+// 10 s), and a day taken far ahead would hold every count until this
+// clock catches up with it.
+const maxClockShift = 12 * time.Hour
+
+// SetClock has the day follow clock instead of the time passed in: in a
+// cluster, the cluster's clock (cluster.Peer.ClusterTime), so that every
+// member counts its calls, and the others' counts, on the same UTC day
+// whatever its own clock says. The pace still runs on the time passed in,
+// which measures durations. clock is called with the budget's lock held:
+// it must not call the budget. nil is the time passed in.
+func (b *Budget) SetClock(clock func(time.Time) time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.clock = clock
+}
+
+// shift is how far the day's clock is ahead of now (SetClock), within
+// maxClockShift; the lock is held.
+func (b *Budget) shift(now time.Time) time.Duration {
+	if b.clock == nil {
+		return 0
+	}
+	return min(max(b.clock(now).Sub(now), -maxClockShift), maxClockShift)
+}
+
+// today is the UTC day at now on the day's clock; the lock is held.
+func (b *Budget) today(now time.Time) time.Time { return midnight(now.Add(b.shift(now))) }
+
 // rate is the bucket's refill, in calls per second, and burst its room.
 func rate(limit int) float64 { return float64(limit) / 86400 }
 
@@ -71,10 +114,10 @@ func burst(limit int) float64 { return max(1, float64(limit)/96) }
 // time Take named holds a whole token.
 const tokenSlack = 1e-9
 
-// limit is the limit in force at now; the lock is held.
-func (b *Budget) limit(now time.Time) int {
+// limit is the limit in force on the day advanced to; the lock is held.
+func (b *Budget) limit() int {
 	l := b.own
-	if b.upLimit > 0 && b.upDay.Equal(midnight(now)) && (l == 0 || b.upLimit < l) {
+	if b.upLimit > 0 && b.upDay.Equal(b.day) && (l == 0 || b.upLimit < l) {
 		l = b.upLimit
 	}
 	return l
@@ -82,12 +125,13 @@ func (b *Budget) limit(now time.Time) int {
 
 // advance brings the day counter and the bucket up to now and returns
 // the limit in force; the lock is held. A clock that steps back neither
-// resets the day nor refills the bucket.
+// resets the day nor refills the bucket; the day is the one the day's
+// clock (SetClock) is on.
 func (b *Budget) advance(now time.Time) int {
-	if d := midnight(now); d.After(b.day) {
+	if d := b.today(now); d.After(b.day) {
 		b.day, b.used, b.reserved = d, 0, 0
 	}
-	l := b.limit(now)
+	l := b.limit()
 	switch {
 	case l == 0:
 		b.paced = false
@@ -107,7 +151,8 @@ func (b *Budget) advance(now time.Time) int {
 
 // Take spends one call at now if the budget allows it. When it does not,
 // next is the earliest time it may: the bucket's next whole token, or the
-// next 00:00 UTC once the day's calls are used (or the token after it),
+// next 00:00 UTC (on the day's clock) once the day's calls are used (or
+// the token after it),
 // or ReserveRetry later when the call's reservation could not be written
 // (SetReserver).
 //
@@ -123,7 +168,7 @@ func (b *Budget) Take(now time.Time) (ok bool, next time.Time) {
 		switch {
 		case l == 0:
 		case b.used+b.peersUsed() >= l || b.used >= b.ownCap(l):
-			return false, later(b.day.Add(24*time.Hour), b.refilled(now, l))
+			return false, later(b.day.Add(24*time.Hour).Add(-b.shift(now)), b.refilled(now, l))
 		case b.tokens+tokenSlack < 1:
 			return false, b.refilled(now, l)
 		case b.writing != nil:
@@ -199,7 +244,7 @@ func (b *Budget) ObserveUpstream(limit, used int, now time.Time) {
 	defer b.mu.Unlock()
 	b.advance(now)
 	if limit > 0 {
-		b.upLimit, b.upDay = limit, midnight(now)
+		b.upLimit, b.upDay = limit, b.day
 	}
 	if others := b.peersUsed(); used > b.used+others {
 		b.used = used - others // the upstream's count holds the other members' calls too

@@ -1,8 +1,12 @@
 package budget
 
 import (
+	"fmt"
 	"maps"
 	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
 )
 
 // A cluster's members share one daily budget (package cluster). Each
@@ -59,18 +63,36 @@ type peerCount struct {
 // ObservePeer takes the count of calls another member made on the UTC day
 // of day, as it gossiped it, and returns how many calls it added since
 // the last count, within the bounds above. They are taken out of this
-// member's bucket too (which may then wait to refill).
+// member's bucket too (which may then wait to refill). A count refused or
+// cut is logged (SetLogger), at most once an hour per member and reason.
 func (b *Budget) ObservePeer(member string, day time.Time, used int, now time.Time) int {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	added, refused := b.observePeerLocked(member, day, used, now)
+	logger := b.logger
+	b.mu.Unlock()
+	for _, r := range refused {
+		r.log(logger)
+	}
+	return added
+}
+
+// observePeerLocked is ObservePeer under the lock: the calls added, and
+// the refusals to log (written after the lock is released).
+func (b *Budget) observePeerLocked(member string, day time.Time, used int, now time.Time) (int, []refusal) {
 	l := b.advance(now)
+	var refused []refusal
+	refuse := func(reason string, kept int) {
+		if r, ok := b.refusePeer(member, reason, used, kept, l, now); ok {
+			refused = append(refused, r)
+		}
+	}
 	if used < 0 {
-		b.refusePeer(PeerNegative)
-		return 0
+		refuse(PeerNegative, 0)
+		return 0, refused
 	}
 	d := midnight(day)
 	if !d.Equal(b.day) {
-		return 0 // another day's count: nothing of today's
+		return 0, nil // another day's count: nothing of today's
 	}
 	if b.peers == nil {
 		b.peers = map[string]peerCount{}
@@ -88,32 +110,33 @@ func (b *Budget) ObservePeer(member string, day time.Time, used int, now time.Ti
 			return p.day.Before(yesterday)
 		})
 		if today >= maxPeerNames {
-			b.refusePeer(PeerMembers)
-			return 0
+			refuse(PeerMembers, 0)
+			return 0, refused
 		}
-		prev = peerCount{day: d, at: d} // it may have called since 00:00
+		// It may have called since 00:00 on the day's clock.
+		prev = peerCount{day: d, at: d.Add(-b.shift(now))}
 	}
 	if used <= prev.used {
-		return 0
+		return 0, nil
 	}
 	accepted := used
 	if most := prev.used + peerAllowance(l, now.Sub(prev.at)); accepted > most {
 		accepted = most
-		b.refusePeer(PeerPace)
+		refuse(PeerPace, accepted)
 	}
 	if cap := peerCap(l); accepted > cap {
 		accepted = cap
-		b.refusePeer(PeerLimit)
+		refuse(PeerLimit, accepted)
 	}
 	if accepted <= prev.used {
-		return 0
+		return 0, refused
 	}
 	added := accepted - prev.used
 	b.peers[member] = peerCount{day: d, used: accepted, at: later(now, prev.at)}
 	if l > 0 {
 		b.tokens = max(b.tokens-float64(added), -burst(l))
 	}
-	return added
+	return added, refused
 }
 
 // peerAllowance is the most calls a member can make in elapsed: its
@@ -137,12 +160,86 @@ func peerCap(l int) int {
 	return MaxDailyCalls
 }
 
-// refusePeer counts a refusal; the lock is held.
-func (b *Budget) refusePeer(reason string) {
+// refusePeer counts a refusal of member's count used (kept: what was
+// kept of it, under the limit l) and says whether to log it: not when it
+// was logged less than refusalLogEvery ago, nor past maxLoggedRefusals
+// members and reasons within that time (a flood of names is counted, not
+// logged name by name); the lock is held.
+func (b *Budget) refusePeer(member, reason string, used, kept, l int, now time.Time) (refusal, bool) {
 	if b.peerRefused == nil {
 		b.peerRefused = map[string]int{}
 	}
 	b.peerRefused[reason]++
+	if b.logger == nil {
+		return refusal{}, false
+	}
+	if b.logged == nil {
+		b.logged = map[refusalKey]time.Time{}
+	}
+	k := refusalKey{member, reason}
+	if at, ok := b.logged[k]; ok && now.Sub(at) < refusalLogEvery && !now.Before(at) {
+		return refusal{}, false
+	}
+	if len(b.logged) >= maxLoggedRefusals {
+		maps.DeleteFunc(b.logged, func(_ refusalKey, at time.Time) bool {
+			return now.Sub(at) >= refusalLogEvery || now.Before(at)
+		})
+		if len(b.logged) >= maxLoggedRefusals {
+			return refusal{}, false
+		}
+	}
+	b.logged[k] = now
+	return refusal{member: member, reason: reason, used: used, kept: kept, limit: l}, true
+}
+
+// SetLogger sets where the peers' counts refused or cut are logged, at
+// warn, once an hour per member and reason at most; nil logs none.
+func (b *Budget) SetLogger(logger log.Logger) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.logger = logger
+}
+
+const (
+	// refusalLogEvery is how often a member's count refused for one
+	// reason is logged again: a rogue or broken member gossips a count
+	// with every row, and the counter counts each.
+	refusalLogEvery = time.Hour
+	// maxLoggedRefusals bounds the members and reasons whose last log
+	// line is remembered (each member, each reason).
+	maxLoggedRefusals = 4 * maxPeerNames
+	// maxShownName bounds a member's name in a log line: it came from
+	// gossip.
+	maxShownName = 64
+)
+
+// refusalKey is a member and a reason its count was refused for.
+type refusalKey struct{ member, reason string }
+
+// refusal is one refusal to log.
+type refusal struct {
+	member, reason    string
+	used, kept, limit int
+}
+
+func (r refusal) log(logger log.Logger) {
+	why := ""
+	switch r.reason {
+	case PeerNegative:
+		why = "a count below zero is no count; refused"
+	case PeerMembers:
+		why = fmt.Sprintf("more than %d members counted calls today; refused", maxPeerNames)
+	case PeerPace:
+		why = fmt.Sprintf("more calls than a member's pace lets it make since its last count; cut to %d", r.kept)
+	case PeerLimit:
+		why = fmt.Sprintf("more calls than the day's limit of %d; cut to it", r.limit)
+	}
+	name := r.member
+	if len(name) > maxShownName {
+		name = name[:maxShownName] + "..."
+	}
+	level.Warn(logger).Log("msg", "a member's count of the day's calls was refused or cut (logged once an hour per member and reason; onchain_exporter_cluster_peer_counts_refused_total counts each)",
+		"member", name, "reason", r.reason, "count", r.used, "why", why)
 }
 
 // PeerRefusals returns how many peers' counts were refused or cut since
@@ -208,8 +305,16 @@ func (b *Budget) peersCalling() int {
 // Own is the number of calls this member made on now's UTC day (Used
 // adds the other members' in a cluster).
 func (b *Budget) Own(now time.Time) int {
+	_, used := b.OwnDay(now)
+	return used
+}
+
+// OwnDay is the UTC day the budget counts at now (the cluster's, with
+// SetClock) and the calls this member made on it: what it gossips, and
+// what the others' ObservePeer take.
+func (b *Budget) OwnDay(now time.Time) (day time.Time, used int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.advance(now)
-	return b.used
+	return b.day, b.used
 }

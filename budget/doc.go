@@ -13,7 +13,7 @@
 // the budget, a pattern's cost per category), and the metric families the
 // refresh engine sets from them (Metrics).
 //
-// Everything here is pure: no I/O (a Reserver, given by collector.Store,
+// Everything here is pure: no I/O (a Reserver, given by persist.Store,
 // writes through package state), no goroutines, and the time is passed
 // in. Budget is safe for concurrent use; the rest are values.
 package budget

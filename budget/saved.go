@@ -61,8 +61,10 @@ func (s Saved) Check(now time.Time) error {
 		return errors.New("saved without a time")
 	case s.At.After(now):
 		return fmt.Errorf("saved at %s, later than now (%s)", s.At.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
-	case !day.Equal(midnight(s.At)):
-		return fmt.Errorf("saved day %s is not the day of its time %s", s.Day, s.At.UTC().Format(time.RFC3339))
+	case day.Before(midnight(s.At.Add(-maxClockShift))) || day.After(midnight(s.At.Add(maxClockShift))):
+		// In a cluster the day is the cluster's (SetClock), whose clock
+		// is up to maxClockShift from this one's.
+		return fmt.Errorf("saved day %s is not the day of its time %s (within %s, as a cluster's clock may be)", s.Day, s.At.UTC().Format(time.RFC3339), maxClockShift)
 	case s.Used < 0 || s.UpstreamLimit < 0:
 		return fmt.Errorf("saved counts are negative (used %d, upstream limit %d)", s.Used, s.UpstreamLimit)
 	case s.Used > MaxDailyCalls || s.UpstreamLimit > MaxDailyCalls:

@@ -1,9 +1,14 @@
 package collector
 
 import (
+	"bufio"
 	"bytes"
+	"compress/gzip"
+	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -131,52 +136,168 @@ func newClusterMetrics(reg prometheus.Registerer) *clusterMetrics {
 // replicated is the Exporter's state as package cluster moves it.
 type replicated struct{ e *Exporter }
 
+// A full state (MarshalBinary) is a gzip stream of frames, one a row:
+// the row's length (uvarint) and its JSON, as a delta carries it. About
+// 770 bytes of JSON a tuple compress to about a tenth, so that the state
+// of max_tuples' 100 000 fits a push/pull (memberlist's 20 MiB, and
+// --cluster.max-state-bytes' default). It is read a frame at a time: what
+// a peer sends expands by at most maxRowBytes a row and maxFullRows rows.
+// A delta is one row's JSON; a full state of an earlier version, a JSON
+// array of rows, is still taken.
+const (
+	// maxRowBytes bounds one row of a full state: a tuple's samples are
+	// bounded by max_fields, far below it.
+	maxRowBytes = 1 << 20
+	// fullBatch is how many rows are taken under one hold of an engine's
+	// lock: its refreshes wait at most one batch.
+	fullBatch = 512
+)
+
 // MarshalBinary is every tuple's state that has had a refresh, for a
-// member that joins.
+// member that joins and for the periodic push/pull.
 func (r replicated) MarshalBinary() ([]byte, error) {
-	var rows []peerRow
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	var frame []byte
 	for _, c := range *r.e.served.Load() {
-		rows = c.appendRows(rows, r.e.peer)
+		for _, row := range c.appendRows(nil, r.e.peer) {
+			j, err := json.Marshal(row)
+			if err != nil {
+				return nil, fmt.Errorf("tuple %s: %w", row.Key, err)
+			}
+			frame = binary.AppendUvarint(frame[:0], uint64(len(j)))
+			frame = append(frame, j...)
+			if _, err := zw.Write(frame); err != nil {
+				return nil, err
+			}
+		}
 	}
-	return json.Marshal(rows)
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // Merge takes a peer's rows: one (a delta) or all (push/pull).
 func (r replicated) Merge(b []byte) error {
+	if len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b { // gzip: a full state
+		n, err := r.mergeFull(b)
+		if n > 0 {
+			r.scraped()
+		}
+		return err
+	}
 	var rows []peerRow
 	if b = bytes.TrimSpace(b); len(b) > 0 && b[0] == '[' {
+		// The full state of a member of an earlier version.
 		if err := json.Unmarshal(b, &rows); err != nil {
 			return fmt.Errorf("a peer's rows: %w", err)
 		}
-	} else {
-		var row peerRow
-		if err := json.Unmarshal(b, &row); err != nil {
-			return fmt.Errorf("a peer's row: %w", err)
+		r.take(rows)
+		if len(rows) > 0 {
+			r.scraped()
 		}
-		rows = []peerRow{row}
+		return nil
 	}
-	engines := map[string]*apiCollector{}
-	for _, c := range *r.e.served.Load() {
-		engines[c.name] = c
+	var row peerRow
+	if err := json.Unmarshal(b, &row); err != nil {
+		return fmt.Errorf("a peer's row: %w", err)
 	}
-	for _, row := range rows {
-		if c := engines[row.API]; c != nil {
-			c.adopt(row)
+	r.take([]peerRow{row})
+	return nil
+}
+
+// mergeFull takes a full state, fullBatch rows at a time, and returns
+// the rows read. A frame that cannot be read ends it: the rows before it
+// are taken (each passed the door on its own), the rest are not, and the
+// error says where.
+func (r replicated) mergeFull(b []byte) (int, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return 0, fmt.Errorf("a peer's full state: %w", err)
+	}
+	in := bufio.NewReader(zr)
+	limit := maxFullRows(*r.e.served.Load())
+	batch := make([]peerRow, 0, fullBatch)
+	var buf []byte
+	n := 0
+	for ; ; n++ {
+		size, err := binary.ReadUvarint(in)
+		if errors.Is(err, io.EOF) {
+			break
 		}
-	}
-	if len(rows) > 1 || b[0] == '[' {
-		// A peer's whole state, taken whole: the cluster is scraped, so
-		// this member's engines call from now on, what they own
-		// included, whether or not this member is scraped itself. (Not
-		// on a single row: the state of the other tuples may still be
-		// on its way.)
-		for _, c := range engines {
-			if c.lastScrape.CompareAndSwap(0, r.e.now().UnixNano()) {
-				c.wake()
+		switch {
+		case err != nil:
+			err = fmt.Errorf("a peer's full state, row %d: %w", n, err)
+		case n >= limit:
+			err = fmt.Errorf("a peer's full state has more than %d rows (twice the tuples configured here, and a margin)", limit)
+		case size > maxRowBytes:
+			err = fmt.Errorf("a peer's full state, row %d: %d bytes, more than %d", n, size, maxRowBytes)
+		}
+		if err == nil {
+			buf = slices.Grow(buf[:0], int(size))[:size]
+			if _, err = io.ReadFull(in, buf); err != nil {
+				err = fmt.Errorf("a peer's full state, row %d: %w", n, err)
 			}
 		}
+		var row peerRow
+		if err == nil {
+			if err = json.Unmarshal(buf, &row); err != nil {
+				err = fmt.Errorf("a peer's full state, row %d: %w", n, err)
+			}
+		}
+		if err != nil {
+			r.take(batch)
+			return n, err
+		}
+		if batch = append(batch, row); len(batch) == fullBatch {
+			r.take(batch)
+			batch = batch[:0]
+		}
 	}
-	return nil
+	r.take(batch)
+	return n, nil
+}
+
+// maxFullRows bounds the rows of a full state: a member of the same file
+// sends one a tuple; during a rolling change of the file, a peer may have
+// other tuples, whose rows are dropped.
+func maxFullRows(engines []*apiCollector) int {
+	n := 1024
+	for _, c := range engines {
+		if v := c.view.Load(); v != nil {
+			n += 2 * len(v.tuples)
+		}
+	}
+	return n
+}
+
+// take hands each row to the engine of its API, a batch each.
+func (r replicated) take(rows []peerRow) {
+	if len(rows) == 0 {
+		return
+	}
+	for _, c := range *r.e.served.Load() {
+		var mine []peerRow
+		for _, row := range rows {
+			if row.API == c.name {
+				mine = append(mine, row)
+			}
+		}
+		c.adoptRows(mine)
+	}
+}
+
+// scraped follows a peer's whole state of one row or more: the cluster is
+// scraped, so this member's engines call from now on, what they own
+// included, whether or not this member is scraped itself. (Not on a
+// single row: the state of the other tuples may still be on its way.)
+func (r replicated) scraped() {
+	for _, c := range *r.e.served.Load() {
+		if c.lastScrape.CompareAndSwap(0, r.e.now().UnixNano()) {
+			c.wake()
+		}
+	}
 }
 
 // appendRows appends the state of every tuple that has had a refresh.
@@ -201,7 +322,7 @@ func (c *apiCollector) rowLocked(st *tupleState, peer *cluster.Peer) peerRow {
 	}
 	if b := c.up.Budget(); b != nil {
 		now := c.clk.Now()
-		row.Day, row.Used = now.UTC().Truncate(24*time.Hour), b.Own(now)
+		row.Day, row.Used = b.OwnDay(now) // the budget's day: the cluster's
 	}
 	return row
 }
@@ -219,14 +340,37 @@ func (c *apiCollector) sendLocked(st *tupleState) {
 	c.rows.Broadcast(b)
 }
 
-// adopt hands a tuple's outcome a peer fetched to the door (evPeerRow):
+// adoptRows hands each row to the door (adoptLocked) under one hold of
+// the lock, and places the keys whose other tuples wait for what the rows
+// brought once, after the batch: a full state's rows each placed every
+// tuple of their key again, which made a join cost the square of the
+// tuples (issue 34).
+func (c *apiCollector) adoptRows(rows []peerRow) {
+	if len(rows) == 0 {
+		return
+	}
+	c.mu.Lock()
+	c.replanLater = map[string]bool{}
+	for _, row := range rows {
+		c.adoptLocked(row)
+	}
+	keys := c.replanLater
+	c.replanLater = nil
+	for _, key := range slices.Sorted(maps.Keys(keys)) {
+		c.replanKeyLocked(key)
+	}
+	c.wakes.Add(1)
+	c.mu.Unlock()
+	c.signal()
+}
+
+// adoptLocked hands a tuple's outcome a peer fetched to the door (evPeerRow):
 // taken as if this member had fetched it when it passes the checks a
 // state file's entry meets, is newer than what is here and comes from the
 // unit's owner (or from a fallback while this member waits for the
 // owner); refused otherwise, counted by reason, and the tuple keeps what
 // it had.
-func (c *apiCollector) adopt(row peerRow) {
-	c.mu.Lock()
+func (c *apiCollector) adoptLocked(row peerRow) {
 	now := c.clk.Now()
 	if b := c.up.Budget(); b != nil && row.Member != "" && row.Member != c.peer.Name() {
 		// The peer's calls count against daily_budget and rate_limit here.
@@ -235,11 +379,9 @@ func (c *apiCollector) adopt(row peerRow) {
 	st := c.byTuple[row.Key]
 	switch {
 	case st == nil || st.removed:
-		c.mu.Unlock()
 		return
 	case row.Digest != digest(st.tuple):
 		c.applyLocked(st, effects{refused: "another_request"}) // a peer on another configuration
-		c.mu.Unlock()
 		return
 	}
 	key := st.delayKey()
@@ -254,15 +396,16 @@ func (c *apiCollector) adopt(row peerRow) {
 		samples, ok := row.samples(st.tuple)
 		if !ok {
 			c.applyLocked(st, effects{refused: "invalid", why: "a sample names no field the file asks of this tuple"})
-			c.mu.Unlock()
 			return
 		}
 		state.Samples = samples
 	}
 	c.handleLocked(st, event{kind: evPeerRow, row: &state, delay: row.Delay, fromOwner: fromOwner})
-	c.wakes.Add(1)
-	c.mu.Unlock()
-	c.signal()
+	if c.replanLater[key] {
+		// Placed now (its key's others after the batch), so that the
+		// queue stays in order between two batches.
+		c.planLocked(st)
+	}
 }
 
 // awaitOwnerLocked says whether a tuple due at now waits for its unit's
