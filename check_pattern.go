@@ -36,8 +36,7 @@ func hasPatterns(a *config.API) bool {
 // read, so that expanding the patterns calls no list twice.
 type checkStore struct{ cache *expand.Cache }
 
-func (s checkStore) Cache() *expand.Cache             { return s.cache }
-func (s checkStore) RestorePauses(c *upstream.Client) {}
+func (s checkStore) Cache() *expand.Cache { return s.cache }
 
 // expandPatterns expands the data API section through the lists the
 // check read and the plan in force on the pool's client, and returns cfg

@@ -38,6 +38,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/demo"
 	"github.com/onchain-exporter/onchain_exporter/expand"
 	"github.com/onchain-exporter/onchain_exporter/page"
+	"github.com/onchain-exporter/onchain_exporter/persist"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -205,31 +206,27 @@ func setUp(f *flags, logger log.Logger, stdout, stderr io.Writer) (s *setup, cod
 		f.storagePath = ""
 	}
 	f.storagePath = resolveStoragePath(f.storagePath, f.storageSet, logger) // storagedir.go: data/ of earlier versions
-	store, err := collector.OpenStore(f.storagePath, cfg, logger)
+	store, err := persist.Open(f.storagePath, cfg, logger)
 	if err != nil {
 		level.Error(logger).Log("msg", "cannot use the storage directory", "err", err)
 		return s, 1
 	}
 	s.onClose(func() { store.Close() }) // after the collectors' last save (registered later, run earlier)
-	// A call is counted on disk before it is made: each API's budget
-	// reserves its calls in the state directory, listing calls of the
-	// start included.
-	for _, name := range config.APINames {
-		if a := cfg.APIs[name]; a != nil {
-			c := clients.Client(a)
-			store.KeepBudget(name, c.Account(), c.Budget())
-		}
+	// A call is counted on disk before it is made: each client the pool
+	// puts in force (listing calls of the start, the engines, a reload's
+	// new account) reserves its calls in the state directory and takes
+	// its saved pauses.
+	var keeper collector.Keeper
+	if store != nil {
+		clients.OnClient(store.Keep)
+		keeper = store
 	}
 	// The data API key's plan is read by the expander, with the lists,
 	// and put in force on the API's client; a change of it has the
 	// engine ask its held series again.
 	expander := expand.New(logger, expand.Options{Clients: clients, Store: store})
 	var exp *collector.Exporter
-	plans := page.NewPlanHistory() // for the operator's page (landing.go)
 	expander.OnPlanChanged(func(api string) {
-		if c := clients.Current(api); c != nil {
-			plans.Note(api, c.Plan(), time.Now())
-		}
 		if exp != nil {
 			exp.PlanChanged(api)
 		}
@@ -269,7 +266,10 @@ func setUp(f *flags, logger log.Logger, stdout, stderr io.Writer) (s *setup, cod
 		return s, 1
 	}
 	sharePlans(peer, expander)
-	exp, err = collector.New(cfg, logger, reg, collector.Options{DefaultTimeout: f.defaultTimeout, TimeoutOffset: f.timeoutOffset, Clients: clients, Store: store, Peer: peer})
+	// The collectors log through errs, which keeps each series' last
+	// error for the operator's page (landing.go).
+	errs := page.NewErrors(logger)
+	exp, err = collector.New(cfg, errs, reg, collector.Options{DefaultTimeout: f.defaultTimeout, TimeoutOffset: f.timeoutOffset, Clients: clients, Store: keeper, Peer: peer})
 	if err != nil {
 		level.Error(logger).Log("msg", "cannot start the collectors", "err", err)
 		return s, 1
@@ -293,7 +293,7 @@ func setUp(f *flags, logger log.Logger, stdout, stderr io.Writer) (s *setup, cod
 	}
 	// The operator's page (landing.go): the configuration in force, and
 	// per API, endpoint and series what the exporter published.
-	landing := newLanding(f.metricsPath, f.demoMode, exp, peer, expander, clients, plans)
+	landing := newLanding(f.metricsPath, f.demoMode, exp, peer, expander, clients, errs)
 	landing.Store(cfg)
 	apply := func(c *config.Config) error {
 		if err := exp.ApplyConfig(c); err != nil {

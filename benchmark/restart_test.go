@@ -14,6 +14,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/persist"
 	"github.com/onchain-exporter/onchain_exporter/state"
 )
 
@@ -48,7 +49,10 @@ type restartRun struct {
 func startAndScrape(name, yml, dir string, fake *fakeapi.Server, clock *fakeapi.SimClock) (restartRun, error) {
 	fake.ResetCalls()
 	begin := time.Now()
-	store := collector.NewStore(state.OpenStore(dir, log.NewNopLogger()), log.NewNopLogger())
+	var store collector.Keeper
+	if s := persist.New(state.OpenStore(dir, log.NewNopLogger()), log.NewNopLogger()); s != nil {
+		store = s
+	}
 	_, exp, err := newExporter("restart.yml", yml, collector.Options{Clock: clock, Store: store})
 	if err != nil {
 		return restartRun{}, err

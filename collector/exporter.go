@@ -44,8 +44,9 @@ type Options struct {
 	// builds a pool of the Exporter's own, registered in its registry.
 	Clients *upstream.Pool
 	// Store keeps the tuples' caches and schedules, learned delays,
-	// pauses and listing answers across restarts; nil keeps nothing.
-	Store *Store
+	// pauses and the day's count across restarts (package persist);
+	// nil keeps nothing.
+	Store Keeper
 	// SaveInterval is how often a changed state is written to Store
 	// (5 s by default); Close writes it too.
 	SaveInterval time.Duration
@@ -70,6 +71,8 @@ type Exporter struct {
 	bm      *budget.Metrics
 	clients *upstream.Pool
 
+	// saveMu serialises saves.
+	saveMu sync.Mutex
 	// applyMu serialises ApplyConfig and Close; scrapes never take it.
 	applyMu sync.Mutex
 	cfg     *config.Config
@@ -125,6 +128,9 @@ func New(cfg *config.Config, logger log.Logger, reg *prometheus.Registry, opts .
 	e.clients = e.opts.Clients
 	if e.clients == nil {
 		e.clients = upstream.NewPool(reg, e.now, logger)
+		if e.opts.Store != nil {
+			e.clients.OnClient(e.opts.Store.Keep)
+		}
 	}
 	if e.opts.DefaultTimeout <= 0 {
 		e.opts.DefaultTimeout = 10 * time.Second
@@ -174,7 +180,7 @@ func (e *Exporter) Plans() map[string]budget.Plan {
 // apiForecast is the forecast of the API name of cfg, with the spacing
 // each series without a window showed: in its engine c (nil at the first
 // start), else in the state file's entry saved for it.
-func apiForecast(cfg *config.Config, name string, c *apiCollector, saved *savedAPI) budget.APIForecast {
+func apiForecast(cfg *config.Config, name string, c *apiCollector, saved *Saved) budget.APIForecast {
 	running := map[string]time.Duration{}
 	if c != nil {
 		c.mu.Lock()
@@ -190,7 +196,7 @@ func apiForecast(cfg *config.Config, name string, c *apiCollector, saved *savedA
 			return d
 		}
 		if saved != nil {
-			if s, ok := saved.tuples[t.Key]; ok {
+			if s, ok := saved.Tuples[t.Key]; ok {
 				return cadence(&s).Spacing()
 			}
 		}
@@ -252,16 +258,15 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 			continue
 		}
 		logger := log.With(e.logger, "api", name)
-		up := e.clients.Client(a)
-		// Each call is reserved on disk before it leaves (a new
-		// account's budget too).
-		e.opts.Store.KeepBudget(name, up.Account(), up.Budget())
+		up := e.clients.Client(a) // its budget and pauses kept by the pool's hook (OnClient)
 		if reload {
 			// A reload: the user may have fixed a rejected key upstream.
 			up.Reloaded()
 		}
-		e.opts.Store.RestorePauses(up) // at the first start only
-		saved := e.opts.Store.take(a, up.Account(), e.now())
+		var saved *Saved
+		if e.opts.Store != nil {
+			saved = e.opts.Store.Take(a, up.Account(), e.now())
+		}
 		// The forecast and the plan count what the series without a
 		// window showed (running, or in the state file), not the
 		// default cadence of a series never seen.
@@ -277,10 +282,10 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 		}
 		var savedTuples map[string]Tuple
 		if saved != nil {
-			savedTuples = saved.tuples
-			book.Restore(saved.delays)
-			if saved.budget != nil && up.Budget() != nil {
-				if err := up.Budget().Restore(*saved.budget, e.now()); err != nil {
+			savedTuples = saved.Tuples
+			book.Restore(saved.Delays)
+			if saved.Budget != nil && up.Budget() != nil {
+				if err := up.Budget().Restore(*saved.Budget, e.now()); err != nil {
 					level.Debug(logger).Log("msg", "the day's call count saved is not today's; counting from zero", "err", err)
 				}
 			}

@@ -76,7 +76,7 @@ func TestWhatThePolicyWritesReadsBack(t *testing.T) {
 						s.Plan, _ = book.Next(key, se, s.Plan, o, now)
 						s.LastAttempt = now
 						for ek, e := range book.Snapshot() {
-							if err := e.Check(delayWindow(ek), now); err != nil {
+							if err := schedule.CheckSaved(ek, e, now); err != nil {
 								t.Fatalf("at %s the policy learned %+v, which a restart refuses: %v", now, e, err)
 							}
 						}

@@ -13,7 +13,7 @@ import (
 
 // FuzzRestoredState: whatever a state file holds that state.Decode lets
 // through, a tuple's entry read from it (its counters made non-negative,
-// as takeSaved does before its checks) rebuilds its series, renders its
+// as TakeSaved does before its checks) rebuilds its series, renders its
 // per-tuple families and is planned after being taken back, a success
 // and a failure without panicking. (The file format itself is fuzzed in package state:
 // FuzzStateDecode.)
@@ -36,7 +36,7 @@ func FuzzRestoredState(f *testing.F) {
 		s := &apiSchedule{book: b}
 		for _, w := range []string{"hour", "block"} {
 			for _, raw := range sf.Tuples {
-				var saved savedTuple
+				var saved SavedTuple
 				if json.Unmarshal(raw, &saved) != nil {
 					continue
 				}

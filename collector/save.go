@@ -2,42 +2,88 @@ package collector
 
 import (
 	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/budget"
+	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/schedule"
+	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
-// How the Exporter saves what its Store keeps; ApplyConfig takes it back
-// at start.
+// Keeper keeps what the engines learned across restarts: package
+// persist's Store, over the state files of --storage.path. The engine
+// only gives snapshots and takes back what the door checked; the files
+// are the Keeper's.
+type Keeper interface {
+	// Take hands back, once, what the last run left of an API section
+	// for account, each tuple's entry checked by TakeSaved; nil when
+	// there is nothing.
+	Take(a *config.API, account string, now time.Time) *Saved
+	// Save writes the snapshot of every API, one save at a time.
+	Save([]Snapshot)
+	// Keep makes a client's budget reserve its calls on disk and
+	// restores its saved pauses (upstream.Pool.OnClient): the pool the
+	// Exporter builds when Options.Clients is nil is hooked to it.
+	Keep(*upstream.Client)
+}
 
-// Save writes the state of every API to the Store, where it changed. It
-// runs every few seconds and on Close; without a Store it does nothing.
-// Each engine's lock is held only while its state is copied, never across
-// the write: neither scrapes nor refreshes wait for the disk.
+// Saved is what the last run left of an API section, checked: each part
+// ready for its owner.
+type Saved struct {
+	Tuples map[string]Tuple // by tuple key, of the same digest
+	Delays map[string]schedule.Estimate
+	Budget *budget.Saved
+}
+
+// Snapshot is what the owners of one API's state gave for a save, each
+// part its owner's snapshot (the listing answers are the Keeper's own).
+type Snapshot struct {
+	API, Account string
+	Tuples       map[string]SavedTuple        // the engine's, by tuple key
+	Delays       map[string]schedule.Estimate // schedule.Book.Snapshot
+	Pauses       []upstream.Pause             // upstream.Client.Pauses
+	Budget       *budget.Saved                // budget.Budget.Saved
+}
+
+// Save writes the state of every API to the Keeper. It runs every few
+// seconds and on Close; without a Keeper it does nothing. Each engine's
+// lock is held only while its state is copied, never across the write:
+// neither scrapes nor refreshes wait for the disk.
 func (e *Exporter) Save() {
-	s := e.opts.Store
-	if s == nil {
+	if e.opts.Store == nil {
 		return
 	}
-	s.files.LockSaves()
-	defer s.files.UnlockSaves()
+	e.saveMu.Lock() // an older snapshot is never written after a newer one
+	defer e.saveMu.Unlock()
+	var snaps []Snapshot
 	for _, c := range *e.served.Load() {
-		s.write(e.snapshot(c))
+		snaps = append(snaps, e.snapshot(c))
 	}
+	e.opts.Store.Save(snaps)
 }
 
 // snapshot takes the snapshot of each owner of one engine's state.
-func (e *Exporter) snapshot(c *apiCollector) *apiSnapshot {
+func (e *Exporter) snapshot(c *apiCollector) Snapshot {
 	c.mu.Lock()
 	up, book := c.up, c.sched.book
-	snap := &apiSnapshot{api: c.name, account: up.Account(), tuples: make(map[string]savedTuple, len(c.states))}
+	snap := Snapshot{API: c.name, Account: up.Account(), Tuples: make(map[string]SavedTuple, len(c.states))}
 	for _, st := range c.states {
-		snap.tuples[st.tuple.Key] = savedTuple{Digest: digest(st.tuple), State: st.Tuple}
+		snap.Tuples[st.tuple.Key] = SaveTuple(st.tuple, st.Tuple)
 	}
 	c.mu.Unlock()
-	snap.delays, snap.pauses, snap.lists = book.Snapshot(), up.Pauses(), e.opts.Store.cache.Saved(c.name, snap.account)
+	snap.Delays, snap.Pauses = book.Snapshot(), up.Pauses()
 	if b := up.Budget(); b != nil {
 		saved := b.Saved(e.now())
-		snap.budget = &saved
+		snap.Budget = &saved
 	}
 	return snap
+}
+
+// SaveTuple is the entry of tuple t in state s as a state file keeps it:
+// under t's digest, the times JSON cannot hold forgotten (one row dated
+// in year 10000 must not stop the whole file from being written).
+func SaveTuple(t *config.Tuple, s Tuple) SavedTuple {
+	s.forgetFarTimes()
+	return SavedTuple{Digest: digest(t), State: s}
 }
 
 // saveLoop saves every interval until stop is closed.

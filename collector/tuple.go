@@ -15,12 +15,13 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
+	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 	"github.com/onchain-exporter/onchain_exporter/schedule"
 )
 
 // Tuple is what a tuple has learned: its last good values and what the
 // schedule needs. It is the tuple's snapshot: what survives a reload, a
-// restart (a state file's entry, savedTuple) or a peer's refresh (a
+// restart (a state file's entry, SavedTuple) or a peer's refresh (a
 // peerRow), carried over and persisted as a whole. Times are absolute, so
 // that it means the same after a restart.
 type Tuple struct {
@@ -54,10 +55,10 @@ type Tuple struct {
 	schedule.Plan
 }
 
-// savedTuple is a tuple's entry in a state file: its state under the
+// SavedTuple is a tuple's entry in a state file: its state under the
 // digest of the tuple it belongs to (a tuple whose request or series
 // changed does not take it).
-type savedTuple struct {
+type SavedTuple struct {
 	Digest string `json:"digest"`
 	State  Tuple  `json:"state"`
 }
@@ -249,11 +250,11 @@ func windowName(w string) string {
 	return w
 }
 
-// takeSaved reads a tuple's entry of a state file for t at now: the
-// state, or an error saying why it is not taken (not an entry, another
-// request or series, numbers out of range).
-func takeSaved(raw json.RawMessage, t *config.Tuple, now time.Time) (Tuple, error) {
-	var e savedTuple
+// TakeSaved reads a tuple's entry of a state file for t at now, through
+// the door's checks (admit): the state, or an error saying why it is not
+// taken (not an entry, another request or series, numbers out of range).
+func TakeSaved(raw json.RawMessage, t *config.Tuple, now time.Time) (Tuple, error) {
+	var e SavedTuple
 	if err := json.Unmarshal(raw, &e); err != nil {
 		var typ *json.UnmarshalTypeError
 		if errors.As(err, &typ) {
@@ -262,7 +263,7 @@ func takeSaved(raw json.RawMessage, t *config.Tuple, now time.Time) (Tuple, erro
 		return Tuple{}, fmt.Errorf("not a tuple's entry: %s", decode.ShortJSONError(err))
 	}
 	if e.Digest != digest(t) {
-		return Tuple{}, errNotThisTuple
+		return Tuple{}, ErrNotThisTuple
 	}
 	e.State.Failures, e.State.Polls = max(e.State.Failures, 0), max(e.State.Polls, 0)
 	if err := admit(t, &e.State, now); err != nil {
@@ -271,22 +272,14 @@ func takeSaved(raw json.RawMessage, t *config.Tuple, now time.Time) (Tuple, erro
 	return e.State, nil
 }
 
-// errNotThisTuple: an entry saved for another request or series of the
+// ErrNotThisTuple: an entry saved for another request or series of the
 // key (a changed configuration): not taken, and not worth a warning.
-var errNotThisTuple = errors.New("saved for another request or series")
+var ErrNotThisTuple = errors.New("saved for another request or series")
 
 // forgetFarTimes forgets the times of s that JSON cannot hold (a year past
 // 9999, or before year 0): one row dated in year 10000 must not stop the
 // whole file, the day's count with it, from being written. A forgotten
 // plan is due at once; a forgotten row time is none.
 func (s *Tuple) forgetFarTimes() {
-	forgetFarTimes(&s.RowTime, &s.Newest, &s.LastSuccess, &s.LastAttempt, &s.FailingSince, &s.Since, &s.Changed, &s.Next)
-}
-
-func forgetFarTimes(ts ...*time.Time) {
-	for _, t := range ts {
-		if y := t.Year(); y > 9999 || y < 0 {
-			*t = time.Time{}
-		}
-	}
+	clock.ForgetFar(&s.RowTime, &s.Newest, &s.LastSuccess, &s.LastAttempt, &s.FailingSince, &s.Since, &s.Changed, &s.Next)
 }

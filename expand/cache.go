@@ -8,18 +8,17 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
-// Store is what keeps the listing answers across restarts, and the
-// pauses a list call must respect at start: a collector.Store, which
-// writes them in each API's state file under --storage.path. Its methods
-// accept a nil receiver, which keeps nothing.
+// Store is what keeps the listing answers across restarts: a
+// persist.Store, which writes them in each API's state file under
+// --storage.path (the pauses a list call must respect at start are
+// restored on the client as the pool puts it in force,
+// upstream.Pool.OnClient). Its methods accept a nil receiver, which
+// keeps nothing.
 type Store interface {
 	// Cache returns the Cache the Store writes the listing answers from
 	// at every save, filled at start with those the last run saved; nil
 	// when the Store keeps nothing. The Expander uses it as its own.
 	Cache() *Cache
-	// RestorePauses applies to a client, once, the pauses the last run
-	// saved for its API, when the client is of the same account.
-	RestorePauses(c *upstream.Client)
 }
 
 // Answer is the answer of a listing endpoint as a state file keeps it.
@@ -30,7 +29,7 @@ type Answer struct {
 
 // Cache holds the answers of the listing endpoints: the only copy of them
 // in memory. Expansion reads it and puts there what it fetched; a Store
-// (collector.Store) fills it at start with the answers the last run saved
+// (persist.Store) fills it at start with the answers the last run saved
 // and writes from it at every save, so that what a restart reuses is
 // what this run read. Every Expander given the same Store shares its
 // Cache.

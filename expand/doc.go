@@ -16,7 +16,7 @@
 //     an answer reused while recent, the last good one standing in when
 //     a call fails;
 //   - cache.go: the Cache, the one copy in memory of the listing
-//     answers. A Store (collector.Store) fills it at start with those the
+//     answers. A Store (persist.Store) fills it at start with those the
 //     last run saved and writes from it at every save, per API section
 //     and account;
 //   - discovery.go: what each list says, resolved into parameter values,

@@ -108,8 +108,8 @@ type Options struct {
 	// collector.Exporter so that limits hold across expansion and
 	// scrapes; nil builds a pool of the Expander's own.
 	Clients *upstream.Pool
-	// Store keeps listing answers and pauses across restarts
-	// (a collector.Store): the Expander reads and fills its Cache. Nil
+	// Store keeps listing answers across restarts
+	// (a persist.Store): the Expander reads and fills its Cache. Nil
 	// keeps nothing; the Expander then has a Cache of its own.
 	Store Store
 	// Plan gives the plan of an API's key as last read, nil when none is

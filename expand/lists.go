@@ -73,9 +73,6 @@ func (r *resolution) fetch(req listRequest) listResult {
 	}
 	c0, release := x.clients.Candidate(req.api)
 	defer release()
-	if x.store != nil {
-		x.store.RestorePauses(c0)
-	}
 	rows, err := c0.List(r.ctx, req.path, nil, req.keyed)
 	if why := unusable(req.path, rows); err == nil && why != "" {
 		err = c0.Fail(&upstream.Error{Code: "no_data", Message: req.path + ": " + why})

@@ -17,6 +17,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/expand"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
+	"github.com/onchain-exporter/onchain_exporter/persist"
 	"github.com/onchain-exporter/onchain_exporter/plan"
 	"github.com/onchain-exporter/onchain_exporter/state"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
@@ -82,9 +83,10 @@ func TestOneCacheOfListingAnswers(t *testing.T) {
 		t.Helper()
 		logs := &testtool.LogBuffer{}
 		logger := log.NewLogfmtLogger(logs)
-		store := collector.NewStore(state.OpenStore(dir, logger), logger)
+		store := persist.New(state.OpenStore(dir, logger), logger)
 		reg := prometheus.NewRegistry()
 		pool := upstream.NewPool(reg, e.Clock.Now, logger)
+		pool.OnClient(store.Keep)
 		defer pool.Close()
 		x := expand.New(logger, expand.Options{Now: e.Clock.Now, Clients: pool, Store: store})
 		if x.ListCache() != store.Cache() || store.Cache() == nil {

@@ -3,6 +3,9 @@ package schedule
 import (
 	"fmt"
 	"strings"
+	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
 )
 
 // Key names the series that share a publication delay: an API's endpoint
@@ -53,6 +56,27 @@ func ParseKey(s string) (k Key, own string, err error) {
 		return Key{}, "", fmt.Errorf("%q is not a delay key (API, endpoint and window, or a series without one)", cutKey(s))
 	}
 	return k, own, nil
+}
+
+// CheckSaved checks an estimate kept under key in a state file: the key
+// is one ParseKey reads, and the estimate one the policy can have learned
+// for the rows of its spacing (Estimate.Check, against MaxSpacing).
+func CheckSaved(key string, e Estimate, now time.Time) error {
+	k, _, err := ParseKey(key)
+	if err != nil {
+		return err
+	}
+	return e.Check(k.MaxSpacing(), now)
+}
+
+// MaxSpacing is the largest spacing of the rows a key's estimate can have
+// been learned for: its window's; for a block window or a series without
+// a window, whose spacing is learned (up to MaxSpacing), that bound.
+func (k Key) MaxSpacing() time.Duration {
+	if w := config.WindowDuration(k.Window); w > 0 {
+		return w
+	}
+	return MaxSpacing
 }
 
 func cutKey(s string) string {

@@ -19,6 +19,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/expand"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
+	"github.com/onchain-exporter/onchain_exporter/persist"
 	"github.com/onchain-exporter/onchain_exporter/state"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
@@ -62,9 +63,10 @@ func (r *restartRig) start(yml, token string) *running {
 	r.t.Helper()
 	logs := &testtool.LogBuffer{}
 	logger := log.NewLogfmtLogger(logs)
-	store := collector.NewStore(state.OpenStore(r.dir, logger), logger)
+	store := persist.New(state.OpenStore(r.dir, logger), logger)
 	reg := prometheus.NewRegistry()
 	pool := upstream.NewPool(reg, r.clock.Now, logger)
+	pool.OnClient(store.Keep)
 	opts := collector.Options{Clock: r.clock, Clients: pool, Store: store, SaveInterval: r.every}
 	parse := func() *config.Config { return testtool.ConfigToken(r.t, r.srv.URL, yml, token) }
 	xopts := expand.Options{Now: r.clock.Now, Clients: pool, Store: store}

@@ -33,6 +33,8 @@ type Pool struct {
 
 	mu      sync.Mutex
 	clients map[string]*Client
+	// onClient are called with each client put in force (OnClient).
+	onClient []func(*Client)
 }
 
 // NewPool returns an empty pool whose request families are registered in
@@ -65,7 +67,26 @@ func (p *Pool) clientLocked(a *config.API) *Client {
 		old.Close()
 	}
 	p.clients[a.Name] = c
+	for _, f := range p.onClient {
+		f(c)
+	}
 	return c
+}
+
+// OnClient calls f with each client the pool puts in force from now on,
+// before its first call, and with each one in force already: the one
+// place a client's budget and pauses are hooked to what keeps them
+// across restarts (persist.Store.Keep), whether the client serves the
+// first start's listing calls, the engine or a reload's new account.
+func (p *Pool) OnClient(f func(*Client)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.onClient = append(p.onClient, f)
+	for _, name := range config.APINames {
+		if c := p.clients[name]; c != nil {
+			f(c)
+		}
+	}
 }
 
 // Candidate returns a client for a section that is not (yet) in force:

@@ -1,4 +1,4 @@
-package collector
+package persist
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/onchain-exporter/onchain_exporter/budget"
+	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
 	"github.com/onchain-exporter/onchain_exporter/expand"
@@ -34,38 +35,47 @@ func savedHourTuple(key string) *config.Tuple {
 
 // storeAt opens the Store on dir, reading at `at`.
 func storeAt(dir string, at time.Time, logger log.Logger) *Store {
-	s := NewStore(state.OpenStore(dir, logger), logger)
+	s := New(state.OpenStore(dir, logger), logger)
 	s.now = func() time.Time { return at }
 	return s
 }
 
 // writeSnapshot writes snap as the data API's file under a new directory,
 // as a save does.
-func writeSnapshot(t *testing.T, snap *apiSnapshot) string {
+func writeSnapshot(t *testing.T, snap *snapshot) string {
 	t.Helper()
 	dir := t.TempDir()
-	storeAt(dir, savedAt, log.NewNopLogger()).write(snap)
+	s := storeAt(dir, savedAt, log.NewNopLogger())
+	s.cache.Restore(snap.API, snap.Account, snap.lists)
+	s.write(&snap.Snapshot)
 	if _, err := os.Stat(filepath.Join(dir, "data.json")); err != nil {
 		t.Fatal(err)
 	}
 	return dir
 }
 
-func snapshotOf(tuples map[*config.Tuple]Tuple) *apiSnapshot {
-	snap := &apiSnapshot{api: config.APIData, account: "acct", tuples: map[string]savedTuple{}}
+// snapshot is an engine's snapshot and the listing answers of the
+// Store's Cache.
+type snapshot struct {
+	collector.Snapshot
+	lists map[string]*expand.Answer
+}
+
+func snapshotOf(tuples map[*config.Tuple]collector.Tuple) *snapshot {
+	snap := &snapshot{Snapshot: collector.Snapshot{API: config.APIData, Account: "acct", Tuples: map[string]collector.SavedTuple{}}}
 	for tu, s := range tuples {
-		snap.tuples[tu.Key] = savedTuple{Digest: digest(tu), State: s}
+		snap.Tuples[tu.Key] = collector.SaveTuple(tu, s)
 	}
 	return snap
 }
 
 // takeData takes back the data API's file of dir for the tuples given,
 // at savedAt; it returns what was taken and the log.
-func takeData(t *testing.T, dir string, tuples ...*config.Tuple) (*savedAPI, string) {
+func takeData(t *testing.T, dir string, tuples ...*config.Tuple) (*collector.Saved, string) {
 	t.Helper()
 	logs := &testtool.LogBuffer{}
 	s := storeAt(dir, savedAt, log.NewLogfmtLogger(logs))
-	return s.take(&config.API{Name: config.APIData, Tuples: tuples}, "acct", savedAt), logs.String()
+	return s.Take(&config.API{Name: config.APIData, Tuples: tuples}, "acct", savedAt), logs.String()
 }
 
 // A state file written by an earlier release (format version 3,
@@ -92,27 +102,29 @@ func TestStateFileOfAnEarlierReleaseTakenBack(t *testing.T) {
 	if err := json.Unmarshal(raw, &pauses); err != nil || len(pauses) != 1 || pauses[0].By != "quota_exceeded" {
 		t.Errorf("pauses %s (%v)", raw, err)
 	}
-	got := s.take(&config.API{Name: config.APIData, Tuples: []*config.Tuple{tu}}, "acct", at)
+	got := s.Take(&config.API{Name: config.APIData, Tuples: []*config.Tuple{tu}}, "acct", at)
 	if got == nil || strings.Contains(logs.String(), "level=warn") {
 		t.Fatalf("not taken back: %+v\n%s", got, logs)
 	}
-	st, ok := got.tuples["k"]
+	st, ok := got.Tuples["k"]
 	if !ok || !st.OK || st.Samples[0].Value != 1.5e9 || *st.Block != 870000 || !st.Next.Equal(at.Add(65*time.Minute)) || st.Due != 65*time.Minute {
 		t.Errorf("tuple taken back as %+v", st)
 	}
-	if e := got.delays["data /v1/btc/market-data/open-interest hour"]; e.First != 65*time.Minute || e.Leader != "" || e.Rows != 12 {
-		t.Errorf("delays taken back as %+v", got.delays)
+	if e := got.Delays["data /v1/btc/market-data/open-interest hour"]; e.First != 65*time.Minute || e.Leader != "" || e.Rows != 12 {
+		t.Errorf("delays taken back as %+v", got.Delays)
 	}
-	if got.budget == nil || got.budget.Used != 42 {
-		t.Errorf("day's count taken back as %+v", got.budget)
+	if got.Budget == nil || got.Budget.Used != 42 {
+		t.Errorf("day's count taken back as %+v", got.Budget)
 	}
 	if n, ok := lists["/v1/discovery/endpoints"].Rows[0]["n"].(json.Number); !ok || n != "12345678901234567000" {
 		t.Errorf("a listing row's number taken back as %#v; want json.Number, as upstream.List reads it", lists["/v1/discovery/endpoints"].Rows[0]["n"])
 	}
 	again := t.TempDir()
-	storeAt(again, at, log.NewNopLogger()).write(&apiSnapshot{api: config.APIData, account: "acct",
-		tuples: map[string]savedTuple{"k": {Digest: digest(tu), State: st}}, delays: got.delays, pauses: pauses,
-		lists: lists, budget: got.budget})
+	writeAgain := storeAt(again, at, log.NewNopLogger())
+	writeAgain.cache.Restore(config.APIData, "acct", lists)
+	writeAgain.Save([]collector.Snapshot{{API: config.APIData, Account: "acct",
+		Tuples: map[string]collector.SavedTuple{"k": collector.SaveTuple(tu, st)}, Delays: got.Delays, Pauses: pauses,
+		Budget: got.Budget}})
 	written, err := os.ReadFile(filepath.Join(again, "data.json"))
 	old = bytes.Replace(old, []byte(`"chased":"0001-01-01T00:00:00Z","leader":"k","leader_at":"2026-11-20T11:00:00Z",`), nil, 1)
 	if err != nil || !bytes.Equal(written, old) {
@@ -123,9 +135,9 @@ func TestStateFileOfAnEarlierReleaseTakenBack(t *testing.T) {
 // A saved tuple applies to a configured tuple of the same request and
 // series only.
 func TestTupleTakenBySameDigest(t *testing.T) {
-	dir := writeSnapshot(t, snapshotOf(map[*config.Tuple]Tuple{savedHourTuple("k"): {OK: true, Failures: 3}}))
-	if got, _ := takeData(t, dir, savedHourTuple("k")); got.tuples["k"].Failures != 3 || !got.tuples["k"].OK {
-		t.Errorf("the same tuple: %+v", got.tuples)
+	dir := writeSnapshot(t, snapshotOf(map[*config.Tuple]collector.Tuple{savedHourTuple("k"): {OK: true, Failures: 3}}))
+	if got, _ := takeData(t, dir, savedHourTuple("k")); got.Tuples["k"].Failures != 3 || !got.Tuples["k"].OK {
+		t.Errorf("the same tuple: %+v", got.Tuples)
 	}
 	changes := map[string]func(*config.Tuple){
 		"path":      func(t *config.Tuple) { t.Path = "/v1/btc/market-data/funding-rates" },
@@ -140,14 +152,14 @@ func TestTupleTakenBySameDigest(t *testing.T) {
 		c := savedHourTuple("k")
 		change(c)
 		got, logs := takeData(t, dir, c)
-		if _, ok := got.tuples["k"]; ok || strings.Contains(logs, "level=warn") {
+		if _, ok := got.Tuples["k"]; ok || strings.Contains(logs, "level=warn") {
 			t.Errorf("a tuple whose %s changed takes the saved state (or warns):\n%s", name, logs)
 		}
 	}
-	if got, _ := takeData(t, dir, savedHourTuple("other")); len(got.tuples) != 0 {
+	if got, _ := takeData(t, dir, savedHourTuple("other")); len(got.Tuples) != 0 {
 		t.Error("another key takes the saved state")
 	}
-	if (*Store)(nil).take(&config.API{Name: config.APIData}, "acct", savedAt) != nil {
+	if (*Store)(nil).Take(&config.API{Name: config.APIData}, "acct", savedAt) != nil {
 		t.Error("a nil Store has a file")
 	}
 }
@@ -158,7 +170,7 @@ func TestTupleTakenBySameDigest(t *testing.T) {
 func TestStateEntriesOutOfRangeAreDropped(t *testing.T) {
 	now := savedAt
 	block := 870000.0
-	good := Tuple{OK: true, RowTime: now.Add(-time.Hour), Newest: now.Add(-time.Hour), Interval: time.Hour, Block: &block,
+	good := collector.Tuple{OK: true, RowTime: now.Add(-time.Hour), Newest: now.Add(-time.Hour), Interval: time.Hour, Block: &block,
 		LastSuccess: now.Add(-time.Minute), LastAttempt: now.Add(-time.Minute), Failures: 1,
 		Samples: []decode.Sample{{Field: &config.Field{Name: "x", Scale: 1}, Value: 42}},
 		Plan:    schedule.Plan{Next: now.Add(time.Hour), Due: 5 * time.Minute, Polls: 2}}
@@ -166,7 +178,7 @@ func TestStateEntriesOutOfRangeAreDropped(t *testing.T) {
 	negative := -1.0
 	cases := []struct {
 		name, entry, problem string
-		tuple                func(*Tuple)
+		tuple                func(*collector.Tuple)
 		delay                func(*schedule.Estimate)
 		budget               func(*budget.Saved)
 	}{
@@ -175,23 +187,23 @@ func TestStateEntriesOutOfRangeAreDropped(t *testing.T) {
 		{name: "row seen in 9999", entry: "delays.data /p hour", problem: "seen 9999-12-31T23:00:00Z is more than",
 			delay: func(e *schedule.Estimate) { e.Seen = time.Date(9999, 12, 31, 23, 0, 0, 0, time.UTC) }},
 		{name: "+Inf sample", entry: "tuples.k", problem: "sample 0 is +Inf, not a finite number",
-			tuple: func(s *Tuple) { s.Samples[0].Value = math.Inf(1) }},
+			tuple: func(s *collector.Tuple) { s.Samples[0].Value = math.Inf(1) }},
 		{name: "NaN sample", entry: "tuples.k", problem: "sample 0 is NaN, not a finite number",
-			tuple: func(s *Tuple) { s.Samples[0].Value = math.NaN() }},
+			tuple: func(s *collector.Tuple) { s.Samples[0].Value = math.NaN() }},
 		{name: "negative block", entry: "tuples.k", problem: "block height -1 is not a block",
-			tuple: func(s *Tuple) { s.Block = &negative }},
+			tuple: func(s *collector.Tuple) { s.Block = &negative }},
 		{name: "newest row in 9999", entry: "tuples.k", problem: "newest 9999-12-31T23:00:00Z is more than 1h0m0s ahead of now",
-			tuple: func(s *Tuple) { s.Newest = time.Date(9999, 12, 31, 23, 0, 0, 0, time.UTC) }},
+			tuple: func(s *collector.Tuple) { s.Newest = time.Date(9999, 12, 31, 23, 0, 0, 0, time.UTC) }},
 		{name: "attempt in the future", entry: "tuples.k", problem: "last_attempt 2026-11-20T13:34:56Z is more than 10m0s ahead",
-			tuple: func(s *Tuple) { s.LastAttempt = now.Add(time.Hour) }},
+			tuple: func(s *collector.Tuple) { s.LastAttempt = now.Add(time.Hour) }},
 		{name: "attempt before 1970", entry: "tuples.k", problem: "last_attempt 1969-12-31T00:00:00Z is before 1970",
-			tuple: func(s *Tuple) { s.LastAttempt = time.Date(1969, 12, 31, 0, 0, 0, 0, time.UTC) }},
+			tuple: func(s *collector.Tuple) { s.LastAttempt = time.Date(1969, 12, 31, 0, 0, 0, 0, time.UTC) }},
 		{name: "huge failures", entry: "tuples.k", problem: "failures 9223372036854775807 is not between 0 and 1000000",
-			tuple: func(s *Tuple) { s.Failures = math.MaxInt64 }},
+			tuple: func(s *collector.Tuple) { s.Failures = math.MaxInt64 }},
 		{name: "planned offset of centuries", entry: "tuples.k", problem: "planned offsets (due 2562047h47m16.854775807s, missed 0s) are beyond 4h0m0s for hour rows",
-			tuple: func(s *Tuple) { s.Due = math.MaxInt64 }},
+			tuple: func(s *collector.Tuple) { s.Due = math.MaxInt64 }},
 		{name: "negative spacing", entry: "tuples.k", problem: "row spacing -1h0m0s is not between 0 and 744h0m0s",
-			tuple: func(s *Tuple) { s.Interval = -time.Hour }},
+			tuple: func(s *collector.Tuple) { s.Interval = -time.Hour }},
 		{name: "count of MaxInt64", entry: "budget", problem: "saved counts are beyond any day's calls",
 			budget: func(s *budget.Saved) { s.Used = math.MaxInt64 }},
 		{name: "budget saved in the future", entry: "budget", problem: "later than now",
@@ -212,9 +224,9 @@ func TestStateEntriesOutOfRangeAreDropped(t *testing.T) {
 			if tc.budget != nil {
 				tc.budget(&b)
 			}
-			snap := snapshotOf(map[*config.Tuple]Tuple{savedHourTuple("k"): tu, savedHourTuple("other"): good})
-			snap.delays = map[string]schedule.Estimate{"data /p hour": d, "data /q hour": goodDelay}
-			snap.budget = &b
+			snap := snapshotOf(map[*config.Tuple]collector.Tuple{savedHourTuple("k"): tu, savedHourTuple("other"): good})
+			snap.Delays = map[string]schedule.Estimate{"data /p hour": d, "data /q hour": goodDelay}
+			snap.Budget = &b
 			got, logs := takeData(t, writeSnapshot(t, snap), savedHourTuple("k"), savedHourTuple("other"))
 			var warning string
 			for _, l := range strings.Split(logs, "\n") {
@@ -232,13 +244,13 @@ func TestStateEntriesOutOfRangeAreDropped(t *testing.T) {
 			if got == nil {
 				t.Fatal("the file was not handed over")
 			}
-			if _, ok := got.tuples["other"]; !ok || got.delays["data /q hour"] != goodDelay {
-				t.Errorf("the good entries were not kept: tuples %v, delays %v", got.tuples, got.delays)
+			if _, ok := got.Tuples["other"]; !ok || got.Delays["data /q hour"] != goodDelay {
+				t.Errorf("the good entries were not kept: tuples %v, delays %v", got.Tuples, got.Delays)
 			}
-			_, kept := got.tuples["k"]
-			_, keptDelay := got.delays["data /p hour"]
+			_, kept := got.Tuples["k"]
+			_, keptDelay := got.Delays["data /p hour"]
 			switch {
-			case tc.tuple != nil && kept, tc.delay != nil && keptDelay, tc.budget != nil && got.budget != nil:
+			case tc.tuple != nil && kept, tc.delay != nil && keptDelay, tc.budget != nil && got.Budget != nil:
 				t.Errorf("the entry out of range was kept")
 			}
 		})
@@ -251,10 +263,10 @@ func TestStateEntriesOutOfRangeAreDropped(t *testing.T) {
 // the rest.
 func TestTimesPastYear9999DoNotStopTheWrite(t *testing.T) {
 	year10000 := time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
-	snap := snapshotOf(map[*config.Tuple]Tuple{savedHourTuple("k"): {OK: true, Newest: time.Date(9999, 12, 31, 23, 0, 0, 0, time.UTC), Plan: schedule.Plan{Next: year10000}}})
-	snap.delays = map[string]schedule.Estimate{"data /p hour": {Seen: year10000}}
-	snap.pauses = []upstream.Pause{{Until: year10000, By: "x"}}
-	snap.budget = &budget.Saved{Day: "2026-11-20", Used: 7, At: savedAt}
+	snap := snapshotOf(map[*config.Tuple]collector.Tuple{savedHourTuple("k"): {OK: true, Newest: time.Date(9999, 12, 31, 23, 0, 0, 0, time.UTC), Plan: schedule.Plan{Next: year10000}}})
+	snap.Delays = map[string]schedule.Estimate{"data /p hour": {Seen: year10000}}
+	snap.Pauses = []upstream.Pause{{Until: year10000, By: "x"}}
+	snap.Budget = &budget.Saved{Day: "2026-11-20", Used: 7, At: savedAt}
 	dir := writeSnapshot(t, snap)
 	data, err := os.ReadFile(filepath.Join(dir, "data.json"))
 	if err != nil {
@@ -264,7 +276,7 @@ func TestTimesPastYear9999DoNotStopTheWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var st savedTuple
+	var st collector.SavedTuple
 	var delays map[string]schedule.Estimate
 	var b budget.Saved
 	if err := json.Unmarshal(f.Tuples["k"], &st); err != nil || !st.State.Next.IsZero() || st.State.Newest.Year() != 9999 || !st.State.OK {
@@ -296,15 +308,15 @@ func TestListingAnswerFromTheFutureIsDropped(t *testing.T) {
 
 // A nil Store keeps nothing, and every method accepts it.
 func TestNilStoreKeepsNothing(t *testing.T) {
-	if s := NewStore(nil, log.NewNopLogger()); s != nil {
-		t.Fatalf("NewStore without files: %v", s)
+	if s := New(nil, log.NewNopLogger()); s != nil {
+		t.Fatalf("New without files: %v", s)
 	}
-	if s, err := OpenStore("", &config.Config{}, log.NewNopLogger()); s != nil || err != nil {
-		t.Fatalf("OpenStore without a directory: %v, %v", s, err)
+	if s, err := Open("", &config.Config{}, log.NewNopLogger()); s != nil || err != nil {
+		t.Fatalf("Open without a directory: %v, %v", s, err)
 	}
 	var s *Store
-	s.RestorePauses(nil)
-	s.KeepBudget(config.APIData, "acct", budget.New(10, savedAt))
+	s.Keep(nil)
+	s.Save([]collector.Snapshot{{API: config.APIData}})
 	if c := s.Cache(); c != nil {
 		t.Errorf("Cache: %v", c)
 	}
@@ -318,26 +330,26 @@ func TestPausesRestoredOnceForTheAccount(t *testing.T) {
 	a := &config.API{Name: config.APIData, Concurrency: 1, Timeout: time.Second, URL: &url.URL{Scheme: "http", Host: "127.0.0.1:1"}}
 	account := upstream.Account(a)
 	snap := snapshotOf(nil)
-	snap.account = account
-	snap.pauses = []upstream.Pause{{Keyed: true, Until: time.Now().Add(time.Hour), By: "quota_exceeded"}}
+	snap.Account = account
+	snap.Pauses = []upstream.Pause{{Keyed: true, Until: time.Now().Add(time.Hour), By: "quota_exceeded"}}
 	dir := writeSnapshot(t, snap)
 	client := func() *upstream.Client {
 		return upstream.New(a, upstream.NewMetrics(prometheus.NewRegistry()), time.Now, log.NewNopLogger())
 	}
 	s := storeAt(dir, savedAt, log.NewNopLogger())
 	c := client()
-	s.RestorePauses(c)
+	s.Keep(c)
 	if ps := c.Pauses(); len(ps) != 1 || !ps[0].Keyed {
 		t.Errorf("pauses restored: %+v", ps)
 	}
 	again := client()
-	s.RestorePauses(again)
+	s.Keep(again)
 	if ps := again.Pauses(); len(ps) != 0 {
 		t.Errorf("pauses restored twice: %+v", ps)
 	}
 	other := &config.API{Name: config.APIData, Concurrency: 1, Timeout: time.Second, URL: &url.URL{Scheme: "http", Host: "127.0.0.1:2"}}
 	oc := upstream.New(other, upstream.NewMetrics(prometheus.NewRegistry()), time.Now, log.NewNopLogger())
-	storeAt(dir, savedAt, log.NewNopLogger()).RestorePauses(oc)
+	storeAt(dir, savedAt, log.NewNopLogger()).Keep(oc)
 	if ps := oc.Pauses(); len(ps) != 0 {
 		t.Errorf("another account's client took the pauses: %+v", ps)
 	}

@@ -1,4 +1,4 @@
-package collector
+package persist
 
 import (
 	"encoding/json"
@@ -21,7 +21,7 @@ func process(t *testing.T, dir string, limit int, at time.Time, account string) 
 	t.Helper()
 	s := storeAt(dir, at, log.NewNopLogger())
 	b := budget.New(limit, at)
-	s.KeepBudget(config.APIData, account, b)
+	s.keepBudget(config.APIData, account, b)
 	return s, b
 }
 
@@ -75,7 +75,7 @@ func TestKeepBudgetRestoresTheReservation(t *testing.T) {
 	if err := json.Unmarshal(data, &onDisk); err != nil || onDisk.Budget.Used != 7 || onDisk.Account != "acct" || onDisk.API != "data" {
 		t.Fatalf("reservation file %s (%v)", data, err)
 	}
-	s.KeepBudget(config.APIData, "acct", b) // again: nothing changes
+	s.keepBudget(config.APIData, "acct", b) // again: nothing changes
 	if b.Used(savedAt) != 4 {
 		t.Errorf("kept twice: used %d", b.Used(savedAt))
 	}
@@ -100,7 +100,7 @@ func TestReservationFromTheFutureIgnored(t *testing.T) {
 	logs := &testtool.LogBuffer{}
 	s := storeAt(dir, savedAt, log.NewLogfmtLogger(logs))
 	nb := budget.New(86400, savedAt)
-	s.KeepBudget(config.APIData, "acct", nb)
+	s.keepBudget(config.APIData, "acct", nb)
 	if got := nb.Used(savedAt); got != 0 {
 		t.Errorf("a reservation from an hour ahead restored %d calls", got)
 	}
@@ -122,7 +122,7 @@ func TestReservationThatCannotBeWrittenHoldsCalls(t *testing.T) {
 	logs := &testtool.LogBuffer{}
 	s := storeAt(dir, savedAt, log.NewLogfmtLogger(logs))
 	b := budget.New(960, savedAt)
-	s.KeepBudget(config.APIData, "acct", b)
+	s.keepBudget(config.APIData, "acct", b)
 	for i := range 3 {
 		if ok, _ := b.Take(savedAt.Add(time.Duration(i) * time.Minute)); ok {
 			t.Fatal("a call was allowed without its reservation on disk")

@@ -1,4 +1,4 @@
-package collector
+package persist
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-kit/log"
 
+	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/schedule"
 )
@@ -34,40 +35,42 @@ func FuzzLoadState(f *testing.F) {
 				t.Errorf("listing answer %q taken: %+v", path, l)
 			}
 		}
-		got := s.take(a, "acct", savedAt)
+		got := s.Take(a, "acct", savedAt)
 		if got == nil {
 			return
 		}
 		for _, tu := range a.Tuples {
-			st, ok := got.tuples[tu.Key]
+			st, ok := got.Tuples[tu.Key]
 			if !ok {
 				continue
 			}
-			if err := st.check(tu, savedAt); err != nil {
+			// What was taken writes back, and is taken again whole
+			// through the door's checks.
+			raw, err := json.Marshal(collector.SaveTuple(tu, st))
+			if err != nil {
+				t.Errorf("tuple %q taken does not write back: %v", tu.Key, err)
+				continue
+			}
+			if _, err := collector.TakeSaved(raw, tu, savedAt); err != nil {
 				t.Errorf("tuple %s taken: %v", tu.Key, err)
 			}
 		}
-		for k := range got.tuples {
+		for k := range got.Tuples {
 			if k != "k" && k != "j" {
 				t.Errorf("tuple %q taken, not configured", k)
 			}
 		}
-		for k, e := range got.delays {
-			if err := e.Check(delayWindow(k), savedAt); err != nil {
+		for k, e := range got.Delays {
+			if err := schedule.CheckSaved(k, e, savedAt); err != nil {
 				t.Errorf("delay %q taken: %v", k, err)
 			}
 		}
-		if got.budget != nil {
-			if err := got.budget.Check(savedAt); err != nil {
+		if got.Budget != nil {
+			if err := got.Budget.Check(savedAt); err != nil {
 				t.Errorf("budget taken: %v", err)
 			}
 		}
-		for k, st := range got.tuples {
-			if _, err := json.Marshal(savedTuple{State: st}); err != nil {
-				t.Errorf("tuple %q taken does not write back: %v", k, err)
-			}
-		}
-		if _, err := json.Marshal(got.delays); err != nil {
+		if _, err := json.Marshal(got.Delays); err != nil {
 			t.Errorf("the delays taken do not write back: %v", err)
 		}
 	})
