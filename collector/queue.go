@@ -71,6 +71,10 @@ func (c *apiCollector) planLocked(st *tupleState) {
 // replanKeyLocked places again every tuple of a key: a refresh of one of
 // them may have found the row the others wait for.
 func (c *apiCollector) replanKeyLocked(key string) {
+	if c.replanLater != nil {
+		c.replanLater[key] = true // a batch of a peer's rows: once, after it
+		return
+	}
 	for _, st := range c.byKey[key] {
 		c.planLocked(st)
 	}

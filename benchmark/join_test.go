@@ -1,0 +1,86 @@
+package benchmark
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestJoinProcess measures a member joining at 10 000, 20 000 and 100 000
+// tuples (RunJoin), each member a process of the exporter's binary. It
+// runs under ONCHAIN_BENCH_FULL=1 only; ONCHAIN_JOIN_TUPLES (say
+// "10000,20000") picks the sizes, ONCHAIN_JOIN_BIN another binary (an
+// earlier version's), ONCHAIN_JOIN_MAX_STATE_BYTES its
+// --cluster.max-state-bytes.
+func TestJoinProcess(t *testing.T) {
+	if os.Getenv("ONCHAIN_BENCH_FULL") == "" {
+		t.Skip("ONCHAIN_BENCH_FULL=1 runs the join at 10 000, 20 000 and 100 000 tuples (minutes)")
+	}
+	sizes := []int{10_000, 20_000, 100_000}
+	if s := os.Getenv("ONCHAIN_JOIN_TUPLES"); s != "" {
+		sizes = nil
+		for _, f := range strings.Split(s, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				t.Fatalf("ONCHAIN_JOIN_TUPLES: %v", err)
+			}
+			sizes = append(sizes, n)
+		}
+	}
+	maxState := 0
+	if s := os.Getenv("ONCHAIN_JOIN_MAX_STATE_BYTES"); s != "" {
+		var err error
+		if maxState, err = strconv.Atoi(s); err != nil {
+			t.Fatalf("ONCHAIN_JOIN_MAX_STATE_BYTES: %v", err)
+		}
+	}
+	bin := os.Getenv("ONCHAIN_JOIN_BIN")
+	if bin == "" {
+		bin = filepath.Join(t.TempDir(), "onchain_exporter")
+		build := exec.Command("go", "build", "-o", bin, "github.com/onchain-exporter/onchain_exporter")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("go build: %v\n%s", err, out)
+		}
+	}
+	fmt.Println("| tuples | full state | refused | joiner: /-/healthy after | first /metrics after | serves every tuple after | calls | CPU | RSS (peak) | heap in use | first member's fill |")
+	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, n := range sizes {
+		r, err := RunJoin(JoinOptions{Tuples: n, Bin: bin, Dir: t.TempDir(), MaxStateBytes: maxState})
+		if err != nil {
+			t.Fatalf("%d tuples: %v", n, err)
+		}
+		fmt.Printf("| %d | %.2f MB | %.0f | %s | %s | %s | %.0f | %s | %.0f MiB (%.0f MiB) | %.0f MiB | %s |\n", n, r.FullState/1e6, r.FullRefused,
+			r.Healthy.Round(10e6), r.FirstScrape.Round(10e6), r.Serves.Round(10e6), r.Calls, r.CPU, float64(r.RSS)/(1<<20), float64(r.PeakRSS)/(1<<20),
+			r.Heap/(1<<20), r.Fill.Round(1e8))
+	}
+}
+
+// TestJoin is the join's logic, in CI: a member that joins a cluster of
+// 2 000 tuples takes every tuple's state from the first member by the
+// join's push/pull, and serves every one of them without a call.
+// ONCHAIN_JOIN_INPROCESS_TUPLES sets another size (for a profile:
+// -cpuprofile).
+func TestJoin(t *testing.T) {
+	n := 2000
+	if s := os.Getenv("ONCHAIN_JOIN_INPROCESS_TUPLES"); s != "" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil {
+			t.Fatalf("ONCHAIN_JOIN_INPROCESS_TUPLES: %v", err)
+		}
+	}
+	join, full, served, calls, err := JoinInProcess(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d tuples: join %s, full state %.0f bytes (%.0f per tuple), served %d, calls %.0f", n, join, full, full/float64(n), served, calls)
+	if served != n || calls != 0 {
+		t.Errorf("the joiner serves %d of %d tuples with %.0f calls; want every one with none", served, n, calls)
+	}
+	if full == 0 {
+		t.Error("the joiner received no full state")
+	}
+}

@@ -1,0 +1,153 @@
+package collector
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/binary"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+)
+
+// sameViews fails t where the replica does not serve what the owner does.
+func sameViews(t *testing.T, owner, replica *env) {
+	t.Helper()
+	av, bv := owner.exp.View(), replica.exp.View()
+	n := 0
+	for i := range av {
+		for j, s := range av[i].Series {
+			r := bv[i].Series[j]
+			if s.OK != r.OK || s.Served != r.Served || !s.Newest.Equal(r.Newest) || s.Spacing != r.Spacing || s.Earliest != r.Earliest {
+				t.Errorf("%s: the owner's view %+v, the replica's %+v", s.Tuple.Key, s, r)
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		t.Fatal("no series to compare")
+	}
+	if a, b := dataLines(owner.serve("10")), dataLines(replica.serve("10")); a == "" || a != b {
+		t.Errorf("the owner serves\n%s\nthe replica\n%s", a, b)
+	}
+}
+
+// TestFullStateReadsBackWhole: the full state a member sends to one that
+// joins (gzip, a frame a row) is taken whole: the member that takes it
+// serves what the sender serves. A full state of the previous version (a
+// JSON array of rows) is taken too.
+func TestFullStateReadsBackWhole(t *testing.T) {
+	owner := newEnv(t, supplyConfig, fakeapi.Options{})
+	owner.scrape("10")
+	full, err := (replicated{owner.exp}).MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(full) < 2 || full[0] != 0x1f || full[1] != 0x8b {
+		t.Fatalf("a full state of %d bytes that is not gzip: % x", len(full), full[:min(len(full), 8)])
+	}
+	replica := envOn(t, owner.clock, owner.srv, supplyConfig)
+	if err := (replicated{replica.exp}).Merge(full); err != nil {
+		t.Fatal(err)
+	}
+	sameViews(t, owner, replica)
+
+	// The previous version's full state: every row in one JSON array.
+	var rows []peerRow
+	for _, c := range engines(owner.exp) {
+		rows = c.appendRows(rows, nil)
+	}
+	old, err := json.Marshal(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	earlier := envOn(t, owner.clock, owner.srv, supplyConfig)
+	if err := (replicated{earlier.exp}).Merge(old); err != nil {
+		t.Fatal(err)
+	}
+	sameViews(t, owner, earlier)
+}
+
+// gzipFrames is a full state of the given frames, each a length and the
+// bytes given (a length that lies is written as given).
+func gzipFrames(t *testing.T, frames ...[]byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	for _, f := range frames {
+		if _, err := zw.Write(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func frame(b []byte) []byte { return append(binary.AppendUvarint(nil, uint64(len(b))), b...) }
+
+// TestFullStateRefused: a full state that cannot be read is refused with
+// an error that says what and where (package cluster counts and logs it),
+// never a crash, and the rows before the fault are taken, each through
+// the door; a full state of more rows or larger rows than a configuration
+// can produce is cut off there, without expanding the rest.
+func TestFullStateRefused(t *testing.T) {
+	owner := newEnv(t, supplyConfig, fakeapi.Options{})
+	owner.scrape("10")
+	var rows []peerRow
+	for _, c := range engines(owner.exp) {
+		rows = c.appendRows(rows, nil)
+	}
+	good, err := json.Marshal(rows[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	huge := binary.AppendUvarint(nil, maxRowBytes+1)
+	many := make([][]byte, 0, 3000)
+	for range 3000 {
+		many = append(many, frame(good))
+	}
+	whole := gzipFrames(t, frame(good))
+	for _, c := range []struct {
+		name string
+		b    []byte
+		want string
+		took bool
+	}{
+		{"not gzip after its magic", []byte{0x1f, 0x8b, 0, 1, 2}, "a peer's full state: ", false},
+		{"cut short", whole[:len(whole)-12], "a peer's full state, row ", true},
+		{"a row larger than a row can be", gzipFrames(t, frame(good), huge, bytes.Repeat([]byte{'x'}, 64)), "row 1: 1048577 bytes, more than 1048576", true},
+		{"a length past the end", gzipFrames(t, frame(good), binary.AppendUvarint(nil, 500), []byte("{}")), "row 1: unexpected EOF", true},
+		{"a row that is not JSON", gzipFrames(t, frame(good), frame([]byte("{nope"))), "row 1: invalid character", true},
+		{"more rows than the file has tuples", gzipFrames(t, many...), "has more than 1032 rows", true},
+		{"not JSON, not gzip", []byte("\x00\x01garbage"), "a peer's row: ", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			replica := envOn(t, owner.clock, owner.srv, supplyConfig)
+			err := (replicated{replica.exp}).Merge(c.b)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Merge: %v, want an error with %q", err, c.want)
+			}
+			if took := taken(replica) > 0; took != c.took {
+				t.Errorf("the rows before the fault taken: %v, want %v", took, c.took)
+			}
+		})
+	}
+}
+
+// taken counts the tuples that have a state (a refresh, or a peer's row).
+func taken(e *env) int {
+	n := 0
+	for _, c := range engines(e.exp) {
+		c.mu.Lock()
+		for _, st := range c.states {
+			if !st.LastAttempt.IsZero() {
+				n++
+			}
+		}
+		c.mu.Unlock()
+	}
+	return n
+}
