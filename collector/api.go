@@ -15,6 +15,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/cluster"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
+	"github.com/onchain-exporter/onchain_exporter/exposition"
 	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
@@ -51,7 +52,7 @@ type apiCollector struct {
 	api   *config.API
 	up    *upstream.Client
 	sched *apiSchedule
-	fams  *families
+	fams  *exposition.Families
 	tf    *tupleFamilies
 
 	states []*tupleState
@@ -134,7 +135,7 @@ func (c *apiCollector) publishViewLocked() {
 // ends; a tuple a reload adds is served once its refresh ends. It reports
 // whether every tuple was served fresh: its last refresh succeeded and its
 // first one has ended.
-func (c *apiCollector) collect(ctx context.Context) ([]sampleOf, bool) {
+func (c *apiCollector) collect(ctx context.Context) ([]exposition.Sample, bool) {
 	v := c.view.Load()
 	now := c.clk.Now()
 	var hits, joined float64
@@ -158,7 +159,7 @@ func (c *apiCollector) collect(ctx context.Context) ([]sampleOf, bool) {
 	now = c.clk.Now()
 	var stale float64
 	fresh := !timedOut
-	out := make([]sampleOf, 0, 4*len(v.tuples))
+	out := make([]exposition.Sample, 0, 4*len(v.tuples))
 	excess := excessTally{}
 	for _, st := range v.tuples {
 		tv := st.view.Load()

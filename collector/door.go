@@ -8,6 +8,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
+	"github.com/onchain-exporter/onchain_exporter/exposition"
 	"github.com/onchain-exporter/onchain_exporter/schedule"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
@@ -92,7 +93,7 @@ type event struct {
 type cell struct {
 	Tuple
 	// values are the series built from Samples, ready to serve.
-	values []sampleOf
+	values []exposition.Sample
 	// logged is the last error logged (each is logged once);
 	// deprecatedLog says the deprecation was logged.
 	logged        string
@@ -112,7 +113,7 @@ type cell struct {
 type door struct {
 	tuple        *config.Tuple
 	sched        *apiSchedule
-	fams         *families
+	fams         *exposition.Families
 	maxStaleness time.Duration
 	// clean masks the credential in a message (upstream.Client.Clean).
 	clean func(string) string
@@ -269,7 +270,7 @@ const refusedLog = "the key's plan refuses this endpoint and window; its series 
 // failure), then taken as any row is.
 func fetched(d door, s cell, ev event, fx effects) (cell, effects) {
 	a := ev.answer
-	values, conflicts := d.fams.build(d.tuple, a.Samples)
+	values, conflicts := d.fams.Build(d.tuple, a.Samples)
 	problems := append(append([]string(nil), a.Problems...), conflicts...)
 	fx.codes["fields_over"] += a.FieldsDropped
 	var fail *upstream.Error
@@ -352,7 +353,7 @@ func fetched(d door, s cell, ev event, fx effects) (cell, effects) {
 // succeeded takes n, a tuple's state after a good row (fetched here, or
 // by a peer), with its values: served, its row's delay observed, its next
 // refresh planned from o.
-func succeeded(d door, s cell, n Tuple, values []sampleOf, fx effects, o schedule.Outcome) (cell, effects) {
+func succeeded(d door, s cell, n Tuple, values []exposition.Sample, fx effects, o schedule.Outcome) (cell, effects) {
 	prevNewest := s.Newest
 	n.OK, n.LastCode, n.Failures = true, "", 0
 	n.FailingSince = time.Time{}
@@ -452,10 +453,10 @@ func takePeerRow(d door, s cell, ev event, fx effects) (cell, effects) {
 		fx.refused, fx.why = "invalid", err.Error()
 		return s, fx
 	}
-	var values []sampleOf
+	var values []exposition.Sample
 	if row.Samples != nil {
 		var problems []string
-		if values, problems = d.fams.build(d.tuple, row.Samples); len(problems) > 0 {
+		if values, problems = d.fams.Build(d.tuple, row.Samples); len(problems) > 0 {
 			fx.refused, fx.why = "invalid", problems[0]
 			return s, fx
 		}
@@ -520,7 +521,7 @@ func (d door) rebuild(s cell, fx effects) (cell, effects) {
 	if s.Samples == nil {
 		return s, fx
 	}
-	values, problems := d.fams.build(d.tuple, s.Samples)
+	values, problems := d.fams.Build(d.tuple, s.Samples)
 	if len(problems) > 0 {
 		s.Samples = nil
 		d.plan(&s, &fx, schedule.Outcome{Reset: true})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
+	"github.com/onchain-exporter/onchain_exporter/exposition"
 	"github.com/onchain-exporter/onchain_exporter/schedule"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
@@ -126,12 +127,12 @@ func TestDoor(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			fams := newFamilies()
+			fams := exposition.NewFamilies()
 			d := door{tuple: tu, sched: &apiSchedule{book: schedule.NewBook(nil)}, fams: fams,
 				maxStaleness: 10 * time.Minute, clean: func(m string) string { return m }, known: tc.known, now: now}
 			s := tc.s
 			if s.Samples != nil {
-				s.values, _ = fams.build(tu, s.Samples)
+				s.values, _ = fams.Build(tu, s.Samples)
 			}
 			before := s
 			got, fx := step(d, s, tc.ev)
@@ -151,7 +152,7 @@ func TestDoor(t *testing.T) {
 			value := 0.0
 			if len(got.values) > 0 {
 				value = got.Samples[0].Value
-				if line := string(got.values[0].line); !strings.Contains(line, "door_value") {
+				if line := string(got.values[0].Line()); !strings.Contains(line, "door_value") {
 					t.Errorf("served %q", line)
 				}
 			}
@@ -195,7 +196,7 @@ func TestDoor(t *testing.T) {
 func TestDoorLogsOnce(t *testing.T) {
 	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 	tu := &config.Tuple{API: "data", Key: "k", Path: "/v1/x", Window: "hour"}
-	d := door{tuple: tu, sched: &apiSchedule{book: schedule.NewBook(nil)}, fams: newFamilies(),
+	d := door{tuple: tu, sched: &apiSchedule{book: schedule.NewBook(nil)}, fams: exposition.NewFamilies(),
 		clean: func(m string) string { return m }, known: schedule.Known{Fresh: true}, now: now}
 	ev := event{kind: evFailed, start: now, err: &upstream.Error{Code: "server_error", Message: "boom"}}
 	s, fx := step(d, cell{}, ev)

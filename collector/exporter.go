@@ -21,6 +21,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/budget"
 	"github.com/onchain-exporter/onchain_exporter/cluster"
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/exposition"
 	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 	"github.com/onchain-exporter/onchain_exporter/schedule"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
@@ -96,7 +97,7 @@ type Exporter struct {
 	// what scrapes and saves read, swapped whole by ApplyConfig.
 	served atomic.Pointer[[]*apiCollector]
 
-	collectorDuration, collectorSuccess *family
+	collectorDuration, collectorSuccess *exposition.Family
 
 	// peer, rows and cm: the cluster (cluster.go); nil alone.
 	peer *cluster.Peer
@@ -138,9 +139,9 @@ func New(cfg *config.Config, logger log.Logger, reg *prometheus.Registry, opts .
 	if e.opts.TimeoutOffset <= 0 {
 		e.opts.TimeoutOffset = 500 * time.Millisecond
 	}
-	e.collectorDuration = newFamily(namespace+"_scrape_collector_duration_seconds",
+	e.collectorDuration = exposition.NewFamily(namespace+"_scrape_collector_duration_seconds",
 		"Duration of this scrape's collection per collector, in seconds.", dto.MetricType_GAUGE, []string{"collector"})
-	e.collectorSuccess = newFamily(namespace+"_scrape_collector_success",
+	e.collectorSuccess = exposition.NewFamily(namespace+"_scrape_collector_success",
 		"1 when every tuple of the collector was served fresh in this scrape, 0 when some came from a failed or unfinished refresh.", dto.MetricType_GAUGE, []string{"collector"})
 	e.served.Store(&[]*apiCollector{})
 	if e.peer = e.opts.Peer; e.peer != nil {
@@ -236,7 +237,7 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 		return nil
 	}
 	reload := e.cfg != nil
-	fams := newFamilies()
+	fams := exposition.NewFamilies()
 	tf := newTupleFamilies(cfg.TupleLabelNames)
 	plans := map[string]budget.Plan{}
 	gauges := map[gaugeKey]bool{}
@@ -410,7 +411,7 @@ func (e *Exporter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		level.Error(e.logger).Log("msg", "gathering the exporter's own metrics", "err", err)
 	}
-	if err := writeExposition(w, r, samples, own); err != nil {
+	if err := exposition.Write(w, r, samples, own); err != nil {
 		level.Debug(e.logger).Log("msg", "writing the exposition", "err", err)
 	}
 }
@@ -442,8 +443,8 @@ func selectCollectors(apis []*apiCollector, names []string) ([]*apiCollector, er
 // collect runs the chosen collectors in parallel, each within the
 // request's deadline, and returns their series with the per-collector
 // duration and success.
-func (e *Exporter) collect(ctx context.Context, apis []*apiCollector) []sampleOf {
-	results := make([][]sampleOf, len(apis))
+func (e *Exporter) collect(ctx context.Context, apis []*apiCollector) []exposition.Sample {
+	results := make([][]exposition.Sample, len(apis))
 	var wg sync.WaitGroup
 	for i, c := range apis {
 		wg.Add(1)
@@ -455,10 +456,10 @@ func (e *Exporter) collect(ctx context.Context, apis []*apiCollector) []sampleOf
 			if fresh {
 				success = 1
 			}
-			if smp, err := e.collectorDuration.sample(time.Since(start).Seconds(), c.name); err == nil {
+			if smp, err := e.collectorDuration.Sample(time.Since(start).Seconds(), c.name); err == nil {
 				samples = append(samples, smp)
 			}
-			if smp, err := e.collectorSuccess.sample(success, c.name); err == nil {
+			if smp, err := e.collectorSuccess.Sample(success, c.name); err == nil {
 				samples = append(samples, smp)
 			}
 			results[i] = samples
@@ -469,7 +470,7 @@ func (e *Exporter) collect(ctx context.Context, apis []*apiCollector) []sampleOf
 	for _, r := range results {
 		n += len(r)
 	}
-	all := make([]sampleOf, 0, n)
+	all := make([]exposition.Sample, 0, n)
 	for _, r := range results {
 		all = append(all, r...)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
+	"github.com/onchain-exporter/onchain_exporter/exposition"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -139,13 +140,13 @@ func FuzzDecode(f *testing.F) {
 		if d.Interval < 0 {
 			t.Fatalf("negative row interval %v", d.Interval)
 		}
-		values, _ := newFamilies().build(tp, d.Samples)
+		values, _ := exposition.NewFamilies().Build(tp, d.Samples)
 		for _, v := range values {
 			// Every rendered series must read back as what it says.
-			text := "# TYPE " + v.fam.name + " " + strings.ToLower(v.fam.typ.String()) + "\n" + string(v.line)
+			text := "# TYPE " + v.Family().Name() + " " + strings.ToLower(v.Family().Type().String()) + "\n" + string(v.Line())
 			p := expfmt.NewTextParser(model.UTF8Validation)
 			mfs, err := p.TextToMetricFamilies(strings.NewReader(text))
-			if err != nil || len(mfs) != 1 || len(mfs[v.fam.name].GetMetric()) != 1 {
+			if err != nil || len(mfs) != 1 || len(mfs[v.Family().Name()].GetMetric()) != 1 {
 				t.Fatalf("rendered series does not parse (%v):\n%s", err, text)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"container/heap"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/exposition"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -12,7 +13,7 @@ type engineConfig struct {
 	api   *config.API
 	up    *upstream.Client
 	sched *apiSchedule
-	fams  *families
+	fams  *exposition.Families
 	tf    *tupleFamilies
 	// saved is what the last run left of the API's tuples, checked, by
 	// key (first start only).

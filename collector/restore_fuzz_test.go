@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/exposition"
 	"github.com/onchain-exporter/onchain_exporter/schedule"
 	"github.com/onchain-exporter/onchain_exporter/state"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
@@ -27,7 +28,7 @@ func FuzzRestoredState(f *testing.F) {
 		if err != nil {
 			return
 		}
-		fams, tf := newFamilies(), newTupleFamilies([]string{"api"})
+		fams, tf := exposition.NewFamilies(), newTupleFamilies([]string{"api"})
 		b := schedule.NewBook(nil)
 		var delays map[string]schedule.Estimate
 		if json.Unmarshal(sf.Delays, &delays) == nil {

@@ -7,6 +7,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/exposition"
 	"github.com/onchain-exporter/onchain_exporter/series"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
@@ -25,8 +26,8 @@ type tupleState struct {
 	// (delayKey), made once.
 	key string
 
-	info     []sampleOf // the per-tuple families
-	inflight bool       // a refresh is under way
+	info     []exposition.Sample // the per-tuple families
+	inflight bool                // a refresh is under way
 	// removed: a reload dropped the tuple; a refresh under way ends
 	// without a trace.
 	removed bool
@@ -52,7 +53,7 @@ type tupleState struct {
 // tupleView is what the engine published of a tuple: immutable once
 // published; its series are shared with the tupleState, never copied.
 type tupleView struct {
-	values, info []sampleOf
+	values, info []exposition.Sample
 	ok           bool // the last refresh succeeded
 	attempted    bool // a refresh has ended (LastAttempt is set)
 	failingSince time.Time
@@ -88,7 +89,7 @@ func (c *apiCollector) publishLocked(st *tupleState) {
 
 // showValues says whether the last good values are still served: while
 // refreshes succeed, and for max_staleness after they start failing.
-func showValues(values []sampleOf, ok bool, failingSince, now time.Time, maxStaleness time.Duration) bool {
+func showValues(values []exposition.Sample, ok bool, failingSince, now time.Time, maxStaleness time.Duration) bool {
 	if values == nil {
 		return false
 	}
@@ -97,21 +98,21 @@ func showValues(values []sampleOf, ok bool, failingSince, now time.Time, maxStal
 
 // tupleFamilies are the per-tuple families, one set per configuration.
 type tupleFamilies struct {
-	timestamp, block, success, deprecated, refused, lastSuccess *family
+	timestamp, block, success, deprecated, refused, lastSuccess *exposition.Family
 }
 
 func newTupleFamilies(labels []string) *tupleFamilies {
 	g := dto.MetricType_GAUGE
 	return &tupleFamilies{
-		timestamp: newFamily(series.Timestamp.Name, series.Timestamp.Help, g, labels),
-		block:     newFamily(series.BlockHeight.Name, series.BlockHeight.Help, g, labels),
-		success: newFamily(namespace+"_query_success",
+		timestamp: exposition.NewFamily(series.Timestamp.Name, series.Timestamp.Help, g, labels),
+		block:     exposition.NewFamily(series.BlockHeight.Name, series.BlockHeight.Help, g, labels),
+		success: exposition.NewFamily(namespace+"_query_success",
 			"1 when the last refresh of the tuple from upstream succeeded, else 0.", g, labels),
-		deprecated: newFamily(namespace+"_query_deprecated",
+		deprecated: exposition.NewFamily(namespace+"_query_deprecated",
 			"1 when the upstream marks the tuple's series deprecated (data may no longer update).", g, labels),
-		refused: newFamily(namespace+"_query_refused",
+		refused: exposition.NewFamily(namespace+"_query_refused",
 			"1 when the key's plan refuses the tuple's request (code plan_refused): its endpoint and window are held, asked again after a reload or when the plan may have changed (24 h).", g, labels),
-		lastSuccess: newFamily(namespace+"_last_success_timestamp_seconds",
+		lastSuccess: exposition.NewFamily(namespace+"_last_success_timestamp_seconds",
 			"When the tuple was last refreshed from upstream successfully, as a Unix time.", g, labels),
 	}
 }
@@ -120,9 +121,9 @@ func newTupleFamilies(labels []string) *tupleFamilies {
 // change only with a refresh, so scrapes serve them as built.
 func (st *tupleState) buildInfo(tf *tupleFamilies) {
 	lv := st.tuple.TupleLabelValues
-	st.info = make([]sampleOf, 0, 5) // a new slice: the published view keeps the old one
-	add := func(f *family, v float64) {
-		if smp, err := f.sample(v, lv...); err == nil {
+	st.info = make([]exposition.Sample, 0, 5) // a new slice: the published view keeps the old one
+	add := func(f *exposition.Family, v float64) {
+		if smp, err := f.Sample(v, lv...); err == nil {
 			st.info = append(st.info, smp)
 		}
 	}
@@ -150,7 +151,7 @@ func (st *tupleState) buildInfo(tf *tupleFamilies) {
 
 // emit appends the tuple's metrics: values while they may be served, and
 // the per-tuple families always.
-func (v *tupleView) emit(out []sampleOf, now time.Time, maxStaleness time.Duration) []sampleOf {
+func (v *tupleView) emit(out []exposition.Sample, now time.Time, maxStaleness time.Duration) []exposition.Sample {
 	if showValues(v.values, v.ok, v.failingSince, now, maxStaleness) {
 		out = append(out, v.values...)
 	}

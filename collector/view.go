@@ -9,6 +9,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
+	"github.com/onchain-exporter/onchain_exporter/exposition"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -128,9 +129,9 @@ func (e *Exporter) PublicationDelays() map[EndpointWindow]time.Duration {
 const refusedFamily = namespace + "_query_refused"
 
 // hasFamily says whether samples hold one of the family name.
-func hasFamily(samples []sampleOf, name string) bool {
+func hasFamily(samples []exposition.Sample, name string) bool {
 	for _, s := range samples {
-		if s.fam != nil && s.fam.name == name {
+		if s.Family() != nil && s.Family().Name() == name {
 			return true
 		}
 	}

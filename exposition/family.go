@@ -1,4 +1,10 @@
-package collector
+// Package exposition writes /metrics: every series rendered to its text
+// line once, when a refresh brings it (Family.Sample), and a scrape
+// writing those bytes as they are, grouped by family, beside the
+// families of the exporter's own registry (Write). Families hands out one
+// family per name as package series names it, each kept to one owner,
+// label set and type.
+package exposition
 
 import (
 	"fmt"
@@ -19,36 +25,49 @@ import (
 // thus costs the encoding and nothing else: no label building, no
 // registry consistency pass.
 
-// family is one metric family: its name, HELP, type and label names.
-type family struct {
+// Family is one metric family: its name, HELP, type and label names.
+type Family struct {
 	name, help string
 	typ        dto.MetricType
 	labels     string // comma-joined label names
 	desc       *prometheus.Desc
 }
 
-// sampleOf is one series of a family, rendered for the exposition.
-type sampleOf struct {
-	fam  *family
+// Sample is one series of a family, rendered for the exposition.
+type Sample struct {
+	fam  *Family
 	line []byte
 }
 
-// families hands out one family per name, as package series names it,
+// Family is the sample's family.
+func (s Sample) Family() *Family { return s.fam }
+
+// Line is the sample's exposition line, as written.
+func (s Sample) Line() []byte { return s.line }
+
+// Name is the family's name.
+func (f *Family) Name() string { return f.name }
+
+// Type is the family's type.
+func (f *Family) Type() dto.MetricType { return f.typ }
+
+// Families hands out one family per name, as package series names it,
 // and keeps every family to one owner, label set and type, whichever tuple
 // produces it first (series.Claims); a tuple that would break that is
 // refused the family (and told why) instead of breaking the whole
 // exposition.
-type families struct {
+type Families struct {
 	claims *series.Claims
 	mu     sync.Mutex
-	byName map[string]*family
+	byName map[string]*Family
 }
 
-func newFamilies() *families {
-	return &families{claims: series.NewClaims(), byName: map[string]*family{}}
+// NewFamilies returns Families with no family handed out.
+func NewFamilies() *Families {
+	return &Families{claims: series.NewClaims(), byName: map[string]*Family{}}
 }
 
-func (fs *families) get(owner string, f *config.Field, labelNames []string) (*family, error) {
+func (fs *Families) get(owner string, f *config.Field, labelNames []string) (*Family, error) {
 	sf, err := series.Data(f)
 	if err != nil {
 		return nil, err
@@ -65,32 +84,34 @@ func (fs *families) get(owner string, f *config.Field, labelNames []string) (*fa
 	if sf.Type == series.Counter {
 		typ = dto.MetricType_COUNTER
 	}
-	fam := newFamily(sf.Name, sf.Help, typ, labelNames)
+	fam := NewFamily(sf.Name, sf.Help, typ, labelNames)
 	fs.byName[sf.Name] = fam
 	return fam, nil
 }
 
-func newFamily(name, help string, typ dto.MetricType, labelNames []string) *family {
-	return &family{name: name, help: help, typ: typ, labels: strings.Join(labelNames, ","),
+// NewFamily is a family of the exporter's own (its HELP and labels as
+// given).
+func NewFamily(name, help string, typ dto.MetricType, labelNames []string) *Family {
+	return &Family{name: name, help: help, typ: typ, labels: strings.Join(labelNames, ","),
 		desc: prometheus.NewDesc(name, help, labelNames, nil)}
 }
 
-// sample builds and renders one series of a family.
-func (f *family) sample(value float64, labelValues ...string) (sampleOf, error) {
+// Sample builds and renders one series of a family.
+func (f *Family) Sample(value float64, labelValues ...string) (Sample, error) {
 	m, err := f.metric(value, labelValues...)
 	if err != nil {
-		return sampleOf{}, err
+		return Sample{}, err
 	}
 	line, err := render(f, m)
 	if err != nil {
-		return sampleOf{}, err
+		return Sample{}, err
 	}
-	return sampleOf{f, line}, nil
+	return Sample{f, line}, nil
 }
 
 // metric builds one series of a family; the client library validates the
 // label values (an upstream string that is not UTF-8 is refused here).
-func (f *family) metric(value float64, labelValues ...string) (*dto.Metric, error) {
+func (f *Family) metric(value float64, labelValues ...string) (*dto.Metric, error) {
 	vt := prometheus.GaugeValue
 	if f.typ == dto.MetricType_COUNTER {
 		vt = prometheus.CounterValue
@@ -106,10 +127,11 @@ func (f *family) metric(value float64, labelValues ...string) (*dto.Metric, erro
 	return m, nil
 }
 
-// build turns decoded samples into metrics, ready to be served as they are
-// by every scrape until the next refresh.
-func (fs *families) build(t *config.Tuple, samples []decode.Sample) ([]sampleOf, []string) {
-	out := make([]sampleOf, 0, len(samples))
+// Build turns a tuple's decoded samples into series, ready to be served
+// as they are by every scrape until the next refresh, and says what it
+// refused (a family another tuple holds, two fields of one label set).
+func (fs *Families) Build(t *config.Tuple, samples []decode.Sample) ([]Sample, []string) {
+	out := make([]Sample, 0, len(samples))
 	var problems []string
 	seen := map[string]bool{}
 	for _, s := range samples {
@@ -125,7 +147,7 @@ func (fs *families) build(t *config.Tuple, samples []decode.Sample) ([]sampleOf,
 			continue
 		}
 		seen[id] = true
-		smp, err := fam.sample(s.Value, values...)
+		smp, err := fam.Sample(s.Value, values...)
 		if err != nil {
 			problems = append(problems, err.Error())
 			continue

@@ -1,4 +1,4 @@
-package collector
+package exposition
 
 import (
 	"bufio"
@@ -37,7 +37,7 @@ import (
 var formats = []expfmt.Format{expfmt.FmtOpenMetrics_1_0_0, expfmt.FmtOpenMetrics_0_0_1, expfmt.FmtText}
 
 // render turns one built series into its exposition line(s).
-func render(f *family, m *dto.Metric) ([]byte, error) {
+func render(f *Family, m *dto.Metric) ([]byte, error) {
 	name, help, typ := f.name, f.help, f.typ
 	var b bytes.Buffer
 	if _, err := expfmt.MetricFamilyToText(&b, &dto.MetricFamily{Name: &name, Help: &help, Type: &typ, Metric: []*dto.Metric{m}}); err != nil {
@@ -56,7 +56,7 @@ func render(f *family, m *dto.Metric) ([]byte, error) {
 // gathered from the exporter's registry.
 type block struct {
 	name  string
-	fam   *family
+	fam   *Family
 	n     int
 	lines [][]byte
 	mf    *dto.MetricFamily
@@ -75,12 +75,14 @@ var gzipPool = sync.Pool{New: func() any {
 	return gz
 }}
 
-// writeExposition writes the families sorted by name.
-func writeExposition(w http.ResponseWriter, r *http.Request, samples []sampleOf, own []*dto.MetricFamily) error {
+// Write writes the families of samples and own (the exporter's
+// registry, gathered) sorted by name, in the format r asks for,
+// gzip-compressed when it accepts it.
+func Write(w http.ResponseWriter, r *http.Request, samples []Sample, own []*dto.MetricFamily) error {
 	// Two passes: count the series of each family, then carve every
 	// family's lines out of one slice (a scrape of 10 000 series would
 	// otherwise grow thousands of small slices).
-	byFam := map[*family]*block{}
+	byFam := map[*Family]*block{}
 	blocks := make([]*block, 0, len(own)+64)
 	for _, mf := range own {
 		blocks = append(blocks, &block{name: mf.GetName(), mf: mf})
@@ -160,7 +162,7 @@ func writeExposition(w http.ResponseWriter, r *http.Request, samples []sampleOf,
 // carry (series.Data refuses a counter without it), unless that name
 // clashes with another family's (unknown): then it is a family of type
 // unknown under its full name.
-func writeHeader(bw *bufio.Writer, f *family, om, unknown bool) {
+func writeHeader(bw *bufio.Writer, f *Family, om, unknown bool) {
 	name, escaper, typ := f.name, helpEscaper, strings.ToLower(f.typ.String())
 	if om {
 		escaper = omHelpEscaper
