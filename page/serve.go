@@ -37,6 +37,7 @@ var templates = template.Must(template.New("").Funcs(template.FuncMap{
 		return t.UTC().Format("2006-01-02 15:04:05Z")
 	},
 	"calls": func(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) },
+	"yes":   func(b *bool) bool { return b != nil && *b },
 	// ms is a short duration in seconds, to the millisecond: "0.042s".
 	"ms": func(seconds any) string {
 		switch v := seconds.(type) {
