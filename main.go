@@ -231,12 +231,18 @@ func setUp(f *flags, logger log.Logger, stdout, stderr io.Writer) (s *setup, cod
 			exp.PlanChanged(api)
 		}
 	})
+	// The digest the cluster compares is the file's, before its lists
+	// expand it (clusterconfig.go); a reload's, once it loaded.
+	fileDigest := configDigest(cfg)
 	load := func() (*config.Config, error) {
 		c, err := parse()
 		if err != nil {
 			return nil, err
 		}
 		out, err := expander.Expand(context.Background(), c)
+		if err == nil {
+			fileDigest = configDigest(c)
+		}
 		return out, err
 	}
 	start, cancelStart := context.WithTimeout(context.Background(), expand.StartBudget)
@@ -275,6 +281,7 @@ func setUp(f *flags, logger log.Logger, stdout, stderr io.Writer) (s *setup, cod
 		return s, 1
 	}
 	s.onClose(exp.Close)
+	inCluster(peer, clients, cfg, fileDigest, logger)
 	if peer != nil {
 		// Leave after the collectors close (registered later, run
 		// earlier): the others take this member's units at once.
@@ -300,6 +307,7 @@ func setUp(f *flags, logger log.Logger, stdout, stderr io.Writer) (s *setup, cod
 			return err
 		}
 		landing.Store(c)
+		inCluster(peer, clients, c, fileDigest, logger)
 		return nil
 	}
 	safe := config.NewSafeConfig(reg, load, apply)

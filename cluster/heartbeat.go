@@ -17,7 +17,11 @@ import (
 // (owner.go) are chosen among the members that serve: this one, and those
 // whose heartbeat of the same digest came lately (serveTimeout). A member that joined and says nothing, or runs another
 // configuration, owns nothing: the others fetch what it would own, twice
-// at worst, never zero times.
+// at worst, never zero times. A member of another digest is logged at
+// warn when its heartbeat first says so (and when its digest changes, at
+// most every otherConfigLogEvery), at info when it runs this one's again,
+// and shows as live but not serving (onchain_exporter_cluster_live_members
+// above onchain_exporter_cluster_members; Health's SameConfig).
 //
 // The heartbeats' clocks give this member's offset from the cluster's
 // clock: the median of the members' clocks, this one's included (the mean
@@ -44,7 +48,16 @@ type heard struct {
 	digest string
 	at     time.Time     // when it came, this member's clock
 	offset time.Duration // its clock less this member's, as it came
+	// warned is the member's digest last logged as another
+	// configuration's ("" when none is), at warnedAt.
+	warned   string
+	warnedAt time.Time
 }
+
+// otherConfigLogEvery is how often a member's configuration digest, other
+// than this member's, is logged again when it changes: a member that
+// flips between files (or a rogue one) is not logged at every heartbeat.
+const otherConfigLogEvery = 10 * time.Minute
 
 // heartbeatInterval is how often heartbeats go out: a probe interval, and
 // at least five gossip intervals (1 s by default).
@@ -150,12 +163,31 @@ func (p *Peer) receiveHeartbeat(b []byte) {
 	}
 	now := time.Now()
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if _, ok := p.live[name]; !ok || name == p.name {
+		p.mu.Unlock()
 		return
 	}
-	p.heard[name] = heard{digest: digest, at: now, offset: sent.Sub(p.clock())}
+	prev, had := p.heard[name]
+	h := heard{digest: digest, at: now, offset: sent.Sub(p.clock()), warned: prev.warned, warnedAt: prev.warnedAt}
+	var line []any
+	switch {
+	case digest != p.digest && (!had || prev.warned != digest) && (prev.warnedAt.IsZero() || now.Sub(prev.warnedAt) >= otherConfigLogEvery):
+		h.warned, h.warnedAt = digest, now
+		line = []any{"msg", "a member runs another configuration: it owns no unit here, and each fetches what the other would own until both run the same file",
+			"member", name, "its_digest", digest, "this_digest", p.digest}
+	case digest == p.digest && prev.warned != "":
+		h.warned = ""
+		line = []any{"msg", "a member runs this member's configuration again", "member", name, "digest", digest}
+	}
+	p.heard[name] = h
 	p.publishLocked(now)
+	p.mu.Unlock()
+	switch {
+	case len(line) > 0 && h.warned != "":
+		level.Warn(p.logger).Log(line...)
+	case len(line) > 0:
+		level.Info(p.logger).Log(line...)
+	}
 }
 
 // servingLocked returns the live members that serve at now: this one, and

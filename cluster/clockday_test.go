@@ -1,0 +1,88 @@
+package cluster
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/budget"
+)
+
+// Two real members whose clocks are 3 minutes apart count their calls on
+// one UTC day around 00:00 UTC when their budgets take the day from the
+// cluster's clock (ClusterTime): each takes the other's count as a
+// gossiped row carries it (its day and its calls), and the day turns for
+// both at once.
+func TestBudgetDayOnTheClusterClock(t *testing.T) {
+	const skew = 3 * time.Minute
+	a := start(t, testConfig("a"))
+	b := create(t, testConfig("b", a.address()))
+	b.skew.Store(int64(skew))
+	if err := b.Join(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a and b serve", seeAll([]*member{a, b}, "a", "b"))
+	eventually(t, "a and b meet halfway", func() bool {
+		return (a.ClockOffset()+skew/2).Abs() < time.Second && (b.ClockOffset()-skew/2).Abs() < time.Second
+	})
+
+	// The true time is 23:58; b's clock reads 00:01, a's 23:58.
+	truth := time.Date(2026, 11, 20, 23, 58, 0, 0, time.UTC)
+	nowA, nowB := truth, truth.Add(skew)
+	ba, bb := budget.New(9600, nowA.Add(-time.Hour)), budget.New(9600, nowB.Add(-time.Hour))
+	ba.SetClock(a.ClusterTime)
+	bb.SetClock(b.ClusterTime)
+	for _, x := range []struct {
+		b   *budget.Budget
+		now time.Time
+	}{{ba, nowA}, {bb, nowB}} {
+		if ok, _ := x.b.Take(x.now); !ok {
+			t.Fatal("a call refused")
+		}
+	}
+	dayA, usedA := ba.OwnDay(nowA)
+	dayB, usedB := bb.OwnDay(nowB)
+	if !dayA.Equal(dayB) {
+		t.Fatalf("a counts %s, b %s: two days", dayA.Format(time.DateOnly), dayB.Format(time.DateOnly))
+	}
+	if added := ba.ObservePeer("b", dayB, usedB, nowA) + bb.ObservePeer("a", dayA, usedA, nowB); added != 2 {
+		t.Fatalf("%d calls of the other member taken, want 1 each", added)
+	}
+	if ua, ub := ba.Used(nowA), bb.Used(nowB); ua != 2 || ub != 2 {
+		t.Fatalf("a counts %d calls of the cluster, b %d; want 2 each", ua, ub)
+	}
+	// 2 minutes later (true 00:00, the cluster's 00:00:30) both are on
+	// the next day.
+	dayA2, _ := ba.OwnDay(nowA.Add(2 * time.Minute))
+	dayB2, _ := bb.OwnDay(nowB.Add(2 * time.Minute))
+	if !dayA2.Equal(dayB2) || !dayA2.After(dayA) {
+		t.Fatalf("after the cluster's midnight a counts %s, b %s; want both the next day", dayA2.Format(time.DateOnly), dayB2.Format(time.DateOnly))
+	}
+}
+
+// A member of another configuration digest is logged at warn, naming it,
+// once however many heartbeats say so, and at info when it runs this
+// member's configuration again.
+func TestOtherConfigLogged(t *testing.T) {
+	a := start(t, testConfig("a"))
+	b := start(t, testConfig("b", a.address()))
+	eventually(t, "a and b serve", seeAll([]*member{a, b}, "a", "b"))
+	a.SetConfigDigest("file-1")
+	b.SetConfigDigest("file-2")
+	warned := func() int { return strings.Count(a.logs.String(), "a member runs another configuration") }
+	eventually(t, "a logs b's other configuration", func() bool { return warned() > 0 })
+	time.Sleep(10 * a.cfg.heartbeatInterval()) // ten heartbeats more
+	if n := warned(); n != 1 {
+		t.Errorf("b's other configuration logged %d times by a, want once:\n%s", n, a.logs.String())
+	}
+	for _, want := range []string{"level=warn", "member=b", "its_digest=file-2", "this_digest=file-1"} {
+		if !strings.Contains(a.logs.String(), want) {
+			t.Errorf("no %q in a's log:\n%s", want, a.logs.String())
+		}
+	}
+	b.SetConfigDigest("file-1")
+	eventually(t, "a logs b's configuration as its own again", func() bool {
+		return strings.Contains(a.logs.String(), "a member runs this member's configuration again")
+	})
+	eventually(t, "a and b serve together again", seeAll([]*member{a, b}, "a", "b"))
+}
