@@ -290,9 +290,10 @@ func setUp(f *flags, logger log.Logger, stdout, stderr io.Writer) (s *setup, cod
 				level.Warn(logger).Log("msg", "leaving the cluster", "err", err)
 			}
 		})
-		if err := peer.Join(context.Background()); err != nil {
-			level.Warn(logger).Log("msg", "no cluster peer reachable yet; joining in the background", "err", err)
-		}
+		// Joined in the background: /metrics and the probes answer
+		// while the others' full state comes, and the engines call
+		// nothing meanwhile (Peer.Joining).
+		peer.JoinInBackground(context.Background())
 		// Settling only logs and sets onchain_exporter_cluster_settled:
 		// the rows come by the join's push/pull meanwhile, and scrapes
 		// are served from the start.

@@ -12,7 +12,9 @@
 //   - peer.go: Peer, this process's membership: Create, Settle, Leave;
 //   - join.go: Join (every address a peer name resolves to), and the loop
 //     that resolves the names again and retries members that went, every
-//     reconnect interval, which also heals a partition;
+//     reconnect interval, which also heals a partition; JoinInBackground
+//     and Joining, so that a member serves while it joins and its engines
+//     wait for the full state before they call;
 //   - members.go: the live members and those that serve (Members, Self,
 //     Changed), published on every change so that readers take no lock;
 //   - heartbeat.go: heartbeats, which say which members serve (the same
@@ -32,8 +34,8 @@
 //   - message.go: the wire format inside memberlist's messages;
 //   - metrics.go: the onchain_exporter_cluster_* metrics.
 //
-// Order of use: Create, AddState for every State, Join, Settle; Leave at
-// shutdown. With --cluster.listen-address empty Create returns a nil
+// Order of use: Create, AddState for every State, Join (or
+// JoinInBackground), Settle; Leave at shutdown. With --cluster.listen-address empty Create returns a nil
 // *Peer, and every method of a nil *Peer answers as a cluster of one:
 // this member owns every unit at rank 0, and channels send nothing.
 //

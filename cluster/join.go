@@ -22,6 +22,45 @@ func (p *Peer) Join(ctx context.Context) error {
 	if p == nil {
 		return nil
 	}
+	p.joining.Add(1)
+	defer p.joinEnded()
+	return p.join(ctx)
+}
+
+// JoinInBackground is Join in a goroutine of its own, logged when no peer
+// could be joined: a member serves (its /metrics, its probes) while it
+// joins and takes the others' full state, however long that takes.
+// Joining reports true from the call until the join ends.
+func (p *Peer) JoinInBackground(ctx context.Context) {
+	if p == nil {
+		return
+	}
+	p.joining.Add(1)
+	go func() {
+		defer p.joinEnded()
+		if err := p.join(ctx); err != nil {
+			level.Warn(p.logger).Log("msg", "no cluster peer reachable yet; joining in the background", "err", err)
+		}
+	}()
+}
+
+// Joining reports whether a join is under way: this member does not know
+// yet what the others hold, and a tuple it would fetch now may be in the
+// full state on its way. A nil *Peer is never joining.
+func (p *Peer) Joining() bool { return p != nil && p.joining.Load() > 0 }
+
+// joinEnded ends a join and fires Changed: what waited for the join (an
+// engine that does not call while it joins) looks again.
+func (p *Peer) joinEnded() {
+	p.joining.Add(-1)
+	p.mu.Lock()
+	next := make(chan struct{})
+	close(*p.changed.Swap(&next))
+	p.mu.Unlock()
+}
+
+// join is Join.
+func (p *Peer) join(ctx context.Context) error {
 	p.joinOnce.Do(func() {
 		p.wg.Add(1)
 		go p.reconnect()

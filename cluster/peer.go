@@ -60,6 +60,8 @@ type Peer struct {
 	stop      chan struct{}
 	stopOnce  sync.Once
 	joinOnce  sync.Once
+	// joining counts the joins under way (Join, JoinInBackground).
+	joining   atomic.Int32
 	wg        sync.WaitGroup
 	ready     chan struct{}
 	readyOnce sync.Once

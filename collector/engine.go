@@ -70,6 +70,11 @@ func (c *apiCollector) touch(now time.Time) {
 // sent it its whole state), does not idle: the others serve what it owns
 // to scrapers it may never see (a Service target balanced to one pod).
 func (c *apiCollector) idle(now time.Time) bool {
+	if c.peer.Joining() {
+		// The others' full state is on its way (cluster.go): nothing is
+		// fetched that it may hold; the join's end wakes the engine.
+		return true
+	}
 	last := c.lastScrape.Load()
 	if last == 0 {
 		return true
