@@ -138,17 +138,7 @@ func (c *apiCollector) publishViewLocked() {
 func (c *apiCollector) collect(ctx context.Context) ([]exposition.Sample, bool) {
 	v := c.view.Load()
 	now := c.clk.Now()
-	var hits, joined float64
-	for _, st := range v.tuples {
-		// As the scrape finds them: a read moves no plan.
-		switch tv := st.view.Load(); {
-		case tv.inflight:
-			joined++
-		case now.Before(tv.next):
-			hits++
-		}
-	}
-	c.touch(now)
+	c.touch(now) // a read moves no plan
 	timedOut := false
 	select {
 	case <-v.filled:
@@ -176,9 +166,6 @@ func (c *apiCollector) collect(ctx context.Context) ([]exposition.Sample, bool) 
 	if c.bm != nil {
 		c.bm.Observe(name, v.up.Budget(), now)
 	}
-	c.m.cacheHits.WithLabelValues(name).Add(hits)
-	c.m.cacheMisses.WithLabelValues(name).Add(float64(len(v.tuples)) - hits)
-	c.m.callsSaved.WithLabelValues(name).Add(hits + joined)
 	c.m.staleServed.WithLabelValues(name).Add(stale)
 	for window, x := range excess {
 		c.m.excess.WithLabelValues(name, window).Set(x.sum.Seconds() / float64(max(x.n, 1)))

@@ -6,12 +6,9 @@ import (
 
 const namespace = "onchain_exporter"
 
-// selfMetrics are the cache families, registered once; they live across
-// reloads. The families of upstream calls are package upstream's.
+// selfMetrics are the engine's families, registered once; they live
+// across reloads. The families of upstream calls are package upstream's.
 type selfMetrics struct {
-	cacheHits   *prometheus.CounterVec
-	cacheMisses *prometheus.CounterVec
-	callsSaved  *prometheus.CounterVec
 	staleServed *prometheus.CounterVec
 	tuples      *prometheus.GaugeVec
 	pubDelay    *prometheus.GaugeVec
@@ -22,12 +19,6 @@ type selfMetrics struct {
 func newSelfMetrics(reg prometheus.Registerer) *selfMetrics {
 	api := []string{"api"}
 	m := &selfMetrics{
-		cacheHits: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "cache_hits_total",
-			Help: "Tuple reads answered from the cache because no new row was due."}, api),
-		cacheMisses: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "cache_misses_total",
-			Help: "Tuple reads that found the tuple due or its refresh under way: served what it had, while the refresh engine fetches the new row (a scrape never waits for it)."}, api),
-		callsSaved: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "upstream_calls_saved_total",
-			Help: "Upstream calls a cacheless exporter would have made and this one did not (cache hits plus reads that joined a call in flight)."}, api),
 		staleServed: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "stale_values_served_total",
 			Help: "Tuple reads served from the last good value because the tuple's last refresh failed, or its first one had not ended by the scrape's deadline."}, api),
 		tuples: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "tuples",
@@ -40,6 +31,6 @@ func newSelfMetrics(reg prometheus.Registerer) *selfMetrics {
 		excess: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "excess_staleness_seconds",
 			Help: "At the last scrape, the mean over the window's scheduled tuples of how far the row served is behind the newest row the upstream has published by the learned publication delay (its lower bound where known): 0 when every tuple serves the newest row. avg_over_time of it is the mean excess staleness."}, []string{"api", "window"}),
 	}
-	reg.MustRegister(m.cacheHits, m.cacheMisses, m.callsSaved, m.staleServed, m.tuples, m.pubDelay, m.rowDelay, m.excess)
+	reg.MustRegister(m.staleServed, m.tuples, m.pubDelay, m.rowDelay, m.excess)
 	return m
 }

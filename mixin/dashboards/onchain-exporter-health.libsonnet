@@ -279,7 +279,7 @@
     },
     {
       type: 'stat',
-      title: 'Cache hit ratio',
+      title: 'Calls per new row',
       id: 5,
       datasource: {
         type: 'prometheus',
@@ -293,7 +293,8 @@
       },
       fieldConfig: {
         defaults: {
-          unit: 'percentunit',
+          unit: 'none',
+          decimals: 2,
         },
         overrides: [],
       },
@@ -318,13 +319,13 @@
             type: 'prometheus',
             uid: '${datasource}',
           },
-          expr: 'sum(rate(onchain_exporter_cache_hits_total{job=~"$job", instance=~"$instance", api=~"$api"}[$__rate_interval])) / (sum(rate(onchain_exporter_cache_hits_total{job=~"$job", instance=~"$instance", api=~"$api"}[$__rate_interval])) + sum(rate(onchain_exporter_cache_misses_total{job=~"$job", instance=~"$instance", api=~"$api"}[$__rate_interval])))',
+          expr: 'sum(rate(onchain_exporter_upstream_requests_total{job=~"$job", instance=~"$instance", api=~"$api"}[$__rate_interval])) / sum(rate(onchain_exporter_row_delay_seconds_count{job=~"$job", instance=~"$instance", api=~"$api"}[$__rate_interval]))',
           legendFormat: '__auto',
           range: false,
           instant: true,
         },
       ],
-      description: 'Over the last hour.',
+      description: 'Upstream calls per new row served of the series with a window (row_delay_seconds counts each row once, when first served): about 1 when every row costs one call; listing, plan and windowless calls count above it.',
     },
     {
       type: 'stat',
@@ -768,7 +769,7 @@
     },
     {
       type: 'row',
-      title: 'Cache',
+      title: 'Calls and rows',
       id: 14,
       collapsed: false,
       gridPos: {
@@ -781,7 +782,7 @@
     },
     {
       type: 'timeseries',
-      title: 'Cache hits vs misses',
+      title: 'New rows and calls',
       id: 15,
       datasource: {
         type: 'prometheus',
@@ -817,8 +818,8 @@
             type: 'prometheus',
             uid: '${datasource}',
           },
-          expr: 'sum by (api) (rate(onchain_exporter_cache_hits_total{job=~"$job", instance=~"$instance", api=~"$api"}[$__rate_interval]))',
-          legendFormat: 'hits {{api}}',
+          expr: 'sum by (api) (rate(onchain_exporter_row_delay_seconds_count{job=~"$job", instance=~"$instance", api=~"$api"}[$__rate_interval]))',
+          legendFormat: 'new rows {{api}}',
           range: true,
           instant: false,
         },
@@ -828,17 +829,17 @@
             type: 'prometheus',
             uid: '${datasource}',
           },
-          expr: 'sum by (api) (rate(onchain_exporter_cache_misses_total{job=~"$job", instance=~"$instance", api=~"$api"}[$__rate_interval]))',
-          legendFormat: 'misses {{api}}',
+          expr: 'sum by (api) (rate(onchain_exporter_upstream_requests_total{job=~"$job", instance=~"$instance", api=~"$api"}[$__rate_interval]))',
+          legendFormat: 'calls {{api}}',
           range: true,
           instant: false,
         },
       ],
-      description: "Scrapes answered from the exporter's cache against those that found a series due: a hit costs no upstream call.",
+      description: 'New rows served (series with a window) against upstream calls made, per second: the calls follow the rows, not the scrapes.',
     },
     {
       type: 'timeseries',
-      title: 'Upstream calls saved',
+      title: 'Excess staleness',
       id: 16,
       datasource: {
         type: 'prometheus',
@@ -852,14 +853,10 @@
       },
       fieldConfig: {
         defaults: {
-          unit: 'short',
+          unit: 's',
           custom: {
-            drawStyle: 'bars',
-            fillOpacity: 60,
-            stacking: {
-              mode: 'normal',
-              group: 'A',
-            },
+            drawStyle: 'line',
+            fillOpacity: 10,
           },
         },
         overrides: [],
@@ -882,24 +879,13 @@
             type: 'prometheus',
             uid: '${datasource}',
           },
-          expr: 'sum by (api) (increase(onchain_exporter_upstream_calls_saved_total{job=~"$job", instance=~"$instance", api=~"$api"}[$__rate_interval]))',
-          legendFormat: 'saved {{api}}',
-          range: true,
-          instant: false,
-        },
-        {
-          refId: 'B',
-          datasource: {
-            type: 'prometheus',
-            uid: '${datasource}',
-          },
-          expr: 'sum by (api) (increase(onchain_exporter_upstream_requests_total{job=~"$job", instance=~"$instance", api=~"$api"}[$__rate_interval]))',
-          legendFormat: 'made {{api}}',
+          expr: 'max by (api, window) (onchain_exporter_excess_staleness_seconds{job=~"$job", instance=~"$instance", api=~"$api"})',
+          legendFormat: '{{api}} {{window}}',
           range: true,
           instant: false,
         },
       ],
-      description: 'Calls a cacheless exporter would have made and this one did not, beside the calls made.',
+      description: 'How far the rows served are behind the newest rows the upstream has published by the learned delay, per window (0: every series serves its newest row). Economy never trades this away unseen: calls per row beside it.',
     },
     {
       type: 'row',
