@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -84,8 +85,10 @@ func pageStatus(t *testing.T, e *exporter, query string) page.Status {
 
 // What the page says agrees with /metrics: series per API, calls today
 // and the budget, failing series, the forecast and the learned
-// publication delay of each endpoint, the coarsening. The credential
-// never shows.
+// publication delay of each endpoint, the coarsening, each series' last
+// answer (ok where query_success is 1, its error's code one
+// api_errors_total counts), the key's plan in force. The credential never
+// shows.
 func TestPageAgreesWithMetrics(t *testing.T) {
 	const secret = "page-agree-secret-1f2e"
 	up := newFakeUpstream(t, fakeapi.Options{DataToken: secret})
@@ -128,12 +131,36 @@ func TestPageAgreesWithMetrics(t *testing.T) {
 	want("limit today", float64(data.Limit), "onchain_exporter_daily_budget_calls", "api", "data")
 	failing := 0
 	for _, s := range st.Series.Items {
-		if s.State == page.StateFailing || s.State == page.StateRefused {
+		if s.State == page.StateFailing || s.State == page.StateRefused || s.State == page.StateRateHeld {
 			failing++
 			if !strings.Contains(s.Error, "not-served") {
 				t.Errorf("the failing series' error is not shown in full: %+v", s)
 			}
 		}
+		if len(s.Answers) == 0 {
+			t.Errorf("series %s has no answer after the first fill", s.Key)
+			continue
+		}
+		last := s.Answers[0]
+		pairs := []string{"api", "data", "endpoint", s.Path, "window", s.Window}
+		for k, v := range s.Labels {
+			pairs = append(pairs, k, v)
+		}
+		success, one := sampleValue(after, "onchain_exporter_query_success", pairs...)
+		if !one || (last.Outcome == "ok") != (success == 1) {
+			t.Errorf("series %s: its last answer %+v, query_success %v (found once: %v)", s.Key, last, success, one)
+		}
+		if last.Code != "" {
+			if v, ok := sampleValue(after, "onchain_exporter_api_errors_total", "api", "data", "code", last.Code); !ok || v < 1 {
+				t.Errorf("series %s failed with %s, which api_errors_total does not count (%v)", s.Key, last.Code, v)
+			}
+		}
+	}
+	// The key's plan in force is the newest of the page's plan history.
+	if ph := data.PlanHistory; len(ph) == 0 {
+		t.Error("the page has no plan history of the data API, whose key's plan the fake describes")
+	} else if v, ok := sampleValue(after, "onchain_exporter_plan_info", "api", "data", "plan", ph[len(ph)-1].Plan); !ok || v != 1 {
+		t.Errorf("the page's plan in force %q is not /metrics' plan_info", ph[len(ph)-1].Plan)
 	}
 	if got := count(after, "onchain_exporter_query_success"); got != st.Series.Total || st.Series.Total != 6 {
 		t.Errorf("%d series on the page, %d query_success on /metrics, want 6", st.Series.Total, got)
@@ -206,8 +233,9 @@ func TestPageBehindWebAuth(t *testing.T) {
 	}
 }
 
-// updateScreenshot rewrites docs/page.png from the browser test.
-var updateScreenshot = flag.Bool("update-screenshot", false, "rewrite docs/page.png, the README's picture of the operator's page, from TestPageInBrowser")
+// updateScreenshot rewrites docs/page.png and docs/page-series.png from
+// the browser test.
+var updateScreenshot = flag.Bool("update-screenshot", false, "rewrite docs/page.png and docs/page-series.png, the pictures of the operator's page and of a series' view, from TestPageInBrowser")
 
 // chromium finds Debian's chromium: under CI=true a test without it
 // fails, elsewhere it is skipped.
@@ -272,7 +300,9 @@ func rows(dom string) int { return strings.Count(dom, `<tr class="series"`) }
 
 // The page in a real browser, on the demo: every series is listed with a
 // state in words, each API with its plan line, and nothing needs a
-// script. Its screenshot is docs/page.png (-update-screenshot).
+// script; a series' view lists its answers and its key's plan as the JSON
+// does. Their screenshots are docs/page.png and docs/page-series.png
+// (-update-screenshot).
 func TestPageInBrowser(t *testing.T) {
 	bin := chromium(t)
 	e := startRun(t, http.DefaultClient, "http", "--demo")
@@ -299,13 +329,46 @@ func TestPageInBrowser(t *testing.T) {
 	if got := rows(late); got != st.States[page.StateLate] || !strings.Contains(late, "late") {
 		t.Errorf("?state=late shows %d rows, the JSON counts %d late", got, st.States[page.StateLate])
 	}
-	file := screenshot(t, bin, e.base+"/", "page-demo.png")
-	if *updateScreenshot {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
+	// A series' own view: its last answers, and its key's plan as it
+	// changed, as the JSON of the series says them.
+	var fresh page.Series
+	for _, s := range st.Series.Items {
+		if s.State == page.StateFresh {
+			fresh = s
+			break
 		}
-		writeFile(t, filepath.Join("docs", "page.png"), string(b))
+	}
+	q := url.Values{"api": {fresh.API}, "key": {fresh.Key}}.Encode()
+	one := pageStatus(t, e, "?"+q)
+	if len(one.Series.Items) != 1 || len(one.Series.Items[0].Answers) == 0 {
+		t.Fatalf("the JSON of the fresh series %q: %+v", fresh.Key, one.Series.Items)
+	}
+	s := one.Series.Items[0]
+	view := browse(t, bin, e.base+page.PathSeries+"?"+q, "--dump-dom")
+	if got := strings.Count(view, `<tr class="answer `); got != len(s.Answers) || !strings.Contains(view, `<tr class="answer ok">`) ||
+		!strings.Contains(view, "rows at <code>"+s.Answers[0].Rows+"</code>") {
+		t.Errorf("the series' view shows %d answers, its JSON %d: %+v\n%.3000s", got, len(s.Answers), s.Answers, view)
+	}
+	// The plans' rows are the only <tr><td> rows, after the table's id.
+	shown := 0
+	if i := strings.Index(view, `id="series-plans"`); i >= 0 {
+		shown = strings.Count(view[i:], "<tr><td>")
+	}
+	if shown != len(s.PlanHistory) {
+		t.Errorf("the series' view shows %d plans, its JSON %d: %+v", shown, len(s.PlanHistory), s.PlanHistory)
+	}
+	pictures := map[string]string{
+		"page-series.png": screenshot(t, bin, e.base+page.PathSeries+"?"+q, "page-series.png"),
+		"page.png":        screenshot(t, bin, e.base+"/", "page-demo.png"),
+	}
+	if *updateScreenshot {
+		for name, file := range pictures {
+			b, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, filepath.Join("docs", name), string(b))
+		}
 	}
 }
 

@@ -226,7 +226,11 @@ func setUp(f *flags, logger log.Logger, stdout, stderr io.Writer) (s *setup, cod
 	// engine ask its held series again.
 	expander := expand.New(logger, expand.Options{Clients: clients, Store: store})
 	var exp *collector.Exporter
+	plans := page.NewPlanHistory() // for the operator's page (landing.go)
 	expander.OnPlanChanged(func(api string) {
+		if c := clients.Current(api); c != nil {
+			plans.Note(api, c.Plan(), time.Now())
+		}
 		if exp != nil {
 			exp.PlanChanged(api)
 		}
@@ -272,10 +276,7 @@ func setUp(f *flags, logger log.Logger, stdout, stderr io.Writer) (s *setup, cod
 		return s, 1
 	}
 	sharePlans(peer, expander)
-	// The collectors log through errs, which keeps each series' last
-	// error for the operator's page (landing.go).
-	errs := page.NewErrors(logger)
-	exp, err = collector.New(cfg, errs, reg, collector.Options{DefaultTimeout: f.defaultTimeout, TimeoutOffset: f.timeoutOffset, Clients: clients, Store: keeper, Peer: peer})
+	exp, err = collector.New(cfg, logger, reg, collector.Options{DefaultTimeout: f.defaultTimeout, TimeoutOffset: f.timeoutOffset, Clients: clients, Store: keeper, Peer: peer})
 	if err != nil {
 		level.Error(logger).Log("msg", "cannot start the collectors", "err", err)
 		return s, 1
@@ -301,7 +302,7 @@ func setUp(f *flags, logger log.Logger, stdout, stderr io.Writer) (s *setup, cod
 	}
 	// The operator's page (landing.go): the configuration in force, and
 	// per API, endpoint and series what the exporter published.
-	landing := newLanding(f.metricsPath, f.demoMode, exp, peer, expander, clients, errs)
+	landing := newLanding(f.metricsPath, f.demoMode, exp, peer, expander, clients, plans)
 	landing.Store(cfg)
 	apply := func(c *config.Config) error {
 		if err := exp.ApplyConfig(c); err != nil {
