@@ -25,8 +25,8 @@ const Overhead = 1.05
 const UnwindowedInterval = schedule.DefaultCadence
 
 // minInterval is the schedule's floor between two calls of one series,
-// revalidate included.
-const minInterval = 5 * time.Second
+// revalidate included: the policy's own (schedule.Policy.MinInterval).
+var minInterval = schedule.Default.MinInterval
 
 // Report is the offline forecast of a configuration's upstream calls per
 // UTC day: no call is made, "all" counts as one value, and its figures are

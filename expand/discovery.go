@@ -125,9 +125,9 @@ func (r *resolution) logExpanded(a *config.API, e *config.Entry, p config.Param,
 // that fit the entry's path: the path segment of a placeholder, or the
 // listed values of a query parameter (on v2 also an item's "assets").
 func (r *resolution) dataValues(a *config.API, e *config.Entry, p config.Param) ([]string, error) {
-	list := dataDiscoveryV1
+	list := config.ListDataV1
 	if strings.HasPrefix(e.Path, "/v2/") {
-		list = dataDiscoveryV2
+		list = config.ListDataV2
 	}
 	items, err := r.rows(a, list)
 	if err != nil {
@@ -186,7 +186,7 @@ func fitsTemplate(tmpl, segs []string) bool {
 
 // equities lists the Indicator API's equity ids, <exchange_code>:<security_code>.
 func (r *resolution) equities(a *config.API) ([]string, error) {
-	rows, err := r.rows(a, indicatorList)
+	rows, err := r.rows(a, config.ListEquities)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +197,7 @@ func (r *resolution) equities(a *config.API) ([]string, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%s lists no equity", indicatorList)
+		return nil, fmt.Errorf("%s lists no equity", config.ListEquities)
 	}
 	return out, nil
 }
@@ -208,7 +208,7 @@ func (r *resolution) equities(a *config.API) ([]string, error) {
 // labels the same asset with (btc, not bitcoin). A ticker two assets share
 // cannot tell them apart; those are labelled with their keys.
 func (r *resolution) assets(a *config.API, e *config.Entry, p config.Param) (config.Param, error) {
-	rows, err := r.rows(a, consensusAssets)
+	rows, err := r.rows(a, config.ListAssets)
 	if err != nil {
 		return p, fmt.Errorf("cannot resolve the asset: %w", err)
 	}
@@ -240,7 +240,7 @@ func (r *resolution) assets(a *config.API, e *config.Entry, p config.Param) (con
 		case v == config.All:
 			out = append(out, keys...)
 		case key == "":
-			return p, fmt.Errorf("%q is not an asset of %s (known: %s)", v, consensusAssets, knownList(keys))
+			return p, fmt.Errorf("%q is not an asset of %s (known: %s)", v, config.ListAssets, knownList(keys))
 		default:
 			out = append(out, key)
 		}
@@ -281,7 +281,7 @@ func (x *Expander) warnUnlisted(cfg *config.Config, r *resolution) {
 		return
 	}
 	listing := config.Listing{}
-	for _, path := range []string{dataDiscoveryV1, dataDiscoveryV2} {
+	for _, path := range []string{config.ListDataV1, config.ListDataV2} {
 		l, ok := r.lists[listKey(a, path)]
 		if !ok || !l.ok {
 			continue
@@ -341,11 +341,11 @@ func unusable(path string, rows []map[string]any) string {
 	var what string
 	var ok func(map[string]any) bool
 	switch path {
-	case dataDiscoveryV1, dataDiscoveryV2:
+	case config.ListDataV1, config.ListDataV2:
 		what, ok = "an endpoint with a path", func(r map[string]any) bool { s, _ := r["path"].(string); return s != "" }
-	case indicatorList:
+	case config.ListEquities:
 		what, ok = "an equity with id, or exchange_code and security_code", func(r map[string]any) bool { return equityID(r) != "" }
-	case consensusAssets:
+	case config.ListAssets:
 		what, ok = "an asset with key or id", func(r map[string]any) bool { return assetKey(r) != "" }
 	default:
 		return ""

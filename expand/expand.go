@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -18,13 +17,9 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
-// Listing endpoints read by expansion, and how long an answer is reused.
+// How long a listing answer is reused (the endpoints are config's:
+// config.API.Lists).
 const (
-	dataDiscoveryV1 = "/v1/discovery/endpoints"
-	dataDiscoveryV2 = "/v2/discovery/endpoints"
-	indicatorList   = "/api/equities"
-	consensusAssets = "/assets"
-
 	// listReuse absorbs repeated loads (reloads come in bursts) without
 	// calling the lists again.
 	listReuse = time.Hour
@@ -254,22 +249,6 @@ type resolution struct {
 	touched    map[string]bool
 }
 
-// listFor names the list a parameter is resolved through; false for a
-// parameter no list resolves (the resolver reports it).
-func listFor(a *config.API, e *config.Entry, p config.Param) (path string, keyed, ok bool) {
-	switch {
-	case a.Name == config.APIData && strings.HasPrefix(e.Path, "/v2/"):
-		return dataDiscoveryV2, true, true
-	case a.Name == config.APIData:
-		return dataDiscoveryV1, true, true
-	case a.Name == config.APIIndicator && p.Name == "equity":
-		return indicatorList, false, true
-	case a.Name == config.APIConsensus && p.Name == "asset":
-		return consensusAssets, false, true
-	}
-	return "", false, false
-}
-
 func listKey(a *config.API, path string) string { return a.Name + " " + a.URL.String() + path }
 
 // plan records the lists the configuration needs; false when it leaves
@@ -284,33 +263,17 @@ func (r *resolution) plan(cfg *config.Config) bool {
 			continue
 		}
 		for _, e := range a.Metrics {
-			if e.Pattern != nil {
+			if e.Pattern != nil || slices.ContainsFunc(e.Params, func(p config.Param) bool { return expandable(a.Name, p) }) {
 				left = true
-				key := listKey(a, discoveryOf(e))
-				r.entryAPI[e] = name
-				r.entryLists[e] = append(r.entryLists[e], key)
-				if _, seen := r.requests[key]; !seen {
-					r.requests[key] = listRequest{api: a, path: discoveryOf(e), keyed: true}
-					r.needs[name] = append(r.needs[name], key)
-				}
-				continue
 			}
-			for _, p := range e.Params {
-				if !expandable(a.Name, p) {
-					continue
-				}
-				left = true
-				path, keyed, ok := listFor(a, e, p)
-				if !ok {
-					continue
-				}
-				key := listKey(a, path)
+			for _, l := range a.EntryLists(e) {
+				key := listKey(a, l.Path)
 				r.entryAPI[e] = name
 				if !slices.Contains(r.entryLists[e], key) {
 					r.entryLists[e] = append(r.entryLists[e], key)
 				}
 				if _, seen := r.requests[key]; !seen {
-					r.requests[key] = listRequest{api: a, path: path, keyed: keyed}
+					r.requests[key] = listRequest{api: a, path: l.Path, keyed: l.Keyed}
 					r.needs[name] = append(r.needs[name], key)
 				}
 			}
@@ -325,10 +288,7 @@ func (r *resolution) plan(cfg *config.Config) bool {
 			if t.Endpoint != nil {
 				continue
 			}
-			path := dataDiscoveryV1
-			if strings.HasPrefix(t.Path, "/v2/") {
-				path = dataDiscoveryV2
-			}
+			path := config.DataDiscovery(t.Path)
 			if key := listKey(a, path); r.requests[key].path == "" {
 				r.requests[key] = listRequest{api: a, path: path, keyed: true}
 				left = true

@@ -28,14 +28,6 @@ import (
 // basic plan's refusal) discovery alone decides, and the data calls say
 // the rest.
 
-// discoveryOf is the discovery endpoint that lists what a pattern selects.
-func discoveryOf(e *config.Entry) string {
-	if strings.HasPrefix(e.Path, "/v2/") {
-		return dataDiscoveryV2
-	}
-	return dataDiscoveryV1
-}
-
 // keyPlan is the plan of the API's key, nil when none is known.
 func (r *resolution) keyPlan(a *config.API) *plan.Plan {
 	if r.x.plans == nil {
@@ -46,7 +38,7 @@ func (r *resolution) keyPlan(a *config.API) *plan.Plan {
 
 // match is the config.Matcher of one expansion.
 func (r *resolution) match(a *config.API, e *config.Entry) ([]config.Match, []string, error) {
-	items, err := r.rows(a, discoveryOf(e))
+	items, err := r.rows(a, config.DataDiscovery(e.Path))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -87,7 +79,7 @@ func (r *resolution) match(a *config.API, e *config.Entry) ([]config.Match, []st
 		left = append(left, fmt.Sprintf("%d %s not in your plan (%s)", notInPlan, what, kp.Name))
 	}
 	if len(out) == 0 && len(seen) == 0 {
-		left = append(left, discoveryOf(e)+" lists no path the pattern selects")
+		left = append(left, config.DataDiscovery(e.Path)+" lists no path the pattern selects")
 	}
 	return out, left, nil
 }
