@@ -138,20 +138,42 @@ func hasFamily(samples []exposition.Sample, name string) bool {
 	return false
 }
 
+// Outcome is what a refresh came to.
+type Outcome uint8
+
 // The outcomes of an Answer.
 const (
-	AnswerOK      = "ok"      // values came, and are served
-	AnswerError   = "error"   // the call, or its answer, failed (Code)
-	AnswerRefused = "refused" // the key's plan refused the request
-	AnswerHeld    = "held"    // not sent: a limit had no turn for it (HeldBy)
+	AnswerOK      Outcome = iota // values came, and are served
+	AnswerError                  // the call, or its answer, failed (Code)
+	AnswerRefused                // the key's plan refused the request
+	AnswerHeld                   // not sent: a limit had no turn for it (HeldBy)
 )
 
-// The members an Answer's call was made by.
+func (o Outcome) String() string { return [...]string{"ok", "error", "refused", "held"}[o] }
+
+// Caller is the member an Answer's call was made by.
+type Caller uint8
+
+// The callers of an Answer.
 const (
-	ByThis     = ""         // this member, for itself or a unit it owns
-	ByFallback = "fallback" // this member, for a unit whose owner's row did not come
-	ByPeer     = "peer"     // another member, whose row this member took
+	ByThis     Caller = iota // this member, for itself or a unit it owns
+	ByFallback               // this member, for a unit whose owner's row did not come
+	ByPeer                   // another member, whose row this member took
 )
+
+func (c Caller) String() string { return [...]string{"this member", "fallback", "peer"}[c] }
+
+// Limit is what held a call back.
+type Limit uint8
+
+// The limits that hold a call back.
+const (
+	NotHeld           Limit = iota
+	HeldByRateLimit         // rate_limit had no turn for it before its deadline
+	HeldByDailyBudget       // daily_budget had no call for it
+)
+
+func (l Limit) String() string { return [...]string{"", "rate_limit", "daily_budget"}[l] }
 
 // Answer is one outcome of a tuple's refresh, as the operator's page lists
 // a series' last ones.
@@ -160,13 +182,13 @@ type Answer struct {
 	// Duration is from sending to the outcome here; 0 when not known (a
 	// peer's call) or nothing was sent (held).
 	Duration time.Duration
-	Outcome  string // AnswerOK, AnswerError, AnswerRefused, AnswerHeld
-	Code     string // the error's code, as api_errors_total counts it; "" when ok
-	// HeldBy is the limit that held the call back ("rate_limit",
-	// "daily_budget"), and Until when it has a turn again (AnswerHeld).
-	HeldBy string
-	Until  time.Time
-	By     string // ByThis, ByFallback, ByPeer
+	Outcome  Outcome
+	By       Caller
+	// HeldBy is the limit that held the call back, and Wait how long
+	// after At it has a turn again (AnswerHeld).
+	HeldBy Limit
+	Wait   time.Duration
+	Code   string // the error's code, as api_errors_total counts it; "" when ok
 	// Shape is where the answer held its rows and their time, as decode
 	// found them (nil: no answer was read, or it held no rows); Samples
 	// and Fields count the values it gave and their distinct fields;
@@ -179,7 +201,17 @@ type Answer struct {
 	Note string
 }
 
-// maxAnswers is how many outcomes a tuple keeps for the page.
+// Until is when the limit that held the call back has a turn again; zero
+// when none held it.
+func (a *Answer) Until() time.Time {
+	if a.HeldBy == NotHeld {
+		return time.Time{}
+	}
+	return a.At.Add(a.Wait)
+}
+
+// maxAnswers is how many outcomes a tuple keeps for the page: 8 of 128
+// bytes, and a shape shared while it stays the same.
 const maxAnswers = 8
 
 // noteLocked keeps what the operator's page shows of an event of st after
@@ -213,16 +245,18 @@ func (c *apiCollector) noteLocked(st *tupleState, ev event, fx effects) {
 			if d.HasShape {
 				shape := d.Shape
 				a.Shape = &shape
+				if n := len(st.answers); n > 0 && st.answers[n-1].Shape != nil && *st.answers[n-1].Shape == shape {
+					a.Shape = st.answers[n-1].Shape // never written
+				}
 			}
 			a.Samples, a.Fields, a.Newest = len(d.Samples), fieldsOf(d.Samples), d.Newest
 		}
 		switch e := ev.err; {
 		case ev.kind == evHeld || e != nil && e.HeldBack:
-			a.Outcome, a.Code, a.HeldBy = AnswerHeld, e.Code, "rate_limit"
+			a.Outcome, a.Code, a.HeldBy, a.Wait = AnswerHeld, e.Code, HeldByRateLimit, e.RetryAfter
 			if ev.kind == evHeld {
-				a.HeldBy = "daily_budget"
+				a.HeldBy = HeldByDailyBudget
 			}
-			a.Until = ev.start.Add(e.RetryAfter)
 		case ev.kind == evRefused:
 			a.Outcome, a.Code = AnswerRefused, e.Code
 		case !st.OK:

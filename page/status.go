@@ -263,7 +263,7 @@ func seriesOf(src Source, api string, s collector.SeriesView, state string, an a
 		out.Error = s.LastError // masked by the engine, upstream's rule
 	}
 	if a := rateHeld(s); a != nil && state == StateRateHeld {
-		out.HeldUntil = a.Until.UTC()
+		out.HeldUntil = a.Until().UTC()
 	}
 	out.Answers = answersOf(s.Answers)
 	if src.Peer != nil {
@@ -322,17 +322,14 @@ func answersOf(in []collector.Answer) []Answer {
 	out := make([]Answer, 0, len(in))
 	for i := len(in) - 1; i >= 0; i-- {
 		a := in[i]
-		o := Answer{At: a.At.UTC(), Outcome: a.Outcome, Code: a.Code, HeldBy: a.HeldBy, By: a.By,
+		o := Answer{At: a.At.UTC(), Outcome: a.Outcome.String(), Code: a.Code, HeldBy: a.HeldBy.String(), By: a.By.String(),
 			Samples: a.Samples, Fields: a.Fields, Note: a.Note}
-		if o.By == collector.ByThis {
-			o.By = "this member"
-		}
 		if a.Outcome != collector.AnswerHeld && a.By != collector.ByPeer {
 			d := a.Duration.Seconds()
 			o.Duration = &d
 		}
-		if !a.Until.IsZero() {
-			o.Until = a.Until.UTC()
+		if u := a.Until(); !u.IsZero() {
+			o.Until = u.UTC()
 		}
 		if !a.Newest.IsZero() {
 			o.Newest = a.Newest.UTC()

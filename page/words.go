@@ -108,7 +108,7 @@ func nextOf(s collector.SeriesView, state string, a apiNow) (time.Time, string) 
 		return s.Next, "retried after the failure, backing off"
 	case StateRateHeld:
 		return s.Next, fmt.Sprintf("rate_limit had no turn for its last call before the call's deadline; a turn frees at %s",
-			short(rateHeld(s).Until))
+			short(rateHeld(s).Until()))
 	}
 	why := ""
 	switch {
@@ -140,7 +140,7 @@ func nextOf(s collector.SeriesView, state string, a apiNow) (time.Time, string) 
 // otherwise.
 func rateHeld(s collector.SeriesView) *collector.Answer {
 	if n := len(s.Answers); n > 0 {
-		if a := &s.Answers[n-1]; a.Outcome == collector.AnswerHeld && a.HeldBy == "rate_limit" {
+		if a := &s.Answers[n-1]; a.Outcome == collector.AnswerHeld && a.HeldBy == collector.HeldByRateLimit {
 			return a
 		}
 	}
