@@ -53,8 +53,11 @@ type JoinOptions struct {
 // JoinRun is what a join cost the joiner.
 type JoinRun struct {
 	JoinOptions
-	// Fill is how long the first member took to serve every tuple.
-	Fill time.Duration
+	// Fill is how long the first member took to serve every tuple (each
+	// fetched), FirstRSS and FirstHeap its resident memory and heap in
+	// use then: what the joiner's figures compare with.
+	Fill                time.Duration
+	FirstRSS, FirstHeap float64
 	// Healthy is the time from the joiner's start to its first answer
 	// on /-/healthy; FirstScrape to its first answer on /metrics;
 	// Serves to the first scrape that served every tuple's row.
@@ -107,8 +110,11 @@ func RunJoin(o JoinOptions) (*JoinRun, error) {
 	defer first.stop()
 	fillBy := time.Now().Add(time.Minute + time.Duration(o.Tuples)*5*time.Millisecond)
 	for {
-		n, _, err := servedTuples(first.web, 60)
+		n, body, err := servedTuples(first.web, 60)
 		if err == nil && n == o.Tuples {
+			r.FirstHeap = metricSum(body, "go_memstats_heap_inuse_bytes")
+			rss, _ := rssOf("/proc/" + strconv.Itoa(first.cmd.Process.Pid) + "/status")
+			r.FirstRSS = float64(rss)
 			break
 		}
 		if time.Now().After(fillBy) {

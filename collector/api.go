@@ -70,10 +70,13 @@ type apiCollector struct {
 	// fallingBack holds the units (delay keys) whose owner's rows did not
 	// come within the peer timeout, since when (cluster.go).
 	fallingBack map[string]time.Time
-	// replanLater, while a peer's rows are taken in a batch (cluster.go
-	// adoptRows), collects the keys to place again once, after the
-	// batch, instead of after each row.
+	// replanLater, while a peer's rows are taken (cluster.go adoptRows),
+	// collects the keys to place again once, after the last row, instead
+	// of after each row.
 	replanLater map[string]bool
+	// digests are the digests of the tuples in force (cluster.go
+	// digestLocked), made once each.
+	digests map[*config.Tuple]string
 	// refusedLogged holds the reasons rows were refused for that were
 	// logged (once each).
 	refusedLogged map[string]bool

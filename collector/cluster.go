@@ -181,7 +181,9 @@ func (r replicated) MarshalBinary() ([]byte, error) {
 // Merge takes a peer's rows: one (a delta) or all (push/pull).
 func (r replicated) Merge(b []byte) error {
 	if len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b { // gzip: a full state
-		n, err := r.mergeFull(b)
+		later := map[*apiCollector]map[string]bool{}
+		n, err := r.mergeFull(b, later)
+		r.replan(later)
 		if n > 0 {
 			r.scraped()
 		}
@@ -193,7 +195,9 @@ func (r replicated) Merge(b []byte) error {
 		if err := json.Unmarshal(b, &rows); err != nil {
 			return fmt.Errorf("a peer's rows: %w", err)
 		}
-		r.take(rows)
+		later := map[*apiCollector]map[string]bool{}
+		r.take(rows, later)
+		r.replan(later)
 		if len(rows) > 0 {
 			r.scraped()
 		}
@@ -203,15 +207,17 @@ func (r replicated) Merge(b []byte) error {
 	if err := json.Unmarshal(b, &row); err != nil {
 		return fmt.Errorf("a peer's row: %w", err)
 	}
-	r.take([]peerRow{row})
+	later := map[*apiCollector]map[string]bool{}
+	r.take([]peerRow{row}, later)
+	r.replan(later)
 	return nil
 }
 
 // mergeFull takes a full state, fullBatch rows at a time, and returns
-// the rows read. A frame that cannot be read ends it: the rows before it
+// the rows read; the keys to place again are added to later. A frame that cannot be read ends it: the rows before it
 // are taken (each passed the door on its own), the rest are not, and the
 // error says where.
-func (r replicated) mergeFull(b []byte) (int, error) {
+func (r replicated) mergeFull(b []byte, later map[*apiCollector]map[string]bool) (int, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(b))
 	if err != nil {
 		return 0, fmt.Errorf("a peer's full state: %w", err)
@@ -247,15 +253,15 @@ func (r replicated) mergeFull(b []byte) (int, error) {
 			}
 		}
 		if err != nil {
-			r.take(batch)
+			r.take(batch, later)
 			return n, err
 		}
 		if batch = append(batch, row); len(batch) == fullBatch {
-			r.take(batch)
+			r.take(batch, later)
 			batch = batch[:0]
 		}
 	}
-	r.take(batch)
+	r.take(batch, later)
 	return n, nil
 }
 
@@ -272,8 +278,10 @@ func maxFullRows(engines []*apiCollector) int {
 	return n
 }
 
-// take hands each row to the engine of its API, a batch each.
-func (r replicated) take(rows []peerRow) {
+// take hands each row to the engine of its API, a batch each, and adds
+// to later, by engine, the keys whose other tuples are to be placed again
+// once every row is in (replan).
+func (r replicated) take(rows []peerRow, later map[*apiCollector]map[string]bool) {
 	if len(rows) == 0 {
 		return
 	}
@@ -284,7 +292,28 @@ func (r replicated) take(rows []peerRow) {
 				mine = append(mine, row)
 			}
 		}
-		c.adoptRows(mine)
+		if len(mine) == 0 {
+			continue
+		}
+		if later[c] == nil {
+			later[c] = map[string]bool{}
+		}
+		c.adoptRows(mine, later[c])
+	}
+}
+
+// replan places again, once, every tuple of the keys the rows taken
+// touched: each row placed every tuple of its key again when it came
+// alone, which made a join cost the square of the tuples (issue 34).
+func (r replicated) replan(later map[*apiCollector]map[string]bool) {
+	for c, keys := range later {
+		c.mu.Lock()
+		for _, key := range slices.Sorted(maps.Keys(keys)) {
+			c.replanKeyLocked(key)
+		}
+		c.wakes.Add(1)
+		c.mu.Unlock()
+		c.signal()
 	}
 }
 
@@ -314,7 +343,7 @@ func (c *apiCollector) appendRows(rows []peerRow, peer *cluster.Peer) []peerRow 
 
 // rowLocked is what the cluster is sent of a tuple.
 func (c *apiCollector) rowLocked(st *tupleState, peer *cluster.Peer) peerRow {
-	row := peerRow{API: c.name, Key: st.tuple.Key, Digest: digest(st.tuple), State: st.Tuple, Member: peer.Name(),
+	row := peerRow{API: c.name, Key: st.tuple.Key, Digest: c.digestLocked(st.tuple), State: st.Tuple, Member: peer.Name(),
 		Samples: wireSamples(st.tuple, st.Samples)}
 	row.State.Samples = nil
 	if e, ok := c.sched.book.Estimate(st.delayKey()); ok {
@@ -325,6 +354,21 @@ func (c *apiCollector) rowLocked(st *tupleState, peer *cluster.Peer) peerRow {
 		row.Day, row.Used = b.OwnDay(now) // the budget's day: the cluster's
 	}
 	return row
+}
+
+// digestLocked is digest(t), made once for each tuple in force: a
+// full state reads and writes one a row. Tuples a reload dropped are
+// forgotten once they outnumber those in force.
+func (c *apiCollector) digestLocked(t *config.Tuple) string {
+	if d, ok := c.digests[t]; ok {
+		return d
+	}
+	if c.digests == nil || len(c.digests) > 2*len(c.states)+64 {
+		c.digests = map[*config.Tuple]string{}
+	}
+	d := digest(t)
+	c.digests[t] = d
+	return d
 }
 
 // sendLocked sends the outcome of a refresh this member made.
@@ -341,24 +385,15 @@ func (c *apiCollector) sendLocked(st *tupleState) {
 }
 
 // adoptRows hands each row to the door (adoptLocked) under one hold of
-// the lock, and places the keys whose other tuples wait for what the rows
-// brought once, after the batch: a full state's rows each placed every
-// tuple of their key again, which made a join cost the square of the
-// tuples (issue 34).
-func (c *apiCollector) adoptRows(rows []peerRow) {
-	if len(rows) == 0 {
-		return
-	}
+// the lock; the keys whose other tuples wait for what the rows brought are
+// added to later, placed again once every row is in (replicated.replan).
+func (c *apiCollector) adoptRows(rows []peerRow, later map[string]bool) {
 	c.mu.Lock()
-	c.replanLater = map[string]bool{}
+	c.replanLater = later
 	for _, row := range rows {
 		c.adoptLocked(row)
 	}
-	keys := c.replanLater
 	c.replanLater = nil
-	for _, key := range slices.Sorted(maps.Keys(keys)) {
-		c.replanKeyLocked(key)
-	}
 	c.wakes.Add(1)
 	c.mu.Unlock()
 	c.signal()
@@ -380,7 +415,7 @@ func (c *apiCollector) adoptLocked(row peerRow) {
 	switch {
 	case st == nil || st.removed:
 		return
-	case row.Digest != digest(st.tuple):
+	case row.Digest != c.digestLocked(st.tuple):
 		c.applyLocked(st, effects{refused: "another_request"}) // a peer on another configuration
 		return
 	}
