@@ -16,7 +16,9 @@ import (
 // This file gives the operator's page read-only copies of what the
 // engines already publish for scrapes (served, apiView, tupleView, plans,
 // the publication delay gauge): no engine lock, no upstream call. What a
-// view does not publish, the page does not show.
+// view does not publish, the page does not show. What only the page reads
+// is kept here too: each tuple's last answers and the text of its last
+// failure, noted from the door's effects (noteLocked).
 
 // APIView is what one API's engine published last.
 type APIView struct {
