@@ -18,16 +18,17 @@
 //   - schedule.go: what a tuple's state is to the policy of package
 //     schedule (schedule.Series), and the cadence of a series without a
 //     window;
-//   - state.go, tuple.go, save.go, store.go: each tuple's state (Tuple,
-//     its snapshot), and the Store that joins the files of package state
-//     (--storage.path) to the owners of what they hold;
+//   - state.go, tuple.go, save.go: each tuple's state (Tuple), its
+//     published view, and the snapshots a Keeper (package persist, over
+//     the files of --storage.path) writes and hands back, each tuple's
+//     entry taken back through the door's checks (TakeSaved);
 //   - cluster.go: the rows members share (package cluster);
-//   - families.go, exposition.go, exporter.go, view.go: the series built
-//     at refresh, /metrics and the page, which only read them.
+//   - exporter.go, view.go: /metrics (the series rendered at refresh,
+//     written by package exposition) and the page, which only read the
+//     published views.
 //
 // What a configuration leaves to the upstream's lists (all, consensus
 // asset names) is resolved before it reaches the engine, by package
-// expand. The Store keeps its listing answers across restarts: it
-// writes them from expand's Cache, their one copy in memory, which it
-// fills at start with those the files held.
+// expand; what is kept across restarts is package persist's. The engine
+// imports neither.
 package collector
