@@ -5,9 +5,9 @@
 // faults (transport.go), API-wide pauses after errors that say "stop
 // calling", the request metrics, every rule that differs between the APIs
 // (dialect.go, consensus.go: how the credential is sent, how an answer
-// says it failed, where rows sit), and the one way rows and their time are
-// found in an answer of any shape (shape.go, used by scrapes and listing
-// endpoints alike). An error of any API becomes one *Error, classified
+// says it failed, where rows sit); the one way rows and their time are
+// found in an answer of any shape is package decode's (shape.go), used by
+// scrapes and listing endpoints alike. An error of any API becomes one *Error, classified
 // once (errors.go), and every text an upstream sends leaves the client
 // scrubbed of the credential, cut to MaxText, with a code from the closed
 // set Codes (text.go).
