@@ -209,7 +209,7 @@ func (r replicated) Merge(b []byte) error {
 	}
 	later := map[*apiCollector]map[string]bool{}
 	r.take([]peerRow{row}, later)
-	r.replan(later)
+	r.replanSoon(later)
 	return nil
 }
 
@@ -382,6 +382,38 @@ func (c *apiCollector) sendLocked(st *tupleState) {
 		return
 	}
 	c.rows.Broadcast(b)
+}
+
+// replanSoon hands the keys a delta touched to the engine's loop, which
+// places them again before it next looks at what is due
+// (replanPendingLocked): the deltas of a burst, each taken under its own
+// hold of the lock, then cost one pass over their key between two passes
+// of the loop, not one each (issue 34: 10 000 hour rows due at once took
+// 82 s to take, 8 ms each).
+func (r replicated) replanSoon(later map[*apiCollector]map[string]bool) {
+	for c, keys := range later {
+		c.mu.Lock()
+		if c.replanPending == nil {
+			c.replanPending = map[string]bool{}
+		}
+		maps.Copy(c.replanPending, keys)
+		c.wakes.Add(1)
+		c.mu.Unlock()
+		c.signal()
+	}
+}
+
+// replanPendingLocked places again every tuple of the keys deltas
+// touched since the last time (replanSoon).
+func (c *apiCollector) replanPendingLocked() {
+	if len(c.replanPending) == 0 {
+		return
+	}
+	keys := c.replanPending
+	c.replanPending = nil
+	for _, key := range slices.Sorted(maps.Keys(keys)) {
+		c.replanKeyLocked(key)
+	}
 }
 
 // adoptRows hands each row to the door (adoptLocked) under one hold of

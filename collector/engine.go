@@ -107,6 +107,7 @@ func (c *apiCollector) dispatch() {
 	// The wakes counted by now are handled by this plan; one counted
 	// while it is made (a scrape takes no lock) signals the loop again.
 	wakes := c.wakes.Load()
+	c.replanPendingLocked() // keys a peer's deltas touched (cluster.go)
 	now := c.clk.Now()
 	if c.timer != nil {
 		c.timer.Stop()

@@ -5,8 +5,14 @@ import (
 	"compress/gzip"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 )
@@ -150,4 +156,63 @@ func taken(e *env) int {
 		c.mu.Unlock()
 	}
 	return n
+}
+
+// TestDeltaBurst measures a burst of deltas: a member that owns nothing
+// takes every row of n hour tuples of one key (one endpoint and window),
+// each as a delta of its own, as when they all come due at once at their
+// owner. It runs with ONCHAIN_DELTA_BURST=n only (a measure, not a check
+// of time): it logs how long the deltas took to take, and checks that the
+// member then serves every tuple. Each delta once placed every tuple of
+// its key again, which made a burst cost the square of the key's tuples.
+func TestDeltaBurst(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("ONCHAIN_DELTA_BURST"))
+	if n <= 0 {
+		t.Skip("ONCHAIN_DELTA_BURST=n measures a burst of n deltas")
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		newest := time.Now().UTC().Truncate(time.Hour)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"status":{"code":200,"message":"success"},"result":{"data":[{"date":%q,"open_interest":%d.5},{"date":%q,"open_interest":1}]}}`,
+			newest.Format(time.DateTime), len(r.URL.RawQuery), newest.Add(-time.Hour).Format(time.DateTime))
+	}))
+	t.Cleanup(srv.Close)
+	var yml strings.Builder
+	fmt.Fprintf(&yml, "data:\n  url: {{URL}}\n  token_env: T\n  concurrency: 16\n  max_tuples: %d\n  metrics:\n    - path: /v1/btc/market-data/open-interest\n      window: hour\n      exchange: [", n)
+	for i := range n {
+		if i > 0 {
+			yml.WriteString(", ")
+		}
+		fmt.Fprintf(&yml, "x%06d", i)
+	}
+	yml.WriteString("]\n")
+	c := fakeapi.NewSimClock(time.Now().UTC().Truncate(time.Second))
+	owner := envOn(t, c, srv, yml.String())
+	owner.scrape("600")
+	var deltas [][]byte
+	for _, e := range engines(owner.exp) {
+		for _, row := range e.appendRows(nil, nil) {
+			b, err := json.Marshal(row)
+			if err != nil {
+				t.Fatal(err)
+			}
+			deltas = append(deltas, b)
+		}
+	}
+	if len(deltas) != n {
+		t.Fatalf("the owner has %d rows of %d tuples", len(deltas), n)
+	}
+	replica := envOn(t, c, srv, yml.String())
+	began := time.Now()
+	for _, b := range deltas {
+		if err := (replicated{replica.exp}).Merge(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	replica.exp.Settle()
+	took := time.Since(began)
+	t.Logf("%d deltas of one key taken in %s (%s a delta)", n, took.Round(time.Millisecond), (took / time.Duration(n)).Round(time.Microsecond))
+	if got := taken(replica); got != n {
+		t.Errorf("the replica took %d rows of %d", got, n)
+	}
 }
