@@ -449,7 +449,7 @@ func takePeerRow(d door, s cell, ev event, fx effects) (cell, effects) {
 		fx.refused, fx.why = "invalid", err.Error()
 		return s, fx
 	}
-	if err := fitSamples(d.tuple, row.Samples); err != nil {
+	if err := decode.Fit(d.tuple, row.Samples); err != nil {
 		fx.refused, fx.why = "invalid", err.Error()
 		return s, fx
 	}

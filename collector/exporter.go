@@ -406,7 +406,7 @@ func (e *Exporter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	samples := e.collect(ctx, selected)
 	// Gathered after the data: collecting updated the exporter's own
-	// counters (cache hits, stale values).
+	// counters (stale values, excess staleness).
 	own, err := e.reg.Gather()
 	if err != nil {
 		level.Error(e.logger).Log("msg", "gathering the exporter's own metrics", "err", err)

@@ -110,7 +110,7 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, which uint8) {
 		tuples := fuzzTuples()
 		tp := tuples[int(which)%len(tuples)]
-		root, err := decode.Parse(body, maxRows)
+		root, err := decode.Parse(body, decode.MaxRows)
 		if err != nil {
 			return
 		}

@@ -7,6 +7,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/onchain-exporter/onchain_exporter/decode"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 )
 
@@ -156,7 +157,7 @@ func TestPeerRowFitsAPacket(t *testing.T) {
 				t.Fatal(err)
 			}
 			samples, ok := back.samples(st.tuple)
-			if !ok || len(samples) != len(st.Samples) || fitSamples(st.tuple, samples) != nil {
+			if !ok || len(samples) != len(st.Samples) || decode.Fit(st.tuple, samples) != nil {
 				t.Fatalf("%s: the row's samples do not read back: %+v", st.tuple.Key, back.Samples)
 			}
 			for i := range samples {

@@ -6,11 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
-	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
@@ -130,117 +126,16 @@ func (s *Tuple) check(t *config.Tuple, now time.Time) error {
 // admit is the check of a tuple's state that comes from outside (a
 // peer's row, a state file's entry) and of a fetched answer's: check, and
 // no more samples than an answer for t gives. A peer's samples are also
-// fitted to the file's fields (fitSamples); a saved entry's are those of
+// fitted to the file's fields (decode.Fit); a saved entry's are those of
 // the tuple it was saved for (its digest).
 func admit(t *config.Tuple, s *Tuple, now time.Time) error {
 	if err := s.check(t, now); err != nil {
 		return err
 	}
-	if n, most := len(s.Samples), maxSamples(t); n > most {
+	if n, most := len(s.Samples), decode.MaxSamples(t); n > most {
 		return fmt.Errorf("%d samples, more than the %d an answer for this tuple can give", n, most)
 	}
 	return nil
-}
-
-// fitSamples says why samples are not what an answer for t can give, or
-// nil: each field one the file lists, or (all fields) one named by the
-// naming rule, at most max_fields of those, by its family name; the
-// labels its field and the tuple give. Each sample's field is then the
-// file's own (its help, type, scale), not the one sent.
-func fitSamples(t *config.Tuple, samples []decode.Sample) error {
-	// Fields of one family name differ by their constant labels (a
-	// stance each).
-	byName := make(map[string][]*config.Field, len(t.Fields))
-	for _, f := range t.Fields {
-		byName[f.Name] = append(byName[f.Name], f)
-	}
-	derived := map[string]bool{}
-	for i := range samples {
-		x := &samples[i]
-		if x.Field == nil {
-			return fmt.Errorf("sample %d has no field", i)
-		}
-		candidates := byName[x.Field.Name]
-		if candidates == nil && t.AllNumeric {
-			raw, _, _ := strings.Cut(strings.TrimPrefix(x.Field.Help, "Field "), " of ")
-			if g := t.DerivedField(raw); g.Name == x.Field.Name {
-				candidates = []*config.Field{g}
-				derived[g.Name] = true
-			}
-		}
-		var f *config.Field
-		err := fmt.Errorf("field %q is not one the file asks of this tuple", cut(x.Field.Name, 64))
-		for _, g := range candidates {
-			if err = fitLabels(t, g, x); err == nil {
-				f = g
-				break
-			}
-			err = fmt.Errorf("field %q: %w", g.Name, err)
-		}
-		if f == nil {
-			return err
-		}
-		x.Field = f
-	}
-	if n, most := len(derived), t.Entry.FieldLimit(); n > most {
-		return fmt.Errorf("%d fields outside the catalog, beyond max_fields=%d", n, most)
-	}
-	return nil
-}
-
-// fitLabels says why a sample's labels are not those its field and tuple
-// give (decode's newSample), or nil.
-func fitLabels(t *config.Tuple, f *config.Field, x *decode.Sample) error {
-	names := append(slices.Clone(t.LabelFields), slices.Sorted(maps.Keys(f.Labels))...)
-	keyed := f.KeyLabel != "" && len(x.ExtraNames) == len(names)+1
-	if keyed {
-		names = append(names, f.KeyLabel)
-	}
-	if !slices.Equal(x.ExtraNames, names) || len(x.ExtraValues) != len(names) {
-		return fmt.Errorf("labels %q are not %q", cut(strings.Join(x.ExtraNames, ","), 128), strings.Join(names, ","))
-	}
-	for i, k := range names[len(t.LabelFields) : len(names)-boolInt(keyed)] {
-		if v := x.ExtraValues[len(t.LabelFields)+i]; v != f.Labels[k] {
-			return fmt.Errorf("label %s is %q, not %q", k, cut(v, 64), f.Labels[k])
-		}
-	}
-	return nil
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// maxKeys bounds the keys of a field whose value is an object of numbers
-// (a key label): a few multiples of a band, never near this.
-const maxKeys = 1000
-
-// maxSamples is the most samples an answer for t gives: each field the
-// file lists and max_fields more (all fields), for each series the rows
-// tell apart by a label (limit of them, or maxRows), each key of a keyed
-// field.
-func maxSamples(t *config.Tuple) int {
-	fields, keyed := len(t.Fields), false
-	for _, f := range t.Fields {
-		keyed = keyed || f.KeyLabel != ""
-	}
-	if t.AllNumeric {
-		fields += t.Entry.FieldLimit()
-	}
-	groups := 1
-	if len(t.LabelFields) > 0 {
-		groups = maxRows
-		if n, err := strconv.Atoi(t.Query.Get("limit")); err == nil && n > 0 {
-			groups = min(n, maxRows)
-		}
-	}
-	if keyed {
-		groups *= maxKeys
-	}
-	return max(fields, 1) * groups
 }
 
 func windowName(w string) string {

@@ -1,0 +1,136 @@
+package decode
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+)
+
+// What an answer for a tuple can give, checked where a tuple's samples
+// come from outside the decoder: a peer's row or a state file's entry
+// (the engine's door, collector.admit). The inverse of what Decode
+// builds (newSample), next to it.
+
+// MaxRows is the most items an answer's arrays are read with: the
+// exporter asks for a few rows (limit), so an answer of a hundred thousand
+// costs what this many do.
+const MaxRows = 1000
+
+// Fit says why samples are not what an answer for t can give, or
+// nil: each field one the file lists, or (all fields) one named by the
+// naming rule, at most max_fields of those, by its family name; the
+// labels its field and the tuple give. Each sample's field is then the
+// file's own (its help, type, scale), not the one sent.
+func Fit(t *config.Tuple, samples []Sample) error {
+	// Fields of one family name differ by their constant labels (a
+	// stance each).
+	byName := make(map[string][]*config.Field, len(t.Fields))
+	for _, f := range t.Fields {
+		byName[f.Name] = append(byName[f.Name], f)
+	}
+	derived := map[string]bool{}
+	for i := range samples {
+		x := &samples[i]
+		if x.Field == nil {
+			return fmt.Errorf("sample %d has no field", i)
+		}
+		candidates := byName[x.Field.Name]
+		if candidates == nil && t.AllNumeric {
+			raw, _, _ := strings.Cut(strings.TrimPrefix(x.Field.Help, "Field "), " of ")
+			if g := t.DerivedField(raw); g.Name == x.Field.Name {
+				candidates = []*config.Field{g}
+				derived[g.Name] = true
+			}
+		}
+		var f *config.Field
+		err := fmt.Errorf("field %q is not one the file asks of this tuple", clip(x.Field.Name, 64))
+		for _, g := range candidates {
+			if err = fitLabels(t, g, x); err == nil {
+				f = g
+				break
+			}
+			err = fmt.Errorf("field %q: %w", g.Name, err)
+		}
+		if f == nil {
+			return err
+		}
+		x.Field = f
+	}
+	if n, most := len(derived), t.Entry.FieldLimit(); n > most {
+		return fmt.Errorf("%d fields outside the catalog, beyond max_fields=%d", n, most)
+	}
+	return nil
+}
+
+// fitLabels says why a sample's labels are not those its field and tuple
+// give (newSample), or nil.
+func fitLabels(t *config.Tuple, f *config.Field, x *Sample) error {
+	names := append(slices.Clone(t.LabelFields), slices.Sorted(maps.Keys(f.Labels))...)
+	keyed := f.KeyLabel != "" && len(x.ExtraNames) == len(names)+1
+	if keyed {
+		names = append(names, f.KeyLabel)
+	}
+	if !slices.Equal(x.ExtraNames, names) || len(x.ExtraValues) != len(names) {
+		return fmt.Errorf("labels %q are not %q", clip(strings.Join(x.ExtraNames, ","), 128), strings.Join(names, ","))
+	}
+	for i, k := range names[len(t.LabelFields) : len(names)-boolInt(keyed)] {
+		if v := x.ExtraValues[len(t.LabelFields)+i]; v != f.Labels[k] {
+			return fmt.Errorf("label %s is %q, not %q", k, clip(v, 64), f.Labels[k])
+		}
+	}
+	return nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// MaxKeys bounds the keys of a field whose value is an object of numbers
+// (a key label): a few multiples of a band, never near this.
+const MaxKeys = 1000
+
+// MaxSamples is the most samples an answer for t gives: each field the
+// file lists and max_fields more (all fields), for each series the rows
+// tell apart by a label (limit of them, or MaxRows), each key of a keyed
+// field.
+func MaxSamples(t *config.Tuple) int {
+	fields, keyed := len(t.Fields), false
+	for _, f := range t.Fields {
+		keyed = keyed || f.KeyLabel != ""
+	}
+	if t.AllNumeric {
+		fields += t.Entry.FieldLimit()
+	}
+	groups := 1
+	if len(t.LabelFields) > 0 {
+		groups = MaxRows
+		if n, err := strconv.Atoi(t.Query.Get("limit")); err == nil && n > 0 {
+			groups = min(n, MaxRows)
+		}
+	}
+	if keyed {
+		groups *= MaxKeys
+	}
+	return max(fields, 1) * groups
+}
+
+// clip shortens a value that came from outside, for an error that quotes
+// it: at most n bytes, on a character boundary.
+func clip(v string, n int) string {
+	if len(v) <= n {
+		return v
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(v[i]) {
+		i--
+	}
+	return v[:i] + "…"
+}
