@@ -130,7 +130,9 @@ func RunJoin(o JoinOptions) (*JoinRun, error) {
 	}
 	defer joiner.stop()
 	// /-/healthy asked every 20 ms from the start, /metrics every
-	// 200 ms (a scrape of 100 000 tuples takes a while itself).
+	// 200 ms (a scrape of 100 000 tuples takes a while itself) with a
+	// scrape timeout of 5 s: a scrape waits that long at most for the
+	// first fill, then answers with what is there.
 	var healthy atomic.Int64
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -151,7 +153,7 @@ func RunJoin(o JoinOptions) (*JoinRun, error) {
 	}()
 	deadline := time.Now().Add(10 * time.Minute)
 	for {
-		n, body, err := servedTuples(joiner.web, 30)
+		n, body, err := servedTuples(joiner.web, 5)
 		if err == nil && r.FirstScrape == 0 {
 			r.FirstScrape = time.Since(joiner.started)
 		}
