@@ -279,7 +279,7 @@ func (c *apiCollector) fetch(ctx context.Context, up *upstream.Client, t *config
 	if t.Entry != nil {
 		endpoint = t.Entry.Path
 	}
-	root, err := up.Fetch(upstream.WithEndpoint(ctx, endpoint), t.Path, t.Query, t.Keyed, maxRows)
+	root, err := up.Fetch(upstream.WithEndpoint(ctx, endpoint), t.Path, t.Query, t.Keyed, decode.MaxRows)
 	if err != nil {
 		return nil, err
 	}
@@ -292,11 +292,6 @@ func (c *apiCollector) fetch(ctx context.Context, up *upstream.Client, t *config
 	}
 	return d, nil
 }
-
-// maxRows is the most items an answer's arrays are read with: the
-// exporter asks for a few rows (limit), so an answer of a hundred thousand
-// costs what this many do.
-const maxRows = 1000
 
 // redactedQuery renders a query for logs and the page by the one masking
 // rule, upstream's (upstream.ShownURL): a credential parameter's value is

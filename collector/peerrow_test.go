@@ -9,6 +9,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/decode"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/published"
 )
 
 // TestPeerRowLeavesWhatAFetchLeaves: a member that takes every row a peer
@@ -82,7 +83,7 @@ func TestPeerRowLeavesWhatAFetchLeaves(t *testing.T) {
 	}
 }
 
-func equalDelays(a, b map[EndpointWindow]time.Duration) bool {
+func equalDelays(a, b map[published.EndpointWindow]time.Duration) bool {
 	if len(a) != len(b) {
 		return false
 	}

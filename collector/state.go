@@ -8,6 +8,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/exposition"
+	"github.com/onchain-exporter/onchain_exporter/published"
 	"github.com/onchain-exporter/onchain_exporter/series"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
@@ -42,7 +43,7 @@ type tupleState struct {
 	// replaced, never written, once published), and lastError the text
 	// of its last failure, masked: what the operator's page shows
 	// (noteLocked, view.go).
-	answers   []Answer
+	answers   []published.Answer
 	lastError string
 
 	// view is what scrapes read of the tuple: published by the engine
@@ -68,7 +69,7 @@ type tupleView struct {
 	deprecated bool
 	earliest   time.Duration
 	// For the operator's page: the last outcomes and error text.
-	answers   []Answer
+	answers   []published.Answer
 	lastError string
 }
 

@@ -7,10 +7,11 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
+	"github.com/onchain-exporter/onchain_exporter/published"
 )
 
 // viewOf is the published view of the series of a path.
-func viewOf(t *testing.T, e *Exporter, path string) SeriesView {
+func viewOf(t *testing.T, e *Exporter, path string) published.Series {
 	t.Helper()
 	for _, a := range e.View() {
 		for _, s := range a.Series {
@@ -20,7 +21,7 @@ func viewOf(t *testing.T, e *Exporter, path string) SeriesView {
 		}
 	}
 	t.Fatalf("no series of %s in the view", path)
-	return SeriesView{}
+	return published.Series{}
 }
 
 // The view publishes each series' last answers and the text of its last
@@ -50,21 +51,21 @@ func TestViewPublishesAnswersAndTheErrorText(t *testing.T) {
 	}
 
 	ok, failed := viewOf(t, owner.exp, live), viewOf(t, owner.exp, gone)
-	if len(ok.Answers) != 1 || ok.Answers[0].Outcome != AnswerOK || ok.Answers[0].By != ByThis || ok.Answers[0].Shape == nil ||
+	if len(ok.Answers) != 1 || ok.Answers[0].Outcome != published.AnswerOK || ok.Answers[0].By != published.ByThis || ok.Answers[0].Shape == nil ||
 		ok.Answers[0].Samples == 0 || ok.LastError != "" {
 		t.Errorf("the owner's live series: %+v, error %q", ok.Answers, ok.LastError)
 	}
-	if len(failed.Answers) != 1 || failed.Answers[0].Outcome != AnswerError || failed.Answers[0].Code == "" ||
+	if len(failed.Answers) != 1 || failed.Answers[0].Outcome != published.AnswerError || failed.Answers[0].Code == "" ||
 		!strings.HasPrefix(failed.LastError, "refresh failed") || !strings.Contains(failed.LastError, gone) {
 		t.Errorf("the owner's failing series: %+v, error %q", failed.Answers, failed.LastError)
 	}
 
 	ok, failed = viewOf(t, replica.exp, live), viewOf(t, replica.exp, gone)
-	if len(ok.Answers) != 1 || ok.Answers[0].Outcome != AnswerOK || ok.Answers[0].By != ByPeer || ok.LastError != "" {
+	if len(ok.Answers) != 1 || ok.Answers[0].Outcome != published.AnswerOK || ok.Answers[0].By != published.ByPeer || ok.LastError != "" {
 		t.Errorf("the replica's live series: %+v, error %q", ok.Answers, ok.LastError)
 	}
 	code := viewOf(t, owner.exp, gone).Answers[0].Code
-	if len(failed.Answers) != 1 || failed.Answers[0].Outcome != AnswerError || failed.Answers[0].By != ByPeer ||
+	if len(failed.Answers) != 1 || failed.Answers[0].Outcome != published.AnswerError || failed.Answers[0].By != published.ByPeer ||
 		failed.Answers[0].Code != code || !strings.Contains(failed.LastError, "a peer made") || !strings.Contains(failed.LastError, code) {
 		t.Errorf("the replica's failing series: %+v, error %q", failed.Answers, failed.LastError)
 	}

@@ -14,5 +14,5 @@
 // builds it; words.go says a series' state and next call in words;
 // serve.go is the HTTP side and the templates; plans.go keeps the key's
 // plan history. A series' last answers and last error (masked) are the
-// engine's published view (collector.SeriesView).
+// engine's published view (published.Series).
 package page

@@ -12,6 +12,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/expand"
+	"github.com/onchain-exporter/onchain_exporter/published"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -59,7 +60,7 @@ type derived struct {
 }
 
 // derive returns what is derived of cfg, computed on its first page.
-func (h *Handler) derive(cfg *config.Config, views map[string]collector.APIView) *derived {
+func (h *Handler) derive(cfg *config.Config, views map[string]published.API) *derived {
 	if d := h.derived.Load(); d != nil && d.cfg == cfg {
 		ok := true
 		for _, v := range views {
@@ -93,7 +94,7 @@ func (h *Handler) Build(f Filter, offset, limit int) Status {
 	limit = min(max(limit, 1), maxLimit)
 	offset = max(offset, 0)
 	st.Series = SeriesPage{Filter: f, Offset: offset, Limit: limit, Items: []Series{}}
-	views := map[string]collector.APIView{}
+	views := map[string]published.API{}
 	for _, v := range src.Exporter.View() {
 		views[v.Name] = v
 	}
@@ -230,7 +231,7 @@ func apiState(a *API, up *upstream.Client, plan budget.Plan, now time.Time) apiN
 }
 
 // seriesOf is one series' line.
-func seriesOf(src Source, api string, s collector.SeriesView, state string, an apiNow) Series {
+func seriesOf(src Source, api string, s published.Series, state string, an apiNow) Series {
 	t := s.Tuple
 	out := Series{API: api, Key: t.Key, Path: t.Path, Endpoint: t.Path, Window: t.Window, State: state, Served: s.Served,
 		Deprec: s.Deprecated, Labels: map[string]string{}}
@@ -277,7 +278,7 @@ func seriesOf(src Source, api string, s collector.SeriesView, state string, an a
 
 // endpoints groups an API's series by endpoint (as configured) and
 // window.
-func endpoints(sec *config.API, series []collector.SeriesView, plan budget.Plan, delays map[collector.EndpointWindow]time.Duration, f budget.APIForecast) []Endpoint {
+func endpoints(sec *config.API, series []published.Series, plan budget.Plan, delays map[published.EndpointWindow]time.Duration, f budget.APIForecast) []Endpoint {
 	type key struct{ path, window string }
 	idx := map[key]int{}
 	var out []Endpoint
@@ -296,7 +297,7 @@ func endpoints(sec *config.API, series []collector.SeriesView, plan budget.Plan,
 		}
 		e := &out[i]
 		e.Series++
-		if d, ok := delays[collector.EndpointWindow{API: sec.Name, Endpoint: t.Path, Window: t.Window}]; ok {
+		if d, ok := delays[published.EndpointWindow{API: sec.Name, Endpoint: t.Path, Window: t.Window}]; ok {
 			v := d.Seconds()
 			if e.PublicationDelay == nil || v > *e.PublicationDelay {
 				e.PublicationDelay = &v
@@ -318,13 +319,13 @@ func endpoints(sec *config.API, series []collector.SeriesView, plan budget.Plan,
 }
 
 // answersOf are a series' last outcomes, newest first.
-func answersOf(in []collector.Answer) []Answer {
+func answersOf(in []published.Answer) []Answer {
 	out := make([]Answer, 0, len(in))
 	for i := len(in) - 1; i >= 0; i-- {
 		a := in[i]
 		o := Answer{At: a.At.UTC(), Outcome: a.Outcome.String(), Code: a.Code, HeldBy: a.HeldBy.String(), By: a.By.String(),
 			Samples: a.Samples, Fields: a.Fields, Note: a.Note}
-		if a.Outcome != collector.AnswerHeld && a.By != collector.ByPeer {
+		if a.Outcome != published.AnswerHeld && a.By != published.ByPeer {
 			d := a.Duration.Seconds()
 			o.Duration = &d
 		}
@@ -344,7 +345,7 @@ func answersOf(in []collector.Answer) []Answer {
 
 // clusterOf says the members' health, the units each owns and the units
 // this member called for their owners.
-func clusterOf(src Source, views map[string]collector.APIView, now time.Time) *Cluster {
+func clusterOf(src Source, views map[string]published.API, now time.Time) *Cluster {
 	self := src.Peer.Name()
 	c := &Cluster{Self: self, PeerTimeout: src.Peer.PeerTimeout().Seconds(), Settled: src.Peer.Ready(),
 		ClockOffset: src.Peer.ClockOffset().Seconds(), Members: []Member{}, Fallbacks: []Fallback{}}
@@ -362,7 +363,7 @@ func clusterOf(src Source, views map[string]collector.APIView, now time.Time) *C
 				owned[owner]++
 			}
 			n := len(s.Answers)
-			if n == 0 || s.Answers[n-1].By != collector.ByFallback {
+			if n == 0 || s.Answers[n-1].By != published.ByFallback {
 				continue
 			}
 			at := s.Answers[n-1].At.UTC()

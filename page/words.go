@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/onchain-exporter/onchain_exporter/collector"
+	"github.com/onchain-exporter/onchain_exporter/published"
 )
 
 // The states a series is in, in words: the page shows them and its state
@@ -47,7 +47,7 @@ type pause struct {
 // out yet. The rule of onchain_exporter_excess_staleness_seconds: a
 // series is one row behind once now is past the start of the row after
 // its newest plus the offset at which rows appear.
-func behind(s collector.SeriesView, now time.Time) int {
+func behind(s published.Series, now time.Time) int {
 	if s.Spacing <= 0 || s.Newest.IsZero() {
 		return 0
 	}
@@ -55,7 +55,7 @@ func behind(s collector.SeriesView, now time.Time) int {
 }
 
 // stateOf says a series' state in words.
-func stateOf(s collector.SeriesView, a apiNow) string {
+func stateOf(s published.Series, a apiNow) string {
 	p := a.paused
 	if s.Tuple.Keyed {
 		p = a.pausedKeyed
@@ -86,7 +86,7 @@ func stateOf(s collector.SeriesView, a apiNow) string {
 }
 
 // nextOf says when a series is called next and why, in words.
-func nextOf(s collector.SeriesView, state string, a apiNow) (time.Time, string) {
+func nextOf(s published.Series, state string, a apiNow) (time.Time, string) {
 	switch state {
 	case StatePaused:
 		p := a.paused
@@ -138,9 +138,9 @@ func nextOf(s collector.SeriesView, state string, a apiNow) (time.Time, string) 
 
 // rateHeld is a series' last outcome when rate_limit held it back, nil
 // otherwise.
-func rateHeld(s collector.SeriesView) *collector.Answer {
+func rateHeld(s published.Series) *published.Answer {
 	if n := len(s.Answers); n > 0 {
-		if a := &s.Answers[n-1]; a.Outcome == collector.AnswerHeld && a.HeldBy == collector.HeldByRateLimit {
+		if a := &s.Answers[n-1]; a.Outcome == published.AnswerHeld && a.HeldBy == published.HeldByRateLimit {
 			return a
 		}
 	}

@@ -5,17 +5,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/published"
 )
 
 // Each state in words, from what the engine published of a series and
 // what its API's client says now.
 func TestStateOf(t *testing.T) {
 	now := time.Date(2026, 11, 27, 12, 30, 0, 0, time.UTC)
-	hour := collector.SeriesView{Tuple: &config.Tuple{Key: "k", Window: "hour"}, OK: true, Attempted: true,
+	hour := published.Series{Tuple: &config.Tuple{Key: "k", Window: "hour"}, OK: true, Attempted: true,
 		Spacing: time.Hour, Earliest: time.Hour + 5*time.Minute, Next: now.Add(30 * time.Minute)}
-	with := func(f func(*collector.SeriesView)) collector.SeriesView {
+	with := func(f func(*published.Series)) published.Series {
 		s := hour
 		t := *s.Tuple
 		s.Tuple = &t
@@ -25,38 +25,38 @@ func TestStateOf(t *testing.T) {
 	calm := apiNow{now: now}
 	for _, c := range []struct {
 		name string
-		s    collector.SeriesView
+		s    published.Series
 		a    apiNow
 		want string
 		why  string
 	}{
 		// Newest 11:00: the 12:00 row is out at 13:05.
-		{"the next row is not out yet", with(func(s *collector.SeriesView) { s.Newest = now.Add(-90 * time.Minute) }), calm, StateFresh, "the next row (2026-11-27 12:00:00Z) is due out at 2026-11-27 13:05:00Z"},
+		{"the next row is not out yet", with(func(s *published.Series) { s.Newest = now.Add(-90 * time.Minute) }), calm, StateFresh, "the next row (2026-11-27 12:00:00Z) is due out at 2026-11-27 13:05:00Z"},
 		// Newest 10:00: the 11:00 row was out at 12:05.
-		{"one row behind", with(func(s *collector.SeriesView) { s.Newest = now.Add(-150 * time.Minute) }), calm, StateAwaiting, "polling for the next row"},
-		{"two rows behind", with(func(s *collector.SeriesView) { s.Newest = now.Add(-210 * time.Minute) }), calm, StateLate, "polling for the next row"},
-		{"failing", with(func(s *collector.SeriesView) { s.OK = false; s.Newest = now.Add(-90 * time.Minute) }), calm, StateFailing, "retried after the failure"},
-		{"never called", with(func(s *collector.SeriesView) { s.OK, s.Attempted = false, false }), calm, StateFirst, "its first call"},
-		{"refused", with(func(s *collector.SeriesView) { s.OK, s.Refused = false, true }), calm, StateRefused, ""},
-		{"paused keyed", with(func(s *collector.SeriesView) { s.Tuple.Keyed = true }),
+		{"one row behind", with(func(s *published.Series) { s.Newest = now.Add(-150 * time.Minute) }), calm, StateAwaiting, "polling for the next row"},
+		{"two rows behind", with(func(s *published.Series) { s.Newest = now.Add(-210 * time.Minute) }), calm, StateLate, "polling for the next row"},
+		{"failing", with(func(s *published.Series) { s.OK = false; s.Newest = now.Add(-90 * time.Minute) }), calm, StateFailing, "retried after the failure"},
+		{"never called", with(func(s *published.Series) { s.OK, s.Attempted = false, false }), calm, StateFirst, "its first call"},
+		{"refused", with(func(s *published.Series) { s.OK, s.Refused = false, true }), calm, StateRefused, ""},
+		{"paused keyed", with(func(s *published.Series) { s.Tuple.Keyed = true }),
 			apiNow{now: now, pausedKeyed: pause{now.Add(time.Hour), "quota_exceeded"}}, StatePaused, "paused after quota_exceeded"},
-		{"a pause of the other lane", with(func(s *collector.SeriesView) { s.Newest = now.Add(-90 * time.Minute) }),
+		{"a pause of the other lane", with(func(s *published.Series) { s.Newest = now.Add(-90 * time.Minute) }),
 			apiNow{now: now, pausedKeyed: pause{now.Add(time.Hour), "quota_exceeded"}}, StateFresh, ""},
-		{"a pause that ended", with(func(s *collector.SeriesView) { s.Newest = now.Add(-90 * time.Minute) }),
+		{"a pause that ended", with(func(s *published.Series) { s.Newest = now.Add(-90 * time.Minute) }),
 			apiNow{now: now, paused: pause{now.Add(-time.Second), "rate_limited"}}, StateFresh, ""},
-		{"due while the budget is spent", with(func(s *collector.SeriesView) { s.Next = now.Add(-time.Minute) }),
+		{"due while the budget is spent", with(func(s *published.Series) { s.Next = now.Add(-time.Minute) }),
 			apiNow{now: now, spent: true, resume: now.Add(11*time.Hour + 30*time.Minute)}, StateHeld, "daily_budget has no call left"},
-		{"never called while the budget is spent", with(func(s *collector.SeriesView) { s.OK, s.Attempted = false, false }),
+		{"never called while the budget is spent", with(func(s *published.Series) { s.OK, s.Attempted = false, false }),
 			apiNow{now: now, spent: true, resume: now.Add(time.Hour)}, StateHeld, "daily_budget has no call left"},
-		{"one row behind while the budget is spent", with(func(s *collector.SeriesView) { s.Newest = now.Add(-150 * time.Minute) }),
+		{"one row behind while the budget is spent", with(func(s *published.Series) { s.Newest = now.Add(-150 * time.Minute) }),
 			apiNow{now: now, spent: true, resume: now.Add(time.Hour)}, StateHeld, "daily_budget has no call left"},
-		{"not due while the budget is spent", with(func(s *collector.SeriesView) { s.Newest = now.Add(-90 * time.Minute) }),
+		{"not due while the budget is spent", with(func(s *published.Series) { s.Newest = now.Add(-90 * time.Minute) }),
 			apiNow{now: now, spent: true}, StateFresh, ""},
-		{"cut by the plan", with(func(s *collector.SeriesView) { s.Newest = now.Add(-90 * time.Minute) }),
+		{"cut by the plan", with(func(s *published.Series) { s.Newest = now.Add(-90 * time.Minute) }),
 			apiNow{now: now, factor: map[string]float64{"k": 2.5}}, StateFresh, "polls one row in 2.5"},
-		{"in flight", with(func(s *collector.SeriesView) { s.InFlight = true; s.Newest = now.Add(-150 * time.Minute) }), calm, StateAwaiting, "a call is under way"},
-		{"deprecated", with(func(s *collector.SeriesView) { s.Deprecated = true; s.Newest = now.Add(-210 * time.Minute) }), calm, StateLate, "deprecated: its rows may no longer come"},
-		{"cache_ttl", with(func(s *collector.SeriesView) { s.Spacing, s.Tuple.CacheTTL = 0, 600 }), calm, StateFresh, "cache_ttl 10m"},
+		{"in flight", with(func(s *published.Series) { s.InFlight = true; s.Newest = now.Add(-150 * time.Minute) }), calm, StateAwaiting, "a call is under way"},
+		{"deprecated", with(func(s *published.Series) { s.Deprecated = true; s.Newest = now.Add(-210 * time.Minute) }), calm, StateLate, "deprecated: its rows may no longer come"},
+		{"cache_ttl", with(func(s *published.Series) { s.Spacing, s.Tuple.CacheTTL = 0, 600 }), calm, StateFresh, "cache_ttl 10m"},
 	} {
 		got := stateOf(c.s, c.a)
 		_, why := nextOf(c.s, got, c.a)

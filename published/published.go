@@ -1,0 +1,127 @@
+// Package published is what the refresh engines publish for the operator's
+// page (collector.Exporter.View): plain copies of the published state of
+// each API and series, their last answers and the text of their last
+// failure, read without an engine lock and without an upstream call.
+// Package collector fills them; package page reads them; neither side
+// writes what the other gave.
+package published
+
+import (
+	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/decode"
+	"github.com/onchain-exporter/onchain_exporter/upstream"
+)
+
+// API is what one API's engine published last.
+type API struct {
+	Name   string
+	API    *config.API      // the section in force; never written
+	Client *upstream.Client // its client: limits, budget, pauses
+	// Filled says every tuple has had its first refresh.
+	Filled bool
+	Series []Series // in the configuration's order
+}
+
+// Series is what the engine published of one tuple.
+type Series struct {
+	Tuple *config.Tuple // the tuple in force; never written
+	// OK: the last refresh succeeded; Attempted: one has ended;
+	// InFlight: one is under way; Served: its values are on /metrics.
+	OK, Attempted, InFlight, Served, Deprecated bool
+	// Refused: the key's plan refuses its request, as
+	// onchain_exporter_query_refused says.
+	Refused      bool
+	FailingSince time.Time
+	Next         time.Time // when its next refresh is due
+	Newest       time.Time // start of the newest row fetched
+	// Spacing is the spacing of its rows, 0 when it is not scheduled by
+	// rows (cache_ttl); Earliest the offset from a row's start at which
+	// its rows are taken to be out, 0 until a row came.
+	Spacing, Earliest time.Duration
+	// Unit is what a cluster member owns: the tuples of one endpoint and
+	// window (collector.Exporter.Owner).
+	Unit string
+	// Answers are its last outcomes, oldest first (at most 8);
+	// shared with the engine, never to be written.
+	Answers []Answer
+	// LastError is the text of its last failure, credentials masked by
+	// upstream's rule (upstream.Client.Clean); "" once a refresh succeeds.
+	LastError string
+}
+
+// EndpointWindow names a publication delay: an API's endpoint and window.
+type EndpointWindow struct{ API, Endpoint, Window string }
+
+// Outcome is what a refresh came to.
+type Outcome uint8
+
+// The outcomes of an Answer.
+const (
+	AnswerOK      Outcome = iota // values came, and are served
+	AnswerError                  // the call, or its answer, failed (Code)
+	AnswerRefused                // the key's plan refused the request
+	AnswerHeld                   // not sent: a limit had no turn for it (HeldBy)
+)
+
+func (o Outcome) String() string { return [...]string{"ok", "error", "refused", "held"}[o] }
+
+// Caller is the member an Answer's call was made by.
+type Caller uint8
+
+// The callers of an Answer.
+const (
+	ByThis     Caller = iota // this member, for itself or a unit it owns
+	ByFallback               // this member, for a unit whose owner's row did not come
+	ByPeer                   // another member, whose row this member took
+)
+
+func (c Caller) String() string { return [...]string{"this member", "fallback", "peer"}[c] }
+
+// Limit is what held a call back.
+type Limit uint8
+
+// The limits that hold a call back.
+const (
+	NotHeld           Limit = iota
+	HeldByRateLimit         // rate_limit had no turn for it before its deadline
+	HeldByDailyBudget       // daily_budget had no call for it
+)
+
+func (l Limit) String() string { return [...]string{"", "rate_limit", "daily_budget"}[l] }
+
+// Answer is one outcome of a tuple's refresh, as the operator's page lists
+// a series' last ones.
+type Answer struct {
+	At time.Time // when the call was sent (by a peer: as it says)
+	// Duration is from sending to the outcome here; 0 when not known (a
+	// peer's call) or nothing was sent (held).
+	Duration time.Duration
+	Outcome  Outcome
+	By       Caller
+	// HeldBy is the limit that held the call back, and Wait how long
+	// after At it has a turn again (AnswerHeld).
+	HeldBy Limit
+	Wait   time.Duration
+	Code   string // the error's code, as api_errors_total counts it; "" when ok
+	// Shape is where the answer held its rows and their time, as decode
+	// found them (nil: no answer was read, or it held no rows); Samples
+	// and Fields count the values it gave and their distinct fields;
+	// Newest is its newest row.
+	Shape           *decode.Shape
+	Samples, Fields int
+	Newest          time.Time
+	// Note is what reading the answer said beside its values (fields
+	// skipped, rows dated in the future), masked.
+	Note string
+}
+
+// Until is when the limit that held the call back has a turn again; zero
+// when none held it.
+func (a *Answer) Until() time.Time {
+	if a.HeldBy == NotHeld {
+		return time.Time{}
+	}
+	return a.At.Add(a.Wait)
+}
