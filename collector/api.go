@@ -3,8 +3,6 @@ package collector
 import (
 	"context"
 	"errors"
-	"net/url"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -291,12 +289,4 @@ func (c *apiCollector) fetch(ctx context.Context, up *upstream.Client, t *config
 		up.Shapes().Tuple(t, d.Shape)
 	}
 	return d, nil
-}
-
-// redactedQuery renders a query for logs and the page by the one masking
-// rule, upstream's (upstream.ShownURL): a credential parameter's value is
-// masked. The credential is never in a tuple's query; the rule holds all
-// the same.
-func redactedQuery(q url.Values) string {
-	return strings.TrimPrefix(upstream.ShownURL(&url.URL{RawQuery: q.Encode()}), "?")
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/go-kit/log/level"
 
 	"github.com/onchain-exporter/onchain_exporter/schedule"
+	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
 // handleLocked passes an event of a tuple through the door (step) and
@@ -54,7 +55,7 @@ func (c *apiCollector) applyLocked(st *tupleState, fx effects) {
 		if fx.why != "" && !c.refusedLogged[fx.refused] {
 			c.refusedLogged[fx.refused] = true
 			level.Warn(c.logger).Log("msg", "a row was refused; the tuple keeps what it had (logged once per reason)", "reason", fx.refused,
-				"endpoint", t.Path, "query", redactedQuery(t.Query), "err", fx.why)
+				"endpoint", t.Path, "query", upstream.ShownQuery(t.Query), "err", fx.why)
 		}
 		return
 	}
@@ -119,7 +120,7 @@ func (c *apiCollector) logLocked(st *tupleState, logs []logLine) {
 		if l.warn {
 			lg = level.Warn(c.logger)
 		}
-		kv := []any{"msg", l.msg, "endpoint", st.tuple.Path, "query", redactedQuery(st.tuple.Query)}
+		kv := []any{"msg", l.msg, "endpoint", st.tuple.Path, "query", upstream.ShownQuery(st.tuple.Query)}
 		if l.err != "" {
 			kv = append(kv, "err", l.err)
 		}

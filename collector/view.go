@@ -58,9 +58,6 @@ func (e *Exporter) Owner(unit string) string {
 	return owner
 }
 
-// LoggedQuery is a tuple's query as the engine's log lines show it.
-func LoggedQuery(t *config.Tuple) string { return redactedQuery(t.Query) }
-
 // PublicationDelays are the learned publication delays as
 // onchain_exporter_publication_delay_seconds serves them.
 func (e *Exporter) PublicationDelays() map[published.EndpointWindow]time.Duration {

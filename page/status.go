@@ -239,7 +239,7 @@ func seriesOf(src Source, api string, s published.Series, state string, an apiNo
 		out.Endpoint = t.Entry.Path
 	}
 	out.Request = t.Path
-	if q := collector.LoggedQuery(t); q != "" {
+	if q := upstream.ShownQuery(t.Query); q != "" {
 		out.Request += "?" + q
 	}
 	out.Request = src.Clean(api, out.Request)

@@ -86,6 +86,13 @@ func (e *Error) Error() string {
 // (auth: query): a URL shown in a message masks their values.
 var credentialParams = map[string]bool{"api_key": true}
 
+// ShownQuery is a query as logs and the operator's page show it, by
+// ShownURL's rule: a credential parameter's value masked. (The credential
+// is never in a tuple's query; the rule holds all the same.)
+func ShownQuery(q url.Values) string {
+	return strings.TrimPrefix(ShownURL(&url.URL{RawQuery: q.Encode()}), "?")
+}
+
 // ShownURL is a request URL as a message or log line may show it: scheme,
 // host, path and query, the values of credential parameters masked, and
 // no user information.
