@@ -5,11 +5,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
+	"github.com/onchain-exporter/onchain_exporter/schedule"
 )
 
 // TestFutureRowIsNotTrusted: an answer whose newest row is dated in 9999
@@ -79,13 +82,21 @@ data:
 }
 
 // TestFutureRowTeachesNoDelay: answers whose only row is dated in 9999
-// (an upstream gone wrong for a while) fail with future_row and are
-// polled on, but teach the schedule nothing: once the upstream is sane
-// again, the publication delay learned before stays where it was, and
-// rows are served when they appear, not a back-off later.
+// (an upstream gone wrong for the first 3 minutes of every 10, for a
+// while) fail with future_row and are polled on, but teach the schedule
+// nothing: no miss, no back-off. While the upstream goes wrong, each row
+// is fetched within a learn step of the moment it answers with it again
+// (a back-off after each future row left it unfetched for minutes), and
+// once the upstream is sane again, the publication delay learned before
+// stays where it was, and rows are served when they appear.
 func TestFutureRowTeachesNoDelay(t *testing.T) {
 	c := newClock()
 	var future atomic.Bool
+	var mu sync.Mutex
+	// late is, for each row fetched while the upstream went wrong, how
+	// long after the upstream answered with it again (3 minutes into its
+	// interval) it was first fetched.
+	late := map[time.Time]time.Duration{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		now := c.Now().UTC()
 		var rows []map[string]any
@@ -95,6 +106,13 @@ func TestFutureRowTeachesNoDelay(t *testing.T) {
 			// Rows out as their interval closes.
 			// (40 s after they close).
 			last := now.Add(-40 * time.Second).Truncate(10 * time.Minute).Add(-10 * time.Minute)
+			if future.Load() {
+				mu.Lock()
+				if _, ok := late[last]; !ok {
+					late[last] = now.Sub(last.Add(10*time.Minute + 3*time.Minute))
+				}
+				mu.Unlock()
+			}
 			for i := 0; i < 3; i++ {
 				at := last.Add(-time.Duration(i) * 10 * time.Minute)
 				rows = append(rows, map[string]any{"datetime": at.Format("2006-01-02 15:04:05"), "events_mint_count": at.Minute()})
@@ -124,6 +142,17 @@ data:
 	future.Store(true)
 	runUntil(c, e.exp, c.Now().Add(25*time.Minute))
 	future.Store(false)
+	mu.Lock()
+	if len(late) < 2 {
+		t.Errorf("%d rows fetched while the upstream went wrong, want two at least", len(late))
+	}
+	for row, d := range late {
+		// A learn step of 10min rows is well under 30 s.
+		if d > 30*time.Second {
+			t.Errorf("the %s row was fetched %s after the upstream answered with it again: the future rows before it backed the schedule off", row.Format(time.TimeOnly), d)
+		}
+	}
+	mu.Unlock()
 	runUntil(c, e.exp, c.Now().Add(time.Hour))
 	after := delay()
 	body := e.serve("10")
@@ -155,4 +184,120 @@ func runUntil(c *fakeapi.SimClock, exp *Exporter, end time.Time) {
 		c.Set(end)
 	}
 	exp.Settle()
+}
+
+// TestFutureDatedPeerEstimateTeachesNothing: a peer's row whose learned
+// publication delay is dated in 9999 (the estimate's newest row, Seen) and
+// says rows come 54 s after their interval closes, when they come 1.25 s
+// after, teaches this member's schedule nothing: the delay it learned
+// stays, and rows are fetched as soon after they appear as before. (Taken
+// as it came, such an estimate moved the learned delay to 54 s for good:
+// no row could be newer than its Seen, so nothing learned later replaced
+// it, and every row was served about 55 s after it appeared.)
+func TestFutureDatedPeerEstimateTeachesNothing(t *testing.T) {
+	c := newClock()
+	const pub = 1250 * time.Millisecond
+	var mu sync.Mutex
+	found := map[time.Time]time.Duration{} // a row's interval start: how long after it appeared it was first fetched
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		now := c.Now().UTC()
+		last := now.Add(-pub).Truncate(10 * time.Minute).Add(-10 * time.Minute) // out pub after its interval closes
+		mu.Lock()
+		if _, ok := found[last]; !ok {
+			found[last] = now.Sub(last.Add(10 * time.Minute).Add(pub))
+		}
+		mu.Unlock()
+		var rows []map[string]any
+		for i := 0; i < 3; i++ {
+			at := last.Add(-time.Duration(i) * 10 * time.Minute)
+			rows = append(rows, map[string]any{"datetime": at.Format("2006-01-02 15:04:05"), "events_mint_count": at.Minute()})
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"status": map[string]any{"code": 200, "message": "success"},
+			"result": map[string]any{"window": "10min", "data": rows},
+		})
+	}))
+	t.Cleanup(srv.Close)
+	// A member alone in its cluster: it owns the tuple, and a row of its
+	// own name is its owner's.
+	r := startReplica(t, "a", `
+data:
+  url: "{{URL}}"
+  token_env: T
+  metrics:
+    - path: /v2/network/events-count
+      window: 10min
+      asset: usdt
+`, &testtool.Upstream{Clock: c, Srv: srv})
+	e := r.env
+	// worstLag is the latest a row that appeared since from was fetched
+	// after it appeared.
+	worstLag := func(from time.Time) time.Duration {
+		mu.Lock()
+		defer mu.Unlock()
+		worst := time.Duration(0)
+		for start, lag := range found {
+			if start.Add(10*time.Minute+pub).After(from) && lag > worst {
+				worst = lag
+			}
+		}
+		return worst
+	}
+	delay := func() float64 {
+		return counter(e.serve("10"), `onchain_exporter_publication_delay_seconds{`)
+	}
+	// learned is the publication delay the engine's schedule holds for
+	// the tuple's key now (the gauge shows it once the next row is found).
+	learned := func() time.Duration {
+		eng := engines(e.exp)[0]
+		eng.mu.Lock()
+		key := eng.states[0].delayKey()
+		eng.mu.Unlock()
+		return eng.sched.book.Publication(key, 10*time.Minute)
+	}
+	e.scrape("10")
+	runUntil(c, e.exp, c.Now().Add(3*time.Hour))
+	before, lagBefore, learnedBefore := delay(), worstLag(c.Now().Add(-2*time.Hour)), learned()
+	if lagBefore > 10*time.Second {
+		t.Fatalf("rows fetched up to %s after they appear before any peer's row: the schedule did not learn the delay", lagBefore)
+	}
+
+	// A peer's row of the tuple, newer than this member's, carrying an
+	// estimate dated in 9999.
+	var rows []peerRow
+	for _, eng := range engines(e.exp) {
+		rows = eng.appendRows(rows, r.peer)
+	}
+	if len(rows) != 1 {
+		t.Fatalf("%d rows, want the tuple's one", len(rows))
+	}
+	row := rows[0]
+	row.State.LastAttempt, row.State.LastSuccess = c.Now(), c.Now()
+	row.Delay = &schedule.Estimate{First: 10*time.Minute + 54*time.Second, Depth: time.Second, Learned: true, Rows: 50,
+		Seen: time.Date(9999, 12, 31, 23, 50, 0, 0, time.UTC)}
+	b, err := json.Marshal(row)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (replicated{e.exp}).Merge(b); err != nil {
+		t.Fatal(err)
+	}
+	merged := c.Now()
+	if got := learned(); (got - learnedBefore).Abs() > time.Second {
+		t.Errorf("the schedule's publication delay moved from %s to %s on a peer's estimate dated 9999", learnedBefore, got)
+	}
+	runUntil(c, e.exp, c.Now().Add(3*time.Hour))
+	after, lagAfter := delay(), worstLag(merged)
+	t.Logf("publication delay %v s before, %v s after; rows fetched at worst %s after they appear before, %s after", before, after, lagBefore, lagAfter)
+	if after > before+1 {
+		t.Errorf("the publication delay moved from %v s to %v s after a peer's estimate dated 9999", before, after)
+	}
+	if lagAfter > lagBefore+5*time.Second {
+		t.Errorf("rows fetched up to %s after they appear after a peer's estimate dated 9999, %s before", lagAfter, lagBefore)
+	}
+	// The row itself was good, newer and its owner's: taken, its
+	// estimate left out.
+	if got := seriesValue(e.serve("10"), "onchain_exporter_cluster_rows_received_total", "api", "data"); got != "1" {
+		t.Errorf("cluster_rows_received_total = %q, want the row taken (1): the test did not reach the estimate", got)
+	}
 }
