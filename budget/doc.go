@@ -14,6 +14,8 @@
 // refresh engine sets from them (Metrics).
 //
 // Everything here is pure: no I/O (a Reserver, given by persist.Store,
-// writes through package state), no goroutines, and the time is passed
-// in. Budget is safe for concurrent use; the rest are values.
+// writes through package state; a Budget's logger, SetLogger, gets the
+// other members' counts it refuses), no goroutines, and the time is
+// passed in (in a cluster a Budget takes its day on the cluster's clock,
+// SetClock). Budget is safe for concurrent use; the rest are values.
 package budget
