@@ -138,16 +138,22 @@ type replicated struct{ e *Exporter }
 
 // A full state (MarshalBinary) is a gzip stream of frames, one a row:
 // the row's length (uvarint) and its JSON, as a delta carries it. About
-// 770 bytes of JSON a tuple compress to about a tenth, so that the state
-// of max_tuples' 100 000 fits a push/pull (memberlist's 20 MiB, and
+// 770 bytes of JSON a tuple compress to 30-40 (BENCHMARKS.md), so that the
+// state of max_tuples' 100 000 fits a push/pull (memberlist's 20 MiB, and
 // --cluster.max-state-bytes' default). It is read a frame at a time: what
-// a peer sends expands by at most maxRowBytes a row and maxFullRows rows.
+// a peer sends expands by at most maxRowBytes a row, maxFullRows rows and
+// maxExpansion times its own size.
 // A delta is one row's JSON; a full state of an earlier version, a JSON
 // array of rows, is still taken.
 const (
 	// maxRowBytes bounds one row of a full state: a tuple's samples are
 	// bounded by max_fields, far below it.
 	maxRowBytes = 1 << 20
+	// maxExpansion bounds the bytes a full state expands to, as a
+	// multiple of its own (a state of the exporter's expands about 20
+	// times), with a floor of minExpanded for a small one.
+	maxExpansion = 64
+	minExpanded  = 16 << 20
 	// fullBatch is how many rows are taken under one hold of an engine's
 	// lock: its refreshes wait at most one batch.
 	fullBatch = 512
@@ -224,6 +230,7 @@ func (r replicated) mergeFull(b []byte, later map[*apiCollector]map[string]bool)
 	}
 	in := bufio.NewReader(zr)
 	limit := maxFullRows(*r.e.served.Load())
+	budget := max(maxExpansion*len(b), minExpanded)
 	batch := make([]peerRow, 0, fullBatch)
 	var buf []byte
 	n := 0
@@ -239,7 +246,10 @@ func (r replicated) mergeFull(b []byte, later map[*apiCollector]map[string]bool)
 			err = fmt.Errorf("a peer's full state has more than %d rows (twice the tuples configured here, and a margin)", limit)
 		case size > maxRowBytes:
 			err = fmt.Errorf("a peer's full state, row %d: %d bytes, more than %d", n, size, maxRowBytes)
+		case size > uint64(budget):
+			err = fmt.Errorf("a peer's full state of %d bytes expands past %d (%d times its size) at row %d", len(b), max(maxExpansion*len(b), minExpanded), maxExpansion, n)
 		}
+		budget -= int(size)
 		if err == nil {
 			buf = slices.Grow(buf[:0], int(size))[:size]
 			if _, err = io.ReadFull(in, buf); err != nil {

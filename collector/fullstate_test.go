@@ -116,6 +116,13 @@ func TestFullStateRefused(t *testing.T) {
 		many = append(many, frame(good))
 	}
 	whole := gzipFrames(t, frame(good))
+	// Rows of 1 MiB of spaces after a row's JSON: each within a row's
+	// bound, all of them far past what the compressed state may expand to.
+	padded := append(append([]byte(nil), good...), bytes.Repeat([]byte{' '}, maxRowBytes-len(good))...)
+	var bigRows [][]byte
+	for range 20 {
+		bigRows = append(bigRows, frame(padded))
+	}
 	for _, c := range []struct {
 		name string
 		b    []byte
@@ -128,6 +135,7 @@ func TestFullStateRefused(t *testing.T) {
 		{"a length past the end", gzipFrames(t, frame(good), binary.AppendUvarint(nil, 500), []byte("{}")), "row 1: unexpected EOF", true},
 		{"a row that is not JSON", gzipFrames(t, frame(good), frame([]byte("{nope"))), "row 1: invalid character", true},
 		{"more rows than the file has tuples", gzipFrames(t, many...), "has more than 1032 rows", true},
+		{"expands past 64 times its size", gzipFrames(t, append([][]byte{frame(good)}, bigRows...)...), "expands past 16777216 (64 times its size) at row ", true},
 		{"not JSON, not gzip", []byte("\x00\x01garbage"), "a peer's row: ", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
