@@ -54,9 +54,10 @@ type JoinOptions struct {
 type JoinRun struct {
 	JoinOptions
 	// Fill is how long the first member took to serve every tuple (each
-	// fetched), FirstRSS and FirstHeap its resident memory and heap in
-	// use then: what the joiner's figures compare with.
-	Fill                time.Duration
+	// fetched), FirstCPU its CPU time until then, FirstRSS and FirstHeap
+	// its resident memory and heap in use then: what the joiner's figures
+	// compare with.
+	Fill, FirstCPU      time.Duration
 	FirstRSS, FirstHeap float64
 	// Healthy is the time from the joiner's start to its first answer
 	// on /-/healthy; FirstScrape to its first answer on /metrics;
@@ -115,6 +116,7 @@ func RunJoin(o JoinOptions) (*JoinRun, error) {
 			r.FirstHeap = metricSum(body, "go_memstats_heap_inuse_bytes")
 			rss, _ := rssOf("/proc/" + strconv.Itoa(first.cmd.Process.Pid) + "/status")
 			r.FirstRSS = float64(rss)
+			r.FirstCPU, _ = cpuOf(first.cmd.Process.Pid)
 			break
 		}
 		if time.Now().After(fillBy) {

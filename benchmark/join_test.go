@@ -46,16 +46,16 @@ func TestJoinProcess(t *testing.T) {
 			t.Fatalf("go build: %v\n%s", err, out)
 		}
 	}
-	fmt.Println("| tuples | full state | refused | joiner: /-/healthy after | first /metrics after | serves every tuple after | calls | CPU | RSS (peak) | heap in use | first member: fill, RSS, heap |")
+	fmt.Println("| tuples | full state | refused | joiner: /-/healthy after | first /metrics after | serves every tuple after | calls | CPU | RSS (peak) | heap in use | first member: fill, CPU, RSS, heap |")
 	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, n := range sizes {
 		r, err := RunJoin(JoinOptions{Tuples: n, Bin: bin, Dir: t.TempDir(), MaxStateBytes: maxState})
 		if err != nil {
 			t.Fatalf("%d tuples: %v", n, err)
 		}
-		fmt.Printf("| %d | %.2f MB | %.0f | %s | %s | %s | %.0f | %s | %.0f MiB (%.0f MiB) | %.0f MiB | %s, %.0f MiB, %.0f MiB |\n", n, r.FullState/1e6, r.FullRefused,
+		fmt.Printf("| %d | %.2f MB | %.0f | %s | %s | %s | %.0f | %s | %.0f MiB (%.0f MiB) | %.0f MiB | %s, %s, %.0f MiB, %.0f MiB |\n", n, r.FullState/1e6, r.FullRefused,
 			r.Healthy.Round(10e6), r.FirstScrape.Round(10e6), r.Serves.Round(10e6), r.Calls, r.CPU, float64(r.RSS)/(1<<20), float64(r.PeakRSS)/(1<<20),
-			r.Heap/(1<<20), r.Fill.Round(1e8), r.FirstRSS/(1<<20), r.FirstHeap/(1<<20))
+			r.Heap/(1<<20), r.Fill.Round(1e8), r.FirstCPU, r.FirstRSS/(1<<20), r.FirstHeap/(1<<20))
 	}
 }
 
