@@ -65,10 +65,11 @@ func (c *apiCollector) touch(now time.Time) {
 	}
 }
 
-// idle says whether nobody scrapes: never yet, or not for a while. A
-// member of a cluster, once the cluster is scraped (it was, or a peer
-// sent it its whole state), does not idle: the others serve what it owns
-// to scrapers it may never see (a Service target balanced to one pod).
+// idle says whether nobody scrapes: never yet, or not for a while; or
+// whether this member is joining its cluster. A member of a cluster, once
+// the cluster is scraped (it was, or a peer sent it its whole state), does
+// not idle otherwise: the others serve what it owns to scrapers it may
+// never see (a Service target balanced to one pod).
 func (c *apiCollector) idle(now time.Time) bool {
 	if c.peer.Joining() {
 		// The others' full state is on its way (cluster.go): nothing is
