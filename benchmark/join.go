@@ -368,9 +368,9 @@ func statusKB(pid int, name string) (int64, error) {
 // JoinInProcess is a join with both members in this process on the
 // wall clock, for a logic check and a profile: the first member serves
 // every one of tuples tuples, the second joins it. It returns how long the
-// second member's Join took, the bytes of full state it received, and
-// the tuples it then served and the calls it made.
-func JoinInProcess(tuples int) (join time.Duration, fullState float64, served int, calls float64, err error) {
+// second member's Join took, the full states it received and their
+// bytes, and the tuples it then served and the calls it made.
+func JoinInProcess(tuples int) (join time.Duration, fullStates, fullBytes float64, served int, calls float64, err error) {
 	up := joinUpstream()
 	defer up.Close()
 	yml := joinConfig(up.URL, tuples)
@@ -400,31 +400,44 @@ func JoinInProcess(tuples int) (join time.Duration, fullState float64, served in
 	}
 	first, err := start("first")
 	if err != nil {
-		return 0, 0, 0, 0, err
+		return 0, 0, 0, 0, 0, err
 	}
 	if err := first.peer.Join(context.Background()); err != nil {
-		return 0, 0, 0, 0, err
+		return 0, 0, 0, 0, 0, err
 	}
 	body, err := scrapeWithin(first.exp, "120") // the first fill
 	if err != nil {
-		return 0, 0, 0, 0, fmt.Errorf("the first member: %w", err)
+		return 0, 0, 0, 0, 0, fmt.Errorf("the first member: %w", err)
 	}
 	if n := bytes.Count(body, []byte("\nonchain_exporter_last_success_timestamp_seconds{")); n != tuples {
-		return 0, 0, 0, 0, fmt.Errorf("the first member serves %d of %d tuples", n, tuples)
+		return 0, 0, 0, 0, 0, fmt.Errorf("the first member serves %d of %d tuples", n, tuples)
 	}
 	joiner, err := start("joiner", first.peer.Self().Address)
 	if err != nil {
-		return 0, 0, 0, 0, err
+		return 0, 0, 0, 0, 0, err
 	}
 	began := time.Now()
 	if err := joiner.peer.Join(context.Background()); err != nil {
-		return 0, 0, 0, 0, err
+		return 0, 0, 0, 0, 0, err
 	}
 	join = time.Since(began)
 	if body, err = scrapeWithin(joiner.exp, "120"); err != nil {
-		return 0, 0, 0, 0, fmt.Errorf("the joiner: %w", err)
+		return 0, 0, 0, 0, 0, fmt.Errorf("the joiner: %w", err)
 	}
 	served = bytes.Count(body, []byte("\nonchain_exporter_last_success_timestamp_seconds{"))
 	c := joiner.counts()
-	return join, c.fullReceived, served, float64(c.sent), nil
+	fams, err := joiner.reg.Gather()
+	if err != nil {
+		return 0, 0, 0, 0, 0, err
+	}
+	for _, f := range fams {
+		if f.GetName() == "onchain_exporter_cluster_messages_received_total" {
+			for _, mt := range f.GetMetric() {
+				if labelOf(mt, "kind") == "full" {
+					fullStates += mt.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return join, fullStates, c.fullReceived, served, float64(c.sent), nil
 }

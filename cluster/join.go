@@ -100,6 +100,11 @@ func (p *Peer) reconnect() {
 		case <-t.C:
 		}
 		p.reloadKeys()
+		if p.Joining() {
+			// A join under way (its push/pull may take a while at many
+			// tuples) is not made twice.
+			continue
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), p.cfg.ReconnectInterval)
 		addrs, errs := resolvePeers(ctx, p.cfg.Peers, p.lookup)
 		cancel()
