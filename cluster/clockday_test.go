@@ -62,14 +62,19 @@ func TestBudgetDayOnTheClusterClock(t *testing.T) {
 
 // A member of another configuration digest is logged at warn, naming it,
 // once however many heartbeats say so, and at info when it runs this
-// member's configuration again.
+// member's configuration again; one that set none yet (starting) is not.
 func TestOtherConfigLogged(t *testing.T) {
 	a := start(t, testConfig("a"))
 	b := start(t, testConfig("b", a.address()))
 	eventually(t, "a and b serve", seeAll([]*member{a, b}, "a", "b"))
 	a.SetConfigDigest("file-1")
-	b.SetConfigDigest("file-2")
 	warned := func() int { return strings.Count(a.logs.String(), "a member runs another configuration") }
+	eventually(t, "a no longer counts b, of no digest yet, as serving", func() bool { return len(a.Members()) == 1 })
+	time.Sleep(5 * a.cfg.heartbeatInterval())
+	if n := warned(); n != 0 {
+		t.Errorf("b, which set no digest yet, logged %d times by a as another configuration:\n%s", n, a.logs.String())
+	}
+	b.SetConfigDigest("file-2")
 	eventually(t, "a logs b's other configuration", func() bool { return warned() > 0 })
 	time.Sleep(10 * a.cfg.heartbeatInterval()) // ten heartbeats more
 	if n := warned(); n != 1 {

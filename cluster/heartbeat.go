@@ -19,7 +19,8 @@ import (
 // configuration, owns nothing: the others fetch what it would own, twice
 // at worst, never zero times. A member of another digest is logged at
 // warn when its heartbeat first says so (and when its digest changes, at
-// most every otherConfigLogEvery), at info when it runs this one's again,
+// most every otherConfigLogEvery; not while it has set none, as a member
+// starting has not), at info when it runs this one's again,
 // and shows as live but not serving (onchain_exporter_cluster_live_members
 // above onchain_exporter_cluster_members; Health's SameConfig).
 //
@@ -171,6 +172,10 @@ func (p *Peer) receiveHeartbeat(b []byte) {
 	h := heard{digest: digest, at: now, offset: sent.Sub(p.clock()), warned: prev.warned, warnedAt: prev.warnedAt}
 	var line []any
 	switch {
+	case digest == "":
+		// None set yet: a member starting, whose heartbeats may go out
+		// before its configuration is in force. It does not serve here,
+		// unlogged.
 	case digest != p.digest && (!had || prev.warned != digest) && (prev.warnedAt.IsZero() || now.Sub(prev.warnedAt) >= otherConfigLogEvery):
 		h.warned, h.warnedAt = digest, now
 		line = []any{"msg", "a member runs another configuration: it owns no unit here, and each fetches what the other would own until both run the same file",
