@@ -32,6 +32,8 @@
 //     packet), and its whole copy moves by push/pull when a member joins
 //     and every push/pull interval;
 //   - message.go: the wire format inside memberlist's messages;
+//   - frames.go: a frame stream, the compact whole copy a State may send
+//     (gzip of frames, read back a frame at a time within bounds);
 //   - metrics.go: the onchain_exporter_cluster_* metrics.
 //
 // Order of use: Create, AddState for every State, Join (or

@@ -22,7 +22,9 @@
 //     published view, and the snapshots a Keeper (package persist, over
 //     the files of --storage.path) writes and hands back, each tuple's
 //     entry taken back through the door's checks (TakeSaved);
-//   - cluster.go: the rows members share (package cluster);
+//   - cluster.go, replicated.go: the rows members share (package
+//     cluster): each row sent and taken, and the full state a member
+//     that joins takes, a batch of rows at a time;
 //   - exporter.go, view.go: /metrics (the series rendered at refresh,
 //     written by package exposition) and the page, which only read the
 //     published views.

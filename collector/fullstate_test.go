@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onchain-exporter/onchain_exporter/cluster"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 )
 
@@ -110,7 +111,7 @@ func TestFullStateRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	huge := binary.AppendUvarint(nil, maxRowBytes+1)
+	huge := binary.AppendUvarint(nil, cluster.MaxFrameBytes+1)
 	many := make([][]byte, 0, 3000)
 	for range 3000 {
 		many = append(many, frame(good))
@@ -118,7 +119,7 @@ func TestFullStateRefused(t *testing.T) {
 	whole := gzipFrames(t, frame(good))
 	// Rows of 1 MiB of spaces after a row's JSON: each within a row's
 	// bound, all of them far past what the compressed state may expand to.
-	padded := append(append([]byte(nil), good...), bytes.Repeat([]byte{' '}, maxRowBytes-len(good))...)
+	padded := append(append([]byte(nil), good...), bytes.Repeat([]byte{' '}, cluster.MaxFrameBytes-len(good))...)
 	var bigRows [][]byte
 	for range 20 {
 		bigRows = append(bigRows, frame(padded))
@@ -130,12 +131,12 @@ func TestFullStateRefused(t *testing.T) {
 		took bool
 	}{
 		{"not gzip after its magic", []byte{0x1f, 0x8b, 0, 1, 2}, "a peer's full state: ", false},
-		{"cut short", whole[:len(whole)-12], "a peer's full state, row ", true},
-		{"a row larger than a row can be", gzipFrames(t, frame(good), huge, bytes.Repeat([]byte{'x'}, 64)), "row 1: 1048577 bytes, more than 1048576", true},
-		{"a length past the end", gzipFrames(t, frame(good), binary.AppendUvarint(nil, 500), []byte("{}")), "row 1: unexpected EOF", true},
-		{"a row that is not JSON", gzipFrames(t, frame(good), frame([]byte("{nope"))), "row 1: invalid character", true},
-		{"more rows than the file has tuples", gzipFrames(t, many...), "has more than 1032 rows", true},
-		{"expands past 64 times its size", gzipFrames(t, append([][]byte{frame(good)}, bigRows...)...), "expands past 16777216 (64 times its size) at row ", true},
+		{"cut short", whole[:len(whole)-12], "a peer's full state: frame ", true},
+		{"a row larger than a row can be", gzipFrames(t, frame(good), huge, bytes.Repeat([]byte{'x'}, 64)), "frame 1: 1048577 bytes, more than 1048576", true},
+		{"a length past the end", gzipFrames(t, frame(good), binary.AppendUvarint(nil, 500), []byte("{}")), "frame 1: unexpected EOF", true},
+		{"a row that is not JSON", gzipFrames(t, frame(good), frame([]byte("{nope"))), "frame 1: invalid character", true},
+		{"more rows than the file has tuples", gzipFrames(t, many...), "more than 1032 frames", true},
+		{"expands past 64 times its size", gzipFrames(t, append([][]byte{frame(good)}, bigRows...)...), "expand past 16777216 (64 times their size) at frame ", true},
 		{"not JSON, not gzip", []byte("\x00\x01garbage"), "a peer's row: ", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
