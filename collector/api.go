@@ -42,7 +42,7 @@ type apiCollector struct {
 	// outcomes go to the others by, cm the cluster's families (cluster.go).
 	peer *cluster.Peer
 	rows *cluster.Channel
-	cm   *clusterMetrics
+	cm   *cluster.RowMetrics
 
 	mu sync.Mutex // guards what follows and every tupleState of this API
 	// The configuration in force: replaced by reconcile, read by a

@@ -50,7 +50,7 @@ func (c *apiCollector) applyLocked(st *tupleState, fx effects) {
 	t := st.tuple
 	if fx.refused != "" {
 		if c.cm != nil {
-			c.cm.refused.WithLabelValues(c.name, fx.refused).Inc()
+			c.cm.Refused.WithLabelValues(c.name, fx.refused).Inc()
 		}
 		if fx.why != "" && !c.refusedLogged[fx.refused] {
 			c.refusedLogged[fx.refused] = true
@@ -80,10 +80,10 @@ func (c *apiCollector) applyLocked(st *tupleState, fx effects) {
 			if fx.fallback {
 				role = "fallback"
 			}
-			c.cm.refreshes.WithLabelValues(c.name, role).Inc()
+			c.cm.Refreshes.WithLabelValues(c.name, role).Inc()
 		}
 		if fx.received {
-			c.cm.received.WithLabelValues(c.name).Inc()
+			c.cm.Received.WithLabelValues(c.name).Inc()
 		}
 		if fx.send {
 			c.sendLocked(st)

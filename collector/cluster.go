@@ -4,11 +4,9 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/go-kit/log/level"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/onchain-exporter/onchain_exporter/cluster"
 	"github.com/onchain-exporter/onchain_exporter/config"
@@ -35,13 +33,13 @@ import (
 const stateKey = "rows"
 
 // peerRow is one outcome of a tuple as a member sends it: its state, its
-// samples by the file's field (wireSample), what the owner learned.
+// samples by the file's field (decode.Wire), what the owner learned.
 type peerRow struct {
-	API     string       `json:"api"`
-	Key     string       `json:"key"`
-	Digest  string       `json:"digest"` // digest: the same request and series
-	State   Tuple        `json:"state"`  // its Samples go as Samples
-	Samples []wireSample `json:"s,omitempty"`
+	API     string        `json:"api"`
+	Key     string        `json:"key"`
+	Digest  string        `json:"digest"` // digest: the same request and series
+	State   Tuple         `json:"state"`  // its Samples go as Samples
+	Samples []decode.Wire `json:"s,omitempty"`
 	// Delay is what the key learned of publication delays, at the owner.
 	Delay *schedule.Estimate `json:"delay,omitempty"`
 	// Member and its count of the API's calls on the UTC day Day: the
@@ -49,81 +47,6 @@ type peerRow struct {
 	Member string    `json:"member"`
 	Day    time.Time `json:"day"`
 	Used   int       `json:"used"`
-}
-
-// wireSample is a sample as a peer sends it: the key of its field in the
-// tuple's fields (or, D, the answer's name of a field outside the
-// catalog, named by the naming rule), the values of its labels, its
-// value. Both members have the file: the field itself (its help, type,
-// scale, labels) is the receiver's own, and a row fits a packet.
-type wireSample struct {
-	F string   `json:"f"`
-	D bool     `json:"d,omitempty"`
-	L []string `json:"l,omitempty"`
-	V float64  `json:"v"`
-}
-
-// wireSamples are a tuple's samples as sent.
-func wireSamples(t *config.Tuple, samples []decode.Sample) []wireSample {
-	out := make([]wireSample, 0, len(samples))
-	for _, x := range samples {
-		w := wireSample{L: x.ExtraValues, V: x.Value}
-		for k, f := range t.Fields {
-			if f == x.Field {
-				w.F = k
-			}
-		}
-		if w.F == "" && x.Field != nil {
-			w.F, _, _ = strings.Cut(strings.TrimPrefix(x.Field.Help, "Field "), " of ")
-			w.D = true
-		}
-		out = append(out, w)
-	}
-	return out
-}
-
-// samples are the samples a peer sent for t, each field the file's own;
-// nil when one names no field of t (the door refuses the row then).
-func (r *peerRow) samples(t *config.Tuple) ([]decode.Sample, bool) {
-	out := make([]decode.Sample, 0, len(r.Samples))
-	for _, w := range r.Samples {
-		f := t.Fields[w.F]
-		if w.D && t.AllNumeric {
-			f = t.DerivedField(w.F)
-		}
-		if f == nil {
-			return nil, false
-		}
-		names := append(slices.Clone(t.LabelFields), slices.Sorted(maps.Keys(f.Labels))...)
-		if f.KeyLabel != "" && len(w.L) == len(names)+1 {
-			names = append(names, f.KeyLabel)
-		}
-		out = append(out, decode.Sample{Field: f, ExtraNames: names, ExtraValues: w.L, Value: w.V})
-	}
-	return out, true
-}
-
-// clusterMetrics are the families of the calls members share.
-type clusterMetrics struct {
-	owned     *prometheus.GaugeVec
-	received  *prometheus.CounterVec
-	refused   *prometheus.CounterVec
-	refreshes *prometheus.CounterVec
-}
-
-func newClusterMetrics(reg prometheus.Registerer) *clusterMetrics {
-	m := &clusterMetrics{
-		owned: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "cluster_units_owned",
-			Help: "Refresh units (the series of one endpoint and window) this member owns among the live members: it fetches them, the others take its rows. All of them when it runs alone."}, []string{"api"}),
-		received: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "cluster_rows_received_total",
-			Help: "Tuple outcomes a peer fetched and sent that this member took and serves as if it had fetched them."}, []string{"api"}),
-		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "cluster_rows_refused_total",
-			Help: "Tuple outcomes a peer sent that this member refused, by reason: invalid (not what an answer for the tuple can be: numbers, times, fields, size), not_owner (from a member that does not own the unit while its owner is heard), older (not newer than what is here), another_request (a peer on another configuration). The tuple keeps what it had."}, []string{"api", "reason"}),
-		refreshes: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "cluster_refreshes_total",
-			Help: "Refreshes this member made, by role: owner (its own unit) or fallback (a unit whose owner's row did not come within rank × --cluster.peer-timeout)."}, []string{"api", "role"}),
-	}
-	reg.MustRegister(m.owned, m.received, m.refused, m.refreshes)
-	return m
 }
 
 // appendRows appends the state of every tuple that has had a refresh.
@@ -141,7 +64,7 @@ func (c *apiCollector) appendRows(rows []peerRow, peer *cluster.Peer) []peerRow 
 // rowLocked is what the cluster is sent of a tuple.
 func (c *apiCollector) rowLocked(st *tupleState, peer *cluster.Peer) peerRow {
 	row := peerRow{API: c.name, Key: st.tuple.Key, Digest: c.digestLocked(st.tuple), State: st.Tuple, Member: peer.Name(),
-		Samples: wireSamples(st.tuple, st.Samples)}
+		Samples: decode.ToWire(st.tuple, st.Samples)}
 	row.State.Samples = nil
 	if e, ok := c.sched.book.Estimate(st.delayKey()); ok {
 		row.Delay = &e
@@ -257,7 +180,7 @@ func (c *apiCollector) adoptLocked(row peerRow) {
 	fromOwner := owner == row.Member || falling || !st.awaitFrom.IsZero() || st.LastAttempt.IsZero() || !st.Next.After(now)
 	state := row.State
 	if row.Samples != nil {
-		samples, ok := row.samples(st.tuple)
+		samples, ok := decode.FromWire(st.tuple, row.Samples)
 		if !ok {
 			c.applyLocked(st, effects{refused: "invalid", why: "a sample names no field the file asks of this tuple"})
 			return
@@ -309,7 +232,7 @@ func (c *apiCollector) membersChanged() {
 			c.planLocked(st)
 		}
 	}
-	c.cm.owned.WithLabelValues(c.name).Set(float64(c.ownedLocked()))
+	c.cm.Owned.WithLabelValues(c.name).Set(float64(c.ownedLocked()))
 	c.wakes.Add(1)
 	c.mu.Unlock()
 	c.signal()

@@ -102,7 +102,7 @@ type Exporter struct {
 	// peer, rows and cm: the cluster (cluster.go); nil alone.
 	peer *cluster.Peer
 	rows *cluster.Channel
-	cm   *clusterMetrics
+	cm   *cluster.RowMetrics
 
 	stopSave, saveDone, stopWatch, watchDone chan struct{}
 }
@@ -145,7 +145,7 @@ func New(cfg *config.Config, logger log.Logger, reg *prometheus.Registry, opts .
 		"1 when every tuple of the collector was served fresh in this scrape, 0 when some came from a failed or unfinished refresh.", dto.MetricType_GAUGE, []string{"collector"})
 	e.served.Store(&[]*apiCollector{})
 	if e.peer = e.opts.Peer; e.peer != nil {
-		e.cm = newClusterMetrics(reg)
+		e.cm = cluster.NewRowMetrics(reg)
 		e.rows = e.peer.AddState(stateKey, replicated{e})
 	}
 	if err := e.ApplyConfig(cfg); err != nil {

@@ -157,7 +157,7 @@ func TestPeerRowFitsAPacket(t *testing.T) {
 			if err := json.Unmarshal(b, &back); err != nil {
 				t.Fatal(err)
 			}
-			samples, ok := back.samples(st.tuple)
+			samples, ok := decode.FromWire(st.tuple, back.Samples)
 			if !ok || len(samples) != len(st.Samples) || decode.Fit(st.tuple, samples) != nil {
 				t.Fatalf("%s: the row's samples do not read back: %+v", st.tuple.Key, back.Samples)
 			}

@@ -87,7 +87,7 @@ func (c *apiCollector) reconcile(ec engineConfig) {
 		c.byTuple[st.tuple.Key] = st
 	}
 	if c.cm != nil {
-		c.cm.owned.WithLabelValues(c.name).Set(float64(c.ownedLocked()))
+		c.cm.Owned.WithLabelValues(c.name).Set(float64(c.ownedLocked()))
 	}
 	for _, st := range states {
 		c.planLocked(st) // where it was, unless something above moved it; publishes it

@@ -122,6 +122,60 @@ func MaxSamples(t *config.Tuple) int {
 	return max(fields, 1) * groups
 }
 
+// Wire is a sample as the members of a cluster send it: the key of its
+// field in the tuple's fields (or, D, the answer's name of a field
+// outside the catalog, named by the naming rule), the values of its
+// labels, its value. Both members have the file: the field itself (its
+// help, type, scale, labels) is the receiver's own, and a row stays
+// small.
+type Wire struct {
+	F string   `json:"f"`
+	D bool     `json:"d,omitempty"`
+	L []string `json:"l,omitempty"`
+	V float64  `json:"v"`
+}
+
+// ToWire is a tuple's samples as a member sends them.
+func ToWire(t *config.Tuple, samples []Sample) []Wire {
+	out := make([]Wire, 0, len(samples))
+	for _, x := range samples {
+		w := Wire{L: x.ExtraValues, V: x.Value}
+		for k, f := range t.Fields {
+			if f == x.Field {
+				w.F = k
+			}
+		}
+		if w.F == "" && x.Field != nil {
+			w.F, _, _ = strings.Cut(strings.TrimPrefix(x.Field.Help, "Field "), " of ")
+			w.D = true
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// FromWire is the samples a member sent for t, each field the file's
+// own; false when one names no field of t (the receiver refuses the row
+// then). Its labels are then checked as any sample from outside is (Fit).
+func FromWire(t *config.Tuple, ws []Wire) ([]Sample, bool) {
+	out := make([]Sample, 0, len(ws))
+	for _, w := range ws {
+		f := t.Fields[w.F]
+		if w.D && t.AllNumeric {
+			f = t.DerivedField(w.F)
+		}
+		if f == nil {
+			return nil, false
+		}
+		names := append(slices.Clone(t.LabelFields), slices.Sorted(maps.Keys(f.Labels))...)
+		if f.KeyLabel != "" && len(w.L) == len(names)+1 {
+			names = append(names, f.KeyLabel)
+		}
+		out = append(out, Sample{Field: f, ExtraNames: names, ExtraValues: w.L, Value: w.V})
+	}
+	return out, true
+}
+
 // clip shortens a value that came from outside, for an error that quotes
 // it: at most n bytes, on a character boundary.
 func clip(v string, n int) string {
