@@ -422,8 +422,8 @@ func failedAs(d door, s cell, ev event, fx effects, o schedule.Outcome) (cell, e
 // futureOnly is an answer whose rows are all dated in the future: the
 // tuple fails with future_row (nothing is served from it), but the poll
 // says nothing of the row it was for: the schedule learns nothing from it
-// (no back-off, no miss) and asks again a learn step later, so that a row
-// dated 9999 moves no publication delay.
+// (no miss, no delay moved: a row dated 9999 moves no publication delay)
+// and asks again as it polls a late row (schedule's unreadWait).
 func futureOnly(d door, s cell, ev event, fx effects) (cell, effects) {
 	return failedAs(d, s, ev, fx, schedule.Outcome{Unread: true})
 }

@@ -83,24 +83,33 @@ data:
 
 // TestFutureRowTeachesNoDelay: answers whose only row is dated in 9999
 // (an upstream gone wrong for the first 3 minutes of every 10, for a
-// while) fail with future_row and are polled on, but teach the schedule
-// nothing: no miss, no back-off. While the upstream goes wrong, each row
-// is fetched within a learn step of the moment it answers with it again
-// (a back-off after each future row left it unfetched for minutes), and
-// once the upstream is sane again, the publication delay learned before
-// stays where it was, and rows are served when they appear.
+// while; then for two hours on end) fail with future_row and are polled
+// on as a late row is, but teach the schedule nothing. While the upstream
+// goes wrong, each row is fetched within the longest wait between polls
+// of a late row (8 learn steps, 96 s for 10min rows) of the moment it
+// answers with it again, after minutes of wrong answers as after hours
+// (a failure's back-off, up to 5 min, left it unfetched longer); two
+// hours of wrong answers cost a call every few learn steps, not one every
+// step (600 calls); once the upstream is sane again, the publication
+// delay learned before stays where it was.
 func TestFutureRowTeachesNoDelay(t *testing.T) {
 	c := newClock()
-	var future atomic.Bool
+	var future, always atomic.Bool
 	var mu sync.Mutex
+	var wrong []time.Time // when the upstream answered while it went wrong for hours
 	// late is, for each row fetched while the upstream went wrong, how
 	// long after the upstream answered with it again (3 minutes into its
 	// interval) it was first fetched.
 	late := map[time.Time]time.Duration{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		now := c.Now().UTC()
+		if always.Load() {
+			mu.Lock()
+			wrong = append(wrong, now)
+			mu.Unlock()
+		}
 		var rows []map[string]any
-		if off := now.Sub(now.Truncate(10 * time.Minute)); future.Load() && off < 3*time.Minute {
+		if off := now.Sub(now.Truncate(10 * time.Minute)); always.Load() || future.Load() && off < 3*time.Minute {
 			rows = append(rows, map[string]any{"datetime": "9999-12-31 23:00:00", "events_mint_count": 999})
 		} else {
 			// Rows out as their interval closes.
@@ -141,18 +150,40 @@ data:
 	before := delay()
 	future.Store(true)
 	runUntil(c, e.exp, c.Now().Add(25*time.Minute))
-	future.Store(false)
 	mu.Lock()
 	if len(late) < 2 {
 		t.Errorf("%d rows fetched while the upstream went wrong, want two at least", len(late))
 	}
+	// The longest wait between polls of a late 10min row: 8 learn steps
+	// of 12 s (schedule.Policy.LateDoublings).
+	const lateWait = 96 * time.Second
 	for row, d := range late {
-		// A learn step of 10min rows is well under 30 s.
-		if d > 30*time.Second {
+		if d > lateWait {
 			t.Errorf("the %s row was fetched %s after the upstream answered with it again: the future rows before it backed the schedule off", row.Format(time.TimeOnly), d)
 		}
 	}
 	mu.Unlock()
+	// Two hours of wrong answers on end: a call every few learn steps,
+	// and never a longer wait than a late row's between two.
+	always.Store(true)
+	runUntil(c, e.exp, c.Now().Add(2*time.Hour))
+	always.Store(false)
+	future.Store(false)
+	mu.Lock()
+	spent, longest := len(wrong), time.Duration(0)
+	for i := 1; i < len(wrong); i++ {
+		longest = max(longest, wrong[i].Sub(wrong[i-1]))
+	}
+	mu.Unlock()
+	// At most one call every 8 learn steps, and a few more while the
+	// waits widen: about 80 (a call every learn step: 600).
+	if most := int(2*time.Hour/lateWait) + 10; spent > most {
+		t.Errorf("two hours of answers from the future cost %d calls, want at most %d: polled every learn step", spent, most)
+	}
+	if longest > lateWait {
+		t.Errorf("while the upstream answered from the future, %s passed between two polls: a row it answers again waits that long, want at most %s", longest, lateWait)
+	}
+	t.Logf("two hours of answers from the future: %d calls, at most %s apart", spent, longest)
 	runUntil(c, e.exp, c.Now().Add(time.Hour))
 	after := delay()
 	body := e.serve("10")

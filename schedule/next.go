@@ -124,8 +124,8 @@ type Outcome struct {
 	// found the row this one waits for (SiblingFound; the caller keeps
 	// the 5 s floor), or this member waits for its unit's owner's row (a
 	// cluster). Unread: an answer that says nothing of the row (every
-	// row of it dated in the future): asked again a learn step later,
-	// nothing learned, no back-off.
+	// row of it dated in the future): asked again as a late row is
+	// (unreadWait), nothing learned.
 	Until  time.Time
 	Unread bool
 }
@@ -149,8 +149,10 @@ func (p *Policy) Next(k Known, s Series, pl Plan, o Outcome, now time.Time) (Kno
 		if pl.Next.After(p.horizon(s, now)) {
 			pl.Next = now
 		}
-	case o.LeaderChasing, o.Unread:
+	case o.LeaderChasing:
 		pl.Next = now.Add(max(p.LearnStep(s.W), p.MinInterval))
+	case o.Unread:
+		pl.Next = p.cap(s, now, now.Add(p.unreadWait(s)))
 	case !o.Until.IsZero():
 		pl.Next = o.Until
 	case o.Err != nil:
@@ -316,6 +318,23 @@ func (p *Policy) coarse(k *Known, s Series, pl *Plan, now time.Time) time.Time {
 		start = s.after(start)
 	}
 	return p.cap(s, now, maxTime(start.Add(out), now.Add(p.MinInterval)))
+}
+
+// unreadWait is the wait after an answer that says nothing of the row it
+// was for (Unread: every row of it dated in the future), nothing being
+// learned from it: the wait before the next poll of a late row
+// (pollStep: from a learn step, doubling, at most 8 steps and
+// longestWait), the answers in a row that said nothing (Failures)
+// counted as its polls; a failing series' retry (errorStep) without a
+// spacing. An upstream that answers rows from the future for hours then
+// costs a call every 8 learn steps, not one every step; when it answers
+// sanely again, its row is fetched as a late row would be.
+func (p *Policy) unreadWait(s Series) time.Duration {
+	n := max(s.Failures, 1)
+	if s.W <= 0 {
+		return p.errorStep(n)
+	}
+	return p.pollStep(n-1, s.W)
 }
 
 // afterError plans the retry of a failing series.
