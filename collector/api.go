@@ -15,6 +15,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/decode"
 	"github.com/onchain-exporter/onchain_exporter/exposition"
 	"github.com/onchain-exporter/onchain_exporter/internal/clock"
+	"github.com/onchain-exporter/onchain_exporter/schedule"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -134,13 +135,16 @@ func (c *apiCollector) publishViewLocked() {
 	c.view.Store(&apiView{api: c.api, up: c.up, tuples: c.states, filled: c.filled})
 }
 
-// collect serves every tuple from what its engine published, without
+// Name is the API's name, as collect[] selects its engine.
+func (c *apiCollector) Name() string { return c.name }
+
+// Collect serves every tuple from what its engine published, without
 // starting or waiting for a call, and without a lock of the engine's.
 // Only the very first fill of the tuples at start is awaited, until ctx
 // ends; a tuple a reload adds is served once its refresh ends. It reports
 // whether every tuple was served fresh: its last refresh succeeded and its
 // first one has ended.
-func (c *apiCollector) collect(ctx context.Context) ([]exposition.Sample, bool) {
+func (c *apiCollector) Collect(ctx context.Context) ([]exposition.Sample, bool) {
 	v := c.view.Load()
 	now := c.clk.Now()
 	c.touch(now) // a read moves no plan
@@ -185,17 +189,10 @@ type excessTally map[string]*struct {
 	n   int
 }
 
-// add counts one tuple. A series is one row behind once now is past the
-// start of the row after the one it serves plus the offset at which rows
-// appear. Left out: series on a cache_ttl (no schedule), deprecated ones,
-// and those that would be two rows or more behind: the engine asks a
-// series as soon as its row is due, so such a series was asked and the
-// upstream did not have the rows (it stopped, or publishes far later than
-// learned); the exporter cannot tell a row it misses from one that does
-// not exist.
+// add counts one tuple by schedule.Excess. Left out: series on a
+// cache_ttl (no schedule), deprecated ones, those without a row yet.
 func (x excessTally) add(tv *tupleView, now time.Time) {
-	w := tv.w
-	if w <= 0 {
+	if tv.w <= 0 {
 		return
 	}
 	s := x[tv.window]
@@ -209,13 +206,9 @@ func (x excessTally) add(tv *tupleView, now time.Time) {
 	if tv.newest.IsZero() || tv.deprecated {
 		return
 	}
-	behind := now.Sub(tv.newest.Add(tv.earliest)) // the newest row fetched
-	if behind >= 2*w {
-		return
-	}
-	s.n++
-	if behind >= w {
-		s.sum += w
+	if e, counted := schedule.Excess(tv.newest, tv.w, tv.earliest, now); counted {
+		s.n++
+		s.sum += e
 	}
 }
 

@@ -1,22 +1,16 @@
 package collector
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"reflect"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 
 	"github.com/onchain-exporter/onchain_exporter/budget"
 	"github.com/onchain-exporter/onchain_exporter/cluster"
@@ -97,7 +91,9 @@ type Exporter struct {
 	// what scrapes and saves read, swapped whole by ApplyConfig.
 	served atomic.Pointer[[]*apiCollector]
 
-	collectorDuration, collectorSuccess *exposition.Family
+	// scrape serves /metrics from the engines in force (package
+	// exposition).
+	scrape *exposition.Handler
 
 	// peer, rows and cm: the cluster (cluster.go); nil alone.
 	peer *cluster.Peer
@@ -139,10 +135,8 @@ func New(cfg *config.Config, logger log.Logger, reg *prometheus.Registry, opts .
 	if e.opts.TimeoutOffset <= 0 {
 		e.opts.TimeoutOffset = 500 * time.Millisecond
 	}
-	e.collectorDuration = exposition.NewFamily(namespace+"_scrape_collector_duration_seconds",
-		"Duration of this scrape's collection per collector, in seconds.", dto.MetricType_GAUGE, []string{"collector"})
-	e.collectorSuccess = exposition.NewFamily(namespace+"_scrape_collector_success",
-		"1 when every tuple of the collector was served fresh in this scrape, 0 when some came from a failed or unfinished refresh.", dto.MetricType_GAUGE, []string{"collector"})
+	e.scrape = &exposition.Handler{Collectors: e.collectors, Known: config.APINames, Own: reg,
+		DefaultTimeout: e.opts.DefaultTimeout, TimeoutOffset: e.opts.TimeoutOffset, Logger: logger}
 	e.served.Store(&[]*apiCollector{})
 	if e.peer = e.opts.Peer; e.peer != nil {
 		e.cm = cluster.NewRowMetrics(reg)
@@ -385,109 +379,20 @@ func (e *Exporter) Settle() {
 	}
 }
 
-// ServeHTTP serves one scrape: the exporter's own metrics and the data of
-// the collectors chosen by collect[] (all by default), within the scrape
-// timeout Prometheus announces.
-func (e *Exporter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	timeout := e.opts.DefaultTimeout
-	if v := r.Header.Get("X-Prometheus-Scrape-Timeout-Seconds"); v != "" {
-		if s, err := strconv.ParseFloat(v, 64); err == nil && s > 0 {
-			timeout = time.Duration(s*float64(time.Second)) - e.opts.TimeoutOffset
-			timeout = max(timeout, 100*time.Millisecond)
-		}
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), timeout)
-	defer cancel()
+// ServeHTTP serves one scrape (exposition.Handler): the exporter's own
+// metrics and the data of the engines chosen by collect[] (all by
+// default), each read from what it published, within the scrape timeout
+// Prometheus announces.
+func (e *Exporter) ServeHTTP(w http.ResponseWriter, r *http.Request) { e.scrape.ServeHTTP(w, r) }
 
-	selected, err := selectCollectors(*e.served.Load(), r.URL.Query()["collect[]"])
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
+// collectors are the engines in force, as /metrics reads them.
+func (e *Exporter) collectors() []exposition.Collector {
+	served := *e.served.Load()
+	out := make([]exposition.Collector, len(served))
+	for i, c := range served {
+		out[i] = c
 	}
-	samples := e.collect(ctx, selected)
-	// Gathered after the data: collecting updated the exporter's own
-	// counters (stale values, excess staleness).
-	own, err := e.reg.Gather()
-	if err != nil {
-		level.Error(e.logger).Log("msg", "gathering the exporter's own metrics", "err", err)
-	}
-	if err := exposition.Write(w, r, samples, own); err != nil {
-		level.Debug(e.logger).Log("msg", "writing the exposition", "err", err)
-	}
-}
-
-func selectCollectors(apis []*apiCollector, names []string) ([]*apiCollector, error) {
-	if len(names) == 0 {
-		return apis, nil
-	}
-	want := map[string]bool{}
-	for _, n := range names {
-		known := false
-		for _, a := range config.APINames {
-			known = known || a == n
-		}
-		if !known {
-			return nil, fmt.Errorf("collect[]=%q: unknown collector (known: %s)", cut(n, 64), strings.Join(config.APINames, ", "))
-		}
-		want[n] = true
-	}
-	var out []*apiCollector
-	for _, c := range apis {
-		if want[c.name] {
-			out = append(out, c)
-		}
-	}
-	return out, nil
-}
-
-// collect runs the chosen collectors in parallel, each within the
-// request's deadline, and returns their series with the per-collector
-// duration and success.
-func (e *Exporter) collect(ctx context.Context, apis []*apiCollector) []exposition.Sample {
-	results := make([][]exposition.Sample, len(apis))
-	var wg sync.WaitGroup
-	for i, c := range apis {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			start := time.Now()
-			samples, fresh := c.collect(ctx)
-			success := 0.0
-			if fresh {
-				success = 1
-			}
-			if smp, err := e.collectorDuration.Sample(time.Since(start).Seconds(), c.name); err == nil {
-				samples = append(samples, smp)
-			}
-			if smp, err := e.collectorSuccess.Sample(success, c.name); err == nil {
-				samples = append(samples, smp)
-			}
-			results[i] = samples
-		}()
-	}
-	wg.Wait()
-	n := 0
-	for _, r := range results {
-		n += len(r)
-	}
-	all := make([]exposition.Sample, 0, n)
-	for _, r := range results {
-		all = append(all, r...)
-	}
-	return all
-}
-
-// cut shortens a value a request sent, for an error that quotes it: at
-// most n bytes, on a character boundary.
-func cut(v string, n int) string {
-	if len(v) <= n {
-		return v
-	}
-	i := n
-	for i > 0 && !utf8.RuneStart(v[i]) {
-		i--
-	}
-	return v[:i] + "…"
+	return out
 }
 
 // logPlan names the budget's plan of an API: at start and on every

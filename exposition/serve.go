@@ -1,0 +1,157 @@
+package exposition
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+)
+
+// Collector is one collector of /metrics (an API's refresh engine): its
+// name, as collect[] selects it, and its series, read without waiting
+// for an upstream call: fresh says every series was served fresh.
+type Collector interface {
+	Name() string
+	Collect(ctx context.Context) (samples []Sample, fresh bool)
+}
+
+// Handler serves /metrics: the series of the collectors collect[]
+// selects (all by default), gathered in parallel within the scrape
+// timeout Prometheus announces, each collector's duration and success,
+// and the families of the exporter's own registry, written by Write.
+type Handler struct {
+	// Collectors are the collectors in force, read at every scrape.
+	Collectors func() []Collector
+	// Known are the names collect[] may give (a name outside them is a
+	// 400; a known one not in force selects nothing).
+	Known []string
+	// Own is the exporter's registry, gathered after the collectors (they
+	// update some of its families).
+	Own prometheus.Gatherer
+	// DefaultTimeout bounds a scrape that sends no
+	// X-Prometheus-Scrape-Timeout-Seconds; TimeoutOffset is kept free of
+	// the one it sends, for encoding and transfer.
+	DefaultTimeout, TimeoutOffset time.Duration
+	Logger                        log.Logger
+
+	once              sync.Once
+	duration, success *Family
+}
+
+func (h *Handler) families() {
+	h.duration = NewFamily("onchain_exporter_scrape_collector_duration_seconds",
+		"Duration of this scrape's collection per collector, in seconds.", dto.MetricType_GAUGE, []string{"collector"})
+	h.success = NewFamily("onchain_exporter_scrape_collector_success",
+		"1 when every tuple of the collector was served fresh in this scrape, 0 when some came from a failed or unfinished refresh.", dto.MetricType_GAUGE, []string{"collector"})
+}
+
+// ServeHTTP serves one scrape.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.once.Do(h.families)
+	timeout := h.DefaultTimeout
+	if v := r.Header.Get("X-Prometheus-Scrape-Timeout-Seconds"); v != "" {
+		if s, err := strconv.ParseFloat(v, 64); err == nil && s > 0 {
+			timeout = max(time.Duration(s*float64(time.Second))-h.TimeoutOffset, 100*time.Millisecond)
+		}
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	defer cancel()
+	selected, err := h.selected(r.URL.Query()["collect[]"])
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	samples := h.collect(ctx, selected)
+	own, err := h.Own.Gather()
+	if err != nil {
+		level.Error(h.Logger).Log("msg", "gathering the exporter's own metrics", "err", err)
+	}
+	if err := Write(w, r, samples, own); err != nil {
+		level.Debug(h.Logger).Log("msg", "writing the exposition", "err", err)
+	}
+}
+
+// selected are the collectors in force that names select: all of them
+// for none.
+func (h *Handler) selected(names []string) ([]Collector, error) {
+	all := h.Collectors()
+	if len(names) == 0 {
+		return all, nil
+	}
+	want := map[string]bool{}
+	for _, n := range names {
+		known := false
+		for _, k := range h.Known {
+			known = known || k == n
+		}
+		if !known {
+			return nil, fmt.Errorf("collect[]=%q: unknown collector (known: %s)", cut(n, 64), strings.Join(h.Known, ", "))
+		}
+		want[n] = true
+	}
+	var out []Collector
+	for _, c := range all {
+		if want[c.Name()] {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// collect runs the collectors in parallel, each within ctx, and returns
+// their series with each one's duration and success.
+func (h *Handler) collect(ctx context.Context, cs []Collector) []Sample {
+	results := make([][]Sample, len(cs))
+	var wg sync.WaitGroup
+	for i, c := range cs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			samples, fresh := c.Collect(ctx)
+			success := 0.0
+			if fresh {
+				success = 1
+			}
+			if smp, err := h.duration.Sample(time.Since(start).Seconds(), c.Name()); err == nil {
+				samples = append(samples, smp)
+			}
+			if smp, err := h.success.Sample(success, c.Name()); err == nil {
+				samples = append(samples, smp)
+			}
+			results[i] = samples
+		}()
+	}
+	wg.Wait()
+	n := 0
+	for _, r := range results {
+		n += len(r)
+	}
+	all := make([]Sample, 0, n)
+	for _, r := range results {
+		all = append(all, r...)
+	}
+	return all
+}
+
+// cut shortens a value a request sent, for an error that quotes it: at
+// most n bytes, on a character boundary.
+func cut(v string, n int) string {
+	if len(v) <= n {
+		return v
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(v[i]) {
+		i--
+	}
+	return v[:i] + "…"
+}
