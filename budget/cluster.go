@@ -309,6 +309,16 @@ func (b *Budget) Own(now time.Time) int {
 	return used
 }
 
+// DayStart is when the budget's day began, on the clock of now: its UTC
+// midnight, on the cluster's clock in a cluster (SetClock), so that the
+// day's pace and "calls resume at" agree with the count.
+func (b *Budget) DayStart(now time.Time) time.Time {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	shift := b.shift(now)
+	return midnight(now.Add(shift)).Add(-shift)
+}
+
 // OwnDay is the UTC day the budget counts at now (the cluster's, with
 // SetClock) and the calls this member made on it: what it gossips, and
 // what the others' ObservePeer take.

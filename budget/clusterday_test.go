@@ -187,3 +187,21 @@ func TestPeerRefusalLogged(t *testing.T) {
 		t.Error("a member name of 10 000 bytes was logged whole")
 	}
 }
+
+// DayStart is the budget's midnight on the member's own clock: its own
+// UTC midnight alone, the cluster's midnight (shifted by the offset) in a
+// cluster.
+func TestDayStartFollowsTheDaysClock(t *testing.T) {
+	own := time.Date(2026, 11, 21, 0, 1, 0, 0, time.UTC) // this member's clock
+	b := New(100, own)
+	if got := b.DayStart(own); !got.Equal(time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("alone: day starts %s", got)
+	}
+	// This member's clock runs 3 min ahead of the cluster's: the
+	// cluster's day began at 00:03 on this member's clock, and at 00:01
+	// the cluster is still on the 20th.
+	b.SetClock(func(t time.Time) time.Time { return t.Add(-3 * time.Minute) })
+	if got, want := b.DayStart(own), time.Date(2026, 11, 20, 0, 3, 0, 0, time.UTC); !got.Equal(want) {
+		t.Errorf("in a cluster 3 min behind: day starts %s on this clock, want %s", got, want)
+	}
+}

@@ -245,7 +245,7 @@ func (e *Exporter) watchMembers(stop <-chan struct{}) {
 	for {
 		changed := e.peer.Changed()
 		n := len(e.peer.Members())
-		if d := e.now().UTC().Truncate(24 * time.Hour); !d.Equal(day) {
+		if d := e.peer.ClusterTime(e.now()).UTC().Truncate(24 * time.Hour); !d.Equal(day) { // the cluster's day, as the budget's
 			most, day = n, d // the most seen today
 		}
 		most = max(most, n)

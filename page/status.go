@@ -198,7 +198,7 @@ func apiState(a *API, up *upstream.Client, plan budget.Plan, now time.Time) apiN
 	}
 	if b := up.Budget(); b != nil {
 		a.CallsToday, a.CallsTodayHere, a.Limit = b.Used(now), b.Own(now), b.Limit(now)
-		day := now.UTC().Truncate(24 * time.Hour)
+		day := b.DayStart(now) // the budget's day: the cluster's in a cluster
 		if elapsed := now.Sub(day); elapsed > 10*time.Minute {
 			a.Pace = float64(a.CallsTodayHere) * float64(24*time.Hour) / float64(elapsed)
 		}
