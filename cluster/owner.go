@@ -89,6 +89,21 @@ func (p *Peer) Owner(unit string) (owner string, rank int) {
 	return p.rank(unit)
 }
 
+// Ahead says whether member, one that serves, ranks before this member
+// for unit: its wait for the unit's owner ends before this one's, so a
+// row it fetched as a fallback is as good as the owner's here.
+func (p *Peer) Ahead(member, unit string) bool {
+	if p == nil || member == p.name {
+		return false
+	}
+	for _, m := range *p.serving.Load() {
+		if m.Name == member {
+			return ahead(member, weight(member, unit), p.name, weight(p.name, unit))
+		}
+	}
+	return false
+}
+
 // Rank returns this member's rank for unit, as Owner does.
 func (p *Peer) Rank(unit string) int {
 	_, r := p.Owner(unit)

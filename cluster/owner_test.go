@@ -121,3 +121,32 @@ func BenchmarkOwner(b *testing.B) {
 		p.Owner("data/price/BTC")
 	}
 }
+
+// Ahead says which serving members rank before this one for a unit: the
+// owner and every member of a smaller rank; not this member, not a later
+// one, not one that does not serve.
+func TestAheadFollowsTheRanks(t *testing.T) {
+	names := podNames[:3]
+	ms := membersNamed(names...)
+	unit := "data /v1/btc/market-data/open-interest hour"
+	for _, self := range names {
+		p := &Peer{name: self}
+		p.serving.Store(&ms)
+		_, mine := p.Owner(unit)
+		for _, other := range names {
+			q := &Peer{name: other}
+			q.serving.Store(&ms)
+			_, theirs := q.Owner(unit)
+			if got, want := p.Ahead(other, unit), theirs < mine; got != want {
+				t.Errorf("%s (rank %d): Ahead(%s, rank %d) = %v, want %v", self, mine, other, theirs, got, want)
+			}
+		}
+		if p.Ahead("not-serving", unit) {
+			t.Errorf("%s: a member that does not serve ranks ahead", self)
+		}
+	}
+	var nilPeer *Peer
+	if nilPeer.Ahead(names[0], unit) {
+		t.Error("alone, a member ranks ahead")
+	}
+}

@@ -177,7 +177,11 @@ func (c *apiCollector) adoptLocked(row peerRow) {
 	// A row from a member that does not own the unit is taken as a
 	// fallback's would be: once the tuple is due here, the owner's row
 	// not come (another member's wait for it may end before this one's).
-	fromOwner := owner == row.Member || falling || !st.awaitFrom.IsZero() || st.LastAttempt.IsZero() || !st.Next.After(now)
+	// A member that ranks before this one for the unit is taken at any
+	// time: its wait for the owner ends first, so its fallback's row is
+	// as good as the owner's, and this member would fetch the same row
+	// later for nothing.
+	fromOwner := owner == row.Member || c.peer.Ahead(row.Member, key) || falling || !st.awaitFrom.IsZero() || st.LastAttempt.IsZero() || !st.Next.After(now)
 	state := row.State
 	if row.Samples != nil {
 		samples, ok := decode.FromWire(st.tuple, row.Samples)
@@ -187,7 +191,7 @@ func (c *apiCollector) adoptLocked(row peerRow) {
 		}
 		state.Samples = samples
 	}
-	c.handleLocked(st, event{kind: evPeerRow, row: &state, delay: row.Delay, fromOwner: fromOwner})
+	c.handleLocked(st, event{kind: evPeerRow, row: &state, delay: row.Delay, fromOwner: fromOwner, byOwner: owner == row.Member})
 	if c.replanLater[key] {
 		// Placed now (its key's others after the batch), so that the
 		// queue stays in order between two batches.

@@ -79,6 +79,9 @@ type event struct {
 	row       *Tuple
 	delay     *schedule.Estimate
 	fromOwner bool
+	// byOwner: the row comes from the unit's owner itself, not from a
+	// member falling back for it (the owner is heard again).
+	byOwner bool
 	until     time.Time
 	// decodeFailed: an evFailed whose answer could not be read
 	// (api_errors_total{code="decode"}).
@@ -469,7 +472,7 @@ func takePeerRow(d door, s cell, ev event, fx effects) (cell, effects) {
 		fx.known.Adopt(*delay)
 	}
 	prevNewest := s.Newest
-	s.awaitFrom, fx.ownerHeard, fx.received = time.Time{}, true, true
+	s.awaitFrom, fx.ownerHeard, fx.received = time.Time{}, ev.byOwner, true
 	n := *row
 	if !row.OK {
 		// A failure at the owner: its values stay as the owner keeps

@@ -68,6 +68,9 @@ func TestDoor(t *testing.T) {
 		pubDelay  time.Duration
 		noPub     bool
 		refuseKey bool
+		// heard: the unit's owner is heard again (its units waited for
+		// anew); only a row from the owner itself says so.
+		heard bool
 	}
 	cases := []struct {
 		name  string
@@ -92,7 +95,9 @@ func TestDoor(t *testing.T) {
 			nil, want{ok: false, value: 6, next: now.Add(24 * hour), log: refusedLog, send: true, refuseKey: true, noPub: true}},
 		{"held for a sibling's refusal", had, learned, event{kind: evRefused, sibling: true, err: &upstream.Error{Code: upstream.PlanRefused, Refused: true, Hold: 24 * hour}},
 			nil, want{ok: false, value: 6, next: now.Add(24 * hour), send: true, noPub: true}},
-		{"a peer's row from the owner", had, learned, event{kind: evPeerRow, row: peer(nil), delay: &owners.Key, fromOwner: true},
+		{"a peer's row from the owner", had, learned, event{kind: evPeerRow, row: peer(nil), delay: &owners.Key, fromOwner: true, byOwner: true},
+			nil, want{ok: true, value: 7, next: row11.Add(2*hour + 25*time.Second), rowDelay: 30 * time.Second, pubDelay: 25 * time.Second, heard: true}},
+		{"a peer's row from a member falling back for the owner", had, learned, event{kind: evPeerRow, row: peer(nil), delay: &owners.Key, fromOwner: true},
 			nil, want{ok: true, value: 7, next: row11.Add(2*hour + 25*time.Second), rowDelay: 30 * time.Second, pubDelay: 25 * time.Second}},
 		{"a peer's row from a member that does not own the unit", had, learned, event{kind: evPeerRow, row: peer(nil), fromOwner: false},
 			nil, want{ok: true, value: 6, next: now, refused: "not_owner", noPub: true}},
@@ -158,6 +163,9 @@ func TestDoor(t *testing.T) {
 			}
 			if value != w.value {
 				t.Errorf("serves %v, want %v", value, w.value)
+			}
+			if fx.ownerHeard != w.heard {
+				t.Errorf("owner heard %v, want %v", fx.ownerHeard, w.heard)
 			}
 			for code, n := range w.codes {
 				if fx.codes[code] != n {
