@@ -20,7 +20,7 @@ func NewRowMetrics(reg prometheus.Registerer) *RowMetrics {
 		Received: prometheus.NewCounterVec(prometheus.CounterOpts{Name: namespace + "rows_received_total",
 			Help: "Tuple outcomes a peer fetched and sent that this member took and serves as if it had fetched them."}, []string{"api"}),
 		Refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: namespace + "rows_refused_total",
-			Help: "Tuple outcomes a peer sent that this member refused, by reason: invalid (not what an answer for the tuple can be: numbers, times, fields, size), not_owner (from a member that does not own the unit while its owner is heard), older (not newer than what is here), another_request (a peer on another configuration). The tuple keeps what it had."}, []string{"api", "reason"}),
+			Help: "Tuple outcomes a peer sent that this member refused, by reason: invalid (not what an answer for the tuple can be: numbers, times, fields, size), not_owner (from a member that neither owns the unit nor ranks before this one for it, before the tuple is due here), older (not newer than what is here), another_request (a peer on another configuration). The tuple keeps what it had."}, []string{"api", "reason"}),
 		Refreshes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: namespace + "refreshes_total",
 			Help: "Refreshes this member made, by role: owner (its own unit) or fallback (a unit whose owner's row did not come within rank × --cluster.peer-timeout)."}, []string{"api", "role"}),
 	}

@@ -442,7 +442,7 @@ func takePeerRow(d door, s cell, ev event, fx effects) (cell, effects) {
 	row := ev.row
 	switch {
 	case !ev.fromOwner:
-		fx.refused, fx.why = "not_owner", "sent by a member that does not own the unit while its owner is heard"
+		fx.refused, fx.why = "not_owner", "sent by a member that neither owns the unit nor ranks before this one for it, before the tuple is due here"
 		return s, fx
 	case !row.LastAttempt.After(s.LastAttempt):
 		fx.refused = "older" // not worth a line: gossip repeats itself
