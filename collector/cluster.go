@@ -12,6 +12,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
 	"github.com/onchain-exporter/onchain_exporter/schedule"
+	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
 // Replicas that share their calls (package cluster, --cluster.*). Each
@@ -26,8 +27,8 @@ import (
 // late row, never a gap; a partition costs calls twice, never none.
 // A member that joins takes every tuple's state by the cluster's
 // push/pull (MarshalBinary, Merge) and serves at once, with no call.
-// Gossip carries tuples' states (values, times, plans), the learned
-// delays and the day's call counts: never a credential.
+// Gossip carries tuples' states (values, times, plans, a failure's masked
+// text), the learned delays and the day's call counts: never a credential.
 
 // stateKey is the name the rows register under with package cluster.
 const stateKey = "rows"
@@ -47,6 +48,8 @@ type peerRow struct {
 	Member string    `json:"member"`
 	Day    time.Time `json:"day"`
 	Used   int       `json:"used"`
+	// Err is the sender's text of the tuple's last failure, masked there.
+	Err string `json:"err,omitempty"`
 }
 
 // appendRows appends the state of every tuple that has had a refresh.
@@ -64,7 +67,7 @@ func (c *apiCollector) appendRows(rows []peerRow, peer *cluster.Peer) []peerRow 
 // rowLocked is what the cluster is sent of a tuple.
 func (c *apiCollector) rowLocked(st *tupleState, peer *cluster.Peer) peerRow {
 	row := peerRow{API: c.name, Key: st.tuple.Key, Digest: c.digestLocked(st.tuple), State: st.Tuple, Member: peer.Name(),
-		Samples: decode.ToWire(st.tuple, st.Samples)}
+		Samples: decode.ToWire(st.tuple, st.Samples), Err: upstream.Cut(st.lastError)}
 	row.State.Samples = nil
 	if e, ok := c.sched.book.Estimate(st.delayKey()); ok {
 		row.Delay = &e
@@ -191,7 +194,7 @@ func (c *apiCollector) adoptLocked(row peerRow) {
 		}
 		state.Samples = samples
 	}
-	c.handleLocked(st, event{kind: evPeerRow, row: &state, delay: row.Delay, fromOwner: fromOwner, byOwner: owner == row.Member})
+	c.handleLocked(st, event{kind: evPeerRow, row: &state, delay: row.Delay, fromOwner: fromOwner, byOwner: owner == row.Member, said: row.Err})
 	if c.replanLater[key] {
 		// Placed now (its key's others after the batch), so that the
 		// queue stays in order between two batches.

@@ -82,7 +82,9 @@ type event struct {
 	// byOwner: the row comes from the unit's owner itself, not from a
 	// member falling back for it (the owner is heard again).
 	byOwner bool
-	until   time.Time
+	// said: the sender's text of a peer row's failure, for the page.
+	said  string
+	until time.Time
 	// decodeFailed: an evFailed whose answer could not be read
 	// (api_errors_total{code="decode"}).
 	decodeFailed bool

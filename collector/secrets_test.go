@@ -2,6 +2,7 @@ package collector
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -22,7 +23,9 @@ import (
 
 // TestNoSecretInLogsOrMetricsUnderFaults runs every fault of every API
 // with debug logging and credentials in the URL (api_key) and in headers,
-// and looks for the credentials in everything the exporter says.
+// and looks for the credentials in everything the exporter says: logs,
+// /metrics, the rows it would gossip (each with its failure's text) and
+// what the page reads.
 func TestNoSecretInLogsOrMetricsUnderFaults(t *testing.T) {
 	const secret = "fault-secret-5d8e"
 	up := testtool.StartFake(t, fakeapi.Options{DataToken: secret, IndicatorToken: secret, ConsensusKeys: map[string]string{secret: "enterprise"}})
@@ -36,7 +39,7 @@ func TestNoSecretInLogsOrMetricsUnderFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer exp.Close()
-	var out strings.Builder
+	var out, gossip, page strings.Builder
 	scrape := func() {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
@@ -44,6 +47,20 @@ func TestNoSecretInLogsOrMetricsUnderFaults(t *testing.T) {
 		exp.ServeHTTP(rec, req)
 		out.WriteString(rec.Body.String())
 		waitIdle(t, exp)
+		for _, e := range engines(exp) {
+			for _, row := range e.appendRows(nil, nil) {
+				b, err := json.Marshal(row)
+				if err != nil {
+					t.Fatal(err)
+				}
+				gossip.Write(b)
+			}
+		}
+		for _, a := range exp.View() {
+			for _, s := range a.Series {
+				page.WriteString(s.LastError + "\n")
+			}
+		}
 	}
 	scrape()
 	if !strings.Contains(out.String(), "onchain_supply{") {
@@ -66,7 +83,10 @@ func TestNoSecretInLogsOrMetricsUnderFaults(t *testing.T) {
 	}
 	c.Add(2 * time.Minute)
 	scrape()
-	for what, text := range map[string]string{"/metrics": out.String(), "log": logs.String()} {
+	if !strings.Contains(gossip.String(), `"err":"`) {
+		t.Errorf("no row to gossip carried its failure's text; the test proves nothing")
+	}
+	for what, text := range map[string]string{"/metrics": out.String(), "log": logs.String(), "gossip": gossip.String(), "page": page.String()} {
 		if strings.Contains(text, secret) {
 			i := strings.Index(text, secret)
 			t.Errorf("%s carries the credential: ...%s...", what, text[max(0, i-200):min(len(text), i+50)])

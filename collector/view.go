@@ -7,7 +7,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
 	"github.com/onchain-exporter/onchain_exporter/exposition"
 	"github.com/onchain-exporter/onchain_exporter/published"
@@ -137,7 +136,7 @@ func (c *apiCollector) noteLocked(st *tupleState, ev event, fx effects) {
 					a.Shape = st.answers[n-1].Shape // never written
 				}
 			}
-			a.Samples, a.Fields, a.Newest = len(d.Samples), fieldsOf(d.Samples), d.Newest
+			a.Samples, a.Fields, a.Newest = len(d.Samples), decode.Fields(d.Samples), d.Newest
 		}
 		switch e := ev.err; {
 		case ev.kind == evHeld || e != nil && e.HeldBack:
@@ -168,14 +167,17 @@ func (c *apiCollector) noteLocked(st *tupleState, ev event, fx effects) {
 	case evPeerRow:
 		row := ev.row
 		a = &published.Answer{At: row.LastAttempt, Outcome: published.AnswerOK, By: published.ByPeer, Samples: len(row.Samples),
-			Fields: fieldsOf(row.Samples), Newest: row.Newest}
+			Fields: decode.Fields(row.Samples), Newest: row.Newest}
 		if !row.OK {
 			a.Outcome, a.Code = published.AnswerError, row.LastCode
 			if row.LastCode == upstream.PlanRefused {
 				a.Outcome = published.AnswerRefused
 			}
-			st.lastError = fmt.Sprintf("the refresh a peer made at %s failed: %s; the error's text is in that member's log and on its page",
-				row.LastAttempt.UTC().Format(time.RFC3339), row.LastCode)
+			said := row.LastCode + "; the error's text is in that member's log and on its page"
+			if ev.said != "" {
+				said = upstream.Cut(ev.said) // masked at the sender, and here
+			}
+			st.lastError = c.up.Clean(fmt.Sprintf("the refresh a peer made at %s failed: %s", row.LastAttempt.UTC().Format(time.RFC3339), said))
 		} else {
 			st.lastError = ""
 		}
@@ -191,13 +193,4 @@ func (c *apiCollector) noteLocked(st *tupleState, ev event, fx effects) {
 	// A new slice each time: the published view keeps the old one.
 	n := min(len(st.answers), maxAnswers-1)
 	st.answers = append(append(make([]published.Answer, 0, n+1), st.answers[len(st.answers)-n:]...), *a)
-}
-
-// fieldsOf counts the distinct fields of samples.
-func fieldsOf(samples []decode.Sample) int {
-	seen := map[*config.Field]bool{}
-	for _, s := range samples {
-		seen[s.Field] = true
-	}
-	return len(seen)
 }

@@ -176,6 +176,15 @@ func FromWire(t *config.Tuple, ws []Wire) ([]Sample, bool) {
 	return out, true
 }
 
+// Fields counts the distinct fields of samples.
+func Fields(samples []Sample) int {
+	seen := map[*config.Field]bool{}
+	for _, s := range samples {
+		seen[s.Field] = true
+	}
+	return len(seen)
+}
+
 // clip shortens a value that came from outside, for an error that quotes
 // it: at most n bytes, on a character boundary.
 func clip(v string, n int) string {
