@@ -14,27 +14,30 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
-// inCluster tells the cluster what this member runs, at start and at
-// every configuration put in force: the digest of its file (members own
-// units among those of the same digest, cluster.Peer.SetConfigDigest),
-// and each API's budget counts the cluster's UTC day (the cluster's
-// clock, cluster.Peer.ClusterTime) and logs the other members' counts it
+// inCluster makes this member count as the cluster does: each client
+// the pool puts in force (upstream.Pool.OnClient, as its reservation on
+// disk is hooked: at start, before any call, and for a reload's new
+// account) has its budget count the cluster's UTC day (the cluster's
+// clock, cluster.Peer.ClusterTime) and log the other members' counts it
 // refuses. Alone (peer nil) it does nothing.
-func inCluster(peer *cluster.Peer, clients *upstream.Pool, c *config.Config, digest string, logger log.Logger) {
+func inCluster(peer *cluster.Peer, clients *upstream.Pool, logger log.Logger) {
 	if peer == nil {
 		return
 	}
-	peer.SetConfigDigest(digest)
-	for _, name := range config.APINames {
-		if c.APIs[name] == nil {
-			continue
+	clients.OnClient(func(c *upstream.Client) {
+		if b := c.Budget(); b != nil {
+			b.SetClock(peer.ClusterTime)
+			b.SetLogger(log.With(logger, "component", "budget", "api", c.API().Name))
 		}
-		if up := clients.Current(name); up != nil {
-			if b := up.Budget(); b != nil {
-				b.SetClock(peer.ClusterTime)
-				b.SetLogger(log.With(logger, "component", "budget", "api", name))
-			}
-		}
+	})
+}
+
+// runs tells the cluster what this member runs, at start and at every
+// configuration put in force: the digest of its file (members own units
+// among those of the same digest, cluster.Peer.SetConfigDigest).
+func runs(peer *cluster.Peer, digest string) {
+	if peer != nil {
+		peer.SetConfigDigest(digest)
 	}
 }
 

@@ -276,13 +276,14 @@ func setUp(f *flags, logger log.Logger, stdout, stderr io.Writer) (s *setup, cod
 		return s, 1
 	}
 	sharePlans(peer, expander)
+	inCluster(peer, clients, logger)
+	runs(peer, fileDigest)
 	exp, err = collector.New(cfg, logger, reg, collector.Options{DefaultTimeout: f.defaultTimeout, TimeoutOffset: f.timeoutOffset, Clients: clients, Store: keeper, Peer: peer})
 	if err != nil {
 		level.Error(logger).Log("msg", "cannot start the collectors", "err", err)
 		return s, 1
 	}
 	s.onClose(exp.Close)
-	inCluster(peer, clients, cfg, fileDigest, logger)
 	if peer != nil {
 		// Leave after the collectors close (registered later, run
 		// earlier): the others take this member's units at once.
@@ -309,7 +310,7 @@ func setUp(f *flags, logger log.Logger, stdout, stderr io.Writer) (s *setup, cod
 			return err
 		}
 		landing.Store(c)
-		inCluster(peer, clients, c, fileDigest, logger)
+		runs(peer, fileDigest)
 		return nil
 	}
 	safe := config.NewSafeConfig(reg, load, apply)
