@@ -15,11 +15,14 @@ import (
 )
 
 // inCluster makes this member count as the cluster does: each client
-// the pool puts in force (upstream.Pool.OnClient, as its reservation on
-// disk is hooked: at start, before any call, and for a reload's new
-// account) has its budget count the cluster's UTC day (the cluster's
-// clock, cluster.Peer.ClusterTime) and log the other members' counts it
-// refuses. Alone (peer nil) it does nothing.
+// the pool has in force, and each it puts in force later (a reload's new
+// account; upstream.Pool.OnClient, as its reservation on disk is hooked),
+// has its budget count the cluster's UTC day (the cluster's clock,
+// cluster.Peer.ClusterTime) and log the other members' counts it
+// refuses, from before the engines' first call. (The start's listing
+// calls come before the cluster exists: they count on this member's own
+// day, as a clock's offset is not known yet anyway.) Alone (peer nil) it
+// does nothing.
 func inCluster(peer *cluster.Peer, clients *upstream.Pool, logger log.Logger) {
 	if peer == nil {
 		return
