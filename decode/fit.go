@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/internal/text"
 )
 
 // What an answer for a tuple can give, checked where a tuple's samples
@@ -48,7 +48,7 @@ func Fit(t *config.Tuple, samples []Sample) error {
 			}
 		}
 		var f *config.Field
-		err := fmt.Errorf("field %q is not one the file asks of this tuple", clip(x.Field.Name, 64))
+		err := fmt.Errorf("field %q is not one the file asks of this tuple", text.Clip(x.Field.Name, 64, "…"))
 		for _, g := range candidates {
 			if err = fitLabels(t, g, x); err == nil {
 				f = g
@@ -76,11 +76,11 @@ func fitLabels(t *config.Tuple, f *config.Field, x *Sample) error {
 		names = append(names, f.KeyLabel)
 	}
 	if !slices.Equal(x.ExtraNames, names) || len(x.ExtraValues) != len(names) {
-		return fmt.Errorf("labels %q are not %q", clip(strings.Join(x.ExtraNames, ","), 128), strings.Join(names, ","))
+		return fmt.Errorf("labels %q are not %q", text.Clip(strings.Join(x.ExtraNames, ","), 128, "…"), strings.Join(names, ","))
 	}
 	for i, k := range names[len(t.LabelFields) : len(names)-boolInt(keyed)] {
 		if v := x.ExtraValues[len(t.LabelFields)+i]; v != f.Labels[k] {
-			return fmt.Errorf("label %s is %q, not %q", k, clip(v, 64), f.Labels[k])
+			return fmt.Errorf("label %s is %q, not %q", k, text.Clip(v, 64, "…"), f.Labels[k])
 		}
 	}
 	return nil
@@ -183,17 +183,4 @@ func Fields(samples []Sample) int {
 		seen[s.Field] = true
 	}
 	return len(seen)
-}
-
-// clip shortens a value that came from outside, for an error that quotes
-// it: at most n bytes, on a character boundary.
-func clip(v string, n int) string {
-	if len(v) <= n {
-		return v
-	}
-	i := n
-	for i > 0 && !utf8.RuneStart(v[i]) {
-		i--
-	}
-	return v[:i] + "…"
 }

@@ -8,12 +8,13 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/onchain-exporter/onchain_exporter/internal/text"
 )
 
 // Collector is one collector of /metrics (an API's refresh engine): its
@@ -42,21 +43,18 @@ type Handler struct {
 	// the one it sends, for encoding and transfer.
 	DefaultTimeout, TimeoutOffset time.Duration
 	Logger                        log.Logger
-
-	once              sync.Once
-	duration, success *Family
 }
 
-func (h *Handler) families() {
-	h.duration = NewFamily("onchain_exporter_scrape_collector_duration_seconds",
+// Each collector's duration and success in a scrape.
+var (
+	collectorDuration = NewFamily("onchain_exporter_scrape_collector_duration_seconds",
 		"Duration of this scrape's collection per collector, in seconds.", dto.MetricType_GAUGE, []string{"collector"})
-	h.success = NewFamily("onchain_exporter_scrape_collector_success",
+	collectorSuccess = NewFamily("onchain_exporter_scrape_collector_success",
 		"1 when every tuple of the collector was served fresh in this scrape, 0 when some came from a failed or unfinished refresh.", dto.MetricType_GAUGE, []string{"collector"})
-}
+)
 
 // ServeHTTP serves one scrape.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h.once.Do(h.families)
 	timeout := h.DefaultTimeout
 	if v := r.Header.Get("X-Prometheus-Scrape-Timeout-Seconds"); v != "" {
 		if s, err := strconv.ParseFloat(v, 64); err == nil && s > 0 {
@@ -94,7 +92,7 @@ func (h *Handler) selected(names []string) ([]Collector, error) {
 			known = known || k == n
 		}
 		if !known {
-			return nil, fmt.Errorf("collect[]=%q: unknown collector (known: %s)", cut(n, 64), strings.Join(h.Known, ", "))
+			return nil, fmt.Errorf("collect[]=%q: unknown collector (known: %s)", text.Clip(n, 64, "…"), strings.Join(h.Known, ", "))
 		}
 		want[n] = true
 	}
@@ -122,10 +120,10 @@ func (h *Handler) collect(ctx context.Context, cs []Collector) []Sample {
 			if fresh {
 				success = 1
 			}
-			if smp, err := h.duration.Sample(time.Since(start).Seconds(), c.Name()); err == nil {
+			if smp, err := collectorDuration.Sample(time.Since(start).Seconds(), c.Name()); err == nil {
 				samples = append(samples, smp)
 			}
-			if smp, err := h.success.Sample(success, c.Name()); err == nil {
+			if smp, err := collectorSuccess.Sample(success, c.Name()); err == nil {
 				samples = append(samples, smp)
 			}
 			results[i] = samples
@@ -141,17 +139,4 @@ func (h *Handler) collect(ctx context.Context, cs []Collector) []Sample {
 		all = append(all, r...)
 	}
 	return all
-}
-
-// cut shortens a value a request sent, for an error that quotes it: at
-// most n bytes, on a character boundary.
-func cut(v string, n int) string {
-	if len(v) <= n {
-		return v
-	}
-	i := n
-	for i > 0 && !utf8.RuneStart(v[i]) {
-		i--
-	}
-	return v[:i] + "…"
 }

@@ -9,7 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
+
+	"github.com/onchain-exporter/onchain_exporter/internal/text"
 )
 
 // Clock is an injectable time source; nil means time.Now.
@@ -247,14 +248,7 @@ func (s *Server) serves(api, path string) bool {
 // never grows with what it is sent.
 func echoed(v string) string {
 	const maxEcho = 64
-	if len(v) <= maxEcho {
-		return v
-	}
-	cut := maxEcho
-	for cut > 0 && !utf8.RuneStart(v[cut]) {
-		cut--
-	}
-	return v[:cut] + "..."
+	return text.Clip(v, maxEcho, "...")
 }
 
 // Calls returns the number of requests served for api ("data",

@@ -8,9 +8,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/internal/text"
 )
 
 // Texts an upstream sends (error messages, codes, JSON keys) reach logs,
@@ -26,14 +26,11 @@ const MaxText = 512
 // Cut returns s cut to MaxText bytes on a character boundary, saying how
 // much was cut.
 func Cut(s string) string {
-	if len(s) <= MaxText {
+	p := text.Prefix(s, MaxText)
+	if len(p) == len(s) {
 		return s
 	}
-	i := MaxText
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return fmt.Sprintf("%s… (%d more bytes cut)", s[:i], len(s)-i)
+	return fmt.Sprintf("%s… (%d more bytes cut)", p, len(s)-len(p))
 }
 
 // redacted stands for a credential in a text.
