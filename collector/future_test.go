@@ -15,6 +15,47 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/schedule"
 )
 
+// eventsYAML is the tuple of these tests: stablecoin events, 10min rows.
+const eventsYAML = `
+data:
+  url: "{{URL}}"
+  token_env: T
+  metrics:
+    - path: /v2/network/events-count
+      window: 10min
+      asset: usdt
+`
+
+// eventsUpstream serves each request by answer, on 127.0.0.1, for the
+// test's life.
+func eventsUpstream(t *testing.T, answer func(w http.ResponseWriter)) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { answer(w) }))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// answerEvents writes an answer of 10min rows.
+func answerEvents(w http.ResponseWriter, rows []map[string]any) {
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"status": map[string]any{"code": 200, "message": "success"},
+		"result": map[string]any{"window": "10min", "data": rows},
+	})
+}
+
+// closedRows are the three rows up to the one starting at last, newest
+// first, each valued by its minute.
+func closedRows(last time.Time) []map[string]any {
+	var rows []map[string]any
+	for i := 0; i < 3; i++ {
+		at := last.Add(-time.Duration(i) * 10 * time.Minute)
+		rows = append(rows, map[string]any{"datetime": at.Format("2006-01-02 15:04:05"), "events_mint_count": at.Minute()})
+	}
+	return rows
+}
+
+// futureRow is a row dated in 9999.
+var futureRow = map[string]any{"datetime": "9999-12-31 23:00:00", "events_mint_count": 999}
+
 // TestFutureRowIsNotTrusted: an answer whose newest row is dated in 9999
 // is served from its newest row before now, the bad row is counted under
 // its own code, and polling goes on as the row before it plans: once the
@@ -24,33 +65,18 @@ func TestFutureRowIsNotTrusted(t *testing.T) {
 	var future atomic.Bool
 	future.Store(true)
 	var calls atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := eventsUpstream(t, func(w http.ResponseWriter) {
 		calls.Add(1)
 		now := c.Now().UTC()
 		last := now.Truncate(10 * time.Minute).Add(-10 * time.Minute) // the newest closed interval
 		var rows []map[string]any
 		if future.Load() {
-			rows = append(rows, map[string]any{"datetime": "9999-12-31 23:00:00", "events_mint_count": 999})
+			rows = append(rows, futureRow)
 		}
-		for i := 0; i < 3; i++ {
-			at := last.Add(-time.Duration(i) * 10 * time.Minute)
-			rows = append(rows, map[string]any{"datetime": at.Format("2006-01-02 15:04:05"), "events_mint_count": at.Minute()})
-		}
-		_ = json.NewEncoder(w).Encode(map[string]any{
-			"status": map[string]any{"code": 200, "message": "success"},
-			"result": map[string]any{"window": "10min", "data": rows},
-		})
-	}))
-	t.Cleanup(srv.Close)
-	e := envOn(t, c, srv, `
-data:
-  url: "{{URL}}"
-  token_env: T
-  metrics:
-    - path: /v2/network/events-count
-      window: 10min
-      asset: usdt
-`)
+		rows = append(rows, closedRows(last)...)
+		answerEvents(w, rows)
+	})
+	e := envOn(t, c, srv, eventsYAML)
 
 	body := e.scrape("10")
 	want := c.Now().UTC().Truncate(10 * time.Minute).Add(-10 * time.Minute)
@@ -101,7 +127,7 @@ func TestFutureRowTeachesNoDelay(t *testing.T) {
 	// long after the upstream answered with it again (3 minutes into its
 	// interval) it was first fetched.
 	late := map[time.Time]time.Duration{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := eventsUpstream(t, func(w http.ResponseWriter) {
 		now := c.Now().UTC()
 		if always.Load() {
 			mu.Lock()
@@ -110,7 +136,7 @@ func TestFutureRowTeachesNoDelay(t *testing.T) {
 		}
 		var rows []map[string]any
 		if off := now.Sub(now.Truncate(10 * time.Minute)); always.Load() || future.Load() && off < 3*time.Minute {
-			rows = append(rows, map[string]any{"datetime": "9999-12-31 23:00:00", "events_mint_count": 999})
+			rows = append(rows, futureRow)
 		} else {
 			// Rows out as their interval closes.
 			// (40 s after they close).
@@ -122,26 +148,11 @@ func TestFutureRowTeachesNoDelay(t *testing.T) {
 				}
 				mu.Unlock()
 			}
-			for i := 0; i < 3; i++ {
-				at := last.Add(-time.Duration(i) * 10 * time.Minute)
-				rows = append(rows, map[string]any{"datetime": at.Format("2006-01-02 15:04:05"), "events_mint_count": at.Minute()})
-			}
+			rows = append(rows, closedRows(last)...)
 		}
-		_ = json.NewEncoder(w).Encode(map[string]any{
-			"status": map[string]any{"code": 200, "message": "success"},
-			"result": map[string]any{"window": "10min", "data": rows},
-		})
-	}))
-	t.Cleanup(srv.Close)
-	e := envOn(t, c, srv, `
-data:
-  url: "{{URL}}"
-  token_env: T
-  metrics:
-    - path: /v2/network/events-count
-      window: 10min
-      asset: usdt
-`)
+		answerEvents(w, rows)
+	})
+	e := envOn(t, c, srv, eventsYAML)
 	delay := func() float64 {
 		return counter(e.serve("10"), `onchain_exporter_publication_delay_seconds{`)
 	}
@@ -230,7 +241,7 @@ func TestFutureDatedPeerEstimateTeachesNothing(t *testing.T) {
 	const pub = 1250 * time.Millisecond
 	var mu sync.Mutex
 	found := map[time.Time]time.Duration{} // a row's interval start: how long after it appeared it was first fetched
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := eventsUpstream(t, func(w http.ResponseWriter) {
 		now := c.Now().UTC()
 		last := now.Add(-pub).Truncate(10 * time.Minute).Add(-10 * time.Minute) // out pub after its interval closes
 		mu.Lock()
@@ -239,27 +250,12 @@ func TestFutureDatedPeerEstimateTeachesNothing(t *testing.T) {
 		}
 		mu.Unlock()
 		var rows []map[string]any
-		for i := 0; i < 3; i++ {
-			at := last.Add(-time.Duration(i) * 10 * time.Minute)
-			rows = append(rows, map[string]any{"datetime": at.Format("2006-01-02 15:04:05"), "events_mint_count": at.Minute()})
-		}
-		_ = json.NewEncoder(w).Encode(map[string]any{
-			"status": map[string]any{"code": 200, "message": "success"},
-			"result": map[string]any{"window": "10min", "data": rows},
-		})
-	}))
-	t.Cleanup(srv.Close)
+		rows = append(rows, closedRows(last)...)
+		answerEvents(w, rows)
+	})
 	// A member alone in its cluster: it owns the tuple, and a row of its
 	// own name is its owner's.
-	r := startReplica(t, "a", `
-data:
-  url: "{{URL}}"
-  token_env: T
-  metrics:
-    - path: /v2/network/events-count
-      window: 10min
-      asset: usdt
-`, &testtool.Upstream{Clock: c, Srv: srv})
+	r := startReplica(t, "a", eventsYAML, &testtool.Upstream{Clock: c, Srv: srv})
 	e := r.env
 	// worstLag is the latest a row that appeared since from was fetched
 	// after it appeared.

@@ -89,8 +89,8 @@ func TestDecodeLatestNonNullWhateverTheOrder(t *testing.T) {
 	}
 }
 
-func TestDecodeTimeKeysAndBlockHeight(t *testing.T) {
-	tp := tupleFor(t, `
+// usdtBlockYAML is a tuple of stablecoin events, one row a block.
+const usdtBlockYAML = `
 data:
   url: http://127.0.0.1:1
   token_env: T
@@ -98,7 +98,10 @@ data:
     - path: /v2/network/events-count
       asset: usdt
       window: block
-`)
+`
+
+func TestDecodeTimeKeysAndBlockHeight(t *testing.T) {
+	tp := tupleFor(t, usdtBlockYAML)
 	body := `{"status":{"code":200,"message":"success"},"result":{"window":"block","data":[
 		{"datetime":"2026-11-20 12:00:24","blockheight":21000002,"events_mint_count":2,"events_burn_count":0},
 		{"datetime":"2026-11-20 12:00:12","blockheight":21000001,"events_mint_count":1,"events_burn_count":4}]}}`

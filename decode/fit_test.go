@@ -11,15 +11,7 @@ import (
 // ask, with labels its field does not give, or beyond MaxSamples is
 // refused with the reason.
 func TestFitIsTheInverseOfDecode(t *testing.T) {
-	tp := tupleFor(t, `
-data:
-  url: http://127.0.0.1:1
-  token_env: T
-  metrics:
-    - path: /v2/network/events-count
-      asset: usdt
-      window: block
-`)
+	tp := tupleFor(t, usdtBlockYAML)
 	body := `{"status":{"code":200,"message":"success"},"result":{"window":"block","data":[
 		{"datetime":"2026-11-20 12:00:24","blockheight":21000002,"events_mint_count":2,"events_burn_count":0}]}}`
 	d, err := decode([]byte(body), tp, rowsAt("result.data"))
