@@ -170,14 +170,15 @@ func taken(e *env) int {
 // TestDeltaBurst measures a burst of deltas: a member that owns nothing
 // takes every row of n hour tuples of one key (one endpoint and window),
 // each as a delta of its own, as when they all come due at once at their
-// owner. It runs with ONCHAIN_DELTA_BURST=n only (a measure, not a check
-// of time): it logs how long the deltas took to take, and checks that the
-// member then serves every tuple. Each delta once placed every tuple of
-// its key again, which made a burst cost the square of the key's tuples.
+// owner. ONCHAIN_DELTA_BURST=n sets n (a measure: it logs how long the
+// deltas took to take); without it (CI) 200 deltas check the logic, not
+// the time: the member then serves every tuple. Each delta once placed
+// every tuple of its key again, which made a burst cost the square of
+// the key's tuples.
 func TestDeltaBurst(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("ONCHAIN_DELTA_BURST"))
 	if n <= 0 {
-		t.Skip("ONCHAIN_DELTA_BURST=n measures a burst of n deltas")
+		n = 200
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		newest := time.Now().UTC().Truncate(time.Hour)
