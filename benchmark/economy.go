@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/collector"
+	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 )
 
@@ -40,6 +41,18 @@ type EconomyRow struct {
 	Calls   int64
 	// Naive is what an exporter without a cache would have called.
 	Naive int64
+	// Excess sums, over every scrape and tuple of the kind, how far the
+	// row served was behind the newest row the upstream had published
+	// with a value (Staleness is its mean): what the calls cost in
+	// freshness, in the same run.
+	Excess  time.Duration
+	Samples int
+}
+
+// Staleness is the mean excess staleness: how far the row a scrape
+// served was behind the newest row the upstream had published.
+func (r EconomyRow) Staleness() time.Duration {
+	return r.Excess / time.Duration(max(r.Samples, 1))
 }
 
 // Ratio is calls per new row.
@@ -98,36 +111,70 @@ func RunEconomy(o EconomyOptions) (*Economy, error) {
 	defer exp.Close()
 
 	econ := &Economy{}
+	assetOf := func(k kind, t *config.Tuple) string {
+		if a := t.Params["asset"]; a != "" {
+			return a
+		}
+		return k.asset
+	}
+	rows := make([]EconomyRow, len(kinds))
 	offset := o.Interval / time.Duration(max(o.Replicas, 1))
 	for elapsed := time.Duration(0); elapsed < o.Duration; elapsed += o.Interval {
 		for r := 0; r < o.Replicas; r++ {
-			if _, err := scrapeText(exp); err != nil {
+			body, err := scrapeText(exp)
+			if err != nil {
 				return nil, fmt.Errorf("scrape at %s: %w", clock.Now(), err)
+			}
+			served, err := servedRows(body, cfg.TupleLabelNames)
+			if err != nil {
+				return nil, fmt.Errorf("scrape at %s: %w", clock.Now(), err)
+			}
+			now := clock.Now()
+			for i, k := range kinds {
+				for _, t := range cfg.Tuples {
+					if t.Path != k.path || t.Window != k.window {
+						continue
+					}
+					newest := fake.NewestVisible(t.Path, t.Window, assetOf(k, t), now)
+					if nullsNewest(t) {
+						// The fake's newest row of this series has no
+						// value (freshness.go leaves it out): the one
+						// before is the newest that can be served.
+						newest = newest.Add(-fake.RowStep(t.Path, t.Window, assetOf(k, t)))
+					}
+					if row, ok := served[strings.Join(t.TupleLabelValues, "\xff")]; ok && !newest.IsZero() {
+						rows[i].Excess += max(newest.Sub(row), 0)
+						rows[i].Samples++
+					}
+				}
 			}
 			econ.Scrapes++
 			runUntil(clock, exp, clock.Now().Add(offset))
 		}
 	}
 	end := clock.Now()
-	for _, k := range kinds {
+	for i, k := range kinds {
 		if k.count == 0 {
 			continue
 		}
-		row := EconomyRow{Kind: k.name, Tuples: k.count, Naive: int64(econ.Scrapes * k.count)}
+		row := rows[i]
+		row.Kind, row.Tuples, row.Naive = k.name, k.count, int64(econ.Scrapes*k.count)
 		for _, t := range cfg.Tuples {
 			if t.Path != k.path || t.Window != k.window {
 				continue
 			}
-			asset := t.Params["asset"]
-			if asset == "" {
-				asset = k.asset
-			}
-			row.NewRows += 1 + fake.RowsPublished(t.Path, t.Window, asset, start, end)
+			row.NewRows += 1 + fake.RowsPublished(t.Path, t.Window, assetOf(k, t), start, end)
 		}
 		row.Calls = fake.CallsFor(k.path)
 		econ.Rows = append(econ.Rows, row)
 	}
 	return econ, nil
+}
+
+// nullsNewest says whether the fake answers t's newest row without a
+// value: bybit's open interest (fakeapi's data.go).
+func nullsNewest(t *config.Tuple) bool {
+	return t.Path == "/v1/btc/market-data/open-interest" && t.Params["exchange"] == "bybit"
 }
 
 // scrapeText serves one scrape as Prometheus asks for it (plain text, a
@@ -154,6 +201,8 @@ func (e *Economy) Total() EconomyRow {
 		t.NewRows += r.NewRows
 		t.Calls += r.Calls
 		t.Naive += r.Naive
+		t.Excess += r.Excess
+		t.Samples += r.Samples
 	}
 	return t
 }
@@ -161,11 +210,15 @@ func (e *Economy) Total() EconomyRow {
 // Table renders the economy as a markdown table.
 func (e *Economy) Table() string {
 	var b strings.Builder
-	b.WriteString("| tuples | window | new rows | upstream calls | calls per new row | no-cache calls |\n|---:|---|---:|---:|---:|---:|\n")
+	b.WriteString("| tuples | window | new rows | upstream calls | calls per new row | mean excess staleness | no-cache calls |\n|---:|---|---:|---:|---:|---:|---:|\n")
 	rows := append([]EconomyRow(nil), e.Rows...)
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Kind < rows[j].Kind })
 	for _, r := range append(rows, e.Total()) {
-		fmt.Fprintf(&b, "| %d | %s | %d | %d | %.2f | %d |\n", r.Tuples, r.Kind, r.NewRows, r.Calls, r.Ratio(), r.Naive)
+		stale := r.Staleness().Round(100 * time.Millisecond).String()
+		if r.Kind == "all" {
+			stale = "–" // a mean over windows of different spacing says nothing
+		}
+		fmt.Fprintf(&b, "| %d | %s | %d | %d | %.2f | %s | %d |\n", r.Tuples, r.Kind, r.NewRows, r.Calls, r.Ratio(), stale, r.Naive)
 	}
 	return b.String()
 }
