@@ -158,20 +158,34 @@
             },
           },
           // daily_budget (or the upstream's X-Daily-Limit when lower) is paced
-          // over the UTC day, so the calls used grow about linearly. A pace
-          // that reaches the budget more than an hour before 00:00 UTC means
-          // calls will be refused for the rest of the day: other clients of
-          // the same key (X-Daily-Used), retries, a plan that counted wrong.
-          // The bucket's quarter-hour burst after midnight stays within that
-          // hour; after 23:00 UTC the horizon is past and nothing fires.
-          // daily_calls_used is the cluster's count on every member of a
-          // cluster: its max across members, never its sum.
+          // over the UTC day: the calls used stay under the pace line, the
+          // budget times the share of the day gone, plus the bucket's burst
+          // of a 96th of the budget. A start (or a first fill) spends that
+          // burst at once, and extrapolated over the hours left it would
+          // reach any budget, the more so the earlier in the day: so the
+          // alert also needs the count above the pace line by more than the
+          // burst, which the exporter's own calls never are. What is left is
+          // the budget truly outrun: other clients of the same key
+          // (X-Daily-Used), a plan that counted wrong. The line is drawn at
+          // each sample's own time, so a count scraped before 00:00 UTC and
+          // read after it is not taken for the new day's. After 23:00 UTC
+          // the horizon is past and nothing fires. daily_calls_used is the
+          // cluster's count on every member of a cluster: its max across
+          // members, never its sum.
           {
             alert: 'OnchainDailyBudgetRunsOutEarly',
             expr: |||
-              max without (%(memberLabels)s) (predict_linear(onchain_exporter_daily_calls_used{%(onchainSelector)s}[1h], 86400 - time() %% 86400 - 3600))
-                >
-              max without (%(memberLabels)s) (onchain_exporter_daily_budget_calls{%(onchainSelector)s})
+              (
+                max without (%(memberLabels)s) (predict_linear(onchain_exporter_daily_calls_used{%(onchainSelector)s}[1h], 86400 - time() %% 86400 - 3600))
+                  >
+                max without (%(memberLabels)s) (onchain_exporter_daily_budget_calls{%(onchainSelector)s})
+              )
+              and
+              max without (%(memberLabels)s) (
+                onchain_exporter_daily_calls_used{%(onchainSelector)s}
+                  - onchain_exporter_daily_budget_calls{%(onchainSelector)s} * (timestamp(onchain_exporter_daily_calls_used{%(onchainSelector)s}) %% 86400) / 86400
+                  > onchain_exporter_daily_budget_calls{%(onchainSelector)s} / 96
+              )
             ||| % $._config,
             'for': '15m',
             labels: {
