@@ -145,3 +145,64 @@ func TestBudgetRefusalGivesTheTurnBack(t *testing.T) {
 		t.Errorf("no turn left under rate_limit 3 after one request sent: the budget's refusals kept theirs")
 	}
 }
+
+// A daily_budget the key's plan gives (the file sets none) is in force
+// on the client the engine calls through, whatever the client built
+// before the plan was read: the first start lists and reads the plan
+// through a client of the file's section, which has no budget; the
+// section with the plan's limits then takes over that client's count of
+// the day, and its later changes (a reload, a plan that changed) do too.
+// (The budget was left out of the client's identity, so the client built
+// before the plan stayed in force: a basic key's 890 a day was shown in
+// the log and never enforced, 1 197 calls in 45 s.)
+func TestDailyBudgetFromThePlanIsEnforced(t *testing.T) {
+	hits := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits++
+		_, _ = w.Write([]byte(`{"status":{"code":200,"message":"success"},"result":{"data":[]}}`))
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	now := time.Date(2026, 11, 29, 0, 30, 0, 0, time.UTC)
+	pool := NewPool(prometheus.NewRegistry(), func() time.Time { return now }, log.NewNopLogger())
+	defer pool.Close()
+	file := &config.API{Name: config.APIData, URL: u, Concurrency: 1, Timeout: 10 * time.Second}
+	first, release := pool.Candidate(file) // the first start: the plan is read through it
+	defer release()
+	if _, err := first.Get(context.Background(), "/v1/btc/network-data/supply", nil, true); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		budget int
+	}{
+		{"the plan read at start (a day's allowance)", 890},
+		{"a reload, the same plan", 890},
+		{"the plan changed (an hour's allowance)", 20000},
+		{"the plan changed back", 890},
+	} {
+		withPlan := *file
+		withPlan.DailyBudget, withPlan.LimitsFromPlan = tc.budget, "PLAN"
+		c := pool.Client(&withPlan)
+		if got := c.Budget().Limit(now); got != tc.budget {
+			t.Errorf("%s: the budget in force is %d, want %d", tc.name, got, tc.budget)
+		}
+		if got := c.Budget().Used(now); got < 1 {
+			t.Errorf("%s: %d calls counted today, want the call made before the plan was read", tc.name, got)
+		}
+	}
+	// Enforced: at 00:30 UTC a budget of 890 allows its share of the day
+	// so far and its burst (about 9 + 18 calls), never hundreds.
+	withPlan := *file
+	withPlan.DailyBudget, withPlan.LimitsFromPlan = 890, "PLAN"
+	c := pool.Client(&withPlan)
+	sent := hits
+	for range 200 {
+		if _, err := c.Get(context.Background(), "/v1/btc/network-data/supply", nil, true); err != nil {
+			break
+		}
+	}
+	if n := hits - sent; n > 40 {
+		t.Errorf("%d calls went out at 00:30 UTC under a daily budget of 890 from the plan", n)
+	}
+}

@@ -181,13 +181,14 @@ func (p *Pool) Close() {
 }
 
 // Identity is a digest of what a client of the section is made of:
-// address, credential, authentication, limits, timeout, and the TLS and
+// address, credential, authentication, limits (rate_limit and
+// daily_budget, from the file or the key's plan), timeout, and the TLS and
 // proxy settings (a changed CA path or proxy rebuilds the client). Equal
 // identities can share one client; the digest carries nothing that can be
 // turned back into the credential.
 func Identity(a *config.API) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%d\x00%g\x00", a.Name, a.URL, a.Auth, a.Timeout, a.Concurrency, a.RateLimit)
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%d\x00%g\x00%d\x00", a.Name, a.URL, a.Auth, a.Timeout, a.Concurrency, a.RateLimit, a.DailyBudget)
 	h.Write([]byte(a.Token()))
 	writeHTTPClientIdentity(h, &a.HTTPClient)
 	return hex.EncodeToString(h.Sum(nil))[:16]
