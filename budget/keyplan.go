@@ -36,12 +36,13 @@ func PlanLimits(r plan.RateLimit) (perMinute float64, perDay int) {
 	period := r.Period()
 	if period <= time.Minute {
 		perMinute = math.Floor(share*float64(time.Minute)/float64(period)*100) / 100
-		return perMinute, int(math.Floor(share * float64(24*time.Hour) / float64(period)))
+		perDay := math.Floor(share * float64(24*time.Hour) / float64(period))
+		return min(perMinute, config.MaxRateLimit), int(min(perDay, config.MaxDailyBudget))
 	}
 	// A day's budget d paces at d a day with room for burst(d) = d/96
 	// calls: a window of length period holds at most d/96 + d×period/day.
 	day := float64(24 * time.Hour)
-	perDay = int(math.Floor(share / (1.0/96 + float64(period)/day)))
+	perDay = int(min(math.Floor(share/(1.0/96+float64(period)/day)), config.MaxDailyBudget))
 	for perDay > 0 && burst(perDay)+float64(perDay)*float64(period)/day > share {
 		perDay-- // burst's floor of one call, for a tiny allowance
 	}

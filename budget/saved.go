@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
 )
 
 // Saved is what a Budget keeps across reloads and restarts, as a small
@@ -46,7 +48,7 @@ func (b *Budget) savedLocked() Saved {
 
 // MaxDailyCalls bounds a day's count, limit or bucket level, saved or
 // read from a header: past it the value is garbage, not a count.
-const MaxDailyCalls = 100_000_000
+const MaxDailyCalls = config.MaxDailyBudget
 
 // Check says why a saved value cannot be restored at now, or nil: one
 // saved later than now (a clock that stepped back, or a file from

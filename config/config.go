@@ -43,11 +43,11 @@ type API struct {
 	Timeout     time.Duration
 	Concurrency int
 	// RateLimit is the most requests per minute sent to this API; 0 means
-	// no limit of our own.
+	// no limit of our own. At most MaxRateLimit.
 	RateLimit float64
 	// DailyBudget is the most upstream calls of this API per UTC day,
 	// every call counted (refreshes, retries, listing); 0 means no budget
-	// of our own.
+	// of our own. At most MaxDailyBudget.
 	DailyBudget int
 	// RateLimitSet and DailyBudgetSet say the file sets rate_limit and
 	// daily_budget; where it does not, the key's plan gives them
@@ -219,3 +219,15 @@ func (s Secret) MarshalText() ([]byte, error) { return []byte("<secret>"), nil }
 
 // GoString keeps a Secret out of %#v.
 func (s Secret) GoString() string { return `"<secret>"` }
+
+// MaxRateLimit is the largest rate_limit, in requests a minute (about
+// 1 700 a second), whether the file or the key's plan sets it: the cap
+// keeps the send time of each request of its window, so a larger one
+// would cost memory for a limit no upstream gives. A plan that allows
+// more is held to it.
+const MaxRateLimit = 100_000
+
+// MaxDailyBudget is the largest daily_budget, in calls a day, whether the
+// file or the key's plan sets it: past it the number is a mistake, not a
+// plan.
+const MaxDailyBudget = 100_000_000

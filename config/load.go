@@ -144,14 +144,14 @@ func (l *errorList) api(name string, n *yaml.Node, getenv func(string) string) *
 			}
 		case "rate_limit":
 			a.RateLimitSet = true
-			l.float(p.value, k, &a.RateLimit)
-			if a.RateLimit < 0 {
-				l.add(p.value, k, "must not be negative (requests per minute; 0 = no limit)")
+			if l.float(p.value, k, &a.RateLimit) && !(a.RateLimit >= 0 && a.RateLimit <= MaxRateLimit) {
+				l.add(p.value, k, "must be between 0 and %d requests per minute (0 = no limit), got %v", MaxRateLimit, a.RateLimit)
+				a.RateLimit = 0
 			}
 		case "daily_budget":
 			a.DailyBudgetSet = true
-			if l.integer(p.value, k, &a.DailyBudget) && a.DailyBudget < 1 {
-				l.add(p.value, k, "must be at least 1 call per day, got %d (leave it out for no budget)", a.DailyBudget)
+			if l.integer(p.value, k, &a.DailyBudget) && (a.DailyBudget < 1 || a.DailyBudget > MaxDailyBudget) {
+				l.add(p.value, k, "must be between 1 and %d calls per day, got %d (leave it out for no budget)", MaxDailyBudget, a.DailyBudget)
 				a.DailyBudget = 0
 			}
 		case "max_staleness":

@@ -3,6 +3,7 @@ package config
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -206,15 +207,19 @@ func (l *errorList) integer(n *yaml.Node, key string, dst *int) bool {
 	return true
 }
 
-func (l *errorList) float(n *yaml.Node, key string, dst *float64) {
-	if v, ok := l.scalar(n, key); ok {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || (n.Tag != "!!int" && n.Tag != "!!float") {
-			l.add(n, key, "must be a number, got %q", v)
-			return
-		}
-		*dst = f
+// float reads a finite number into dst and says whether it could.
+func (l *errorList) float(n *yaml.Node, key string, dst *float64) bool {
+	v, ok := l.scalar(n, key)
+	if !ok {
+		return false
 	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || (n.Tag != "!!int" && n.Tag != "!!float") || math.IsInf(f, 0) || math.IsNaN(f) {
+		l.add(n, key, "must be a number, got %q", v)
+		return false
+	}
+	*dst = f
+	return true
 }
 
 // duration accepts Go durations ("90s", "1h30m") and the "1d" shorthand.

@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"errors"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -204,5 +205,29 @@ func TestDailyBudgetFromThePlanIsEnforced(t *testing.T) {
 	}
 	if n := hits - sent; n > 40 {
 		t.Errorf("%d calls went out at 00:30 UTC under a daily budget of 890 from the plan", n)
+	}
+}
+
+// No rate read from outside sizes anything: a client of any rate_limit,
+// however it got into the section, is built, resized and called without
+// a panic, and holds at most config.MaxRateLimit turns. (A plan allowing
+// 1 099 511 627 776 requests a second made a ring of send times of that
+// many a minute: makeslice panicked at every start.)
+func TestAnyRateLimitBuildsAClient(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(`{"status":{"code":200,"message":"success"},"result":{"data":[]}}`))
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	pool := NewPool(prometheus.NewRegistry(), time.Now, log.NewNopLogger())
+	defer pool.Close()
+	for _, rate := range []float64{1099511627776 * 60, 1e13, math.Inf(1), math.NaN(), math.MaxFloat64, config.MaxRateLimit} {
+		c := pool.Client(&config.API{Name: config.APIData, URL: u, Concurrency: 1, Timeout: 10 * time.Second, RateLimit: rate})
+		if _, err := c.Get(context.Background(), "/v1/btc/network-data/supply", nil, true); err != nil {
+			t.Errorf("rate_limit %v: %v", rate, err)
+		}
+		if lim := c.rateCap(); lim != nil && len(lim.sent) > config.MaxRateLimit {
+			t.Errorf("rate_limit %v: %d turns kept", rate, len(lim.sent))
+		}
 	}
 }

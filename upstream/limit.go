@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/config"
 )
 
 // limitMargin widens the window of rate_limit beyond 60 s, so that two
@@ -40,12 +42,20 @@ func newMinuteCap(perMinute float64) *minuteCap {
 	return c
 }
 
-// capShape turns a per-minute rate into a count per window.
+// capShape turns a per-minute rate into a count per window. The rate is
+// held to config.MaxRateLimit, which the loader and the plan's limits
+// keep to already: the ring has one entry per turn, so no number read
+// from outside may size it.
 func capShape(perMinute float64) (int, time.Duration) {
-	if perMinute >= 1 {
+	switch {
+	case !(perMinute <= config.MaxRateLimit): // NaN too
+		return config.MaxRateLimit, time.Minute + limitMargin
+	case perMinute >= 1:
 		return int(math.Floor(perMinute)), time.Minute + limitMargin
+	case perMinute > 0:
+		return 1, time.Duration(float64(time.Minute)/perMinute) + limitMargin
 	}
-	return 1, time.Duration(float64(time.Minute)/perMinute) + limitMargin
+	return config.MaxRateLimit, time.Minute + limitMargin
 }
 
 // resize sets a new rate and keeps the send times already spent: a
