@@ -395,7 +395,7 @@ func waitFor(what string, cond func() bool) error {
 // deltas milliseconds, not the default 200 ms gossip interval, and the
 // periodic push/pull (real time) stays out of a run of simulated time.
 func clusterMemberConfig(name string, peerTimeout time.Duration, peers ...string) cluster.Config {
-	return cluster.Config{ListenAddress: "127.0.0.1:0", Name: name, Peers: peers,
+	return cluster.Config{ListenAddress: "127.0.0.1:0", ClusterName: "bench", Name: name, Peers: peers,
 		PeerTimeout: peerTimeout, GossipInterval: 20 * time.Millisecond, PushPullInterval: time.Hour,
 		ProbeInterval: 200 * time.Millisecond, ProbeTimeout: 100 * time.Millisecond,
 		SettleTimeout: 5 * time.Second, ReconnectInterval: 200 * time.Millisecond}

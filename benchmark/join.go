@@ -244,7 +244,7 @@ func startJoinMember(o JoinOptions, cfg, name string, peers ...string) (*joinMem
 		return nil, err
 	}
 	args := []string{"--config.file=" + cfg, "--web.listen-address=" + web, "--log.level=warn",
-		"--storage.path=" + storage, "--cluster.listen-address=" + gossip, "--cluster.peer-name=" + name}
+		"--storage.path=" + storage, "--cluster.listen-address=" + gossip, "--cluster.label=bench", "--cluster.peer-name=" + name}
 	for _, p := range peers {
 		args = append(args, "--cluster.peer="+p)
 	}

@@ -103,8 +103,9 @@ type Config struct {
 	KeyFile string
 	// ClusterName is put on every packet and stream and checked on
 	// receipt: a member of another cluster name is refused and counted.
-	// Empty: the label of a cluster without a name, which members of
-	// earlier versions carry too.
+	// It is required in cluster mode: two clusters without a name whose
+	// addresses meet (a pod's address reused) would merge, each counting
+	// the other's calls and serving its rows.
 	ClusterName string
 	// NameFile, when Name is empty, keeps the generated member name
 	// across restarts (a file in the state directory), so that a member
@@ -140,7 +141,7 @@ func AddFlags(app *kingpin.Application) *Config {
 	app.Flag("cluster.reconnect-interval", "Interval between attempts to resolve --cluster.peer again and rejoin lost replicas.").Default(defaultReconnectInterval.String()).DurationVar(&c.ReconnectInterval)
 	app.Flag("cluster.reconnect-timeout", "How long a replica that left or failed is asked to rejoin before it is forgotten.").Default(defaultReconnectTimeout.String()).DurationVar(&c.ReconnectTimeout)
 	app.Flag("cluster.encryption-key-file", "File holding the key that encrypts and authenticates all gossip: 16, 24 or 32 bytes (AES-128, -192, -256), raw or base64; or several base64 keys one a line, the first encrypting and all accepted (a key rotation). Read again every --cluster.reconnect-interval. Every replica needs the same key. Empty: gossip in the clear, which anyone who reaches the port can read and write.").Default("").StringVar(&c.KeyFile)
-	app.Flag("cluster.label", "Name of this cluster, put on every gossip packet: a replica of another cluster name is refused, so that two clusters whose addresses meet (a pod address reused, two releases on one network) stay apart. Every replica of a cluster needs the same. Empty: a cluster without a name, as earlier versions.").Default("").StringVar(&c.ClusterName)
+	app.Flag("cluster.label", "Name of this cluster, put on every gossip packet: a replica of another cluster name is refused, so that two clusters whose addresses meet (a pod address reused, two releases on one network) stay apart. Every replica of a cluster needs the same; required with --cluster.listen-address (the Helm chart gives <namespace>/<release>).").Default("").StringVar(&c.ClusterName)
 	app.Flag("cluster.max-members", "Most replicas taken into the cluster, this one included: replicas, a rolling update's surge and a margin. A replica past it is refused and counted; it bounds memory and the members a budget share counts.").Default(strconv.Itoa(defaultMaxMembers)).IntVar(&c.MaxMembers)
 	app.Flag("cluster.max-state-bytes", "Largest full state taken from a replica (every row it serves, compressed: some 30-40 bytes a tuple, so the default holds 100 000 tuples); a larger one is refused and counted.").Default(strconv.Itoa(defaultMaxStateBytes)).IntVar(&c.MaxStateBytes)
 	return c
@@ -164,6 +165,9 @@ func (c Config) Validate() error {
 			return errors.New("--cluster.encryption-key-file is set but --cluster.listen-address is empty (cluster mode off)")
 		}
 		return nil
+	}
+	if c.ClusterName == "" {
+		return errors.New("--cluster.label is required with --cluster.listen-address: name the cluster, the same on every replica (the Helm chart gives <namespace>/<release>), so that two clusters whose addresses meet stay apart")
 	}
 	if l := len(c.label()); l > memberlist.LabelMaxSize {
 		return fmt.Errorf("--cluster.label is %d bytes long; at most %d", len(c.ClusterName), memberlist.LabelMaxSize-len(labelPrefix)-1)
@@ -248,11 +252,8 @@ func (c Config) withDefaults() Config {
 }
 
 // label is what every packet and stream of this cluster carries:
-// "onchain_exporter", then ":" and the cluster's name when it has one.
+// "onchain_exporter", ":" and the cluster's name.
 func (c Config) label() string {
-	if c.ClusterName == "" {
-		return labelPrefix
-	}
 	return labelPrefix + ":" + c.ClusterName
 }
 

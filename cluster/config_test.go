@@ -13,7 +13,7 @@ import (
 )
 
 func TestValidateNamesTheFlag(t *testing.T) {
-	on := Config{ListenAddress: "0.0.0.0:9094"}
+	on := Config{ListenAddress: "0.0.0.0:9094", ClusterName: "prod"}
 	with := func(f func(*Config)) Config {
 		c := on
 		f(&c)
@@ -31,12 +31,13 @@ func TestValidateNamesTheFlag(t *testing.T) {
 	}{
 		{"off", Config{}, ""},
 		{"on, defaults", on, ""},
-		{"listen on all interfaces", Config{ListenAddress: ":9094"}, ""},
+		{"listen on all interfaces", Config{ListenAddress: ":9094", ClusterName: "prod"}, ""},
+		{"no label", Config{ListenAddress: ":9094"}, "--cluster.label is required with --cluster.listen-address: name the cluster, the same on every replica (the Helm chart gives <namespace>/<release>), so that two clusters whose addresses meet stay apart"},
 		{"peers while off", Config{Peers: []string{"a:9094"}}, "--cluster.peer is set but --cluster.listen-address is empty (cluster mode off)"},
 		{"key while off", Config{KeyFile: "k"}, "--cluster.encryption-key-file is set but --cluster.listen-address is empty (cluster mode off)"},
 		{"advertise while off", Config{AdvertiseAddress: "10.0.0.1:9094"}, "--cluster.advertise-address is set but --cluster.listen-address is empty (cluster mode off)"},
-		{"listen without port", Config{ListenAddress: "0.0.0.0"}, `--cluster.listen-address "0.0.0.0": want host:port`},
-		{"listen port out of range", Config{ListenAddress: ":70000"}, `--cluster.listen-address ":70000": port "70000" is not a number from 0 to 65535`},
+		{"listen without port", Config{ListenAddress: "0.0.0.0", ClusterName: "prod"}, `--cluster.listen-address "0.0.0.0": want host:port`},
+		{"listen port out of range", Config{ListenAddress: ":70000", ClusterName: "prod"}, `--cluster.listen-address ":70000": port "70000" is not a number from 0 to 65535`},
 		{"peer without port", with(func(c *Config) { c.Peers = []string{"a:9094", "svc.ns"} }), `--cluster.peer "svc.ns": want host:port`},
 		{"peer without host", with(func(c *Config) { c.Peers = []string{":9094"} }), `--cluster.peer ":9094": the host is empty`},
 		{"advertise a name", with(func(c *Config) { c.AdvertiseAddress = "pod.svc:9094" }), `--cluster.advertise-address "pod.svc:9094": the host must be an IP address, not a name`},
@@ -66,7 +67,7 @@ func TestValidateNamesTheFlag(t *testing.T) {
 
 // Create refuses what Validate refuses, before it listens.
 func TestCreateValidates(t *testing.T) {
-	_, err := Create(Config{ListenAddress: "127.0.0.1:0", Peers: []string{"nohost"}}, nil, nil)
+	_, err := Create(Config{ListenAddress: "127.0.0.1:0", ClusterName: "prod", Peers: []string{"nohost"}}, nil, nil)
 	if err == nil || !strings.HasPrefix(err.Error(), "--cluster.peer ") {
 		t.Errorf("Create = %v", err)
 	}

@@ -13,6 +13,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
+// testCluster is the name of the tests' clusters (--cluster.label).
+const testCluster = "test"
+
+// testLabel is what the packets of the tests' clusters carry.
+const testLabel = labelPrefix + ":" + testCluster
+
 // testConfig is a member on loopback with a free port, probing and
 // gossiping fast so that tests wait seconds, not minutes. The push/pull
 // interval is long: a test that sees a full state arrive sees the one of
@@ -20,6 +26,7 @@ import (
 func testConfig(name string, peers ...string) Config {
 	return Config{
 		ListenAddress:     "127.0.0.1:0",
+		ClusterName:       testCluster,
 		Name:              name,
 		Peers:             peers,
 		PeerTimeout:       time.Second,

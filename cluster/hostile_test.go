@@ -225,7 +225,7 @@ func TestCompressedGossipRefusedInTheClear(t *testing.T) {
 	a := start(t, testConfig("a"))
 	mc := memberlist.DefaultLANConfig() // EnableCompression: true
 	mc.Name, mc.BindAddr, mc.BindPort, mc.AdvertisePort = "zip", "127.0.0.1", 0, 0
-	mc.Label = labelPrefix
+	mc.Label = testLabel
 	mc.LogOutput = &syncBuffer{}
 	ml, err := memberlist.Create(mc)
 	if err != nil {

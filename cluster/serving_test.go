@@ -16,7 +16,7 @@ func silentMember(t *testing.T, name, join string) {
 	t.Helper()
 	mc := memberlist.DefaultLANConfig()
 	mc.Name, mc.BindAddr, mc.BindPort, mc.AdvertisePort = name, "127.0.0.1", 0, 0
-	mc.Label = labelPrefix
+	mc.Label = testLabel
 	mc.EnableCompression = false // as this cluster's members: compressed gossip in the clear is refused
 	mc.ProbeInterval, mc.ProbeTimeout, mc.GossipInterval = 200*time.Millisecond, 100*time.Millisecond, 20*time.Millisecond
 	mc.LogOutput = &syncBuffer{}

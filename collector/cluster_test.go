@@ -24,7 +24,7 @@ type replica struct {
 
 // clusterConfig is a member on loopback that probes and gossips fast.
 func clusterConfig(name string, peers ...string) cluster.Config {
-	return cluster.Config{ListenAddress: "127.0.0.1:0", Name: name, Peers: peers,
+	return cluster.Config{ListenAddress: "127.0.0.1:0", ClusterName: "test", Name: name, Peers: peers,
 		PeerTimeout: 15 * time.Second, GossipInterval: 20 * time.Millisecond, PushPullInterval: time.Hour,
 		ProbeInterval: 200 * time.Millisecond, ProbeTimeout: 100 * time.Millisecond,
 		SettleTimeout: 5 * time.Second, ReconnectInterval: 200 * time.Millisecond}

@@ -84,7 +84,7 @@ func scrapeBinary(names map[string]bool) string {
 	if err != nil {
 		return err.Error()
 	}
-	return scrapeDemo(ctx, bin, names, "--cluster.listen-address="+gossip)
+	return scrapeDemo(ctx, bin, names, "--cluster.listen-address="+gossip, "--cluster.label=demo")
 }
 
 // freeAddr returns a loopback address with a port free a moment ago.

@@ -233,7 +233,7 @@ func TestClusterEndToEnd(t *testing.T) {
 	// Gossip on loopback, probing fast so that a killed member is found
 	// out in a second or two.
 	gossip := func(name, listen string, peers ...string) []string {
-		args := []string{"--cluster.listen-address=" + listen, "--cluster.peer-name=" + name,
+		args := []string{"--cluster.listen-address=" + listen, "--cluster.label=e2e", "--cluster.peer-name=" + name,
 			"--cluster.peer-timeout=" + peerTimeout, "--cluster.gossip-interval=50ms",
 			"--cluster.probe-interval=200ms", "--cluster.probe-timeout=100ms",
 			"--cluster.reconnect-interval=1s", "--cluster.settle-timeout=2s"}

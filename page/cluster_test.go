@@ -26,7 +26,7 @@ func startPeer(t *testing.T, reg prometheus.Registerer, name string, peers ...st
 // startPeerWaiting is startPeer with a peer timeout of its own.
 func startPeerWaiting(t *testing.T, reg prometheus.Registerer, peerTimeout time.Duration, name string, peers ...string) *cluster.Peer {
 	t.Helper()
-	p, err := cluster.Create(cluster.Config{ListenAddress: "127.0.0.1:0", Name: name, Peers: peers,
+	p, err := cluster.Create(cluster.Config{ListenAddress: "127.0.0.1:0", ClusterName: "test", Name: name, Peers: peers,
 		PeerTimeout: peerTimeout, GossipInterval: 20 * time.Millisecond, PushPullInterval: time.Hour,
 		ProbeInterval: 200 * time.Millisecond, ProbeTimeout: 100 * time.Millisecond,
 		SettleTimeout: 5 * time.Second, ReconnectInterval: 200 * time.Millisecond}, log.NewNopLogger(), reg)
