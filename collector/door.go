@@ -369,13 +369,15 @@ func succeeded(d door, s cell, n Tuple, values []exposition.Sample, fx effects, 
 		fx.logs = append(fx.logs, logLine{warn: true, msg: "upstream marks this series deprecated; its data may no longer update"})
 	}
 	d.plan(&s, &fx, o)
-	w := spacing(d.tuple.Window, &s.Tuple)
-	if w > 0 && s.Newest.After(prevNewest) && d.tuple.CacheTTL == 0 {
+	if spacing(d.tuple.Window, &s.Tuple) > 0 && s.Newest.After(prevNewest) && d.tuple.CacheTTL == 0 {
+		// A delay is never below 0: a row the upstream dates after its
+		// end by a clock of its own was out at once, not before it.
+		length := rowLength(d.tuple.Window, &s.Tuple)
 		if !prevNewest.IsZero() {
-			rd := d.now.Sub(s.Newest.Add(w))
+			rd := max(d.now.Sub(s.Newest.Add(length)), 0)
 			fx.rowDelay = &rd
 		}
-		pd := fx.known.Publication(w)
+		pd := max(fx.known.Publication(length), 0)
 		fx.pubDelay = &pd
 	}
 	return s, fx
@@ -502,7 +504,7 @@ func takePeerRow(d door, s cell, ev event, fx effects) (cell, effects) {
 	}
 	fx.replanKey = s.Newest.After(prevNewest)
 	if fx.pubDelay != nil {
-		pd := fx.known.Publication(spacing(d.tuple.Window, &s.Tuple))
+		pd := max(fx.known.Publication(rowLength(d.tuple.Window, &s.Tuple)), 0)
 		fx.pubDelay = &pd
 	}
 	return s, fx

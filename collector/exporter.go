@@ -310,7 +310,7 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 				k := gaugeKey{name, t.Path, t.Window}
 				if !gauges[k] {
 					gauges[k] = true
-					e.m.pubDelay.WithLabelValues(name, t.Path, t.Window).Set(book.Publication(delayKey(t), w).Seconds())
+					e.m.pubDelay.WithLabelValues(name, t.Path, t.Window).Set(max(book.Publication(delayKey(t), w), 0).Seconds())
 				}
 				if k := (gaugeKey{api: name, window: t.Window}); !gauges[k] {
 					gauges[k] = true

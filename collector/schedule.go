@@ -47,6 +47,17 @@ func delayKey(t *config.Tuple) string {
 // (schedule.Grid): its rows are then placed on that unit's grid.
 func rowWindow(st *tupleState) time.Duration { return spacing(st.tuple.Window, &st.Tuple) }
 
+// rowLength is how long after its time a row of window is complete: its
+// window for a windowed row, whose time is its interval's start; none for
+// a block row, whose time is the block's own. A row's delay runs from its
+// time plus rowLength: row_delay_seconds and publication_delay_seconds.
+func rowLength(window string, s *Tuple) time.Duration {
+	if window == "block" {
+		return 0
+	}
+	return spacing(window, s)
+}
+
 // spacing is rowWindow of a tuple's state s in window: the spacing the
 // policy plans with, and the one its plan is checked against when taken
 // back (Tuple.check).
