@@ -152,28 +152,35 @@ func (d *delegate) NotifyLeave(n *memberlist.Node) { d.p.memberLeft(n) }
 func (d *delegate) NotifyUpdate(n *memberlist.Node) { d.p.memberJoined(n) }
 
 // NotifyAlive implements memberlist.AliveDelegate: a member not yet live
-// is taken in only while fewer than --cluster.max-members are.
+// is taken in only while a slot is free for it (members.go).
 func (d *delegate) NotifyAlive(n *memberlist.Node) error {
-	if d.p.admits(n.Name, 1) {
+	if d.p.admits(n.Name, n.Address()) {
 		return nil
 	}
 	d.p.refuse(refusedMembers, n.Address(), "member", n.Name, "limit", d.p.cfg.MaxMembers)
 	return errTooManyMembers
 }
 
-// NotifyMerge implements memberlist.MergeDelegate: a join whose other
-// side would bring the members past --cluster.max-members is refused.
+// NotifyMerge implements memberlist.MergeDelegate: a join or push/pull
+// none of whose members could be taken in is refused whole; otherwise
+// each member is taken in or refused on its own (NotifyAlive), so that a
+// cluster with rogues past the slots can still be joined by a member
+// whose slot is kept.
 func (d *delegate) NotifyMerge(peers []*memberlist.Node) error {
-	var names []string
+	alive := 0
 	for _, n := range peers {
-		if n.State == memberlist.StateAlive || n.State == memberlist.StateSuspect {
-			names = append(names, n.Name)
+		if n.State != memberlist.StateAlive && n.State != memberlist.StateSuspect {
+			continue
+		}
+		alive++
+		if d.p.admits(n.Name, n.Address()) {
+			return nil
 		}
 	}
-	if d.p.admitsAll(names) {
+	if alive == 0 {
 		return nil
 	}
-	d.p.refuse(refusedMembers, "", "members", len(names), "limit", d.p.cfg.MaxMembers)
+	d.p.refuse(refusedMembers, "", "members", alive, "limit", d.p.cfg.MaxMembers)
 	return errTooManyMembers
 }
 

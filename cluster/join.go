@@ -69,6 +69,7 @@ func (p *Peer) join(ctx context.Context) error {
 	for _, err := range errs {
 		level.Warn(p.logger).Log("msg", "cannot resolve a peer; trying again every --cluster.reconnect-interval", "err", err)
 	}
+	p.keepResolved(addrs, errs)
 	addrs = without(addrs, p.Self().Address)
 	if len(addrs) == 0 {
 		if len(p.cfg.Peers) > 0 && len(errs) > 0 {
@@ -111,6 +112,7 @@ func (p *Peer) reconnect() {
 		for _, err := range errs {
 			level.Debug(p.logger).Log("msg", "cannot resolve a peer", "err", err)
 		}
+		p.keepResolved(addrs, errs)
 		for _, a := range p.lost(addrs, time.Now()) {
 			select {
 			case <-p.stop:
@@ -157,6 +159,20 @@ func (p *Peer) lost(resolved []string, now time.Time) []string {
 		add(f.address)
 	}
 	return out
+}
+
+// keepResolved keeps the addresses resolved as those whose slots are
+// kept (members.go). A name that did not resolve this time keeps the
+// addresses it had: a DNS hiccup does not give the slots away.
+func (p *Peer) keepResolved(addrs []string, errs []error) {
+	if len(errs) > 0 {
+		p.mu.Lock()
+		for a := range p.expected {
+			addrs = append(addrs, a)
+		}
+		p.mu.Unlock()
+	}
+	p.setExpected(addrs)
 }
 
 // lookupFunc resolves a host name to addresses, as net.Resolver.LookupHost.

@@ -142,28 +142,52 @@ func (p *Peer) Changed() <-chan struct{} {
 	return *p.changed.Load()
 }
 
-// admits reports whether the member name may be live: it is, or fewer
-// than MaxMembers are (n is how many the caller adds).
-func (p *Peer) admits(name string, n int) bool {
+// Slots. At most MaxMembers members are live, this one included, and the
+// addresses --cluster.peer resolves to keep theirs: a member at another
+// address is taken in only while the live members and the expected
+// addresses no live member holds yet stay within MaxMembers, and a member
+// at an expected address is taken in whatever came before it (at most
+// MaxMembers plus the expected addresses in all, which bounds memory). So
+// members that join on their own, rogues heartbeating a captured digest
+// among them, cannot fill the slots and lock out a member the operator
+// named (a headless Service names every pod). The names a peer gives are
+// its own word; the addresses --cluster.peer resolves to are the
+// operator's.
+
+// admits reports whether the member name at addr may be live: it is, or
+// a slot is free for it.
+func (p *Peer) admits(name, addr string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if _, ok := p.live[name]; ok || name == p.name {
 		return true
 	}
-	return len(p.live)+n <= p.cfg.MaxMembers
+	held := make(map[string]bool, len(p.live))
+	for _, m := range p.live {
+		held[m.Address] = true
+	}
+	if p.expected[addr] && !held[addr] {
+		return len(p.live) < p.cfg.MaxMembers+len(p.expected)
+	}
+	kept := 0 // expected addresses no live member holds yet
+	for a := range p.expected {
+		if !held[a] {
+			kept++
+		}
+	}
+	return len(p.live)+1+kept <= p.cfg.MaxMembers
 }
 
-// admitsAll reports whether the live members and names together are at
-// most MaxMembers.
-func (p *Peer) admitsAll(names []string) bool {
+// setExpected keeps the addresses --cluster.peer resolved to, this
+// member's own left out: the addresses whose slots are kept.
+func (p *Peer) setExpected(addrs []string) {
+	self := p.Self().Address // before p.mu: memberlist locks, then calls memberJoined
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	all := map[string]bool{p.name: true}
-	for n := range p.live {
-		all[n] = true
+	p.expected = make(map[string]bool, len(addrs))
+	for _, a := range addrs {
+		if a != self {
+			p.expected[a] = true
+		}
 	}
-	for _, n := range names {
-		all[n] = true
-	}
-	return len(all) <= p.cfg.MaxMembers
 }

@@ -33,11 +33,14 @@ type Peer struct {
 	members atomic.Pointer[[]Member]
 	changed atomic.Pointer[chan struct{}] // closed and replaced with members
 
-	mu     sync.Mutex // guards live, failed, heard and digest
+	mu     sync.Mutex // guards live, failed, heard, digest and expected
 	live   map[string]Member
 	failed map[string]failedPeer
 	heard  map[string]heard // last heartbeat of each live member (heartbeat.go)
 	digest string           // this member's configuration digest
+	// expected are the addresses --cluster.peer resolved to last, whose
+	// slots are kept (members.go).
+	expected map[string]bool
 
 	// serving is published with members: those units are owned among;
 	// offset is ClockOffset in nanoseconds; beat asks for a heartbeat now.
@@ -164,7 +167,7 @@ func newPeer(cfg Config, logger log.Logger, reg prometheus.Registerer, wrap wrap
 	// cannot be compressed anyway.
 	mc.EnableCompression = false
 	mc.Label = cfg.label()
-	mc.Logger = stdlog.New(logWriter{p.logger}, "", 0)
+	mc.Logger = stdlog.New(newLogWriter(p.logger), "", 0)
 	if cfg.KeyFile != "" {
 		keys, err := readKeys(cfg.KeyFile)
 		if err != nil {
@@ -280,31 +283,4 @@ func (p *Peer) Leave(timeout time.Duration) error {
 		level.Info(p.logger).Log("msg", "left the cluster")
 	})
 	return err
-}
-
-// logWriter turns memberlist's log lines ("[WARN] memberlist: ...") into
-// go-kit records: warnings and errors as warnings, the rest as debug. The
-// warnings of a refusal this package counts and logs once (refuse) are
-// debug: a flood of refused members must not flood the log.
-type logWriter struct{ logger log.Logger }
-
-// refusedLines are memberlist's words for what refuse already said.
-var refusedLines = []string{"ignoring alive message", errTooManyMembers.Error(), "unacceptable label"}
-
-func (w logWriter) Write(b []byte) (int, error) {
-	msg := strings.TrimSpace(string(b))
-	lvl := level.Debug
-	if strings.HasPrefix(msg, "[WARN]") || strings.HasPrefix(msg, "[ERR]") {
-		lvl = level.Warn
-		for _, r := range refusedLines {
-			if strings.Contains(msg, r) {
-				lvl = level.Debug
-			}
-		}
-	}
-	if i := strings.Index(msg, "] "); i >= 0 && strings.HasPrefix(msg, "[") {
-		msg = strings.TrimPrefix(msg[i+2:], "memberlist: ")
-	}
-	lvl(w.logger).Log("msg", msg, "source", "memberlist")
-	return len(b), nil
 }

@@ -1,0 +1,113 @@
+package cluster
+
+import (
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+)
+
+// logWriter turns memberlist's log lines ("[WARN] memberlist: ...") into
+// go-kit records: warnings and errors as warnings, the rest as debug. What
+// reaches the gossip port makes memberlist write a line per packet (a
+// packet that cannot be decrypted or decoded, a ping for another node):
+// so a warning of one kind is logged at most once every logEvery, and
+// the next one says how many were left out meanwhile. The warnings of a
+// refusal this package counts and logs once (refuse) are debug.
+type logWriter struct {
+	logger log.Logger
+	now    func() time.Time
+
+	mu    sync.Mutex
+	kinds map[string]*logKind
+}
+
+// logKind is when a kind of warning was last logged, and how many of it
+// were left out since.
+type logKind struct {
+	at      time.Time
+	skipped int
+}
+
+const (
+	// logEvery is how often one kind of memberlist warning is logged.
+	logEvery = time.Minute
+	// maxLogKinds bounds the kinds remembered; past it, every other
+	// kind shares one.
+	maxLogKinds = 64
+	// maxKindBytes is how much of a line names its kind.
+	maxKindBytes = 48
+)
+
+func newLogWriter(logger log.Logger) *logWriter {
+	return &logWriter{logger: logger, now: time.Now, kinds: map[string]*logKind{}}
+}
+
+// refusedLines are memberlist's words for what refuse already said.
+var refusedLines = []string{"ignoring alive message", errTooManyMembers.Error(), "unacceptable label"}
+
+func (w *logWriter) Write(b []byte) (int, error) {
+	msg := strings.TrimSpace(string(b))
+	warn := strings.HasPrefix(msg, "[WARN]") || strings.HasPrefix(msg, "[ERR]")
+	for _, r := range refusedLines {
+		if warn && strings.Contains(msg, r) {
+			warn = false
+		}
+	}
+	if i := strings.Index(msg, "] "); i >= 0 && strings.HasPrefix(msg, "[") {
+		msg = strings.TrimPrefix(msg[i+2:], "memberlist: ")
+	}
+	if !warn {
+		level.Debug(w.logger).Log("msg", msg, "source", "memberlist")
+		return len(b), nil
+	}
+	if skipped, ok := w.take(logKindOf(msg)); ok {
+		kv := []any{"msg", msg, "source", "memberlist"}
+		if skipped > 0 {
+			kv = append(kv, "left_out", skipped, "left_out_in", logEvery)
+		}
+		level.Warn(w.logger).Log(kv...)
+	}
+	return len(b), nil
+}
+
+// take says whether a warning of kind is logged now, and how many of it
+// were left out since the last one.
+func (w *logWriter) take(kind string) (skipped int, ok bool) {
+	now := w.now()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	k, seen := w.kinds[kind]
+	if !seen {
+		if len(w.kinds) >= maxLogKinds {
+			kind = "other"
+			k, seen = w.kinds[kind]
+		}
+		if !seen {
+			k = &logKind{}
+			w.kinds[kind] = k
+		}
+	}
+	if !k.at.IsZero() && now.Sub(k.at) < logEvery && !now.Before(k.at) {
+		k.skipped++
+		return 0, false
+	}
+	skipped, k.at, k.skipped = k.skipped, now, 0
+	return skipped, true
+}
+
+// logKindOf is what a memberlist line says, without what differs from
+// one packet to the next: cut before the first colon, quote, bracket,
+// parenthesis, equals sign or digit (an error's detail, a name, an
+// address, a number).
+func logKindOf(msg string) string {
+	if i := strings.IndexAny(msg, ":'\"([=0123456789"); i >= 0 {
+		msg = msg[:i]
+	}
+	if len(msg) > maxKindBytes {
+		msg = msg[:maxKindBytes]
+	}
+	return strings.TrimSpace(msg)
+}

@@ -1,0 +1,101 @@
+package cluster
+
+import (
+	"net"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+)
+
+// rogue is the hostile member the tests use: a bare memberlist node of the
+// cluster's label that speaks this package's wire format by hand (the
+// encoders of message.go and heartbeat.go, nothing else of the package).
+// It joins, heartbeats what it is told (a captured configuration digest,
+// a clock off by skew) every 100 ms to every member it knows, and sends
+// deltas. Whatever it says is the word of anyone who reaches the port.
+type rogue struct {
+	ml     *memberlist.Memberlist
+	name   string
+	mu     sync.Mutex
+	digest string
+	skew   time.Duration
+	stop   chan struct{}
+	done   sync.WaitGroup
+}
+
+// startRogue starts a rogue named name that joins join (when not empty)
+// and heartbeats digest with a clock off by skew.
+func startRogue(t *testing.T, name, join, digest string, skew time.Duration) *rogue {
+	t.Helper()
+	mc := memberlist.DefaultLANConfig()
+	mc.Name, mc.BindAddr, mc.BindPort, mc.AdvertisePort = name, "127.0.0.1", 0, 0
+	mc.Label = testLabel
+	mc.EnableCompression = false // as the members: compressed gossip in the clear is refused
+	mc.ProbeInterval, mc.ProbeTimeout, mc.GossipInterval = 200*time.Millisecond, 100*time.Millisecond, 20*time.Millisecond
+	mc.LogOutput = &syncBuffer{}
+	ml, err := memberlist.Create(mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &rogue{ml: ml, name: name, digest: digest, skew: skew, stop: make(chan struct{})}
+	t.Cleanup(func() {
+		close(r.stop)
+		r.done.Wait()
+		_ = ml.Shutdown()
+	})
+	if join != "" {
+		_, _ = ml.Join([]string{join}) // refused or not, it keeps knocking by its heartbeats
+	}
+	r.done.Add(1)
+	go func() {
+		defer r.done.Done()
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			r.beat()
+			select {
+			case <-r.stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return r
+}
+
+// beat sends a heartbeat to every other member the rogue knows.
+func (r *rogue) beat() {
+	r.mu.Lock()
+	msg := encodeHeartbeat(r.name, r.digest, time.Now().Add(r.skew))
+	r.mu.Unlock()
+	r.sendAll(msg)
+}
+
+// delta sends data under key to every other member the rogue knows, as
+// a member's Broadcast would reach them.
+func (r *rogue) delta(key string, data []byte) {
+	r.sendAll(encodeDelta(key, data))
+}
+
+func (r *rogue) sendAll(msg []byte) {
+	for _, n := range r.ml.Members() {
+		if n.Name != r.name {
+			_ = r.ml.SendBestEffort(n, msg)
+		}
+	}
+}
+
+// freeAddress is a loopback address whose port was free a moment ago, for
+// a member to come up at later (a pod's address the operator names).
+func freeAddress(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
+}
