@@ -55,8 +55,8 @@ func TestConsensusCodesHoldTheTuple(t *testing.T) {
 		}{
 			{"API_KEY_REQUIRED", upstream.AuthPause, "X-API-Key", false, ""},
 			// The plan's refusal: held until a reload or the plan
-			// may have changed, counted with every API's refusals.
-			{"PLAN_REQUIRED", upstream.PlanHold, "required_plans=premium,enterprise", false, upstream.PlanRefused},
+			// may have changed, counted by the provider's code.
+			{"PLAN_REQUIRED", upstream.PlanHold, "required_plans=premium,enterprise", false, ""},
 			{"INVALID_PARAMETER", upstream.HoldNotFound, "param=asset", true, ""},
 			{"UNKNOWN_ASSET", upstream.HoldNotFound, "resolve the asset through /assets", true, ""},
 			{"ANALYST_NOT_FOUND", upstream.HoldNotFound, "/analysts/top", true, ""},
@@ -191,8 +191,9 @@ consensus:
 }
 
 // A key whose plan is below premium asking for an analyst: PLAN_REQUIRED
-// with the plans that can, held until a reload (or 24 h), counted as
-// plan_refused, the API never paused.
+// with the plans that can, held until a reload (or 24 h), counted by the
+// provider's stable code (api_errors_total{code="PLAN_REQUIRED"}, which
+// was renamed plan_refused), the API never paused.
 func TestConsensusPlanRequired(t *testing.T) {
 	eachDialect(t, func(t *testing.T, d fakeapi.Dialect) {
 		yml := `
@@ -207,7 +208,7 @@ consensus:
 		e := newEnv(t, yml, fakeapi.Options{Dialect: d, ConsensusKeys: map[string]string{testToken: "pro"}})
 		logs := e.withLogs(yml)
 		body, calls := e.step(0)
-		if calls != 1 || seriesValue(body, "onchain_exporter_api_errors_total", "api", "consensus", "code", "plan_refused") != "1" {
+		if calls != 1 || seriesValue(body, "onchain_exporter_api_errors_total", "api", "consensus", "code", "PLAN_REQUIRED") != "1" {
 			t.Fatalf("%d calls; errors %q", calls, seriesValue(body, "onchain_exporter_api_errors_total", "api", "consensus"))
 		}
 		if n := logs.Count("level=warn", "PLAN_REQUIRED", "plan=pro", "required_plans=premium,enterprise"); n != 1 {

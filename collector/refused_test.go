@@ -10,7 +10,6 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
-	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
 // refusedPath is an endpoint the key's plan does not include in
@@ -36,7 +35,8 @@ func refusing(n *atomic.Int64) func(http.Handler) http.Handler {
 
 // An endpoint outside the key's plan beside live series: the 403 holds
 // that endpoint and window (one call for its two series, not one each),
-// its series show plan_refused, nothing of the API is paused, and the
+// its series show plan_refused (api_errors_total the upstream's word,
+// forbidden), nothing of the API is paused, and the
 // live min series go on being refreshed every minute. A reload asks the
 // refused endpoint again, once.
 func TestPlanRefusalHoldsItsEndpointOnly(t *testing.T) {
@@ -73,8 +73,9 @@ data:
 	if got := seriesValue(body, "onchain_exporter_api_paused", "api", "data"); got != "0" {
 		t.Errorf("api_paused = %q: the plan's refusal of one endpoint paused the API", got)
 	}
-	if got, want := seriesValue(body, "onchain_exporter_api_errors_total", "api", "data", "code", upstream.PlanRefused), strconv.FormatInt(start, 10); got != want {
-		t.Errorf("api_errors_total{code=plan_refused} = %q, want %s", got, want)
+	// The upstream's own word for the refusal (its 403: forbidden).
+	if got, want := seriesValue(body, "onchain_exporter_api_errors_total", "api", "data", "code", "forbidden"), strconv.FormatInt(start, 10); got != want {
+		t.Errorf("api_errors_total{code=forbidden} = %q, want %s", got, want)
 	}
 	if got := lines(body, "onchain_open_interest_usd"); len(got) != 4 {
 		t.Errorf("open interest served for %d series, want 4", len(got))

@@ -326,7 +326,12 @@ func (u *Client) failOn(keyed bool, e *Error) *Error {
 	if e.Refused && e.URL != "" {
 		u.noteRefusal() // sent and refused: the plan may have changed
 	}
-	u.m.apiErrors.WithLabelValues(u.api.Name, e.Code).Inc()
+	switch {
+	case !e.Refused:
+		u.m.apiErrors.WithLabelValues(u.api.Name, e.Code).Inc()
+	case e.Word != "":
+		u.m.apiErrors.WithLabelValues(u.api.Name, labelCode(e.Word)).Inc()
+	}
 	until := e.PauseUntil
 	if until.IsZero() && e.Pause > 0 {
 		until = u.now().Add(e.Pause)

@@ -41,8 +41,15 @@ type Error struct {
 	// the API is paused; the request's endpoint and window are held for
 	// PlanHold, or until the plan may have changed (a reload, a new read
 	// of the plan). Its Code is PlanRefused; the upstream's own word is
-	// in Details.
+	// in Details, and Word is the code api_errors_total counts it by.
 	Refused bool
+	// Word is the upstream's own code of a refused request (PLAN_REQUIRED,
+	// forbidden, plan_required...), as one of Codes: api_errors_total
+	// keeps the provider's stable codes, so that clients and rules that
+	// branch on them see them. Empty for a request the plan refuses
+	// before it is sent, which api_errors_total does not count (no answer
+	// came; query_refused says it).
+	Word string
 	// Gone says the series does not exist as asked (unknown asset, no
 	// data, a parameter out of range): its last value is not served.
 	Gone bool
@@ -171,6 +178,10 @@ func refuse(e *Error, word string) *Error {
 	}
 	if word != PlanRefused {
 		e.Details = strings.TrimSpace("code=" + word + " " + e.Details)
+	}
+	e.Word = e.Code // the upstream's word, or its status's (httpError)
+	if Codes[word] && word != OtherCode {
+		e.Word = word
 	}
 	e.Code, e.Refused, e.Hold = PlanRefused, true, PlanHold
 	e.Pause, e.PauseUntil, e.Credential, e.Retryable = 0, time.Time{}, false, false

@@ -179,11 +179,10 @@ func (m *Metrics) first(key string) bool {
 // from the first error on and alerts need no "or vector(0)": the codes
 // the bundled rules and dashboards read.
 var knownErrorCodes = []string{"timeout", "transport", "decode", "rate_limited", "budget_exhausted",
-	"unauthorized", PlanRefused, "too_many_requests", "future_row"}
+	"unauthorized", "forbidden", "too_many_requests", "future_row"}
 
 // consensusErrorCodes are the Analyst Consensus API's codes the rules read.
-// (PLAN_REQUIRED is counted as plan_refused, with every API's refusals.)
-var consensusErrorCodes = []string{"API_KEY_REQUIRED", "INVALID_API_KEY", "RATE_LIMIT_EXCEEDED", "DAILY_LIMIT_EXCEEDED"}
+var consensusErrorCodes = []string{"API_KEY_REQUIRED", "INVALID_API_KEY", "PLAN_REQUIRED", "RATE_LIMIT_EXCEEDED", "DAILY_LIMIT_EXCEEDED"}
 
 // initErrors creates an API's known error series at 0.
 func (m *Metrics) initErrors(api string) {
