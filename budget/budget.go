@@ -76,10 +76,12 @@ func New(limit int, now time.Time) *Budget {
 func midnight(t time.Time) time.Time { return t.UTC().Truncate(24 * time.Hour) }
 
 // maxClockShift bounds how far the cluster's clock may move the day from
-// this member's own: further, a clock is broken (the cluster alerts past
-// 10 s), and a day taken far ahead would hold every count until this
-// clock catches up with it.
-const maxClockShift = 12 * time.Hour
+// this member's own: a day, so that a member whose own clock is wrong by
+// hours (19 h: past midnight while the cluster is not) still counts on
+// the cluster's day; further, the cluster's clock is broken, and a day
+// taken far ahead would hold every count until this clock catches up
+// with it. Only members this one trusts move it (cluster.Peer.ClusterTime).
+const maxClockShift = 24 * time.Hour
 
 // SetClock has the day follow clock instead of the time passed in: in a
 // cluster, the cluster's clock (cluster.Peer.ClusterTime), so that every

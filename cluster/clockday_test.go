@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -10,9 +11,9 @@ import (
 
 // Two real members whose clocks are 3 minutes apart count their calls on
 // one UTC day around 00:00 UTC when their budgets take the day from the
-// cluster's clock (ClusterTime): each takes the other's count as a
-// gossiped row carries it (its day and its calls), and the day turns for
-// both at once.
+// cluster's clock (ClusterTime, the earlier of the two): each takes the
+// other's count as a gossiped row carries it (its day and its calls), and
+// the day turns for both at once.
 func TestBudgetDayOnTheClusterClock(t *testing.T) {
 	const skew = 3 * time.Minute
 	a := start(t, testConfig("a"))
@@ -22,8 +23,8 @@ func TestBudgetDayOnTheClusterClock(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "a and b serve", seeAll([]*member{a, b}, "a", "b"))
-	eventually(t, "a and b meet halfway", func() bool {
-		return (a.ClockOffset()+skew/2).Abs() < time.Second && (b.ClockOffset()-skew/2).Abs() < time.Second
+	eventually(t, "b, 3 min ahead, takes a's clock, the earlier", func() bool {
+		return a.ClockOffset().Abs() < time.Second && (b.ClockOffset()-skew).Abs() < time.Second
 	})
 
 	// The true time is 23:58; b's clock reads 00:01, a's 23:58.
@@ -51,10 +52,10 @@ func TestBudgetDayOnTheClusterClock(t *testing.T) {
 	if ua, ub := ba.Used(nowA), bb.Used(nowB); ua != 2 || ub != 2 {
 		t.Fatalf("a counts %d calls of the cluster, b %d; want 2 each", ua, ub)
 	}
-	// 2 minutes later (true 00:00, the cluster's 00:00:30) both are on
-	// the next day.
-	dayA2, _ := ba.OwnDay(nowA.Add(2 * time.Minute))
-	dayB2, _ := bb.OwnDay(nowB.Add(2 * time.Minute))
+	// 2 minutes later (true 00:00, the cluster's, a's; a second more for
+	// the network delay in b's offset) both are on the next day.
+	dayA2, _ := ba.OwnDay(nowA.Add(2*time.Minute + time.Second))
+	dayB2, _ := bb.OwnDay(nowB.Add(2*time.Minute + time.Second))
 	if !dayA2.Equal(dayB2) || !dayA2.After(dayA) {
 		t.Fatalf("after the cluster's midnight a counts %s, b %s; want both the next day", dayA2.Format(time.DateOnly), dayB2.Format(time.DateOnly))
 	}
@@ -90,4 +91,43 @@ func TestOtherConfigLogged(t *testing.T) {
 		return strings.Contains(a.logs.String(), "a member runs this member's configuration again")
 	})
 	eventually(t, "a and b serve together again", seeAll([]*member{a, b}, "a", "b"))
+}
+
+// The cluster's clock is not a vote anyone can join: three rogues that
+// heartbeat the captured configuration digest with clocks 12 h ahead (a
+// majority of the five serving members) move neither real member's clock
+// nor its budget's day, and own nothing. Before, they out-voted the two,
+// and the day turned: 16 calls counted became none.
+func TestRogueClocksDoNotTurnTheDay(t *testing.T) {
+	a := start(t, testConfig("a"))
+	b := start(t, testConfig("b", a.address()))
+	for _, m := range []*member{a, b} {
+		m.SetConfigDigest("file-1")
+	}
+	eventually(t, "a and b serve", seeAll([]*member{a, b}, "a", "b"))
+	for i := range 3 {
+		startRogue(t, fmt.Sprintf("rogue-%d", i), a.address(), "file-1", 12*time.Hour)
+	}
+	eventually(t, "a and b see the rogues serve", func() bool { return len(a.Members()) == 5 && len(b.Members()) == 5 })
+	time.Sleep(5 * a.cfg.heartbeatInterval())
+	for _, m := range []*member{a, b} {
+		if off := m.ClockOffset(); off.Abs() > time.Second {
+			t.Errorf("%s's clock is %s off the cluster's after three rogues 12 h ahead", m.Name(), off)
+		}
+		for _, u := range units(60) {
+			if owner, _ := m.Owner(u); owner != "a" && owner != "b" {
+				t.Fatalf("%s sees %s own unit %s", m.Name(), owner, u)
+			}
+		}
+	}
+	// 13:00 UTC on a's clock: 12 h more would be the next day.
+	now := time.Date(2026, 11, 20, 13, 0, 0, 0, time.UTC)
+	bud := budget.New(20000, now)
+	bud.SetClock(a.ClusterTime)
+	for range 16 {
+		bud.Take(now)
+	}
+	if day, used := bud.OwnDay(now.Add(time.Minute)); used != 16 || !day.Equal(time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("a's budget counts %d calls on %s, want 16 on 2026-11-20", used, day.Format(time.DateOnly))
+	}
 }

@@ -25,10 +25,20 @@ import (
 // above onchain_exporter_cluster_members; Health's SameConfig).
 //
 // The heartbeats' clocks give this member's offset from the cluster's
-// clock: the median of the members' clocks, this one's included (the mean
-// of the middle two for an even count). Every member computes the same
-// cluster clock from the same heartbeats, one wrong clock among three or
-// more is outvoted, and two members meet halfway (ClusterTime).
+// clock, which is not a vote anyone can join: only the clocks of members
+// this member trusts count (this one's own; in an encrypted cluster every
+// serving member, who holds the key; in the clear those at an address
+// --cluster.peer resolves to). The cluster's clock is the median of
+// theirs, the earlier of the middle two for an even count: two members
+// whose clocks disagree take the earlier, as a clock ahead polls for rows
+// not yet published and costs calls, where one behind costs staleness.
+// Every member that trusts the same members computes the same clock.
+//
+// A serving member whose clock is more than farClock off the cluster's,
+// this one included, owns no unit (owner.go): it ranks after every other,
+// and waits the longer for their rows as its clock is ahead (it comes due
+// early by as much, FallbackDelay). Its budget counts on the cluster's
+// day (ClusterTime), not its own.
 
 // A member serves for serveTimeout heartbeat intervals after its last
 // heartbeat, and at least minServeTimeout: lost packets, a pause of the
@@ -40,6 +50,12 @@ const (
 	serveTimeout    = 4
 	minServeTimeout = 10 * time.Second
 )
+
+// farClock is how far a member's clock may be off the cluster's and the
+// member still own units: NTP keeps clocks within milliseconds, and the
+// alert fires past 10 s; past a minute a member's rows look late or early
+// to the others, and its plans come due at the wrong time.
+const farClock = time.Minute
 
 // maxDigestBytes bounds a configuration digest.
 const maxDigestBytes = 128
@@ -213,10 +229,11 @@ func (p *Peer) servingLocked(live []Member, now time.Time) []Member {
 	return out
 }
 
-// ClockOffset is this member's clock less the cluster's (the median of the
-// serving members' clocks, this one's included), as the heartbeats
-// measured it, network delay included (well under a second on a LAN).
-// A nil *Peer, or a member alone, returns 0.
+// ClockOffset is this member's clock less the cluster's (the median of
+// the trusted members' clocks, the earlier of the middle two for an even
+// count, this one's included), as the heartbeats measured it, network
+// delay included (well under a second on a LAN). A nil *Peer, or a member
+// alone, returns 0.
 func (p *Peer) ClockOffset() time.Duration {
 	if p == nil {
 		return 0
@@ -230,20 +247,40 @@ func (p *Peer) ClusterTime(t time.Time) time.Time {
 	return t.Add(-p.ClockOffset())
 }
 
-// clockOffsetLocked computes ClockOffset from the serving members'
-// heartbeats; the lock is held.
+// trustedLocked says whether member m's clock counts in the cluster's:
+// gossip is encrypted (m holds the key), or m is at an address
+// --cluster.peer resolves to; the lock is held.
+func (p *Peer) trustedLocked(m Member) bool {
+	return p.keyring != nil || p.expected[m.Address]
+}
+
+// clockOffsetLocked computes ClockOffset from the heartbeats of the
+// trusted serving members; the lock is held.
 func (p *Peer) clockOffsetLocked(serving []Member) time.Duration {
 	offsets := []time.Duration{0} // this member's own clock
 	for _, m := range serving {
-		if h, ok := p.heard[m.Name]; ok && m.Name != p.name {
+		if h, ok := p.heard[m.Name]; ok && m.Name != p.name && p.trustedLocked(m) {
 			offsets = append(offsets, h.offset)
 		}
 	}
 	slices.Sort(offsets)
-	n := len(offsets)
-	median := offsets[n/2]
-	if n%2 == 0 {
-		median = offsets[n/2-1]/2 + offsets[n/2]/2
+	return -offsets[(len(offsets)-1)/2]
+}
+
+// farLocked says which serving members' clocks are more than farClock off
+// the cluster's (this member's offset is offset); the lock is held.
+func (p *Peer) farLocked(serving []Member, offset time.Duration) map[string]bool {
+	far := map[string]bool{}
+	for _, m := range serving {
+		var off time.Duration // its clock less the cluster's
+		if m.Name == p.name {
+			off = offset
+		} else if h, ok := p.heard[m.Name]; ok {
+			off = h.offset + offset
+		}
+		if off.Abs() > farClock {
+			far[m.Name] = true
+		}
 	}
-	return -median
+	return far
 }

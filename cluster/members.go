@@ -112,8 +112,8 @@ func (p *Peer) memberLeft(n *memberlist.Node) {
 }
 
 // publishLocked publishes the live members and those that serve among
-// them at now, and the clock offset, and fires Changed when either list
-// changed; the lock is held.
+// them at now, who owns and who ranks last (standing), and the clock
+// offset, and fires Changed when the lists changed; the lock is held.
 func (p *Peer) publishLocked(now time.Time) {
 	ms := make([]Member, 0, len(p.live))
 	for _, m := range p.live {
@@ -121,18 +121,40 @@ func (p *Peer) publishLocked(now time.Time) {
 	}
 	sort.Slice(ms, func(i, j int) bool { return ms[i].Name < ms[j].Name })
 	serving := p.servingLocked(ms, now)
-	p.offset.Store(int64(p.clockOffsetLocked(serving)))
-	if slices.Equal(ms, *p.members.Load()) && slices.Equal(serving, *p.serving.Load()) {
+	offset := p.clockOffsetLocked(serving)
+	p.offset.Store(int64(offset))
+	far := p.farLocked(serving, offset)
+	var st standing
+	for _, m := range serving {
+		if far[m.Name] {
+			st.far = append(st.far, m)
+		} else {
+			st.owners = append(st.owners, m)
+		}
+	}
+	if far[p.name] != p.selfFar {
+		p.selfFar = far[p.name]
+		if p.selfFar {
+			level.Warn(p.logger).Log("msg", "this member's clock is off the cluster's: it owns no unit and counts the budget on the cluster's day until its clock is set right (NTP)",
+				"offset", offset.Round(time.Millisecond), "limit", farClock)
+		} else {
+			level.Info(p.logger).Log("msg", "this member's clock agrees with the cluster's again: it owns units", "offset", offset.Round(time.Millisecond))
+		}
+	}
+	old := p.standing.Load()
+	if slices.Equal(ms, *p.members.Load()) && slices.Equal(serving, *p.serving.Load()) &&
+		slices.Equal(st.owners, old.owners) && slices.Equal(st.far, old.far) {
 		return
 	}
 	p.members.Store(&ms)
 	p.serving.Store(&serving)
+	p.standing.Store(&st)
 	next := make(chan struct{})
 	close(*p.changed.Swap(&next))
 }
 
 // Changed returns a channel closed at the next change of the live
-// members or of those that serve: a unit's owner and ranks may have changed, and a plan made on
+// members, of those that serve or of those that own: a unit's owner and ranks may have changed, and a plan made on
 // them may be made again. Take a new channel after each change. A nil
 // *Peer returns a nil channel, which never fires.
 func (p *Peer) Changed() <-chan struct{} {

@@ -1,6 +1,9 @@
 package cluster
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Ownership is rendezvous (highest random weight) hashing: each live
 // member scores each unit with weight(member, unit) and the member with
@@ -50,6 +53,14 @@ func ahead(a string, wa uint64, b string, wb uint64) bool {
 	return wa > wb || (wa == wb && a < b)
 }
 
+// standing is the serving members (Members) split by their clocks:
+// owners, among whom units are owned, and far, members whose clock is
+// more than farClock off the cluster's (heartbeat.go), who own nothing
+// and rank after every owner. Each list is sorted by name.
+type standing struct {
+	owners, far []Member
+}
+
 // rank returns the owner of unit among members and the rank of self:
 // how many members rank before it. A self that is not among members
 // ranks after all of them; no members at all makes self the owner.
@@ -71,15 +82,31 @@ func rank(members []Member, self, unit string) (owner string, r int) {
 	return owner, r
 }
 
+// rankIn is rank over a standing: the owner among the owners; self, when
+// far, after every owner and then by weight among the far members.
+func rankIn(st *standing, self, unit string) (owner string, r int) {
+	owner, r = rank(st.owners, self, unit)
+	if slices.ContainsFunc(st.far, func(m Member) bool { return m.Name == self }) {
+		_, behind := rank(st.far, self, unit)
+		r = len(st.owners) + behind
+		if len(st.owners) == 0 {
+			owner, r = rank(st.far, self, unit)
+		}
+	}
+	return owner, r
+}
+
 // Owner returns the member that owns unit among the members that serve
-// (Members, heartbeat.go) and the rank of this member for it: 0 is the
-// owner, r > 0 means r members come before this one. A
-// member of rank r acts in the owner's place when what the owner should
-// have sent has not arrived r × PeerTimeout after it was due. All members
-// that see the same serving members agree; while their views differ (a
-// join, a failure or a heartbeat not yet known everywhere, a partition,
-// two configuration digests during a rolling change) two members may
-// both rank 0, and the unit is fetched twice, never zero times.
+// (Members, heartbeat.go) and whose clock agrees with the cluster's, and
+// the rank of this member for it: 0 is the owner, r > 0 means r members
+// come before this one (a member whose clock is far off ranks after
+// every other). A member of rank r acts in the owner's place when what
+// the owner should have sent has not arrived r × PeerTimeout after it was
+// due. All members that see the same serving members agree; while their
+// views differ (a join, a failure or a heartbeat not yet known everywhere,
+// a partition, two configuration digests during a rolling change) two
+// members may both rank 0, and the unit is fetched twice, never zero
+// times.
 //
 // A nil *Peer (cluster mode off) owns every unit: it returns "", 0.
 func (p *Peer) Owner(unit string) (owner string, rank int) {
@@ -96,9 +123,14 @@ func (p *Peer) Ahead(member, unit string) bool {
 	if p == nil || member == p.name {
 		return false
 	}
-	for _, m := range *p.serving.Load() {
-		if m.Name == member {
-			return ahead(member, weight(member, unit), p.name, weight(p.name, unit))
+	st := p.standing.Load()
+	_, mine := rankIn(st, p.name, unit)
+	for _, list := range [][]Member{st.owners, st.far} {
+		for _, m := range list {
+			if m.Name == member {
+				_, theirs := rankIn(st, member, unit)
+				return theirs < mine
+			}
 		}
 	}
 	return false
@@ -112,12 +144,19 @@ func (p *Peer) Rank(unit string) int {
 
 // FallbackDelay is how long after a unit's refresh was due this member
 // waits before it fetches the unit itself: Rank × PeerTimeout, so 0 for
-// the owner. A nil *Peer waits 0.
+// the owner, and, when this member's clock is far ahead of the cluster's
+// (farClock), that much more, as its refreshes come due early by as
+// much. A nil *Peer waits 0.
 func (p *Peer) FallbackDelay(unit string) time.Duration {
 	if p == nil {
 		return 0
 	}
-	return time.Duration(p.Rank(unit)) * p.cfg.PeerTimeout
+	r := p.Rank(unit)
+	d := time.Duration(r) * p.cfg.PeerTimeout
+	if off := p.ClockOffset(); r > 0 && off > farClock {
+		d += off
+	}
+	return d
 }
 
 // PeerTimeout is the configured wait between one rank and the next.
@@ -129,5 +168,5 @@ func (p *Peer) PeerTimeout() time.Duration {
 }
 
 func (p *Peer) rank(unit string) (string, int) {
-	return rank(*p.serving.Load(), p.name, unit)
+	return rankIn(p.standing.Load(), p.name, unit)
 }

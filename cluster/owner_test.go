@@ -107,7 +107,7 @@ func TestRankEdgeCases(t *testing.T) {
 func TestOwnerAllocatesNothing(t *testing.T) {
 	p := &Peer{name: podNames[1]}
 	ms := membersNamed(podNames...)
-	p.serving.Store(&ms)
+	p.serve(ms)
 	if allocs := testing.AllocsPerRun(100, func() { p.Owner("data/price/BTC") }); allocs != 0 {
 		t.Errorf("Owner allocates %v times", allocs)
 	}
@@ -116,7 +116,7 @@ func TestOwnerAllocatesNothing(t *testing.T) {
 func BenchmarkOwner(b *testing.B) {
 	p := &Peer{name: podNames[1]}
 	ms := membersNamed(podNames[:3]...)
-	p.serving.Store(&ms)
+	p.serve(ms)
 	for b.Loop() {
 		p.Owner("data/price/BTC")
 	}
@@ -131,11 +131,11 @@ func TestAheadFollowsTheRanks(t *testing.T) {
 	unit := "data /v1/btc/market-data/open-interest hour"
 	for _, self := range names {
 		p := &Peer{name: self}
-		p.serving.Store(&ms)
+		p.serve(ms)
 		_, mine := p.Owner(unit)
 		for _, other := range names {
 			q := &Peer{name: other}
-			q.serving.Store(&ms)
+			q.serve(ms)
 			_, theirs := q.Owner(unit)
 			if got, want := p.Ahead(other, unit), theirs < mine; got != want {
 				t.Errorf("%s (rank %d): Ahead(%s, rank %d) = %v, want %v", self, mine, other, theirs, got, want)
@@ -148,5 +148,34 @@ func TestAheadFollowsTheRanks(t *testing.T) {
 	var nilPeer *Peer
 	if nilPeer.Ahead(names[0], unit) {
 		t.Error("alone, a member ranks ahead")
+	}
+}
+
+// serve publishes ms as the members that serve and own, as publishLocked
+// does when their heartbeats came and their clocks agree.
+func (p *Peer) serve(ms []Member) {
+	p.serving.Store(&ms)
+	p.standing.Store(&standing{owners: ms})
+}
+
+// A member whose clock is far off ranks after every other, whichever unit:
+// the owner is among the others, and the ranks of the others keep their
+// order; far members rank among themselves by weight.
+func TestFarMembersRankLast(t *testing.T) {
+	st := &standing{owners: membersNamed(podNames[:3]...), far: membersNamed(podNames[3:5]...)}
+	for _, u := range units(50) {
+		owner, _ := rank(st.owners, podNames[0], u)
+		for i, self := range podNames[:5] {
+			o, r := rankIn(st, self, u)
+			if o != owner {
+				t.Fatalf("%s: %s sees %s own %s, want %s", u, self, o, u, owner)
+			}
+			if i >= 3 && r < 3 {
+				t.Fatalf("%s: far member %s ranks %d, before an owner", u, self, r)
+			}
+			if _, inOwners := rank(st.owners, self, u); i < 3 && r != inOwners {
+				t.Fatalf("%s: %s ranks %d, among the owners %d", u, self, r, inOwners)
+			}
+		}
 	}
 }

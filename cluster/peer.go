@@ -42,10 +42,14 @@ type Peer struct {
 	// slots are kept (members.go).
 	expected map[string]bool
 
-	// serving is published with members: those units are owned among;
-	// offset is ClockOffset in nanoseconds; beat asks for a heartbeat now.
-	serving atomic.Pointer[[]Member]
-	offset  atomic.Int64
+	// serving is published with members, and standing: who owns units
+	// and who ranks last among them (owner.go); offset is ClockOffset in
+	// nanoseconds, selfFar says this member's clock is far off the
+	// cluster's (guarded by mu); beat asks for a heartbeat now.
+	serving  atomic.Pointer[[]Member]
+	standing atomic.Pointer[standing]
+	offset   atomic.Int64
+	selfFar  bool
 	beat    chan struct{}
 	skew    atomic.Int64 // added to the clock heartbeats read; a test sets it
 
@@ -120,6 +124,7 @@ func newPeer(cfg Config, logger log.Logger, reg prometheus.Registerer, wrap wrap
 	}
 	p.members.Store(&[]Member{})
 	p.serving.Store(&[]Member{})
+	p.standing.Store(&standing{})
 	changed := make(chan struct{})
 	p.changed.Store(&changed)
 	name, saved, err := memberName(cfg)

@@ -78,8 +78,11 @@ func TestOwnersShareADigest(t *testing.T) {
 }
 
 // A member's clock offset from the cluster's is measured from the
-// heartbeats: one member 3 h ahead shows +3 h, the two others 0 (the
-// median outvotes it); with two members they meet halfway.
+// heartbeats of the members it trusts (here in the clear: those at the
+// address --cluster.peer names, a): one member 3 h ahead shows +3 h, the
+// two others 0 (the median outvotes it), and it owns nothing, ranking
+// after the others, and waits 3 h more for their rows, as its refreshes
+// come due 3 h early. With two members the earlier clock is the cluster's.
 func TestClockOffsetFromHeartbeats(t *testing.T) {
 	a := start(t, testConfig("a"))
 	b := start(t, testConfig("b", a.address()))
@@ -100,12 +103,30 @@ func TestClockOffsetFromHeartbeats(t *testing.T) {
 	if d := time.Until(c.ClusterTime(time.Now().Add(3 * time.Hour))); !near(d, 0) {
 		t.Errorf("c's cluster time is %s off the others'", d)
 	}
+	for _, u := range units(30) {
+		for _, m := range all {
+			if owner, _ := m.Owner(u); owner == "c" {
+				t.Fatalf("%s: %s sees c, 3 h off, own unit %s", u, m.Name(), u)
+			}
+		}
+		if r := c.Rank(u); r != 2 {
+			t.Fatalf("unit %s: c ranks %d, want after a and b (2)", u, r)
+		}
+		if d := c.FallbackDelay(u); !near(d, 2*c.cfg.PeerTimeout+3*time.Hour) {
+			t.Fatalf("unit %s: c waits %s for the others' rows, want 2 × the peer timeout and 3 h", u, d)
+		}
+	}
+	if !strings.Contains(c.logs.String(), "this member's clock is off the cluster's") {
+		t.Errorf("c does not say its clock is off:\n%s", c.logs.String())
+	}
 	if err := b.Leave(time.Second); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "a and c meet halfway", func() bool {
-		return near(a.ClockOffset(), -90*time.Minute) && near(c.ClockOffset(), 90*time.Minute)
-	})
+	eventually(t, "a and c alone", func() bool { return len(a.Members()) == 2 && len(c.Members()) == 2 })
+	time.Sleep(5 * a.cfg.heartbeatInterval())
+	if !near(a.ClockOffset(), 0) || !near(c.ClockOffset(), 3*time.Hour) {
+		t.Errorf("two members 3 h apart: a reads %s, c %s; want the earlier clock, a's, the cluster's", a.ClockOffset(), c.ClockOffset())
+	}
 	if !strings.Contains(strings.Join(a.names(), ","), "c") {
 		t.Error("c, whose clock is off, no longer serves")
 	}
