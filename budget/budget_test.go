@@ -232,7 +232,7 @@ func TestSavedCheck(t *testing.T) {
 		{"beyond any count", func(s *Saved) { s.Used = math.MaxInt64 }, "saved counts are beyond any day's calls (used 9223372036854775807, upstream limit 0; at most 100000000)"},
 		{"infinite level", func(s *Saved) { s.Tokens = math.Inf(1) }, "saved bucket level +Inf is not a number of calls"},
 		{"in the future", func(s *Saved) { s.At = now.Add(time.Minute) }, "saved at 2026-11-20T10:01:00Z, later than now (2026-11-20T10:00:00Z)"},
-		{"day and time differ", func(s *Saved) { s.Day = "2026-11-21" }, "saved day 2026-11-21 is not the day of its time 2026-11-20T09:59:00Z (within 12h0m0s, as a cluster's clock may be)"},
+		{"day and time differ", func(s *Saved) { s.Day = "2026-11-22" }, "saved day 2026-11-22 is not the day of its time 2026-11-20T09:59:00Z (within 24h0m0s, as a cluster's clock may be)"},
 		{"not a date", func(s *Saved) { s.Day = "yesterday" }, `saved day "yesterday" is not a date (YYYY-MM-DD)`},
 		{"no time", func(s *Saved) { s.At = time.Time{} }, "saved without a time"},
 		{"negative", func(s *Saved) { s.Used = -1 }, "saved counts are negative (used -1, upstream limit 0)"},

@@ -50,8 +50,8 @@ type Peer struct {
 	standing atomic.Pointer[standing]
 	offset   atomic.Int64
 	selfFar  bool
-	beat    chan struct{}
-	skew    atomic.Int64 // added to the clock heartbeats read; a test sets it
+	beat     chan struct{}
+	skew     atomic.Int64 // added to the clock heartbeats read; a test sets it
 
 	statesMu sync.RWMutex
 	states   map[string]State
