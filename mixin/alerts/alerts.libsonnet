@@ -20,6 +20,13 @@
 // series, with the values. Every alert's runbook_url is its section of
 // docs/operations.md (runbookURLPattern).
 {
+  // num writes a threshold as PromQL reads it: '%g' % 0 overflows in
+  // go-jsonnet v0.20.0 (the version mixtool pins); %g for any other value.
+  local num(x) = if x == 0 then '0' else '%g' % x,
+
+  // _config with its numbers written by num, for the rules' %(name)s.
+  local cfg = $._config { [k]: num($._config[k]) for k in std.objectFields($._config) if std.isNumber($._config[k]) },
+
   prometheusAlerts+:: {
     groups+: [
       {
@@ -29,7 +36,7 @@
             alert: 'OnchainExporterDown',
             expr: |||
               min by (%(targetLabels)s) (up{%(onchainSelector)s}) == 0
-            ||| % $._config,
+            ||| % cfg,
             'for': '5m',
             labels: {
               severity: 'critical',
@@ -46,7 +53,7 @@
             alert: 'OnchainExporterAbsent',
             expr: |||
               absent(up{%(onchainSelector)s})
-            ||| % $._config,
+            ||| % cfg,
             'for': '15m',
             labels: {
               severity: 'critical',
@@ -87,7 +94,7 @@
               )
               and on (%(groupLabels)s, api)
                 count by (%(groupLabels)s, api) (onchain_exporter_query_success{%(onchainSelector)s} == 0)
-            ||| % $._config,
+            ||| % cfg,
             'for': '5m',
             labels: {
               severity: 'critical',
@@ -107,7 +114,7 @@
               max by (%(groupLabels)s, api) (onchain_exporter_api_paused{%(onchainSelector)s, code=~"(?i)too_many_requests|rate_limit_exceeded"}) > 0
                 or
               max by (%(groupLabels)s, api) (onchain_exporter_ratelimit_remaining{%(onchainSelector)s} == 0)
-            ||| % $._config,
+            ||| % cfg,
             'for': '10m',
             labels: {
               severity: 'warning',
@@ -123,8 +130,8 @@
             expr: |||
               max without (%(memberLabels)s) (onchain_exporter_daily_quota_used{%(onchainSelector)s})
                 / (max without (%(memberLabels)s) (onchain_exporter_daily_quota_limit{%(onchainSelector)s}) > 0)
-                > %(dailyQuotaUsedRatio)g
-            ||| % $._config,
+                > %(dailyQuotaUsedRatio)s
+            ||| % cfg,
             'for': '5m',
             labels: {
               severity: 'warning',
@@ -146,7 +153,7 @@
               sum by (%(groupLabels)s, api) (increase(onchain_exporter_api_errors_total{%(onchainSelector)s, code=~"(?i)daily_limit_exceeded"}[1h])) > 0
                 and on (%(groupLabels)s, api)
               count by (%(groupLabels)s, api) (onchain_exporter_query_success{%(onchainSelector)s} == 0)
-            ||| % $._config,
+            ||| % cfg,
             'for': '5m',
             labels: {
               severity: 'critical',
@@ -186,7 +193,7 @@
                   - onchain_exporter_daily_budget_calls{%(onchainSelector)s} * (timestamp(onchain_exporter_daily_calls_used{%(onchainSelector)s}) %% 86400) / 86400
                   > onchain_exporter_daily_budget_calls{%(onchainSelector)s} / 96
               )
-            ||| % $._config,
+            ||| % cfg,
             'for': '15m',
             labels: {
               severity: 'warning',
@@ -206,7 +213,7 @@
               sum by (%(groupLabels)s, api) (max without (%(memberLabels)s) (onchain_exporter_forecast_calls_per_day{%(onchainSelector)s}))
                 > on (%(groupLabels)s, api)
               max by (%(groupLabels)s, api) (onchain_exporter_daily_budget_calls{%(onchainSelector)s})
-            ||| % $._config,
+            ||| % cfg,
             'for': '15m',
             labels: {
               severity: 'warning',
@@ -223,15 +230,15 @@
               sum by (%(groupLabels)s, api) (rate(onchain_exporter_upstream_requests_total{%(onchainSelector)s, code!~"2.."}[%(rateInterval)s]))
                 /
               sum by (%(groupLabels)s, api) (rate(onchain_exporter_upstream_requests_total{%(onchainSelector)s}[%(rateInterval)s]))
-                > %(upstreamErrorRatio)g
-            ||| % $._config,
+                > %(upstreamErrorRatio)s
+            ||| % cfg,
             'for': '15m',
             labels: {
               severity: 'warning',
             },
             annotations: {
               summary: 'Many requests to an upstream API fail.',
-              description: "{{ $value | humanizePercentage }} of the exporter's requests (job {{ $labels.job }}) to the {{ $labels.api }} API have failed (non-2xx status or transport error), more than %g %%, for 15 minutes." % (100 * $._config.upstreamErrorRatio),
+              description: "{{ $value | humanizePercentage }} of the exporter's requests (job {{ $labels.job }}) to the {{ $labels.api }} API have failed (non-2xx status or transport error), more than %s %%, for 15 minutes." % num(100 * $._config.upstreamErrorRatio),
               runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainUpstreamErrorRatioHigh'),
             },
           },
@@ -241,7 +248,7 @@
             alert: 'OnchainQueryFailing',
             expr: |||
               count by (%(groupLabels)s, api) (min without (%(memberLabels)s) (onchain_exporter_query_success{%(onchainSelector)s}) == 0)
-            ||| % $._config,
+            ||| % cfg,
             'for': '30m',
             labels: {
               severity: 'warning',
@@ -256,7 +263,7 @@
             alert: 'OnchainCollectorFailing',
             expr: |||
               count without (%(memberLabels)s) (onchain_exporter_scrape_collector_success{%(onchainSelector)s} == 0)
-            ||| % $._config,
+            ||| % cfg,
             'for': '15m',
             labels: {
               severity: 'warning',
@@ -271,7 +278,7 @@
             alert: 'OnchainConfigReloadFailed',
             expr: |||
               count without (%(memberLabels)s) (onchain_exporter_config_last_reload_successful{%(onchainSelector)s} == 0)
-            ||| % $._config,
+            ||| % cfg,
             'for': '5m',
             labels: {
               severity: 'warning',
@@ -291,7 +298,7 @@
             alert: 'OnchainExporterExpansionFailing',
             expr: |||
               min without (%(memberLabels)s) (onchain_exporter_expansion_success{%(onchainSelector)s}) == 0
-            ||| % $._config,
+            ||| % cfg,
             'for': '10m',
             labels: {
               severity: 'warning',
@@ -306,7 +313,7 @@
             alert: 'OnchainSeriesDeprecated',
             expr: |||
               max without (%(memberLabels)s) (onchain_exporter_query_deprecated{%(onchainSelector)s}) == 1
-            ||| % $._config,
+            ||| % cfg,
             'for': '1h',
             labels: {
               severity: 'info',
@@ -337,7 +344,7 @@
               min without (%(memberLabels)s) (max_over_time(onchain_exporter_cluster_members{%(onchainSelector)s}[10m]))
                 <
               max_over_time(min_over_time((max without (%(memberLabels)s) (onchain_exporter_cluster_members{%(onchainSelector)s}))[15m:1m])[1h:1m])
-            ||| % $._config,
+            ||| % cfg,
             'for': '5m',
             labels: {
               severity: 'warning',
@@ -357,7 +364,7 @@
             alert: 'OnchainClusterFallbackRefreshes',
             expr: |||
               sum by (%(groupLabels)s, api) (increase(onchain_exporter_cluster_refreshes_total{%(onchainSelector)s, role="fallback"}[%(rateInterval)s])) > 0
-            ||| % $._config,
+            ||| % cfg,
             'for': '30m',
             labels: {
               severity: 'warning',
@@ -376,7 +383,7 @@
             alert: 'OnchainClusterClockSkew',
             expr: |||
               abs(onchain_exporter_cluster_clock_offset_seconds{%(onchainSelector)s}) > %(clusterClockOffsetSeconds)s
-            ||| % $._config,
+            ||| % cfg,
             'for': '5m',
             labels: {
               severity: 'warning',
@@ -424,7 +431,7 @@
               )
               unless
                 max without (%(memberLabels)s) (onchain_exporter_query_deprecated{%(onchainSelector)s}) == 1
-            ||| % $._config,
+            ||| % cfg,
             'for': '15m',
             labels: {
               severity: 'warning',
@@ -451,7 +458,7 @@
               )
               unless
                 max without (%(memberLabels)s) (onchain_exporter_query_deprecated{%(onchainSelector)s}) == 1
-            ||| % $._config,
+            ||| % cfg,
             'for': '15m',
             labels: {
               severity: 'critical',
@@ -474,8 +481,8 @@
             expr: |||
               (max without (%(memberLabels)s) (onchain_exchange_reserve{%(onchainSelector)s}) - max without (%(memberLabels)s) (onchain_exchange_reserve{%(onchainSelector)s} offset 24h))
                 / (max without (%(memberLabels)s) (onchain_exchange_reserve{%(onchainSelector)s} offset 24h) > 0)
-                < %(exchangeReserveChange)g
-            ||| % $._config,
+                < %(exchangeReserveChange)s
+            ||| % cfg,
             'for': '30m',
             labels: {
               severity: 'info',
@@ -492,8 +499,8 @@
             expr: |||
               max without (%(memberLabels)s) (onchain_open_interest_usd{%(onchainSelector)s})
                 / (max without (%(memberLabels)s) (avg_over_time(onchain_open_interest_usd{%(onchainSelector)s}[24h])) > 0)
-                > %(openInterestSpikeRatio)g
-            ||| % $._config,
+                > %(openInterestSpikeRatio)s
+            ||| % cfg,
             'for': '15m',
             labels: {
               severity: 'info',
@@ -508,8 +515,8 @@
           {
             alert: 'OnchainMVRVZScoreOverheated',
             expr: |||
-              max without (%(memberLabels)s) (onchain_mvrv_z_score{%(onchainSelector)s}) > %(mvrvZScoreHigh)g
-            ||| % $._config,
+              max without (%(memberLabels)s) (onchain_mvrv_z_score{%(onchainSelector)s}) > %(mvrvZScoreHigh)s
+            ||| % cfg,
             'for': '1h',
             labels: {
               severity: 'info',
@@ -524,8 +531,8 @@
           {
             alert: 'OnchainMVRVZScoreUndervalued',
             expr: |||
-              max without (%(memberLabels)s) (onchain_mvrv_z_score{%(onchainSelector)s}) < %(mvrvZScoreLow)g
-            ||| % $._config,
+              max without (%(memberLabels)s) (onchain_mvrv_z_score{%(onchainSelector)s}) < %(mvrvZScoreLow)s
+            ||| % cfg,
             'for': '1h',
             labels: {
               severity: 'info',
@@ -541,10 +548,10 @@
             alert: 'OnchainStablecoinSupplySurge',
             expr: |||
               max without (%(memberLabels)s) (onchain_stablecoin_events{%(onchainSelector)s, kind=~"mint|burn"})
-                > %(stablecoinSurgeFactor)g * max without (%(memberLabels)s) (avg_over_time(onchain_stablecoin_events{%(onchainSelector)s, kind=~"mint|burn"}[7d]))
+                > %(stablecoinSurgeFactor)s * max without (%(memberLabels)s) (avg_over_time(onchain_stablecoin_events{%(onchainSelector)s, kind=~"mint|burn"}[7d]))
                 and
-              max without (%(memberLabels)s) (onchain_stablecoin_events{%(onchainSelector)s, kind=~"mint|burn"}) >= %(stablecoinSurgeMinEvents)g
-            ||| % $._config,
+              max without (%(memberLabels)s) (onchain_stablecoin_events{%(onchainSelector)s, kind=~"mint|burn"}) >= %(stablecoinSurgeMinEvents)s
+            ||| % cfg,
             'for': '10m',
             labels: {
               severity: 'info',
@@ -563,10 +570,10 @@
                 and
               sgn(max without (%(memberLabels)s) (onchain_consensus_score{%(onchainSelector)s})) != sgn(max without (%(memberLabels)s) (onchain_consensus_score{%(onchainSelector)s} offset 24h))
                 and
-              abs(max without (%(memberLabels)s) (onchain_consensus_score{%(onchainSelector)s})) >= %(consensusFlipMin)g
+              abs(max without (%(memberLabels)s) (onchain_consensus_score{%(onchainSelector)s})) >= %(consensusFlipMin)s
                 and
-              abs(max without (%(memberLabels)s) (onchain_consensus_score{%(onchainSelector)s} offset 24h)) >= %(consensusFlipMin)g
-            ||| % $._config,
+              abs(max without (%(memberLabels)s) (onchain_consensus_score{%(onchainSelector)s} offset 24h)) >= %(consensusFlipMin)s
+            ||| % cfg,
             'for': '30m',
             labels: {
               severity: 'info',
