@@ -94,7 +94,7 @@ var blockRules = []blockRule{
 	{file: "README.md", contains: "./onchain_exporter --config.file=onchain.yml\n", server: "http://127.0.0.1:9799/metrics",
 		want: []string{"\nonchain_exporter_build_info{"}, reject: []string{"polling is coarsened"}},
 	{file: "README.md", contains: "prometheus --config.file=examples/prometheus.yml", notRun: "two servers for two terminals (the first runs until stopped); package e2e runs both with these files, package examples checks them with promtool and amtool"},
-	{file: "README.md", contains: "backfill --config.file=onchain.yml", notRun: "calls the paid data API of onchain.yml (https://data-api.example.com) and writes into /var/lib/prometheus; backfill runs against the fake in cmd_backfill_test.go and package e2e"},
+	{file: "README.md", contains: "backfill --config.file=onchain.yml", notRun: "calls the paid data API of onchain.yml (https://data-api.example.com) and writes into /var/lib/prometheus; backfill runs against the fake in backfill/command_test.go and package e2e"},
 	{file: "README.md", contains: "ONCHAIN_BENCH_FULL=1", notRun: "benchmarks of seconds to minutes each; package benchmark's tests run their short forms"},
 	{file: "docs/budget.md", contains: "--config.check", want: []string{"OK: examples/config.yml: 13 tuples"},
 		reject: []string{"WARNING", "exceeds daily_budget"}},

@@ -2,380 +2,161 @@ package main
 
 import (
 	"bytes"
-	"fmt"
+	"context"
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
-	"os/signal"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
+	"github.com/prometheus/common/version"
 
-	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
 
-// TestMain keeps SIGHUP and SIGTERM from ending the test binary: run()
-// handles both while it runs, and the tests send them to this process.
-func TestMain(m *testing.M) {
-	signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP, syscall.SIGTERM)
-	os.Exit(m.Run())
+// The command line: flags, subcommands, exit codes. What the exporter
+// does is tested in package app (in process), --config.check in package
+// check, the subcommands in backfill and demo; TestBinary runs the built
+// binary once, signals and all.
+
+// Flag values are checked by kingpin: a bad one exits 2 and says what is
+// allowed.
+func TestBadFlagsExitNonZero(t *testing.T) {
+	for _, c := range []struct{ arg, want string }{
+		{"--log.level=loud", "onchain_exporter: enum value must be one of debug,info,warn,error, got 'loud' (try --help)\n"},
+		{"--log.format=xml", "onchain_exporter: enum value must be one of logfmt,json, got 'xml' (try --help)\n"},
+		{"--no-such-flag", "onchain_exporter: unknown long flag '--no-such-flag' (try --help)\n"},
+	} {
+		var out, errOut bytes.Buffer
+		if code := run([]string{c.arg}, &out, &errOut); code != 2 || errOut.String() != c.want {
+			t.Errorf("%s: exit %d, stderr %q; want 2 and %q", c.arg, code, errOut.String(), c.want)
+		}
+	}
 }
 
-// fakeUpstream is the fake upstream on 127.0.0.1, recording the credential
-// each request carried.
-type fakeUpstream struct {
-	*httptest.Server
-	fake *fakeapi.Server
-	mu   sync.Mutex
-	auth map[string][]string // path -> credentials seen, in order
+// A path that cannot be served is refused with exit code 2, not a panic
+// (app's TestMetricsPathEscaped: one that can is escaped on the page).
+func TestMetricsPathChecked(t *testing.T) {
+	for _, p := range []string{"metrics", "/m {x}", "/-/reload", "/a b", "/m?x"} {
+		var out, errOut bytes.Buffer
+		if code := run([]string{"--web.telemetry-path=" + p}, &out, &errOut); code != 2 ||
+			!strings.Contains(errOut.String(), "--web.telemetry-path must be a path starting with /") {
+			t.Errorf("%q: exit %d: %s", p, code, errOut.String())
+		}
+	}
 }
 
-func newFakeUpstream(t *testing.T, o fakeapi.Options) *fakeUpstream {
-	t.Helper()
-	u := &fakeUpstream{fake: fakeapi.New(o), auth: map[string][]string{}}
-	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		cred := r.Header.Get("Authorization") + r.Header.Get("X-API-Key") + r.URL.Query().Get("api_key")
-		u.mu.Lock()
-		u.auth[r.URL.Path] = append(u.auth[r.URL.Path], cred)
-		u.mu.Unlock()
-		u.fake.ServeHTTP(w, r)
-	}))
-	t.Cleanup(u.Close)
-	return u
+// A binary built without -ldflags says what it knows, and no field is
+// left empty in --version (app's TestBuildInfoWithoutLdflags: nor in
+// onchain_exporter_build_info).
+func TestVersionWithoutLdflags(t *testing.T) {
+	v, r, b, u, d := version.Version, version.Revision, version.Branch, version.BuildUser, version.BuildDate
+	t.Cleanup(func() {
+		version.Version, version.Revision, version.Branch, version.BuildUser, version.BuildDate = v, r, b, u, d
+	})
+	version.Version, version.Revision, version.Branch, version.BuildUser, version.BuildDate = "", "", "", "", ""
+	var out, errOut bytes.Buffer
+	if code := run([]string{"--version"}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	first, rest, _ := strings.Cut(out.String(), "\n")
+	if !regexp.MustCompile(`^onchain_exporter, version \S+ \(branch: \S+, revision: \S+\)$`).MatchString(first) {
+		t.Errorf("--version: %q", first)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(rest), "\n") {
+		if strings.HasSuffix(strings.TrimSpace(l), ":") {
+			t.Errorf("--version: empty field in %q", l)
+		}
+	}
 }
 
-func (u *fakeUpstream) credentials(path string) []string {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return append([]string(nil), u.auth[path]...)
+// TestHelpListsBackfill: --help names the command beside the exporter.
+func TestHelpListsBackfill(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run([]string{"--help"}, &out, &errOut); code != 0 || !strings.Contains(out.String(), "exporter*") || !strings.Contains(out.String(), "backfill --from=FROM") {
+		t.Errorf("--help: %d\n%s", code, out.String())
+	}
 }
 
-// exporter is run() serving on a free 127.0.0.1 port.
-type exporter struct {
-	t              *testing.T
-	base           string
-	client         *http.Client
-	user, password string
-	stdout, stderr *testtool.LogBuffer
-	answers        *testtool.LogBuffer // every HTTP answer received, headers included
-	done           chan int
-}
-
-// startRun runs the exporter with args and waits until it serves.
-func startRun(t *testing.T, client *http.Client, scheme string, args ...string) *exporter {
-	t.Helper()
-	return startRunIn(t, client, scheme, append([]string{"--storage.path=" + t.TempDir()}, args...)...)
-}
-
-// startRunIn is startRun with the arguments as given: the state is kept
-// where they say, or in the default place.
-func startRunIn(t *testing.T, client *http.Client, scheme string, args ...string) *exporter {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+// The exporter stays the default command: its flags work without naming
+// it, and naming it works too.
+func TestExporterIsTheDefaultCommand(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "onchain.yml")
+	if err := os.WriteFile(file, []byte("consensus:\n  url: http://127.0.0.1:1\n  metrics:\n    - path: /calls\n      asset: btc\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	e := &exporter{t: t, base: scheme + "://" + addr, client: client, stdout: &testtool.LogBuffer{}, stderr: &testtool.LogBuffer{},
-		answers: &testtool.LogBuffer{}, done: make(chan int, 1)}
-	args = append(args, "--web.listen-address="+addr)
-	go func() { e.done <- run(args, e.stdout, e.stderr) }()
-	t.Cleanup(e.stop)
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		select {
-		case code := <-e.done:
-			e.done <- code
-			t.Fatalf("run() exited with %d:\n%s", code, e.stderr.String())
-		default:
-		}
-		if resp, err := e.do(http.MethodGet, "/-/healthy"); err == nil {
-			resp.Body.Close()
-			return e
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the exporter does not answer:\n%s", e.stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// stop ends run() the way a service manager does, with SIGTERM.
-func (e *exporter) stop() {
-	select {
-	case code := <-e.done:
-		e.done <- code
-		return
-	default:
-	}
-	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
-		e.t.Fatal(err)
-	}
-	select {
-	case code := <-e.done:
-		e.done <- code
-		if code != 0 {
-			e.t.Errorf("run() exited with %d after SIGTERM:\n%s", code, e.stderr.String())
-		}
-	case <-time.After(15 * time.Second):
-		e.t.Fatal("run() did not stop after SIGTERM")
-	}
-}
-
-func (e *exporter) do(method, path string, header ...string) (*http.Response, error) {
-	req, err := http.NewRequest(method, e.base+path, nil)
-	if err != nil {
-		return nil, err
-	}
-	if e.user != "" {
-		req.SetBasicAuth(e.user, e.password)
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	return e.client.Do(req)
-}
-
-// get requests path and returns the status and body, recording both.
-func (e *exporter) get(method, path string, header ...string) (int, string) {
-	e.t.Helper()
-	resp, err := e.do(method, path, header...)
-	if err != nil {
-		e.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		e.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	var h bytes.Buffer
-	_ = resp.Header.Write(&h)
-	fmt.Fprintf(e.answers, "%s %s -> %d\n%s\n%s\n", method, path, resp.StatusCode, h.String(), b)
-	return resp.StatusCode, string(b)
-}
-
-// metrics scrapes and fails the test on anything but 200.
-func (e *exporter) metrics() string {
-	e.t.Helper()
-	code, body := e.get(http.MethodGet, "/metrics", "X-Prometheus-Scrape-Timeout-Seconds", "5")
-	if code != http.StatusOK {
-		e.t.Fatalf("/metrics: HTTP %d: %s", code, body)
-	}
-	return body
-}
-
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
-const (
-	supplyPath = "/v1/btc/network-data/supply"
-	oiPath     = "/v1/btc/market-data/open-interest"
-	pnlPath    = "/v1/btc/network-indicator/pnl-utxo"
-)
-
-// reloadConfig is the base of the reload tests: supply is cached for
-// hours by its schedule, open interest refreshes every second.
-func reloadConfig(url, tokenFile string, extra string) string {
-	return fmt.Sprintf(`
-data:
-  url: %q
-  token_file: %q
-  metrics:
-    - path: %s
-      window: day
-    - path: %s
-      window: hour
-      exchange: binance
-      cache_ttl: 1s
-%s`, url, tokenFile, supplyPath, oiPath, extra)
-}
-
-const pnlEntry = "    - path: " + pnlPath + "\n"
-
-// TestReload reloads through POST /-/reload and SIGHUP: a good file is put
-// in force with the cache of surviving series kept and the credential read
-// anew; a bad file keeps the old configuration, answers 500 with the
-// error, and sets the reload metrics.
-func TestReload(t *testing.T) {
-	ignore := goleak.IgnoreCurrent()
-	up := newFakeUpstream(t, fakeapi.Options{})
-	dir := t.TempDir()
-	cfgFile, tokenFile := filepath.Join(dir, "onchain.yml"), filepath.Join(dir, "token")
-	writeFile(t, tokenFile, "token-A\n")
-	writeFile(t, cfgFile, reloadConfig(up.URL, tokenFile, ""))
-	e := startRun(t, http.DefaultClient, "http", "--config.file="+cfgFile)
-
-	body := e.metrics()
-	if valueOf(body, "onchain_exporter_config_last_reload_successful ") != "1" {
-		t.Fatalf("reload_successful after start:\n%s", body)
-	}
-	okTime := valueOf(body, "onchain_exporter_config_last_reload_success_timestamp_seconds ")
-	if okTime == "" || okTime == "0" {
-		t.Fatalf("success timestamp %q", okTime)
-	}
-	if got := up.credentials(supplyPath); len(got) != 1 || got[0] != "Bearer token-A" {
-		t.Fatalf("supply calls with credentials %q", got)
-	}
-	landingShows(t, e, cfgFile, "2 tuples")
-
-	// POST, good file, rotated credential, one more series.
-	writeFile(t, tokenFile, "token-B\n")
-	writeFile(t, cfgFile, reloadConfig(up.URL, tokenFile, pnlEntry))
-	time.Sleep(20 * time.Millisecond) // a success timestamp later than the first
-	if code, answer := e.get(http.MethodPost, "/-/reload"); code != http.StatusOK {
-		t.Fatalf("good reload: HTTP %d: %s", code, answer)
-	}
-	// A tuple a reload adds is served once its first refresh ends: the
-	// reload holds no scrape for it.
-	body = e.metrics()
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(body, "onchain_utxo_profit_amount{") && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-		body = e.metrics()
-	}
-	if !strings.Contains(body, "onchain_utxo_profit_amount{") {
-		t.Errorf("the added series is not served after 30 s:\n%s", body)
-	}
-	if got := up.credentials(supplyPath); len(got) != 1 {
-		t.Errorf("supply, cached and not due, was called again on reload: %q", got)
-	}
-	if got := up.credentials(pnlPath); len(got) != 1 || got[0] != "Bearer token-B" {
-		t.Errorf("the new series was called with %q, want the rotated token", got)
-	}
-	landingShows(t, e, cfgFile, "3 tuples")
-	time.Sleep(1100 * time.Millisecond) // open interest is due again
-	e.metrics()
-	if got := up.credentials(oiPath); len(got) < 2 || got[len(got)-1] != "Bearer token-B" {
-		t.Errorf("a surviving series was refreshed with %q, want the rotated token last", got)
-	}
-	good := valueOf(body, "onchain_exporter_config_last_reload_success_timestamp_seconds ")
-	if v := valueOf(body, "onchain_exporter_config_last_reload_successful "); v != "1" || !later(good, okTime) {
-		t.Errorf("after a good reload: successful %q, timestamp %s (before %s)", v, good, okTime)
-	}
-
-	// POST, bad file: 500 with the error, the old configuration stays.
-	writeFile(t, cfgFile, reloadConfig(up.URL, tokenFile, pnlEntry)+"    - path: /v1/btc/market-data/open-interest\n      window: week\n")
-	code, answer := e.get(http.MethodPost, "/-/reload")
-	if code != http.StatusInternalServerError || !strings.Contains(answer, cfgFile+":14: data.metrics[3].window: \"week\" is not allowed") {
-		t.Errorf("bad reload: HTTP %d: %s", code, answer)
-	}
-	body = e.metrics()
-	if v := valueOf(body, "onchain_exporter_config_last_reload_successful "); v != "0" {
-		t.Errorf("reload_successful = %q after a bad file", v)
-	}
-	if v := valueOf(body, "onchain_exporter_config_last_reload_success_timestamp_seconds "); v != good {
-		t.Errorf("success timestamp moved on a failed reload: %s -> %s", good, v)
-	}
-	if !strings.Contains(body, "onchain_utxo_profit_amount{") || valueOf(body, `onchain_exporter_tuples{api="data"}`) != "3" {
-		t.Errorf("the old configuration is not in force after a bad file:\n%s", body)
-	}
-	landingShows(t, e, cfgFile, "3 tuples")
-
-	// The same through SIGHUP: a bad file first, then a good one that
-	// drops the added series.
-	writeFile(t, tokenFile, "")
-	before := strings.Count(e.stderr.String(), "configuration reload failed")
-	body = sighupUntil(t, e, func(string) bool {
-		return strings.Count(e.stderr.String(), "configuration reload failed") > before
-	})
-	if v := valueOf(body, "onchain_exporter_config_last_reload_successful "); v != "0" {
-		t.Errorf("reload_successful = %q after SIGHUP with an empty token file", v)
-	}
-	if !strings.Contains(e.stderr.String(), tokenFile+" is empty") {
-		t.Errorf("the log does not say why the reload failed:\n%s", e.stderr.String())
-	}
-	writeFile(t, tokenFile, "token-C")
-	writeFile(t, cfgFile, reloadConfig(up.URL, tokenFile, ""))
-	// The new tuples are in force before Reload records its success: wait
-	// for both, or a scrape between the two reads the failure before.
-	body = sighupUntil(t, e, func(b string) bool {
-		return valueOf(b, `onchain_exporter_tuples{api="data"}`) == "2" &&
-			valueOf(b, "onchain_exporter_config_last_reload_successful ") == "1"
-	})
-	if strings.Contains(body, "onchain_utxo_profit_amount{") {
-		t.Error("a series dropped by the reload is still served")
-	}
-	if got := up.credentials(supplyPath); len(got) != 1 {
-		t.Errorf("supply was called again by the reloads: %q", got)
-	}
-
-	if code, _ := e.get(http.MethodGet, "/-/reload"); code != http.StatusMethodNotAllowed {
-		t.Errorf("GET /-/reload: HTTP %d, want 405", code)
-	}
-
-	// Once run() has returned, nothing of it is left running.
-	e.stop()
-	http.DefaultClient.CloseIdleConnections()
-	up.Close()
-	goleak.VerifyNone(t, ignore)
-}
-
-// landingShows checks that the landing page shows the configuration in
-// force: its file and the data API's tuple count.
-func landingShows(t *testing.T, e *exporter, file, dataTuples string) {
-	t.Helper()
-	code, page := e.get(http.MethodGet, "/")
-	if code != http.StatusOK || !strings.Contains(page, "<code>"+file+"</code>") ||
-		!strings.Contains(page, `<a href="/metrics?collect[]=data">Metrics of the data API only</a>: `+dataTuples+"<") {
-		t.Errorf("the landing page does not show %s with %s: HTTP %d\n%s", file, dataTuples, code, page)
-	}
-}
-
-// sighupUntil sends SIGHUP until done says the reload happened: the
-// signal handler of run() may not be listening at the very first one.
-func sighupUntil(t *testing.T, e *exporter, done func(string) bool) string {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(100 * time.Millisecond)
-		body := e.metrics()
-		if done(body) {
-			return body
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("SIGHUP: no reload seen:\n%s", e.stderr.String())
+	for _, args := range [][]string{{"--config.file=" + file, "--config.check"}, {"exporter", "--config.file=" + file, "--config.check"}} {
+		var stdout, stderr testtool.LogBuffer
+		if code := run(args, &stdout, &stderr); code != 0 || !strings.HasPrefix(stdout.String(), "OK: ") {
+			t.Errorf("%v: exit %d, %s%s", args, code, stdout.String(), stderr.String())
 		}
 	}
+	var stdout, stderr testtool.LogBuffer
+	if code := run([]string{"fake", "--fake.listen-address=127.0.0.1:notaport"}, &stdout, &stderr); code != 1 ||
+		!strings.Contains(stderr.String(), "cannot start the fake upstream") {
+		t.Errorf("a bad address: exit %d, %s", code, stderr.String())
+	}
 }
 
-func later(a, b string) bool {
-	x, err1 := strconv.ParseFloat(a, 64)
-	y, err2 := strconv.ParseFloat(b, 64)
-	return err1 == nil && err2 == nil && x > y
-}
-
-// SIGTERM is logged, then the end of the shutdown; every line, the
-// exporter-toolkit's included, carries one time key, ts, in either format.
-func TestShutdownAndLogLines(t *testing.T) {
+// TestBinary is the one test that builds the binary and runs it: SIGHUP
+// reloads; SIGTERM is logged, then the end of the shutdown; every line,
+// the exporter-toolkit's included, carries one time key, ts, in either
+// format.
+func TestBinary(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	bin := filepath.Join(t.TempDir(), "onchain_exporter")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
 	for _, format := range []string{"logfmt", "json"} {
 		t.Run(format, func(t *testing.T) {
-			e := startRun(t, http.DefaultClient, "http", "--demo", "--log.format="+format)
-			e.metrics()
-			e.stop()
-			lines := strings.Split(strings.TrimSpace(e.stderr.String()), "\n")
-			ts, timeKey := "ts=", "time="
-			shutdown, stopped := `msg="shutting down" signal=terminated`, "msg=stopped"
-			if format == "json" {
-				ts, timeKey = `"ts":`, `"time":`
-				shutdown, stopped = `"msg":"shutting down","signal":"terminated"`, `"msg":"stopped"`
+			stderr := &testtool.LogBuffer{}
+			addr := freeAddress(t)
+			cmd := exec.CommandContext(ctx, bin, "--demo", "--log.format="+format, "--storage.path="+t.TempDir(), "--web.listen-address="+addr)
+			cmd.Stdout, cmd.Stderr = io.Discard, stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
 			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			testtool.Until(t, 15*time.Second, "the binary serves /metrics", func() bool {
+				resp, err := http.Get("http://" + addr + "/metrics")
+				if err != nil {
+					return false
+				}
+				resp.Body.Close()
+				return resp.StatusCode == http.StatusOK
+			})
+			reloaded, shutdown, stopped := "configuration reloaded", `msg="shutting down" signal=terminated`, "msg=stopped"
+			ts, timeKey := "ts=", "time="
+			if format == "json" {
+				reloaded, shutdown, stopped = `"msg":"configuration reloaded"`, `"msg":"shutting down","signal":"terminated"`, `"msg":"stopped"`
+				ts, timeKey = `"ts":`, `"time":`
+			}
+			if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+				t.Fatal(err)
+			}
+			testtool.Until(t, 15*time.Second, "SIGHUP reloads", func() bool { return strings.Contains(stderr.String(), reloaded) })
+			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-exited:
+				if err != nil {
+					t.Fatalf("after SIGTERM: %v\n%s", err, stderr.String())
+				}
+			case <-time.After(15 * time.Second):
+				t.Fatal("the binary did not stop after SIGTERM")
+			}
+			lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
 			toolkit := false
 			for _, l := range lines {
 				if strings.Count(l, ts) != 1 || strings.Contains(l, timeKey) {
@@ -384,15 +165,24 @@ func TestShutdownAndLogLines(t *testing.T) {
 				toolkit = toolkit || strings.Contains(l, "Listening on")
 			}
 			if !toolkit {
-				t.Errorf("no line of the exporter-toolkit to check:\n%s", e.stderr.String())
+				t.Errorf("no line of the exporter-toolkit to check:\n%s", stderr.String())
 			}
-			// "stopped" comes last, after everything run() closes.
+			// "stopped" comes last, after everything the exporter closes.
 			at := slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, shutdown) })
 			if n := len(lines); at < 0 || at == n-1 || !strings.Contains(lines[n-1], stopped) {
-				t.Errorf("the log does not end with the shutdown:\n%s", e.stderr.String())
+				t.Errorf("the log does not end with the shutdown:\n%s", stderr.String())
 			}
 		})
 	}
 }
 
-var valueOf = testtool.ValueOf
+// freeAddress is a 127.0.0.1 address nothing listens on.
+func freeAddress(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}

@@ -71,7 +71,7 @@ func DryRun(w io.Writer, cfg *config.Config, o Options) error {
 		if clamped {
 			fmt.Fprintf(w, "# %s\n", clampNote(t, o.Plan, from))
 		}
-		p := planFor(t, from, o.To.Add(-shift))
+		p := pagingFor(t, from, o.To.Add(-shift))
 		rows := expectedRows(t, from, p.to)
 		fmt.Fprintln(w, describeCall(t, p.query(t, p.limit, nil)))
 		calls++
@@ -103,7 +103,7 @@ func DryRun(w io.Writer, cfg *config.Config, o Options) error {
 // rows cannot be counted from its window (block rows), and says on what
 // basis. A chain whose spacing is not known offline is counted at
 // Ethereum's 12 s, the fastest the upstream is known to serve.
-func morePages(t *config.Tuple, p plan) (int, string) {
+func morePages(t *config.Tuple, p paging) (int, string) {
 	chain, every, ok := budget.BlockSpacing(t)
 	basis := fmt.Sprintf("%s blocks, one every %s", chain, every)
 	if !ok {

@@ -63,7 +63,7 @@ func (r *runner) history(ctx context.Context, t *config.Tuple) *outcome {
 	if clamped {
 		r.clamped(t, from)
 	}
-	p := planFor(t, from, r.o.To.Add(-shift))
+	p := pagingFor(t, from, r.o.To.Add(-shift))
 	limit := p.limit
 	var before *cursor
 	for {

@@ -24,7 +24,7 @@ import (
 // asset of a v1 path is never compared (etc is one edit from eth), nor
 // what fills a {placeholder}. With --config.check.upstream the listing
 // endpoints are read, and every path, parameter name and value is checked
-// against them (CheckListingFindings; the check in package main for the
+// against them (CheckListingFindings; package check for the
 // Indicator and Analyst Consensus lists).
 
 // Kinds of finding, the kind label of onchain_exporter_config_findings.

@@ -190,12 +190,7 @@ func (r *resolution) equities(a *config.API) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []string
-	for _, row := range rows {
-		if id := equityID(row); id != "" {
-			out = append(out, id)
-		}
-	}
+	out := EquityIDs(rows)
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s lists no equity", config.ListEquities)
 	}
@@ -393,4 +388,41 @@ func AddDiscovery(listing config.Listing, rows []map[string]any) {
 			params["asset"] = append(params["asset"], strs(assets)...)
 		}
 	}
+}
+
+// EquityIDs are the ids a list of /api/equities gives (equityID).
+func EquityIDs(rows []map[string]any) []string {
+	var out []string
+	for _, r := range rows {
+		if id := equityID(r); id != "" {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// AssetNames are every name a list of /assets lets an asset be written
+// as: key (or id), symbol (or ticker), name and aliases.
+func AssetNames(rows []map[string]any) []string {
+	var out []string
+	for _, r := range rows {
+		for _, k := range []string{"key", "id", "symbol", "ticker", "name"} {
+			if v := firstOf(r, k); v != "" {
+				out = append(out, v)
+			}
+		}
+		out = append(out, strs(r["aliases"])...)
+	}
+	return out
+}
+
+// IndicatorPaths are the paths a list of /api/indicators gives.
+func IndicatorPaths(rows []map[string]any) []string {
+	var out []string
+	for _, r := range rows {
+		if p, _ := r["path"].(string); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -90,8 +90,6 @@ type Expander struct {
 	planReadAt  time.Time
 	planLast    plan.Outcome
 	planChanged func(api string)
-	// sharing: how a cluster shares the plan (share.go).
-	sharing Sharing
 }
 
 // Options tune an Expander; the zero value calls through clients of its

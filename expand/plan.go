@@ -61,10 +61,6 @@ func (x *Expander) refreshPlan(ctx context.Context, a *config.API, reuse time.Du
 	switch {
 	case cached && l.gen == gen && x.now().Sub(l.at) < reuse:
 		out = outcomeOf(l.rows)
-	case cached && reuse > 0 && !x.ownerReads(l, cached):
-		// The daily read is another member's: its answer stands in
-		// (share.go).
-		out = outcomeOf(l.rows)
 	default:
 		x.mu.Lock()
 		x.planReadAt = x.now()
@@ -77,9 +73,7 @@ func (x *Expander) refreshPlan(ctx context.Context, a *config.API, reuse time.Du
 				"age", x.now().Sub(l.at).Round(time.Second), "err", out.Err)
 			out = outcomeOf(l.rows)
 		} else if out.Kind != plan.Unknown {
-			rows := rowsOf(out)
-			x.cache.put(a, plan.Path, rows, x.now(), gen)
-			x.sharePlan(rows, x.now())
+			x.cache.put(a, plan.Path, rowsOf(out), x.now(), gen)
 		}
 	}
 	return out, x.putPlan(c, a, out)

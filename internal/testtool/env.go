@@ -2,6 +2,7 @@ package testtool
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -156,4 +157,19 @@ func Until(t testing.TB, limit time.Duration, what string, cond func() bool) {
 			t.Fatalf("after %v: %s", limit, what)
 		}
 	}
+}
+
+// AliasedLists is the 300-byte configuration of issue 17: one entry whose
+// nine parameters alias one list of 30 values, 30⁹ combinations.
+func AliasedLists(url, tokenFile string) string {
+	values := make([]string, 30)
+	for i := range values {
+		values[i] = fmt.Sprintf("v%d", i)
+	}
+	yml := fmt.Sprintf("data:\n  url: %q\n  token_file: %q\n  metrics:\n  - path: /v1/btc/x/y\n    p0: &l [%s]\n",
+		url, tokenFile, strings.Join(values, ","))
+	for i := 1; i < 9; i++ {
+		yml += fmt.Sprintf("    p%d: *l\n", i)
+	}
+	return yml
 }

@@ -1,0 +1,114 @@
+package app
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/url"
+	"time"
+
+	"github.com/go-kit/log"
+
+	"github.com/onchain-exporter/onchain_exporter/cluster"
+	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/upstream"
+)
+
+// inCluster makes this member count as the cluster does: each client
+// the pool has in force, and each it puts in force later (a reload's new
+// account; upstream.Pool.OnClient, as its reservation on disk is hooked),
+// has its budget count the cluster's UTC day (the cluster's clock,
+// cluster.Peer.ClusterTime) and log the other members' counts it
+// refuses, from before the engines' first call. (The start's listing
+// calls come before the cluster exists: they count on this member's own
+// day, as a clock's offset is not known yet anyway.) Alone (peer nil) it
+// does nothing.
+func inCluster(peer *cluster.Peer, clients *upstream.Pool, logger log.Logger) {
+	if peer == nil {
+		return
+	}
+	clients.OnClient(func(c *upstream.Client) {
+		if b := c.Budget(); b != nil {
+			b.SetClock(peer.ClusterTime)
+			b.SetLogger(log.With(logger, "component", "budget", "api", c.API().Name))
+		}
+	})
+}
+
+// runs tells the cluster what this member runs, at start and at every
+// configuration put in force: the digest of its file (members own units
+// among those of the same digest, cluster.Peer.SetConfigDigest).
+func runs(peer *cluster.Peer, digest string) {
+	if peer != nil {
+		peer.SetConfigDigest(digest)
+	}
+}
+
+// configDigest is the digest of what decides the calls of a configuration
+// as its file states it, before the upstream's lists and discovery expand
+// it: each API's URL and max_tuples, and each entry's path (a pattern as
+// written), windows, parameters (all as written), cache_ttl and how its
+// rows are read (its fields, rows, time_key, label_fields, max_fields),
+// which a peer's row must match to be taken. Members that read their
+// lists at other times so agree, and so do two files that differ only in
+// comments, the order of keys, the credential, rate_limit or daily_budget
+// (the budget is the cluster's either way). Nothing of a
+// credential is in it: not token_env, token_file nor the credential, and
+// a parameter named like one (api_key) is masked as upstream shows it.
+func configDigest(c *config.Config) string {
+	type param struct {
+		Name   string
+		Shown  string
+		Labels map[string]string `json:",omitempty"`
+	}
+	type entry struct {
+		Path         string
+		Windows      []string
+		Params       []param
+		CacheTTL     time.Duration
+		Fields       map[string]*config.Field
+		MaxFields    int
+		Rows         string
+		TimeKey      string
+		LabelFields  []string
+		Exclude      []string
+		WindowChoice string
+		Coarsen      bool
+	}
+	type api struct {
+		Name      string
+		URL       string
+		MaxTuples int
+		Entries   []entry
+	}
+	var apis []api
+	for _, name := range config.APINames {
+		a := c.APIs[name]
+		if a == nil {
+			continue
+		}
+		v := api{Name: name, MaxTuples: a.MaxTuples}
+		if a.URL != nil {
+			v.URL = upstream.ShownURL(a.URL)
+		}
+		for _, e := range a.Metrics {
+			if e.Origin != nil {
+				continue // expanded from a pattern: the pattern stands for it
+			}
+			ev := entry{Path: e.Path, Windows: e.Windows, CacheTTL: e.CacheTTL, Fields: e.Fields, MaxFields: e.MaxFields,
+				Rows: e.Rows, TimeKey: e.TimeKey, LabelFields: e.LabelFields, WindowChoice: e.WindowChoice, Coarsen: e.Coarsen}
+			for _, p := range e.Params {
+				q := url.Values{p.Name: p.Values}
+				ev.Params = append(ev.Params, param{Name: p.Name, Shown: upstream.ShownURL(&url.URL{RawQuery: q.Encode()}), Labels: p.Labels})
+			}
+			for _, x := range e.Exclude {
+				ev.Exclude = append(ev.Exclude, x.Text)
+			}
+			v.Entries = append(v.Entries, ev)
+		}
+		apis = append(apis, v)
+	}
+	b, _ := json.Marshal(apis) // plain values: it cannot fail
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:12])
+}

@@ -1,0 +1,84 @@
+package app
+
+import (
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/plan"
+)
+
+// The exporter as a user runs it, with a key on the professional plan
+// and an entry the plan refuses (the market indicators at hour): the
+// plan is read once at start and shown, the refused entry is never
+// called, its series say so and the others are served; a reload reads
+// the plan again; a restart on the same storage reads nothing.
+func TestThePlanAsTheExporterReadsIt(t *testing.T) {
+	const key = "pro-key"
+	up := newFakeUpstream(t, fakeapi.Options{DataKeys: map[string]fakeapi.Plan{key: fakeapi.PlanProfessional}, Catalog: fakeapi.CatalogFull})
+	dir := t.TempDir()
+	cfgFile, tokenFile, storage := filepath.Join(dir, "onchain.yml"), filepath.Join(dir, "token"), filepath.Join(dir, "state")
+	writeFile(t, tokenFile, key+"\n")
+	writeFile(t, cfgFile, fmt.Sprintf(`
+data:
+  url: %q
+  token_file: %q
+  metrics:
+    - path: /v1/btc/market-indicator/mvrv
+      window: hour
+    - path: /v1/btc/market-indicator/mvrv
+      window: day
+`, up.URL, tokenFile))
+	const refused = `endpoint="/v1/btc/market-indicator/mvrv",window="hour"`
+	e := startRunIn(t, http.DefaultClient, "http", flags{config: cfgFile, storage: new(storage)})
+	body := e.metrics()
+	if n := len(up.credentials(plan.Path)); n != 1 {
+		t.Errorf("%d reads of the plan at start, want 1", n)
+	}
+	if !strings.Contains(body, `onchain_exporter_plan_info{api="data",plan="PROFESSIONAL"} 1`) {
+		t.Errorf("no plan_info for the professional plan:\n%s", grepLines(body, "plan_"))
+	}
+	if n := up.fake.CallsFor("/v1/btc/market-indicator/mvrv"); n != 1 {
+		t.Errorf("%d calls of mvrv, want the day series' one: the hour series is refused by the plan", n)
+	}
+	if l := grepLines(body, "onchain_exporter_query_refused"); !strings.Contains(l, refused) || strings.Count(l, "\n") != 1 {
+		t.Errorf("query_refused:\n%s\nwant the hour series alone", l)
+	}
+	if !strings.Contains(e.stderr.String(), "your plan (PROFESSIONAL) reads /v1/btc/market-indicator/mvrv at day only") {
+		t.Errorf("the log does not say what the plan refuses in its words:\n%s", e.stderr.String())
+	}
+
+	if code, answer := e.get(http.MethodPost, "/-/reload"); code != http.StatusOK {
+		t.Fatalf("reload: %d %s", code, answer)
+	}
+	if n := len(up.credentials(plan.Path)); n != 2 {
+		t.Errorf("%d reads of the plan after a reload, want 2", n)
+	}
+	e.stop()
+
+	again := startRunIn(t, http.DefaultClient, "http", flags{config: cfgFile, storage: new(storage)})
+	body = again.metrics()
+	if n := len(up.credentials(plan.Path)); n != 2 {
+		t.Errorf("%d reads of the plan after a restart on the same storage, want still 2", n)
+	}
+	if !strings.Contains(body, `onchain_exporter_plan_info{api="data",plan="PROFESSIONAL"} 1`) {
+		t.Errorf("the plan is not in force after the restart:\n%s", grepLines(body, "plan_"))
+	}
+	if n := up.fake.CallsFor("/v1/btc/market-indicator/mvrv"); n != 1 {
+		t.Errorf("%d calls of mvrv after the restart, want still 1", n)
+	}
+}
+
+// grepLines is the lines of body that contain s, each ending in a newline.
+func grepLines(body, s string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(body, "\n") {
+		if strings.Contains(l, s) && !strings.HasPrefix(l, "#") {
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
+}

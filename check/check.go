@@ -1,0 +1,338 @@
+// Package check is --config.check: the file loaded and validated, its
+// findings (config.Findings: what is probably a typo outside the built-in
+// catalog) and the forecast of upstream calls a day, offline; with
+// --config.check.upstream, the listing endpoints are read too, one call
+// each, through the clients the exporter itself uses (upstream.Pool,
+// Client.List), and every path, parameter name and value is checked
+// against what they list as expand reads them, every data tuple against
+// the key's plan, and what each pattern selects and costs is shown.
+// Offline, what the last run kept in --storage.path stands in for the
+// upstream's lists (saved.go).
+package check
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/onchain-exporter/onchain_exporter/budget"
+	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/demo"
+	"github.com/onchain-exporter/onchain_exporter/expand"
+	"github.com/onchain-exporter/onchain_exporter/plan"
+	"github.com/onchain-exporter/onchain_exporter/upstream"
+)
+
+// Options say what to check: the flags of --config.check.
+type Options struct {
+	// ConfigFile is --config.file; with Demo, the embedded demo's
+	// configuration is checked instead.
+	ConfigFile string
+	Demo       bool
+	// Upstream is --config.check.upstream: read the listing endpoints and
+	// the key's plan.
+	Upstream bool
+	// StoragePath is --storage.path: offline, the listing answers and the
+	// key's plan the last run kept there stand in for the upstream's.
+	StoragePath string
+	Logger      log.Logger
+}
+
+// Run loads the configuration, prints the outcome of the check on stdout
+// (its errors on stderr) and returns the process's exit code: 1 when the
+// file does not load, 0 otherwise, findings included (they are warnings).
+func Run(stdout, stderr io.Writer, o Options) int {
+	logger := o.Logger
+	if logger == nil {
+		logger = log.NewNopLogger()
+	}
+	parse, d, err := demo.Source(o.ConfigFile, o.Demo, logger)
+	if err != nil {
+		level.Error(logger).Log("msg", "cannot start the demo", "err", err)
+		return 1
+	}
+	if d != nil {
+		defer d.Close()
+	}
+	cfg, err := parse()
+	hint := ""
+	if errors.Is(err, fs.ErrNotExist) && !o.Demo {
+		hint = demo.MissingConfigHint(o.ConfigFile)
+	}
+	return checkConfig(stdout, stderr, cfg, err, hint, o.Upstream, logger, o.StoragePath)
+}
+
+// checkUpstreamBudget bounds the listing calls of --config.check.upstream
+// together; each call has its API's timeout besides.
+const checkUpstreamBudget = time.Minute
+
+// checkConfig prints the outcome of the check of cfg (or of err, the
+// file's error, with its hint) and returns the exit code. storage is
+// --storage.path, read offline.
+func checkConfig(stdout, stderr io.Writer, cfg *config.Config, err error, hint string, withUpstream bool, logger log.Logger, storage string) int {
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		if hint != "" {
+			fmt.Fprintln(stderr, hint)
+		}
+		return 1
+	}
+	fmt.Fprintf(stdout, "OK: %s: %s\n", cfg.File, plural(len(cfg.Tuples), "tuple"))
+	findings := cfg.Findings()
+	var read, notChecked, planLines []string
+	var resolved *config.Config
+	var expandErr error
+	if withUpstream {
+		ctx, cancel := context.WithTimeout(context.Background(), checkUpstreamBudget)
+		var more []config.Finding
+		read, more, notChecked, planLines, resolved, expandErr = checkUpstream(ctx, cfg, logger)
+		cancel()
+		findings = config.SortFindings(append(superseded(findings, more), more...))
+	} else if storage != "" {
+		var more []config.Finding
+		planLines, more, resolved, expandErr = checkSaved(storage, cfg, logger)
+		findings = config.SortFindings(append(findings, more...))
+	}
+	for _, f := range findings {
+		fmt.Fprintf(stdout, "WARNING: %s\n", f)
+	}
+	if withUpstream {
+		fmt.Fprintf(stdout, "Checked against the upstream's lists: %s\n", strings.Join(read, "; "))
+	}
+	for _, l := range planLines {
+		fmt.Fprintf(stdout, "Plan: %s\n", l)
+	}
+	for _, n := range notChecked {
+		fmt.Fprintf(stdout, "Not checked: %s\n", n)
+	}
+	shown := cfg
+	if resolved != nil {
+		shown = resolved
+	}
+	printPatterns(stdout, cfg, resolved) // pattern.go
+	printForecast(stdout, shown)         // forecast.go
+	if expandErr != nil {
+		// What the upstream lists shows the file wrong: a pattern over
+		// the budget without coarsen: true, an all past max_tuples.
+		fmt.Fprintln(stderr, expandErr)
+		return 1
+	}
+	return 0
+}
+
+// superseded drops the findings against the catalog of a key that the
+// lists have a finding of: what the upstream lists says more.
+func superseded(catalog, listing []config.Finding) []config.Finding {
+	return slices.DeleteFunc(catalog, func(f config.Finding) bool {
+		return slices.ContainsFunc(listing, func(l config.Finding) bool { return l.Key == f.Key })
+	})
+}
+
+// checkUpstream reads each listing endpoint the configuration's APIs
+// have, once, and checks the file against them; for the data API it reads
+// the key's plan too (last, so that a refusal of it cannot pause the list
+// calls) and names every tuple the plan does not allow. It returns the
+// lists read (with how many items each gave), the findings, what it could
+// not check and why, what the plan read came to, and the configuration
+// expanded through the lists and the plan (nil when there is nothing to
+// expand) or why the lists show the file wrong.
+func checkUpstream(ctx context.Context, cfg *config.Config, logger log.Logger) (read []string, findings []config.Finding, notChecked, planLines []string, resolved *config.Config, expandErr error) {
+	pool := upstream.NewPool(prometheus.NewRegistry(), time.Now, logger)
+	defer pool.Close()
+	list := func(a *config.API, path string, keyed bool) ([]map[string]any, bool) {
+		rows, err := pool.Client(a).List(ctx, path, nil, keyed)
+		if err != nil {
+			notChecked = append(notChecked, fmt.Sprintf("%s: what %s lists (%s)", a.Name, path, pool.Clean(a.Name, err.Error())))
+			return nil, false
+		}
+		read = append(read, fmt.Sprintf("%s %s (%s)", a.Name, path, plural(len(rows), "item")))
+		return rows, true
+	}
+	answers := map[string]*expand.Answer{}
+	if a := cfg.APIs[config.APIData]; a != nil {
+		listing := config.Listing{}
+		for _, path := range []string{config.ListDataV1, config.ListDataV2} {
+			if !slices.ContainsFunc(a.Tuples, func(t *config.Tuple) bool { return config.DataDiscovery(t.Path) == path }) &&
+				!slices.ContainsFunc(a.Metrics, func(e *config.Entry) bool { return e.Pattern != nil && config.DataDiscovery(e.Path) == path }) {
+				continue
+			}
+			if rows, ok := list(a, path, true); ok {
+				expand.AddDiscovery(listing, rows)
+				answers[path] = &expand.Answer{Rows: rows, At: time.Now()}
+			}
+		}
+		findings = append(findings, cfg.CheckListingFindings(listing)...)
+		notChecked = append(notChecked, "data: window and limit against discovery (the built-in catalog checks them for its endpoints)")
+	}
+	// A list whose items carry nothing readable checks nothing: its shape
+	// is not published, and an unread list is no reason to warn.
+	unread := func(api, what, path string) {
+		notChecked = append(notChecked, fmt.Sprintf("%s: %s (%s lists none the exporter can read)", api, what, path))
+	}
+	if a := cfg.APIs[config.APIIndicator]; a != nil {
+		if rows, ok := list(a, config.ListIndicators, false); ok {
+			if paths := expand.IndicatorPaths(rows); len(paths) > 0 {
+				findings = append(findings, checkIndicatorPaths(cfg.File, a, paths)...)
+			} else {
+				unread(a.Name, "paths", config.ListIndicators)
+			}
+		}
+		if rows, ok := list(a, config.ListEquities, false); ok {
+			if ids := expand.EquityIDs(rows); len(ids) > 0 {
+				findings = append(findings, checkValues(cfg.File, a, "equity", config.ListEquities, ids, false)...)
+			} else {
+				unread(a.Name, "equities", config.ListEquities)
+			}
+		}
+		notChecked = append(notChecked, "indicator: parameter names (the Indicator API lists none)")
+	}
+	if a := cfg.APIs[config.APIConsensus]; a != nil {
+		if rows, ok := list(a, config.ListAssets, false); ok {
+			if names := expand.AssetNames(rows); len(names) > 0 {
+				findings = append(findings, checkValues(cfg.File, a, "asset", config.ListAssets, names, true)...)
+			} else {
+				unread(a.Name, "assets", config.ListAssets)
+			}
+		}
+		notChecked = append(notChecked, "consensus: paths and parameter names (the Analyst Consensus API lists its assets only)")
+	}
+	if a := cfg.APIs[config.APIData]; a != nil {
+		out := readPlan(ctx, pool.Client(a), a.Timeout)
+		answers[plan.Path] = expand.PlanAnswer(out, time.Now())
+		planLines = append(planLines, out.String())
+		if out.Kind == plan.Read {
+			for _, n := range out.Plan.Notes {
+				planLines = append(planLines, "note: "+n)
+			}
+		}
+		if hasPatterns(a) || hasAll(a) {
+			resolved, expandErr = expandPatterns(ctx, cfg, pool, answers, logger)
+		} else if out.Kind == plan.Read {
+			if c := budget.WithPlanLimits(cfg, out.Plan); c != cfg {
+				resolved = c
+			}
+		}
+		if out.Kind == plan.Read {
+			judged := cfg // all and patterns resolved, when they are
+			if resolved != nil {
+				judged = resolved
+			}
+			findings = append(findings, judged.CheckPlan(out.Plan, time.Now())...)
+		}
+		if resolved != nil {
+			if ra := resolved.APIs[config.APIData]; ra.LimitsFromPlan != "" {
+				planLines = append(planLines, fmt.Sprintf("%s not set in the file: %s, the plan's rate limit less the %.0f %% reserve",
+					unset(a), limitsText(ra), budget.Reserve*100))
+			}
+		}
+	}
+	if len(read) == 0 {
+		read = append(read, "none")
+	}
+	return read, findings, notChecked, planLines, resolved, expandErr
+}
+
+// readPlan reads the data API key's plan (plan.Path) once, through the
+// API's client, within the API's timeout, and puts a plan read in force
+// on that client, for the expansion that follows.
+func readPlan(ctx context.Context, c *upstream.Client, timeout time.Duration) plan.Outcome {
+	ctx, cancel := context.WithTimeout(upstream.WithEndpoint(ctx, plan.Path), timeout)
+	defer cancel()
+	out := c.ReadPlan(ctx)
+	if out.Kind == plan.Read {
+		c.SetPlan(out.Plan)
+	}
+	return out
+}
+
+// checkIndicatorPaths checks each Indicator API entry's path against the
+// paths /api/indicators lists (expand.IndicatorPaths), a {placeholder}
+// matching any other.
+func checkIndicatorPaths(file string, a *config.API, paths []string) []config.Finding {
+	listed := make([]string, len(paths))
+	for i, p := range paths {
+		listed[i] = placeholders(p)
+	}
+	var out []config.Finding
+	for _, e := range a.Metrics {
+		path := placeholders(e.Path)
+		if slices.Contains(listed, path) {
+			continue
+		}
+		msg := fmt.Sprintf("%s lists no indicator at %s (listed: %s); it is asked for as written", config.ListIndicators, e.Path, strings.Join(listed, ", "))
+		if s := config.NearName(path, listed); s != "" {
+			msg += fmt.Sprintf("; did you mean %s?", s)
+		}
+		out = append(out, config.Finding{Kind: config.FindingListingPath, File: file, Line: e.KeyLine("path"), Key: e.Key + ".path", Message: msg})
+	}
+	return out
+}
+
+// placeholders writes every {name} of a path as {}: /api/equities/{equity}
+// and /api/equities/{equity_id} are one path.
+func placeholders(p string) string {
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		if strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}") {
+			segs[i] = "{}"
+		}
+	}
+	return strings.Join(segs, "/")
+}
+
+// checkValues checks the values of a parameter of the API's entries
+// against the names a list gives (in any case when fold), all aside.
+func checkValues(file string, a *config.API, param, list string, names []string, fold bool) []config.Finding {
+	known := map[string]bool{}
+	for _, n := range names {
+		if fold {
+			n = strings.ToLower(n)
+		}
+		known[n] = true
+	}
+	sorted := slices.Sorted(maps.Keys(known))
+	var out []config.Finding
+	for _, e := range a.Metrics {
+		for _, p := range e.Params {
+			if p.Name != param {
+				continue
+			}
+			for _, v := range p.Values {
+				w := v
+				if fold {
+					w = strings.ToLower(strings.TrimSpace(v))
+				}
+				if v == config.All || known[w] {
+					continue
+				}
+				msg := fmt.Sprintf("%s lists no %s %q", list, param, v)
+				if s := config.NearName(w, sorted); s != "" {
+					msg += fmt.Sprintf("; did you mean %q?", s)
+				}
+				out = append(out, config.Finding{Kind: config.FindingListingValue, File: file, Line: p.Line, Key: e.Key + "." + param, Message: msg})
+			}
+		}
+	}
+	return out
+}
+
+// plural is "1 tuple", "2 tuples", "3 entries".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	if strings.HasSuffix(noun, "y") {
+		return fmt.Sprintf("%d %sies", n, noun[:len(noun)-1])
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

@@ -1,0 +1,63 @@
+package check
+
+import (
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"os"
+	"testing"
+
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+
+	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+)
+
+// TestMain runs the tests from the repository's root, so that they name
+// its files (examples/config.yml) as the README and the output do.
+func TestMain(m *testing.M) {
+	if err := os.Chdir(".."); err != nil {
+		panic(err)
+	}
+	os.Exit(m.Run())
+}
+
+// run is the command line of the check as package main reads it:
+// --config.check, --config.check.upstream, --config.file, --demo and
+// --storage.path.
+func run(args []string, stdout, stderr io.Writer) int {
+	a := kingpin.New("onchain_exporter", "")
+	var o Options
+	a.Flag("config.file", "").Default("onchain.yml").StringVar(&o.ConfigFile)
+	checkFlag := a.Flag("config.check", "").Bool()
+	a.Flag("config.check.upstream", "").BoolVar(&o.Upstream)
+	a.Flag("demo", "").BoolVar(&o.Demo)
+	a.Flag("storage.path", "").Default("onchain_exporter_data/").StringVar(&o.StoragePath)
+	if _, err := a.Parse(args); err != nil || !*checkFlag && !o.Upstream {
+		panic(fmt.Sprintf("not a check: %q (%v)", args, err))
+	}
+	o.Logger = level.NewFilter(log.NewLogfmtLogger(log.NewSyncWriter(stderr)), level.AllowInfo())
+	return Run(stdout, stderr, o)
+}
+
+// fakeUpstream is the fake upstream on 127.0.0.1.
+type fakeUpstream struct {
+	*httptest.Server
+	fake *fakeapi.Server
+}
+
+func newFakeUpstream(t *testing.T, o fakeapi.Options) *fakeUpstream {
+	t.Helper()
+	u := &fakeUpstream{fake: fakeapi.New(o)}
+	u.Server = httptest.NewServer(u.fake)
+	t.Cleanup(u.Close)
+	return u
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,128 @@
+package check
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/go-kit/log"
+
+	"github.com/onchain-exporter/onchain_exporter/budget"
+	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/expand"
+	"github.com/onchain-exporter/onchain_exporter/upstream"
+)
+
+// What --config.check says of pattern entries (path: /v1/btc/**): offline,
+// that they expand at start; with --config.check.upstream, what each
+// selects from discovery and the key's plan, what it leaves out and why,
+// what max_tuples cut, and what its series cost a day per category.
+
+// hasAll says whether an entry of the section lists all for a parameter.
+func hasAll(a *config.API) bool {
+	return slices.ContainsFunc(a.Metrics, func(e *config.Entry) bool { return slices.ContainsFunc(e.Params, config.Param.HasAll) })
+}
+
+func hasPatterns(a *config.API) bool {
+	return slices.ContainsFunc(a.Metrics, func(e *config.Entry) bool { return e.Pattern != nil })
+}
+
+// checkStore hands the check's Expander the discovery answers the check
+// read, so that expanding the patterns calls no list twice.
+type checkStore struct{ cache *expand.Cache }
+
+func (s checkStore) Cache() *expand.Cache { return s.cache }
+
+// expandPatterns expands the data API section through the lists the
+// check read and the plan in force on the pool's client, and returns cfg
+// with it in place of the section as loaded: the other sections are
+// judged against their lists as before (checkUpstream), not expanded.
+// Its error is one of the file, with file:line, that the lists show
+// (Expander.Expand).
+func expandPatterns(ctx context.Context, cfg *config.Config, pool *upstream.Pool, answers map[string]*expand.Answer, logger log.Logger) (*config.Config, error) {
+	a := cfg.APIs[config.APIData]
+	cache := expand.NewCache()
+	cache.Restore(a.Name, upstream.Account(a), answers)
+	x := expand.New(logger, expand.Options{Clients: pool, Store: checkStore{cache}})
+	data := &config.Config{File: cfg.File, APIs: map[string]*config.API{a.Name: a}, Tuples: a.Tuples}
+	out, err := x.Expand(ctx, data)
+	if err != nil {
+		return nil, err
+	}
+	merged := *cfg
+	merged.APIs = maps.Clone(cfg.APIs)
+	merged.APIs[a.Name] = out.APIs[a.Name]
+	return &merged, nil
+}
+
+// printPatterns says what each pattern entry of the data API selects.
+func printPatterns(w io.Writer, cfg, resolved *config.Config) {
+	a := cfg.APIs[config.APIData]
+	if a == nil || !hasPatterns(a) {
+		return
+	}
+	if resolved == nil {
+		fmt.Fprintln(w, "\nPatterns expand at start from the data API's discovery and the key's plan; --config.check.upstream shows what each selects and costs.")
+		for _, e := range a.Metrics {
+			if e.Pattern != nil {
+				fmt.Fprintf(w, "  %d\t%s\t%s\n", e.KeyLine("path"), e.Key, e.Path)
+			}
+		}
+		return
+	}
+	ra := resolved.APIs[config.APIData]
+	fmt.Fprintln(w, "\nPatterns, from the data API's discovery and the key's plan (calls a day before any cut by daily_budget):")
+	for _, p := range ra.Patterns {
+		fmt.Fprintf(w, "\n%s (line %d) %s: %s, %d series", p.Entry.Key, p.Entry.KeyLine("path"), p.Entry.Path, plural(p.Paths, "path"), p.Tuples)
+		if p.Cut > 0 {
+			fmt.Fprintf(w, ", %d more cut by max_tuples (%d)", p.Cut, ra.MaxTuples)
+		}
+		fmt.Fprintln(w)
+		if p.Err != nil {
+			fmt.Fprintf(w, "  not expanded: %v\n", p.Err)
+		}
+		var table bytes.Buffer
+		tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  CATEGORY\tPATHS\tSERIES\tCALLS/DAY")
+		for _, c := range budget.PatternCategories(ra, p.Entry) {
+			calls := budget.FormatCalls(c.CallsPerDay)
+			if c.Unknown > 0 {
+				calls += fmt.Sprintf(" + %d block series", c.Unknown)
+			}
+			fmt.Fprintf(tw, "  %s\t%d\t%d\t%s\n", c.Category, c.Paths, c.Series, calls)
+		}
+		tw.Flush()
+		fmt.Fprint(w, table.String())
+		for _, l := range p.Left {
+			fmt.Fprintf(w, "  left out: %s\n", l)
+		}
+	}
+}
+
+// unset names the limits the file leaves to the plan.
+func unset(a *config.API) string {
+	switch {
+	case !a.RateLimitSet && !a.DailyBudgetSet:
+		return "rate_limit and daily_budget"
+	case !a.RateLimitSet:
+		return "rate_limit"
+	}
+	return "daily_budget"
+}
+
+// limitsText says the limits the plan gave.
+func limitsText(a *config.API) string {
+	var parts []string
+	if !a.RateLimitSet && a.RateLimit > 0 {
+		parts = append(parts, fmt.Sprintf("rate_limit %v a minute", a.RateLimit))
+	}
+	if !a.DailyBudgetSet && a.DailyBudget > 0 {
+		parts = append(parts, fmt.Sprintf("daily_budget %d a day", a.DailyBudget))
+	}
+	return strings.Join(parts, ", ")
+}
