@@ -48,9 +48,11 @@ type Budget struct {
 	// the lock) is done; nil when none is.
 	writing chan struct{}
 
-	// peers are the other members' counts of the day, and seen of the
-	// members this one sees out of the most there were (cluster.go).
+	// peers are the other members' counts of the day, serving the other
+	// members that serve now, and seen of the members this one sees out
+	// of the most there were (cluster.go).
 	peers    map[string]peerCount
+	serving  map[string]bool
 	seen, of int
 	// peerRefused counts the peers' counts refused or cut, by reason;
 	// logger logs them, at most once an hour per member and reason
@@ -169,7 +171,7 @@ func (b *Budget) Take(now time.Time) (ok bool, next time.Time) {
 		l := b.advance(now)
 		switch {
 		case l == 0:
-		case b.used+b.peersUsed() >= l || b.used >= b.ownCap(l):
+		case b.used+b.peersUsed(l, now) >= l || b.used >= b.ownCap(l):
 			return false, later(b.day.Add(24*time.Hour).Add(-b.shift(now)), b.refilled(now, l))
 		case b.tokens+tokenSlack < 1:
 			return false, b.refilled(now, l)
@@ -214,8 +216,8 @@ func later(a, b time.Time) time.Time {
 func (b *Budget) Used(now time.Time) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.advance(now)
-	return b.used + b.peersUsed()
+	l := b.advance(now)
+	return b.used + b.peersUsed(l, now)
 }
 
 // Limit is the limit in force at now: the smaller of daily_budget and the
@@ -244,11 +246,11 @@ func (b *Budget) SetLimit(limit int, now time.Time) {
 func (b *Budget) ObserveUpstream(limit, used int, now time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.advance(now)
+	l := b.advance(now)
 	if limit > 0 {
 		b.upLimit, b.upDay = limit, b.day
 	}
-	if others := b.peersUsed(); used > b.used+others {
+	if others := b.peersUsed(l, now); used > b.used+others {
 		b.used = used - others // the upstream's count holds the other members' calls too
 	}
 	b.advance(now)

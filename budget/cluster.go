@@ -11,34 +11,44 @@ import (
 
 // A cluster's members share one daily budget (package cluster). Each
 // gossips the calls it counted today; every member's budget counts the
-// others' calls against the limit and takes them out of its pacing
-// bucket, so that daily_budget and its pace hold for the cluster while
-// its members can talk. A member that can see fewer members than the
-// cluster had today spends at most its share of that membership: cut off,
-// it cannot know what the others spend.
+// others' calls against the day's limit, so that daily_budget holds for
+// the cluster while its members can talk. A member that can see fewer
+// members than the cluster had today spends at most its share of that
+// membership: cut off, it cannot know what the others spend.
 //
-// A count is another member's word, so it is bounded by what a member can
-// do: it grows at most as fast as a member's own bucket lets it call
-// (burst + pace × the time since its last count, or since 00:00 UTC for a
-// member first heard of today), never past the day's limit, never below
-// zero; at most maxPeerNames members count on a day. What is past a bound
-// is cut (the rest may come with a later count, as the pace allows) and
-// counted by reason (PeerRefusals). A share counts only the members that
-// made calls today: one that joined and said nothing does not shrink it.
+// A count is another member's word, so it is bounded by what the cluster
+// can have spent. Only a member that serves (its heartbeat of this
+// configuration's digest came lately, SetMembers) is counted; each at
+// most what its own bucket allowed since the cluster's day began (its
+// burst and its pace: every member runs the same budget), never past the
+// day's limit, never below zero; all of them together at most what that
+// many members serving at once (the most seen today, but this one) can
+// have spent; at most maxPeerNames members count on a day. What is past a
+// bound is cut (the rest may come with a later count, as the pace
+// allows) and counted by reason (PeerRefusals). The others' calls never
+// drain this member's own bucket: it paces this member's calls, and
+// nobody's word holds them. A share counts only the members that made
+// calls today: one that joined and said nothing does not shrink it.
 
 // Reasons a peer's count is refused or cut, the keys of PeerRefusals.
 const (
 	// PeerNegative is a count below zero, refused.
 	PeerNegative = "negative"
-	// PeerPace is a count that grew faster than a member's bucket lets
-	// it call since its last count, cut to what it allows.
+	// PeerPace is a count past what a member's bucket allowed since the
+	// day began, cut to it.
 	PeerPace = "pace"
 	// PeerLimit is a count past the day's limit, cut to it.
 	PeerLimit = "limit"
 	// PeerMembers is a count of a member past maxPeerNames on the day,
 	// refused.
 	PeerMembers = "members"
+	// PeerNotServing is a count from a name that is not a serving member
+	// (SetMembers), refused: anyone can gossip a name.
+	PeerNotServing = "not_serving"
 )
+
+// peerReasons are the reasons, in the order the metrics list them.
+var peerReasons = []string{PeerNegative, PeerPace, PeerLimit, PeerMembers, PeerNotServing}
 
 const (
 	// maxPeerNames is the most members whose counts a day holds: more
@@ -61,10 +71,10 @@ type peerCount struct {
 }
 
 // ObservePeer takes the count of calls another member made on the UTC day
-// of day, as it gossiped it, and returns how many calls it added since
-// the last count, within the bounds above. They are taken out of this
-// member's bucket too (which may then wait to refill). A count refused or
-// cut is logged (SetLogger), at most once an hour per member and reason.
+// of day, as it gossiped it, and returns how many calls it added to the
+// cluster's count since the last count, within the bounds above. A count
+// refused or cut is logged (SetLogger), at most once an hour per member
+// and reason.
 func (b *Budget) ObservePeer(member string, day time.Time, used int, now time.Time) int {
 	b.mu.Lock()
 	added, refused := b.observePeerLocked(member, day, used, now)
@@ -90,6 +100,10 @@ func (b *Budget) observePeerLocked(member string, day time.Time, used int, now t
 		refuse(PeerNegative, 0)
 		return 0, refused
 	}
+	if !b.serving[member] {
+		refuse(PeerNotServing, 0)
+		return 0, refused
+	}
 	d := midnight(day)
 	if !d.Equal(b.day) {
 		return 0, nil // another day's count: nothing of today's
@@ -113,14 +127,13 @@ func (b *Budget) observePeerLocked(member string, day time.Time, used int, now t
 			refuse(PeerMembers, 0)
 			return 0, refused
 		}
-		// It may have called since 00:00 on the day's clock.
-		prev = peerCount{day: d, at: d.Add(-b.shift(now))}
+		prev = peerCount{day: d}
 	}
 	if used <= prev.used {
 		return 0, nil
 	}
 	accepted := used
-	if most := prev.used + peerAllowance(l, now.Sub(prev.at)); accepted > most {
+	if most := b.dayAllowance(l, now); accepted > most {
 		accepted = most
 		refuse(PeerPace, accepted)
 	}
@@ -131,19 +144,17 @@ func (b *Budget) observePeerLocked(member string, day time.Time, used int, now t
 	if accepted <= prev.used {
 		return 0, refused
 	}
-	added := accepted - prev.used
-	b.peers[member] = peerCount{day: d, used: accepted, at: later(now, prev.at)}
-	if l > 0 {
-		b.tokens = max(b.tokens-float64(added), -burst(l))
-	}
-	return added, refused
+	before := b.peersUsed(l, now)
+	b.peers[member] = peerCount{day: d, used: accepted, at: now}
+	return max(b.peersUsed(l, now)-before, 0), refused
 }
 
-// peerAllowance is the most calls a member can make in elapsed: its
-// bucket's room and refill under the limit l (every member runs the same
-// budget), or unlimitedPeerRate without one.
-func peerAllowance(l int, elapsed time.Duration) int {
-	s := max(elapsed.Seconds(), 0)
+// dayAllowance is the most calls one member can have made since the
+// budget's day began (on the day's clock) at now: its bucket's room and
+// its refill since, under the limit l (every member runs the same
+// budget), or unlimitedPeerRate without one; the lock is held.
+func (b *Budget) dayAllowance(l int, now time.Time) int {
+	s := max(now.Add(b.shift(now)).Sub(b.day).Seconds(), 0)
 	r, room := float64(unlimitedPeerRate), float64(unlimitedPeerBurst)
 	if l > 0 {
 		r, room = rate(l), burst(l)
@@ -251,25 +262,37 @@ func (b *Budget) PeerRefusals() map[string]int {
 	return maps.Clone(b.peerRefused)
 }
 
-// SetShare says how many members this one can see (seen) out of the most
-// the cluster had today (of): below it, its own calls are capped at that
-// share of the limit. 1 of 1 (or 0 of 0) lifts the cap.
-func (b *Budget) SetShare(seen, of int) {
+// SetMembers says which other members serve now (their heartbeats of
+// this configuration's digest came lately), whose counts are taken, and
+// the most members, this one included, that served at once today. Seeing
+// fewer than most, this member's own calls are capped at its share of
+// the limit (ownCap); the others' counts together are at most what most
+// members but this one can have spent. None and 0 is a member alone.
+func (b *Budget) SetMembers(others []string, most int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.seen, b.of = seen, of
+	b.serving = make(map[string]bool, len(others))
+	for _, m := range others {
+		b.serving[m] = true
+	}
+	b.seen, b.of = len(others)+1, most
 }
 
-// peersUsed is the calls the other members counted today; the lock is
-// held and the day advanced.
-func (b *Budget) peersUsed() int {
+// peersUsed is the calls the other members counted today, at most what
+// the members that served at once today but this one can have spent
+// since the day began; the lock is held and the day advanced.
+func (b *Budget) peersUsed(l int, now time.Time) int {
 	n := 0
 	for _, p := range b.peers {
 		if p.day.Equal(b.day) {
 			n += p.used
 		}
 	}
-	return n
+	others := max(b.of, b.seen) - 1
+	if n == 0 || others <= 0 {
+		return 0
+	}
+	return min(n, others*b.dayAllowance(l, now))
 }
 
 // ownCap is the most calls this member may make today on its own: the

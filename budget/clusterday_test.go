@@ -48,6 +48,8 @@ func TestClusterDayAcrossClocks(t *testing.T) {
 	pair := func(clustered bool) (a, b member) {
 		a, b = member{skew: 0}, member{skew: skew}
 		a.b, b.b = New(9600, a.now(start.Add(-time.Hour))), New(9600, b.now(start.Add(-time.Hour)))
+		a.b.SetMembers([]string{"m"}, 2)
+		b.b.SetMembers([]string{"m"}, 2)
 		if clustered {
 			// The cluster's clock is halfway: a is 90 s behind it, b
 			// 90 s ahead (ClusterTime(t) = t - ClockOffset()).
@@ -140,6 +142,7 @@ func TestPeerRefusalLogged(t *testing.T) {
 	var buf testtool.LogBuffer
 	b := New(20000, noon)
 	b.SetLogger(log.NewLogfmtLogger(&buf))
+	b.SetMembers([]string{"rogue"}, 2)
 	for i := range 100 { // every gossip of a row carries the count again
 		at := noon.Add(time.Duration(i) * time.Second)
 		b.ObservePeer("rogue", at, -1, at)

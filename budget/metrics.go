@@ -41,7 +41,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Rows of its window per poll under the daily budget's plan, on average (1: every row; 2.5: alternately every 2nd and 3rd row); the largest among a window's spacings."}, []string{"api", "window"}),
 	}
 	m.peerRefused = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "cluster_peer_counts_refused_total",
-		Help: "Other members' daily call counts refused or cut, by reason: negative, pace (grew faster than a member can call), limit (past the day's limit from one member), members (more member names than a day holds)."}, []string{"api", "reason"})
+		Help: "Other members' daily call counts refused or cut, by reason: negative, pace (more than a member's bucket allowed since the day began), limit (past the day's limit from one member), members (more member names than a day holds), not_serving (a name that is not a serving member)."}, []string{"api", "reason"})
 	m.peerSeen = map[string]map[string]int{}
 	reg.MustRegister(m.budget, m.used, m.own, m.forecast, m.factor, m.peerRefused)
 	return m
@@ -95,7 +95,7 @@ func (m *Metrics) observePeerRefusals(api string, b *Budget) {
 	now := b.PeerRefusals()
 	m.peerMu.Lock()
 	defer m.peerMu.Unlock()
-	for _, r := range []string{PeerNegative, PeerPace, PeerLimit, PeerMembers} {
+	for _, r := range peerReasons {
 		// A series from the first refusal on: a lone exporter has none.
 		if d := now[r] - m.peerSeen[api][r]; d > 0 {
 			m.peerRefused.WithLabelValues(api, r).Add(float64(d))

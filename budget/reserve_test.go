@@ -209,6 +209,7 @@ func TestCrashLoopKeepsDayAndHourCaps(t *testing.T) {
 func TestReservationWrittenOutsideTheLock(t *testing.T) {
 	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 	b := New(960, now)
+	b.SetMembers([]string{"b"}, 2)
 	release, entered := make(chan struct{}), make(chan Saved, 4)
 	b.SetReserver(func(s Saved) error {
 		entered <- s

@@ -33,6 +33,8 @@ func TestBudgetDayOnTheClusterClock(t *testing.T) {
 	ba, bb := budget.New(9600, nowA.Add(-time.Hour)), budget.New(9600, nowB.Add(-time.Hour))
 	ba.SetClock(a.ClusterTime)
 	bb.SetClock(b.ClusterTime)
+	ba.SetMembers([]string{"b"}, 2)
+	bb.SetMembers([]string{"a"}, 2)
 	for _, x := range []struct {
 		b   *budget.Budget
 		now time.Time

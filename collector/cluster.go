@@ -246,12 +246,22 @@ func (c *apiCollector) membersChanged() {
 }
 
 // watchMembers follows the cluster's membership until stop: every change
-// moves units, and the budget's share of a member cut off.
+// moves units, and tells the budgets whose counts they take (the members
+// that serve) and the share of a member cut off; a budget a reload put in
+// force is told within membersEvery.
 func (e *Exporter) watchMembers(stop <-chan struct{}) {
 	most, day := 0, time.Time{}
-	for {
-		changed := e.peer.Changed()
-		n := len(e.peer.Members())
+	tick := time.NewTicker(membersEvery)
+	defer tick.Stop()
+	changed := e.peer.Changed()
+	for moved := true; ; {
+		var others []string
+		for _, m := range e.peer.Members() {
+			if m.Name != e.peer.Name() {
+				others = append(others, m.Name)
+			}
+		}
+		n := len(others) + 1
 		if d := e.peer.ClusterTime(e.now()).UTC().Truncate(24 * time.Hour); !d.Equal(day) { // the cluster's day, as the budget's
 			most, day = n, d // the most seen today
 		}
@@ -261,14 +271,25 @@ func (e *Exporter) watchMembers(stop <-chan struct{}) {
 			up := c.up
 			c.mu.Unlock()
 			if b := up.Budget(); b != nil {
-				b.SetShare(n, most)
+				b.SetMembers(others, most)
 			}
-			c.membersChanged()
+			if moved {
+				c.membersChanged()
+			}
 		}
 		select {
 		case <-stop:
 			return
 		case <-changed:
+			changed, moved = e.peer.Changed(), true
+		case <-tick.C:
+			moved = false
 		}
 	}
 }
+
+// membersEvery is how often the budgets are told the members again
+// without a change: a reload's new budget learns them within it (a
+// count it refused meanwhile comes again with the next row, as counts are
+// the day's whole).
+const membersEvery = 5 * time.Second
