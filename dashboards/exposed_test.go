@@ -9,20 +9,21 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/alecthomas/kingpin/v2"
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/onchain-exporter/onchain_exporter/app"
+	"github.com/onchain-exporter/onchain_exporter/cluster"
 	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/demo"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
 
 // Series Prometheus itself writes for every target or rule; queries may
@@ -40,7 +41,7 @@ var (
 )
 
 // exposed returns the names of every family the exporter exposes, read
-// from real scrapes: the exporter binary serving its demo (main's wiring,
+// from real scrapes: the exporter serving its demo (package app, main's wiring,
 // healthy upstream), then exporters on the demo configuration against the
 // demo upstream failing in the ways that create the families only errors
 // create (error and pause counters, quota gauges). A family a query names
@@ -49,7 +50,7 @@ func exposed(t *testing.T) map[string]bool {
 	t.Helper()
 	exposedOnce.Do(func() {
 		exposedNames = map[string]bool{}
-		exposedErr = scrapeBinary(exposedNames)
+		exposedErr = scrapeApp(exposedNames)
 		if exposedErr == "" {
 			exposedErr = scrapeFaults(exposedNames)
 		}
@@ -60,31 +61,20 @@ func exposed(t *testing.T) map[string]bool {
 	return exposedNames
 }
 
-// scrapeBinary builds the exporter, runs it with --demo alone and as a
-// cluster of one (the families of cluster mode), and scrapes each twice
-// (the second scrape answers from the cache).
-func scrapeBinary(names map[string]bool) string {
-	dir, err := os.MkdirTemp("", "dashboards-test")
-	if err != nil {
-		return err.Error()
-	}
-	defer os.RemoveAll(dir)
+// scrapeApp runs the exporter (package app, as main wires it) with --demo
+// alone and as a cluster of one (the families of cluster mode), and
+// scrapes each twice (the second scrape answers from the cache).
+func scrapeApp(names map[string]bool) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	bin := filepath.Join(dir, "onchain_exporter")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Sprintf("go build: %v\n%s", err, out)
-	}
-	if msg := scrapeDemo(ctx, bin, names); msg != "" {
+	if msg := scrapeDemo(ctx, names); msg != "" {
 		return msg
 	}
 	gossip, err := freeAddr()
 	if err != nil {
 		return err.Error()
 	}
-	return scrapeDemo(ctx, bin, names, "--cluster.listen-address="+gossip, "--cluster.label=demo")
+	return scrapeDemo(ctx, names, "--cluster.listen-address="+gossip, "--cluster.label=demo")
 }
 
 // freeAddr returns a loopback address with a port free a moment ago.
@@ -97,25 +87,30 @@ func freeAddr() (string, error) {
 	return ln.Addr().String(), nil
 }
 
-// scrapeDemo runs the exporter binary with --demo and args and scrapes it
-// twice.
-func scrapeDemo(ctx context.Context, bin string, names map[string]bool, args ...string) string {
-	addr, err := freeAddr()
+// scrapeDemo runs the exporter with --demo and the cluster flags args,
+// and scrapes it twice.
+func scrapeDemo(ctx context.Context, names map[string]bool, clusterArgs ...string) string {
+	o := app.DefaultOptions()
+	o.Demo = true
+	addrs := []string{"127.0.0.1:0"}
+	o.Web.WebListenAddresses = &addrs
+	flags := kingpin.New("onchain_exporter", "")
+	o.Cluster = cluster.AddFlags(flags)
+	if _, err := flags.Parse(clusterArgs); err != nil {
+		return err.Error()
+	}
+	var logs testtool.LogBuffer
+	o.Logger, o.Slogger = app.NewLoggers(&logs, "info", "logfmt")
+	a, err := app.New(o)
 	if err != nil {
-		return err.Error()
+		return fmt.Sprintf("app.New: %v\n%s", err, logs.String())
 	}
-	var logs bytes.Buffer
-	cmd := exec.CommandContext(ctx, bin, append([]string{"--demo", "--web.listen-address=" + addr}, args...)...)
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		return err.Error()
+	defer a.Stop()
+	if err := a.Start(); err != nil {
+		return fmt.Sprintf("app.Start: %v\n%s", err, logs.String())
 	}
-	defer func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	}()
 	for range 2 {
-		body, err := getWhenUp(ctx, "http://"+addr+"/metrics")
+		body, err := getWhenUp(ctx, "http://"+a.Addr()+"/metrics")
 		if err != nil {
 			return fmt.Sprintf("scraping the demo: %v\n%s", err, logs.String())
 		}
