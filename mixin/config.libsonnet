@@ -24,13 +24,18 @@
 
     // The labels an incident of the exporter is raised per, besides what
     // each alert adds (api, endpoint...): one alert per namespace and job,
-    // and per cluster with showMultiCluster. Derived; override
-    // showMultiCluster rather than this.
+    // and per cluster with showMultiCluster. The targets of one group are
+    // the members of one exporter cluster (or one replica): while one is
+    // up, the series are served. Derived; override showMultiCluster rather
+    // than this.
     groupLabels: (if self.showMultiCluster then self.clusterLabel + ', ' else '') + 'namespace, job',
 
     // The labels that name one exporter process whatever the scrape jobs
     // that scrape it (collect[] jobs share its instance): OnchainExporterDown
-    // pages once per process, not once per job.
+    // and OnchainExporterMemberDown fire once per process, not once per
+    // job, and the rules join an API's errors (the job that keeps the
+    // exporter-wide families) to its queries (the job of its collector) on
+    // them.
     targetLabels: (if self.showMultiCluster then self.clusterLabel + ', ' else '') + 'namespace, instance',
 
     // The window of the rates the alerts compute (the dashboards use

@@ -32,19 +32,50 @@
       {
         name: 'onchain-exporter-health',
         rules: [
+          // A cluster (or a Deployment's replicas) is the targets of one
+          // job in one namespace (groupLabels): while one of them is
+          // scraped, every series is served. OnchainExporterDown pages when
+          // none is, once per process whatever the number of collect[]
+          // jobs that scrape it; OnchainExporterMemberDown says, at warning,
+          // that a member is down while the others serve.
           {
             alert: 'OnchainExporterDown',
             expr: |||
-              min by (%(targetLabels)s) (up{%(onchainSelector)s}) == 0
+              min by (%(targetLabels)s) (
+                  up{%(onchainSelector)s}
+                unless on (%(groupLabels)s)
+                  max by (%(groupLabels)s) (up{%(onchainSelector)s}) > 0
+              )
             ||| % cfg,
             'for': '5m',
             labels: {
               severity: 'critical',
             },
             annotations: {
-              summary: 'An onchain_exporter target is down.',
-              description: 'Prometheus has failed to scrape {{ $labels.instance }} for 5 minutes (in any of the jobs that scrape it); no on-chain series are being collected from it (in a cluster, the other members still serve them).',
+              summary: 'No member of an onchain_exporter cluster is being scraped.',
+              description: 'Prometheus has failed to scrape {{ $labels.instance }} for 5 minutes, and every other target of its job is down too (the other members of its cluster, if it has any): no on-chain series of that job are being collected.',
               runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainExporterDown'),
+            },
+          },
+          {
+            alert: 'OnchainExporterMemberDown',
+            expr: |||
+              min by (%(targetLabels)s) (up{%(onchainSelector)s}) == 0
+                unless on (%(targetLabels)s)
+              min by (%(targetLabels)s) (
+                  up{%(onchainSelector)s}
+                unless on (%(groupLabels)s)
+                  max by (%(groupLabels)s) (up{%(onchainSelector)s}) > 0
+              )
+            ||| % cfg,
+            'for': '5m',
+            labels: {
+              severity: 'warning',
+            },
+            annotations: {
+              summary: 'A member of an onchain_exporter cluster is down.',
+              description: 'Prometheus has failed to scrape {{ $labels.instance }} for 5 minutes (in one of the jobs that scrape it at least); the other members of its cluster are scraped and serve every series, with one member fewer to take a loss.',
+              runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainExporterMemberDown'),
             },
           },
           // OnchainExporterDown needs an up series: a target gone from

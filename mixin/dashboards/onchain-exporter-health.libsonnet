@@ -96,7 +96,7 @@
           instant: true,
         },
       ],
-      description: 'Share of the selected scrape targets Prometheus reached at its last scrape (1 is every target); OnchainExporterDown fires for a target down 5 minutes.',
+      description: 'Share of the selected scrape targets Prometheus reached at its last scrape (1 is every target); OnchainExporterMemberDown fires for a target down 5 minutes while another of its job is up, OnchainExporterDown when none is.',
     },
     {
       type: 'stat',
