@@ -2,6 +2,7 @@ package collector
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -186,7 +187,14 @@ func (c *apiCollector) adoptLocked(row peerRow) {
 	// later for nothing.
 	fromOwner := owner == row.Member || c.peer.Ahead(row.Member, key) || falling || !st.awaitFrom.IsZero() || st.LastAttempt.IsZero() || !st.Next.After(now)
 	state := row.State
-	if row.Samples != nil {
+	if err := peerRowAhead(st.tuple, &state, now); err != nil {
+		c.applyLocked(st, effects{refused: "invalid", why: err.Error()})
+		return
+	}
+	switch {
+	case !state.OK:
+		state = c.peerFailureLocked(st, state, now)
+	case row.Samples != nil:
 		samples, ok := decode.FromWire(st.tuple, row.Samples)
 		if !ok {
 			c.applyLocked(st, effects{refused: "invalid", why: "a sample names no field the file asks of this tuple"})
@@ -200,6 +208,61 @@ func (c *apiCollector) adoptLocked(row peerRow) {
 		// queue stays in order between two batches.
 		c.planLocked(st)
 	}
+}
+
+// peerAheadTolerance is how far after now a row a peer sends may be
+// dated: clocks that differ by seconds, never a row's spacing. A row
+// fetched here may be dated up to its spacing ahead (decode.LatestAt),
+// as the provider's answer to this member says so; a peer's row dated
+// ahead makes every member's schedule wait for a row that does not come
+// (an hour row 59 minutes ahead made the next real row 1.5 h late).
+const peerAheadTolerance = decode.DefaultFutureTolerance
+
+// peerRowAhead says why a peer's row of t is dated too far ahead of now,
+// or nil: its row time, newest row or first row seen after now and
+// peerAheadTolerance (or the tuple's spacing, when shorter).
+func peerRowAhead(t *config.Tuple, s *Tuple, now time.Time) error {
+	limit := now.Add(min(peerAheadTolerance, decode.FutureTolerance(t)))
+	for _, tm := range []struct {
+		name string
+		at   time.Time
+	}{{"row_time", s.RowTime}, {"newest", s.Newest}, {"since", s.Since}} {
+		if tm.at.After(limit) {
+			return fmt.Errorf("a peer's %s %s is after now (%s): a peer's row is never dated ahead", tm.name,
+				tm.at.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+		}
+	}
+	return nil
+}
+
+// peerFailureLocked is what this member takes of a failure a peer saw
+// (row, not OK): that the peer tried (LastAttempt) and failed (LastCode,
+// Failures), since when (no earlier than this member's last success),
+// and when it tries again, no later than this member's own policy waits
+// after a failure (its longest error step): a failure's hold or pause is
+// the upstream's word to the member that called, not to this one. The
+// values and row times stay this member's own: a failure says nothing of
+// them, and they are served until max_staleness as after a failure here.
+func (c *apiCollector) peerFailureLocked(st *tupleState, row Tuple, now time.Time) Tuple {
+	n := st.Tuple
+	n.OK, n.LastCode, n.LastAttempt, n.Failures = false, row.LastCode, row.LastAttempt, row.Failures
+	n.FailingSince = row.FailingSince
+	if n.FailingSince.Before(st.LastSuccess) {
+		n.FailingSince = st.LastSuccess
+	}
+	if n.FailingSince.After(row.LastAttempt) {
+		n.FailingSince = row.LastAttempt
+	}
+	if !st.OK && !st.FailingSince.IsZero() && st.FailingSince.Before(n.FailingSince) {
+		n.FailingSince = st.FailingSince // failing here already
+	}
+	n.Plan = row.Plan
+	if steps := c.sched.book.Policy().ErrorSteps; len(steps) > 0 {
+		if most := now.Add(steps[len(steps)-1]); n.Next.After(most) {
+			n.Next = most
+		}
+	}
+	return n
 }
 
 // awaitOwnerLocked says whether a tuple due at now waits for its unit's
