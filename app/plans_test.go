@@ -18,7 +18,7 @@ import (
 // the plan again; a restart on the same storage reads nothing.
 func TestThePlanAsTheExporterReadsIt(t *testing.T) {
 	const key = "pro-key"
-	up := newFakeUpstream(t, fakeapi.Options{DataKeys: map[string]fakeapi.Plan{key: fakeapi.PlanProfessional}, Catalog: fakeapi.CatalogFull})
+	up := newFakeUpstream(t, fakeapi.Options{DataKeys: map[string]fakeapi.Tier{key: fakeapi.TierProfessional}, Catalog: fakeapi.CatalogFull})
 	dir := t.TempDir()
 	cfgFile, tokenFile, storage := filepath.Join(dir, "onchain.yml"), filepath.Join(dir, "token"), filepath.Join(dir, "state")
 	writeFile(t, tokenFile, key+"\n")

@@ -275,7 +275,7 @@ func TestBackfillUnreachableUpstreamStopsSoon(t *testing.T) {
 // call the hour series, and says so in its last line; the upstream
 // refuses none of its calls.
 func TestBackfillClampedByThePlan(t *testing.T) {
-	up := newFakeUpstream(t, fakeapi.Options{DataToken: "tok", DataKeys: map[string]fakeapi.Plan{"basic-key": fakeapi.PlanBasic}})
+	up := newFakeUpstream(t, fakeapi.Options{DataToken: "tok", DataKeys: map[string]fakeapi.Tier{"basic-key": fakeapi.TierBasic}})
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "onchain.yml")
 	yml := "data:\n  url: " + up.URL + "\n  token_env: BACKFILL_TEST_TOKEN\n  metrics:\n    - path: /v1/btc/network-data/supply\n      window: [day, hour]\n"

@@ -18,7 +18,7 @@ import (
 // day, 90 days back; no hour) and returns the plan as the key reads it.
 func basicPlan(t *testing.T, e *env) *keyplan.Plan {
 	t.Helper()
-	e.fake.SetDataKey(testtool.DataToken, fakeapi.PlanBasic)
+	e.fake.SetDataKey(testtool.DataToken, fakeapi.TierBasic)
 	req, _ := http.NewRequest(http.MethodGet, e.url+"/v1/my/discovery/endpoints", nil)
 	req.Header.Set("Authorization", "Bearer "+testtool.DataToken)
 	resp, err := http.DefaultClient.Do(req)
@@ -88,7 +88,7 @@ func TestBackfillByThePlan(t *testing.T) {
 
 	// Without the plan the upstream is asked from --from, and refuses.
 	plain := newEnv(t, dataConfig(planConfigEntries), nil)
-	plain.fake.SetDataKey(testtool.DataToken, fakeapi.PlanBasic)
+	plain.fake.SetDataKey(testtool.DataToken, fakeapi.TierBasic)
 	po := plain.options(200)
 	sum, _ = Run(context.Background(), plain.cfg, plain.pool, po)
 	if plain.fake.Refused() == 0 || sum.Complete {

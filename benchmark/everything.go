@@ -62,11 +62,11 @@ const everythingNamed = `    - path: /v1/btc/market-data/open-interest
 // simulated time.
 func RunEverything(o EverythingOptions) (*Everything, error) {
 	clock := fakeapi.NewSimClock(simStart)
-	p, err := fakeapi.ParsePlan(o.Plan)
+	p, err := fakeapi.ParseTier(o.Plan)
 	if err != nil {
 		return nil, err
 	}
-	fake := fakeapi.New(fakeapi.Options{Now: clock.Now, DataKeys: map[string]fakeapi.Plan{"bench": p}, Catalog: fakeapi.CatalogFull})
+	fake := fakeapi.New(fakeapi.Options{Now: clock.Now, DataKeys: map[string]fakeapi.Tier{"bench": p}, Catalog: fakeapi.CatalogFull})
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
 	var yml strings.Builder

@@ -395,11 +395,11 @@ func (o FreshnessOptions) upstream() (*fakeapi.SimClock, *fakeapi.Server, *httpt
 	clock := fakeapi.NewSimClock(start)
 	fo := fakeapi.Options{Now: clock.Now, DataToken: "bench", Publish: map[string]fakeapi.Delay{o.Window: o.Delay}}
 	if o.Plan != "" {
-		p, err := fakeapi.ParsePlan(o.Plan)
+		p, err := fakeapi.ParseTier(o.Plan)
 		if err != nil {
 			panic(err) // a benchmark's own constant
 		}
-		fo.DataKeys, fo.Catalog = map[string]fakeapi.Plan{"bench": p}, fakeapi.CatalogFull
+		fo.DataKeys, fo.Catalog = map[string]fakeapi.Tier{"bench": p}, fakeapi.CatalogFull
 	}
 	fake := fakeapi.New(fo)
 	return clock, fake, httptest.NewServer(fake)

@@ -34,10 +34,10 @@ type Command struct {
 // fakePlanKeys are the data API keys the fake gives a plan when
 // --fake.key names none: one per plan below premium, the plan of
 // DataToken. Like the demo's, they are fixed and public.
-var fakePlanKeys = map[string]fakeapi.Plan{
-	"demo-basic-token":        fakeapi.PlanBasic,
-	"demo-advanced-token":     fakeapi.PlanAdvanced,
-	"demo-professional-token": fakeapi.PlanProfessional,
+var fakePlanKeys = map[string]fakeapi.Tier{
+	"demo-basic-token":        fakeapi.TierBasic,
+	"demo-advanced-token":     fakeapi.TierAdvanced,
+	"demo-professional-token": fakeapi.TierProfessional,
 }
 
 // fakeDefaultAddress is where `onchain_exporter fake` listens unless told
@@ -109,16 +109,16 @@ func (f *Command) Run(ctx context.Context, logger log.Logger, out io.Writer) int
 
 // planKeys reads --fake.key: each key's plan, or fakePlanKeys when the
 // flag is not given.
-func (f *Command) planKeys() (map[string]fakeapi.Plan, error) {
+func (f *Command) planKeys() (map[string]fakeapi.Tier, error) {
 	if len(*f.keys) == 0 {
 		return fakePlanKeys, nil
 	}
-	keys := make(map[string]fakeapi.Plan, len(*f.keys))
+	keys := make(map[string]fakeapi.Tier, len(*f.keys))
 	for k, name := range *f.keys {
 		if k == "" {
 			return nil, fmt.Errorf("--fake.key=%s: the key is empty (KEY=PLAN)", "="+name)
 		}
-		p, err := fakeapi.ParsePlan(name)
+		p, err := fakeapi.ParseTier(name)
 		if err != nil {
 			return nil, fmt.Errorf("--fake.key for key %q: %w", k, err)
 		}
@@ -129,8 +129,8 @@ func (f *Command) planKeys() (map[string]fakeapi.Plan, error) {
 
 // fakePlansBanner says which data API key is on which plan, cheapest
 // plan first, and where a key reads its plan.
-func fakePlansBanner(url string, keys map[string]fakeapi.Plan) string {
-	all := map[string]fakeapi.Plan{DataToken: fakeapi.PlanPremium}
+func fakePlansBanner(url string, keys map[string]fakeapi.Tier) string {
+	all := map[string]fakeapi.Tier{DataToken: fakeapi.TierPremium}
 	maps.Copy(all, keys)
 	names := slices.SortedFunc(maps.Keys(all), func(a, b string) int {
 		return cmp.Or(cmp.Compare(all[a], all[b]), cmp.Compare(a, b))

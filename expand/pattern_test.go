@@ -187,7 +187,7 @@ onchain_exporter_pattern_tuples_cut{api="data",entry="data.metrics[0]",pattern="
 // only, each named by the naming rule, and a second expansion puts
 // nothing new in force.
 func TestPatternOnTheFullCatalog(t *testing.T) {
-	u := testtool.StartFake(t, fakeapi.Options{Catalog: fakeapi.CatalogFull, DataKeys: map[string]fakeapi.Plan{testtool.DataToken: fakeapi.PlanProfessional}})
+	u := testtool.StartFake(t, fakeapi.Options{Catalog: fakeapi.CatalogFull, DataKeys: map[string]fakeapi.Tier{testtool.DataToken: fakeapi.TierProfessional}})
 	cfg := u.Config(t, testtool.DataSection+"    - path: /v1/btc/**\n      window: all\n")
 	x := expand.New(log.NewNopLogger())
 	out, err := x.Expand(context.Background(), cfg)
@@ -306,7 +306,7 @@ func TestPatternOnV2(t *testing.T) {
 // professional plan allows) over the fake's full catalog, the lists read
 // once and reused: the cost of a reload of such a file.
 func BenchmarkPatternExpansion(b *testing.B) {
-	u := testtool.StartFake(b, fakeapi.Options{Catalog: fakeapi.CatalogFull, DataKeys: map[string]fakeapi.Plan{testtool.DataToken: fakeapi.PlanProfessional}})
+	u := testtool.StartFake(b, fakeapi.Options{Catalog: fakeapi.CatalogFull, DataKeys: map[string]fakeapi.Tier{testtool.DataToken: fakeapi.TierProfessional}})
 	cfg := u.Config(b, strings.Replace(testtool.DataSection, "  metrics:\n", "  max_tuples: 10000\n  metrics:\n", 1)+"    - path: /v1/**\n      window: all\n      coarsen: true\n")
 	x := expand.New(log.NewNopLogger())
 	out, err := x.Expand(context.Background(), cfg)

@@ -190,7 +190,7 @@ func TestFakeDocSaysWhatIsServed(t *testing.T) {
 	if m == nil {
 		t.Fatal("docs/fake.md shows no plan answer")
 	}
-	s, _ := newTestServer(Options{DataKeys: map[string]Plan{"k": PlanBasic}})
+	s, _ := newTestServer(Options{DataKeys: map[string]Tier{"k": TierBasic}})
 	var shown, served any
 	if err := json.Unmarshal([]byte(m[1]), &shown); err != nil {
 		t.Fatalf("docs/fake.md's plan answer: %v", err)

@@ -92,7 +92,7 @@ func (s *Server) serveData(w http.ResponseWriter, r *http.Request) {
 // newest first. The work is proportional to the rows returned. A request
 // the plan does not cover is 403 (planCovers), once its parameters are
 // known to be valid.
-func (s *Server) rows(ep *endpoint, pathAsset string, q url.Values, plan Plan) (window string, rows []obj, message string, code int) {
+func (s *Server) rows(ep *endpoint, pathAsset string, q url.Values, plan Tier) (window string, rows []obj, message string, code int) {
 	window = q.Get("window")
 	if window == "" {
 		window = "day"
@@ -202,7 +202,7 @@ func oldestRow(start, end time.Time, step time.Duration, limit int) time.Time {
 // window: the metric and the window must be in the plan, and neither
 // from (when given) nor the page's oldest row may start before the
 // interval that holds the plan's history cutoff.
-func planCovers(plan Plan, ep *endpoint, window string, tl timeline, now, from, oldest time.Time) bool {
+func planCovers(plan Tier, ep *endpoint, window string, tl timeline, now, from, oldest time.Time) bool {
 	depth, ok := plan.reach(ep, window)
 	if !ok {
 		return false

@@ -7,52 +7,54 @@ import (
 	"time"
 )
 
-// Plan is a data API plan: which v1 metrics a key may read, at which
-// windows, how far back, and its request allowance. The plans are ordered
-// as the provider orders them; the fake knows four of its five (custom
-// plans are made per customer).
-type Plan int
+// Tier is one of the data API's plans as the fake serves it: which v1
+// metrics a key on it may read, at which windows, how far back, and its
+// request allowance (a key's plan, package plan, is what the fake answers
+// for a key on a tier). The tiers are ordered as the provider orders its
+// plans; the fake knows four of its five (custom plans are made per
+// customer).
+type Tier int
 
 const (
-	// PlanBasic reads the day window of a few metrics (the BTC and ETH
+	// TierBasic reads the day window of a few metrics (the BTC and ETH
 	// exchange flows, prices, supply, transactions and addresses) 90
 	// days back.
-	PlanBasic Plan = iota
-	// PlanAdvanced reads the BTC and ETH exchange flows, flow
+	TierBasic Tier = iota
+	// TierAdvanced reads the BTC and ETH exchange flows, flow
 	// indicators, market, network and fund data and the XRP and TRX
 	// market and network data, at day a year back and at hour 90 days
 	// back (the indicators at day only).
-	PlanAdvanced
-	// PlanProfessional reads every category but the inter-entity flows:
+	TierAdvanced
+	// TierProfessional reads every category but the inter-entity flows:
 	// day three years back, hour and block a year back, the indicators
 	// at day only. Not 10min nor min.
-	PlanProfessional
-	// PlanPremium reads everything without limit.
-	PlanPremium
+	TierProfessional
+	// TierPremium reads everything without limit.
+	TierPremium
 )
 
-var planNames = [...]string{"basic", "advanced", "professional", "premium"}
+var tierNames = [...]string{"basic", "advanced", "professional", "premium"}
 
-// Plans lists every plan the fake knows, cheapest first.
-var Plans = []Plan{PlanBasic, PlanAdvanced, PlanProfessional, PlanPremium}
+// Tiers lists every tier the fake knows, cheapest first.
+var Tiers = []Tier{TierBasic, TierAdvanced, TierProfessional, TierPremium}
 
-func (p Plan) String() string {
-	if p >= 0 && int(p) < len(planNames) {
-		return planNames[p]
+func (p Tier) String() string {
+	if p >= 0 && int(p) < len(tierNames) {
+		return tierNames[p]
 	}
-	return "Plan(" + strconv.Itoa(int(p)) + ")"
+	return "Tier(" + strconv.Itoa(int(p)) + ")"
 }
 
-// ParsePlan reads a plan name in any case: basic, advanced, professional
+// ParseTier reads a tier by its plan name, in any case: basic, advanced, professional
 // or premium.
-func ParsePlan(s string) (Plan, error) {
+func ParseTier(s string) (Tier, error) {
 	s = strings.ToLower(strings.TrimSpace(s))
-	for i, n := range planNames {
+	for i, n := range tierNames {
 		if s == n {
-			return Plan(i), nil
+			return Tier(i), nil
 		}
 	}
-	return PlanBasic, fmt.Errorf("unknown plan %q (%s)", s, strings.Join(planNames[:], ", "))
+	return TierBasic, fmt.Errorf("unknown plan %q (%s)", s, strings.Join(tierNames[:], ", "))
 }
 
 // rateLimit is a plan's request allowance: token requests per window
@@ -64,15 +66,15 @@ type rateLimit struct {
 }
 
 // rateLimit is the plan's allowance.
-func (p Plan) rateLimit() rateLimit {
+func (p Tier) rateLimit() rateLimit {
 	switch p {
-	case PlanBasic:
+	case TierBasic:
 		return rateLimit{token: 1000, window: "day"}
-	case PlanAdvanced:
+	case TierAdvanced:
 		return rateLimit{token: 5000, window: "day"}
-	case PlanProfessional:
+	case TierProfessional:
 		return rateLimit{token: 1000, window: "hour"}
-	case PlanPremium:
+	case TierPremium:
 		return rateLimit{token: 600, window: "minute"}
 	}
 	return rateLimit{}
@@ -142,14 +144,14 @@ var advancedCategories = map[string][]string{
 // grants says which of a v1 metric's windows the plan allows and how far
 // back, in the order of windows; nil when the plan does not include the
 // metric.
-func (p Plan) grants(asset, category, metric string, windows []string) []grant {
+func (p Tier) grants(asset, category, metric string, windows []string) []grant {
 	var depth map[string]history
 	switch p {
-	case PlanBasic:
+	case TierBasic:
 		if contains(basicMetrics[category+"/"+metric], asset) {
 			depth = map[string]history{"day": {days: 90}}
 		}
-	case PlanAdvanced:
+	case TierAdvanced:
 		switch {
 		case !contains(advancedCategories[asset], category):
 		case indicatorCategories[category]:
@@ -157,7 +159,7 @@ func (p Plan) grants(asset, category, metric string, windows []string) []grant {
 		default:
 			depth = map[string]history{"day": {years: 1}, "hour": {days: 90}}
 		}
-	case PlanProfessional:
+	case TierProfessional:
 		switch {
 		case category == "inter-entity-flows":
 		case indicatorCategories[category]:
@@ -165,7 +167,7 @@ func (p Plan) grants(asset, category, metric string, windows []string) []grant {
 		default:
 			depth = map[string]history{"day": {years: 3}, "hour": {years: 1}, "block": {years: 1}}
 		}
-	case PlanPremium:
+	case TierPremium:
 		depth = map[string]history{}
 		for _, w := range windows {
 			depth[w] = history{}
@@ -183,7 +185,7 @@ func (p Plan) grants(asset, category, metric string, windows []string) []grant {
 // reach is how far back the plan reads a window of an endpoint; ok is
 // false when the plan does not allow that window of it. A v2 path is
 // outside every plan answer and is allowed to every key, without limit.
-func (p Plan) reach(ep *endpoint, window string) (depth history, ok bool) {
+func (p Tier) reach(ep *endpoint, window string) (depth history, ok bool) {
 	if ep.v2 {
 		return history{}, contains(ep.windows, window)
 	}

@@ -107,7 +107,7 @@ func listedWindows(t *testing.T, s http.Handler, key string) map[pathWindow]bool
 }
 
 // planKeys is a key per plan, and the demo's token.
-var planKeys = map[string]Plan{"k-basic": PlanBasic, "k-advanced": PlanAdvanced, "k-professional": PlanProfessional, "k-premium": PlanPremium}
+var planKeys = map[string]Tier{"k-basic": TierBasic, "k-advanced": TierAdvanced, "k-professional": TierProfessional, "k-premium": TierPremium}
 
 // Each key is told its own plan: the name in upper case, windows and
 // depths only of what discovery lists, the statics, a rate limit. Each
@@ -122,15 +122,15 @@ func TestPlanAnswerPerKey(t *testing.T) {
 func planAnswerPerKey(t *testing.T, c Catalog) {
 	s, _ := newTestServer(Options{DataToken: "tok", DataKeys: planKeys, Catalog: c})
 	listed := listedWindows(t, s, "tok")
-	wantRate := map[Plan]struct {
+	wantRate := map[Tier]struct {
 		token  int64
 		window string
-	}{PlanBasic: {1000, "day"}, PlanAdvanced: {5000, "day"}, PlanProfessional: {1000, "hour"}, PlanPremium: {600, "minute"}}
-	docs := map[Plan]planDoc{}
+	}{TierBasic: {1000, "day"}, TierAdvanced: {5000, "day"}, TierProfessional: {1000, "hour"}, TierPremium: {600, "minute"}}
+	docs := map[Tier]planDoc{}
 	for key, p := range planKeys {
 		doc := planOf(t, s, key)
 		docs[p] = doc
-		want := map[Plan]string{PlanBasic: "BASIC", PlanAdvanced: "ADVANCED", PlanProfessional: "PROFESSIONAL", PlanPremium: "PREMIUM"}[p]
+		want := map[Tier]string{TierBasic: "BASIC", TierAdvanced: "ADVANCED", TierProfessional: "PROFESSIONAL", TierPremium: "PREMIUM"}[p]
 		if doc.name != want {
 			t.Errorf("%s: plan.name %q, want %q", key, doc.name, want)
 		}
@@ -154,27 +154,27 @@ func planAnswerPerKey(t *testing.T, c Catalog) {
 			if !listed[pw] {
 				t.Errorf("%s: the plan allows %s at %s, which discovery does not list", key, pw.path, pw.window)
 			}
-			if p == PlanBasic && pw.window != "day" {
+			if p == TierBasic && pw.window != "day" {
 				t.Errorf("basic allows %s at %s", pw.path, pw.window)
 			}
 		}
 	}
-	if got := planOf(t, s, "tok"); !maps.Equal(got.grants, docs[PlanPremium].grants) || got.name != "PREMIUM" {
-		t.Errorf("the demo token is on %s with %d grants, want premium's %d", got.name, len(got.grants), len(docs[PlanPremium].grants))
+	if got := planOf(t, s, "tok"); !maps.Equal(got.grants, docs[TierPremium].grants) || got.name != "PREMIUM" {
+		t.Errorf("the demo token is on %s with %d grants, want premium's %d", got.name, len(got.grants), len(docs[TierPremium].grants))
 	}
 	for pw := range listed {
-		if docs[PlanPremium].grants[pw] != "P0D" {
-			t.Errorf("premium: %s at %s is %q, want P0D", pw.path, pw.window, docs[PlanPremium].grants[pw])
+		if docs[TierPremium].grants[pw] != "P0D" {
+			t.Errorf("premium: %s at %s is %q, want P0D", pw.path, pw.window, docs[TierPremium].grants[pw])
 		}
 	}
-	for i := 1; i < len(Plans); i++ {
-		lower, higher := docs[Plans[i-1]], docs[Plans[i]]
+	for i := 1; i < len(Tiers); i++ {
+		lower, higher := docs[Tiers[i-1]], docs[Tiers[i]]
 		if len(higher.grants) <= len(lower.grants) {
-			t.Errorf("%s allows %d windows of paths, %s %d", Plans[i], len(higher.grants), Plans[i-1], len(lower.grants))
+			t.Errorf("%s allows %d windows of paths, %s %d", Tiers[i], len(higher.grants), Tiers[i-1], len(lower.grants))
 		}
 		for pw, iso := range lower.grants {
 			if h, ok := higher.grants[pw]; !ok || days(t, h) < days(t, iso) {
-				t.Errorf("%s allows %s at %s back %s, %s %q", Plans[i-1], pw.path, pw.window, iso, Plans[i], h)
+				t.Errorf("%s allows %s at %s back %s, %s %q", Tiers[i-1], pw.path, pw.window, iso, Tiers[i], h)
 			}
 		}
 	}
@@ -184,7 +184,7 @@ func planAnswerPerKey(t *testing.T, c Catalog) {
 // an unknown key is 401 on the plan endpoint too, and SetDataKey
 // changes a key's plan while the server runs.
 func TestPlanKeysAndChanges(t *testing.T) {
-	s, _ := newTestServer(Options{DataToken: "tok", DataKeys: map[string]Plan{"k": PlanBasic}})
+	s, _ := newTestServer(Options{DataToken: "tok", DataKeys: map[string]Tier{"k": TierBasic}})
 	if rec := get(t, s, planPath+"?api_key=k"); rec.Code != http.StatusOK || !regexp.MustCompile(`"name":"BASIC"`).Match(rec.Body.Bytes()) {
 		t.Errorf("api_key=k: HTTP %d %s", rec.Code, rec.Body)
 	}
@@ -195,8 +195,8 @@ func TestPlanKeysAndChanges(t *testing.T) {
 		}
 	}
 	basic := planOf(t, s, "k")
-	s.SetDataKey("k", PlanProfessional)
-	s.SetDataKey("new", PlanAdvanced)
+	s.SetDataKey("k", TierProfessional)
+	s.SetDataKey("new", TierAdvanced)
 	if got := planOf(t, s, "k"); got.name != "PROFESSIONAL" || len(got.grants) <= len(basic.grants) {
 		t.Errorf("after the upgrade: %s with %d grants (basic had %d)", got.name, len(got.grants), len(basic.grants))
 	}
@@ -210,26 +210,26 @@ func TestPlanKeysAndChanges(t *testing.T) {
 	if got := planOf(t, open, ""); got.name != "PREMIUM" {
 		t.Errorf("without authentication: %s", got.name)
 	}
-	open.SetDataKey("k", PlanBasic)
+	open.SetDataKey("k", TierBasic)
 	if rec := get(t, open, planPath); rec.Code != http.StatusUnauthorized {
 		t.Errorf("a server given a key still serves without one: HTTP %d", rec.Code)
 	}
 }
 
-func TestParsePlan(t *testing.T) {
-	for _, p := range Plans {
-		if got, err := ParsePlan(" " + p.String() + " "); got != p || err != nil {
-			t.Errorf("ParsePlan(%q) = %v, %v", p.String(), got, err)
+func TestParseTier(t *testing.T) {
+	for _, p := range Tiers {
+		if got, err := ParseTier(" " + p.String() + " "); got != p || err != nil {
+			t.Errorf("ParseTier(%q) = %v, %v", p.String(), got, err)
 		}
 	}
-	if got, err := ParsePlan("PREMIUM"); got != PlanPremium || err != nil {
-		t.Errorf("ParsePlan(PREMIUM) = %v, %v", got, err)
+	if got, err := ParseTier("PREMIUM"); got != TierPremium || err != nil {
+		t.Errorf("ParseTier(PREMIUM) = %v, %v", got, err)
 	}
-	if _, err := ParsePlan("gold"); err == nil || err.Error() != `unknown plan "gold" (basic, advanced, professional, premium)` {
-		t.Errorf("ParsePlan(gold): %v", err)
+	if _, err := ParseTier("gold"); err == nil || err.Error() != `unknown plan "gold" (basic, advanced, professional, premium)` {
+		t.Errorf("ParseTier(gold): %v", err)
 	}
-	if s := Plan(9).String(); s != "Plan(9)" {
-		t.Errorf("Plan(9) = %q", s)
+	if s := Tier(9).String(); s != "Tier(9)" {
+		t.Errorf("Tier(9) = %q", s)
 	}
 }
 

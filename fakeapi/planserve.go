@@ -100,7 +100,7 @@ func (s *Server) SetPlanAnswer(a PlanAnswer) {
 }
 
 // servePlan answers a plan request of a key on plan p.
-func (s *Server) servePlan(w http.ResponseWriter, p Plan) {
+func (s *Server) servePlan(w http.ResponseWriter, p Tier) {
 	s.access.RLock()
 	mode := s.planAnswerMode
 	s.access.RUnlock()
@@ -114,13 +114,13 @@ func (s *Server) servePlan(w http.ResponseWriter, p Plan) {
 // dataKeys builds the key table of Options: DataToken on the premium
 // plan, then DataKeys. nil when neither is set: no authentication, and
 // every request reads as premium.
-func dataKeys(o Options) map[string]Plan {
+func dataKeys(o Options) map[string]Tier {
 	if o.DataToken == "" && len(o.DataKeys) == 0 {
 		return nil
 	}
-	keys := make(map[string]Plan, len(o.DataKeys)+1)
+	keys := make(map[string]Tier, len(o.DataKeys)+1)
 	if o.DataToken != "" {
-		keys[o.DataToken] = PlanPremium
+		keys[o.DataToken] = TierPremium
 	}
 	for k, p := range o.DataKeys {
 		keys[k] = p
@@ -132,10 +132,10 @@ func dataKeys(o Options) map[string]Plan {
 // a known one that changes plan (an upgrade, a downgrade), as a test of
 // what follows a plan change needs. A server that required no key
 // requires one from now on: this one or those added after it.
-func (s *Server) SetDataKey(key string, p Plan) {
+func (s *Server) SetDataKey(key string, p Tier) {
 	s.access.Lock()
 	defer s.access.Unlock()
-	keys := make(map[string]Plan, len(s.keys)+1)
+	keys := make(map[string]Tier, len(s.keys)+1)
 	for k, v := range s.keys {
 		keys[k] = v
 	}
@@ -146,12 +146,12 @@ func (s *Server) SetDataKey(key string, p Plan) {
 // keyPlan is the plan of the key a data API request carries, as a
 // bearer token or the api_key parameter; ok is false for a request
 // without a known key.
-func (s *Server) keyPlan(r *http.Request) (p Plan, ok bool) {
+func (s *Server) keyPlan(r *http.Request) (p Tier, ok bool) {
 	s.access.RLock()
 	keys := s.keys
 	s.access.RUnlock()
 	if keys == nil {
-		return PlanPremium, true
+		return TierPremium, true
 	}
 	if scheme, tok, found := strings.Cut(r.Header.Get("Authorization"), " "); found && strings.EqualFold(scheme, "Bearer") {
 		if p, ok = keys[strings.TrimSpace(tok)]; ok {
@@ -168,7 +168,7 @@ func (s *Server) keyPlan(r *http.Request) (p Plan, ok bool) {
 // each asset → category → metric with the windows it may read and how
 // far back (nested: under "window", beside "limit"), the statics, and its
 // rate limit.
-func (s *Server) planAnswer(p Plan, nested bool) obj {
+func (s *Server) planAnswer(p Tier, nested bool) obj {
 	type category struct {
 		name    string
 		metrics obj

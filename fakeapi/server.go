@@ -28,7 +28,7 @@ type Options struct {
 	// /v1/my/discovery/endpoints describes to the key, and what a data
 	// call of the key may read (403 forbidden otherwise). A key given
 	// here and as DataToken takes the plan given here.
-	DataKeys map[string]Plan
+	DataKeys map[string]Tier
 	// IndicatorToken is the bearer key of the Indicator API's value
 	// endpoints; "" means no authentication is required.
 	IndicatorToken string
@@ -94,7 +94,7 @@ type Server struct {
 	access sync.RWMutex
 	// keys maps each data API key to its plan; nil means no
 	// authentication (dataKeys).
-	keys map[string]Plan
+	keys map[string]Tier
 	// catalog is what the data API serves besides ExtraPaths.
 	catalog Catalog
 	// planAnswerMode is how the plan endpoint answers.
