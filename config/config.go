@@ -207,6 +207,12 @@ type Field struct {
 	// KeyLabel, for a field whose value is an object of numbers, names the
 	// label that carries each key (multiple="1.5").
 	KeyLabel string
+	// Unit is the family's unit in OpenMetrics (seconds, bytes, ratio,
+	// usd), "" where none is known; the family's name ends in _<unit>.
+	Unit string `json:",omitempty"`
+	// Source is the row field a family outside the tuple's fields comes
+	// from (Tuple.DerivedField); "" for the fields a tuple lists.
+	Source string `json:",omitempty"`
 }
 
 // Secret is a credential. It never prints.

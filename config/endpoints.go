@@ -56,12 +56,19 @@ const (
 
 func gauge(name, help string) *Field { return &Field{Name: name, Help: help, Type: "gauge", Scale: 1} }
 
+// gaugeIn is a gauge of a unit, which its name ends in.
+func gaugeIn(unit, name, help string) *Field {
+	f := gauge(name, help)
+	f.Unit = unit
+	return f
+}
+
 func counter(name, help string) *Field {
 	return &Field{Name: name, Help: help, Type: "counter", Scale: 1}
 }
 
 func ratioFromPercent(name, help string) *Field {
-	return &Field{Name: name, Help: help, Type: "gauge", Scale: 0.01}
+	return &Field{Name: name, Help: help, Type: "gauge", Scale: 0.01, Unit: unitRatio}
 }
 
 func withLabels(f *Field, kv ...string) *Field {
@@ -79,14 +86,14 @@ func withLabels(f *Field, kv ...string) *Field {
 // no values and are not listed: they are public, and read by expansion.
 var Endpoints = []*Endpoint{
 	{API: APIData, Template: "/v1/btc/market-data/open-interest", Windows: windowsDayHourMin, Params: []string{"exchange", "symbol"}, MaxLimit: 100000, Fields: map[string]*Field{
-		"open_interest": gauge("open_interest_usd", "Open interest of perpetual and futures contracts, in USD."),
+		"open_interest": gaugeIn(unitUSD, "open_interest_usd", "Open interest of perpetual and futures contracts (on all exchanges, or the exchange label's), in USD."),
 	}},
 	{API: APIData, Template: "/v1/erc20/exchange-flows/addresses-count", Windows: windowsDayHourBlock, Params: []string{"token", "exchange"}, MaxLimit: 100000, Fields: map[string]*Field{
-		"addresses_count_inflow":  gauge("exchange_inflow_addresses", "Addresses involved in inflow transactions to exchange wallets in the window."),
-		"addresses_count_outflow": gauge("exchange_outflow_addresses", "Addresses involved in outflow transactions from exchange wallets in the window."),
+		"addresses_count_inflow":  gauge("exchange_inflow_addresses", "Addresses that sent coins to exchange wallets in the window."),
+		"addresses_count_outflow": gauge("exchange_outflow_addresses", "Addresses that received coins from exchange wallets in the window."),
 	}},
 	{API: APIData, Template: "/v1/eth/fund-data/digital-asset-holdings", Windows: windowsDay, Params: []string{"symbol"}, MaxLimit: 100000, Fields: map[string]*Field{
-		"digital_asset_holdings": gauge("fund_digital_asset_holdings", "Amount of the asset a fund holds, in units of the asset."),
+		"digital_asset_holdings": gauge("fund_digital_asset_holdings", "Coins a fund (symbol label) holds, in units of the asset."),
 	}},
 	{API: APIData, Template: "/v1/eth/network-data/addresses-count", Windows: []string{"day", "hour", "10min", "block"}, MaxLimit: 100000, Fields: map[string]*Field{
 		"addresses_count_active":   gauge("active_addresses", "Unique addresses active as sender or receiver in the window."),
@@ -94,32 +101,32 @@ var Endpoints = []*Endpoint{
 		"addresses_count_receiver": gauge("receiver_addresses", "Unique addresses active as receiver in the window."),
 	}},
 	{API: APIData, Template: "/v1/erc20/exchange-flows/reserve", Windows: windowsDayHourBlock, Params: []string{"token", "exchange"}, MaxLimit: 100000, Fields: map[string]*Field{
-		"reserve":     gauge("exchange_reserve", "Amount of the asset held in exchange wallets, in units of the asset (of the token on token paths)."),
-		"reserve_usd": gauge("exchange_reserve_usd", "Value of the asset held in exchange wallets, in USD."),
+		"reserve":     gauge("exchange_reserve", "Coins held in exchange wallets (a balance), "+inAsset+"."),
+		"reserve_usd": gaugeIn(unitUSD, "exchange_reserve_usd", "Value of the coins held in exchange wallets, in USD."),
 	}},
 	{API: APIData, Template: "/v1/xrp/market-data/capitalization", Windows: windowsDayHour, MaxLimit: 100000, Fields: map[string]*Field{
-		"market_cap":   gauge("market_cap_usd", "Total supply multiplied by the USD price."),
-		"realized_cap": gauge("realized_cap_usd", "Realized capitalization, in USD."),
-		"average_cap":  gauge("average_cap_usd", "Average capitalization, in USD."),
-		"delta_cap":    gauge("delta_cap_usd", "Delta capitalization (realized minus average), in USD."),
-		"thermo_cap":   gauge("thermo_cap_usd", "Thermo capitalization, in USD."),
+		"market_cap":   gaugeIn(unitUSD, "market_cap_usd", "Market capitalization: the supply times the price, in USD."),
+		"realized_cap": gaugeIn(unitUSD, "realized_cap_usd", "Realized capitalization: each coin valued at the price it last moved at, in USD."),
+		"average_cap":  gaugeIn(unitUSD, "average_cap_usd", "Average capitalization: the market capitalization averaged over the asset's history, in USD."),
+		"delta_cap":    gaugeIn(unitUSD, "delta_cap_usd", "Delta capitalization: realized minus average capitalization, in USD."),
+		"thermo_cap":   gaugeIn(unitUSD, "thermo_cap_usd", "Thermo capitalization: the value of every coin issued at the price of its issue, in USD."),
 	}},
 	{API: APIData, Template: "/v1/trx/defi/launchpad-tokens", Windows: windowsDay, MaxLimit: 100000, Fields: map[string]*Field{
-		"token_create_event_count":       gauge("launchpad_tokens_created", "Tokens created on the launchpad in the window."),
+		"token_create_event_count":       gauge("launchpad_new_tokens", "Tokens created on the launchpad in the window."),
 		"cumulative_count_create_events": counter("launchpad_token_create_events_total", "Token creation events on the launchpad since it started."),
 	}},
 	{API: APIData, Template: "/v1/btc/network-data/supply", Windows: windowsDayHourBlock, MaxLimit: 100000, Fields: map[string]*Field{
 		"supply_total": gauge("supply", "Total supply of the asset (on BTC every coin issued by coinbase rewards), in units of the asset."),
-		"supply_new":   gauge("supply_new", "Coins newly issued in the window, in units of the asset."),
+		"supply_new":   gauge("supply_new", "Coins issued in the window, in units of the asset."),
 	}},
 	{API: APIData, Template: "/v1/btc/network-indicator/pnl-utxo", Windows: windowsDay, MaxLimit: 100000, Fields: map[string]*Field{
-		"profit_amount":  gauge("utxo_profit_amount", "Amount of UTxOs destroyed in profit in the window."),
-		"loss_amount":    gauge("utxo_loss_amount", "Amount of UTxOs destroyed at a loss in the window."),
-		"profit_percent": ratioFromPercent("utxo_profit_ratio", "Share of UTxOs destroyed in profit in the window, as a ratio (0-1)."),
-		"loss_percent":   ratioFromPercent("utxo_loss_ratio", "Share of UTxOs destroyed at a loss in the window, as a ratio (0-1)."),
+		"profit_amount":  gauge("utxo_profit_amount", "UTxOs spent in the window at a price above the one they were created at."),
+		"loss_amount":    gauge("utxo_loss_amount", "UTxOs spent in the window at a price below the one they were created at."),
+		"profit_percent": ratioFromPercent("utxo_profit_ratio", "Share of the UTxOs spent in the window that were spent at a profit, 0 to 1."),
+		"loss_percent":   ratioFromPercent("utxo_loss_ratio", "Share of the UTxOs spent in the window that were spent at a loss, 0 to 1."),
 	}},
 	{API: APIData, Template: "/v1/xrp/network-data/velocity", Windows: windowsDay, MaxLimit: 100000, Fields: map[string]*Field{
-		"velocity": gauge("velocity_ratio", "On-chain transaction volume divided by market capitalization (inverse of NVT)."),
+		"velocity": gauge("velocity_ratio", "On-chain transaction volume over market capitalization (no unit; the inverse of NVT)."),
 	}},
 	{API: APIData, Template: "/v2/network/events-count", Windows: windowsEventsCount, Params: []string{"asset", "chain"}, Required: []string{"asset"}, MaxLimit: 10000, Fields: map[string]*Field{
 		"events_transfer_count": withLabels(gauge("stablecoin_events", helpStablecoinEvents), "kind", "transfer"),
@@ -129,7 +136,7 @@ var Endpoints = []*Endpoint{
 		"events_redeem_count":   withLabels(gauge("stablecoin_events", helpStablecoinEvents), "kind", "redeem"),
 	}},
 	{API: APIData, Template: "/v2/indicator/valuation/mvrv-z-score", Windows: windowsDay, Params: []string{"asset"}, Required: []string{"asset"}, MaxLimit: 10000, Fields: map[string]*Field{
-		"mvrv_ratio_zscore": gauge("mvrv_z_score", "MVRV Z-score: market minus realized capitalization over the standard deviation of market capitalization."),
+		"mvrv_ratio_zscore": gauge("mvrv_z_score", "MVRV Z-score: market minus realized capitalization, over the standard deviation of market capitalization (no unit)."),
 	}},
 
 	// Indicator API. The specification does not show the payload: rows
@@ -140,7 +147,7 @@ var Endpoints = []*Endpoint{
 		Defaults: map[string]string{"order": "desc"}, ValuesListed: true, Rows: "data", TimeKey: "date", Fields: map[string]*Field{
 			"close": gauge("equity_close_price", "Close price of the equity on its latest trading day with a value, in the listing currency."),
 			"bps":   gauge("equity_book_value_per_share", "Book value per share (BPS) of the equity, in the listing currency."),
-			"pbr":   gauge("equity_pbr_ratio", "Price-to-book ratio of the equity: close price over book value per share."),
+			"pbr":   gauge("equity_pbr_ratio", "Price-to-book ratio of the equity: close price over book value per share (no unit)."),
 			"bands": withKeyLabel(gauge("equity_pbr_band_price", "Price of the equity at a fixed price-to-book multiple (BPS times the multiple label), in the listing currency."), "multiple"),
 		}},
 
@@ -167,14 +174,14 @@ var Endpoints = []*Endpoint{
 	// the handle label cannot grow without bound.
 	{API: APIConsensus, Template: "/analysts/top", Params: []string{"asset", "source_text"}, Required: []string{"asset"}, MaxLimit: 50,
 		Defaults: map[string]string{"limit": "10"}, ValuesListed: true, Rows: "data", TimeKey: "date", LabelFields: []string{"handle"}, Fields: map[string]*Field{
-			"accuracy":  gauge("analyst_top_accuracy_ratio", "Share of a top analyst's calls on the asset that proved right, as a ratio (0-1)."),
+			"accuracy":  gaugeIn(unitRatio, "analyst_top_accuracy_ratio", "Share of a top analyst's calls on the asset that proved right, 0 to 1."),
 			"calls":     gauge("analyst_top_calls", "Calls a top analyst has made on the asset."),
 			"followers": gauge("analyst_top_followers", "Followers of a top analyst's account."),
 			"rank":      gauge("analyst_top_rank", "Rank of the analyst in the asset's top list (1 is the most accurate)."),
 		}},
 	{API: APIConsensus, Template: "/analysts/{handle}", Params: []string{"source_text"}, Keyed: true,
 		ValuesListed: true, Rows: "data", TimeKey: "date", Fields: map[string]*Field{
-			"accuracy":  gauge("analyst_accuracy_ratio", "Share of the analyst's calls on every covered asset that proved right, as a ratio (0-1)."),
+			"accuracy":  gaugeIn(unitRatio, "analyst_accuracy_ratio", "Share of the analyst's calls on every covered asset that proved right, 0 to 1."),
 			"calls":     gauge("analyst_recorded_calls", "Calls recorded for the analyst on every covered asset."),
 			"followers": gauge("analyst_followers", "Followers of the analyst's account."),
 		}},

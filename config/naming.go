@@ -90,33 +90,72 @@ func namingEndpoint(api, path string) *Endpoint {
 }
 
 // DerivedField is the family of a row field that neither the entry nor the
-// catalog names, by the rule above.
+// catalog names: the one the table of known fields gives it (meaning.go),
+// else one named by the rule above, whose HELP says that nothing more is
+// known of it.
 func (t *Tuple) DerivedField(field string) *Field {
 	path := t.Path // a data-API path's placeholders may fill its category
 	if t.API != APIData && t.Entry != nil {
 		path = t.Entry.Path // elsewhere they fill ids ({handle}, {equity})
 	}
-	name, scale := derivedName(t.API, path, field)
+	if f := knownField(t.API, path, field); f != nil {
+		return f
+	}
+	name, scale, unit := derivedName(t.API, path, field)
 	where := path
 	if c, ok := conceptOf(t.API, path); ok {
 		where = "the " + c.String() + " endpoints"
 	}
 	help := fmt.Sprintf("Field %s of %s, as the API serves it (not in the built-in catalog).", field, where)
 	if scale != 1 {
-		help = fmt.Sprintf("Field %s of %s, a percent served as a ratio (0-1) (not in the built-in catalog).", field, where)
+		help = fmt.Sprintf("Field %s of %s, scaled by %g into %s (not in the built-in catalog).", field, where, scale, unitWords[unit])
 	}
-	return &Field{Name: name, Help: help, Type: "gauge", Scale: scale}
+	return &Field{Name: name, Help: help, Type: "gauge", Scale: scale, Unit: unit, Source: field}
 }
 
-// derivedName is the family name (without onchain_) and the scale of a
-// field of path on api.
-func derivedName(api, path, field string) (string, float64) {
-	var prefix, metric string
+// unitWords say a derived family's unit in its HELP.
+var unitWords = map[string]string{unitRatio: "a ratio (0-1)", unitSeconds: "seconds"}
+
+// Units of the families (the OpenMetrics UNIT), each the end of the names
+// of its families.
+const (
+	unitSeconds = "seconds"
+	unitBytes   = "bytes"
+	unitRatio   = "ratio" // a share, 0 to 1
+	unitUSD     = "usd"
+)
+
+// Suffixes a gauge's name may not end in: the samples of a counter
+// (_total, _created), a histogram or summary (_count, _sum, _bucket), a
+// gauge histogram (_gcount, _gsum) or an info metric (_info) end so, and
+// readers and rule generators take them for those. A count or a sum needs
+// no word of its own (transactions_count is the number of transactions,
+// named onchain_network_transactions as Prometheus names counts of things);
+// the others keep their word and end in _value.
+var (
+	droppedSuffixes = []string{"_total", "_count", "_sum"}
+	guardedSuffixes = []string{"_bucket", "_created", "_info", "_gcount", "_gsum"}
+)
+
+// timeUnits are the units of time a name may end in, and how many seconds
+// each holds: a duration is in seconds, its base unit.
+var timeUnits = []struct {
+	suffix  string
+	seconds float64
+}{{"_minutes", 60}, {"_hours", 3600}, {"_days", 86400}, {"_weeks", 7 * 86400}}
+
+// derivedName is the family name (without onchain_), the scale and the
+// unit of a field of path on api.
+func derivedName(api, path, field string) (string, float64, string) {
 	if c, ok := conceptOf(api, path); ok {
-		prefix, metric = c.category, c.metric
-	} else {
-		prefix, metric = api, lastLiteral(path)
+		return ruleName(c.category, c.metric, field)
 	}
+	return ruleName(api, lastLiteral(path), field)
+}
+
+// ruleName is the family name, scale and unit the rule gives a field of a
+// metric, the name starting with prefix (a category, or an API's name).
+func ruleName(prefix, metric, field string) (string, float64, string) {
 	f := snake(field)
 	var name string
 	switch {
@@ -134,18 +173,60 @@ func derivedName(api, path, field string) (string, float64) {
 	} else {
 		name += prefix
 	}
-	name = strings.TrimSuffix(name, "_total")
+	name, scale, unit := conventional(name)
 	switch {
 	case name == "":
 		name = "value"
 	case name[0] >= '0' && name[0] <= '9':
 		name = "_" + name // a family name that is valid without its prefix too
 	}
-	scale := 1.0
-	if base, ok := strings.CutSuffix(name, "_percent"); ok {
-		name, scale = base+"_ratio", 0.01
+	return name, scale, unit
+}
+
+// conventional is a derived name as Prometheus names a gauge, with the
+// scale and unit that makes its value one of a base unit: no suffix of
+// another type's samples, a percent a ratio, a duration in seconds, and
+// coin-days (coins times the days they were held, not a time) written as
+// one word.
+func conventional(name string) (string, float64, string) {
+	for trimmed := true; trimmed; {
+		trimmed = false
+		for _, suffix := range droppedSuffixes {
+			if base, ok := strings.CutSuffix(name, suffix); ok {
+				name, trimmed = base, true
+			}
+		}
 	}
-	return name, scale
+	name = coinDays(name)
+	scale, unit := 1.0, ""
+	if base, ok := strings.CutSuffix(name, "_percent"); ok {
+		name, scale, unit = base+"_ratio", 0.01, unitRatio
+	}
+	for _, tu := range timeUnits {
+		if base, ok := strings.CutSuffix(name, tu.suffix); ok {
+			name, scale = base+"_"+unitSeconds, tu.seconds
+		}
+	}
+	for _, suffix := range guardedSuffixes {
+		if strings.HasSuffix(name, suffix) {
+			name += "_value"
+		}
+	}
+	for _, u := range []string{unitSeconds, unitBytes, unitUSD} {
+		if strings.HasSuffix(name, "_"+u) {
+			unit = u
+		}
+	}
+	return name, scale, unit
+}
+
+// coinDays writes the word coin-days as one (coindays): "days" in a name
+// says a time, which these are not. The provider's days_destroyed is
+// coin-days destroyed.
+func coinDays(name string) string {
+	name = strings.ReplaceAll("_"+name+"_", "_coin_days_", "_coindays_")
+	name = strings.ReplaceAll(name, "_days_destroyed_", "_coindays_destroyed_")
+	return strings.Trim(name, "_")
 }
 
 // lastLiteral is the last segment of a path that is not a placeholder, in

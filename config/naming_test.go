@@ -23,12 +23,12 @@ func TestDerivedNames(t *testing.T) {
 		{APIData, "/v1/btc/network-indicator/pnl-supply", "supply_in_profit_percent", "network_indicator_pnl_supply_supply_in_profit_ratio", 0.01},
 		{APIData, "/v1/btc/inter-entity-flows/miner-to-exchange", "flow_total", "inter_entity_miner_to_exchange_flow", 1},
 		{APIData, "/v2/indicator/demand/apparent-demand", "apparent_demand", "demand_apparent_demand", 1},
-		{APIData, "/v2/network/events-count", "events_other_count", "network_events_count_events_other_count", 1},
+		{APIData, "/v2/network/events-count", "events_other_count", "network_events_count_events_other", 1},
 		{APIData, "/v1/9x/9data/9metric", "Field-Name!", "_9data_9metric_field_name", 1},
 		{APIIndicator, "/api/equities/{equity}/per-band", "close", "indicator_per_band_close", 1},
 		{APIConsensus, "/analysts/{handle}/stats", "accuracy_percent", "consensus_stats_accuracy_ratio", 0.01},
 	} {
-		name, scale := derivedName(tc.api, tc.path, tc.field)
+		name, scale, _ := derivedName(tc.api, tc.path, tc.field)
 		if name != tc.name || scale != tc.scale {
 			t.Errorf("%s %s field %s: %s scale %g, want %s scale %g", tc.api, tc.path, tc.field, name, scale, tc.name, tc.scale)
 		}

@@ -23,7 +23,7 @@ const MaxRows = 1000
 
 // Fit says why samples are not what an answer for t can give, or
 // nil: each field one the file lists, or (all fields) one named by the
-// naming rule, at most max_fields of those, by its family name; the
+// table of known fields or the naming rule, at most max_fields of those, by its family name; the
 // labels its field and the tuple give. Each sample's field is then the
 // file's own (its help, type, scale), not the one sent.
 func Fit(t *config.Tuple, samples []Sample) error {
@@ -41,8 +41,7 @@ func Fit(t *config.Tuple, samples []Sample) error {
 		}
 		candidates := byName[x.Field.Name]
 		if candidates == nil && t.AllNumeric {
-			raw, _, _ := strings.Cut(strings.TrimPrefix(x.Field.Help, "Field "), " of ")
-			if g := t.DerivedField(raw); g.Name == x.Field.Name {
+			if g := t.DerivedField(source(x.Field)); g.Name == x.Field.Name {
 				candidates = []*config.Field{g}
 				derived[g.Name] = true
 			}
@@ -146,12 +145,22 @@ func ToWire(t *config.Tuple, samples []Sample) []Wire {
 			}
 		}
 		if w.F == "" && x.Field != nil {
-			w.F, _, _ = strings.Cut(strings.TrimPrefix(x.Field.Help, "Field "), " of ")
-			w.D = true
+			w.F, w.D = source(x.Field), true
 		}
 		out = append(out, w)
 	}
 	return out
+}
+
+// source is the row field a family outside the tuple's fields comes from:
+// its Source, or in a state file written before fields had one, the field
+// its HELP named ("Field <field> of ...").
+func source(f *config.Field) string {
+	if f.Source != "" {
+		return f.Source
+	}
+	raw, _, _ := strings.Cut(strings.TrimPrefix(f.Help, "Field "), " of ")
+	return raw
 }
 
 // FromWire is the samples a member sent for t, each field the file's

@@ -31,15 +31,16 @@ const (
 // guide asks that caching be visible.
 const CachedNote = "Cached: refreshed from upstream when a new row is due."
 
-// Family is one metric family: its name, HELP and type.
+// Family is one metric family: its name, HELP, type and unit (the
+// OpenMetrics UNIT, "" for none; the family's name ends in _<unit>).
 type Family struct {
-	Name, Help, Type string
+	Name, Help, Type, Unit string
 }
 
 // The per-tuple families of the row's time and block height, labelled by
 // TupleLabels.
 var (
-	Timestamp = Family{Name: "onchain_data_timestamp_seconds", Type: Gauge,
+	Timestamp = Family{Name: "onchain_data_timestamp_seconds", Type: Gauge, Unit: "seconds",
 		Help: "Time of the row the tuple's values come from (interval start), as a Unix time."}
 	BlockHeight = Family{Name: "onchain_data_block_height", Type: Gauge,
 		Help: "Block height of the newest row of a block-window tuple."}
@@ -70,7 +71,20 @@ func Data(f *config.Field) (Family, error) {
 	if help == "" {
 		help = "Field " + f.Name + " as the API serves it."
 	}
-	return Family{Name: name, Help: help + " " + CachedNote, Type: typ}, nil
+	return Family{Name: name, Help: help + " " + CachedNote, Type: typ, Unit: unitOf(name, typ, f.Unit)}, nil
+}
+
+// unitOf is a family's unit: the field's, where the family's name ends in
+// it, as OpenMetrics requires (a counter's family name is said without
+// _total); "" otherwise, as for a catalog field the file names otherwise.
+func unitOf(name, typ, unit string) string {
+	if typ == Counter {
+		name = strings.TrimSuffix(name, "_total")
+	}
+	if unit == "" || !strings.HasSuffix(name, "_"+unit) {
+		return ""
+	}
+	return unit
 }
 
 // Labels are the label names and values of one decoded sample of a tuple:

@@ -1025,7 +1025,7 @@
             type: 'prometheus',
             uid: '${datasource}',
           },
-          expr: 'max without (instance, pod) (last_over_time(onchain_launchpad_tokens_created{job=~"$job", asset=~"$asset", window=~"$window"}[1d]))',
+          expr: 'max without (instance, pod) (last_over_time(onchain_launchpad_new_tokens{job=~"$job", asset=~"$asset", window=~"$window"}[1d]))',
           legendFormat: '{{asset}}',
           range: true,
           instant: false,
