@@ -70,7 +70,7 @@ func TestExpositionMatchesUpstream(t *testing.T) {
 	if got, want := valueOf(body, `onchain_data_timestamp_seconds{api="data",asset="btc",endpoint="/v1/btc/market-data/open-interest",exchange="bybit",window="hour"}`), ts(bybit[1]); got != want {
 		t.Errorf("bybit timestamp = %q, want %q", got, want)
 	}
-	if got, want := valueOf(body, `onchain_data_block_height{api="data",asset="btc",endpoint="/v1/btc/network-data/supply",exchange="",window="block"}`), formatValue(block[0]["blockheight"].(float64)); got != want {
+	if got, want := valueOf(body, `onchain_data_block_height{api="data",asset="btc",endpoint="/v1/btc/network-data/supply",window="block"}`), formatValue(block[0]["blockheight"].(float64)); got != want {
 		t.Errorf("block height = %q, want %q", got, want)
 	}
 	if got := lines(body, "onchain_exporter_query_success"); len(got) != 4 || strings.Count(strings.Join(got, "\n"), "} 1") != 4 {

@@ -8,6 +8,7 @@ package exposition
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -25,12 +26,13 @@ import (
 // thus costs the encoding and nothing else: no label building, no
 // registry consistency pass.
 
-// Family is one metric family: its name, HELP, type and label names.
+// Family is one metric family: its name, HELP, unit, type and label
+// names.
 type Family struct {
-	name, help string
-	typ        dto.MetricType
-	labels     string // comma-joined label names
-	desc       *prometheus.Desc
+	name, help, unit string
+	typ              dto.MetricType
+	labels           string // comma-joined label names
+	desc             *prometheus.Desc
 }
 
 // Sample is one series of a family, rendered for the exposition.
@@ -84,17 +86,42 @@ func (fs *Families) get(owner string, f *config.Field, labelNames []string) (*Fa
 	if sf.Type == series.Counter {
 		typ = dto.MetricType_COUNTER
 	}
-	fam := NewFamily(sf.Name, sf.Help, typ, labelNames)
+	fam := NewFamily(sf.Name, sf.Help, typ, labelNames).WithUnit(sf.Unit)
 	fs.byName[sf.Name] = fam
 	return fam, nil
 }
 
 // NewFamily is a family of the exporter's own (its HELP and labels as
-// given).
+// given), of the base unit its name ends in (seconds, bytes) if any.
 func NewFamily(name, help string, typ dto.MetricType, labelNames []string) *Family {
 	return &Family{name: name, help: help, typ: typ, labels: strings.Join(labelNames, ","),
-		desc: prometheus.NewDesc(name, help, labelNames, nil)}
+		desc: prometheus.NewDesc(name, help, labelNames, nil), unit: baseUnit(name, typ)}
 }
+
+// baseUnit is the base unit a family's name ends in, as Prometheus names
+// them, said without a counter's _total; "" for none.
+func baseUnit(name string, typ dto.MetricType) string {
+	if typ == dto.MetricType_COUNTER {
+		name = strings.TrimSuffix(name, "_total")
+	}
+	for _, u := range []string{"seconds", "bytes"} {
+		if strings.HasSuffix(name, "_"+u) {
+			return u
+		}
+	}
+	return ""
+}
+
+// WithUnit gives the family a unit ("" for none), written in OpenMetrics
+// as its # UNIT line: one the name ends in (seconds of x_seconds); f
+// itself, for a family being made.
+func (f *Family) WithUnit(unit string) *Family {
+	f.unit = unit
+	return f
+}
+
+// Unit is the family's unit, "" for none.
+func (f *Family) Unit() string { return f.unit }
 
 // Sample builds and renders one series of a family.
 func (f *Family) Sample(value float64, labelValues ...string) (Sample, error) {
@@ -110,7 +137,10 @@ func (f *Family) Sample(value float64, labelValues ...string) (Sample, error) {
 }
 
 // metric builds one series of a family; the client library validates the
-// label values (an upstream string that is not UTF-8 is refused here).
+// label values (an upstream string that is not UTF-8 is refused here). A
+// label whose value is empty is left out: Prometheus reads it as absent,
+// so the series is the same, and its line holds only its own labels (a
+// parameter another entry has is not written on every series).
 func (f *Family) metric(value float64, labelValues ...string) (*dto.Metric, error) {
 	vt := prometheus.GaugeValue
 	if f.typ == dto.MetricType_COUNTER {
@@ -124,6 +154,7 @@ func (f *Family) metric(value float64, labelValues ...string) (*dto.Metric, erro
 	if err := cm.Write(m); err != nil {
 		return nil, err
 	}
+	m.Label = slices.DeleteFunc(m.Label, func(l *dto.LabelPair) bool { return l.GetValue() == "" })
 	return m, nil
 }
 

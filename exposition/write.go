@@ -157,11 +157,12 @@ func Write(w http.ResponseWriter, r *http.Request, samples []Sample, own []*dto.
 	return bw.Flush()
 }
 
-// writeHeader writes the HELP and TYPE lines of one of our families. In
-// OpenMetrics a counter family is named without the _total its samples
-// carry (series.Data refuses a counter without it), unless that name
-// clashes with another family's (unknown): then it is a family of type
-// unknown under its full name.
+// writeHeader writes the HELP and TYPE lines of one of our families, and
+// in OpenMetrics its UNIT where it has one. In OpenMetrics a counter
+// family is named without the _total its samples carry (series.Data
+// refuses a counter without it), unless that name clashes with another
+// family's (unknown): then it is a family of type unknown under its full
+// name, which does not end in its unit, and it says none.
 func writeHeader(bw *bufio.Writer, f *Family, om, unknown bool) {
 	name, escaper, typ := f.name, helpEscaper, strings.ToLower(f.typ.String())
 	if om {
@@ -182,6 +183,13 @@ func writeHeader(bw *bufio.Writer, f *Family, om, unknown bool) {
 	bw.WriteByte(' ')
 	bw.WriteString(typ)
 	bw.WriteByte('\n')
+	if om && f.unit != "" && strings.HasSuffix(name, "_"+f.unit) {
+		bw.WriteString("# UNIT ")
+		bw.WriteString(name)
+		bw.WriteByte(' ')
+		bw.WriteString(f.unit)
+		bw.WriteByte('\n')
+	}
 }
 
 // omClashes returns the counter blocks whose OpenMetrics family name (the

@@ -48,10 +48,14 @@ indicator:
 // series is one series of an exposition, keyed by its labels.
 type seriesKey struct{ family, labels string }
 
+// key is the series' identity as Prometheus reads it: a label with an
+// empty value is none (the exposition does not write it).
 func key(family string, names, values []string) seriesKey {
-	pairs := make([]string, len(names))
+	pairs := make([]string, 0, len(names))
 	for i := range names {
-		pairs[i] = names[i] + "=" + values[i]
+		if values[i] != "" {
+			pairs = append(pairs, names[i]+"="+values[i])
+		}
 	}
 	sort.Strings(pairs)
 	return seriesKey{family, strings.Join(pairs, ",")}
