@@ -130,17 +130,28 @@ func matchPath(e *config.Entry, kp *plan.Plan, path string, it map[string]any) (
 		p.Values = kept
 		m.Params = append(m.Params, p)
 	}
+	// Unset, a parameter takes its aggregate (all_exchange): one series
+	// for the path; name values, or all, for more. An optional one too, so
+	// that the series is labelled as what it is (exchange="all_exchange"),
+	// as when an entry names the aggregate, rather than left without the
+	// label; a required one without an aggregate leaves the path out.
+	names := slices.Sorted(maps.Keys(listed))
 	for _, name := range required {
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	for _, name := range names {
 		if name == "window" || slices.ContainsFunc(m.Params, func(p config.Param) bool { return p.Name == name }) {
 			continue
 		}
 		i := slices.IndexFunc(strs(listed[name]), func(v string) bool { return config.LeftOutOfAll(config.APIData, name, v) == "aggregate" })
-		if i < 0 {
+		switch {
+		case i >= 0:
+			m.Params = append(m.Params, config.Param{Name: name, Values: []string{strs(listed[name])[i]}, Line: e.Line})
+		case slices.Contains(required, name):
 			return m, fmt.Sprintf("requires %s: set it on the entry, a value or all", name)
 		}
-		// Unset, a required parameter takes its aggregate (all_exchange):
-		// one series for the path; name values, or all, for more.
-		m.Params = append(m.Params, config.Param{Name: name, Values: []string{strs(listed[name])[i]}, Line: e.Line})
 	}
 	return m, ""
 }
