@@ -19,6 +19,11 @@
 // Summaries are static sentences; descriptions say which job, API or
 // series, with the values. Every alert's runbook_url is its section of
 // docs/operations.md (runbookURLPattern).
+//
+// A series the key's plan refuses (onchain_exporter_query_refused 1, its
+// query_success 0) is not a fault: it costs that series alone, for as long
+// as the plan stays. OnchainQueryRefusedByPlan says so at info; every rule
+// that reads query_success == 0 as a failure leaves such series out.
 {
   // num writes a threshold as PromQL reads it: '%g' % 0 overflows in
   // go-jsonnet v0.20.0 (the version mixtool pins); %g for any other value.
@@ -26,6 +31,10 @@
 
   // _config with its numbers written by num, for the rules' %(name)s.
   local cfg = $._config { [k]: num($._config[k]) for k in std.objectFields($._config) if std.isNumber($._config[k]) },
+
+  // The series whose last refresh failed for a reason other than the
+  // key's plan: query_success 0, query_refused not 1. c is cfg.
+  local failing(c) = '(onchain_exporter_query_success{%(onchainSelector)s} == 0 unless onchain_exporter_query_refused{%(onchainSelector)s} == 1)' % c,
 
   prometheusAlerts+:: {
     groups+: [
@@ -275,10 +284,15 @@
           },
           // One alert per API, not per series: an API that is down fails every
           // series of it at once. A series counts once, failing on any member.
+          // A series the key's plan refuses is OnchainQueryRefusedByPlan's.
           {
             alert: 'OnchainQueryFailing',
             expr: |||
-              count by (%(groupLabels)s, api) (min without (%(memberLabels)s) (onchain_exporter_query_success{%(onchainSelector)s}) == 0)
+              count by (%(groupLabels)s, api) (
+                  min without (%(memberLabels)s) (onchain_exporter_query_success{%(onchainSelector)s}) == 0
+                unless
+                  max without (%(memberLabels)s) (onchain_exporter_query_refused{%(onchainSelector)s}) == 1
+              )
             ||| % cfg,
             'for': '30m',
             labels: {
@@ -286,14 +300,48 @@
             },
             annotations: {
               summary: 'Series of an upstream API do not refresh.',
-              description: 'The last refreshes of {{ $value }} series of the {{ $labels.api }} API (job {{ $labels.job }}) have failed for 30 minutes; each serves its last good value until max_staleness, then disappears. onchain_exporter_query_success{api="{{ $labels.api }}"} == 0 lists them.',
+              description: 'The last refreshes of {{ $value }} series of the {{ $labels.api }} API (job {{ $labels.job }}) have failed for 30 minutes, for another reason than the key\'s plan; each serves its last good value until max_staleness, then disappears. onchain_exporter_query_success{api="{{ $labels.api }}"} == 0 unless onchain_exporter_query_refused == 1 lists them.',
               runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainQueryFailing'),
             },
           },
+          // The plan refuses some series of an API: they are held (asked
+          // again after a reload, or 24 hours on) and the rest is served.
+          // Not a fault of the exporter or the upstream, and no failure of
+          // the API: a signal that the configuration asks for more than the
+          // plan includes.
+          {
+            alert: 'OnchainQueryRefusedByPlan',
+            expr: |||
+              count by (%(groupLabels)s, api) (max without (%(memberLabels)s) (onchain_exporter_query_refused{%(onchainSelector)s}) == 1)
+            ||| % cfg,
+            'for': '15m',
+            labels: {
+              severity: 'info',
+            },
+            annotations: {
+              summary: "The key's plan refuses series of an upstream API.",
+              description: '{{ $value }} series of the {{ $labels.api }} API (job {{ $labels.job }}) are refused by the key\'s plan: the exporter holds them, asks again after a reload or 24 hours on, and serves every other series of the API. onchain_exporter_query_refused{api="{{ $labels.api }}"} == 1 lists them.',
+              runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainQueryRefusedByPlan'),
+            },
+          },
+          // A collector fails when a series of it is not served fresh: one
+          // the key's plan refuses is, for as long as the plan stays, and
+          // does not count when it is the only kind of failure the API has.
           {
             alert: 'OnchainCollectorFailing',
             expr: |||
               count without (%(memberLabels)s) (onchain_exporter_scrape_collector_success{%(onchainSelector)s} == 0)
+                unless on (%(groupLabels)s, collector)
+              label_replace(
+                  count by (%(groupLabels)s, api) (max without (%(memberLabels)s) (onchain_exporter_query_refused{%(onchainSelector)s}) == 1)
+                unless on (%(groupLabels)s, api)
+                  count by (%(groupLabels)s, api) (
+                      min without (%(memberLabels)s) (onchain_exporter_query_success{%(onchainSelector)s}) == 0
+                    unless
+                      max without (%(memberLabels)s) (onchain_exporter_query_refused{%(onchainSelector)s}) == 1
+                  ),
+                "collector", "$1", "api", "(.*)"
+              )
             ||| % cfg,
             'for': '15m',
             labels: {
@@ -301,7 +349,7 @@
             },
             annotations: {
               summary: 'An onchain_exporter collector fails.',
-              description: 'The {{ $labels.collector }} collector (job {{ $labels.job }}) has reported failure on every scrape for 15 minutes, on {{ $value }} member(s) of the exporter; in a cluster the members share one outcome, so this is one alert.',
+              description: "The {{ $labels.collector }} collector (job {{ $labels.job }}) has reported failure on every scrape for 15 minutes, on {{ $value }} member(s) of the exporter, for another reason than series the key's plan refuses; in a cluster the members share one outcome, so this is one alert.",
               runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainCollectorFailing'),
             },
           },
@@ -436,16 +484,19 @@
           // interval ends, so age counts from the interval's end: a day row is
           // a day old when it is published, and counting from its start would
           // cross 2 d every night until the next row is out.
-          // Indicator and Analyst Consensus series carry no window and are not
-          // covered here. A series whose rows have no time at all (no time key
-          // in the payload) has no onchain_data_timestamp_seconds: how recent
-          // its values are is onchain_exporter_last_success_timestamp_seconds,
-          // and OnchainQueryFailing fires when its refreshes fail. A series the
+          // Indicator and Analyst Consensus series carry no window: their
+          // own alerts follow. A data series whose rows have no time at all
+          // (no time key in the payload) has no
+          // onchain_data_timestamp_seconds: how recent its values are is
+          // onchain_exporter_last_success_timestamp_seconds, and
+          // OnchainQueryFailing fires when its refreshes fail. A series the
           // upstream marks deprecated (onchain_exporter_query_deprecated) is
           // not updated any more by design: OnchainSeriesDeprecated says so
           // once, at info, and it is left out here so that it does not page
-          // for ever. In a cluster, a series' newest row is the newest any
-          // member serves.
+          // for ever; so is a series the key's plan refuses
+          // (OnchainQueryRefusedByPlan), whose newest row stays as it was.
+          // In a cluster, a series' newest row is the newest any member
+          // serves.
           {
             alert: 'OnchainDataStale',
             expr: |||
@@ -462,6 +513,8 @@
               )
               unless
                 max without (%(memberLabels)s) (onchain_exporter_query_deprecated{%(onchainSelector)s}) == 1
+              unless
+                max without (%(memberLabels)s) (onchain_exporter_query_refused{%(onchainSelector)s}) == 1
             ||| % cfg,
             'for': '15m',
             labels: {
@@ -489,6 +542,8 @@
               )
               unless
                 max without (%(memberLabels)s) (onchain_exporter_query_deprecated{%(onchainSelector)s}) == 1
+              unless
+                max without (%(memberLabels)s) (onchain_exporter_query_refused{%(onchainSelector)s}) == 1
             ||| % cfg,
             'for': '15m',
             labels: {
