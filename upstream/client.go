@@ -98,7 +98,7 @@ func New(a *config.API, m *Metrics, now func() time.Time, logger log.Logger) *Cl
 		plan:    &planHolder{},
 	}
 	if a.RateLimit > 0 {
-		u.limit = newMinuteCap(a.RateLimit)
+		u.limit = newMinuteCap(a.RateLimit, now)
 	}
 	// Every API counts its calls of the day; daily_budget (or the
 	// upstream's X-Daily-Limit) caps them.
@@ -237,6 +237,14 @@ func (u *Client) get(ctx context.Context, path string, query url.Values, keyed b
 	body := resp.body
 	fail = func(e *Error) *Error {
 		e.URL = resp.shown // every error from here on names the URL asked for, credential masked
+		if e.Refused && u.planAllows(path, query) {
+			// The plan in force lists what was asked: a refusal it does
+			// not explain (a provider's passing fault, a plan changing
+			// at this moment) is asked again with the error back-off,
+			// not held a day.
+			e.Hold = 0
+			e.Details = strings.TrimSpace(e.Details + " (the key's plan lists it: asked again soon)")
+		}
 		return u.failOn(keyed, e)
 	}
 	if resp.status < 200 || resp.status > 299 {
@@ -320,13 +328,19 @@ func (u *Client) send(ctx context.Context, path string, query url.Values, keyed 
 func (u *Client) Fail(e *Error) *Error { return u.failOn(true, e) }
 
 // failOn counts an error, cleaned of the credential, cut and with a code
-// of Codes, and applies its pause to the lane of the call.
+// of Codes, and applies its pause to the lane of the call; a call held
+// back by the exporter's own limits is counted apart, not as an error.
 func (u *Client) failOn(keyed bool, e *Error) *Error {
 	u.clean(e)
 	if e.Refused && e.URL != "" {
 		u.noteRefusal() // sent and refused: the plan may have changed
 	}
 	switch {
+	case e.HeldBack:
+		// Not sent: a limit of the exporter's own had no turn for it.
+		// Nothing failed, and nothing pauses.
+		u.m.held.WithLabelValues(u.api.Name, e.HeldBy()).Inc()
+		return e
 	case !e.Refused:
 		u.m.apiErrors.WithLabelValues(u.api.Name, e.Code).Inc()
 	case e.Word != "":

@@ -56,6 +56,13 @@ func (u *Client) planRefusal(path string, query url.Values) *Error {
 	return &Error{Code: PlanRefused, Refused: true, Hold: PlanHold, Message: "not asked: " + r.Error()}
 }
 
+// planAllows says whether the data API key's plan in force is known and
+// allows the request.
+func (u *Client) planAllows(path string, query url.Values) bool {
+	p := u.plan.p.Load()
+	return p != nil && u.api.Name == config.APIData && p.Check(path, query.Get("window"), time.Time{}, u.now()) == nil
+}
+
 // setPlan shows the plan in force: its name as an info series and its
 // rate limit; nothing for an API without one.
 func (m *Metrics) setPlan(api string, p *plan.Plan) {

@@ -187,3 +187,40 @@ func TestRefusedEverywhereIsARejectedKey(t *testing.T) {
 		}
 	}
 }
+
+// A 403 the plan in force does not explain (it lists what was asked) is
+// not held a day: the request is asked again with the error back-off. A
+// 403 of what the plan does not list, or with no plan known, is held as
+// before. (One transient 403 of 75 s held an endpoint the plan lists for
+// 24 h.)
+func TestUnexplainedRefusalIsAskedAgainSoon(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = w.Write([]byte(`{"status":{"code":403,"message":"forbidden"},"result":{}}`))
+	}))
+	t.Cleanup(srv.Close)
+	u, _ := url.Parse(srv.URL)
+	a := &config.API{Name: config.APIData, URL: u, Timeout: 5 * time.Second, Concurrency: 1}
+	c := NewPool(prometheus.NewRegistry(), time.Now, log.NewNopLogger()).Client(a)
+	ask := func(path, window string) *Error {
+		t.Helper()
+		_, err := c.Get(context.Background(), path, url.Values{"window": {window}}, true)
+		e, ok := err.(*Error)
+		if !ok || !e.Refused {
+			t.Fatalf("%s at %s: %v, want a refusal", path, window, err)
+		}
+		return e
+	}
+	if e := ask("/v1/btc/market-data/open-interest", "hour"); e.Hold != PlanHold {
+		t.Errorf("no plan known: held %v, want %v", e.Hold, PlanHold)
+	}
+	p, err := plan.Parse([]byte(`{"plan":{"name":"PROFESSIONAL"},"apiEndpoint":{
+		"btc":{"market-data":{"open-interest":{"hour":"P1Y"}}}},"apiRateLimit":{"token":1000,"window":"hour"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetPlan(p)
+	if e := ask("/v1/btc/market-data/open-interest", "hour"); e.Hold != 0 || e.Code != PlanRefused || e.Word != "forbidden" {
+		t.Errorf("the plan lists it: hold %v code %s word %s, want no hold, the refusal by the upstream's word", e.Hold, e.Code, e.Word)
+	}
+}
