@@ -43,7 +43,7 @@ type BudgetRun struct {
 	Excess   map[string]time.Duration
 	Gap      map[string]time.Duration
 	FirstGap map[string]time.Duration
-	Plan     budget.Plan
+	Plan     budget.Allotment
 	Cfg      *config.Config
 }
 
@@ -90,7 +90,7 @@ func RunBudget(daily int, days int) (*BudgetRun, error) {
 	run := &BudgetRun{Budget: daily, Cfg: cfg, Calls: map[string]int64{}, Excess: map[string]time.Duration{},
 		Gap: map[string]time.Duration{}, FirstGap: map[string]time.Duration{}}
 	for _, f := range budget.Forecast(cfg).APIs {
-		run.Plan = f.Plan
+		run.Plan = f.Allotment
 	}
 	type track struct {
 		window, path, asset string

@@ -4,7 +4,7 @@
 // applying when lower, kept across restarts as a Saved value, and
 // reserved in chunks through a Reserver before the calls leave, so that
 // no sequence of crashes spends more than one process would), the
-// degradation when the configuration's natural cost exceeds it (Plan: the
+// degradation when the configuration's natural cost exceeds it (Allotment: the
 // finest windows polled less often first, evenly within a window, no
 // series starved; the series of patterns before those named one by one),
 // the offline forecast of a configuration's calls per day (Forecast,

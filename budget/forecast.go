@@ -13,7 +13,7 @@ import (
 // measured 1.01 to 1.05 per window over three simulated days ("Upstream
 // economy") and 1.05 for min, 10min and hour rows when rows come on time
 // ("Freshness and economy"; a provider that jitters costs up to 1.17 on
-// day rows). The forecast takes 1.05; the Plan's Reserve covers the rest.
+// day rows). The forecast takes 1.05; the Allotment's Reserve covers the rest.
 const Overhead = 1.05
 
 // UnwindowedInterval is the cadence the forecast assumes for a series
@@ -51,9 +51,9 @@ type APIForecast struct {
 	// Series counts the series of the entries without all; Unknown
 	// those whose cost is not known offline, left out of CallsPerDay.
 	Series, Unknown int
-	// Plan is what the exporter would cut to under DailyBudget, with one
+	// Allotment is what the exporter would cut to under DailyBudget, with one
 	// value listed per all: the least the expanded entries can cost.
-	Plan Plan
+	Allotment Allotment
 }
 
 // PerValueCalls is what the entries with all cost for one value listed
@@ -225,12 +225,12 @@ func ForecastAPI(a *config.API, learned Learned) APIForecast {
 		series = append(series, ss...)
 	}
 	f.CallsPerDay += f.ListCalls()
-	f.Plan = NewPlan(series, f.ListCalls(), a.DailyBudget)
+	f.Allotment = NewAllotment(series, f.ListCalls(), a.DailyBudget)
 	return f
 }
 
 // forecastEntry counts one entry's tuples by window and spacing, and
-// returns them as Plan series (those of known cost).
+// returns them as Allotment series (those of known cost).
 func forecastEntry(a *config.API, e *config.Entry, learned Learned) (EntryForecast, []Series) {
 	ef := EntryForecast{Key: e.Key, Line: e.Line, Path: e.Path}
 	for _, p := range e.Params {

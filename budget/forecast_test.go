@@ -177,8 +177,8 @@ func TestForecastAgainstLimits(t *testing.T) {
 	} {
 		cfg := parse(t, head+tc.limits+"  metrics:\n    - path: /v1/btc/market-data/open-interest\n      window: min\n      exchange: [a, b, c, d, e, f, g, h, i, j]\n")
 		a := Forecast(cfg).APIs[0]
-		if a.OverBudget() != tc.overBudget || a.OverRateLimit() != tc.overRate || a.Plan.Cut() != tc.cut || a.RateLimitPerDay() != tc.rateLimitPerDay {
-			t.Errorf("%q: over budget %v, over rate limit %v, cut %v, rate limit a day %g", tc.limits, a.OverBudget(), a.OverRateLimit(), a.Plan.Cut(), a.RateLimitPerDay())
+		if a.OverBudget() != tc.overBudget || a.OverRateLimit() != tc.overRate || a.Allotment.Cut() != tc.cut || a.RateLimitPerDay() != tc.rateLimitPerDay {
+			t.Errorf("%q: over budget %v, over rate limit %v, cut %v, rate limit a day %g", tc.limits, a.OverBudget(), a.OverRateLimit(), a.Allotment.Cut(), a.RateLimitPerDay())
 		}
 	}
 	// With all, the total leaves the entry out; at least one value is
@@ -190,7 +190,7 @@ func TestForecastAgainstLimits(t *testing.T) {
 	// 5 000 less the 10 % reserve is 4 500: the 14 400 rows a day, at a
 	// call per row polled for, are polled one in 3.2.
 	a = Forecast(parse(t, head+"  daily_budget: 5000\n  metrics:\n    - path: /v1/btc/market-data/open-interest\n      window: min\n      exchange: [a, b, c, d, e, f, g, h, i, j]\n")).APIs[0]
-	if f := a.Plan.Factor("min", time.Minute); math.Abs(f-3.2) > 1e-6 {
+	if f := a.Allotment.Factor("min", time.Minute); math.Abs(f-3.2) > 1e-6 {
 		t.Errorf("min factor %g, want 3.2", f)
 	}
 	if got := a.ByEndpoint(); len(got) != 1 || got["/v1/btc/market-data/open-interest"] != 15120 {
@@ -242,8 +242,8 @@ indicator:
 	if want := 2 * Overhead; learned.CallsPerDay < want-0.01 || learned.CallsPerDay > want+0.01 {
 		t.Errorf("learned daily: %.2f calls a day, want %.2f", learned.CallsPerDay, want)
 	}
-	if !fresh.Plan.Cut() || learned.Plan.Cut() {
-		t.Errorf("daily_budget 20: plan cut %v never seen (want true), %v learned daily (want false)", fresh.Plan.Cut(), learned.Plan.Cut())
+	if !fresh.Allotment.Cut() || learned.Allotment.Cut() {
+		t.Errorf("daily_budget 20: plan cut %v never seen (want true), %v learned daily (want false)", fresh.Allotment.Cut(), learned.Allotment.Cut())
 	}
 	if got := learned.Entries[0].Windows[0].Basis; got != "learned cadence" {
 		t.Errorf("basis %q, want the learned cadence", got)

@@ -88,8 +88,8 @@ func PatternsOverBudget(file string, a *config.API) []error {
 		return nil
 	}
 	cut := map[string]bool{} // entry names (Series.Entry) of the series coarsened
-	for _, s := range f.Plan.series {
-		if s.Shared && f.Plan.seriesFactor(s) > 1 {
+	for _, s := range f.Allotment.series {
+		if s.Shared && f.Allotment.seriesFactor(s) > 1 {
 			cut[s.Entry] = true
 		}
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 // Metrics are the families of what an API's calls cost, set by the
-// refresh engine from its Budget, its Plan and the Forecast of the
+// refresh engine from its Budget, its Allotment and the Forecast of the
 // configuration in force (after expansion). Registered once per registry,
 // they live across reloads. The calls themselves are counted per
 // configured endpoint by upstream's onchain_exporter_upstream_requests_total.
@@ -69,9 +69,9 @@ func (m *Metrics) SetForecast(f APIForecast) {
 	}
 }
 
-// SetPlan sets the coarsening factor of each window of an API's plan, 1
-// where nothing is cut, replacing the last.
-func (m *Metrics) SetPlan(api string, p Plan) {
+// SetAllotment sets the coarsening factor of each window of an API's
+// allotment, 1 where nothing is cut, replacing the last.
+func (m *Metrics) SetAllotment(api string, p Allotment) {
 	m.factor.DeletePartialMatch(prometheus.Labels{"api": api})
 	for window, f := range p.WindowFactors() {
 		m.factor.WithLabelValues(api, window).Set(float64(f))

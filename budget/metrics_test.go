@@ -39,7 +39,7 @@ func TestMetrics(t *testing.T) {
 	m.SetForecast(f)
 	// 9 000 less the listing call and the min, hour and day rows
 	// (1 512, 25.2, 1.05) leaves 7 460.75 for the 14 400 block rows.
-	m.SetPlan("data", f.Plan)
+	m.SetAllotment("data", f.Allotment)
 
 	want := `
 # HELP onchain_exporter_coarsening_factor Rows of its window per poll under the daily budget's plan, on average (1: every row; 2.5: alternately every 2nd and 3rd row); the largest among a window's spacings.
@@ -81,7 +81,7 @@ onchain_exporter_forecast_calls_per_day{api="data",endpoint="/v2/network/events-
 	m.SetForecast(f)
 	// 9 000 less the listing call and the min, hour and day rows
 	// (1 512, 25.2, 1.05) leaves 7 460.75 for the 14 400 block rows.
-	m.SetPlan("data", f.Plan)
+	m.SetAllotment("data", f.Allotment)
 	m.Forget("consensus")
 	want = `
 # HELP onchain_exporter_coarsening_factor Rows of its window per poll under the daily budget's plan, on average (1: every row; 2.5: alternately every 2nd and 3rd row); the largest among a window's spacings.

@@ -25,7 +25,7 @@ func TestPlanCoarsensPatternsFirst(t *testing.T) {
 	natural := 2*Overhead*1440 + 20*Overhead*24
 
 	// Room for the named and a little of the pattern's.
-	p := NewPlan(concat(named, pattern), 0, 3500)
+	p := NewAllotment(concat(named, pattern), 0, 3500)
 	if !p.Fits || p.Factor("min", time.Minute) != 1 {
 		t.Fatalf("the named series are cut while the pattern's could absorb it: %s (fits %v)", factors(p), p.Fits)
 	}
@@ -39,7 +39,7 @@ func TestPlanCoarsensPatternsFirst(t *testing.T) {
 
 	// Less than the named series alone cost: they are cut, the pattern's
 	// polled every MaxInterval.
-	p = NewPlan(concat(named, pattern), 0, 2000)
+	p = NewAllotment(concat(named, pattern), 0, 2000)
 	if !p.Fits || p.Factor("min", time.Minute) <= 1 {
 		t.Fatalf("the named series are not cut: %s (fits %v)", factors(p), p.Fits)
 	}
@@ -51,7 +51,7 @@ func TestPlanCoarsensPatternsFirst(t *testing.T) {
 	}
 
 	// Without patterns the plan is as before: one interval for all.
-	q := NewPlan(concat(named, many(20, "other", "hour", time.Hour)), 0, 3500)
+	q := NewAllotment(concat(named, many(20, "other", "hour", time.Hour)), 0, 3500)
 	if q.Factor("min", time.Minute) <= 1 {
 		t.Errorf("without patterns the finest window is cut first: %s", factors(q))
 	}

@@ -125,7 +125,7 @@ func apiNotes(a budget.APIForecast) []string {
 		out = append(out, fmt.Sprintf("  rate_limit: none (the forecast is %s%s calls a minute on average)", atLeast, perMinuteText(perMinute)))
 	}
 	if a.OverBudget() {
-		p := a.Plan
+		p := a.Allotment
 		msg := fmt.Sprintf("WARNING: %s: the forecast, %s%s calls a day, exceeds daily_budget %d. The exporter polls the finest windows less often first: %s; %s calls a day planned of the %s left after the %.0f %% reserve and the listing calls. Costliest: %s",
 			a.API, atLeast, least, a.DailyBudget, p.Degradation(), budget.FormatCalls(p.Planned),
 			budget.FormatCalls(max(p.Available, 0)), budget.Reserve*100, p.Costliest(3))

@@ -67,7 +67,7 @@ func TestBudgetDocShowsTheForecast(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	line := budget.Forecast(cfg).APIs[0].Plan.Summary(3)
+	line := budget.Forecast(cfg).APIs[0].Allotment.Summary(3)
 	if !strings.Contains(string(doc), "```text\n"+line+"\n```") {
 		t.Errorf("docs/budget.md does not show the plan's log line:\n%s", line)
 	}

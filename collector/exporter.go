@@ -85,7 +85,7 @@ type Exporter struct {
 
 	// plans are the daily budget's plans in force per API, as the
 	// landing page shows them (Plans).
-	plans atomic.Pointer[map[string]budget.Plan]
+	plans atomic.Pointer[map[string]budget.Allotment]
 
 	// served is the engines in force, in the configuration's order:
 	// what scrapes and saves read, swapped whole by ApplyConfig.
@@ -165,7 +165,7 @@ func New(cfg *config.Config, logger log.Logger, reg *prometheus.Registry, opts .
 // Plans returns the daily budget's plan in force for each configured
 // API: what the log line at start and reload says, counted with the
 // cadence learned of the series without a window.
-func (e *Exporter) Plans() map[string]budget.Plan {
+func (e *Exporter) Plans() map[string]budget.Allotment {
 	if p := e.plans.Load(); p != nil {
 		return *p
 	}
@@ -224,7 +224,7 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 		if p := e.plans.Load(); p != nil {
 			for _, name := range config.APINames {
 				if plan, ok := (*p)[name]; ok {
-					logPlan(log.With(e.logger, "api", name), plan)
+					logAllotment(log.With(e.logger, "api", name), plan)
 				}
 			}
 		}
@@ -233,7 +233,7 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 	reload := e.cfg != nil
 	fams := exposition.NewFamilies()
 	tf := newTupleFamilies(cfg.TupleLabelNames)
-	plans := map[string]budget.Plan{}
+	plans := map[string]budget.Allotment{}
 	gauges := map[gaugeKey]bool{}
 	var served []*apiCollector
 	for _, name := range config.APINames {
@@ -266,10 +266,10 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 		// window showed (running, or in the state file), not the
 		// default cadence of a series never seen.
 		f := apiForecast(cfg, name, e.engines[name], saved)
-		plans[name] = f.Plan
+		plans[name] = f.Allotment
 		e.bm.SetForecast(f)
-		e.bm.SetPlan(name, f.Plan)
-		logPlan(logger, f.Plan)
+		e.bm.SetAllotment(name, f.Allotment)
+		logAllotment(logger, f.Allotment)
 		book := e.delays[name]
 		if book == nil {
 			book = schedule.NewBook(nil)
@@ -300,7 +300,7 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 			c.start()
 		}
 		c.reconcile(engineConfig{api: a, up: up, fams: fams, tf: tf,
-			sched: &apiSchedule{revalidate: a.Revalidate, maxStaleness: a.MaxStaleness, book: book, factor: f.Plan.Factors()},
+			sched: &apiSchedule{revalidate: a.Revalidate, maxStaleness: a.MaxStaleness, book: book, factor: f.Allotment.Factors()},
 			saved: savedTuples, reload: reload,
 		})
 		for _, t := range a.Tuples {
@@ -395,10 +395,10 @@ func (e *Exporter) collectors() []exposition.Collector {
 	return out
 }
 
-// logPlan names the budget's plan of an API: at start and on every
+// logAllotment names the budget's allotment of an API: at start and on every
 // reload one line, cut or not (docs/budget.md); none without a
 // daily_budget.
-func logPlan(logger log.Logger, p budget.Plan) {
+func logAllotment(logger log.Logger, p budget.Allotment) {
 	switch {
 	case p.Cut():
 		level.Warn(logger).Log("msg", "the configuration costs more than daily_budget; polling is coarsened", "plan", p.Summary(3))

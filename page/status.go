@@ -115,17 +115,17 @@ func (h *Handler) Build(f Filter, offset, limit int) Status {
 		}
 		sec = v.API // the section the engine runs
 		describe(&a, sec, src.Clean)
-		plan := plans[name]
-		an := apiState(&a, v.Client, plan, now)
-		a.PlanLine = plan.Summary(3)
-		a.Forecast, a.Planned = plan.Natural+plan.Listing, plan.Planned+plan.Listing
+		allot := plans[name]
+		an := apiState(&a, v.Client, allot, now)
+		a.PlanLine = allot.Summary(3)
+		a.Forecast, a.Planned = allot.Natural+allot.Listing, allot.Planned+allot.Listing
 		if ex, ok := expansion[name]; ok {
 			a.Expansion = Expansion{Lists: true, OK: ex.OK, Read: ex.LastSuccess, Waiting: ex.Waiting}
 			if ex.LastError != "" {
 				a.Expansion.Error = src.Clean(name, ex.LastError)
 			}
 		}
-		st.Endpoints = append(st.Endpoints, endpoints(sec, v.Series, plan, delays, d.forecast[sec])...)
+		st.Endpoints = append(st.Endpoints, endpoints(sec, v.Series, allot, delays, d.forecast[sec])...)
 		for _, s := range v.Series {
 			state := stateOf(s, an)
 			st.States[state]++
@@ -191,8 +191,8 @@ func describe(a *API, sec *config.API, clean func(api, text string) string) {
 
 // apiState fills what an API's client says now (calls, pauses, holds)
 // and returns what the words of its series need.
-func apiState(a *API, up *upstream.Client, plan budget.Plan, now time.Time) apiNow {
-	an := apiNow{now: now, factor: plan.Factors()}
+func apiState(a *API, up *upstream.Client, allot budget.Allotment, now time.Time) apiNow {
+	an := apiNow{now: now, factor: allot.Factors()}
 	if up == nil {
 		return an
 	}
@@ -278,7 +278,7 @@ func seriesOf(src Source, api string, s published.Series, state string, an apiNo
 
 // endpoints groups an API's series by endpoint (as configured) and
 // window.
-func endpoints(sec *config.API, series []published.Series, plan budget.Plan, delays map[published.EndpointWindow]time.Duration, f budget.APIForecast) []Endpoint {
+func endpoints(sec *config.API, series []published.Series, allot budget.Allotment, delays map[published.EndpointWindow]time.Duration, f budget.APIForecast) []Endpoint {
 	type key struct{ path, window string }
 	idx := map[key]int{}
 	var out []Endpoint
@@ -304,14 +304,14 @@ func endpoints(sec *config.API, series []published.Series, plan budget.Plan, del
 			}
 		}
 		if s.Spacing > 0 {
-			e.OneRowIn = max(e.OneRowIn, plan.Factor(t.Window, s.Spacing))
+			e.OneRowIn = max(e.OneRowIn, allot.Factor(t.Window, s.Spacing))
 		}
 	}
 	for _, en := range f.Entries {
 		for _, w := range en.Windows {
 			if i, ok := idx[key{en.Path, w.Window}]; ok {
 				out[i].CallsPerDay += w.CallsPerDay
-				out[i].PlannedPerDay += w.CallsPerDay / plan.Factor(w.Window, w.Every)
+				out[i].PlannedPerDay += w.CallsPerDay / allot.Factor(w.Window, w.Every)
 			}
 		}
 	}

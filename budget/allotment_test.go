@@ -27,7 +27,7 @@ func concat(lists ...[]Series) []Series {
 	return out
 }
 
-func factors(p Plan) string {
+func factors(p Allotment) string {
 	var parts []string
 	for _, g := range p.Groups {
 		parts = append(parts, fmt.Sprintf("%s/%s×%s", g.Window, human(g.Every), FormatFactor(g.Factor)))
@@ -70,7 +70,7 @@ func TestPlan(t *testing.T) {
 		{"listing eats the budget", many(5, "a", "hour", time.Hour), 20, 10, "hour/1h×168", false, "leave nothing of daily budget 10"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := NewPlan(tc.series, tc.listing, tc.budget)
+			p := NewAllotment(tc.series, tc.listing, tc.budget)
 			if got := factors(p); got != tc.want {
 				t.Errorf("factors %s, want %s", got, tc.want)
 			}
@@ -103,9 +103,9 @@ func TestPlanSpendsWhatTheBudgetLeaves(t *testing.T) {
 		for j := range spacings {
 			series = append(series, many(r.IntN(30), fmt.Sprint("e", j), windows[j], spacings[j])...)
 		}
-		natural := NewPlan(series, 0, 0).Natural
+		natural := NewAllotment(series, 0, 0).Natural
 		budget := 1 + r.IntN(int(natural)+10)
-		p := NewPlan(series, 3, budget)
+		p := NewAllotment(series, 3, budget)
 		if !p.Fits {
 			if p.Note == "" {
 				t.Errorf("case %d: does not fit and says nothing", i)
@@ -149,7 +149,7 @@ func TestPlanSpendsWhatTheBudgetLeaves(t *testing.T) {
 // The schedule takes each series' factor by its key: of one window, the
 // series of the spacing cut (Ethereum blocks) and not the others.
 func TestPlanFactorsBySeries(t *testing.T) {
-	p := NewPlan(concat(many(2, "a", "block", 12*time.Second), many(1, "b", "block", 10*time.Minute), many(1, "c", "hour", time.Hour)), 1, 5000)
+	p := NewAllotment(concat(many(2, "a", "block", 12*time.Second), many(1, "b", "block", 10*time.Minute), many(1, "c", "hour", time.Hour)), 1, 5000)
 	got := p.Factors()
 	if len(got) != 2 || got["a block 0"] != p.Factor("block", 12*time.Second) || got["a block 1"] <= 1 {
 		t.Errorf("factors by series %v: want the two Ethereum block series only, at %g", got, p.Factor("block", 12*time.Second))
@@ -162,7 +162,7 @@ func TestPlanFactorsBySeries(t *testing.T) {
 // A series whose spacing is not known is counted, never cut.
 func TestPlanFixedSeries(t *testing.T) {
 	s := concat(many(10, "a", "min", time.Minute), []Series{{Entry: "b", Window: "block", CallsPerDay: 1000}})
-	p := NewPlan(s, 0, 5000)
+	p := NewAllotment(s, 0, 5000)
 	if p.Factor("block", 0) != 1 || !p.Fits || p.Planned > p.Available {
 		t.Errorf("plan %s, planned %.1f of %.1f", factors(p), p.Planned, p.Available)
 	}
@@ -177,7 +177,7 @@ func TestPlanEntriesAndSummary(t *testing.T) {
 		many(3, "data.metrics[0] /v1/btc/market-data/open-interest", "hour", time.Hour),
 		many(1, "data.metrics[2] /v1/{asset}/network-data/supply", "block", 10*time.Minute),
 	)
-	p := NewPlan(s, 1, 10000)
+	p := NewAllotment(s, 1, 10000)
 	if len(p.Entries) != 3 || p.Entries[0].Entry != "data.metrics[4] /v2/network/events-count" || p.Entries[0].Series != 2 ||
 		len(p.Entries[0].Cut) != 1 || p.Entries[1].Cut != nil {
 		t.Fatalf("entries %+v", p.Entries)
@@ -189,7 +189,7 @@ func TestPlanEntriesAndSummary(t *testing.T) {
 	if got := p.Summary(2); got != want {
 		t.Errorf("summary\n got %s\nwant %s", got, want)
 	}
-	if got := NewPlan(s, 1, 20000).Summary(2); !strings.HasSuffix(got, ": nothing cut") {
+	if got := NewAllotment(s, 1, 20000).Summary(2); !strings.HasSuffix(got, ": nothing cut") {
 		t.Errorf("summary within the budget: %s", got)
 	}
 	// 8 999 less the btc blocks' 151.2 and the hour rows' 75.6 leaves

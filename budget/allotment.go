@@ -12,21 +12,21 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/config"
 )
 
-// Reserve is the share of the daily budget a Plan leaves unscheduled, for
+// Reserve is the share of the daily budget an Allotment leaves unscheduled, for
 // the calls it cannot foresee: retries of failed calls, the listing calls
 // of reloads, and polls of rows later than usual beyond the measured
 // Overhead. The listing calls of the daily refresh come off besides.
 const Reserve = 0.10
 
-// MaxInterval is the longest a Plan stretches a series' poll interval:
-// when a budget cannot pay even a call a week per series, the plan says
+// MaxInterval is the longest an Allotment stretches a series' poll interval:
+// when a budget cannot pay even a call a week per series, the allotment says
 // so and the daily cap refuses the rest.
 const MaxInterval = 7 * 24 * time.Hour
 
-// Series is what a Plan knows of one upstream series.
+// Series is what an Allotment knows of one upstream series.
 type Series struct {
 	// Key is the tuple's key (config.Tuple.Key), by which the schedule
-	// asks for its factor (Plan.Factors).
+	// asks for its factor (Allotment.Factors).
 	Key string
 	// Entry names the configuration entry the series comes from, as the
 	// summary shows it ("data.metrics[0] /v1/btc/market-data/open-interest").
@@ -48,17 +48,18 @@ type Series struct {
 	Shared bool
 }
 
-// Plan is how an API's series are polled when their natural cost exceeds
-// the daily budget. Every series of a window and spacing is polled for
-// one row in Factor, with one common interval T chosen as the smallest
-// that fits: each group is polled every max(Every, T), so Factor is
-// T/Every, not a whole number (2.5: alternately every 2nd and 3rd row),
-// and the plan spends what the budget leaves, not the next whole factor's
+// Allotment is the day's share of the daily budget each of an API's
+// series gets: how they are polled when their natural cost exceeds the
+// budget. Every series of a window and spacing is polled for one row in
+// Factor, with one common interval T chosen as the smallest that fits:
+// each group is polled every max(Every, T), so Factor is T/Every, not a
+// whole number (2.5: alternately every 2nd and 3rd row), and the
+// allotment spends what the budget leaves, not the next whole factor's
 // share of it. So the finest windows are coarsened first (a min series is
 // polled every few minutes before a day series misses a row), the series
 // of one window share the cut evenly, and every series keeps at least one
 // call per its coarsened interval.
-type Plan struct {
+type Allotment struct {
 	// Budget is the daily limit in force; 0 means none, and nothing is cut.
 	Budget int
 	// Listing is the listing calls a day, off the budget besides Reserve.
@@ -93,10 +94,10 @@ type Cut struct {
 }
 
 // Interval is how often, on average, the group's series are polled under
-// the plan.
+// the allotment.
 func (c Cut) Interval() time.Duration { return time.Duration(float64(c.Every) * c.Factor) }
 
-// EntryCut is the cost of one configuration entry under a plan.
+// EntryCut is the cost of one configuration entry under an allotment.
 type EntryCut struct {
 	Entry            string
 	Series           int
@@ -105,14 +106,14 @@ type EntryCut struct {
 	Cut []string
 }
 
-// NewPlan plans series under a daily budget (0 = none) of which listing
+// NewAllotment plans series under a daily budget (0 = none) of which listing
 // calls a day go to listing and discovery endpoints. The series of
 // patterns (Shared) are coarsened first: those named one by one keep
 // every row while the patterns' series, polled up to every MaxInterval,
-// can make the plan fit; only then are they cut too, the patterns' at
+// can make the allotment fit; only then are they cut too, the patterns' at
 // MaxInterval.
-func NewPlan(series []Series, listing float64, budget int) Plan {
-	p := Plan{Budget: budget, Listing: listing, series: series}
+func NewAllotment(series []Series, listing float64, budget int) Allotment {
+	p := Allotment{Budget: budget, Listing: listing, series: series}
 	type key struct {
 		window string
 		every  time.Duration
@@ -220,7 +221,7 @@ func smallestFit(cost func(time.Duration) float64, available float64) time.Durat
 	return hi
 }
 
-func (p Plan) entries(series []Series) []EntryCut {
+func (p Allotment) entries(series []Series) []EntryCut {
 	index := map[string]int{}
 	var out []EntryCut
 	for _, s := range series {
@@ -243,7 +244,7 @@ func (p Plan) entries(series []Series) []EntryCut {
 	return out
 }
 
-func (p Plan) note(cost func(time.Duration) float64, fixed float64) string {
+func (p Allotment) note(cost func(time.Duration) float64, fixed float64) string {
 	switch {
 	case p.Budget <= 0:
 		return ""
@@ -260,8 +261,8 @@ func (p Plan) note(cost func(time.Duration) float64, fixed float64) string {
 	return ""
 }
 
-// Cut says whether the plan polls any series less often than its rows.
-func (p Plan) Cut() bool {
+// Cut says whether the allotment polls any series less often than its rows.
+func (p Allotment) Cut() bool {
 	for _, g := range p.Groups {
 		if g.Factor > 1 {
 			return true
@@ -273,7 +274,7 @@ func (p Plan) Cut() bool {
 // Factor is the coarsening factor of series of a window and spacing: 1
 // when they are not cut or not planned; the larger, the patterns', where
 // both those named and those of patterns have it.
-func (p Plan) Factor(window string, every time.Duration) float64 {
+func (p Allotment) Factor(window string, every time.Duration) float64 {
 	f := 1.0
 	for _, g := range p.Groups {
 		if g.Window == window && g.Every == every {
@@ -284,7 +285,7 @@ func (p Plan) Factor(window string, every time.Duration) float64 {
 }
 
 // seriesFactor is the coarsening factor of one series: its group's.
-func (p Plan) seriesFactor(s Series) float64 {
+func (p Allotment) seriesFactor(s Series) float64 {
 	for _, g := range p.Groups {
 		if g.Window == s.Window && g.Every == s.Every && g.Shared == s.Shared {
 			return g.Factor
@@ -303,10 +304,10 @@ func compareBool(a, b bool) int {
 	return -1
 }
 
-// Factors is the coarsening factor of each series the plan cuts, by its
+// Factors is the coarsening factor of each series the allotment cuts, by its
 // Key: a series of Ethereum blocks (12 s) may be cut while one of Bitcoin
 // blocks (10 min), of the same window, is not.
-func (p Plan) Factors() map[string]float64 {
+func (p Allotment) Factors() map[string]float64 {
 	out := map[string]float64{}
 	for _, s := range p.series {
 		if f := p.seriesFactor(s); f > 1 && s.Every > 0 && s.Key != "" {
@@ -316,9 +317,9 @@ func (p Plan) Factors() map[string]float64 {
 	return out
 }
 
-// WindowFactors is the coarsening factor of each window of the plan: the
+// WindowFactors is the coarsening factor of each window of the allotment: the
 // largest among its spacings (block windows of several chains).
-func (p Plan) WindowFactors() map[string]float64 {
+func (p Allotment) WindowFactors() map[string]float64 {
 	out := map[string]float64{}
 	for _, g := range p.Groups {
 		out[g.Window] = max(out[g.Window], g.Factor)
@@ -326,11 +327,11 @@ func (p Plan) WindowFactors() map[string]float64 {
 	return out
 }
 
-// Summary is the plan in one line, for the log at start and reload and
+// Summary is the allotment in one line, for the log at start and reload and
 // the landing page: the natural cost against the budget, the cut of each
 // window polled less often, and the top costliest entries with what they
 // were cut to.
-func (p Plan) Summary(top int) string {
+func (p Allotment) Summary(top int) string {
 	if p.Budget <= 0 {
 		return fmt.Sprintf("no daily budget: %s calls a day", FormatCalls(p.Natural+p.Listing))
 	}
@@ -352,7 +353,7 @@ func (p Plan) Summary(top int) string {
 // Degradation says what each window gets, finest first, when one is
 // polled less often: "min polled every 2m25s (one row in 2.41, 1197 calls
 // a day), 10min every row (302 calls a day)", or "nothing cut".
-func (p Plan) Degradation() string {
+func (p Allotment) Degradation() string {
 	if !p.Cut() {
 		return "nothing cut"
 	}
@@ -379,9 +380,9 @@ func FormatFactor(f float64) string {
 }
 
 // Costliest names the top costliest entries with their calls a day
-// before and under the plan: "data.metrics[4] /v2/network/events-count
+// before and under the allotment: "data.metrics[4] /v2/network/events-count
 // 15120 → 7560, ...".
-func (p Plan) Costliest(top int) string {
+func (p Allotment) Costliest(top int) string {
 	var es []string
 	for _, e := range p.Entries[:min(max(top, 0), len(p.Entries))] {
 		es = append(es, fmt.Sprintf("%s %s → %s", e.Entry, FormatCalls(e.Natural), FormatCalls(e.Planned)))
