@@ -1,7 +1,10 @@
 package config
 
 import (
+	"flag"
 	"fmt"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -145,3 +148,56 @@ func TestDerivedNamesAreConventional(t *testing.T) {
 		t.Errorf("%s: %s", p.Metric, p.Text)
 	}
 }
+
+var updateFamilies = flag.Bool("update", false, "rewrite docs/families.md from the built-in catalog and the table of known fields")
+
+// docs/families.md lists every family the catalog and the table name,
+// with its unit and HELP, as the code has them (-update rewrites it).
+func TestFamiliesDocIsCurrent(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(familiesDocHead)
+	var rows []string
+	for name, fams := range everyNamedFamily(t) {
+		var from []string
+		for _, x := range fams {
+			from = append(from, "`"+x.from+"`")
+		}
+		slices.Sort(from)
+		f := fams[0].f
+		typ, unit := f.Type, f.Unit
+		if unit == "" {
+			unit = "–"
+		}
+		rows = append(rows, fmt.Sprintf("| `onchain_%s` | %s | %s | %s | %s |\n", name, typ, unit, strings.Join(from, ", "), strings.ReplaceAll(f.Help, "|", `\|`)))
+	}
+	slices.Sort(rows)
+	b.WriteString(strings.Join(rows, ""))
+	const file = "../docs/families.md"
+	if *updateFamilies {
+		if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != b.String() {
+		t.Errorf("%s is not what the catalog and the table say (go test ./config -run TestFamiliesDocIsCurrent -update rewrites it)", file)
+	}
+}
+
+const familiesDocHead = `# Every family the catalogs name
+
+Generated from the built-in catalog (config/endpoints.go) and the table of known fields
+(config/meaning.go) by ` + "`go test ./config -run TestFamiliesDocIsCurrent -update`" + `; do not edit by hand.
+How the names are made: [naming.md](naming.md). Each family's HELP ends, in the exposition, with
+"Cached: refreshed from upstream when a new row is due." The unit is the family's ` + "`# UNIT`" + ` in
+OpenMetrics; "–" where the value has none (a count, an index) or none is known (the HELP then says
+how the provider publishes it). "In the window" is the row's interval (the ` + "`window`" + ` label); a value
+without it is a level as of the row. A field of any other path, or not listed here, is named by the
+rule and its HELP says so.
+
+| family | type | unit | from (path or category/metric, and row field) | HELP |
+|---|---|---|---|---|
+`
