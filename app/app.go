@@ -215,6 +215,12 @@ func (a *App) setUp() error {
 		return ErrSetUp
 	}
 	a.onClose(exp.Close)
+	if c := clients.Current(config.APIData); c != nil && c.Plan() != nil {
+		// The series the last run saved as refused by the plan were
+		// refused under the plan it read; the plan read now decides:
+		// asked again, what it still refuses is held without a call.
+		exp.PlanChanged(config.APIData)
+	}
 	if peer != nil {
 		// Leave after the collectors close (registered later, run
 		// earlier): the others take this member's units at once.

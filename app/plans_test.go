@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 	"github.com/onchain-exporter/onchain_exporter/plan"
 )
 
@@ -15,7 +17,8 @@ import (
 // and an entry the plan refuses (the market indicators at hour): the
 // plan is read once at start and shown, the refused entry is never
 // called, its series say so and the others are served; a reload reads
-// the plan again; a restart on the same storage reads nothing.
+// the plan again; so does a restart on the same storage: the plan the
+// last run saved is never believed over the provider's answer.
 func TestThePlanAsTheExporterReadsIt(t *testing.T) {
 	const key = "pro-key"
 	up := newFakeUpstream(t, fakeapi.Options{DataKeys: map[string]fakeapi.Tier{key: fakeapi.TierProfessional}, Catalog: fakeapi.CatalogFull})
@@ -59,17 +62,22 @@ data:
 	}
 	e.stop()
 
+	// The provider now answers the key's plan as premium: the restart
+	// reads it and puts it in force, whatever the state file saved (the
+	// professional plan: as a state file edited to hold another would).
+	up.fake.SetDataKey(key, fakeapi.TierPremium)
 	again := startRunIn(t, http.DefaultClient, "http", flags{config: cfgFile, storage: new(storage)})
 	body = again.metrics()
-	if n := len(up.credentials(plan.Path)); n != 2 {
-		t.Errorf("%d reads of the plan after a restart on the same storage, want still 2", n)
+	if n := len(up.credentials(plan.Path)); n != 3 {
+		t.Errorf("%d reads of the plan after a restart on the same storage, want 3", n)
 	}
-	if !strings.Contains(body, `onchain_exporter_plan_info{api="data",plan="PROFESSIONAL"} 1`) {
-		t.Errorf("the plan is not in force after the restart:\n%s", grepLines(body, "plan_"))
+	if !strings.Contains(body, `onchain_exporter_plan_info{api="data",plan="PREMIUM"} 1`) {
+		t.Errorf("the plan the provider answers is not in force after the restart:\n%s", grepLines(body, "plan_"))
 	}
-	if n := up.fake.CallsFor("/v1/btc/market-indicator/mvrv"); n != 1 {
-		t.Errorf("%d calls of mvrv after the restart, want still 1", n)
-	}
+	// The series the last run saved as refused is asked again at once.
+	testtool.Until(t, 10*time.Second, "the series refused by the old plan served", func() bool {
+		return grepLines(again.metrics(), "onchain_exporter_query_refused") == "" && up.fake.CallsFor("/v1/btc/market-indicator/mvrv") == 2
+	})
 }
 
 // grepLines is the lines of body that contain s, each ending in a newline.

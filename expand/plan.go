@@ -15,13 +15,16 @@ import (
 )
 
 // The key's plan on the data API (package plan): what it may read, at
-// which windows, how far back, and its rate limit. It is read as the
-// upstream's lists are, and kept with them in the Cache, so that a
-// restart costs no call: at start (the answer the last run saved, up to
-// Refresh old, stands in), with every refresh (daily), at every reload
-// (the user may have changed the plan: one call a reload), and when the
-// upstream refuses a request for the plan (at most once in
-// planAfterRefusal). The plan read is put in force
+// which windows, how far back, and its rate limit. Only the provider's
+// answer to this member's own key sets it: it is read at start, with
+// every refresh (daily), at every reload (the user may have changed the
+// plan: one call a reload), and when the upstream refuses a request for
+// the plan (at most once in planAfterRefusal). It is kept with the lists
+// in the Cache and saved with them, but an answer the last run saved is
+// never believed over a read: it stands in only when the read fails (the
+// upstream down at a restart), until the next read. A state file edited
+// to hold another plan so sets nothing while the provider answers. The
+// plan read is put in force
 // on the API's client (upstream.Client.SetPlan), which then asks nothing
 // the plan refuses; when it differs from the one in force, OnPlanChanged
 // hears of it (the engine asks its held series again). An upstream
@@ -54,12 +57,9 @@ func (x *Expander) refreshPlan(ctx context.Context, a *config.API, reuse time.Du
 	c, release := x.clients.Candidate(a)
 	defer release()
 	l, cached, gen := x.cache.lookup(a, plan.Path)
-	if l.saved {
-		reuse = Refresh // a restart costs no call the last run would not have made
-	}
 	var out plan.Outcome
 	switch {
-	case cached && l.gen == gen && x.now().Sub(l.at) < reuse:
+	case cached && !l.saved && l.gen == gen && x.now().Sub(l.at) < reuse:
 		out = outcomeOf(l.rows)
 	default:
 		x.mu.Lock()
