@@ -256,7 +256,7 @@ func (c *apiCollector) peerFailureLocked(st *tupleState, row Tuple, now time.Tim
 	if !st.OK && !st.FailingSince.IsZero() && st.FailingSince.Before(n.FailingSince) {
 		n.FailingSince = st.FailingSince // failing here already
 	}
-	n.Plan = row.Plan
+	n.Poll = row.Poll
 	if steps := c.sched.book.Policy().ErrorSteps; len(steps) > 0 {
 		if most := now.Add(steps[len(steps)-1]); n.Next.After(most) {
 			n.Next = most

@@ -2,7 +2,7 @@
 // fetched. Read in the order a row travels:
 //
 //   - engine.go, queue.go: the engine's loop per API over its tuples
-//     queued by when the policy plans each (Plan.Next), refreshed within
+//     queued by when the policy plans each (Poll.Next), refreshed within
 //     concurrency; demand: it idles without scrapes;
 //   - api.go: one refresh (fetch through package upstream, read through
 //     package decode), handed to the door as an event;

@@ -330,7 +330,7 @@ func fetched(d door, s cell, ev event, fx effects) (cell, effects) {
 	// The answer meets the checks a peer's row meets; its plan is this
 	// member's own, made below.
 	candidate := n
-	candidate.Plan = schedule.Plan{}
+	candidate.Poll = schedule.Poll{}
 	if err := admit(d.tuple, &candidate, d.now); err != nil {
 		ev.err = &upstream.Error{Code: "bad_value", Message: d.clean(err.Error())}
 		fx.codes["bad_value"]++
@@ -487,7 +487,7 @@ func takePeerRow(d door, s cell, ev event, fx effects) (cell, effects) {
 		fx.replanKey = s.Newest.After(prevNewest)
 		return s, fx
 	}
-	n.Plan = s.Plan
+	n.Poll = s.Poll
 	s, fx = succeeded(d, s, n, values, fx, schedule.Outcome{PrevNewest: prevNewest})
 	// What the owner learned is the key's: this member's run of the
 	// policy planned its own next refresh and kept the parts its series
@@ -500,7 +500,7 @@ func takePeerRow(d door, s cell, ev event, fx effects) (cell, effects) {
 	// before this member's wait for it runs out. A plan further ahead (a
 	// day, from a rogue) is not taken.
 	if w := spacing(d.tuple.Window, &s.Tuple); !row.Next.After(s.Next.Add(max(w, minInterval))) {
-		s.Plan = row.Plan
+		s.Poll = row.Poll
 	}
 	fx.replanKey = s.Newest.After(prevNewest)
 	if fx.pubDelay != nil {
@@ -516,7 +516,7 @@ func takePeerRow(d door, s cell, ev event, fx effects) (cell, effects) {
 func (d door) plan(s *cell, fx *effects, o schedule.Outcome) {
 	se := d.sched.series(d.tuple, &s.Tuple)
 	var siblings bool
-	fx.known, s.Plan, siblings = d.sched.book.Policy().Step(fx.known, se, s.Plan, o, d.now)
+	fx.known, s.Poll, siblings = d.sched.book.Policy().Step(fx.known, se, s.Poll, o, d.now)
 	fx.planned = true
 	fx.replanKey = fx.replanKey || siblings
 }

@@ -162,7 +162,7 @@ func New(cfg *config.Config, logger log.Logger, reg *prometheus.Registry, opts .
 	return e, nil
 }
 
-// Plans returns the daily budget's plan in force for each configured
+// Plans returns the daily budget's allotment in force for each configured
 // API: what the log line at start and reload says, counted with the
 // cadence learned of the series without a window.
 func (e *Exporter) Plans() map[string]budget.Allotment {

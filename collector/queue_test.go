@@ -58,7 +58,7 @@ func TestQueueOrdersByDue(t *testing.T) {
 	}
 	leader.Newest = row.Add(time.Hour)
 	var siblings bool
-	leader.Plan, siblings = c.sched.book.Next(leader.delayKey(), c.sched.series(leader.tuple, &leader.Tuple), leader.Plan, schedule.Outcome{PrevNewest: row}, at(0))
+	leader.Poll, siblings = c.sched.book.Next(leader.delayKey(), c.sched.series(leader.tuple, &leader.Tuple), leader.Poll, schedule.Outcome{PrevNewest: row}, at(0))
 	if !siblings {
 		t.Error("the leader found the row its key's followers wait for, and the refresh does not say so")
 	}

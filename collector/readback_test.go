@@ -73,7 +73,7 @@ func TestWhatThePolicyWritesReadsBack(t *testing.T) {
 							}
 							se.Newest = s.Newest
 						}
-						s.Plan, _ = book.Next(key, se, s.Plan, o, now)
+						s.Poll, _ = book.Next(key, se, s.Poll, o, now)
 						s.LastAttempt = now
 						for ek, e := range book.Snapshot() {
 							if err := schedule.CheckSaved(ek, e, now); err != nil {
@@ -81,7 +81,7 @@ func TestWhatThePolicyWritesReadsBack(t *testing.T) {
 							}
 						}
 						if err := s.check(tu, now); err != nil {
-							t.Fatalf("at %s the tuple's state %+v is one a restart refuses: %v", now, s.Plan, err)
+							t.Fatalf("at %s the tuple's state %+v is one a restart refuses: %v", now, s.Poll, err)
 						}
 						now = s.Next
 					}

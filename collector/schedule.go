@@ -136,7 +136,7 @@ func (s *apiSchedule) siblingFound(st *tupleState, at time.Time) bool {
 	if st.Polls == 0 && !st.Following {
 		return false
 	}
-	return s.book.SiblingFound(st.delayKey(), s.series(st.tuple, &st.Tuple), st.Plan, at)
+	return s.book.SiblingFound(st.delayKey(), s.series(st.tuple, &st.Tuple), st.Poll, at)
 }
 
 // waitsForLeader says whether a follower due at now waits for its
@@ -146,6 +146,6 @@ func (s *apiSchedule) waitsForLeader(st *tupleState, now time.Time) bool {
 	if !st.Following {
 		return false
 	}
-	wait, _ := s.book.WaitsForLeader(st.delayKey(), s.series(st.tuple, &st.Tuple), st.Plan, now)
+	wait, _ := s.book.WaitsForLeader(st.delayKey(), s.series(st.tuple, &st.Tuple), st.Poll, now)
 	return wait
 }

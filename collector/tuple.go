@@ -46,9 +46,9 @@ type Tuple struct {
 	FailingSince time.Time `json:"failing_since"`
 	Failures     int       `json:"failures,omitempty"`
 
-	// Plan is what the schedule keeps: when the next refresh is due and
+	// Poll is what the schedule keeps: when the next refresh is due and
 	// where the next row is polled for.
-	schedule.Plan
+	schedule.Poll
 }
 
 // SavedTuple is a tuple's entry in a state file: its state under the
@@ -117,7 +117,7 @@ func (s *Tuple) check(t *config.Tuple, now time.Time) error {
 	}
 	// The spacing the policy planned with (rowWindow): learned for block
 	// rows and a series without a window.
-	if err := s.Plan.Check(spacing(t.Window, s)); err != nil {
+	if err := s.Poll.Check(spacing(t.Window, s)); err != nil {
 		return fmt.Errorf("%w for %s rows", err, windowName(t.Window))
 	}
 	return nil

@@ -173,7 +173,7 @@ func TestStateEntriesOutOfRangeAreDropped(t *testing.T) {
 	good := collector.Tuple{OK: true, RowTime: now.Add(-time.Hour), Newest: now.Add(-time.Hour), Interval: time.Hour, Block: &block,
 		LastSuccess: now.Add(-time.Minute), LastAttempt: now.Add(-time.Minute), Failures: 1,
 		Samples: []decode.Sample{{Field: &config.Field{Name: "x", Scale: 1}, Value: 42}},
-		Plan:    schedule.Plan{Next: now.Add(time.Hour), Due: 5 * time.Minute, Polls: 2}}
+		Poll:    schedule.Poll{Next: now.Add(time.Hour), Due: 5 * time.Minute, Polls: 2}}
 	goodDelay := schedule.Estimate{First: 5 * time.Minute, Depth: time.Minute, Credit: 1, Rows: 3, Seen: now.Add(-time.Hour)}
 	negative := -1.0
 	cases := []struct {
@@ -263,7 +263,7 @@ func TestStateEntriesOutOfRangeAreDropped(t *testing.T) {
 // the rest.
 func TestTimesPastYear9999DoNotStopTheWrite(t *testing.T) {
 	year10000 := time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
-	snap := snapshotOf(map[*config.Tuple]collector.Tuple{savedHourTuple("k"): {OK: true, Newest: time.Date(9999, 12, 31, 23, 0, 0, 0, time.UTC), Plan: schedule.Plan{Next: year10000}}})
+	snap := snapshotOf(map[*config.Tuple]collector.Tuple{savedHourTuple("k"): {OK: true, Newest: time.Date(9999, 12, 31, 23, 0, 0, 0, time.UTC), Poll: schedule.Poll{Next: year10000}}})
 	snap.Delays = map[string]schedule.Estimate{"data /p hour": {Seen: year10000}}
 	snap.Pauses = []upstream.Pause{{Until: year10000, By: "x"}}
 	snap.Budget = &budget.Saved{Day: "2026-11-20", Used: 7, At: savedAt}

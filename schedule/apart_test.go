@@ -26,7 +26,7 @@ func TestSplitCountsRowsNotFollowers(t *testing.T) {
 		st.success(time.Time{}, now)
 	}
 	if !f1.Following || !f2.Following || lead.Following {
-		t.Fatalf("a leads, b and c follow: plans %+v %+v %+v", lead.Plan, f1.Plan, f2.Plan)
+		t.Fatalf("a leads, b and c follow: plans %+v %+v %+v", lead.Poll, f1.Poll, f2.Poll)
 	}
 	miss := func(next time.Time) {
 		t.Helper()
@@ -36,7 +36,7 @@ func TestSplitCountsRowsNotFollowers(t *testing.T) {
 		lead.success(next.Add(-w), now)
 		for _, f := range []*tuple{f1, f2} {
 			if !f.Following {
-				t.Fatalf("%s no longer follows before the row %v: %+v", f.ID, next, f.Plan)
+				t.Fatalf("%s no longer follows before the row %v: %+v", f.ID, next, f.Poll)
 			}
 			f.LastAttempt = now.Add(5 * time.Second)
 			f.success(next.Add(-w), f.LastAttempt)
@@ -71,12 +71,12 @@ func TestSiblingFoundOncePerFind(t *testing.T) {
 	found := next.Add(w + 90*time.Second)
 	key := Estimate{Seen: next, SeenAt: found}
 	s := Series{ID: "b", W: w, Newest: row, LastAttempt: found.Add(-time.Minute)}
-	following := Plan{Planned: true, Following: true, Due: w + 4*time.Minute}
+	following := Poll{Planned: true, Following: true, Due: w + 4*time.Minute}
 	if !p.SiblingFound(&key, s, following, found) {
 		t.Fatal("a follower that has not polled since its leader found the row is not due")
 	}
 	s.LastAttempt = found.Add(5 * time.Second) // polled after the find, and missed
-	chasing := Plan{Planned: true, Polls: 1, Missed: w + 95*time.Second, Due: w + 4*time.Minute}
+	chasing := Poll{Planned: true, Polls: 1, Missed: w + 95*time.Second, Due: w + 4*time.Minute}
 	if p.SiblingFound(&key, s, chasing, s.LastAttempt.Add(5*time.Second)) {
 		t.Error("a series that polled after the find and missed is placed at the floor again")
 	}

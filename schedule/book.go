@@ -74,11 +74,11 @@ func (b *Book) put(key, id string, k Known) {
 }
 
 // Next runs the policy for one series of key on an event (Policy.Next):
-// it stores what the key learned and returns the series' plan after it.
+// it stores what the key learned and returns the series' next poll after it.
 // It reports whether what the key's other series wait for changed (a row
 // found, the key's series found to publish apart): those that wait for a
 // row may then be due sooner (SiblingFound).
-func (b *Book) Next(key string, s Series, pl Plan, o Outcome, now time.Time) (Plan, bool) {
+func (b *Book) Next(key string, s Series, pl Poll, o Outcome, now time.Time) (Poll, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	k := b.take(key, s.ID, s.W)
@@ -115,7 +115,7 @@ func (b *Book) read(key string) Estimate {
 }
 
 // WaitsForLeader: see Policy.WaitsForLeader.
-func (b *Book) WaitsForLeader(key string, s Series, pl Plan, now time.Time) (bool, time.Time) {
+func (b *Book) WaitsForLeader(key string, s Series, pl Poll, now time.Time) (bool, time.Time) {
 	if !pl.Following {
 		return false, time.Time{} // most series: no lock taken
 	}
@@ -124,7 +124,7 @@ func (b *Book) WaitsForLeader(key string, s Series, pl Plan, now time.Time) (boo
 }
 
 // SiblingFound: see Policy.SiblingFound.
-func (b *Book) SiblingFound(key string, s Series, pl Plan, at time.Time) bool {
+func (b *Book) SiblingFound(key string, s Series, pl Poll, at time.Time) bool {
 	if pl.Polls == 0 && !pl.Following {
 		return false // most series: no lock taken
 	}

@@ -7,7 +7,7 @@ import (
 )
 
 // What the schedule takes back (its estimates from a state file or a
-// peer, a tuple's Plan) is checked like configuration: every number
+// peer, a tuple's Poll) is checked like configuration: every number
 // within what the schedule itself makes, else an error saying which.
 
 // ClockSkew is how far ahead of now a time taken back as past (a last
@@ -53,10 +53,10 @@ func CheckTime(name string, t, now time.Time, ahead time.Duration) error {
 	return nil
 }
 
-// Check says why a plan taken back is not one the schedule makes for rows
+// Check says why a poll taken back is not one the schedule makes for rows
 // of spacing w, or nil. When it is due is the policy's to judge
 // (Outcome.Restored).
-func (pl *Plan) Check(w time.Duration) error {
+func (pl *Poll) Check(w time.Duration) error {
 	d := MaxDelay(w)
 	switch {
 	case pl.Polls < 0 || pl.Polls > maxCount:

@@ -26,10 +26,10 @@ func TestRestoredPlanBeyondTheHorizonIsDueAtOnce(t *testing.T) {
 	} {
 		s.Newest = now.Add(-time.Minute).Truncate(max(s.W, time.Second))
 		var made []time.Time
-		_, pl := p.Next(Known{Key: p.fresh(s.W)}, s, Plan{}, Outcome{PrevNewest: s.Newest.Add(-s.W)}, now)
+		_, pl := p.Next(Known{Key: p.fresh(s.W)}, s, Poll{}, Outcome{PrevNewest: s.Newest.Add(-s.W)}, now)
 		made = append(made, pl.Next)
 		for _, f := range []Failure{{Hold: p.MaxPause}, {PauseUntil: now.Add(p.MaxPause)}, {RetryAfter: p.MaxPause}} {
-			_, e := p.Next(Known{Key: p.fresh(s.W)}, s, Plan{}, Outcome{Err: &f}, now)
+			_, e := p.Next(Known{Key: p.fresh(s.W)}, s, Poll{}, Outcome{Err: &f}, now)
 			made = append(made, e.Next)
 		}
 		h := p.horizon(s, now)
@@ -38,13 +38,13 @@ func TestRestoredPlanBeyondTheHorizonIsDueAtOnce(t *testing.T) {
 				t.Errorf("%s: the policy plans %v, beyond its horizon %v", s.ID, next, h)
 			}
 		}
-		within := Plan{Next: h, Polls: 2, Due: time.Minute, Spacing: s.W}
+		within := Poll{Next: h, Polls: 2, Due: time.Minute, Spacing: s.W}
 		if _, got := p.Next(Known{}, s, within, Outcome{Restored: true}, now); got != within {
 			t.Errorf("%s: a plan at the horizon (%v) became %+v", s.ID, h, got)
 		}
-		beyond := Plan{Next: h.Add(time.Second), Polls: 2, Due: time.Minute, Spacing: s.W}
+		beyond := Poll{Next: h.Add(time.Second), Polls: 2, Due: time.Minute, Spacing: s.W}
 		_, got := p.Next(Known{}, s, beyond, Outcome{Restored: true}, now)
-		if want := (Plan{Next: now, Polls: 2, Due: time.Minute, Spacing: s.W}); got != want {
+		if want := (Poll{Next: now, Polls: 2, Due: time.Minute, Spacing: s.W}); got != want {
 			t.Errorf("%s: a plan beyond the horizon (%v) became %+v, want it due at once, the rest kept", s.ID, h, got)
 		}
 	}
@@ -63,8 +63,8 @@ func TestRestoredPlanLeavesTheBook(t *testing.T) {
 		now = st.success(prev, now)
 	}
 	learned := b.Snapshot()
-	next := st.Plan.Next
-	pl, siblings := b.Next(st.key, st.Series, st.Plan, Outcome{Restored: true}, now.Add(-time.Minute))
+	next := st.Poll.Next
+	pl, siblings := b.Next(st.key, st.Series, st.Poll, Outcome{Restored: true}, now.Add(-time.Minute))
 	if !pl.Next.Equal(next) || siblings {
 		t.Errorf("plan %+v, siblings %v; want the plan for %v kept", pl, siblings, next)
 	}
@@ -102,10 +102,10 @@ func TestChecksOfWhatIsTakenBack(t *testing.T) {
 	if err := (&Estimate{First: 23 * time.Hour}).Check(0, now); err != nil {
 		t.Errorf("a delay of 23 h without a spacing: %v", err)
 	}
-	if err := (&Plan{Due: 5 * time.Minute, Polls: 2}).Check(time.Hour); err != nil {
+	if err := (&Poll{Due: 5 * time.Minute, Polls: 2}).Check(time.Hour); err != nil {
 		t.Errorf("a good plan: %v", err)
 	}
-	for _, pl := range []Plan{{Due: math.MaxInt64}, {Missed: -5 * time.Hour}, {Polls: -1}, {Polls: math.MaxInt}, {Spacing: -time.Hour}, {Spacing: math.MaxInt64}} {
+	for _, pl := range []Poll{{Due: math.MaxInt64}, {Missed: -5 * time.Hour}, {Polls: -1}, {Polls: math.MaxInt}, {Spacing: -time.Hour}, {Spacing: math.MaxInt64}} {
 		if err := pl.Check(time.Hour); err == nil {
 			t.Errorf("plan %+v taken", pl)
 		}

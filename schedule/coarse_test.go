@@ -103,7 +103,7 @@ func TestCoarseLateRow(t *testing.T) {
 	row := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
 	k := Known{Key: Estimate{First: 70 * time.Minute, Depth: p.LearnStep(time.Hour), Learned: true}}
 	s := Series{ID: "a", Window: "hour", W: time.Hour, Factor: 3, Newest: row}
-	_, pl := p.Next(k, s, Plan{}, Outcome{PrevNewest: row.Add(-3 * time.Hour)}, row.Add(30*time.Minute))
+	_, pl := p.Next(k, s, Poll{}, Outcome{PrevNewest: row.Add(-3 * time.Hour)}, row.Add(30*time.Minute))
 	target := pl.Next
 	// At target the row it was for is not out: the newest is the one
 	// before it.

@@ -5,7 +5,7 @@
 //   - policy.go: Policy, the twelve tunables, each with its unit and why,
 //     and what is derived from them;
 //   - next.go: Policy.Next, the policy itself: from what is known of the
-//     key (Known), the series (Series), its plan (Plan), the outcome of its
+//     key (Known), the series (Series), its next poll (Poll), the outcome of its
 //     last refresh and the time, the next plan. No locks, no I/O;
 //   - learn.go: what a find, a miss or a probe teaches of the delay
 //     (Estimate), and which series of a key leads;
@@ -15,5 +15,5 @@
 //   - book.go: Book, the one owner of the estimates of an API and of their
 //     lock, saved and restored with the state file (Snapshot, Restore);
 //   - check.go: the bounds on what the schedule takes back (an Estimate,
-//     a Plan, a time), checked by the owner that takes them back.
+//     a Poll, a time), checked by the owner that takes them back.
 package schedule

@@ -10,7 +10,7 @@ import (
 // and its plan, refreshed through a Book as the engine does.
 type tuple struct {
 	Series
-	Plan
+	Poll
 	key  string
 	book *Book
 }
@@ -23,14 +23,14 @@ func newTuple(b *Book, id, path, window string) *tuple {
 // success plans after a refresh at now that succeeded; prev is the newest
 // row before it.
 func (t *tuple) success(prev, now time.Time) time.Time {
-	t.Plan, _ = t.book.Next(t.key, t.Series, t.Plan, Outcome{PrevNewest: prev}, now)
-	return t.Plan.Next
+	t.Poll, _ = t.book.Next(t.key, t.Series, t.Poll, Outcome{PrevNewest: prev}, now)
+	return t.Poll.Next
 }
 
 // failure plans after a refresh at now that failed.
 func (t *tuple) failure(f Failure, now time.Time) time.Time {
-	t.Plan, _ = t.book.Next(t.key, t.Series, t.Plan, Outcome{Err: &f}, now)
-	return t.Plan.Next
+	t.Poll, _ = t.book.Next(t.key, t.Series, t.Poll, Outcome{Err: &f}, now)
+	return t.Poll.Next
 }
 
 // known is a copy of what the book knows of the tuple's key.

@@ -72,9 +72,9 @@ func (s Series) sameRow(found, expected time.Time) bool {
 	return found.Sub(expected) < s.W/2
 }
 
-// Plan is what the schedule keeps of one tuple between refreshes; it is
-// saved with the tuple's cache.
-type Plan struct {
+// Poll is a tuple's next poll: what the schedule keeps of it between
+// refreshes, saved with the tuple's cache.
+type Poll struct {
 	Next    time.Time     `json:"next"`    // when a refresh is due
 	Planned bool          `json:"planned"` // Due holds the first poll of the next row
 	Due     time.Duration `json:"due"`     // offset from the next row's start of its first poll
@@ -84,8 +84,8 @@ type Plan struct {
 	Following bool          `json:"following,omitempty"`
 	Polls     int           `json:"polls"`  // polls that missed the next row after it was due
 	Missed    time.Duration `json:"missed"` // offset from the next row's start of the last of them
-	// Spacing is the spacing the plan was made for, for a series without a
-	// window: a plan made for another spacing is dropped (respaced).
+	// Spacing is the spacing the poll was set for, for a series without a
+	// window: a poll set for another spacing is dropped (respaced).
 	Spacing time.Duration `json:"spacing,omitempty"`
 }
 
@@ -101,12 +101,12 @@ type Failure struct {
 	PauseUntil time.Time
 }
 
-// Outcome is the event a plan is made from: the result of a refresh (a
+// Outcome is the event a poll is set from: the result of a refresh (a
 // failure, held back or not, or a success whose answer is in Series
 // (Newest) and whose newest row before it was PrevNewest), or an event
 // that asks no call: Reset (ask at once: a reload, the series' labels
 // changed), LeaderChasing (a follower came due while its key's leader
-// chases the row: WaitsForLeader) or Restored (the plan was taken back
+// chases the row: WaitsForLeader) or Restored (the poll was taken back
 // from a state file or a peer).
 type Outcome struct {
 	Err        *Failure
@@ -131,11 +131,11 @@ type Outcome struct {
 }
 
 // Next is the policy, and the one place a series' next refresh is
-// decided: from what is known of the series' key, the series, its plan,
-// an event and the time, it returns what is known and the plan after the
-// event; the plan's Next is when the series is refreshed next. It takes
+// decided: from what is known of the series' key, the series, its poll,
+// an event and the time, it returns what is known and the poll after the
+// event; the poll's Next is when the series is refreshed next. It takes
 // its arguments by value, holds no lock and does no I/O.
-func (p *Policy) Next(k Known, s Series, pl Plan, o Outcome, now time.Time) (Known, Plan) {
+func (p *Policy) Next(k Known, s Series, pl Poll, o Outcome, now time.Time) (Known, Poll) {
 	if k.Fresh {
 		k.Key, k.Fresh = p.fresh(s.W), false
 	}
@@ -144,7 +144,7 @@ func (p *Policy) Next(k Known, s Series, pl Plan, o Outcome, now time.Time) (Kno
 	case o.Reset:
 		pl.Next = now
 	case o.Restored:
-		// A plan further ahead than this policy ever makes (a wrong
+		// A poll further ahead than this policy ever sets (a wrong
 		// clock, an altered file) is not trusted: due at once.
 		if pl.Next.After(p.horizon(s, now)) {
 			pl.Next = now
@@ -180,7 +180,7 @@ func clampDelay(v, d time.Duration) time.Duration { return min(max(v, -d), d) }
 // Step is Next, and says whether what the key's other series wait for
 // changed (a row found, the key's series found to publish apart): those
 // that wait for a row may then be due sooner (SiblingFound).
-func (p *Policy) Step(k Known, s Series, pl Plan, o Outcome, now time.Time) (Known, Plan, bool) {
+func (p *Policy) Step(k Known, s Series, pl Poll, o Outcome, now time.Time) (Known, Poll, bool) {
 	seen, split := k.Key.Seen, k.Key.Split
 	k, pl = p.Next(k, s, pl, o, now)
 	return k, pl, !k.Key.Seen.Equal(seen) || k.Key.Split != split
@@ -190,20 +190,20 @@ func (p *Policy) Step(k Known, s Series, pl Plan, o Outcome, now time.Time) (Kno
 // without a window: its cadence became known, or changed (a key of its
 // own, so the key's estimate is the series'). What was learned of a
 // delay at one spacing says nothing at another.
-func (p *Policy) respaced(k Known, s Series, pl Plan) (Known, Plan) {
+func (p *Policy) respaced(k Known, s Series, pl Poll) (Known, Poll) {
 	if !s.windowless() || s.W <= 0 || pl.Spacing == s.W {
 		return k, pl
 	}
 	if pl.Spacing != 0 {
 		k.Key, k.Own, k.HasOwn = p.fresh(s.W), Estimate{}, false
 	}
-	return k, Plan{Next: pl.Next, Spacing: s.W}
+	return k, Poll{Next: pl.Next, Spacing: s.W}
 }
 
 // afterSuccess learns from a refresh at `now` that succeeded and plans the
 // next. prevNewest is the newest row before it; s holds what the answer
 // said.
-func (p *Policy) afterSuccess(k *Known, s Series, pl *Plan, o Outcome, now time.Time) time.Time {
+func (p *Policy) afterSuccess(k *Known, s Series, pl *Poll, o Outcome, now time.Time) time.Time {
 	w, prevNewest := s.W, o.PrevNewest
 	if s.Factor > 1 && w > 0 && !s.Newest.IsZero() && s.CacheTTL == 0 {
 		return p.coarse(k, s, pl, now)
@@ -287,7 +287,7 @@ func (p *Policy) afterSuccess(k *Known, s Series, pl *Plan, o Outcome, now time.
 	return p.cap(s, now, now.Add(p.MinInterval))
 }
 
-// coarse plans a series the daily budget's plan coarsens: polled for one
+// coarse plans a series the daily budget's allotment coarsens: polled for one
 // row in Factor, when the learned delay says it is out, and for nothing
 // in between. Such polls teach nothing of the delay (a poll may find the
 // row before the one it was meant for), and the series polls on its own.
@@ -299,7 +299,7 @@ func (p *Policy) afterSuccess(k *Known, s Series, pl *Plan, o Outcome, now time.
 // the rows a day over Factor whatever a late row or a restart did; the
 // phases spread the series of a window over the slot, so that they are
 // not all polled in the same minute.
-func (p *Policy) coarse(k *Known, s Series, pl *Plan, now time.Time) time.Time {
+func (p *Policy) coarse(k *Known, s Series, pl *Poll, now time.Time) time.Time {
 	pl.Polls, pl.Probing, pl.Planned, pl.Following = 0, false, false, false
 	w, f := s.W, s.Factor
 	// A row is out its window, the learned delay and a learn step after
@@ -404,7 +404,7 @@ func (p *Policy) cap(s Series, now, next time.Time) time.Time {
 // row), and if so until when: a learn step later, or as soon as the
 // leader finds the row (SiblingFound), or it polls itself once the leader
 // fails and resigns.
-func (p *Policy) WaitsForLeader(key *Estimate, s Series, pl Plan, now time.Time) (bool, time.Time) {
+func (p *Policy) WaitsForLeader(key *Estimate, s Series, pl Poll, now time.Time) (bool, time.Time) {
 	if !pl.Following || s.Newest.IsZero() || s.CacheTTL > 0 || s.W <= 0 {
 		return false, time.Time{}
 	}
@@ -420,7 +420,7 @@ func (p *Policy) WaitsForLeader(key *Estimate, s Series, pl Plan, now time.Time)
 // `at`: then the series is due at once, the 5 s floor kept. Once per find:
 // a series that polled since the find and still missed the row publishes
 // apart from that sibling, and waits for its row on its own steps.
-func (p *Policy) SiblingFound(key *Estimate, s Series, pl Plan, at time.Time) bool {
+func (p *Policy) SiblingFound(key *Estimate, s Series, pl Poll, at time.Time) bool {
 	if (pl.Polls == 0 && !pl.Following) || s.CacheTTL > 0 || s.Newest.IsZero() || s.W <= 0 {
 		return false
 	}

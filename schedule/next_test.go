@@ -243,12 +243,12 @@ func TestFollowerWaitsForAChasingLeader(t *testing.T) {
 	b.put(leader.key, "a", k)
 	b.mu.Unlock()
 	follower.Newest, follower.Following, follower.Next = row, true, now
-	if wait, until := b.WaitsForLeader(follower.key, follower.Series, follower.Plan, now); !wait || !until.After(now) {
+	if wait, until := b.WaitsForLeader(follower.key, follower.Series, follower.Poll, now); !wait || !until.After(now) {
 		t.Error("a follower polls itself while its leader chases the row")
 	}
 	leader.Failures = 1
 	leader.failure(Failure{}, now)
-	if wait, _ := b.WaitsForLeader(follower.key, follower.Series, follower.Plan, now); wait {
+	if wait, _ := b.WaitsForLeader(follower.key, follower.Series, follower.Poll, now); wait {
 		t.Error("a follower still waits for a leader that failed")
 	}
 }
@@ -267,7 +267,7 @@ func TestMissFromAnotherStartBoundsNothing(t *testing.T) {
 	now := mon.Add(30*time.Hour + 3*time.Minute)
 	k := Known{Members: 1, Key: p.fresh(day)}
 	s := Series{ID: "band", W: day, Newest: mon, Skip: 1<<time.Saturday | 1<<time.Sunday}
-	pl := Plan{Planned: true, Due: p.FirstGuess(day), Polls: 1, Missed: 72*time.Hour + 3*time.Minute, Spacing: day}
+	pl := Poll{Planned: true, Due: p.FirstGuess(day), Polls: 1, Missed: 72*time.Hour + 3*time.Minute, Spacing: day}
 	k, pl = p.Next(k, s, pl, Outcome{PrevNewest: fri}, now)
 	if k.Key.HasLow {
 		t.Errorf("a miss measured from Saturday set a lower bound %v of Monday's delay", k.Key.Low)
@@ -286,7 +286,7 @@ func TestMissFromAnotherStartBoundsNothing(t *testing.T) {
 func TestRespacedDropsWhatWasLearnedForAnotherSpacing(t *testing.T) {
 	p := Default
 	learned := Estimate{First: 61 * time.Minute, Learned: true, HasLow: true, Low: time.Hour}
-	pl := Plan{Planned: true, Due: 61 * time.Minute, Polls: 3, Missed: time.Hour, Spacing: time.Hour}
+	pl := Poll{Planned: true, Due: 61 * time.Minute, Polls: 3, Missed: time.Hour, Spacing: time.Hour}
 	k, got := p.respaced(Known{Key: learned}, Series{W: 24 * time.Hour}, pl)
 	if got.Planned || got.Polls != 0 || got.Spacing != 24*time.Hour {
 		t.Errorf("plan after the spacing changed: %+v, want a fresh one for 24h", got)

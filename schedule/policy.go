@@ -67,9 +67,9 @@ type Policy struct {
 
 	// ErrorSteps widen the waits between retries of a failing tuple.
 	ErrorSteps []time.Duration
-	// MaxPause: the longest pause or hold a plan waits out (24 h: a
+	// MaxPause: the longest pause or hold a poll waits out (24 h: a
 	// daily quota resets within a day; upstream.MaxRestoredPause caps a
-	// saved pause alike). A plan taken back further ahead than this, or
+	// saved pause alike). A poll taken back further ahead than this, or
 	// than two rows, is not trusted (Outcome.Restored).
 	MaxPause time.Duration
 }

@@ -20,16 +20,16 @@ func TestPolicyNext(t *testing.T) {
 		name  string
 		known Known
 		s     Series
-		plan  Plan
+		plan  Poll
 		out   Outcome
 		now   time.Time
 		want  time.Time
-		check func(t *testing.T, k Known, pl Plan)
+		check func(t *testing.T, k Known, pl Poll)
 	}{{
 		name: "cold start, closed intervals: the newest row's age bounds the delay",
 		s:    Series{Newest: row}, out: Outcome{}, now: row.Add(h + 10*time.Second),
 		want: next.Add(h + 10*time.Second),
-		check: func(t *testing.T, k Known, pl Plan) {
+		check: func(t *testing.T, k Known, pl Poll) {
 			if k.Key.First != h+10*time.Second || k.Key.Learned {
 				t.Errorf("estimate %+v, want First 1h0m10s (before the first guess), not learned yet", k.Key)
 			}
@@ -38,7 +38,7 @@ func TestPolicyNext(t *testing.T) {
 		name: "cold start, a live upstream: the next row is probed for at its start",
 		s:    Series{Newest: next}, out: Outcome{}, now: next.Add(45 * time.Minute),
 		want: next.Add(h),
-		check: func(t *testing.T, k Known, pl Plan) {
+		check: func(t *testing.T, k Known, pl Poll) {
 			if !k.Key.Learned || !pl.Probing || pl.Due != 0 {
 				t.Errorf("estimate %+v plan %+v, want a probe at the interval's start", k.Key, pl)
 			}
@@ -49,22 +49,22 @@ func TestPolicyNext(t *testing.T) {
 		now: next.Add(h + 10*time.Minute), want: next.Add(h + 10*time.Minute + h),
 	}, {
 		name:  "the row is due and not there: polled again a learn step later",
-		known: Known{Key: learned}, s: Series{Newest: row}, plan: Plan{Planned: true, Due: learned.First},
+		known: Known{Key: learned}, s: Series{Newest: row}, plan: Poll{Planned: true, Due: learned.First},
 		out: Outcome{PrevNewest: row}, now: next.Add(learned.First),
 		want: next.Add(learned.First + 72*time.Second),
-		check: func(t *testing.T, k Known, pl Plan) {
+		check: func(t *testing.T, k Known, pl Poll) {
 			if pl.Polls != 1 || pl.Missed != learned.First || k.Key.Chaser != "a" {
 				t.Errorf("plan %+v chaser %q, want one miss at the estimate, chased by a", pl, k.Key.Chaser)
 			}
 		},
 	}, {
 		name:  "a late row found: the estimate rises to it plus a jitter margin, the miss is the low bound",
-		known: Known{Key: learned}, s: Series{Newest: next}, plan: Plan{Planned: true, Polls: 2, Missed: h + 12*time.Minute},
+		known: Known{Key: learned}, s: Series{Newest: next}, plan: Poll{Planned: true, Polls: 2, Missed: h + 12*time.Minute},
 		out: Outcome{PrevNewest: row}, now: next.Add(h + 14*time.Minute),
 		// The bracket (1h12m, 1h14m36s] is wider than two learn steps:
 		// the next row is probed for at once, 78 s (half of it) below.
 		want: next.Add(h + h + 13*time.Minute + 18*time.Second),
-		check: func(t *testing.T, k Known, pl Plan) {
+		check: func(t *testing.T, k Known, pl Poll) {
 			if k.Key.First != h+14*time.Minute+36*time.Second || !k.Key.HasLow || k.Key.Low != h+12*time.Minute {
 				t.Errorf("estimate %+v, want First 1h14m36s and Low 1h12m", k.Key)
 			}
@@ -74,10 +74,10 @@ func TestPolicyNext(t *testing.T) {
 		},
 	}, {
 		name:  "a probe that missed: its offset is the new low bound, and the estimate is polled",
-		known: Known{Key: learned}, s: Series{Newest: row}, plan: Plan{Planned: true, Probing: true, Due: h + 8*time.Minute},
+		known: Known{Key: learned}, s: Series{Newest: row}, plan: Poll{Planned: true, Probing: true, Due: h + 8*time.Minute},
 		out: Outcome{PrevNewest: row}, now: next.Add(h + 8*time.Minute + 48*time.Second),
 		want: next.Add(learned.First),
-		check: func(t *testing.T, k Known, pl Plan) {
+		check: func(t *testing.T, k Known, pl Poll) {
 			if !k.Key.HasLow || k.Key.Low != learned.First-learned.Depth || k.Key.RowMisses != 1 {
 				t.Errorf("estimate %+v, want Low at the probe", k.Key)
 			}
@@ -87,7 +87,7 @@ func TestPolicyNext(t *testing.T) {
 		known: Known{Members: 2, Key: Estimate{First: learned.First, Depth: learned.Depth, Learned: true, Leader: "b", LeaderAt: row.Add(h + 10*time.Minute)}},
 		s:     Series{Newest: next}, out: Outcome{PrevNewest: row}, now: next.Add(h + 10*time.Minute),
 		want: next.Add(h + learned.First + 15*time.Minute),
-		check: func(t *testing.T, k Known, pl Plan) {
+		check: func(t *testing.T, k Known, pl Poll) {
 			if !pl.Following || k.Key.Leader != "b" {
 				t.Errorf("plan %+v leader %q, want a follower of b, its fallback a quarter window on", pl, k.Key.Leader)
 			}
@@ -107,7 +107,7 @@ func TestPolicyNext(t *testing.T) {
 		name: "a third failure in a row waits a minute", known: Known{Key: Estimate{Leader: "a", Chaser: "a"}},
 		s: Series{Newest: row, Failures: 3}, out: Outcome{Err: &Failure{}}, now: row,
 		want: row.Add(time.Minute),
-		check: func(t *testing.T, k Known, pl Plan) {
+		check: func(t *testing.T, k Known, pl Poll) {
 			if k.Key.Leader != "" || k.Key.Chaser != "" {
 				t.Errorf("a failing series still leads: %+v", k.Key)
 			}
@@ -119,7 +119,7 @@ func TestPolicyNext(t *testing.T) {
 		name: "held back by the budget: asked when it has a call, and still leading", known: Known{Key: Estimate{Leader: "a"}},
 		s: Series{Failures: 0}, out: Outcome{Err: &Failure{HeldBack: true, RetryAfter: 2 * time.Minute}}, now: row,
 		want: row.Add(2 * time.Minute),
-		check: func(t *testing.T, k Known, pl Plan) {
+		check: func(t *testing.T, k Known, pl Poll) {
 			if k.Key.Leader != "a" {
 				t.Error("a call never sent resigned the leader")
 			}
@@ -231,10 +231,10 @@ func TestNextSaysWhenSiblingsMayBeDue(t *testing.T) {
 	st.Newest = row.Add(time.Hour)
 	now = st.Newest.Add(time.Hour + time.Minute)
 	var siblings bool
-	if st.Plan, siblings = b.Next(st.key, st.Series, st.Plan, Outcome{PrevNewest: row}, now); !siblings {
+	if st.Poll, siblings = b.Next(st.key, st.Series, st.Poll, Outcome{PrevNewest: row}, now); !siblings {
 		t.Error("a new row found, and Next does not say so")
 	}
-	if st.Plan, siblings = b.Next(st.key, st.Series, st.Plan, Outcome{PrevNewest: st.Newest}, now.Add(time.Minute)); siblings {
+	if st.Poll, siblings = b.Next(st.key, st.Series, st.Poll, Outcome{PrevNewest: st.Newest}, now.Add(time.Minute)); siblings {
 		t.Error("nothing new found, and Next says the siblings may be due")
 	}
 }
@@ -253,9 +253,9 @@ func TestTradingDaysSkipWeekends(t *testing.T) {
 	s := Series{ID: "a", W: day, Newest: friday}
 	found := friday.Add(day + 2*time.Hour) // Friday's row, found Saturday 02:00
 	k := Known{Key: p.fresh(day)}
-	_, plain := p.Next(k, s, Plan{}, Outcome{PrevNewest: friday.Add(-day)}, found)
+	_, plain := p.Next(k, s, Poll{}, Outcome{PrevNewest: friday.Add(-day)}, found)
 	s.Skip = 1<<time.Saturday | 1<<time.Sunday
-	_, trading := p.Next(k, s, Plan{}, Outcome{PrevNewest: friday.Add(-day)}, found)
+	_, trading := p.Next(k, s, Poll{}, Outcome{PrevNewest: friday.Add(-day)}, found)
 	monday := friday.Add(3 * day)
 	if plain.Next.After(monday) {
 		t.Errorf("without Skip the next poll is at %v, want one for Saturday's row", plain.Next)

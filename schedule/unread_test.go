@@ -26,9 +26,9 @@ func TestUnreadIsPolledAsALateRow(t *testing.T) {
 		for i, n := range tc.failures {
 			s := Series{ID: "k", Window: tc.window, W: tc.w, Failures: n, Newest: now.Truncate(tc.w).Add(-tc.w)}
 			k := Known{Fresh: true}
-			k, _ = p.Next(k, s, Plan{}, Outcome{}, now) // a first success: the key's estimate
+			k, _ = p.Next(k, s, Poll{}, Outcome{}, now) // a first success: the key's estimate
 			before := k.Key
-			k2, pl := p.Next(k, s, Plan{}, Outcome{Unread: true}, now)
+			k2, pl := p.Next(k, s, Poll{}, Outcome{Unread: true}, now)
 			if got := pl.Next.Sub(now); got != tc.want[i] {
 				t.Errorf("%s, %d answers from the future in a row: next poll after %s, want %s", tc.window, n, got, tc.want[i])
 			}
