@@ -244,15 +244,43 @@
               runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainDailyBudgetRunsOutEarly'),
             },
           },
-          // The configuration costs more than the budget: the exporter polls
-          // the finest windows less often (onchain_exporter_coarsening_factor
-          // above 1), a predictable degradation the user should know of.
+          // The configuration costs more than the budget, and the exporter
+          // polls series less often than their rows come that nobody allowed
+          // it to. A pattern entry that says coarsen: true accepts it for its
+          // own series, and the budget's plan coarsens the series of
+          // patterns first (docs/budget.md): those named one by one are cut
+          // only once every pattern's are polled weekly, a window's
+          // coarsening factor then at a week over its spacing (7 for day,
+          // 168 hour, 1008 10min, 10080 min). A pattern that does not allow
+          // it and would be cut is refused at load and reload. So the alert
+          // fires when the API has no pattern entry (coarsen: is a
+          // pattern's key alone), or when a window is at that weekly cap.
+          // Not seen: a pattern without coarsen: true cut by a budget lower
+          // at run time than at load (X-Daily-Limit, the key's plan read
+          // again); the log names it, no metric says which entries allow
+          // coarsening.
           {
             alert: 'OnchainForecastExceedsBudget',
             expr: |||
-              sum by (%(groupLabels)s, api) (max without (%(memberLabels)s) (onchain_exporter_forecast_calls_per_day{%(onchainSelector)s}))
-                > on (%(groupLabels)s, api)
-              max by (%(groupLabels)s, api) (onchain_exporter_daily_budget_calls{%(onchainSelector)s})
+              (
+                sum by (%(groupLabels)s, api) (max without (%(memberLabels)s) (onchain_exporter_forecast_calls_per_day{%(onchainSelector)s}))
+                  > on (%(groupLabels)s, api)
+                max by (%(groupLabels)s, api) (onchain_exporter_daily_budget_calls{%(onchainSelector)s})
+              )
+              unless on (%(groupLabels)s, api)
+              (
+                  count by (%(groupLabels)s, api) (onchain_exporter_pattern_tuples{%(onchainSelector)s} > 0)
+                unless on (%(groupLabels)s, api)
+                  (
+                      onchain_exporter_coarsening_factor{%(onchainSelector)s, window="day"} >= 7
+                    or
+                      onchain_exporter_coarsening_factor{%(onchainSelector)s, window="hour"} >= 168
+                    or
+                      onchain_exporter_coarsening_factor{%(onchainSelector)s, window="10min"} >= 1008
+                    or
+                      onchain_exporter_coarsening_factor{%(onchainSelector)s, window="min"} >= 10080
+                  )
+              )
             ||| % cfg,
             'for': '15m',
             labels: {
@@ -260,7 +288,7 @@
             },
             annotations: {
               summary: 'The configuration costs more calls a day than the daily budget.',
-              description: "The configuration in force (job {{ $labels.job }}) would make {{ $value | humanize }} calls a day to the {{ $labels.api }} API, more than its daily budget (daily_budget or the upstream's X-Daily-Limit); the exporter polls its finest windows less often than their rows come.",
+              description: "The configuration in force (job {{ $labels.job }}) would make {{ $value | humanize }} calls a day to the {{ $labels.api }} API, more than its daily budget (daily_budget or the upstream's X-Daily-Limit); the exporter polls series that no pattern's coarsen: true covers (entries named one by one, or every series once the patterns' are polled weekly) less often than their rows come.",
               runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainForecastExceedsBudget'),
             },
           },
