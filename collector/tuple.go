@@ -127,7 +127,8 @@ func (s *Tuple) check(t *config.Tuple, now time.Time) error {
 // peer's row, a state file's entry) and of a fetched answer's: check, and
 // no more samples than an answer for t gives. A peer's samples are also
 // fitted to the file's fields (decode.Fit); a saved entry's are those of
-// the tuple it was saved for (its digest), fitted too by TakeSaved.
+// the tuple it was saved for (its digest; decode.Refit for the fields
+// the file does not list).
 func admit(t *config.Tuple, s *Tuple, now time.Time) error {
 	if err := s.check(t, now); err != nil {
 		return err
@@ -160,14 +161,14 @@ func TakeSaved(raw json.RawMessage, t *config.Tuple, now time.Time) (Tuple, erro
 	if e.Digest != digest(t) {
 		return Tuple{}, ErrNotThisTuple
 	}
-	if err := decode.Fit(t, e.State.Samples); err != nil {
-		// Families named otherwise since it was saved (docs/naming.md):
-		// the next refresh serves them under their names of today.
-		return Tuple{}, fmt.Errorf("%w: %v", ErrNotThisTuple, err)
-	}
 	e.State.Failures, e.State.Polls = max(e.State.Failures, 0), max(e.State.Polls, 0)
 	if err := admit(t, &e.State, now); err != nil {
 		return Tuple{}, err
+	}
+	if err := decode.Refit(t, e.State.Samples); err != nil {
+		// A family named otherwise since it was saved (docs/naming.md):
+		// the next refresh serves it under its name of today.
+		return Tuple{}, fmt.Errorf("%w: %v", ErrNotThisTuple, err)
 	}
 	return e.State, nil
 }

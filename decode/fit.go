@@ -152,6 +152,30 @@ func ToWire(t *config.Tuple, samples []Sample) []Wire {
 	return out
 }
 
+// Refit gives a state file's samples of fields outside the tuple's own
+// (named by the table of known fields or the naming rule) those fields as
+// they are today, HELP and unit included, or says which is named
+// otherwise now: the entry is then not taken, and the next refresh serves
+// the family under its name of today. A sample of a field the tuple lists
+// is the tuple's (its digest holds the fields).
+func Refit(t *config.Tuple, samples []Sample) error {
+	for i := range samples {
+		x := &samples[i]
+		if x.Field == nil || x.Field.Source == "" && !strings.HasPrefix(x.Field.Help, "Field ") {
+			continue
+		}
+		if !t.AllNumeric {
+			return fmt.Errorf("field %q is not one the file asks of this tuple", text.Clip(x.Field.Name, 64, "…"))
+		}
+		g := t.DerivedField(source(x.Field))
+		if g.Name != x.Field.Name {
+			return fmt.Errorf("field %s is named %s now, not %s", text.Clip(source(x.Field), 64, "…"), g.Name, text.Clip(x.Field.Name, 64, "…"))
+		}
+		x.Field = g
+	}
+	return nil
+}
+
 // source is the row field a family outside the tuple's fields comes from:
 // its Source, or in a state file written before fields had one, the field
 // its HELP named ("Field <field> of ...").
