@@ -16,6 +16,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 )
 
 // The cluster benchmark runs the freshness workload (a window's tuples,
@@ -60,6 +61,10 @@ type ClusterOptions struct {
 	KillAfter time.Duration
 	// PeerTimeout is --cluster.peer-timeout (0: clusterPeerTimeout).
 	PeerTimeout time.Duration
+	// Skew puts the clock of the last member off the true time by as
+	// much: its engine's and its heartbeats' (a host whose clock is
+	// wrong). The fake upstream keeps the true time.
+	Skew time.Duration
 }
 
 // clusterPeerTimeout is --cluster.peer-timeout's default.
@@ -433,7 +438,11 @@ func RunCluster(o ClusterOptions) (*ClusterRun, error) {
 	defer s.close()
 	n := max(o.Members, 1)
 	for i := range n {
-		if _, err := s.start(fmt.Sprintf("m%d", i+1), o.Members > 0); err != nil {
+		var skew time.Duration
+		if i == n-1 {
+			skew = o.Skew
+		}
+		if _, err := s.start(fmt.Sprintf("m%d", i+1), o.Members > 0, skew); err != nil {
 			return nil, err
 		}
 	}
@@ -545,16 +554,25 @@ func RunCluster(o ClusterOptions) (*ClusterRun, error) {
 }
 
 // start starts a member and joins it to the first one; with cluster
-// false, an exporter alone (cluster mode off).
-func (s *clusterSim) start(name string, clustered bool) (*clusterMember, error) {
+// false, an exporter alone (cluster mode off). Its clock is off the true
+// time by skew.
+func (s *clusterSim) start(name string, clustered bool, skew time.Duration) (*clusterMember, error) {
 	m := &clusterMember{name: name, reg: prometheus.NewRegistry(), out: ClusterMember{Name: name}}
 	var err error
 	var peers []string
 	if len(s.members) > 0 && s.members[0].peer != nil {
 		peers = []string{s.members[0].peer.Self().Address}
 	}
+	var clk clock.Clock = s.clock
+	if skew != 0 {
+		clk = skewedClock{s.clock, skew}
+	}
 	if clustered {
-		m.peer, err = cluster.Create(clusterMemberConfig(name, s.peerTimeout, peers...), log.NewNopLogger(), m.reg)
+		cfg := clusterMemberConfig(name, s.peerTimeout, peers...)
+		if skew != 0 {
+			cfg.Clock = func() time.Time { return time.Now().Add(skew) }
+		}
+		m.peer, err = cluster.Create(cfg, log.NewNopLogger(), m.reg)
 		if err != nil {
 			return nil, err
 		}
@@ -562,7 +580,7 @@ func (s *clusterSim) start(name string, clustered bool) (*clusterMember, error) 
 	// Each member parses the file, as its process would.
 	m.cfg, err = config.Parse("cluster.yml", []byte(s.yml), func(string) string { return "bench" })
 	if err == nil {
-		m.exp, err = collector.New(m.cfg, log.NewNopLogger(), m.reg, collector.Options{Clock: s.clock, Peer: m.peer})
+		m.exp, err = collector.New(m.cfg, log.NewNopLogger(), m.reg, collector.Options{Clock: clk, Peer: m.peer})
 	}
 	if err != nil {
 		_ = m.peer.Leave(time.Second)
@@ -601,7 +619,7 @@ func (s *clusterSim) close() {
 // where it is) serves every tuple's row with no upstream call.
 func (s *clusterSim) join(r *ClusterRun, names []string) error {
 	calls := s.fake.Calls("data")
-	m, err := s.start("joined", true)
+	m, err := s.start("joined", true, 0)
 	if err != nil {
 		return err
 	}
@@ -734,3 +752,15 @@ func (s *clusterSim) scrapeAll(first bool, now time.Time, afterKill bool, names 
 	}
 	return nil
 }
+
+// skewedClock is a member's clock off the true one by skew: it reads the
+// true time plus skew, and a timer set for its time t fires when the true
+// clock reaches t less skew.
+type skewedClock struct {
+	clock.Clock
+	skew time.Duration
+}
+
+func (c skewedClock) Now() time.Time { return c.Clock.Now().Add(c.skew) }
+
+func (c skewedClock) At(t time.Time, f func()) clock.Timer { return c.Clock.At(t.Add(-c.skew), f) }

@@ -17,8 +17,9 @@ import (
 func TestBudgetDayOnTheClusterClock(t *testing.T) {
 	const skew = 3 * time.Minute
 	a := start(t, testConfig("a"))
-	b := create(t, testConfig("b", a.address()))
-	b.skew.Store(int64(skew))
+	ahead := testConfig("b", a.address())
+	ahead.Clock = func() time.Time { return time.Now().Add(skew) }
+	b := create(t, ahead)
 	if err := b.Join(t.Context()); err != nil {
 		t.Fatal(err)
 	}

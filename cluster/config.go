@@ -121,6 +121,11 @@ type Config struct {
 	MaxStateBytes int
 	// MaxDeltaBytes is the largest delta taken from a peer. 0: 1 MiB.
 	MaxDeltaBytes int
+	// Clock is the wall clock this member's heartbeats carry, against
+	// which the others' clocks are measured. nil: time.Now. A test or a
+	// benchmark gives a clock that is off, to play a member whose host
+	// clock is wrong.
+	Clock func() time.Time
 }
 
 // AddFlags registers the cluster flags on app and returns the Config they

@@ -140,8 +140,14 @@ func decodeHeartbeat(b []byte) (name, digest string, sent time.Time, err error) 
 	return string(n), string(d), time.Unix(0, int64(binary.BigEndian.Uint64(rest))), nil
 }
 
-// clock is the wall clock heartbeats carry and are measured by.
-func (p *Peer) clock() time.Time { return time.Now().Add(time.Duration(p.skew.Load())) }
+// clock is the wall clock heartbeats carry and are measured by
+// (Config.Clock).
+func (p *Peer) clock() time.Time {
+	if p.cfg.Clock != nil {
+		return p.cfg.Clock()
+	}
+	return time.Now()
+}
 
 // heartbeats sends this member's heartbeat to every other live member
 // every heartbeat interval, and at once when asked (beatNow), and lets the

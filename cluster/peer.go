@@ -51,7 +51,6 @@ type Peer struct {
 	offset   atomic.Int64
 	selfFar  bool
 	beat     chan struct{}
-	skew     atomic.Int64 // added to the clock heartbeats read; a test sets it
 
 	statesMu sync.RWMutex
 	states   map[string]State

@@ -86,8 +86,9 @@ func TestOwnersShareADigest(t *testing.T) {
 func TestClockOffsetFromHeartbeats(t *testing.T) {
 	a := start(t, testConfig("a"))
 	b := start(t, testConfig("b", a.address()))
-	c := create(t, testConfig("c", a.address()))
-	c.skew.Store(int64(3 * time.Hour))
+	skewed := testConfig("c", a.address())
+	skewed.Clock = func() time.Time { return time.Now().Add(3 * time.Hour) }
+	c := create(t, skewed)
 	if err := c.Join(t.Context()); err != nil {
 		t.Fatal(err)
 	}
