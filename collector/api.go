@@ -91,6 +91,13 @@ type apiCollector struct {
 	// unfilled counts those still waiting for it.
 	filled   chan struct{}
 	unfilled int
+	// fill is the tuples never asked (fill.go); hold, while it runs, is
+	// a call held back by rate_limit or daily_budget: no refresh starts
+	// until it ends; wait is what the due tuples wait for now.
+	fill       fillState
+	hold, wait waitState
+	// engine is the fill and the wait as published (engineView).
+	engine atomic.Pointer[engineView]
 
 	// view is what scrapes read: published under mu, read without it.
 	view atomic.Pointer[apiView]
@@ -116,6 +123,9 @@ type refreshRun struct {
 	tuple *config.Tuple
 	api   *config.API
 	up    *upstream.Client
+	// turn is the turn of rate_limit taken for it (dispatch): its call
+	// spends it, or gives it back when it is never sent.
+	turn *upstream.Turn
 }
 
 func newAPICollector(name string, e *Exporter, logger log.Logger) *apiCollector {
@@ -156,7 +166,7 @@ func (c *apiCollector) Collect(ctx context.Context) ([]exposition.Sample, bool) 
 	}
 	v = c.view.Load()
 	now = c.clk.Now()
-	var stale float64
+	var stale, due, unasked float64
 	fresh := !timedOut
 	out := make([]exposition.Sample, 0, 4*len(v.tuples))
 	excess := excessTally{}
@@ -170,12 +180,20 @@ func (c *apiCollector) Collect(ctx context.Context) ([]exposition.Sample, bool) 
 		}
 		out = tv.emit(out, now, v.api.MaxStaleness)
 		excess.add(tv, now)
+		if !tv.inflight && !tv.next.After(now) {
+			due++
+		}
+		if !tv.asked {
+			unasked++
+		}
 	}
 	name := c.name
 	if c.bm != nil {
 		c.bm.Observe(name, v.up.Budget(), now)
 	}
 	c.m.staleServed.WithLabelValues(name).Add(stale)
+	c.m.due.WithLabelValues(name).Set(due)
+	c.m.unasked.WithLabelValues(name).Set(unasked)
 	for window, x := range excess {
 		c.m.excess.WithLabelValues(name, window).Set(x.sum.Seconds() / float64(max(x.n, 1)))
 	}
@@ -223,7 +241,8 @@ func (c *apiCollector) refresh(st *tupleState, r refreshRun) {
 	defer cancel()
 
 	start := c.clk.Now()
-	d, err := c.fetch(ctx, r.up, r.tuple, start)
+	d, err := c.fetch(upstream.WithTurn(ctx, r.turn), r.up, r.tuple, start)
+	r.turn.Release()
 	c.mu.Lock()
 	st.inflight = false
 	c.running--
@@ -254,7 +273,7 @@ func refreshEvent(start time.Time, d *decode.Answer, err error) event {
 		return event{kind: evFetched, start: start, answer: d}
 	case e == nil:
 		return event{kind: evFailed, start: start, err: upstream.AsError(err)}
-	case e.HeldBack && e.Code == "budget_exhausted":
+	case e.HeldBack:
 		return event{kind: evHeld, start: start, err: e}
 	case e.Refused:
 		return event{kind: evRefused, start: start, err: e}

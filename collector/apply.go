@@ -10,9 +10,13 @@ import (
 // handleLocked passes an event of a tuple through the door (step) and
 // applies what it did: the one way a tuple's state changes.
 func (c *apiCollector) handleLocked(st *tupleState, ev event) {
+	asked := st.asked()
 	fx := c.transitLocked(st, ev)
 	c.noteLocked(st, ev, fx) // what the operator's page shows (view.go)
 	c.applyLocked(st, fx)
+	if !asked && st.asked() && !st.removed {
+		c.askedLocked(c.clk.Now()) // after it is placed: the fill may end
+	}
 }
 
 // transitLocked passes an event through the door and keeps the state it
@@ -65,6 +69,9 @@ func (c *apiCollector) applyLocked(st *tupleState, fx effects) {
 		}
 	}
 	c.logLocked(st, fx.logs)
+	if fx.held && fx.holdUntil.After(c.hold.until) {
+		c.hold = waitState{until: fx.holdUntil, by: fx.holdBy}
+	}
 	if fx.rowDelay != nil {
 		c.m.rowDelay.WithLabelValues(c.name, t.Window).Observe(fx.rowDelay.Seconds())
 	}
@@ -139,4 +146,19 @@ func (c *apiCollector) filledLocked(st *tupleState) {
 	if c.unfilled == 0 {
 		close(c.filled)
 	}
+}
+
+// releaseFirstLocked ends the first fill's wait of scrapes: the engine
+// waits for a turn of its limits, so the tuples not yet asked will not be
+// before a scrape's deadline. The fill goes on; scrapes serve what is
+// there.
+func (c *apiCollector) releaseFirstLocked() {
+	if c.unfilled == 0 {
+		return
+	}
+	for _, st := range c.states {
+		st.first = false
+	}
+	c.unfilled = 0
+	close(c.filled)
 }

@@ -29,10 +29,11 @@ type eventKind uint8
 const (
 	// evFetched: an answer fetched here and decoded (event.answer).
 	evFetched eventKind = iota
-	// evFailed: a refresh that failed on the wire or was held back by
-	// rate_limit (event.err).
+	// evFailed: a refresh that failed on the wire, or its answer
+	// (event.err).
 	evFailed
-	// evHeld: a refresh the daily budget held back, never sent.
+	// evHeld: a refresh rate_limit or the daily budget held back, never
+	// sent (event.err: its limit and when it has a turn again).
 	evHeld
 	// evRefused: the key's plan refused the tuple's request (event.err);
 	// event.sibling when another tuple of its endpoint and window was
@@ -158,6 +159,12 @@ type effects struct {
 	sent, fallback, send bool
 	// received: a peer's row was taken.
 	received bool
+	// held: the refresh was held back, not sent; no refresh of the API
+	// starts before holdUntil (rate_limit's next turn, daily_budget's
+	// next call), by holdBy.
+	held      bool
+	holdUntil time.Time
+	holdBy    string
 	// filled: the tuple's first refresh (or a row standing for it) ended.
 	filled bool
 	// refuseKey: hold the key's other tuples with this refusal.
@@ -195,14 +202,17 @@ func step(d door, s cell, ev event) (cell, effects) {
 		}
 		return failed(d, s, ev, fx)
 	case evHeld:
-		// Not sent: the daily budget has no call for it now. Nothing
-		// failed and nothing was tried: the last good value stays
-		// served as it was (max_staleness does not run), and the tuple
-		// is asked again when the budget has a call.
-		s.heldAt, fx.filled = d.now, true
-		d.plan(&s, &fx, schedule.Outcome{Err: failure(ev.err)})
-		fx.log(&s, "refresh held back by daily_budget", ev.err.Error())
-		fx.logs[len(fx.logs)-1].warn = false
+		// Not sent: rate_limit has no turn, or the daily budget no
+		// call, for it now. Nothing failed and nothing was tried: the
+		// last good value stays served as it was (max_staleness does
+		// not run), query_success says what the last call said, and
+		// the plan stands: the tuple is still due, in its place, and
+		// the engine starts no refresh of the API until the limit has
+		// a turn again. A wait, said by the page and
+		// onchain_exporter_tuples_due, not a line per series.
+		s.heldAt, fx.filled, fx.held = d.now, true, true
+		fx.holdUntil, fx.holdBy = d.now.Add(max(ev.err.RetryAfter, 0)), ev.err.HeldBy()
+		fx.logs = append(fx.logs, logLine{msg: "refresh held back by " + ev.err.HeldBy(), err: ev.err.Error()})
 		return s, fx
 	case evRefused:
 		if ev.sibling {
@@ -393,10 +403,8 @@ func failed(d door, s cell, ev event, fx effects) (cell, effects) {
 func failedAs(d door, s cell, ev event, fx effects, o schedule.Outcome) (cell, effects) {
 	e := ev.err
 	fx.filled = true
-	if !e.HeldBack {
-		fx.sent, fx.send, fx.fallback = true, true, s.fallback
-		s.awaitFrom, s.fallback = time.Time{}, false
-	}
+	fx.sent, fx.send, fx.fallback = true, true, s.fallback
+	s.awaitFrom, s.fallback = time.Time{}, false
 	s.LastAttempt = ev.start
 	s.OK, s.LastCode = false, e.Code
 	s.Failures++
@@ -546,7 +554,7 @@ func (e *decodeError) Error() string { return e.msg }
 
 // failure is what the policy needs of an error.
 func failure(e *upstream.Error) *schedule.Failure {
-	return &schedule.Failure{HeldBack: e.HeldBack, RetryAfter: e.RetryAfter, Hold: e.Hold, PauseUntil: e.PauseUntil}
+	return &schedule.Failure{RetryAfter: e.RetryAfter, Hold: e.Hold, PauseUntil: e.PauseUntil}
 }
 
 // futureRows says which rows an answer dated in the future.

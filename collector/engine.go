@@ -3,6 +3,8 @@ package collector
 import (
 	"container/heap"
 	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
 // The refresh engine of one API. It owns the plan of its tuples: a queue
@@ -115,24 +117,42 @@ func (c *apiCollector) dispatch() {
 		c.timer = nil
 	}
 	late := false
+	c.wait = waitState{}
 	if !c.closed && !c.idle(now) {
-		for c.running < c.api.Concurrency {
+		// A refresh starts with a turn of rate_limit taken for it: a due
+		// tuple that has none waits for the next in its place; it is not
+		// sent to be held back and planned again.
+		for c.running < c.api.Concurrency && c.queue.due(now) {
+			turn, wait := c.turnLocked(now)
+			if turn == nil {
+				c.wait = wait
+				if c.running == 0 {
+					c.releaseFirstLocked() // no scrape waits for a turn
+				}
+				break
+			}
 			st := c.popDueLocked(now)
 			if st == nil {
+				turn.Release()
 				break
 			}
 			if c.awaitOwnerLocked(st, now) {
+				turn.Release()
 				heap.Push(&c.queue, st) // the owner's row is expected by then
 				continue
 			}
-			c.startLocked(st)
+			c.startLocked(st, turn)
 		}
 		if next := c.queue.first(); next != nil {
 			// Due and waiting for a slot: a refresh that ends wakes
-			// the loop; the timer is the fallback.
+			// the loop; the timer is the fallback. Due and waiting for a
+			// turn: the timer wakes it when the turn frees.
 			at := now.Add(time.Second)
-			if next.Next.After(now) {
-				at = next.Next
+			switch {
+			case !c.wait.until.IsZero():
+				at = c.wait.until
+			case !c.queue.due(now):
+				at = c.queue.key(next)
 			}
 			c.timer = c.clk.At(at, c.wake)
 			// A simulated clock moved past at while this plan was made
@@ -142,6 +162,7 @@ func (c *apiCollector) dispatch() {
 			late = !c.clk.Now().Before(at)
 		}
 	}
+	c.publishEngineLocked(now)
 	c.handled = wakes
 	if late {
 		c.wakes.Add(1)
@@ -150,13 +171,14 @@ func (c *apiCollector) dispatch() {
 	c.settled.Broadcast()
 }
 
-// startLocked starts the refresh of a tuple taken off the queue.
-func (c *apiCollector) startLocked(st *tupleState) {
+// startLocked starts the refresh of a tuple taken off the queue, with
+// the turn of rate_limit taken for it.
+func (c *apiCollector) startLocked(st *tupleState, turn *upstream.Turn) {
 	c.running++
 	st.inflight = true
 	c.publishLocked(st)
 	c.wg.Add(1)
-	go c.refresh(st, refreshRun{tuple: st.tuple, api: c.api, up: c.up})
+	go c.refresh(st, refreshRun{tuple: st.tuple, api: c.api, up: c.up, turn: turn})
 }
 
 // settle waits until the loop has handled every wake and no refresh is
@@ -169,8 +191,11 @@ func (c *apiCollector) settle() {
 	}
 }
 
-// close stops the engine and the refreshes under way, and waits for them.
+// close stops the engine and the refreshes under way, and waits for them;
+// its gauges of the fill and the wait go with it.
 func (c *apiCollector) close() {
+	c.m.due.DeleteLabelValues(c.name)
+	c.m.unasked.DeleteLabelValues(c.name)
 	c.mu.Lock()
 	c.closed = true
 	if c.timer != nil {

@@ -14,6 +14,8 @@ type selfMetrics struct {
 	pubDelay    *prometheus.GaugeVec
 	rowDelay    *prometheus.HistogramVec
 	excess      *prometheus.GaugeVec
+	due         *prometheus.GaugeVec
+	unasked     *prometheus.GaugeVec
 }
 
 func newSelfMetrics(reg prometheus.Registerer) *selfMetrics {
@@ -31,6 +33,10 @@ func newSelfMetrics(reg prometheus.Registerer) *selfMetrics {
 		excess: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "excess_staleness_seconds",
 			Help: "At the last scrape, the mean over the window's scheduled tuples of how far the row served is behind the newest row the upstream has published by the learned publication delay (its lower bound where known): 0 when every tuple serves the newest row. avg_over_time of it is the mean excess staleness."}, []string{"api", "window"}),
 	}
-	reg.MustRegister(m.staleServed, m.tuples, m.pubDelay, m.rowDelay, m.excess)
+	m.due = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "tuples_due",
+		Help: "At the last scrape, tuples whose refresh is due and has not started: waiting for a turn of rate_limit, a call of daily_budget or a free connection (concurrency). Not failures: each keeps its value, and the wait is on the page."}, api)
+	m.unasked = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "tuples_unasked",
+		Help: "At the last scrape, tuples not yet asked once since they were configured: what is left of the first fill, which asks every tuple once before any twice."}, api)
+	reg.MustRegister(m.staleServed, m.tuples, m.pubDelay, m.rowDelay, m.excess, m.due, m.unasked)
 	return m
 }

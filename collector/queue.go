@@ -6,42 +6,77 @@ import (
 )
 
 // planQueue is the plan of one API: its tuples not in flight, ordered by
-// when each is due (the Plan the policy returned), earliest first. The engine pops what
-// is due and pushes a tuple back when its refresh ends; it is guarded by
-// the apiCollector's lock.
-type planQueue []*tupleState
+// when each is due (the Plan the policy returned), earliest first, the
+// configuration's order among equals. The engine pops what is due and
+// pushes a tuple back when its refresh ends; it is guarded by the
+// apiCollector's lock.
+//
+// During a fill (fill.go), a tuple never asked is ordered as if due when
+// the fill began, at the latest, and one asked already is due the fill's
+// length later than its plan says: every tuple gets its first value
+// before any is asked a second time, unless one was due longer ago than
+// the whole fill takes (docs/budget.md, "The first fill").
+type planQueue struct {
+	items []*tupleState
+	// filling: tuples never asked remain; since is when the fill began,
+	// hold the fill's length at the rate in force.
+	filling bool
+	since   time.Time
+	hold    time.Duration
+}
 
-func (q planQueue) Len() int { return len(q) }
-func (q planQueue) Less(i, j int) bool {
-	if c := q[i].Next.Compare(q[j].Next); c != 0 {
+// key is when a tuple comes in the queue's order.
+func (q *planQueue) key(st *tupleState) time.Time {
+	switch {
+	case !q.filling:
+		return st.Next
+	case !st.asked():
+		if st.Next.After(q.since) {
+			return st.Next // held for a reason of its own (a cluster's owner)
+		}
+		return q.since
+	}
+	return st.Next.Add(q.hold)
+}
+
+func (q *planQueue) Len() int { return len(q.items) }
+func (q *planQueue) Less(i, j int) bool {
+	if c := q.key(q.items[i]).Compare(q.key(q.items[j])); c != 0 {
 		return c < 0
 	}
-	return q[i].order < q[j].order // the configuration's order among equals
+	return q.items[i].order < q.items[j].order
 }
-func (q planQueue) Swap(i, j int) {
-	q[i], q[j] = q[j], q[i]
-	q[i].slot, q[j].slot = i, j
+func (q *planQueue) Swap(i, j int) {
+	q.items[i], q.items[j] = q.items[j], q.items[i]
+	q.items[i].slot, q.items[j].slot = i, j
 }
 func (q *planQueue) Push(x any) {
 	st := x.(*tupleState)
-	st.slot = len(*q)
-	*q = append(*q, st)
+	st.slot = len(q.items)
+	q.items = append(q.items, st)
 }
 func (q *planQueue) Pop() any {
-	old := *q
+	old := q.items
 	st := old[len(old)-1]
 	old[len(old)-1] = nil
-	*q = old[:len(old)-1]
+	q.items = old[:len(old)-1]
 	st.slot = -1
 	return st
 }
 
-// first is the tuple due earliest, nil when none waits.
-func (q planQueue) first() *tupleState {
-	if len(q) == 0 {
+// first is the tuple that comes first, nil when none waits.
+func (q *planQueue) first() *tupleState {
+	if len(q.items) == 0 {
 		return nil
 	}
-	return q[0]
+	return q.items[0]
+}
+
+// due says whether the first tuple is due at now: its key is, so that a
+// tuple asked already waits for the fill even when its plan is due.
+func (q *planQueue) due(now time.Time) bool {
+	st := q.first()
+	return st != nil && !q.key(st).After(now)
 }
 
 // planLocked (re)places a tuple not in flight in the queue, at when its
@@ -85,10 +120,10 @@ func (c *apiCollector) replanKeyLocked(key string) {
 // (evLeaderChasing): its plan moves past now, and it is placed again.
 func (c *apiCollector) popDueLocked(now time.Time) *tupleState {
 	for {
-		st := c.queue.first()
-		if st == nil || st.Next.After(now) {
+		if !c.queue.due(now) {
 			return nil
 		}
+		st := c.queue.first()
 		if c.sched.waitsForLeader(st, now) {
 			c.transitLocked(st, event{kind: evLeaderChasing})
 			heap.Fix(&c.queue, st.slot)

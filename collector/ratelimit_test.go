@@ -23,8 +23,9 @@ import (
 // TestRateLimitCountsRetries: under a fault that makes every request a
 // retried one, the retries take turns under rate_limit like first tries:
 // with rate_limit 10 and 12 tuples (24 attempts wanted), 10 requests
-// reach the upstream within the scrape and the rest are held back as
-// rate_limited, not sent.
+// reach the upstream within the scrape. The retries find no turn and are
+// not sent (each call's outcome is the reset it met), and the two tuples
+// left wait for a turn: not failures, not counted as errors.
 func TestRateLimitCountsRetries(t *testing.T) {
 	var sent atomic.Int64
 	e := newEnv(t, `
@@ -53,8 +54,14 @@ data:
 	if got := requests(body, "data", "error"); got != 10 {
 		t.Errorf("%v requests counted, want 10", got)
 	}
-	if got := counter(body, `onchain_exporter_api_errors_total{api="data",code="rate_limited"}`); got < 1 {
-		t.Errorf("no call held back by rate_limit (%v)", got)
+	if got := counter(body, `onchain_exporter_api_errors_total{api="data",code="rate_limited"}`); got != 0 {
+		t.Errorf("%v calls held back counted as errors", got)
+	}
+	if got := counter(body, `onchain_exporter_tuples_due{api="data"}`); got != 2 {
+		t.Errorf("%v tuples due and waiting for a turn, want the 2 rate_limit left no turn for", got)
+	}
+	if got := counter(body, `onchain_exporter_tuples_unasked{api="data"}`); got != 2 {
+		t.Errorf("%v tuples never asked, want 2", got)
 	}
 }
 
@@ -168,16 +175,16 @@ data:
 	defer mu.Unlock()
 	sort.Slice(arrivals, func(i, j int) bool { return arrivals[i].Before(arrivals[j]) })
 	discovery := fake.CallsFor("/v1/discovery/endpoints")
-	// The limit binds (requests were held back), and the run reached past
+	// The limit binds (tuples wait for a turn), and the run reached past
 	// the first minute's budget. (A turn taken by a refresh that a reload
 	// cancels before it reaches the upstream is spent all the same, so
 	// fewer than the limit may arrive in a minute.)
 	rec := httptest.NewRecorder()
 	exp.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
-	heldBack := counter(rec.Body.String(), `onchain_exporter_api_errors_total{api="data",code="rate_limited"}`)
-	if reloads.Load() < 20 || discovery < 1 || heldBack < 1 || len(arrivals) < 2 || arrivals[len(arrivals)-1].Sub(arrivals[0]) <= time.Minute {
-		t.Fatalf("the run did too little to tell: %d reloads, %d discovery calls, %v calls held back, %d requests in %v",
-			reloads.Load(), discovery, heldBack, len(arrivals), run)
+	waiting := counter(rec.Body.String(), `onchain_exporter_tuples_due{api="data"}`)
+	if reloads.Load() < 20 || discovery < 1 || waiting < 1 || len(arrivals) < 2 || arrivals[len(arrivals)-1].Sub(arrivals[0]) <= time.Minute {
+		t.Fatalf("the run did too little to tell: %d reloads, %d discovery calls, %v tuples waiting for a turn, %d requests in %v",
+			reloads.Load(), discovery, waiting, len(arrivals), run)
 	}
 	for i := range arrivals {
 		n := 0

@@ -92,7 +92,7 @@ func (c *apiCollector) reconcile(ec engineConfig) {
 	for _, st := range states {
 		c.planLocked(st) // where it was, unless something above moved it; publishes it
 	}
-	heap.Init(&c.queue) // the configuration's order among equals
+	c.recountLocked(c.clk.Now()) // the fill, and the queue's order
 	c.publishViewLocked()
 	c.wakes.Add(1)
 	c.mu.Unlock()

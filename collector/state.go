@@ -57,6 +57,7 @@ type tupleView struct {
 	values, info []exposition.Sample
 	ok           bool // the last refresh succeeded
 	attempted    bool // a refresh has ended (LastAttempt is set)
+	asked        bool // its first fill is over (tupleState.asked)
 	failingSince time.Time
 	next         time.Time // when its next refresh is due
 	inflight     bool
@@ -75,7 +76,7 @@ type tupleView struct {
 
 // publishLocked publishes what scrapes serve of the tuple now.
 func (c *apiCollector) publishLocked(st *tupleState) {
-	v := &tupleView{values: st.values, info: st.info, ok: st.OK, attempted: !st.LastAttempt.IsZero(),
+	v := &tupleView{values: st.values, info: st.info, ok: st.OK, attempted: !st.LastAttempt.IsZero(), asked: st.asked(),
 		failingSince: st.FailingSince, next: st.Next, inflight: st.inflight,
 		window: st.tuple.Window, newest: st.Newest, deprecated: st.Deprecated,
 		answers: st.answers, lastError: st.lastError}
@@ -128,11 +129,16 @@ func (st *tupleState) buildInfo(tf *tupleFamilies) {
 			st.info = append(st.info, smp)
 		}
 	}
-	ok := 0.0
-	if st.OK {
-		ok = 1
+	// A tuple never asked has no last refresh to say anything of: it
+	// has no query_success until its first one ends (a fill of thousands
+	// of series is not an outage).
+	if st.asked() {
+		ok := 0.0
+		if st.OK {
+			ok = 1
+		}
+		add(tf.success, ok)
 	}
-	add(tf.success, ok)
 	if !st.RowTime.IsZero() {
 		add(tf.timestamp, float64(st.RowTime.Unix()))
 	}
@@ -178,4 +184,11 @@ func (st *tupleState) refused() bool {
 // failed, or a refusal of its endpoint and window found by a sibling.
 func (st *tupleState) failed() bool {
 	return !st.OK && (!st.LastAttempt.IsZero() || st.LastCode != "")
+}
+
+// asked says the tuple has been asked once since it was configured, or
+// holds what an earlier ask left (a saved entry, a peer's row), or a
+// sibling's refusal holds it: the first fill is over for it (fill.go).
+func (st *tupleState) asked() bool {
+	return !st.LastAttempt.IsZero() || st.LastCode != ""
 }

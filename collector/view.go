@@ -35,6 +35,9 @@ func (e *Exporter) View() []published.API {
 			a.Filled = true
 		default:
 		}
+		if ev := c.engine.Load(); ev != nil {
+			a.Fill, a.Wait = ev.published()
+		}
 		for i, st := range v.tuples {
 			tv := st.view.Load()
 			if tv == nil || i >= len(v.api.Tuples) {
@@ -139,9 +142,9 @@ func (c *apiCollector) noteLocked(st *tupleState, ev event, fx effects) {
 			a.Samples, a.Fields, a.Newest = len(d.Samples), decode.Fields(d.Samples), d.Newest
 		}
 		switch e := ev.err; {
-		case ev.kind == evHeld || e != nil && e.HeldBack:
+		case ev.kind == evHeld:
 			a.Outcome, a.Code, a.HeldBy, a.Wait = published.AnswerHeld, e.Code, published.HeldByRateLimit, e.RetryAfter
-			if ev.kind == evHeld {
+			if e.HeldBy() == upstream.HeldByDailyBudget {
 				a.HeldBy = published.HeldByDailyBudget
 			}
 		case ev.kind == evRefused:

@@ -115,11 +115,13 @@ data:
 	}
 }
 
-// A series whose call rate_limit held back past the call's deadline is
-// "held by the rate limit" with the end of the hold, not "failing"; the
-// page's count of series not succeeding is /metrics' count of
-// query_success 0, and the held calls are api_errors_total's
-// rate_limited.
+// Series due while rate_limit has no turn for them wait in their place:
+// the page says the API waits for rate_limit until its next turn, with
+// the series due, and how far the first fill is; the series never asked
+// are "waiting for first call", none "failing". /metrics has no
+// query_success 0 and no error for them, and no call was held back: the
+// engine starts none it has no turn for. (Before, each was sent to the
+// rate limit, failed with rate_limited and counted as an error.)
 func TestPageShowsTheRateLimitHolding(t *testing.T) {
 	r := newRig(t, fakeapi.Options{}, func(u string) string {
 		return fmt.Sprintf(`
@@ -137,35 +139,37 @@ data:
 	})
 	body := r.scrape(t)
 	st := statusOf(t, r, PathJSON)
-	held := st.States[StateRateHeld]
-	if held < 3 || st.States[StateFailing] != 0 || held+st.States[StateFresh]+st.States[StateAwaiting] != 6 {
-		t.Fatalf("states %v, want at least 3 of 6 series held by the rate limit, none failing", st.States)
+	if st.States[StateFirst] != 4 || st.States[StateFailing] != 0 || st.States[StateFresh]+st.States[StateAwaiting] != 2 {
+		t.Fatalf("states %v, want 2 of 6 series served and 4 waiting for their first call, none failing", st.States)
 	}
-	for _, s := range st.Series.Items {
-		if s.State != StateRateHeld {
-			continue
-		}
-		a := s.Answers[0]
-		if a.Outcome != "held" || a.HeldBy != "rate_limit" || a.Code != "rate_limited" || a.Duration != nil ||
-			!s.HeldUntil.Equal(a.Until) || !s.HeldUntil.After(a.At) || !strings.Contains(s.Why, "rate_limit had no turn") ||
-			!strings.Contains(s.Error, "own rate limit (rate_limit)") {
-			t.Errorf("a series held by the rate limit: %+v, its answer %+v", s, a)
+	var data API
+	for _, a := range st.APIs {
+		if a.Name == "data" {
+			data = a
 		}
 	}
-	zero := 0
+	if w := data.Waiting; w == nil || w.Limit != "rate_limit" || w.Due != 4 || !w.Until.After(st.Generated) || w.Until.After(st.Generated.Add(61*time.Second)) {
+		t.Errorf("the API's wait: %+v, want 4 series due waiting for rate_limit's next turn, within a minute", w)
+	}
+	if f := data.Fill; f == nil || f.Series != 6 || f.Asked != 2 || !strings.HasPrefix(f.Line, "filling: 2 of 6 series") {
+		t.Errorf("the fill: %+v, want 2 of 6 series asked", f)
+	}
 	for _, l := range strings.Split(body, "\n") {
 		if strings.HasPrefix(l, "onchain_exporter_query_success{") && strings.HasSuffix(l, " 0") {
-			zero++
+			t.Errorf("a series waiting has %s", l)
 		}
 	}
-	if zero != held {
-		t.Errorf("%d series held by the rate limit on the page, %d query_success 0 on /metrics", held, zero)
+	for _, m := range []string{`onchain_exporter_api_errors_total{api="data",code="rate_limited"}`,
+		`onchain_exporter_calls_held_back_total{api="data",limit="rate_limit"}`} {
+		if v, _ := metricValue(body, m); v != 0 {
+			t.Errorf("%s %v, want 0", m, v)
+		}
 	}
-	if v, _ := metricValue(body, `onchain_exporter_api_errors_total{api="data",code="rate_limited"}`); int(v) < held {
-		t.Errorf("api_errors_total counts %v calls held back by rate_limit, the page %d series", v, held)
+	if v, _ := metricValue(body, `onchain_exporter_tuples_due{api="data"}`); v != 4 {
+		t.Errorf("tuples_due %v, want 4", v)
 	}
-	_, page := r.get(t, "/?state="+url.QueryEscape(StateRateHeld))
-	if got := strings.Count(page, `<td class="state held-by-the-rate-limit">held by the rate limit</td>`); got != held {
-		t.Errorf("the page filtered by the state shows %d such rows, want %d", got, held)
+	_, page := r.get(t, "/")
+	if !strings.Contains(page, "4 series due, waiting in their place for a turn of rate_limit") || !strings.Contains(page, "filling: 2 of 6 series") {
+		t.Errorf("the page does not say what the series wait for")
 	}
 }

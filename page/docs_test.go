@@ -37,7 +37,7 @@ func TestJSONFieldsAsDocumented(t *testing.T) {
 		Cluster: &Cluster{Members: []Member{{HeartbeatAge: &one, SameConfig: &yes, Failed: now}}, Fallbacks: []Fallback{{}}},
 		APIs: []API{{URL: "u", Auth: "a", Credential: "c", TimeoutSeconds: 1, Concurrency: 1, MaxStaleness: 1, RevalidateEvery: 1, MaxTuples: 1, Hold: "h",
 			Entries: []Entry{{}}, Pauses: []Pause{{}}, Expansion: Expansion{Read: now, Error: "e"},
-			Patterns: []Pattern{{Left: []string{"l"}, Error: "e"}}, PlanHistory: plans}},
+			Patterns: []Pattern{{Left: []string{"l"}, Error: "e"}}, PlanHistory: plans, Fill: &Fill{Done: now}, Waiting: &Waiting{}}},
 		Endpoints: []Endpoint{{PublicationDelay: &one}},
 		Series: SeriesPage{Items: []Series{{Newest: now, Age: 1, Spacing: 1, Next: now, Error: "e", Failing: now, Owner: "o", Deprec: true, Earliest: 1,
 			HeldUntil: now, PlanHistory: plans, Answers: []Answer{{At: now, Duration: &one, Outcome: "o", Code: "c", HeldBy: "h", Until: now, By: "b",

@@ -50,6 +50,11 @@ type API struct {
 	Planned        float64   `json:"planned_calls_per_day"`
 	PlanLine       string    `json:"plan_line"`
 	Hold           string    `json:"hold,omitempty"`
+	// Fill is the first fill of series never asked, null when none
+	// runs; Waiting what the API's due series wait for, null when
+	// nothing holds them but the plan.
+	Fill    *Fill    `json:"fill"`
+	Waiting *Waiting `json:"waiting"`
 	Pauses         []Pause   `json:"pauses"`
 	Expansion      Expansion `json:"expansion"`
 	// KeyPlan and Refusals are what the key's plan allows and the series
@@ -73,6 +78,26 @@ type PlanChange struct {
 	// ForSeries says what it meant for one series ("allows it", or why
 	// it refuses it): only in a series' own view (the filter's key).
 	ForSeries string `json:"for_series,omitempty"`
+}
+
+// Fill is how far the first fill of an API's series is: every series
+// is asked once before any is asked twice (docs/budget.md).
+type Fill struct {
+	Series    int       `json:"series"`
+	Asked     int       `json:"asked"` // asked once already
+	Since     time.Time `json:"since"`
+	PerMinute float64   `json:"calls_per_minute"` // 0: not known yet
+	Done      time.Time `json:"done_at,omitzero"` // at that rate
+	Line      string    `json:"line"`             // "filling: N of M series, ..."
+}
+
+// Waiting is what an API's due series wait for: a turn of its
+// rate_limit or a call of its daily_budget. Not a failure: each keeps its
+// value and its place.
+type Waiting struct {
+	Limit string    `json:"limit"` // rate_limit, daily_budget
+	Until time.Time `json:"until"` // when the next turn frees
+	Due   int       `json:"due"`   // series due and not started
 }
 
 // Entry is one metrics entry of the configuration.
@@ -210,8 +235,8 @@ type Series struct {
 	Owner    string            `json:"owner,omitempty"` // cluster member that owns it
 	Deprec   bool              `json:"deprecated,omitempty"`
 	Earliest float64           `json:"rows_out_after_seconds,omitempty"`
-	// HeldUntil is when rate_limit has a turn again for a series held by
-	// it (StateRateHeld).
+	// HeldUntil is when rate_limit has a turn again for a series that is
+	// due and waits for it (StateRateHeld).
 	HeldUntil time.Time `json:"held_until,omitzero"`
 	// Answers are its last outcomes, newest first.
 	Answers []Answer `json:"answers"`

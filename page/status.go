@@ -20,8 +20,11 @@ import (
 // never changes within it; fields may be added. 2: a series held back by
 // rate_limit is "held by the rate limit", no longer "failing", and
 // cluster.members lists every live and failed member, not only those that
-// serve.
-const Version = 2
+// serve. 3: "held by the rate limit" is a series due that waits in its
+// place for rate_limit's next turn (apis[].waiting says until when), not
+// one whose last call was held back; a series never asked is "waiting for
+// first call" whatever its API waits for; apis[].fill is the first fill.
+const Version = 3
 
 // Source is where the page reads the running exporter. Every function is
 // a read of something published; none calls upstream.
@@ -117,6 +120,14 @@ func (h *Handler) Build(f Filter, offset, limit int) Status {
 		describe(&a, sec, src.Clean)
 		allot := plans[name]
 		an := apiState(&a, v.Client, allot, now)
+		an.wait = v.Wait
+		if f := v.Fill; f.Filling {
+			a.Fill = &Fill{Series: f.Total, Asked: f.Asked, Since: f.Since.UTC(), PerMinute: f.PerMinute, Line: f.Line}
+			if !f.Done.IsZero() {
+				a.Fill.Done = f.Done.UTC()
+			}
+		}
+		due := 0
 		a.PlanLine = allot.Summary(3)
 		a.Forecast, a.Planned = allot.Natural+allot.Listing, allot.Planned+allot.Listing
 		if ex, ok := expansion[name]; ok {
@@ -129,6 +140,9 @@ func (h *Handler) Build(f Filter, offset, limit int) Status {
 		for _, s := range v.Series {
 			state := stateOf(s, an)
 			st.States[state]++
+			if !s.InFlight && !s.Next.After(now) {
+				due++
+			}
 			if state == StateRefused {
 				a.Refused++
 			}
@@ -145,6 +159,9 @@ func (h *Handler) Build(f Filter, offset, limit int) Status {
 				item.PlanHistory = planChanges(src.Plans.of(name), s.Tuple, now)
 			}
 			st.Series.Items = append(st.Series.Items, item)
+		}
+		if w := v.Wait; w.By != published.NotHeld && w.Until.After(now) {
+			a.Waiting = &Waiting{Limit: w.By.String(), Until: w.Until.UTC(), Due: due}
 		}
 		a.PlanHistory = planChanges(src.Plans.of(name), nil, now)
 		if a.KeyPlan != "unknown" || a.Refused > 0 {
@@ -263,8 +280,8 @@ func seriesOf(src Source, api string, s published.Series, state string, an apiNo
 		out.Failing = s.FailingSince.UTC()
 		out.Error = s.LastError // masked by the engine, upstream's rule
 	}
-	if a := rateHeld(s); a != nil && state == StateRateHeld {
-		out.HeldUntil = a.Until().UTC()
+	if state == StateRateHeld {
+		out.HeldUntil = an.wait.Until.UTC()
 	}
 	out.Answers = answersOf(s.Answers)
 	if src.Peer != nil {

@@ -15,7 +15,7 @@ const (
 	StateLate     = "late"                   // two rows or more behind what should be out
 	StateFailing  = "failing"                // its last refresh failed
 	StateHeld     = "held by the budget"     // it wants a call, and daily_budget has none now
-	StateRateHeld = "held by the rate limit" // its last call was held back: rate_limit had no turn for it in time
+	StateRateHeld = "held by the rate limit" // it is due and waits for a turn of rate_limit
 	StateRefused  = "refused by the plan"    // the key's plan does not read it
 	StatePaused   = "paused"                 // its API's calls are paused
 	StateFirst    = "waiting for first call" // no refresh has ended yet
@@ -35,6 +35,15 @@ type apiNow struct {
 	resume time.Time
 	// factor is the coarsening of each series the plan cuts, by key.
 	factor map[string]float64
+	// wait is what the API's due series wait for (published.Wait):
+	// rate_limit's next turn, daily_budget's next call.
+	wait published.Wait
+}
+
+// waitsFor says whether a series waits for a turn of the limit by: due,
+// not under way, its API waiting for that limit's next turn.
+func (a apiNow) waitsFor(s published.Series, by published.Limit) bool {
+	return a.wait.By == by && a.wait.Until.After(a.now) && !s.InFlight && !s.Next.After(a.now)
 }
 
 type pause struct {
@@ -65,16 +74,19 @@ func stateOf(s published.Series, a apiNow) string {
 		return StatePaused
 	case s.Refused:
 		return StateRefused
-	case a.spent && !s.InFlight && (!s.Next.After(a.now) || !s.Attempted || behind(s, a.now) >= 1):
+	case a.spent && !s.InFlight && (!s.Next.After(a.now) || !s.Attempted || behind(s, a.now) >= 1),
+		a.waitsFor(s, published.HeldByDailyBudget):
 		// It wants a call (due, never called, or its next row is out)
 		// and the budget has none now.
 		return StateHeld
-	case s.Attempted && !s.OK && rateHeld(s) != nil:
-		return StateRateHeld
-	case s.Attempted && !s.OK:
-		return StateFailing
 	case !s.Attempted:
 		return StateFirst
+	case a.waitsFor(s, published.HeldByRateLimit):
+		// Due, and waits in its place for the next turn: a wait, not
+		// a failure, whatever its last call said.
+		return StateRateHeld
+	case !s.OK:
+		return StateFailing
 	}
 	switch n := behind(s, a.now); {
 	case n >= 2:
@@ -107,8 +119,7 @@ func nextOf(s published.Series, state string, a apiNow) (time.Time, string) {
 	case StateFailing:
 		return s.Next, "retried after the failure, backing off"
 	case StateRateHeld:
-		return s.Next, fmt.Sprintf("rate_limit had no turn for its last call before the call's deadline; a turn frees at %s",
-			short(rateHeld(s).Until()))
+		return a.wait.Until, fmt.Sprintf("due, and waits in its place for a turn of rate_limit, which frees at %s", short(a.wait.Until))
 	}
 	why := ""
 	switch {
@@ -134,17 +145,6 @@ func nextOf(s published.Series, state string, a apiNow) (time.Time, string) {
 		why += fmt.Sprintf("; daily_budget's plan polls one row in %.2g", f)
 	}
 	return s.Next, why
-}
-
-// rateHeld is a series' last outcome when rate_limit held it back, nil
-// otherwise.
-func rateHeld(s published.Series) *published.Answer {
-	if n := len(s.Answers); n > 0 {
-		if a := &s.Answers[n-1]; a.Outcome == published.AnswerHeld && a.HeldBy == published.HeldByRateLimit {
-			return a
-		}
-	}
-	return nil
 }
 
 // short is a time in a sentence of the page: "2026-11-27 15:04:05Z".

@@ -19,9 +19,34 @@ type API struct {
 	Name   string
 	API    *config.API      // the section in force; never written
 	Client *upstream.Client // its client: limits, budget, pauses
-	// Filled says every tuple has had its first refresh.
+	// Filled says every tuple has had its first refresh, or the first
+	// scrape waits for them no longer.
 	Filled bool
+	// Fill is the fill of the tuples never asked, Wait what the due
+	// tuples wait for now (zero: nothing).
+	Fill   Fill
+	Wait   Wait
 	Series []Series // in the configuration's order
+}
+
+// Fill is how far the tuples never asked are: while Filling, Asked of
+// Total tuples have been asked once since Since; at PerMinute calls a
+// minute (0: not known yet) the rest are done at about Done.
+type Fill struct {
+	Filling      bool
+	Asked, Total int
+	Since        time.Time
+	PerMinute    float64
+	Done         time.Time
+	// Line says it in a sentence, as the log says it once a minute.
+	Line string
+}
+
+// Wait is what an API's due tuples wait for: the next turn of its
+// rate_limit or the next call of its daily_budget (By), at Until.
+type Wait struct {
+	Until time.Time
+	By    Limit
 }
 
 // Series is what the engine published of one tuple.
@@ -85,7 +110,7 @@ type Limit uint8
 // The limits that hold a call back.
 const (
 	NotHeld           Limit = iota
-	HeldByRateLimit         // rate_limit had no turn for it before its deadline
+	HeldByRateLimit         // rate_limit had no turn for it
 	HeldByDailyBudget       // daily_budget had no call for it
 )
 

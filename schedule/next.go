@@ -89,11 +89,11 @@ type Poll struct {
 	Spacing time.Duration `json:"spacing,omitempty"`
 }
 
-// Failure is what the policy needs of a refresh that failed.
+// Failure is what the policy needs of a refresh that failed. A call
+// rate_limit or the daily budget held back did not fail, and is not one:
+// its poll stands, and the engine waits for the turn.
 type Failure struct {
-	// HeldBack: never sent (rate_limit or the daily budget had no turn
-	// for it); RetryAfter is then when one comes.
-	HeldBack   bool
+	// RetryAfter is the least wait the upstream asked for.
 	RetryAfter time.Duration
 	// Hold and PauseUntil: how long the upstream's answer says not to ask
 	// again (a hold of the series, a pause of the endpoint or account).
@@ -339,13 +339,8 @@ func (p *Policy) unreadWait(s Series) time.Duration {
 
 // afterError plans the retry of a failing series.
 func (p *Policy) afterError(k *Known, s Series, e Failure, now time.Time) time.Time {
-	if s.CacheTTL == 0 && !e.HeldBack {
+	if s.CacheTTL == 0 {
 		k.resign(s.ID)
-	}
-	if e.HeldBack {
-		// Not sent, so nothing to back off from: asked again when
-		// rate_limit or the budget has a turn for it.
-		return now.Add(max(e.RetryAfter, p.MinInterval))
 	}
 	next := now.Add(p.errorStep(s.Failures))
 	if e.Hold > 0 {

@@ -116,15 +116,6 @@ func TestPolicyNext(t *testing.T) {
 		name: "a pause of the endpoint outlasts the back-off", s: Series{Failures: 1},
 		out: Outcome{Err: &Failure{PauseUntil: row.Add(time.Hour)}}, now: row, want: row.Add(time.Hour),
 	}, {
-		name: "held back by the budget: asked when it has a call, and still leading", known: Known{Key: Estimate{Leader: "a"}},
-		s: Series{Failures: 0}, out: Outcome{Err: &Failure{HeldBack: true, RetryAfter: 2 * time.Minute}}, now: row,
-		want: row.Add(2 * time.Minute),
-		check: func(t *testing.T, k Known, pl Poll) {
-			if k.Key.Leader != "a" {
-				t.Error("a call never sent resigned the leader")
-			}
-		},
-	}, {
 		name: "a reset (a reload, labels changed) asks at once", s: Series{Failures: 2},
 		out: Outcome{Reset: true}, now: row.Add(time.Minute), want: row.Add(time.Minute),
 	}, {

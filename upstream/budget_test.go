@@ -142,7 +142,7 @@ func TestBudgetRefusalGivesTheTurnBack(t *testing.T) {
 			t.Fatalf("request %d past the budget of 1: %v, want budget_exhausted (not rate_limited: the refusals gave their turns back)", i+2, err)
 		}
 	}
-	if d, _, _ := c.rateCap().take(); d != 0 {
+	if d, _ := c.rateCap().take(); d != 0 {
 		t.Errorf("no turn left under rate_limit 3 after one request sent: the budget's refusals kept theirs")
 	}
 }

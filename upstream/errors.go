@@ -54,7 +54,9 @@ type Error struct {
 	// data, a parameter out of range): its last value is not served.
 	Gone bool
 	// HeldBack says the request was never sent: rate_limit had no turn
-	// for it before its deadline; RetryAfter is when the next turn frees.
+	// for it (Code rate_limited) or daily_budget no call (Code
+	// budget_exhausted); RetryAfter is when the next one frees. It is a
+	// wait, not a failure (HeldBy).
 	HeldBack bool
 	// TooLarge says the answer was longer than MaxBody and was not read:
 	// the same request asked for fewer rows may be.
@@ -65,6 +67,25 @@ type Error struct {
 	// URL is the address asked for, with the credential masked
 	// (ShownURL); empty when no request was made.
 	URL string
+}
+
+// The limits that hold a call back, as calls_held_back_total's limit
+// label says them.
+const (
+	HeldByRateLimit   = "rate_limit"
+	HeldByDailyBudget = "daily_budget"
+)
+
+// HeldBy is the limit that held a call back: rate_limit or daily_budget;
+// "" for a call that was sent.
+func (e *Error) HeldBy() string {
+	switch {
+	case !e.HeldBack:
+		return ""
+	case e.Code == "budget_exhausted":
+		return HeldByDailyBudget
+	}
+	return HeldByRateLimit
 }
 
 func (e *Error) Error() string {

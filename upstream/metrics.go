@@ -20,6 +20,7 @@ type Metrics struct {
 	requests        *prometheus.CounterVec
 	requestDuration *prometheus.HistogramVec
 	apiErrors       *prometheus.CounterVec
+	held            *prometheus.CounterVec
 	rateLimit       *prometheus.GaugeVec
 	rateRemaining   *prometheus.GaugeVec
 	rateReset       *prometheus.GaugeVec
@@ -46,7 +47,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		requestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "upstream_request_duration_seconds",
 			Help: "Duration of upstream requests, in seconds.", Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30}}, api),
 		apiErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "api_errors_total",
-			Help: "Failed upstream calls, by the upstream's error word or code when the exporter knows it (else http_<status>, or other), or timeout, transport, decode, no_data, bad_value, rate_limited."}, []string{"api", "code"}),
+			Help: "Failed upstream calls, by the upstream's error word or code when the exporter knows it (else http_<status>, or other), or timeout, transport, decode, no_data, bad_value. A call rate_limit or daily_budget holds back is not a failure (calls_held_back_total)."}, []string{"api", "code"}),
+		held: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "calls_held_back_total",
+			Help: "Calls not sent because a limit of the exporter's own had no turn for them (limit: rate_limit, daily_budget): the tuple waits for the turn and keeps its value; nothing failed."}, []string{"api", "limit"}),
 		rateLimit: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "ratelimit_limit",
 			Help: "Requests allowed per minute, from the last X-RateLimit-Limit header."}, api),
 		rateRemaining: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "ratelimit_remaining",
@@ -64,7 +67,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		planLimit: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "plan_request_limit",
 			Help: "Requests the key's plan allows per window (day, hour, minute), as the upstream last said; absent while none is known."}, []string{"api", "window"}),
 	}
-	reg.MustRegister(m.requests, m.requestDuration, m.apiErrors, m.rateLimit, m.rateRemaining, m.rateReset,
+	reg.MustRegister(m.requests, m.requestDuration, m.apiErrors, m.held, m.rateLimit, m.rateRemaining, m.rateReset,
 		m.dailyLimit, m.dailyUsed, m.apiPaused, m.planInfo, m.planLimit)
 	return m
 }
@@ -178,14 +181,18 @@ func (m *Metrics) first(key string) bool {
 // start of every API, at 0, so that increase() and rate() over them work
 // from the first error on and alerts need no "or vector(0)": the codes
 // the bundled rules and dashboards read.
-var knownErrorCodes = []string{"timeout", "transport", "decode", "rate_limited", "budget_exhausted",
+var knownErrorCodes = []string{"timeout", "transport", "decode",
 	"unauthorized", "forbidden", "too_many_requests", "future_row"}
 
 // consensusErrorCodes are the Analyst Consensus API's codes the rules read.
 var consensusErrorCodes = []string{"API_KEY_REQUIRED", "INVALID_API_KEY", "PLAN_REQUIRED", "RATE_LIMIT_EXCEEDED", "DAILY_LIMIT_EXCEEDED"}
 
-// initErrors creates an API's known error series at 0.
+// initErrors creates an API's known error series at 0, and those of
+// the calls its own limits hold back.
 func (m *Metrics) initErrors(api string) {
+	for _, l := range []string{HeldByRateLimit, HeldByDailyBudget} {
+		m.held.WithLabelValues(api, l)
+	}
 	for _, c := range knownErrorCodes {
 		m.apiErrors.WithLabelValues(api, c)
 	}

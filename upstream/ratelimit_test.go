@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"sort"
 	"sync"
@@ -59,12 +60,11 @@ func worstWindow(sent []time.Time, w time.Duration) int {
 func TestRateLimitIsAHardCap(t *testing.T) {
 	for _, rpm := range []float64{0.5, 1, 30, 60, 90.5, 120, 600, 1000} {
 		clock := &fakeCapClock{now: time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)}
-		c := newMinuteCap(rpm)
-		c.now = clock.Now
+		c := newMinuteCap(rpm, clock.Now)
 		start := clock.Now()
 		var sent []time.Time
 		for clock.Now().Sub(start) < 5*time.Minute {
-			if d, _, _ := c.take(); d == 0 {
+			if d, _ := c.take(); d == 0 {
 				sent = append(sent, clock.Now())
 				continue
 			}
@@ -91,12 +91,12 @@ func TestRateLimitIsAHardCap(t *testing.T) {
 // fails at once with rate_limited instead of holding the scrape.
 func TestRateLimitWaitsOrGivesUp(t *testing.T) {
 	clock := &fakeCapClock{now: time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)}
-	c := newMinuteCap(2)
-	c.now, c.sleep = clock.Now, clock.Sleep
+	c := newMinuteCap(2, clock.Now)
+	c.sleep = clock.Sleep
 	start := clock.Now()
 	var at []time.Duration
 	for i := 0; i < 4; i++ {
-		if _, _, err := c.wait(context.Background()); err != nil {
+		if _, err := c.wait(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		at = append(at, clock.Now().Sub(start))
@@ -105,18 +105,60 @@ func TestRateLimitWaitsOrGivesUp(t *testing.T) {
 	if want := []time.Duration{0, 0, w, w}; !slices.Equal(at, want) {
 		t.Errorf("four requests under rate_limit 2 went at %v, want %v", at, want)
 	}
-	ctx, cancel := context.WithDeadline(context.Background(), clock.Now().Add(time.Second))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	if _, _, err := c.wait(ctx); err == nil || AsError(err).Code != "rate_limited" || clock.Now().Sub(start) != w {
+	if _, err := c.wait(ctx); err == nil || AsError(err).Code != "rate_limited" || clock.Now().Sub(start) != w {
 		t.Errorf("a turn past the deadline: %v after %v", err, clock.Now().Sub(start))
+	}
+}
+
+// TestRateLimitTurnTakenBeforeTheCall: a turn the refresh engine takes
+// before it starts a call is the one the call's request spends; a turn
+// no request spent is given back; none is taken when none is free, and
+// the next free one is named.
+func TestRateLimitTurnTakenBeforeTheCall(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits.Add(1)
+		_, _ = w.Write([]byte(`{"status":{"code":200,"message":"success"},"result":{"data":[]}}`))
+	}))
+	defer srv.Close()
+	clock := &fakeCapClock{now: time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)}
+	u, _ := url.Parse(srv.URL)
+	p := NewPool(prometheus.NewRegistry(), clock.Now, log.NewNopLogger())
+	defer p.Close()
+	c := p.Client(&config.API{Name: config.APIData, URL: u, Concurrency: 2, Timeout: 10 * time.Second, RateLimit: 2})
+	first, _ := c.TakeTurn()
+	second, _ := c.TakeTurn()
+	if first == nil || second == nil {
+		t.Fatal("no turn with the window empty")
+	}
+	if none, next := c.TakeTurn(); none != nil || !next.Equal(clock.Now().Add(time.Minute+limitMargin)) {
+		t.Fatalf("a third turn under rate_limit 2 (%v), or the next named at %v", none, next)
+	}
+	// The first call spends its turn and waits for nothing (a wait would
+	// pass the 1 s deadline); the second is never sent, and its turn goes
+	// back.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if _, err := c.Get(WithTurn(ctx, first), "/v1/btc/network-data/supply", nil, true); err != nil || hits.Load() != 1 {
+		t.Fatalf("a call with its turn: %v, %d requests", err, hits.Load())
+	}
+	first.Release() // spent: nothing to give back
+	second.Release()
+	if again, _ := c.TakeTurn(); again == nil {
+		t.Fatal("the turn of a call never sent was not given back")
+	}
+	if none, _ := c.TakeTurn(); none != nil {
+		t.Fatal("a spent turn was given back")
 	}
 }
 
 // TestRateLimitCountsEveryRequestOnTheWire: with rate_limit 2, a call
 // whose answer is a redirect (followed, within the host) and then a
 // server fault (retried) puts three requests on the wire; the third must
-// wait a minute, so under a 30 s deadline it is refused, not sent. A
-// rebuilt client of the same account (a new timeout) inherits the spent
+// wait a minute, so under a 30 s deadline it is not sent, and the call's
+// outcome is the 502 the upstream answered, not a hold. A rebuilt client of the same account (a new timeout) inherits the spent
 // turns; one of another account starts afresh (its 502 and the retry).
 func TestRateLimitCountsEveryRequestOnTheWire(t *testing.T) {
 	var hits atomic.Int64
@@ -144,8 +186,8 @@ func TestRateLimitCountsEveryRequestOnTheWire(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	_, err := p.Client(section(time.Second, "k1")).Get(ctx, "/v1/btc/a/b", nil, false)
-	if hits.Load() != 2 || AsError(err) == nil || AsError(err).Code != "rate_limited" {
-		t.Fatalf("%d requests on the wire (want 2: the redirect and its target, the retry held back); error %v", hits.Load(), err)
+	if hits.Load() != 2 || AsError(err) == nil || AsError(err).HTTP != http.StatusBadGateway || AsError(err).HeldBack {
+		t.Fatalf("%d requests on the wire (want 2: the redirect and its target, the retry held back); error %v, want the 502 answered", hits.Load(), err)
 	}
 	if _, err := p.Client(section(2*time.Second, "k1")).Get(ctx, "/v1/btc/a/c", nil, false); hits.Load() != 2 || AsError(err).Code != "rate_limited" {
 		t.Errorf("a client rebuilt for the same account sent at once (%d requests, %v)", hits.Load(), err)
@@ -162,19 +204,18 @@ func TestRateLimitCountsEveryRequestOnTheWire(t *testing.T) {
 // within it.
 func TestRateLimitCountsPeersCalls(t *testing.T) {
 	clock := &fakeCapClock{now: time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)}
-	c := newMinuteCap(10)
-	c.now = clock.Now
+	c := newMinuteCap(10, clock.Now)
 	for range 4 {
-		if d, _, _ := c.take(); d != 0 {
+		if d, _ := c.take(); d != 0 {
 			t.Fatal("a turn refused with the window empty")
 		}
 	}
 	c.observe(6) // the other member's six
-	if wait, _, _ := c.take(); wait == 0 {
+	if wait, _ := c.take(); wait == 0 {
 		t.Fatal("an eleventh request in the minute went out: the peer's calls were not counted")
 	}
 	_ = clock.Sleep(context.Background(), time.Minute+time.Second)
-	if d, _, _ := c.take(); d != 0 {
+	if d, _ := c.take(); d != 0 {
 		t.Fatal("no turn a minute later")
 	}
 }

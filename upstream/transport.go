@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -36,14 +37,27 @@ func (rt *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if dl, ok := req.Context().Deadline(); ok && time.Until(dl) < wait+100*time.Millisecond {
 		return resp, err // no time left for a second try
 	}
+	// The first answer is kept (its first 64 KiB: a fault's body is
+	// short), to stand if the retry is held back: then the call's outcome
+	// is what the upstream answered, not a hold.
+	var kept []byte
 	if resp != nil {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		kept, _ = io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
 	}
 	if err := rt.sleep(req.Context(), wait); err != nil {
 		return nil, err
 	}
-	return rt.next.RoundTrip(req)
+	// The retry waits for its turn within its deadline.
+	resp2, err2 := rt.next.RoundTrip(req)
+	var own *Error
+	if errors.As(err2, &own) && own.HeldBack {
+		if resp != nil {
+			resp.Body = io.NopCloser(bytes.NewReader(kept))
+		}
+		return resp, err
+	}
+	return resp2, err2
 }
 
 // CloseIdleConnections passes on to the transport below, so that
