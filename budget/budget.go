@@ -130,10 +130,16 @@ func (b *Budget) limit() int {
 // advance brings the day counter and the bucket up to now and returns
 // the limit in force; the lock is held. A clock that steps back neither
 // resets the day nor refills the bucket; the day is the one the day's
-// clock (SetClock) is on.
+// clock (SetClock) is on. When the day's clock is the cluster's and puts
+// the day before the one counted (its offset measured after a start on
+// this member's own clock, a day or more off), the day counted becomes
+// the cluster's, its calls with it: they were made on it.
 func (b *Budget) advance(now time.Time) int {
-	if d := b.today(now); d.After(b.day) {
+	switch d := b.today(now); {
+	case d.After(b.day):
 		b.day, b.used, b.reserved = d, 0, 0
+	case d.Before(b.day) && b.clock != nil:
+		b.day = d
 	}
 	l := b.limit()
 	switch {

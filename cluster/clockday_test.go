@@ -134,3 +134,28 @@ func TestRogueClocksDoNotTurnTheDay(t *testing.T) {
 		t.Errorf("a's budget counts %d calls on %s, want 16 on 2026-11-20", used, day.Format(time.DateOnly))
 	}
 }
+
+// A member whose clock is 19 h ahead (past midnight while the cluster is
+// not) counts on the cluster's day, the other's: its budget's day is the
+// true one. Before, two members met halfway, and the one ahead counted
+// the next day.
+func TestFarClockCountsOnTheClustersDay(t *testing.T) {
+	const skew = 19 * time.Hour
+	a := start(t, testConfig("a"))
+	ahead := testConfig("b", a.address())
+	ahead.Clock = func() time.Time { return time.Now().Add(skew) }
+	b := start(t, ahead)
+	eventually(t, "a and b serve", seeAll([]*member{a, b}, "a", "b"))
+	eventually(t, "b reads 19 h ahead", func() bool { return (b.ClockOffset() - skew).Abs() < time.Second })
+	truth := time.Date(2026, 11, 20, 20, 0, 0, 0, time.UTC) // b's clock: 15:00 on the 21st
+	bud := budget.New(9600, truth.Add(skew-time.Hour))
+	bud.SetClock(b.ClusterTime)
+	if day, _ := bud.OwnDay(truth.Add(skew)); !day.Equal(time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("b, 19 h ahead, counts on %s; want the cluster's day, 2026-11-20", day.Format(time.DateOnly))
+	}
+	for _, u := range units(20) {
+		if owner, _ := a.Owner(u); owner != "a" {
+			t.Fatalf("a sees %s own %s", owner, u)
+		}
+	}
+}
