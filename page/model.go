@@ -53,10 +53,10 @@ type API struct {
 	// Fill is the first fill of series never asked, null when none
 	// runs; Waiting what the API's due series wait for, null when
 	// nothing holds them but the plan.
-	Fill    *Fill    `json:"fill"`
-	Waiting *Waiting `json:"waiting"`
-	Pauses         []Pause   `json:"pauses"`
-	Expansion      Expansion `json:"expansion"`
+	Fill      *Fill     `json:"fill"`
+	Waiting   *Waiting  `json:"waiting"`
+	Pauses    []Pause   `json:"pauses"`
+	Expansion Expansion `json:"expansion"`
 	// KeyPlan and Refusals are what the key's plan allows and the series
 	// it refuses, "unknown" until the exporter has read the plan (only
 	// the data API's is read).

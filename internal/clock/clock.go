@@ -6,6 +6,7 @@
 package clock
 
 import (
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -100,7 +101,9 @@ func (t *simTimer) Stop() bool {
 	defer c.mu.Unlock()
 	for i, x := range c.timers {
 		if x == t {
-			c.timers = append(c.timers[:i], c.timers[i+1:]...)
+			// slices.Delete clears the slot left past the end: a
+			// stopped timer's function is not kept alive by the array.
+			c.timers = slices.Delete(c.timers, i, i+1)
 			return true
 		}
 	}
