@@ -106,35 +106,43 @@
           },
           // The exporter pauses every call of an API for 30 minutes (or until a
           // reload) after a 401/403, with onchain_exporter_api_paused{code} set.
-          // PLAN_REQUIRED on one consensus endpoint holds only that endpoint, so
-          // errors count too. Codes match in any case: the Indicator API's
-          // words are the lower-case forms of the consensus codes
-          // (plan_required). A counter series that appears with its first
-          // error (a code not exported from the start, or a series of a new
-          // exporter or pod) is a rise increase() cannot see, hence the
-          // `unless ... offset` branch for a series that did not exist an
-          // hour ago. That branch requires the counter above 0: the known
-          // codes are exported at 0 from the start, and in a new series'
-          // first hour a 0 is no auth failure (an HTTP 500 would page as
-          // one). Both are gated on a query failing now, so a past error
-          // does not page while queries work.
+          // Errors count too, gated on a query failing now, so that a past
+          // error does not page while queries work. Codes match in any case:
+          // the Indicator API's words are the lower-case forms of the
+          // consensus codes (plan_required). A counter series that appears
+          // with its first error (a code not exported from the start, or a
+          // series of a new exporter or pod) is a rise increase() cannot
+          // see, hence the `unless ... offset` branch for a series that did
+          // not exist an hour ago. That branch requires the counter above
+          // 0: the known codes are exported at 0 from the start, and in a
+          // new series' first hour a 0 is no auth failure (an HTTP 500 would
+          // page as one).
+          // The errors and the queries are joined per process
+          // (targetLabels), not per job: with the collect[] jobs of
+          // examples/prometheus.yml the errors are the first job's (the
+          // second drops the exporter-wide families) and the Indicator and
+          // Consensus APIs' queries the second's. A series the key's plan
+          // refuses is not a failing query (failing): a plan that does not
+          // include one endpoint is OnchainQueryRefusedByPlan, not a page.
           {
             alert: 'OnchainUpstreamAuthFailing',
             expr: |||
               max by (%(groupLabels)s, api) (onchain_exporter_api_paused{%(onchainSelector)s, code=~"(?i)unauthorized|forbidden|api_key_required|invalid_api_key|plan_required"}) > 0
                 or
-              (
-                  sum by (%(groupLabels)s, api) (increase(onchain_exporter_api_errors_total{%(onchainSelector)s, code=~"(?i)unauthorized|forbidden|api_key_required|invalid_api_key|plan_required"}[1h])) > 0
-                or
-                  count by (%(groupLabels)s, api) (
-                      onchain_exporter_api_errors_total{%(onchainSelector)s, code=~"(?i)unauthorized|forbidden|api_key_required|invalid_api_key|plan_required"} > 0
-                    unless
-                      onchain_exporter_api_errors_total{%(onchainSelector)s, code=~"(?i)unauthorized|forbidden|api_key_required|invalid_api_key|plan_required"} offset 1h
+              count by (%(groupLabels)s, api) (
+                  (
+                      increase(onchain_exporter_api_errors_total{%(onchainSelector)s, code=~"(?i)unauthorized|forbidden|api_key_required|invalid_api_key|plan_required"}[1h]) > 0
+                    or
+                      (
+                          onchain_exporter_api_errors_total{%(onchainSelector)s, code=~"(?i)unauthorized|forbidden|api_key_required|invalid_api_key|plan_required"} > 0
+                        unless
+                          onchain_exporter_api_errors_total{%(onchainSelector)s, code=~"(?i)unauthorized|forbidden|api_key_required|invalid_api_key|plan_required"} offset 1h
+                      )
                   )
+                and on (%(targetLabels)s, api)
+                  %(failing)s
               )
-              and on (%(groupLabels)s, api)
-                count by (%(groupLabels)s, api) (onchain_exporter_query_success{%(onchainSelector)s} == 0)
-            ||| % cfg,
+            ||| % (cfg { failing: failing(cfg) }),
             'for': '5m',
             labels: {
               severity: 'critical',
@@ -184,16 +192,19 @@
           },
           // DAILY_LIMIT_EXCEEDED pauses the API until 00:00 UTC. The for: keeps
           // a quota that runs out in the last minutes of the UTC day, and
-          // resets at 00:00, from paging.
+          // resets at 00:00, from paging. Errors and failing queries are
+          // joined per process, as OnchainUpstreamAuthFailing's.
           {
             alert: 'OnchainDailyQuotaExhausted',
             expr: |||
               max by (%(groupLabels)s, api) (onchain_exporter_api_paused{%(onchainSelector)s, code=~"(?i)daily_limit_exceeded"}) > 0
                 or
-              sum by (%(groupLabels)s, api) (increase(onchain_exporter_api_errors_total{%(onchainSelector)s, code=~"(?i)daily_limit_exceeded"}[1h])) > 0
-                and on (%(groupLabels)s, api)
-              count by (%(groupLabels)s, api) (onchain_exporter_query_success{%(onchainSelector)s} == 0)
-            ||| % cfg,
+              sum by (%(groupLabels)s, api) (
+                  increase(onchain_exporter_api_errors_total{%(onchainSelector)s, code=~"(?i)daily_limit_exceeded"}[1h]) > 0
+                and on (%(targetLabels)s, api)
+                  %(failing)s
+              )
+            ||| % (cfg { failing: failing(cfg) }),
             'for': '5m',
             labels: {
               severity: 'critical',
@@ -607,6 +618,73 @@
               summary: 'The newest row of a series is older than the provider considers broken.',
               description: 'The newest row of {{ $labels.endpoint }} for asset "{{ $labels.asset }}", window "{{ $labels.window }}" (job {{ $labels.job }}) covers an interval that ended {{ $value | humanizeDuration }} ago; the provider considers data this old broken.',
               runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainDataStale'),
+            },
+          },
+          // The Indicator and Analyst Consensus APIs' series have no window.
+          // Their values are as old as their newest row's day, counted from
+          // its end as a day row's; an answer without times (--fake.timeless,
+          // a dialect without dates) has no onchain_data_timestamp_seconds,
+          // and its values are as old as its last refresh: the schedule asks
+          // such a series again at least every max_staleness while nothing
+          // changes, so two days without a refresh are no cadence. A price-to-
+          // book band has a row per trading day of its exchange: weekends and
+          // holidays have none, and an exchange's longest closures with their
+          // weekends (KRX's Chuseok, up to a week) stay under eight days. A
+          // consensus has a row per UTC day, as a day window has, and the
+          // data API's day bound. Deprecated and refused series are left out
+          // as in OnchainDataStale.
+          {
+            alert: 'OnchainIndicatorDataStale',
+            expr: |||
+              (
+                  (time() - 86400 - max without (%(memberLabels)s) (onchain_data_timestamp_seconds{%(onchainSelector)s, api="indicator"})) > 8 * 86400
+                or
+                  (
+                      (time() - max without (%(memberLabels)s) (onchain_exporter_last_success_timestamp_seconds{%(onchainSelector)s, api="indicator"})) > 2 * 86400
+                    unless
+                      max without (%(memberLabels)s) (onchain_data_timestamp_seconds{%(onchainSelector)s, api="indicator"})
+                  )
+              )
+              unless
+                max without (%(memberLabels)s) (onchain_exporter_query_deprecated{%(onchainSelector)s}) == 1
+              unless
+                max without (%(memberLabels)s) (onchain_exporter_query_refused{%(onchainSelector)s}) == 1
+            ||| % cfg,
+            'for': '1h',
+            labels: {
+              severity: 'warning',
+            },
+            annotations: {
+              summary: 'An Indicator API series has had no new row for longer than an exchange closes.',
+              description: 'The values of {{ $labels.endpoint }} (job {{ $labels.job }}) are {{ $value | humanizeDuration }} old, counted from the end of their trading day (or, for an answer without dates, from their last refresh): longer than any weekend with its holidays.',
+              runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainIndicatorDataStale'),
+            },
+          },
+          {
+            alert: 'OnchainConsensusDataStale',
+            expr: |||
+              (
+                  (time() - 86400 - max without (%(memberLabels)s) (onchain_data_timestamp_seconds{%(onchainSelector)s, api="consensus"})) > 2 * 86400
+                or
+                  (
+                      (time() - max without (%(memberLabels)s) (onchain_exporter_last_success_timestamp_seconds{%(onchainSelector)s, api="consensus"})) > 2 * 86400
+                    unless
+                      max without (%(memberLabels)s) (onchain_data_timestamp_seconds{%(onchainSelector)s, api="consensus"})
+                  )
+              )
+              unless
+                max without (%(memberLabels)s) (onchain_exporter_query_deprecated{%(onchainSelector)s}) == 1
+              unless
+                max without (%(memberLabels)s) (onchain_exporter_query_refused{%(onchainSelector)s}) == 1
+            ||| % cfg,
+            'for': '15m',
+            labels: {
+              severity: 'warning',
+            },
+            annotations: {
+              summary: 'An Analyst Consensus API series has had no new row for days.',
+              description: 'The values of {{ $labels.endpoint }}{{ with $labels.asset }} for asset "{{ . }}"{{ end }}{{ with $labels.handle }} for analyst "{{ . }}"{{ end }} (job {{ $labels.job }}) are {{ $value | humanizeDuration }} old, counted from the end of their UTC day (or, for an answer without dates, from their last refresh); a consensus has a row a day.',
+              runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainConsensusDataStale'),
             },
           },
         ],
