@@ -16,12 +16,15 @@
 //     and Joining, so that a member serves while it joins and its engines
 //     wait for the full state before they call;
 //   - members.go: the live members and those that serve (Members, Self,
-//     Changed), published on every change so that readers take no lock;
+//     Changed), published on every change so that readers take no lock,
+//     and the slots: the addresses --cluster.peer resolves to keep theirs;
 //   - heartbeat.go: heartbeats, which say which members serve (the same
 //     configuration digest, SetConfigDigest) and measure this member's
-//     clock against the cluster's (ClockOffset, ClusterTime);
+//     clock against the cluster's, the trusted members' (ClockOffset,
+//     ClusterTime), and which members' clocks are far off it;
 //   - owner.go: who refreshes what, without a vote: Owner, Rank and
-//     FallbackDelay, by rendezvous hashing over the serving members' names;
+//     FallbackDelay, by rendezvous hashing over the names of the serving
+//     members whose clocks agree with the cluster's (the others rank last);
 //   - guard.go: what comes in from the network: another cluster's packets
 //     and streams refused, streams bounded in number and size;
 //   - keyring.go: the gossip keys, read again and rotated in place;
@@ -34,6 +37,8 @@
 //   - message.go: the wire format inside memberlist's messages;
 //   - frames.go: a frame stream, the compact whole copy a State may send
 //     (gzip of frames, read back a frame at a time within bounds);
+//   - memberlistlog.go: memberlist's log lines, its warnings once a minute
+//     per kind;
 //   - metrics.go: the onchain_exporter_cluster_* metrics.
 //
 // Order of use: Create, AddState for every State, Join (or
@@ -64,8 +69,13 @@
 // encrypted and authenticated (AES-GCM) and a member without the key
 // cannot join; without it, anyone who can reach the port can read and
 // join, and the member warns at start. Every packet is labelled
-// "onchain_exporter" and the cluster's name (--cluster.label), so a member
-// pointed at another program's or another cluster's gossip port is
-// refused, and counted. What the port can make a member hold is bounded
-// (guard.go): members, streams, full states and deltas.
+// "onchain_exporter" and the cluster's name (--cluster.label, required),
+// so a member pointed at another program's or another cluster's gossip
+// port is refused, and counted. What the port can make a member hold is
+// bounded (guard.go): members, streams, full states and deltas. What a
+// peer says is its word, bounded by what this member would do itself:
+// its name takes a slot only while the slots the operator named are kept
+// (members.go); its clock moves no one's but its own, unless this member
+// trusts it (heartbeat.go); its rows and call counts are judged by the
+// States that take them (packages collector and budget).
 package cluster
