@@ -114,7 +114,10 @@ type apiView struct {
 	api    *config.API
 	up     *upstream.Client
 	tuples []*tupleState // read through their view only
-	filled chan struct{}
+	// byTuple finds a tuple by its key: the engine's map, replaced whole
+	// by a reload and never written once published.
+	byTuple map[string]*tupleState
+	filled  chan struct{}
 }
 
 // refreshRun is what a refresh reads of the configuration, taken when it
@@ -142,7 +145,7 @@ func newAPICollector(name string, e *Exporter, logger log.Logger) *apiCollector 
 
 // publishViewLocked publishes the list of tuples in force.
 func (c *apiCollector) publishViewLocked() {
-	c.view.Store(&apiView{api: c.api, up: c.up, tuples: c.states, filled: c.filled})
+	c.view.Store(&apiView{api: c.api, up: c.up, tuples: c.states, byTuple: c.byTuple, filled: c.filled})
 }
 
 // Name is the API's name, as collect[] selects its engine.

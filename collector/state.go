@@ -54,6 +54,10 @@ type tupleState struct {
 // tupleView is what the engine published of a tuple: immutable once
 // published; its series are shared with the tupleState, never copied.
 type tupleView struct {
+	// tuple is the tuple in force when it was published, unit its delay
+	// key (what a cluster member owns).
+	tuple        *config.Tuple
+	unit         string
 	values, info []exposition.Sample
 	ok           bool // the last refresh succeeded
 	attempted    bool // a refresh has ended (LastAttempt is set)
@@ -76,7 +80,7 @@ type tupleView struct {
 
 // publishLocked publishes what scrapes serve of the tuple now.
 func (c *apiCollector) publishLocked(st *tupleState) {
-	v := &tupleView{values: st.values, info: st.info, ok: st.OK, attempted: !st.LastAttempt.IsZero(), asked: st.asked(),
+	v := &tupleView{tuple: st.tuple, unit: st.delayKey(), values: st.values, info: st.info, ok: st.OK, attempted: !st.LastAttempt.IsZero(), asked: st.asked(),
 		failingSince: st.FailingSince, next: st.Next, inflight: st.inflight,
 		window: st.tuple.Window, newest: st.Newest, deprecated: st.Deprecated,
 		answers: st.answers, lastError: st.lastError}

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
 	"github.com/onchain-exporter/onchain_exporter/exposition"
 	"github.com/onchain-exporter/onchain_exporter/published"
@@ -29,29 +30,67 @@ func (e *Exporter) View() []published.API {
 		if v == nil || v.api == nil {
 			continue
 		}
-		a := published.API{Name: c.name, API: v.api, Client: v.up, Series: make([]published.Series, 0, len(v.tuples))}
-		select {
-		case <-v.filled:
-			a.Filled = true
-		default:
-		}
-		if ev := c.engine.Load(); ev != nil {
-			a.Fill, a.Wait = ev.published()
-		}
+		a := c.apiOf(v)
+		a.Series = make([]published.Series, 0, len(v.tuples))
 		for i, st := range v.tuples {
-			tv := st.view.Load()
-			if tv == nil || i >= len(v.api.Tuples) {
-				continue
+			if i < len(v.api.Tuples) {
+				if s, ok := seriesOf(st, v.api.Tuples[i], v.api, now); ok {
+					a.Series = append(a.Series, s)
+				}
 			}
-			t := v.api.Tuples[i] // the tuple st held when v was published
-			a.Series = append(a.Series, published.Series{Tuple: t, OK: tv.ok, Attempted: tv.attempted, InFlight: tv.inflight,
-				Served: showValues(tv.values, tv.ok, tv.failingSince, now, v.api.MaxStaleness), Deprecated: tv.deprecated,
-				FailingSince: tv.failingSince, Next: tv.next, Newest: tv.newest, Spacing: tv.w, Earliest: tv.earliest,
-				Refused: hasFamily(tv.info, refusedFamily), Unit: delayKey(t), Answers: tv.answers, LastError: tv.lastError})
 		}
 		out = append(out, a)
 	}
 	return out
+}
+
+// SeriesView is View of one API without its series, and the one series
+// of key: a look-up, whatever the number of series.
+func (e *Exporter) SeriesView(api, key string) (published.API, published.Series, bool) {
+	for _, c := range *e.served.Load() {
+		v := c.view.Load()
+		if c.name != api || v == nil || v.api == nil {
+			continue
+		}
+		st := v.byTuple[key]
+		if st == nil {
+			return published.API{}, published.Series{}, false
+		}
+		tv := st.view.Load()
+		if tv == nil || tv.tuple == nil || tv.tuple.Key != key {
+			return published.API{}, published.Series{}, false
+		}
+		s, ok := seriesOf(st, tv.tuple, v.api, e.now())
+		return c.apiOf(v), s, ok
+	}
+	return published.API{}, published.Series{}, false
+}
+
+// apiOf is what an engine published of its API, without the series.
+func (c *apiCollector) apiOf(v *apiView) published.API {
+	a := published.API{Name: c.name, API: v.api, Client: v.up}
+	select {
+	case <-v.filled:
+		a.Filled = true
+	default:
+	}
+	if ev := c.engine.Load(); ev != nil {
+		a.Fill, a.Wait = ev.published()
+	}
+	return a
+}
+
+// seriesOf is what a tuple published, as the page reads it; t is the
+// tuple it held when its API's view was published.
+func seriesOf(st *tupleState, t *config.Tuple, api *config.API, now time.Time) (published.Series, bool) {
+	tv := st.view.Load()
+	if tv == nil {
+		return published.Series{}, false
+	}
+	return published.Series{Tuple: t, OK: tv.ok, Attempted: tv.attempted, InFlight: tv.inflight,
+		Served: showValues(tv.values, tv.ok, tv.failingSince, now, api.MaxStaleness), Deprecated: tv.deprecated,
+		FailingSince: tv.failingSince, Next: tv.next, Newest: tv.newest, Spacing: tv.w, Earliest: tv.earliest,
+		Refused: hasFamily(tv.info, refusedFamily), Unit: tv.unit, Answers: tv.answers, LastError: tv.lastError}, true
 }
 
 // Owner says which member of the cluster owns a unit, "" alone.

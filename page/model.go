@@ -11,12 +11,15 @@ type Status struct {
 	Demo        bool      `json:"demo"`
 	MetricsPath string    `json:"metrics_path"`
 	// Findings are the configuration's probable typos.
-	Findings  []string       `json:"findings"`
-	APIs      []API          `json:"apis"`
-	Endpoints []Endpoint     `json:"endpoints"`
-	Cluster   *Cluster       `json:"cluster"` // null alone
-	States    map[string]int `json:"states"`  // series per state, all series
-	Series    SeriesPage     `json:"series"`
+	Findings  []string   `json:"findings"`
+	APIs      []API      `json:"apis"`
+	Endpoints []Endpoint `json:"endpoints"`
+	// EndpointsMatched counts the endpoints the filter keeps; the JSON
+	// lists the first 1000 of them.
+	EndpointsMatched int            `json:"endpoints_matched"`
+	Cluster          *Cluster       `json:"cluster"` // null alone
+	States           map[string]int `json:"states"`  // series per state, all series
+	Series           SeriesPage     `json:"series"`
 }
 
 // API is one API's line.
@@ -37,7 +40,8 @@ type API struct {
 	MaxStaleness    float64 `json:"max_staleness_seconds,omitempty"`
 	RevalidateEvery float64 `json:"revalidate_seconds,omitempty"`
 	MaxTuples       int     `json:"max_tuples,omitempty"`
-	Entries         []Entry `json:"entries,omitempty"`
+	Entries         []Entry `json:"entries,omitempty"` // the first 1000 in the JSON
+	EntriesTotal    int     `json:"entries_total"`
 	// Patterns are what each pattern entry expanded to, max_tuples' cut
 	// included.
 	Patterns       []Pattern `json:"patterns,omitempty"`

@@ -128,6 +128,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case PathJSON:
 		st := h.Build(f, offset, limit)
+		st.cutForJSON()
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -139,8 +140,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "/series needs api and key, as the page's links give them", http.StatusBadRequest)
 			return
 		}
-		st := h.Build(Filter{API: f.API, Key: f.Key}, 0, 1)
-		if len(st.Series.Items) == 0 {
+		st, ok := h.BuildSeries(f.API, f.Key)
+		if !ok {
 			http.Error(w, fmt.Sprintf("no series %q of the API %q in the configuration in force", f.Key, f.API), http.StatusNotFound)
 			return
 		}
@@ -242,10 +243,49 @@ func parseQuery(q url.Values) (f Filter, offset, limit int, err error) {
 	if limit, err = whole("limit", defaultLimit, maxLimit); err != nil {
 		return
 	}
+	// per_page and page (from 1) are limit and offset as GitHub's and
+	// most APIs' pages say them.
+	if q.Has("per_page") {
+		if limit, err = whole("per_page", defaultLimit, maxLimit); err != nil {
+			return
+		}
+	}
 	if limit == 0 {
 		limit = defaultLimit
 	}
+	if q.Has("page") {
+		var page int
+		if page, err = whole("page", 1, 1<<30/maxLimit); err != nil {
+			return
+		}
+		offset = max(page-1, 0) * limit
+	}
 	return f, offset, limit, nil
+}
+
+// cutForJSON keeps, of the lists the JSON would give whole, the endpoints
+// the filter keeps and at most maxLimit of them, and at most maxLimit
+// entries an API: at a hundred thousand series the answer stays a page,
+// not the configuration (the totals say what was left out).
+func (st *Status) cutForJSON() {
+	f := st.Series.Filter
+	var kept []Endpoint
+	for _, e := range st.Endpoints {
+		if (f.API == "" || f.API == e.API) && strings.Contains(e.Path, f.Endpoint) {
+			st.EndpointsMatched++
+			if len(kept) < maxLimit {
+				kept = append(kept, e)
+			}
+		}
+	}
+	st.Endpoints = append([]Endpoint{}, kept...)
+	for i := range st.APIs {
+		a := &st.APIs[i]
+		a.EntriesTotal = len(a.Entries)
+		if len(a.Entries) > maxLimit {
+			a.Entries = a.Entries[:maxLimit:maxLimit]
+		}
+	}
 }
 
 // cut shortens a value a request sent, for the error that quotes it.

@@ -93,6 +93,10 @@ func TestPageAndJSON(t *testing.T) {
 		PathJSON + "?api=indicator":                       {0, 0},
 		PathJSON + "?api=data&state=late":                 {0, 0},
 		PathJSON + "?key=" + url.QueryEscape(failing.Key): {1, 1},
+		PathJSON + "?api=data&per_page=3&page=2":          {4, 1},
+		PathJSON + "?per_page=1&page=4":                   {4, 1},
+		PathJSON + "?per_page=1&page=5":                   {4, 0},
+		PathJSON + "?endpoint=open-interest&per_page=1":   {2, 1},
 	} {
 		st := statusOf(t, r, target)
 		if st.Series.Matched != want[0] || len(st.Series.Items) != want[1] || st.Series.Total != 4 {
@@ -104,6 +108,8 @@ func TestPageAndJSON(t *testing.T) {
 		"/?api=weather":          `api="weather": not an API`,
 		"/?limit=5000":           `limit="5000": not a whole number from 0 to 1000`,
 		"/?offset=-1":            `offset="-1": not a whole number`,
+		"/?per_page=5000":        `per_page="5000": not a whole number from 0 to 1000`,
+		"/?page=x":               `page="x": not a whole number`,
 		"/series?api=data":       "/series needs api and key",
 		"/series?api=data&key=x": `no series "x" of the API "data"`,
 		"/nothing":               "404 page not found",
@@ -132,6 +138,27 @@ func TestPageAndJSON(t *testing.T) {
 	code, view := r.get(t, "/series?api=data&key="+url.QueryEscape(failing.Key))
 	if code != http.StatusOK || !strings.Contains(view, "HTTP 404") || !strings.Contains(view, `<td class="state failing">failing</td>`) {
 		t.Errorf("the failing series' view: HTTP %d\n%s", code, view)
+	}
+	// The view of one series is a look-up; it says what the page over
+	// every series says of it, its API and its endpoint.
+	for _, s := range st.Series.Items {
+		one, ok := NewHandler(r.src).BuildSeries("data", s.Key)
+		all := statusOf(t, r, PathJSON+"?key="+url.QueryEscape(s.Key))
+		if !ok || len(one.Series.Items) != 1 || one.Series.Items[0].State != s.State || one.Series.Items[0].Why != all.Series.Items[0].Why ||
+			len(one.Endpoints) != 1 || one.APIs[0].PlanLine != a.PlanLine {
+			t.Errorf("the view of %s: %+v, want the page's %+v", s.Key, one.Series.Items, s)
+			continue
+		}
+		var want Endpoint
+		for _, e := range all.Endpoints {
+			if e.Path == s.Endpoint && e.Window == s.Window {
+				want = e
+			}
+		}
+		got := one.Endpoints[0]
+		if got.Series != want.Series || got.CallsPerDay != want.CallsPerDay || got.OneRowIn != want.OneRowIn || (got.PublicationDelay == nil) != (want.PublicationDelay == nil) {
+			t.Errorf("the endpoint of %s: %+v, want %+v", s.Key, got, want)
+		}
 	}
 	for _, body := range []string{page, view, fmt.Sprint(st)} {
 		if strings.Contains(body, secret) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/budget"
@@ -55,11 +56,95 @@ var apiTitles = map[string]string{
 const maxLimit = 1000
 
 // derived is what the page computes of a configuration once: its
-// findings and each section's forecast.
+// findings, each section's forecast, and the tuples of each endpoint as
+// configured and window (groups, made on first use).
 type derived struct {
 	cfg      *config.Config
 	findings []string
 	forecast map[*config.API]budget.APIForecast
+
+	mu     sync.Mutex
+	groups map[*config.API]map[groupKey]*group
+}
+
+// groupKey is an endpoint as configured and window.
+type groupKey struct{ path, window string }
+
+// group is what the page needs of the tuples of one endpoint and window:
+// how many, and the paths they ask (the publication delay is learned per
+// path).
+type group struct {
+	series int
+	paths  []string
+}
+
+// keyOf is the endpoint as configured and window of a tuple.
+func keyOf(t *config.Tuple) groupKey {
+	path := t.Path
+	if t.Entry != nil {
+		path = t.Entry.Path
+	}
+	return groupKey{path, t.Window}
+}
+
+// groupsOf are the groups of the section an engine runs, made once.
+func (d *derived) groupsOf(a *config.API) map[groupKey]*group {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if gs := d.groups[a]; gs != nil {
+		return gs
+	}
+	gs := map[groupKey]*group{}
+	for _, t := range a.Tuples {
+		k := keyOf(t)
+		g := gs[k]
+		if g == nil {
+			g = &group{}
+			gs[k] = g
+		}
+		g.series++
+		if !slices.Contains(g.paths, t.Path) {
+			g.paths = append(g.paths, t.Path)
+		}
+	}
+	if d.groups == nil {
+		d.groups = map[*config.API]map[groupKey]*group{}
+	}
+	d.groups[a] = gs
+	return gs
+}
+
+// endpointOf is the line of one series' endpoint and window, as
+// endpoints says it of every endpoint, from the groups of the
+// configuration, made once.
+func (d *derived) endpointOf(a *config.API, s published.Series, allot budget.Allotment, delays map[published.EndpointWindow]time.Duration) Endpoint {
+	t := s.Tuple
+	k := keyOf(t)
+	e := Endpoint{API: a.Name, Path: k.path, Window: t.Window, OneRowIn: 1, Series: 1}
+	paths := []string{t.Path}
+	if g := d.groupsOf(a)[k]; g != nil {
+		e.Series, paths = g.series, g.paths
+	}
+	for _, p := range paths {
+		if dl, ok := delays[published.EndpointWindow{API: a.Name, Endpoint: p, Window: t.Window}]; ok {
+			v := dl.Seconds()
+			if e.PublicationDelay == nil || v > *e.PublicationDelay {
+				e.PublicationDelay = &v
+			}
+		}
+	}
+	if s.Spacing > 0 {
+		e.OneRowIn = max(e.OneRowIn, allot.Factor(t.Window, s.Spacing))
+	}
+	for _, en := range d.forecast[a].Entries {
+		for _, w := range en.Windows {
+			if en.Path == k.path && w.Window == t.Window {
+				e.CallsPerDay += w.CallsPerDay
+				e.PlannedPerDay += w.CallsPerDay / allot.Factor(w.Window, w.Every)
+			}
+		}
+	}
+	return e
 }
 
 // derive returns what is derived of cfg, computed on its first page.
@@ -117,25 +202,9 @@ func (h *Handler) Build(f Filter, offset, limit int) Status {
 			continue
 		}
 		sec = v.API // the section the engine runs
-		describe(&a, sec, src.Clean)
 		allot := plans[name]
-		an := apiState(&a, v.Client, allot, now)
-		an.wait = v.Wait
-		if f := v.Fill; f.Filling {
-			a.Fill = &Fill{Series: f.Total, Asked: f.Asked, Since: f.Since.UTC(), PerMinute: f.PerMinute, Line: f.Line}
-			if !f.Done.IsZero() {
-				a.Fill.Done = f.Done.UTC()
-			}
-		}
+		an := apiLine(&a, src, v, allot, expansion, now)
 		due := 0
-		a.PlanLine = allot.Summary(3)
-		a.Forecast, a.Planned = allot.Natural+allot.Listing, allot.Planned+allot.Listing
-		if ex, ok := expansion[name]; ok {
-			a.Expansion = Expansion{Lists: true, OK: ex.OK, Read: ex.LastSuccess, Waiting: ex.Waiting}
-			if ex.LastError != "" {
-				a.Expansion.Error = src.Clean(name, ex.LastError)
-			}
-		}
 		st.Endpoints = append(st.Endpoints, endpoints(sec, v.Series, allot, delays, d.forecast[sec])...)
 		for _, s := range v.Series {
 			state := stateOf(s, an)
@@ -163,7 +232,6 @@ func (h *Handler) Build(f Filter, offset, limit int) Status {
 		if w := v.Wait; w.By != published.NotHeld && w.Until.After(now) {
 			a.Waiting = &Waiting{Limit: w.By.String(), Until: w.Until.UTC(), Due: due}
 		}
-		a.PlanHistory = planChanges(src.Plans.of(name), nil, now)
 		if a.KeyPlan != "unknown" || a.Refused > 0 {
 			a.Refusals = plural(a.Refused, "series")
 		}
@@ -173,6 +241,66 @@ func (h *Handler) Build(f Filter, offset, limit int) Status {
 		st.Cluster = clusterOf(src, views, now)
 	}
 	return st
+}
+
+// apiLine fills an API's line from what its engine and client publish,
+// and returns what the words of its series need.
+func apiLine(a *API, src Source, v published.API, allot budget.Allotment, expansion map[string]expand.State, now time.Time) apiNow {
+	describe(a, v.API, src.Clean)
+	an := apiState(a, v.Client, allot, now)
+	an.wait = v.Wait
+	if f := v.Fill; f.Filling {
+		a.Fill = &Fill{Series: f.Total, Asked: f.Asked, Since: f.Since.UTC(), PerMinute: f.PerMinute, Line: f.Line}
+		if !f.Done.IsZero() {
+			a.Fill.Done = f.Done.UTC()
+		}
+	}
+	a.PlanLine = allot.Summary(3)
+	a.Forecast, a.Planned = allot.Natural+allot.Listing, allot.Planned+allot.Listing
+	if ex, ok := expansion[a.Name]; ok {
+		a.Expansion = Expansion{Lists: true, OK: ex.OK, Read: ex.LastSuccess, Waiting: ex.Waiting}
+		if ex.LastError != "" {
+			a.Expansion.Error = src.Clean(a.Name, ex.LastError)
+		}
+	}
+	a.PlanHistory = planChanges(src.Plans.of(a.Name), nil, now)
+	return an
+}
+
+// BuildSeries is the status of one series, its API and its endpoint and
+// window: a look-up of the series (collector.Exporter.SeriesView), not a
+// pass over every series. The states are not counted. False when the
+// configuration in force has no such series.
+func (h *Handler) BuildSeries(api, key string) (Status, bool) {
+	src := h.src
+	now := src.Now()
+	cfg := src.Config()
+	st := Status{Version: Version, Generated: now.UTC(), Exporter: src.Version, ConfigFile: cfg.File, Demo: src.Demo,
+		MetricsPath: src.MetricsPath, States: map[string]int{}, Findings: []string{}, Endpoints: []Endpoint{}}
+	v, s, ok := src.Exporter.SeriesView(api, key)
+	if !ok {
+		return st, false
+	}
+	d := h.derive(cfg, map[string]published.API{api: v})
+	st.Findings = d.findings
+	allot := src.Exporter.Plans()[api]
+	var expansion map[string]expand.State
+	if src.Expansion != nil {
+		expansion = src.Expansion()
+	}
+	a := API{Name: api, Title: apiTitles[api], Pauses: []Pause{}, KeyPlan: "unknown", Refusals: "unknown"}
+	an := apiLine(&a, src, v, allot, expansion, now)
+	state := stateOf(s, an)
+	if w := v.Wait; w.By != published.NotHeld && w.Until.After(now) {
+		a.Waiting = &Waiting{Limit: w.By.String(), Until: w.Until.UTC()}
+	}
+	st.APIs = []API{a}
+	e := d.endpointOf(v.API, s, allot, src.Exporter.PublicationDelays())
+	st.Endpoints = []Endpoint{e}
+	item := seriesOf(src, api, s, state, an)
+	item.PlanHistory = planChanges(src.Plans.of(api), s.Tuple, now)
+	st.Series = SeriesPage{Filter: Filter{API: api, Key: key}, Total: len(v.API.Tuples), Matched: 1, Limit: 1, Items: []Series{item}}
+	return st, true
 }
 
 // keeps says whether the filter keeps a series.
