@@ -21,7 +21,9 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/app"
 	"github.com/onchain-exporter/onchain_exporter/cluster"
 	"github.com/onchain-exporter/onchain_exporter/collector"
+	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/demo"
+	expander "github.com/onchain-exporter/onchain_exporter/expand"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
@@ -44,8 +46,10 @@ var (
 // from real scrapes: the exporter serving its demo (package app, main's wiring,
 // healthy upstream), then exporters on the demo configuration against the
 // demo upstream failing in the ways that create the families only errors
-// create (error and pause counters, quota gauges). A family a query names
-// but no scrape shows is a metric the exporter does not have (any more).
+// create (error and pause counters, quota gauges, series the plan
+// refuses), and the expander's families with a pattern entry added. A
+// family a query names but no scrape shows is a metric the exporter does
+// not have (any more).
 func exposed(t *testing.T) map[string]bool {
 	t.Helper()
 	exposedOnce.Do(func() {
@@ -53,6 +57,9 @@ func exposed(t *testing.T) map[string]bool {
 		exposedErr = scrapeApp(exposedNames)
 		if exposedErr == "" {
 			exposedErr = scrapeFaults(exposedNames)
+		}
+		if exposedErr == "" {
+			exposedErr = gatherPattern(exposedNames)
 		}
 	})
 	if exposedErr != "" {
@@ -156,6 +163,7 @@ func scrapeFaults(names map[string]bool) string {
 		{"unauthorized", func() { d.Fake.SetFault("", fakeapi.Fault{Kind: fakeapi.Unauthorized}) }},
 		{"server errors", func() { d.Fake.SetFault("", fakeapi.Fault{Kind: fakeapi.Status500}) }},
 		{"daily quota used", func() { d.Fake.SetConsensusError("DAILY_LIMIT_EXCEEDED") }},
+		{"refused by the plan", func() { d.Fake.SetConsensusError("PLAN_REQUIRED") }},
 	}
 	for _, f := range faults {
 		d.Fake.ClearFaults()
@@ -174,6 +182,41 @@ func scrapeFaults(names map[string]bool) string {
 		for n := range familyNames(rec.Body) {
 			names[n] = true
 		}
+	}
+	return ""
+}
+
+// gatherPattern expands the demo configuration with a pattern entry
+// added, as the exporter does at start, and gathers the expander's
+// families: the demo names every path, and a pattern's families exist
+// only with a pattern.
+func gatherPattern(names map[string]bool) string {
+	d, err := demo.Start(log.NewNopLogger())
+	if err != nil {
+		return "demo.Start: " + err.Error()
+	}
+	defer d.Close()
+	yml := strings.Replace(string(demo.YAML(d.URL)), "  metrics:\n", "  metrics:\n    - path: /v1/btc/market-data/*\n      window: coarsest\n      coarsen: true\n", 1)
+	cfg, err := config.Parse("demo.yml", []byte(yml), demo.Getenv)
+	if err != nil {
+		return "the demo configuration with a pattern: " + err.Error()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	x := expander.New(log.NewNopLogger())
+	if _, err := x.Start(ctx, cfg); err != nil {
+		return "expanding the demo configuration with a pattern: " + err.Error()
+	}
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(x); err != nil {
+		return err.Error()
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		return err.Error()
+	}
+	for _, mf := range mfs {
+		names[mf.GetName()] = true
 	}
 	return ""
 }
@@ -210,8 +253,10 @@ func familyOf(name string, exposed map[string]bool) string {
 func TestDemoScrapeShowsErrorFamilies(t *testing.T) {
 	names := exposed(t)
 	// The scenarios exist to bring these out; without them every query on
-	// errors, pauses or quota would be reported as naming unknown metrics.
-	for _, n := range []string{"onchain_exporter_api_errors_total", "onchain_exporter_api_paused", "onchain_exporter_daily_quota_used"} {
+	// errors, pauses, quota, refusals or patterns would be reported as
+	// naming unknown metrics.
+	for _, n := range []string{"onchain_exporter_api_errors_total", "onchain_exporter_api_paused", "onchain_exporter_daily_quota_used",
+		"onchain_exporter_query_refused", "onchain_exporter_pattern_tuples"} {
 		if !names[n] {
 			t.Errorf("no scenario of the demo scrape exposes %s", n)
 		}
