@@ -207,19 +207,22 @@ func checkUpstream(ctx context.Context, cfg *config.Config, logger log.Logger) (
 		notChecked = append(notChecked, "consensus: paths and parameter names (the Analyst Consensus API lists its assets only)")
 	}
 	if a := cfg.APIs[config.APIData]; a != nil {
-		out := readPlan(ctx, pool.Client(a), a.Timeout)
-		answers[plan.Path] = expand.PlanAnswer(out, time.Now())
+		var out plan.Outcome
+		if hasPatterns(a) || hasAll(a) {
+			// The expander reads the plan, once, as the exporter's does.
+			resolved, out, expandErr = expandPatterns(ctx, cfg, pool, answers, logger)
+		} else {
+			out = readPlan(ctx, pool.Client(a), a.Timeout)
+			if out.Kind == plan.Read {
+				if c := budget.WithPlanLimits(cfg, out.Plan); c != cfg {
+					resolved = c
+				}
+			}
+		}
 		planLines = append(planLines, out.String())
 		if out.Kind == plan.Read {
 			for _, n := range out.Plan.Notes {
 				planLines = append(planLines, "note: "+n)
-			}
-		}
-		if hasPatterns(a) || hasAll(a) {
-			resolved, expandErr = expandPatterns(ctx, cfg, pool, answers, logger)
-		} else if out.Kind == plan.Read {
-			if c := budget.WithPlanLimits(cfg, out.Plan); c != cfg {
-				resolved = c
 			}
 		}
 		if out.Kind == plan.Read {

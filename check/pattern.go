@@ -15,6 +15,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/budget"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/expand"
+	"github.com/onchain-exporter/onchain_exporter/plan"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -44,7 +45,7 @@ func (s checkStore) Cache() *expand.Cache { return s.cache }
 // judged against their lists as before (checkUpstream), not expanded.
 // Its error is one of the file, with file:line, that the lists show
 // (Expander.Expand).
-func expandPatterns(ctx context.Context, cfg *config.Config, pool *upstream.Pool, answers map[string]*expand.Answer, logger log.Logger) (*config.Config, error) {
+func expandPatterns(ctx context.Context, cfg *config.Config, pool *upstream.Pool, answers map[string]*expand.Answer, logger log.Logger) (*config.Config, plan.Outcome, error) {
 	a := cfg.APIs[config.APIData]
 	cache := expand.NewCache()
 	cache.Restore(a.Name, upstream.Account(a), answers)
@@ -52,12 +53,12 @@ func expandPatterns(ctx context.Context, cfg *config.Config, pool *upstream.Pool
 	data := &config.Config{File: cfg.File, APIs: map[string]*config.API{a.Name: a}, Tuples: a.Tuples}
 	out, err := x.Expand(ctx, data)
 	if err != nil {
-		return nil, err
+		return nil, x.PlanRead(), err
 	}
 	merged := *cfg
 	merged.APIs = maps.Clone(cfg.APIs)
 	merged.APIs[a.Name] = out.APIs[a.Name]
-	return &merged, nil
+	return &merged, x.PlanRead(), nil
 }
 
 // printPatterns says what each pattern entry of the data API selects.

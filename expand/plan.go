@@ -79,6 +79,14 @@ func (x *Expander) refreshPlan(ctx context.Context, a *config.API, reuse time.Du
 	return out, x.putPlan(c, a, out)
 }
 
+// PlanRead is the outcome of the last read of the data API key's plan:
+// what --config.check says of the plan its expansion read.
+func (x *Expander) PlanRead() plan.Outcome {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.planLast
+}
+
 // putPlan puts the plan of an outcome in force (none but for a plan
 // read; an unknown outcome leaves the one in force), says what it came
 // to when that differs from the last time, and tells OnPlanChanged.
