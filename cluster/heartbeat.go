@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -283,6 +284,9 @@ func (p *Peer) farLocked(serving []Member, offset time.Duration) map[string]bool
 			off = offset
 		} else if h, ok := p.heard[m.Name]; ok {
 			off = h.offset + offset
+			if (h.offset > 0) == (offset > 0) && (off > 0) != (offset > 0) && offset != 0 {
+				off = math.MaxInt64 // past any bound: a clock a peer gave near the end of time
+			}
 		}
 		if off.Abs() > farClock {
 			far[m.Name] = true

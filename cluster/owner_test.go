@@ -2,8 +2,10 @@ package cluster
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"testing"
+	"time"
 )
 
 func membersNamed(names ...string) []Member {
@@ -176,6 +178,23 @@ func TestFarMembersRankLast(t *testing.T) {
 			if _, inOwners := rank(st.owners, self, u); i < 3 && r != inOwners {
 				t.Fatalf("%s: %s ranks %d, among the owners %d", u, self, r, inOwners)
 			}
+		}
+	}
+}
+
+// Clocks a peer gives near the end of time (or before its beginning)
+// make it far off, never an overflow that brings it near.
+func TestFarClockSaturates(t *testing.T) {
+	p := &Peer{name: "a", heard: map[string]heard{
+		"late":  {offset: math.MaxInt64},
+		"early": {offset: math.MinInt64},
+		"near":  {offset: time.Second},
+	}}
+	serving := membersNamed("a", "early", "late", "near")
+	for _, offset := range []time.Duration{math.MaxInt64, math.MinInt64, math.MaxInt64 / 2, math.MinInt64 / 2, time.Hour, 0} {
+		far := p.farLocked(serving, offset)
+		if !far["late"] || !far["early"] {
+			t.Errorf("offset %s: far %v; want late and early far off", offset, far)
 		}
 	}
 }
