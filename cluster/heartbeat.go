@@ -279,16 +279,14 @@ func (p *Peer) clockOffsetLocked(serving []Member) time.Duration {
 func (p *Peer) farLocked(serving []Member, offset time.Duration) map[string]bool {
 	far := map[string]bool{}
 	for _, m := range serving {
-		var off time.Duration // its clock less the cluster's
-		if m.Name == p.name {
-			off = offset
-		} else if h, ok := p.heard[m.Name]; ok {
-			off = h.offset + offset
-			if (h.offset > 0) == (offset > 0) && (off > 0) != (offset > 0) && offset != 0 {
-				off = math.MaxInt64 // past any bound: a clock a peer gave near the end of time
+		off := offset.Seconds() // its clock less the cluster's, in seconds
+		if h, ok := p.heard[m.Name]; ok && m.Name != p.name {
+			off += h.offset.Seconds()
+			if h.offset == math.MaxInt64 || h.offset == math.MinInt64 {
+				off = math.Inf(1) // a clock a peer gave past what a Duration holds
 			}
 		}
-		if off.Abs() > farClock {
+		if math.Abs(off) > farClock.Seconds() {
 			far[m.Name] = true
 		}
 	}
