@@ -106,10 +106,14 @@
           },
           // The exporter pauses every call of an API for 30 minutes (or until a
           // reload) after a 401/403, with onchain_exporter_api_paused{code} set.
-          // Errors count too, gated on a query failing now, so that a past
-          // error does not page while queries work. Codes match in any case:
-          // the Indicator API's words are the lower-case forms of the
-          // consensus codes (plan_required). A counter series that appears
+          // Errors of the key count too (unauthorized, API_KEY_REQUIRED,
+          // INVALID_API_KEY), gated on a query failing now, so that a past
+          // error does not page while queries work. A refusal of one request
+          // by the key's plan (PLAN_REQUIRED, plan_required, a data API 403:
+          // forbidden) is counted by the provider's code but is no auth
+          // failure: only a pause (a 403 on everything) pages for it. Codes
+          // match in any case: the Indicator API's words are the lower-case
+          // forms of the consensus codes. A counter series that appears
           // with its first error (a code not exported from the start, or a
           // series of a new exporter or pod) is a rise increase() cannot
           // see, hence the `unless ... offset` branch for a series that did
@@ -131,12 +135,12 @@
                 or
               count by (%(groupLabels)s, api) (
                   (
-                      increase(onchain_exporter_api_errors_total{%(onchainSelector)s, code=~"(?i)unauthorized|forbidden|api_key_required|invalid_api_key|plan_required"}[1h]) > 0
+                      increase(onchain_exporter_api_errors_total{%(onchainSelector)s, code=~"(?i)unauthorized|api_key_required|invalid_api_key"}[1h]) > 0
                     or
                       (
-                          onchain_exporter_api_errors_total{%(onchainSelector)s, code=~"(?i)unauthorized|forbidden|api_key_required|invalid_api_key|plan_required"} > 0
+                          onchain_exporter_api_errors_total{%(onchainSelector)s, code=~"(?i)unauthorized|api_key_required|invalid_api_key"} > 0
                         unless
-                          onchain_exporter_api_errors_total{%(onchainSelector)s, code=~"(?i)unauthorized|forbidden|api_key_required|invalid_api_key|plan_required"} offset 1h
+                          onchain_exporter_api_errors_total{%(onchainSelector)s, code=~"(?i)unauthorized|api_key_required|invalid_api_key"} offset 1h
                       )
                   )
                 and on (%(targetLabels)s, api)
