@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -33,7 +34,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	checkFlag := a.Flag("config.check", "").Bool()
 	a.Flag("config.check.upstream", "").BoolVar(&o.Upstream)
 	a.Flag("demo", "").BoolVar(&o.Demo)
-	a.Flag("storage.path", "").Default("onchain_exporter_data/").StringVar(&o.StoragePath)
+	// Not the flag's default (onchain_exporter_data/ in the directory the
+	// tests run in, which the README's steps leave in a checkout): a test
+	// reads a storage directory only when it gives one.
+	a.Flag("storage.path", "").Default(filepath.Join(os.TempDir(), "onchain-check-tests-no-storage")).StringVar(&o.StoragePath)
 	if _, err := a.Parse(args); err != nil || !*checkFlag && !o.Upstream {
 		panic(fmt.Sprintf("not a check: %q (%v)", args, err))
 	}
