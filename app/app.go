@@ -30,6 +30,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/demo"
 	"github.com/onchain-exporter/onchain_exporter/expand"
+	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 	"github.com/onchain-exporter/onchain_exporter/page"
 	"github.com/onchain-exporter/onchain_exporter/persist"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
@@ -89,6 +90,9 @@ func New(o Options) (*App, error) {
 	if o.Web == nil {
 		o.Web = DefaultOptions().Web
 	}
+	if o.Clock == nil {
+		o.Clock = clock.Real
+	}
 	a := &App{opts: o, logger: o.Logger, slogger: o.Slogger}
 	if err := a.setUp(); err != nil {
 		a.close()
@@ -124,7 +128,7 @@ func (a *App) setUp() error {
 	reg := prometheus.NewRegistry()
 	// One client per API for the life of the process, shared by
 	// expansion and scrapes: its limits hold whoever calls.
-	clients := upstream.NewPool(reg, time.Now, logger)
+	clients := upstream.NewPool(reg, o.Clock.Now, logger)
 	a.onClose(clients.Close)
 	// What the last run learned: a restart serves it at once and calls
 	// upstream only for what is due.
@@ -152,12 +156,12 @@ func (a *App) setUp() error {
 	// The data API key's plan is read by the expander, with the lists,
 	// and put in force on the API's client; a change of it has the
 	// engine ask its held series again.
-	expander := expand.New(logger, expand.Options{Clients: clients, Store: store})
+	expander := expand.New(logger, expand.Options{Clients: clients, Store: store, Now: o.Clock.Now})
 	var exp *collector.Exporter
 	plans := page.NewPlanHistory() // for the operator's page (landing.go)
 	expander.OnPlanChanged(func(api string) {
 		if c := clients.Current(api); c != nil {
-			plans.Note(api, c.Plan(), time.Now())
+			plans.Note(api, c.Plan(), o.Clock.Now())
 		}
 		if exp != nil {
 			exp.PlanChanged(api)
@@ -209,7 +213,7 @@ func (a *App) setUp() error {
 	}
 	inCluster(peer, clients, logger)
 	runs(peer, fileDigest)
-	exp, err = collector.New(cfg, logger, reg, collector.Options{DefaultTimeout: o.DefaultTimeout, TimeoutOffset: o.TimeoutOffset, Clients: clients, Store: keeper, Peer: peer})
+	exp, err = collector.New(cfg, logger, reg, collector.Options{Clock: o.Clock, DefaultTimeout: o.DefaultTimeout, TimeoutOffset: o.TimeoutOffset, Clients: clients, Store: keeper, Peer: peer})
 	if err != nil {
 		level.Error(logger).Log("msg", "cannot start the collectors", "err", err)
 		return ErrSetUp
@@ -240,7 +244,7 @@ func (a *App) setUp() error {
 	}
 	// The operator's page (landing.go): the configuration in force, and
 	// per API, endpoint and series what the exporter published.
-	landing := newLanding(o.MetricsPath, o.Demo, exp, peer, expander, clients, plans)
+	landing := newLanding(o.MetricsPath, o.Demo, exp, peer, expander, clients, plans, o.Clock.Now)
 	landing.Store(cfg)
 	apply := func(c *config.Config) error {
 		if err := exp.ApplyConfig(c); err != nil {

@@ -28,11 +28,11 @@ type landingPage struct {
 // newLanding is the page of a running exporter; plans is the key's plan
 // history, noted as the expander puts plans in force.
 func newLanding(metricsPath string, demo bool, exp *collector.Exporter, peer *cluster.Peer, expander *expand.Expander,
-	clients *upstream.Pool, plans *page.PlanHistory) *landingPage {
+	clients *upstream.Pool, plans *page.PlanHistory, now func() time.Time) *landingPage {
 	l := &landingPage{}
 	l.h = page.NewHandler(page.Source{Version: version.Info(), MetricsPath: metricsPath, Demo: demo,
 		Config: l.cfg.Load, Exporter: exp, Peer: peer, Expansion: expander.State, Clean: clients.Clean,
-		Plans: plans, Now: time.Now})
+		Plans: plans, Now: now})
 	return l
 }
 

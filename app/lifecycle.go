@@ -99,6 +99,11 @@ func (a *App) listen() ([]net.Listener, error) {
 // "" for socket activation and vsock.
 func (a *App) Addr() string { return a.addr }
 
+// Settle waits until the engines have done what is due at the clock's
+// time: with a simulated Options.Clock, what a caller does after moving
+// it.
+func (a *App) Settle() { a.exp.Settle() }
+
 // Done has what serving ended with, when it ends before Stop: an address
 // that cannot be served, a web configuration file that cannot be read.
 func (a *App) Done() <-chan error { return a.served }

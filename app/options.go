@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/onchain-exporter/onchain_exporter/cluster"
+	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 )
 
 // Name is the exporter's name, as its version line, its build_info
@@ -45,6 +46,11 @@ type Options struct {
 	// that take a *slog.Logger (NewLoggers builds both).
 	Logger  log.Logger
 	Slogger *slog.Logger
+	// Clock is the time the exporter plans, counts and learns on (nil:
+	// the real one). Tests and benchmarks run a simulated clock (the
+	// fake upstream's), move it and call App.Settle; a cluster's gossip
+	// and probes keep the real one.
+	Clock clock.Clock
 }
 
 // DefaultStoragePath is --storage.path's default: a directory named for
