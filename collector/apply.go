@@ -76,7 +76,7 @@ func (c *apiCollector) applyLocked(st *tupleState, fx effects) {
 		c.m.rowDelay.WithLabelValues(c.name, t.Window).Observe(fx.rowDelay.Seconds())
 	}
 	if fx.pubDelay != nil {
-		c.m.pubDelay.WithLabelValues(c.name, t.Path, t.Window).Set(fx.pubDelay.Seconds())
+		c.m.pubDelay.Set(c.name, t.Path, t.Window, *fx.pubDelay)
 	}
 	if fx.ownerHeard {
 		delete(c.fallingBack, st.delayKey()) // the owner is heard again

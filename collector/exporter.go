@@ -310,7 +310,7 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 				k := gaugeKey{name, t.Path, t.Window}
 				if !gauges[k] {
 					gauges[k] = true
-					e.m.pubDelay.WithLabelValues(name, t.Path, t.Window).Set(max(book.Publication(delayKey(t), w), 0).Seconds())
+					e.m.pubDelay.Set(name, t.Path, t.Window, max(book.Publication(delayKey(t), w), 0))
 				}
 				if k := (gaugeKey{api: name, window: t.Window}); !gauges[k] {
 					gauges[k] = true
@@ -327,7 +327,7 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 			continue
 		}
 		if k.endpoint != "" {
-			e.m.pubDelay.DeleteLabelValues(k.api, k.endpoint, k.window)
+			e.m.pubDelay.Delete(k.api, k.endpoint, k.window)
 		} else {
 			e.m.rowDelay.DeleteLabelValues(k.api, k.window)
 			e.m.excess.DeleteLabelValues(k.api, k.window)

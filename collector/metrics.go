@@ -1,7 +1,13 @@
 package collector
 
 import (
+	"maps"
+	"sync"
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/onchain-exporter/onchain_exporter/published"
 )
 
 const namespace = "onchain_exporter"
@@ -11,7 +17,7 @@ const namespace = "onchain_exporter"
 type selfMetrics struct {
 	staleServed *prometheus.CounterVec
 	tuples      *prometheus.GaugeVec
-	pubDelay    *prometheus.GaugeVec
+	pubDelay    *delayGauge
 	rowDelay    *prometheus.HistogramVec
 	excess      *prometheus.GaugeVec
 	due         *prometheus.GaugeVec
@@ -25,7 +31,7 @@ func newSelfMetrics(reg prometheus.Registerer) *selfMetrics {
 			Help: "Tuple reads served from the last good value because the tuple's last refresh failed, or its first one had not ended by the scrape's deadline."}, api),
 		tuples: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "tuples",
 			Help: "Upstream series configured per API."}, api),
-		pubDelay: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "publication_delay_seconds",
+		pubDelay: newDelayGauge(prometheus.GaugeOpts{Namespace: namespace, Name: "publication_delay_seconds",
 			Help: "Learned delay between the end of a row's interval (a block row's: its block's time) and its publication upstream, per endpoint and window; the first poll for a new row goes there. 0 when rows appear before their interval ends."}, []string{"api", "endpoint", "window"}),
 		rowDelay: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "row_delay_seconds",
 			Help:    "Time from the end of a row's interval (a block row's: its block's time) to when the exporter first served it, 0 for a row out before its end; compare with publication_delay_seconds, the least it could be.",
@@ -37,6 +43,51 @@ func newSelfMetrics(reg prometheus.Registerer) *selfMetrics {
 		Help: "At the last scrape, tuples whose refresh is due and has not started: waiting for a turn of rate_limit, a call of daily_budget or a free connection (concurrency). Not failures: each keeps its value, and the wait is on the page."}, api)
 	m.unasked = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "tuples_unasked",
 		Help: "At the last scrape, tuples not yet asked once since they were configured: what is left of the first fill, which asks every tuple once before any twice."}, api)
-	reg.MustRegister(m.staleServed, m.tuples, m.pubDelay, m.rowDelay, m.excess, m.due, m.unasked)
+	reg.MustRegister(m.staleServed, m.tuples, m.pubDelay.vec, m.rowDelay, m.excess, m.due, m.unasked)
 	return m
+}
+
+// delayGauge is publication_delay_seconds, and the values it holds by
+// API, endpoint and window: the page reads one endpoint's value without
+// gathering the family (a hundred thousand paths are a hundred thousand
+// series of it).
+type delayGauge struct {
+	vec *prometheus.GaugeVec
+	mu  sync.Mutex
+	set map[published.EndpointWindow]time.Duration
+}
+
+func newDelayGauge(opts prometheus.GaugeOpts, labels []string) *delayGauge {
+	return &delayGauge{vec: prometheus.NewGaugeVec(opts, labels), set: map[published.EndpointWindow]time.Duration{}}
+}
+
+// Set sets the gauge of an endpoint and window.
+func (g *delayGauge) Set(api, endpoint, window string, d time.Duration) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.set[published.EndpointWindow{API: api, Endpoint: endpoint, Window: window}] = d
+	g.vec.WithLabelValues(api, endpoint, window).Set(d.Seconds())
+}
+
+// Delete drops the gauge of an endpoint and window.
+func (g *delayGauge) Delete(api, endpoint, window string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.set, published.EndpointWindow{API: api, Endpoint: endpoint, Window: window})
+	g.vec.DeleteLabelValues(api, endpoint, window)
+}
+
+// Get is the gauge of an endpoint and window, false when it has none.
+func (g *delayGauge) Get(k published.EndpointWindow) (time.Duration, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	d, ok := g.set[k]
+	return d, ok
+}
+
+// All is a copy of every value the gauge holds.
+func (g *delayGauge) All() map[published.EndpointWindow]time.Duration {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return maps.Clone(g.set)
 }

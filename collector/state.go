@@ -127,7 +127,13 @@ func newTupleFamilies(labels []string) *tupleFamilies {
 // change only with a refresh, so scrapes serve them as built.
 func (st *tupleState) buildInfo(tf *tupleFamilies) {
 	lv := st.tuple.TupleLabelValues
-	st.info = make([]exposition.Sample, 0, 5) // a new slice: the published view keeps the old one
+	n := 0
+	for _, has := range []bool{st.asked(), !st.RowTime.IsZero(), st.Block != nil, st.Deprecated, st.refused(), !st.LastSuccess.IsZero()} {
+		if has {
+			n++
+		}
+	}
+	st.info = make([]exposition.Sample, 0, n) // a new slice, of the size it takes: the published view keeps the old one
 	add := func(f *exposition.Family, v float64) {
 		if smp, err := f.Sample(v, lv...); err == nil {
 			st.info = append(st.info, smp)

@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
-
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
 	"github.com/onchain-exporter/onchain_exporter/exposition"
@@ -102,28 +99,13 @@ func (e *Exporter) Owner(unit string) string {
 // PublicationDelays are the learned publication delays as
 // onchain_exporter_publication_delay_seconds serves them.
 func (e *Exporter) PublicationDelays() map[published.EndpointWindow]time.Duration {
-	ch := make(chan prometheus.Metric, 64)
-	go func() { e.m.pubDelay.Collect(ch); close(ch) }()
-	out := map[published.EndpointWindow]time.Duration{}
-	for m := range ch {
-		var d dto.Metric
-		if m.Write(&d) != nil || d.Gauge == nil {
-			continue
-		}
-		var k published.EndpointWindow
-		for _, l := range d.Label {
-			switch l.GetName() {
-			case "api":
-				k.API = l.GetValue()
-			case "endpoint":
-				k.Endpoint = l.GetValue()
-			case "window":
-				k.Window = l.GetValue()
-			}
-		}
-		out[k] = time.Duration(d.Gauge.GetValue() * float64(time.Second))
-	}
-	return out
+	return e.m.pubDelay.All()
+}
+
+// PublicationDelay is one endpoint and window's of PublicationDelays,
+// false when it has none.
+func (e *Exporter) PublicationDelay(k published.EndpointWindow) (time.Duration, bool) {
+	return e.m.pubDelay.Get(k)
 }
 
 // refusedFamily is the per-tuple family that says the plan refuses it.
@@ -139,7 +121,7 @@ func hasFamily(samples []exposition.Sample, name string) bool {
 	return false
 }
 
-// maxAnswers is how many outcomes a tuple keeps for the page: 8 of 128
+// maxAnswers is how many outcomes a tuple keeps for the page: 8 of 88
 // bytes, and a shape shared while it stays the same.
 const maxAnswers = 8
 
@@ -166,7 +148,7 @@ func (c *apiCollector) noteLocked(st *tupleState, ev event, fx effects) {
 			st.lastError = c.up.Clean(refusedLog + ": " + ev.err.Error())
 			return // no call of its own
 		}
-		a = &published.Answer{At: ev.start, Outcome: published.AnswerOK, By: published.ByThis}
+		a = &published.Answer{At: published.InstantOf(ev.start), Outcome: published.AnswerOK, By: published.ByThis}
 		if fx.fallback {
 			a.By = published.ByFallback
 		}
@@ -178,7 +160,7 @@ func (c *apiCollector) noteLocked(st *tupleState, ev event, fx effects) {
 					a.Shape = st.answers[n-1].Shape // never written
 				}
 			}
-			a.Samples, a.Fields, a.Newest = len(d.Samples), decode.Fields(d.Samples), d.Newest
+			a.Samples, a.Fields, a.Newest = int32(len(d.Samples)), int32(decode.Fields(d.Samples)), published.InstantOf(d.Newest)
 		}
 		switch e := ev.err; {
 		case ev.kind == evHeld:
@@ -208,8 +190,8 @@ func (c *apiCollector) noteLocked(st *tupleState, ev event, fx effects) {
 		}
 	case evPeerRow:
 		row := ev.row
-		a = &published.Answer{At: row.LastAttempt, Outcome: published.AnswerOK, By: published.ByPeer, Samples: len(row.Samples),
-			Fields: decode.Fields(row.Samples), Newest: row.Newest}
+		a = &published.Answer{At: published.InstantOf(row.LastAttempt), Outcome: published.AnswerOK, By: published.ByPeer,
+			Samples: int32(len(row.Samples)), Fields: int32(decode.Fields(row.Samples)), Newest: published.InstantOf(row.Newest)}
 		if !row.OK {
 			a.Outcome, a.Code = published.AnswerError, row.LastCode
 			if row.LastCode == upstream.PlanRefused {

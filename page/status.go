@@ -95,6 +95,11 @@ func (d *derived) groupsOf(a *config.API) map[groupKey]*group {
 		return gs
 	}
 	gs := map[groupKey]*group{}
+	type pathKey struct {
+		groupKey
+		path string
+	}
+	seen := map[pathKey]bool{}
 	for _, t := range a.Tuples {
 		k := keyOf(t)
 		g := gs[k]
@@ -103,7 +108,8 @@ func (d *derived) groupsOf(a *config.API) map[groupKey]*group {
 			gs[k] = g
 		}
 		g.series++
-		if !slices.Contains(g.paths, t.Path) {
+		if pk := (pathKey{k, t.Path}); !seen[pk] {
+			seen[pk] = true
 			g.paths = append(g.paths, t.Path)
 		}
 	}
@@ -117,7 +123,7 @@ func (d *derived) groupsOf(a *config.API) map[groupKey]*group {
 // endpointOf is the line of one series' endpoint and window, as
 // endpoints says it of every endpoint, from the groups of the
 // configuration, made once.
-func (d *derived) endpointOf(a *config.API, s published.Series, allot budget.Allotment, delays map[published.EndpointWindow]time.Duration) Endpoint {
+func (d *derived) endpointOf(a *config.API, s published.Series, allot budget.Allotment, delay func(published.EndpointWindow) (time.Duration, bool)) Endpoint {
 	t := s.Tuple
 	k := keyOf(t)
 	e := Endpoint{API: a.Name, Path: k.path, Window: t.Window, OneRowIn: 1, Series: 1}
@@ -126,7 +132,7 @@ func (d *derived) endpointOf(a *config.API, s published.Series, allot budget.All
 		e.Series, paths = g.series, g.paths
 	}
 	for _, p := range paths {
-		if dl, ok := delays[published.EndpointWindow{API: a.Name, Endpoint: p, Window: t.Window}]; ok {
+		if dl, ok := delay(published.EndpointWindow{API: a.Name, Endpoint: p, Window: t.Window}); ok {
 			v := dl.Seconds()
 			if e.PublicationDelay == nil || v > *e.PublicationDelay {
 				e.PublicationDelay = &v
@@ -295,7 +301,7 @@ func (h *Handler) BuildSeries(api, key string) (Status, bool) {
 		a.Waiting = &Waiting{Limit: w.By.String(), Until: w.Until.UTC()}
 	}
 	st.APIs = []API{a}
-	e := d.endpointOf(v.API, s, allot, src.Exporter.PublicationDelays())
+	e := d.endpointOf(v.API, s, allot, src.Exporter.PublicationDelay)
 	st.Endpoints = []Endpoint{e}
 	item := seriesOf(src, api, s, state, an)
 	item.PlanHistory = planChanges(src.Plans.of(api), s.Tuple, now)
@@ -468,8 +474,8 @@ func answersOf(in []published.Answer) []Answer {
 	out := make([]Answer, 0, len(in))
 	for i := len(in) - 1; i >= 0; i-- {
 		a := in[i]
-		o := Answer{At: a.At.UTC(), Outcome: a.Outcome.String(), Code: a.Code, HeldBy: a.HeldBy.String(), By: a.By.String(),
-			Samples: a.Samples, Fields: a.Fields, Note: a.Note}
+		o := Answer{At: a.At.Time(), Outcome: a.Outcome.String(), Code: a.Code, HeldBy: a.HeldBy.String(), By: a.By.String(),
+			Samples: int(a.Samples), Fields: int(a.Fields), Note: a.Note}
 		if a.Outcome != published.AnswerHeld && a.By != published.ByPeer {
 			d := a.Duration.Seconds()
 			o.Duration = &d
@@ -477,8 +483,8 @@ func answersOf(in []published.Answer) []Answer {
 		if u := a.Until(); !u.IsZero() {
 			o.Until = u.UTC()
 		}
-		if !a.Newest.IsZero() {
-			o.Newest = a.Newest.UTC()
+		if a.Newest != 0 {
+			o.Newest = a.Newest.Time()
 		}
 		if sh := a.Shape; sh != nil {
 			o.Rows, o.TimeKey, o.CountedBy, o.LabelsFrom, o.Expected = sh.Rows, sh.TimeKey, sh.CountedBy, sh.LabelsFrom, sh.Expected
@@ -511,7 +517,7 @@ func clusterOf(src Source, views map[string]published.API, now time.Time) *Clust
 			if n == 0 || s.Answers[n-1].By != published.ByFallback {
 				continue
 			}
-			at := s.Answers[n-1].At.UTC()
+			at := s.Answers[n-1].At.Time()
 			if i, ok := fallbacks[u]; ok {
 				if at.After(c.Fallbacks[i].At) {
 					c.Fallbacks[i].At = at
