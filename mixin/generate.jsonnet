@@ -9,6 +9,48 @@ local mixin = import 'mixin.libsonnet';
 
 local rules = std.manifestYamlDoc(mixin.prometheusAlerts, true, false);
 
+// The groups the default install leaves out, each rendered alone: the
+// signal pack with every category enabled, and the late-row alerts.
+local signalList = import 'alerts/signal-list.libsonnet';
+local optIn = mixin {
+  _config+:: {
+    signals+: { categories: { [c]: true for c in signalList.categories } },
+    dataLate+: { enabled: true },
+  },
+};
+local group(name) = std.manifestYamlDoc({
+  groups: [g for g in optIn.prometheusAlerts.groups if g.name == name],
+}, true, false);
+
+local signalsHeader = |||
+  # The signal pack of onchain_exporter: alerts on the levels the data
+  # provider's analysts read (docs/signals.md), every category enabled.
+  #
+  # Generated from the mixin (mixin/alerts/signals.libsonnet) by
+  #   jsonnet -J mixin -S -m . mixin/generate.jsonnet
+  # Do not edit: change mixin/ and regenerate.
+  #
+  # Not part of alerts.yml: the default install stays quiet. Load this
+  # file beside alerts.yml to take the whole pack, or enable categories in
+  # the mixin's _config.signals.categories, which also drops the five
+  # alerts of alerts.yml's onchain-market-signals group this pack
+  # replaces (same names, evaluated on the row). signals_test.yml holds
+  # its promtool unit tests.
+|||;
+
+local lateHeader = |||
+  # Alerts on late rows: the provider has not published an endpoint's
+  # next row by its learned release time and spread (docs/signals.md).
+  #
+  # Generated from the mixin (mixin/alerts/late.libsonnet) by
+  #   jsonnet -J mixin -S -m . mixin/generate.jsonnet
+  # Do not edit: change mixin/ and regenerate.
+  #
+  # They read onchain_exporter_row_due_timestamp_seconds, and are off in
+  # the mixin (_config.dataLate.enabled) until the exporter serves it.
+  # late_test.yml holds their promtool unit tests.
+|||;
+
 local alertsHeader = |||
   # Alerting rules for onchain_exporter.
   #
@@ -55,6 +97,10 @@ local indent(text) = std.join('\n', [
   'examples/alerts.yml': alertsHeader + rules + '\n',
   'charts/onchain-exporter/files/alerts.yml': alertsHeader + rules + '\n',
   'examples/kubernetes/prometheusrule.yaml': prometheusRuleHeader + indent(rules) + '\n',
+  'examples/signals.yml': signalsHeader + group('onchain-signals') + '\n',
+  'examples/signals_test.yml': std.manifestYamlDoc(import 'tests/signals_test.jsonnet', true, false) + '\n',
+  'examples/late.yml': lateHeader + group('onchain-data-late') + '\n',
+  'docs/signals.md': (import 'docs/signals.libsonnet')(mixin),
 } + {
   ['dashboards/' + name]: std.manifestJsonEx(mixin.grafanaDashboards[name], '  ') + '\n'
   for name in std.objectFields(mixin.grafanaDashboards)
