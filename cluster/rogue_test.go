@@ -12,10 +12,11 @@ import (
 
 // rogue is the hostile member the tests use: a bare memberlist node of the
 // cluster's label that speaks this package's wire format by hand (the
-// encoders of message.go and heartbeat.go, nothing else of the package).
-// It joins, heartbeats what it is told (a captured configuration digest,
-// a clock off by skew) every 100 ms to every member it knows, and sends
-// deltas. Whatever it says is the word of anyone who reaches the port.
+// encoder of heartbeat.go, nothing else of the package). It joins and
+// heartbeats what it is told (a captured configuration digest, a clock off
+// by skew) every 100 ms to every member it knows: the word of anyone who
+// reaches the port. (What it could send as rows is fuzzed: FuzzGossip
+// here, FuzzPeerRows in package collector.)
 type rogue struct {
 	ml     *memberlist.Memberlist
 	name   string
@@ -72,12 +73,6 @@ func (r *rogue) beat() {
 	msg := encodeHeartbeat(r.name, r.digest, time.Now().Add(r.skew))
 	r.mu.Unlock()
 	r.sendAll(msg)
-}
-
-// delta sends data under key to every other member the rogue knows, as
-// a member's Broadcast would reach them.
-func (r *rogue) delta(key string, data []byte) {
-	r.sendAll(encodeDelta(key, data))
 }
 
 func (r *rogue) sendAll(msg []byte) {
