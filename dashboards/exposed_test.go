@@ -59,6 +59,9 @@ func exposed(t *testing.T) map[string]bool {
 			exposedErr = scrapeFaults(exposedNames)
 		}
 		if exposedErr == "" {
+			exposedErr = addSignalFamilies(exposedNames) // signals_test.go
+		}
+		if exposedErr == "" {
 			exposedErr = gatherPattern(exposedNames)
 		}
 	})

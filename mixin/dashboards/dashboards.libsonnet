@@ -15,11 +15,14 @@
 //   datasource variable that provisioning uses;
 // - the fields Grafana's schema requires that the panels leave at their
 //   defaults, so that the dashboards decode strictly (dashboards_test.go).
+// A source is the dashboard, or a function of _config that returns it
+// (the signals dashboard draws the levels in force).
 local sources = {
   'onchain-overview': import 'onchain-overview.libsonnet',
   'onchain-stablecoins': import 'onchain-stablecoins.libsonnet',
   'onchain-equities-consensus': import 'onchain-equities-consensus.libsonnet',
   'onchain-exporter-health': import 'onchain-exporter-health.libsonnet',
+  'onchain-signals': import 'onchain-signals.libsonnet',
 };
 
 // fill returns o with every field of d that o lacks, recursively in the
@@ -162,7 +165,11 @@ local dashboard(uid, src, cfg) =
 
 {
   grafanaDashboards+:: {
-    [name + '.json']: dashboard(name, sources[name], $._config)
+    [name + '.json']: dashboard(
+      name,
+      if std.isFunction(sources[name]) then sources[name]($._config) else sources[name],
+      $._config
+    )
     for name in std.objectFields(sources)
   },
 }
