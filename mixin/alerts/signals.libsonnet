@@ -190,7 +190,7 @@ local indent(text, n) = std.join('\n', [
   local ts(sig, window) = 'onchain_data_timestamp_seconds{%s, endpoint=~"%s", window="%s"}' % [cfg.onchainSelector, sig.endpoint, window],
   local spacing = { day: 86400, hour: 3600, '10min': 600, min: 60 },
   local row(sig) = std.join('\nor\n', [
-    |||
+    std.rstripChars(|||
       max without (%(m)s) (%(ts)s)
         > max without (%(m)s) (%(ts)s%(off)s)
         > time() - %(age)d
@@ -199,7 +199,7 @@ local indent(text, n) = std.join('\n', [
       ts: ts(sig, w),
       off: off(1),
       age: spacing[w] + s.rowAgeSeconds[w],
-    }
+    }, '\n')
     for w in s.windows
   ]),
   local join(sig) = std.join(', ', [cfg.groupLabels, 'asset', 'window'] + sig.params),
