@@ -11,6 +11,8 @@ import (
 
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"gopkg.in/yaml.v3"
 
 	"github.com/onchain-exporter/onchain_exporter/collector"
@@ -150,6 +152,75 @@ func TestSignalRulesNameExposedMetrics(t *testing.T) {
 			re := regexp.MustCompile(`onchain_data_timestamp_seconds\{[^}]*endpoint="` + m[1] + `"`)
 			if !re.MatchString(body) {
 				t.Errorf("%s: no row time of an endpoint matching %s in the scrape", r.Alert, m[1])
+			}
+		}
+	}
+}
+
+// joinRE finds a signal's join: `and on (labels)` before its row check.
+var joinRE = regexp.MustCompile(`and on \(([^)]*)\)\s*\(\s*max without \([^)]*\) \(onchain_data_timestamp_seconds\{[^}]*endpoint=~"([^"]+)"`)
+
+// Every series of a signal's family that the exporter serves finds the
+// row time it joins on: a series of onchain_data_timestamp_seconds of a
+// matching endpoint with the same values of the join's labels (those of
+// the scrape; namespace and job are Prometheus's).
+func TestSignalJoinsMatchTheExportersLabels(t *testing.T) {
+	body, msg := scrapeSignals()
+	if msg != "" {
+		t.Fatal(msg)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	labelsOf := func(name string) []map[string]string {
+		var out []map[string]string
+		if fam := fams[name]; fam != nil {
+			for _, m := range fam.GetMetric() {
+				l := map[string]string{}
+				for _, lp := range m.GetLabel() {
+					l[lp.GetName()] = lp.GetValue()
+				}
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	times := labelsOf("onchain_data_timestamp_seconds")
+	for _, r := range readRules(t, "signals.yml") {
+		names, err := metricNames(r.Expr)
+		if err != nil || len(names) == 0 {
+			t.Errorf("%s: %v", r.Alert, err)
+			continue
+		}
+		m := joinRE.FindStringSubmatch(r.Expr)
+		if m == nil {
+			t.Errorf("%s: no join on the row time", r.Alert)
+			continue
+		}
+		endpoint := regexp.MustCompile("^" + m[2] + "$")
+		var on []string
+		for _, l := range strings.Split(m[1], ",") {
+			if l = strings.TrimSpace(l); l != "namespace" && l != "job" && l != "cluster" {
+				on = append(on, l)
+			}
+		}
+		series := labelsOf(names[0])
+		if len(series) == 0 {
+			t.Errorf("%s: the scrape has no series of %s", r.Alert, names[0])
+		}
+		for _, v := range series {
+			found := false
+			for _, ts := range times {
+				same := endpoint.MatchString(ts["endpoint"])
+				for _, l := range on {
+					same = same && ts[l] == v[l]
+				}
+				found = found || same
+			}
+			if !found {
+				t.Errorf("%s: %s %v has no row time with the same %v", r.Alert, names[0], v, on)
 			}
 		}
 	}
