@@ -33,17 +33,19 @@ function(cfg)
     + (if std.objectHas(sig, 'matchers') then ', ' + sig.matchers else '');
   local sel(sig) = '%s{%s}' % [sig.metric, matchers(sig)];
   local value(sig) = 'max without (instance, pod) (last_over_time(%s[1d]))' % sel(sig);
-  local over(sig, fn, range, step) = 'max without (instance, pod) (%s(%s[%s:%s]))' % [fn, sel(sig), range, step];
+  // A function over a range of the family: a range selector, which also
+  // reads a backfilled history of one sample a row (docs/history.md).
+  local over(sig, fn, range) = 'max without (instance, pod) (%s(%s[%s]))' % [fn, sel(sig), range];
   local expr(sig) =
     if sig.kind == 'level' then value(sig)
     else if sig.kind == 'zscore' then
       '(%s - %s) / (%s > 0)' % [
         value(sig),
-        over(sig, 'avg_over_time', '%dd' % s.historyDays, '1d'),
-        over(sig, 'stddev_over_time', '%dd' % s.historyDays, '1d'),
+        over(sig, 'avg_over_time', '%dd' % s.historyDays),
+        over(sig, 'stddev_over_time', '%dd' % s.historyDays),
       ]
     else if sig.kind == 'ratio' then
-      '%s / (%s > 0)' % [value(sig), over(sig, 'avg_over_time', lv[sig.over], if std.endsWith(lv[sig.over], 'd') then '1d' else '1h')]
+      '%s / (%s > 0)' % [value(sig), over(sig, 'avg_over_time', lv[sig.over])]
     else
       local before = 'max without (instance, pod) (last_over_time(%s[1d] offset 1d))' % sel(sig);
       '(%s - %s) / (%s > 0)' % [value(sig), before, before];
@@ -81,6 +83,8 @@ function(cfg)
       id: id,
       datasource: datasource,
       gridPos: { h: 8, w: 8, x: x, y: y },
+      // A z-score reads a month of samples a point: one point a day.
+      [if sig.kind == 'zscore' then 'interval']: '1d',
       fieldConfig: {
         defaults: {
           unit: unit(sig),
