@@ -84,6 +84,8 @@ type blockRule struct {
 // block of a file exports, the next block of that file sees, as in one
 // terminal.
 var blockRules = []blockRule{
+	{file: "docs/signals.md", contains: "categories+: { valuation: true, flows: true }", want: []string{"SUCCESS"}, tools: []string{"jsonnet", "promtool"}},
+	{file: "docs/signals.md", contains: "promtool test rules signals_test.yml", notRun: "a minute of promtool over weeks of synthetic rows; package examples runs the same (TestSignalRulesPromtool)"},
 	{file: "README.md", contains: "go run . --demo", server: "http://127.0.0.1:9799/metrics",
 		want: []string{"\nonchain_exporter_build_info{", "\nonchain_supply"}},
 	{file: "README.md", contains: "bash .ci/run", notRun: "the project's whole CI: installs the tools and runs every test, this one included"},

@@ -35,6 +35,11 @@ var generatedFiles = []string{
 	"dashboards/onchain-stablecoins.json",
 	"dashboards/onchain-equities-consensus.json",
 	"dashboards/onchain-exporter-health.json",
+	"dashboards/onchain-signals.json",
+	"examples/signals.yml",
+	"examples/signals_test.yml",
+	"examples/late.yml",
+	"docs/signals.md",
 }
 
 func runJsonnet(t *testing.T, args ...string) []byte {

@@ -173,6 +173,7 @@ func (c *apiCollector) Collect(ctx context.Context) ([]exposition.Sample, bool) 
 	fresh := !timedOut
 	out := make([]exposition.Sample, 0, 4*len(v.tuples))
 	excess := excessTally{}
+	rowsDue := dueTally{}
 	for _, st := range v.tuples {
 		tv := st.view.Load()
 		if !tv.ok || !tv.attempted {
@@ -183,6 +184,7 @@ func (c *apiCollector) Collect(ctx context.Context) ([]exposition.Sample, bool) 
 		}
 		out = tv.emit(out, now, v.api.MaxStaleness)
 		excess.add(tv, now)
+		rowsDue.add(tv)
 		if !tv.inflight && !tv.next.After(now) {
 			due++
 		}
@@ -197,6 +199,7 @@ func (c *apiCollector) Collect(ctx context.Context) ([]exposition.Sample, bool) 
 	c.m.staleServed.WithLabelValues(name).Add(stale)
 	c.m.due.WithLabelValues(name).Set(due)
 	c.m.unasked.WithLabelValues(name).Set(unasked)
+	c.m.rowDue.publish(name, rowsDue)
 	for window, x := range excess {
 		c.m.excess.WithLabelValues(name, window).Set(x.sum.Seconds() / float64(max(x.n, 1)))
 	}

@@ -196,6 +196,7 @@ func (c *apiCollector) settle() {
 func (c *apiCollector) close() {
 	c.m.due.DeleteLabelValues(c.name)
 	c.m.unasked.DeleteLabelValues(c.name)
+	c.m.rowDue.drop(c.name)
 	c.mu.Lock()
 	c.closed = true
 	if c.timer != nil {

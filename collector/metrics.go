@@ -22,6 +22,7 @@ type selfMetrics struct {
 	excess      *prometheus.GaugeVec
 	due         *prometheus.GaugeVec
 	unasked     *prometheus.GaugeVec
+	rowDue      *rowDue
 }
 
 func newSelfMetrics(reg prometheus.Registerer) *selfMetrics {
@@ -44,6 +45,7 @@ func newSelfMetrics(reg prometheus.Registerer) *selfMetrics {
 	m.unasked = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "tuples_unasked",
 		Help: "At the last scrape, tuples not yet asked once since they were configured: what is left of the first fill, which asks every tuple once before any twice."}, api)
 	reg.MustRegister(m.staleServed, m.tuples, m.pubDelay.vec, m.rowDelay, m.excess, m.due, m.unasked)
+	m.rowDue = newRowDue(reg)
 	return m
 }
 

@@ -73,6 +73,9 @@ type tupleView struct {
 	newest     time.Time
 	deprecated bool
 	earliest   time.Duration
+	// dueOffset is how long after its start a row is due at the latest
+	// (rowDue), 0 until the key's delay is learned.
+	dueOffset time.Duration
 	// For the operator's page: the last outcomes and error text.
 	answers   []published.Answer
 	lastError string
@@ -88,6 +91,9 @@ func (c *apiCollector) publishLocked(st *tupleState) {
 		v.w = w
 		if !st.Newest.IsZero() && !st.Deprecated {
 			v.earliest = c.sched.book.Earliest(st.delayKey(), st.tuple.Key, w)
+			if est, ok := c.sched.book.Estimate(st.delayKey()); ok && est.Learned && est.Rows >= dueAfterRows {
+				v.dueOffset = est.First + dueTolerance(w)
+			}
 		}
 	}
 	st.view.Store(v)

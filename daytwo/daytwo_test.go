@@ -78,7 +78,7 @@ type job struct {
 var jobs = []job{
 	{name: "onchain_exporter", collect: []string{"data"}},
 	{name: "onchain_exporter_daily", collect: []string{"indicator", "consensus"},
-		drop: regexp.MustCompile(`^(onchain_exporter_(upstream_.+|stale_values_served_total|api_errors_total|api_paused|ratelimit_.+|daily_quota_.+|daily_budget_calls|daily_calls_used|daily_calls_used_here|cluster_.+|forecast_calls_per_day|coarsening_factor|tuples|config_.+|build_info|expansion_.+|publication_delay_seconds|row_delay_seconds|excess_staleness_seconds)|go_.+|process_.+|promhttp_.+)$`)},
+		drop: regexp.MustCompile(`^(onchain_exporter_(upstream_.+|stale_values_served_total|api_errors_total|api_paused|ratelimit_.+|daily_quota_.+|daily_budget_calls|daily_calls_used|daily_calls_used_here|cluster_.+|forecast_calls_per_day|coarsening_factor|tuples|tuples_due|tuples_unasked|calls_held_back_total|config_.+|build_info|expansion_.+|publication_delay_seconds|row_delay_seconds|row_due_timestamp_seconds|excess_staleness_seconds)|go_.+|process_.+|promhttp_.+)$`)},
 }
 
 // member is one replica: its app, its storage, name and cluster
