@@ -87,7 +87,12 @@ func checkConfig(stdout, stderr io.Writer, cfg *config.Config, err error, hint s
 		}
 		return 1
 	}
-	fmt.Fprintf(stdout, "OK: %s: %s\n", cfg.File, plural(len(cfg.Tuples), "tuple"))
+	// The first line is printed last (head): what the file selects once
+	// its patterns and lists are resolved, or why it fails.
+	var body strings.Builder
+	head := stdout
+	stdout = &body
+	defer func() { _, _ = io.WriteString(head, body.String()) }()
 	findings := cfg.Findings()
 	var read, notChecked, planLines []string
 	var resolved *config.Config
@@ -121,13 +126,72 @@ func checkConfig(stdout, stderr io.Writer, cfg *config.Config, err error, hint s
 	}
 	printPatterns(stdout, cfg, resolved) // pattern.go
 	printForecast(stdout, shown)         // forecast.go
+	failures := upstreamFailures(cfg, resolved, withUpstream, notChecked)
 	if expandErr != nil {
 		// What the upstream lists shows the file wrong: a pattern over
 		// the budget without coarsen: true, an all past max_tuples.
-		fmt.Fprintln(stderr, expandErr)
+		failures = append(failures, expandErr.Error())
+	}
+	if len(failures) > 0 {
+		fmt.Fprintf(head, "FAILED: %s: %s\n", cfg.File, strings.Join(failures, "; "))
+		for _, f := range failures {
+			fmt.Fprintln(stderr, f)
+		}
 		return 1
 	}
+	fmt.Fprintf(head, "OK: %s: %s\n", cfg.File, selects(cfg, resolved))
 	return 0
+}
+
+// selects says what the file selects: its tuples once patterns and lists
+// are resolved, or, offline, the tuples named and the pattern entries
+// that expand at start.
+func selects(cfg, resolved *config.Config) string {
+	if resolved != nil {
+		n := 0
+		for _, a := range resolved.APIs {
+			n += len(a.Tuples)
+		}
+		return plural(n, "tuple")
+	}
+	patterns := 0
+	if a := cfg.APIs[config.APIData]; a != nil {
+		for _, e := range a.Metrics {
+			if e.Pattern != nil {
+				patterns++
+			}
+		}
+	}
+	if patterns == 0 {
+		return plural(len(cfg.Tuples), "tuple")
+	}
+	return fmt.Sprintf("%s named; %s, expanded at start (--config.check.upstream resolves it here)",
+		plural(len(cfg.Tuples), "tuple"), plural(patterns, "pattern entry"))
+}
+
+// upstreamFailures are what makes a check against the upstream fail: a
+// credential the upstream rejects (the exporter would run and serve
+// nothing), a pattern entry that selects nothing.
+func upstreamFailures(cfg, resolved *config.Config, withUpstream bool, notChecked []string) []string {
+	if !withUpstream {
+		return nil
+	}
+	var out []string
+	for _, n := range notChecked {
+		if l := strings.ToLower(n); strings.Contains(l, "unauthorized") || strings.Contains(l, "invalid_api_key") || strings.Contains(l, "api_key_required") || strings.Contains(l, "http 401") {
+			out = append(out, "the upstream rejects the credential: "+n)
+		}
+	}
+	if resolved != nil {
+		if a := resolved.APIs[config.APIData]; a != nil {
+			for _, p := range a.Patterns {
+				if p.Tuples == 0 && p.Cut == 0 && p.Err == nil {
+					out = append(out, fmt.Sprintf("%s:%d: %s selects nothing the data API's discovery lists and the key's plan allows", cfg.File, p.Entry.KeyLine("path"), p.Entry.Path))
+				}
+			}
+		}
+	}
+	return out
 }
 
 // superseded drops the findings against the catalog of a key that the

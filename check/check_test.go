@@ -194,7 +194,10 @@ consensus:
 }
 
 // A list that cannot be read is said not checked, with why, and never
-// quotes the credential; the findings against the catalog stay.
+// quotes the credential; the findings against the catalog stay. A
+// credential the upstream rejects fails the check (exit 1, the first
+// line says why): the exporter would run and serve nothing. (It printed
+// OK and exited 0: the check could not gate a deploy.)
 func TestConfigCheckUpstreamSaysWhatFailed(t *testing.T) {
 	up := newFakeUpstream(t, fakeapi.Options{DataToken: "right-tok"})
 	t.Setenv("ONCHAIN_TEST_DATA", "wrong-tok-83c1")
@@ -212,7 +215,10 @@ func TestConfigCheckUpstreamSaysWhatFailed(t *testing.T) {
 			t.Errorf("the output lacks %q:\n%s", want, got)
 		}
 	}
-	if code != 0 || strings.Contains(out.String()+errOut.String(), "wrong-tok-83c1") {
+	if first, _, _ := strings.Cut(out.String(), "\n"); !strings.HasPrefix(first, "FAILED: "+file+": the upstream rejects the credential: data:") {
+		t.Errorf("first line %q, want the rejected credential", first)
+	}
+	if code != 1 || strings.Contains(out.String()+errOut.String(), "wrong-tok-83c1") {
 		t.Errorf("exit %d, or the credential was printed:\n%s\n%s", code, out.String(), errOut.String())
 	}
 }

@@ -171,7 +171,7 @@ func TestConfigCheckPatterns(t *testing.T) {
 		t.Fatalf("offline: exit %d: %s", code, errOut.String())
 	}
 	offline := strings.ReplaceAll(out.String(), file, "F")
-	for _, want := range []string{"OK: F: 0 tuples\n", "\nPatterns expand at start from the data API's discovery and the key's plan; --config.check.upstream shows what each selects and costs.\n  5\tdata.metrics[0]\t/v1/btc/**\n"} {
+	for _, want := range []string{"OK: F: 0 tuples named; 1 pattern entry, expanded at start (--config.check.upstream resolves it here)\n", "\nPatterns expand at start from the data API's discovery and the key's plan; --config.check.upstream shows what each selects and costs.\n  5\tdata.metrics[0]\t/v1/btc/**\n"} {
 		if !strings.Contains(offline, want) {
 			t.Errorf("offline output lacks %q:\n%s", want, offline)
 		}
@@ -181,6 +181,11 @@ func TestConfigCheckPatterns(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 	got := strings.ReplaceAll(out.String(), file, "F")
+	// The first line says what the file selects once expanded. (It said
+	// "OK: F: 0 tuples" for a pattern of 3.)
+	if first, _, _ := strings.Cut(got, "\n"); first != "OK: F: 3 tuples" {
+		t.Errorf("first line %q, want what the pattern selects", first)
+	}
 	want := `
 Patterns, from the data API's discovery and the key's plan (calls a day before any cut by daily_budget):
 
@@ -195,6 +200,24 @@ data.metrics[0] (line 5) /v1/btc/**: 2 paths, 3 series
 	}
 	if calls.Load() != 1 {
 		t.Errorf("the plan was read %d times, want once", calls.Load())
+	}
+
+	// A pattern that selects nothing (a typo, a category the plan does
+	// not have) fails the check, naming it. (It printed OK and exited 0
+	// while the pattern silently selected nothing.)
+	writeFile(t, file, `data:
+  url: `+url+`
+  token_env: ONCHAIN_TEST_PLAN
+  metrics:
+    - path: /v1/btc/no-such-category/*
+      window: all
+`)
+	out.Reset()
+	errOut.Reset()
+	code := run([]string{"--config.check.upstream", "--config.file=" + file}, &out, &errOut)
+	got = strings.ReplaceAll(out.String(), file, "F")
+	if first, _, _ := strings.Cut(got, "\n"); code != 1 || first != "FAILED: F: F:5: /v1/btc/no-such-category/* selects nothing the data API's discovery lists and the key's plan allows" {
+		t.Errorf("exit %d, first line %q: want the pattern that selects nothing", code, first)
 	}
 }
 

@@ -64,9 +64,9 @@ func TestExamplesFitTheirDailyBudget(t *testing.T) {
 			continue
 		}
 		for _, f := range budget.Forecast(cfg).APIs {
-			if f.OverBudget() || f.Plan.Cut() {
+			if f.OverBudget() || f.Allotment.Cut() {
 				t.Errorf("%s: %s API: the forecast, %.0f calls a day, exceeds daily_budget %d (the plan cuts: %s)",
-					name, f.API, f.AtLeast(), f.DailyBudget, f.Plan.Summary(3))
+					name, f.API, f.AtLeast(), f.DailyBudget, f.Allotment.Summary(3))
 			}
 			if f.OverRateLimit() {
 				t.Errorf("%s: %s API: the forecast exceeds rate_limit %g a minute", name, f.API, f.RateLimit)
