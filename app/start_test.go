@@ -122,7 +122,19 @@ func TestStartWhileUpstreamIsDown(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Logf("expanded %v after the upstream came back", time.Since(back).Round(time.Millisecond))
-	body = e.metrics()
+	// The tuples the expansion adds are served once their first refresh
+	// ends: a moment after the expansion, longer on a loaded machine.
+	served := func(body string) bool {
+		for _, a := range stablecoins {
+			if count(body, "onchain_exporter_query_success", "endpoint", "/v2/network/events-count", "asset", a) != 1 {
+				return false
+			}
+		}
+		return true
+	}
+	for body = e.metrics(); !served(body) && time.Since(back) < 5*time.Minute; body = e.metrics() {
+		time.Sleep(100 * time.Millisecond)
+	}
 	for _, a := range stablecoins {
 		if count(body, "onchain_exporter_query_success", "endpoint", "/v2/network/events-count", "asset", a) != 1 {
 			t.Errorf("stablecoin %s is not served", a)
