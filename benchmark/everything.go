@@ -44,6 +44,10 @@ type Everything struct {
 	Refused     int64
 	// MaxPerHour is the most calls of any simulated hour.
 	MaxPerHour int64
+	// Planned is what the daily budget's plan spends a day: its series'
+	// calls and the listing calls (the budget less its 10 % reserve, when
+	// the configuration costs more).
+	Planned float64
 	// Excess is the mean excess staleness per window, of the named
 	// series and of the pattern's (see Freshness).
 	Excess map[string]map[string]time.Duration // "named"/"pattern" -> window -> mean
@@ -70,11 +74,12 @@ func RunEverything(o EverythingOptions) (*Everything, error) {
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
 	var yml strings.Builder
-	// rate_limit is a cap in real time (upstream.minuteCap), which a
-	// simulated day passes in seconds: taken from a plan whose allowance
-	// is per minute it would hold back nearly every call. The file sets
-	// it high, and the plan's allowance is checked on the calls of each
-	// simulated hour (MaxPerHour) instead.
+	// The file sets rate_limit high (it was a cap in real time, which a
+	// simulated day passes in seconds; it now runs on the client's
+	// clock, the simulated one here): these runs measure the budget and
+	// the plan's refusals, and the plan's allowance is checked on the
+	// calls of each simulated hour (MaxPerHour). RunFill runs at the
+	// plan's rate.
 	fmt.Fprintf(&yml, "data:\n  url: %s\n  token_env: T\n  concurrency: 8\n  rate_limit: 1000\n", srv.URL)
 	if o.DailyBudget > 0 {
 		fmt.Fprintf(&yml, "  daily_budget: %d\n", o.DailyBudget)
@@ -101,6 +106,9 @@ func RunEverything(o EverythingOptions) (*Everything, error) {
 	x.OnPlanChanged(exp.PlanChanged)
 
 	ev := &Everything{EverythingOptions: o, Excess: map[string]map[string]time.Duration{}}
+	if a, ok := exp.Plans()[config.APIData]; ok {
+		ev.Planned = a.Planned + a.Listing
+	}
 	type track struct {
 		key, path, window, asset, kind string
 	}

@@ -63,8 +63,8 @@ func (e *Everything) Table() string {
 	if e.DailyBudget > 0 {
 		budget = fmt.Sprint(e.DailyBudget)
 	}
-	fmt.Fprintf(&b, "plan %s, daily_budget %s: %d tuples by the pattern, %d named; calls a day %v, at most %d in an hour; refused %d\n",
-		e.Plan, budget, e.PatternTuples, e.NamedTuples, e.CallsPerDay, e.MaxPerHour, e.Refused)
+	fmt.Fprintf(&b, "plan %s, daily_budget %s: %d tuples by the pattern, %d named; calls a day %v (%.0f planned), at most %d in an hour; refused %d\n",
+		e.Plan, budget, e.PatternTuples, e.NamedTuples, e.CallsPerDay, e.Planned, e.MaxPerHour, e.Refused)
 	fmt.Fprintf(&b, "| series | window | mean excess staleness |\n|---|---|---:|\n")
 	for _, kind := range []string{"named", "pattern"} {
 		var ws []string

@@ -69,7 +69,11 @@ func (c *apiCollector) applyLocked(st *tupleState, fx effects) {
 		}
 	}
 	c.logLocked(st, fx.logs)
-	if fx.held && fx.holdUntil.After(c.hold.until) {
+	if fx.held && fx.holdBy == upstream.HeldByRateLimit && fx.holdUntil.After(c.hold.until) {
+		// A turn of rate_limit taken elsewhere (a listing call, a
+		// peer): no refresh starts before the next. A call daily_budget
+		// holds back is planned for its next call alone: the budget
+		// paces the day, and the plan's order stands.
 		c.hold = waitState{until: fx.holdUntil, by: fx.holdBy}
 	}
 	if fx.rowDelay != nil {

@@ -206,12 +206,13 @@ func step(d door, s cell, ev event) (cell, effects) {
 		// call, for it now. Nothing failed and nothing was tried: the
 		// last good value stays served as it was (max_staleness does
 		// not run), query_success says what the last call said, and
-		// the plan stands: the tuple is still due, in its place, and
-		// the engine starts no refresh of the API until the limit has
-		// a turn again. A wait, said by the page and
-		// onchain_exporter_tuples_due, not a line per series.
+		// nothing is learned. The tuple is due again when the limit
+		// has a turn; for rate_limit the engine starts no refresh of
+		// the API before then (applyLocked). A wait, said by the page
+		// and onchain_exporter_tuples_due, not a line per series.
 		s.heldAt, fx.filled, fx.held = d.now, true, true
 		fx.holdUntil, fx.holdBy = d.now.Add(max(ev.err.RetryAfter, 0)), ev.err.HeldBy()
+		d.plan(&s, &fx, schedule.Outcome{Until: d.now.Add(max(ev.err.RetryAfter, minInterval))}) // the 5 s floor holds
 		fx.logs = append(fx.logs, logLine{msg: "refresh held back by " + ev.err.HeldBy(), err: ev.err.Error()})
 		return s, fx
 	case evRefused:

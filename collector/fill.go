@@ -25,10 +25,18 @@ import (
 // minute, whatever the number of series.
 const fillLogEvery = time.Minute
 
-// noRate is the fill's hold when no rate is in force (no rate_limit, no
-// daily_budget): the calls go as fast as concurrency allows, and every
-// tuple is asked once before any is asked again.
-const noRate = 365 * 24 * time.Hour
+// noRate is the fill's length when no rate is in force (no rate_limit,
+// no daily_budget): the calls go as fast as concurrency allows, and
+// every tuple is asked once before any is asked again.
+const noRate = maxFill
+
+// maxFill is the longest fill that asks every tuple once before any
+// twice: a fill at a rate the configuration fits takes minutes (10 102
+// series at 540 calls a minute, 19), and one longer than an hour is one
+// the daily budget cannot afford at its pace (79 series at 63 calls a
+// day take 30 hours), where the series asked first would wait a day for
+// their second row. Such a fill goes in the plan's order.
+const maxFill = time.Hour
 
 // fillState is an engine's fill: the tuples never asked, since when it
 // runs, and what was logged of it. Guarded by the engine's lock.
@@ -73,14 +81,14 @@ func (c *apiCollector) recountLocked(now time.Time) {
 	}
 	was := c.fill.unasked > 0
 	c.fill.unasked = n
-	switch {
-	case n > 0 && !was:
+	if n > 0 && !was {
 		c.fill.since, c.fill.askedAtStart, c.fill.logged = now, len(c.states)-n, now
-		c.queue.filling, c.queue.since = true, now
-	case n == 0:
-		c.queue.filling = false
+		c.queue.since = now
 	}
+	// A fill longer than maxFill is one the daily budget cannot afford
+	// at its pace: it goes in the plan's order.
 	c.queue.hold = c.fillLengthLocked(n)
+	c.queue.filling = n > 0 && c.queue.hold <= maxFill
 	heap.Init(&c.queue)
 }
 
@@ -91,8 +99,10 @@ func (c *apiCollector) askedLocked(now time.Time) {
 	if c.fill.unasked > 0 {
 		return
 	}
-	c.queue.filling = false
-	heap.Init(&c.queue)
+	if c.queue.filling {
+		c.queue.filling = false
+		heap.Init(&c.queue)
+	}
 	if now.Sub(c.fill.since) >= fillLogEvery {
 		level.Info(c.logger).Log("msg", fmt.Sprintf("filled: %d series asked once in %s", len(c.states),
 			now.Sub(c.fill.since).Round(time.Second)))

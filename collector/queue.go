@@ -11,15 +11,16 @@ import (
 // pushes a tuple back when its refresh ends; it is guarded by the
 // apiCollector's lock.
 //
-// During a fill (fill.go), a tuple never asked is ordered as if due when
-// the fill began, at the latest, and one asked already is due the fill's
-// length later than its plan says: every tuple gets its first value
-// before any is asked a second time, unless one was due longer ago than
-// the whole fill takes (docs/budget.md, "The first fill").
+// During a fill (fill.go) of at most maxFill, a tuple never asked is
+// ordered as if due when the fill began, at the latest, and one asked
+// already is due the fill's length later than its plan says: every tuple
+// gets its first value before any is asked a second time, unless one was
+// due longer ago than the whole fill takes (docs/budget.md, "The first
+// fill").
 type planQueue struct {
 	items []*tupleState
-	// filling: tuples never asked remain; since is when the fill began,
-	// hold the fill's length at the rate in force.
+	// filling: tuples never asked remain, in a fill of at most maxFill;
+	// since is when the fill began, hold its length at the rate in force.
 	filling bool
 	since   time.Time
 	hold    time.Duration
