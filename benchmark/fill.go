@@ -67,9 +67,11 @@ type Fill struct {
 	// fill and the hour after it.
 	MaxPerMinute int
 	// Warnings and FillLines are the log lines at warn, and those that
-	// say how far the fill is.
+	// say how far the fill is or that it is over; Closest is the
+	// shortest time between two of the latter.
 	Warnings, FillLines int
 	FirstLine, Warning  string
+	Closest             time.Duration
 	// Served are the series with a value at the end.
 	Served int
 	// HeapPerTuple is the live heap once every series was asked, less
@@ -87,9 +89,13 @@ type Fill struct {
 // line at start that says how the daily budget coarsens the plan), and
 // the lines about the fill.
 type lineCounter struct {
+	now           func() time.Time
 	mu            sync.Mutex
 	warn, fills   int
 	first, warned string
+	// closest is the shortest time between two lines about the fill.
+	closest time.Duration
+	last    time.Time
 }
 
 func (l *lineCounter) Write(p []byte) (int, error) {
@@ -101,11 +107,15 @@ func (l *lineCounter) Write(p []byte) (int, error) {
 		}
 		l.warn++
 	}
-	if bytes.Contains(p, []byte("filling:")) {
+	if bytes.Contains(p, []byte("filling:")) || bytes.Contains(p, []byte("filled:")) {
 		if l.fills == 0 {
 			l.first = strings.TrimSpace(string(p))
 		}
-		l.fills++
+		now := l.now()
+		if l.fills > 0 && (l.closest == 0 || now.Sub(l.last) < l.closest) {
+			l.closest = now.Sub(l.last)
+		}
+		l.fills, l.last = l.fills+1, now
 	}
 	return len(p), nil
 }
@@ -174,7 +184,7 @@ func RunFill(o FillOptions) (*Fill, error) {
 	if err != nil {
 		return nil, err
 	}
-	lines := &lineCounter{}
+	lines := &lineCounter{now: clock.Now}
 	logger := log.NewLogfmtLogger(lines)
 	reg := prometheus.NewRegistry()
 	pool := upstream.NewPool(reg, clock.Now, logger)
@@ -280,7 +290,7 @@ func RunFill(o FillOptions) (*Fill, error) {
 		}
 	}
 	lines.mu.Lock()
-	f.Warnings, f.FillLines, f.FirstLine, f.Warning = lines.warn, lines.fills, lines.first, lines.warned
+	f.Warnings, f.FillLines, f.FirstLine, f.Warning, f.Closest = lines.warn, lines.fills, lines.first, lines.warned, lines.closest
 	lines.mu.Unlock()
 	f.HeapEnd = liveHeap()
 	// What the exporter holds: the heap once every series was asked, less

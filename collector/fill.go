@@ -21,8 +21,8 @@ import (
 // for the next (wait), which the page and onchain_exporter_tuples_due
 // show.
 
-// fillLogEvery is how often a fill in progress is logged: one line a
-// minute, whatever the number of series.
+// fillLogEvery is how often a fill is logged: one line a minute at most,
+// whatever the number of series, its end included.
 const fillLogEvery = time.Minute
 
 // noRate is the fill's length when no rate is in force (no rate_limit,
@@ -47,6 +47,9 @@ type fillState struct {
 	// of the fill is measured from there.
 	askedAtStart int
 	logged       time.Time
+	// done is when the last fill ended, its line not logged yet: it
+	// waits for the minute after the last line about the fill.
+	done time.Time
 }
 
 // waitState is a wait of the engine for a turn: due tuples wait for
@@ -82,7 +85,7 @@ func (c *apiCollector) recountLocked(now time.Time) {
 	was := c.fill.unasked > 0
 	c.fill.unasked = n
 	if n > 0 && !was {
-		c.fill.since, c.fill.askedAtStart, c.fill.logged = now, len(c.states)-n, now
+		c.fill.since, c.fill.askedAtStart, c.fill.logged, c.fill.done = now, len(c.states)-n, now, time.Time{}
 		c.queue.since = now
 	}
 	// A fill longer than maxFill is one the daily budget cannot afford
@@ -104,8 +107,7 @@ func (c *apiCollector) askedLocked(now time.Time) {
 		heap.Init(&c.queue)
 	}
 	if now.Sub(c.fill.since) >= fillLogEvery {
-		level.Info(c.logger).Log("msg", fmt.Sprintf("filled: %d series asked once in %s", len(c.states),
-			now.Sub(c.fill.since).Round(time.Second)))
+		c.fill.done = now // said once a minute has passed since the last line
 	}
 }
 
@@ -160,6 +162,11 @@ func (c *apiCollector) publishEngineLocked(now time.Time) {
 			c.fill.logged = now
 			level.Info(c.logger).Log("msg", v.line())
 		}
+	}
+	if !c.fill.done.IsZero() && !v.filling && now.Sub(c.fill.logged) >= fillLogEvery {
+		level.Info(c.logger).Log("msg", fmt.Sprintf("filled: %d series asked once in %s", len(c.states),
+			c.fill.done.Sub(c.fill.since).Round(time.Second)))
+		c.fill.done, c.fill.logged = time.Time{}, now
 	}
 	if old := c.engine.Load(); old == nil || *old != *v {
 		c.engine.Store(v)
