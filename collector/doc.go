@@ -3,7 +3,11 @@
 //
 //   - engine.go, queue.go: the engine's loop per API over its tuples
 //     queued by when the policy plans each (Poll.Next), refreshed within
-//     concurrency; demand: it idles without scrapes;
+//     concurrency, each with a turn of rate_limit taken before it starts;
+//     demand: it idles without scrapes;
+//   - fill.go: the first fill (every tuple asked once before any twice,
+//     logged once a minute) and the wait for rate_limit's next turn, as
+//     the page reads them;
 //   - api.go: one refresh (fetch through package upstream, read through
 //     package decode), handed to the door as an event;
 //   - door.go: the one door of a tuple's state: every event (an answer
