@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
 
 // A block row's time is its block's, not the start of an interval: its
@@ -19,7 +20,7 @@ import (
 // from the second block row and the reference parser refused every
 // answer after the first.)
 func TestBlockRowDelaysFromTheBlocksTime(t *testing.T) {
-	python := strictPython(t)
+	python := testtool.StrictPython(t)
 	e := newEnv(t, `
 data:
   url: {{URL}}

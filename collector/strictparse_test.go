@@ -30,30 +30,6 @@ for f in parse(sys.stdin.read()):
 json.dump(out, sys.stdout)
 `
 
-const omParserInstall = "apt-get install -y python3-prometheus-client"
-
-// strictPython returns a Python that has the reference parser: Debian's
-// /usr/bin/python3 first (the package installs there), then python3 on
-// PATH. Without one the test fails under CI and is skipped otherwise.
-func strictPython(t *testing.T) string {
-	t.Helper()
-	for _, p := range []string{"/usr/bin/python3", "python3"} {
-		path, err := exec.LookPath(p)
-		if err != nil {
-			continue
-		}
-		if exec.Command(path, "-c", "import prometheus_client.openmetrics.parser").Run() == nil {
-			return path
-		}
-	}
-	msg := "no python3 with prometheus_client.openmetrics.parser: " + omParserInstall + " (bash .ci/run does)"
-	if testtool.InCI() {
-		t.Fatal(msg + " (CI=true: a missing program fails the test)")
-	}
-	t.Skip(msg)
-	return ""
-}
-
 type parsedFamily struct {
 	Name    string   `json:"name"`
 	Type    string   `json:"type"`
@@ -113,7 +89,7 @@ func demoEnv(t *testing.T) *env {
 // (client_golang#829), comes as a family of type unknown with its samples
 // named as in the text format, where both keep their types.
 func TestOpenMetricsPassesTheReferenceParser(t *testing.T) {
-	python := strictPython(t)
+	python := testtool.StrictPython(t)
 	e := demoEnv(t)
 	e.scrape("30") // the first fill
 	const accept = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
@@ -189,7 +165,7 @@ func TestTextFormatKeepsTheGoCollectorsTypes(t *testing.T) {
 // The parser this test relies on refuses what the client library writes
 // for the Go collector on its own: the check can fail.
 func TestReferenceParserRefusesTheClash(t *testing.T) {
-	python := strictPython(t)
+	python := testtool.StrictPython(t)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector())
 	mfs, err := reg.Gather()

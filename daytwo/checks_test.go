@@ -51,24 +51,11 @@ type referenceParser struct {
 	stderr   bytes.Buffer
 }
 
-// startReferenceParser starts the reference parser, or fails the test
-// under CI=true (skips it otherwise) when there is none.
+// startReferenceParser starts the reference parser (testtool.StrictPython:
+// a missing one fails the test under CI=true, skips it otherwise).
 func startReferenceParser(t *testing.T) *referenceParser {
 	t.Helper()
-	python := ""
-	for _, p := range []string{"/usr/bin/python3", "python3"} {
-		if path, err := exec.LookPath(p); err == nil && exec.Command(path, "-c", "import prometheus_client.openmetrics.parser").Run() == nil {
-			python = path
-			break
-		}
-	}
-	if python == "" {
-		msg := "no python3 with prometheus_client.openmetrics.parser: apt-get install -y python3-prometheus-client (bash .ci/run does)"
-		if testtool.InCI() {
-			t.Fatal(msg + " (CI=true: a missing program fails the test)")
-		}
-		t.Skip(msg)
-	}
+	python := testtool.StrictPython(t)
 	p := &referenceParser{cmd: exec.Command(python, "-c", strictParser), done: make(chan struct{})}
 	p.cmd.Stderr = &p.stderr
 	in, err := p.cmd.StdinPipe()
