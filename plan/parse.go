@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/onchain-exporter/onchain_exporter/internal/text"
 )
 
 // The keys of the plan answer.
@@ -133,14 +135,18 @@ func unwrap(obj map[string]json.RawMessage) (map[string]json.RawMessage, error) 
 	return object(inner, "the plan answer's "+where)
 }
 
-// planName reads plan.name (or a plan given as a bare string).
+// planName reads plan.name (or a plan given as a bare string), as
+// text.Outside makes it: the name is the provider's text and goes into
+// the plan_info label, the logs and the page, where 128 bytes say any
+// real plan's name and a U+202E or an ESC in it must not act.
 func planName(raw json.RawMessage) (string, error) {
+	const most = 128 // bytes of the name kept
 	if raw == nil || string(raw) == "null" {
 		return "", nil
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		return strings.TrimSpace(s), nil
+		return text.Outside(strings.TrimSpace(s), most), nil
 	}
 	obj, err := object(raw, keyPlan)
 	if err != nil {
@@ -152,7 +158,7 @@ func planName(raw json.RawMessage) (string, error) {
 	if err := json.Unmarshal(obj["name"], &s); err != nil {
 		return "", fmt.Errorf("%s.name: want a string, got %s", keyPlan, describe(obj["name"], nil))
 	}
-	return strings.TrimSpace(s), nil
+	return text.Outside(strings.TrimSpace(s), most), nil
 }
 
 // readEndpoints reads apiEndpoint: asset → category → metric → windows,
