@@ -50,13 +50,23 @@ const dueAfterRows = 2
 type dueTally map[dueKey]time.Time
 
 func (d dueTally) add(tv *tupleView) {
-	if tv.dueOffset <= 0 || tv.newest.IsZero() || config.WindowDuration(tv.window) <= 0 {
+	at := tv.due()
+	if at.IsZero() {
 		return
 	}
-	k := dueKey{tv.tuple.Path, tv.window}
-	if at := tv.newest.Add(tv.w + tv.dueOffset); at.After(d[k]) { // the next row's start, plus its due offset
+	if k := (dueKey{tv.tuple.Path, tv.window}); at.After(d[k]) {
 		d[k] = at
 	}
+}
+
+// due is when the row after the tuple's newest is due at the latest: the
+// next row's start, plus its due offset; zero when it has none (not
+// learned, no row yet, or no window).
+func (tv *tupleView) due() time.Time {
+	if tv.dueOffset <= 0 || tv.newest.IsZero() || config.WindowDuration(tv.window) <= 0 {
+		return time.Time{}
+	}
+	return tv.newest.Add(tv.w + tv.dueOffset)
 }
 
 // publish sets the API's due times and deletes those of endpoints it no

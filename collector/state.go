@@ -7,6 +7,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/decode"
 	"github.com/onchain-exporter/onchain_exporter/exposition"
 	"github.com/onchain-exporter/onchain_exporter/published"
 	"github.com/onchain-exporter/onchain_exporter/series"
@@ -45,6 +46,9 @@ type tupleState struct {
 	// (noteLocked, view.go).
 	answers   []published.Answer
 	lastError string
+	// points are the rows its values came from, for the page's chart
+	// (noteLocked): replaced, never written, once published.
+	points *published.Points
 
 	// view is what scrapes read of the tuple: published by the engine
 	// after every change, read without a lock.
@@ -76,9 +80,12 @@ type tupleView struct {
 	// dueOffset is how long after its start a row is due at the latest
 	// (rowDue), 0 until the key's delay is learned.
 	dueOffset time.Duration
-	// For the operator's page: the last outcomes and error text.
+	// For the operator's page: the last outcomes and error text, the
+	// values as decoded and the rows they came from.
 	answers   []published.Answer
 	lastError string
+	samples   []decode.Sample
+	points    *published.Points
 }
 
 // publishLocked publishes what scrapes serve of the tuple now.
@@ -86,7 +93,7 @@ func (c *apiCollector) publishLocked(st *tupleState) {
 	v := &tupleView{tuple: st.tuple, unit: st.delayKey(), values: st.values, info: st.info, ok: st.OK, attempted: !st.LastAttempt.IsZero(), asked: st.asked(),
 		failingSince: st.FailingSince, next: st.Next, inflight: st.inflight,
 		window: st.tuple.Window, newest: st.Newest, deprecated: st.Deprecated,
-		answers: st.answers, lastError: st.lastError}
+		answers: st.answers, lastError: st.lastError, samples: st.Samples, points: st.points}
 	if w := rowWindow(st); w > 0 && st.tuple.CacheTTL == 0 {
 		v.w = w
 		if !st.Newest.IsZero() && !st.Deprecated {

@@ -7,6 +7,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
 	"github.com/onchain-exporter/onchain_exporter/exposition"
+	"github.com/onchain-exporter/onchain_exporter/internal/text"
 	"github.com/onchain-exporter/onchain_exporter/published"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
@@ -15,8 +16,9 @@ import (
 // engines already publish for scrapes (served, apiView, tupleView, plans,
 // the publication delay gauge): no engine lock, no upstream call. What a
 // view does not publish, the page does not show. What only the page reads
-// is kept here too: each tuple's last answers and the text of its last
-// failure, noted from the door's effects (noteLocked).
+// is kept here too: each tuple's last answers, the text of its last
+// failure and the rows its values came from (published.Points), noted
+// from the door's effects (noteLocked).
 
 // View copies what the engines in force published, at now.
 func (e *Exporter) View() []published.API {
@@ -87,7 +89,8 @@ func seriesOf(st *tupleState, t *config.Tuple, api *config.API, now time.Time) (
 	return published.Series{Tuple: t, OK: tv.ok, Attempted: tv.attempted, InFlight: tv.inflight,
 		Served: showValues(tv.values, tv.ok, tv.failingSince, now, api.MaxStaleness), Deprecated: tv.deprecated,
 		FailingSince: tv.failingSince, Next: tv.next, Newest: tv.newest, Spacing: tv.w, Earliest: tv.earliest,
-		Refused: hasFamily(tv.info, refusedFamily), Unit: tv.unit, Answers: tv.answers, LastError: tv.lastError}, true
+		Refused: hasFamily(tv.info, refusedFamily), Unit: tv.unit, Answers: tv.answers, LastError: tv.lastError,
+		Samples: tv.samples, Points: tv.points, Due: tv.due()}, true
 }
 
 // Owner says which member of the cluster owns a unit, "" alone.
@@ -127,25 +130,30 @@ const maxAnswers = 8
 
 // noteLocked keeps what the operator's page shows of an event of st after
 // the door took it (fx): the outcome of a call (here, or a peer's) in
-// st.answers, and the text of its last failure in st.lastError, masked by
-// the one rule (upstream.Client.Clean). It changes nothing the engine
-// reads.
+// st.answers, the text of its last failure in st.lastError, masked by
+// the one rule (upstream.Client.Clean) and made inert (text.Outside: a
+// U+202E or an ESC in an upstream's message does not act on the page),
+// and the row its values come from in st.points. It changes nothing the
+// engine reads.
 func (c *apiCollector) noteLocked(st *tupleState, ev event, fx effects) {
 	if fx.refused != "" {
 		return // a row refused: the tuple keeps what it had
+	}
+	if len(st.Samples) > 0 && !st.RowTime.IsZero() {
+		st.points = st.points.With(st.RowTime.Unix(), st.Samples[0].Value)
 	}
 	now := c.clk.Now()
 	var a *published.Answer
 	said := "" // the door's line of the outcome, "msg: err"
 	for _, l := range fx.logs {
 		if l.err != "" {
-			said = c.up.Clean(l.msg + ": " + l.err)
+			said = c.inert(l.msg + ": " + l.err)
 		}
 	}
 	switch ev.kind {
 	case evFetched, evFailed, evHeld, evRefused:
 		if ev.kind == evRefused && ev.sibling {
-			st.lastError = c.up.Clean(refusedLog + ": " + ev.err.Error())
+			st.lastError = c.inert(refusedLog + ": " + ev.err.Error())
 			return // no call of its own
 		}
 		a = &published.Answer{At: published.InstantOf(ev.start), Outcome: published.AnswerOK, By: published.ByThis}
@@ -184,9 +192,9 @@ func (c *apiCollector) noteLocked(st *tupleState, ev event, fx effects) {
 		case said != "":
 			st.lastError = said
 		case ev.err != nil:
-			st.lastError = c.up.Clean(ev.err.Error())
+			st.lastError = c.inert(ev.err.Error())
 		default:
-			st.lastError = c.up.Clean("refresh failed: " + st.LastCode)
+			st.lastError = c.inert("refresh failed: " + st.LastCode)
 		}
 	case evPeerRow:
 		row := ev.row
@@ -201,14 +209,14 @@ func (c *apiCollector) noteLocked(st *tupleState, ev event, fx effects) {
 			if ev.said != "" {
 				said = upstream.Cut(ev.said) // masked at the sender, and here
 			}
-			st.lastError = c.up.Clean(fmt.Sprintf("the refresh a peer made at %s failed: %s", row.LastAttempt.UTC().Format(time.RFC3339), said))
+			st.lastError = c.inert(fmt.Sprintf("the refresh a peer made at %s failed: %s", row.LastAttempt.UTC().Format(time.RFC3339), said))
 		} else {
 			st.lastError = ""
 		}
 	case evSaved:
 		if st.failed() && st.lastError == "" {
-			st.lastError = fmt.Sprintf("the last refresh before this process started, at %s, failed: %s",
-				st.LastAttempt.UTC().Format(time.RFC3339), st.LastCode)
+			st.lastError = text.Outside(fmt.Sprintf("the last refresh before this process started, at %s, failed: %s",
+				st.LastAttempt.UTC().Format(time.RFC3339), st.LastCode), maxErrorText)
 		}
 	}
 	if a == nil {
@@ -217,4 +225,16 @@ func (c *apiCollector) noteLocked(st *tupleState, ev event, fx effects) {
 	// A new slice each time: the published view keeps the old one.
 	n := min(len(st.answers), maxAnswers-1)
 	st.answers = append(append(make([]published.Answer, 0, n+1), st.answers[len(st.answers)-n:]...), *a)
+}
+
+// maxErrorText is the most of a failure's text the page keeps: an
+// upstream's message (upstream.MaxText, and what says how much of it was
+// cut) and the words around it.
+const maxErrorText = 2 * upstream.MaxText
+
+// inert is a text from the door's effects or an upstream as the page
+// keeps it: the credential masked (upstream.Client.Clean), then made
+// inert and short (text.Outside).
+func (c *apiCollector) inert(s string) string {
+	return text.Outside(c.up.Clean(s), maxErrorText)
 }

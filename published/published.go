@@ -7,6 +7,7 @@
 package published
 
 import (
+	"math"
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
@@ -72,8 +73,74 @@ type Series struct {
 	// shared with the engine, never to be written.
 	Answers []Answer
 	// LastError is the text of its last failure, credentials masked by
-	// upstream's rule (upstream.Client.Clean); "" once a refresh succeeds.
+	// upstream's rule (upstream.Client.Clean) and made inert
+	// (text.Outside); "" once a refresh succeeds.
 	LastError string
+	// Samples are the values served (or last served), as decoded;
+	// Points the rows they came from, oldest first (nil: none yet).
+	// Both shared with the engine, never to be written.
+	Samples []decode.Sample
+	Points  *Points
+	// Due is when the row after its newest is due at the latest, as
+	// onchain_exporter_row_due_timestamp_seconds says of its endpoint;
+	// zero while it has none.
+	Due time.Time
+}
+
+// MaxPoints is how many rows a series keeps for the page's chart: 16 of
+// 16 bytes, 264 bytes a tuple with the count, kept once a new row comes.
+const MaxPoints = 16
+
+// Point is one row a series' answers carried: its time (Unix seconds)
+// and the value of its first sample (the chart's series).
+type Point struct {
+	At    int64
+	Value float64
+}
+
+// Points are a series' last rows, oldest first: the first N of P. A
+// fixed array of numbers: no strings, no pointers, nothing to grow.
+type Points struct {
+	N uint8
+	P [MaxPoints]Point
+}
+
+// Rows are the points in use, oldest first.
+func (p *Points) Rows() []Point {
+	if p == nil {
+		return nil
+	}
+	return p.P[:p.N]
+}
+
+// With is p with the row (at, v) noted, p unchanged: a newer row is
+// added (the oldest leaves when all MaxPoints are used), the newest one
+// seen again takes the value it has now (a revised row); an older row is
+// no news, and p itself is returned.
+func (p *Points) With(at int64, v float64) *Points {
+	rows := p.Rows()
+	if n := len(rows); n > 0 {
+		last := rows[n-1]
+		switch {
+		case at < last.At, at == last.At && (v == last.Value || math.IsNaN(v) && math.IsNaN(last.Value)):
+			return p
+		case at == last.At:
+			q := *p
+			q.P[n-1].Value = v
+			return &q
+		}
+	}
+	var q Points
+	if p != nil {
+		q = *p
+	}
+	if q.N == MaxPoints {
+		copy(q.P[:], q.P[1:])
+		q.N--
+	}
+	q.P[q.N] = Point{At: at, Value: v}
+	q.N++
+	return &q
 }
 
 // EndpointWindow names a publication delay: an API's endpoint and window.
