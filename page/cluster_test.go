@@ -74,7 +74,7 @@ data:
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	st := NewHandler(a.src).Build(Filter{}, 0, 100)
+	st := NewHandler(a.src).Build(Filter{}, "", 0, 100)
 	if st.Cluster == nil || st.Cluster.Self != "member-a" || len(st.Cluster.Members) != 2 {
 		t.Fatalf("the cluster: %+v", st.Cluster)
 	}
@@ -127,7 +127,7 @@ data:
 	}
 	agree(st)
 	code, body := a.get(t, "/")
-	if code != 200 || !contains(body, `id="cluster-table"`, "member-b", "member-a (this member)", "<td>serves</td>", "<td>the same</td>") {
+	if code != 200 || !contains(body, `id="cluster-table"`, "<bdi>member-b</bdi>", "<bdi>member-a</bdi> (this member)", "<td>serves</td>", "<td>the same</td>") {
 		t.Errorf("the page does not show the cluster: HTTP %d", code)
 	}
 
@@ -140,7 +140,7 @@ data:
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	st = NewHandler(a.src).Build(Filter{}, 0, 100)
+	st = NewHandler(a.src).Build(Filter{}, "", 0, 100)
 	if n := len(st.Cluster.Members); n != 2 || st.Cluster.Serving != 1 {
 		t.Fatalf("after member-b's change: %+v", st.Cluster)
 	}
@@ -187,7 +187,7 @@ data:
 	var st Status
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		a.scrape(t)
-		st = NewHandler(a.src).Build(Filter{}, 0, 100)
+		st = NewHandler(a.src).Build(Filter{}, "", 0, 100)
 		if len(st.Cluster.Members) == 2 && st.Cluster.Members[1].Units > 0 && len(st.Cluster.Fallbacks) == st.Cluster.Members[1].Units {
 			break
 		}
@@ -212,7 +212,7 @@ data:
 	if v, ok := metricValue(a.scrape(t), `onchain_exporter_cluster_refreshes_total{api="data",role="fallback"}`); !ok || v < float64(len(st.Cluster.Fallbacks)) {
 		t.Errorf("/metrics counts %v fallback refreshes, the page %d units called as a fallback", v, len(st.Cluster.Fallbacks))
 	}
-	if _, body := a.get(t, "/"); !contains(body, `id="fallback-table"`, "<td>member-b</td>") {
+	if _, body := a.get(t, "/"); !contains(body, `id="fallback-table"`, "<td><bdi>member-b</bdi></td>") {
 		t.Error("the page does not list the fallbacks")
 	}
 }

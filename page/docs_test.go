@@ -40,7 +40,7 @@ func TestJSONFieldsAsDocumented(t *testing.T) {
 			Patterns: []Pattern{{Left: []string{"l"}, Error: "e"}}, PlanHistory: plans, Fill: &Fill{Done: now}, Waiting: &Waiting{}}},
 		Endpoints: []Endpoint{{PublicationDelay: &one}},
 		Series: SeriesPage{Items: []Series{{Newest: now, Age: 1, Spacing: 1, Next: now, Error: "e", Failing: now, Owner: "o", Deprec: true, Earliest: 1,
-			HeldUntil: now, PlanHistory: plans, Answers: []Answer{{At: now, Duration: &one, Outcome: "o", Code: "c", HeldBy: "h", Until: now, By: "b",
+			HeldUntil: now, PlanHistory: plans, Values: []Value{{Labels: map[string]string{"l": "v"}}}, Points: []Point{{At: now}}, Changed: now, Due: now, Answers: []Answer{{At: now, Duration: &one, Outcome: "o", Code: "c", HeldBy: "h", Until: now, By: "b",
 				Rows: "r", TimeKey: "t", CountedBy: "c", LabelsFrom: "l", Expected: true, Samples: 1, Fields: 1, Newest: now, Note: "n"}}}}}}
 	raw, err := json.Marshal(st)
 	if err != nil {

@@ -202,12 +202,16 @@ type Fallback struct {
 
 // SeriesPage is one page of the series that match the filters.
 type SeriesPage struct {
-	Filter  Filter   `json:"filter"`
-	Total   int      `json:"total"`   // every series
-	Matched int      `json:"matched"` // those the filter keeps
-	Offset  int      `json:"offset"`
-	Limit   int      `json:"limit"`
-	Items   []Series `json:"items"`
+	Filter  Filter `json:"filter"`
+	Total   int    `json:"total"`   // every series
+	Matched int    `json:"matched"` // those the filter keeps
+	Offset  int    `json:"offset"`
+	Limit   int    `json:"limit"`
+	// Sort is the order of the items: "" the configuration's, "late"
+	// the most overdue row first, "changed" the newest change of value
+	// first (SortKeys).
+	Sort  string   `json:"sort"`
+	Items []Series `json:"items"`
 }
 
 // Filter selects series: an empty field keeps all.
@@ -242,6 +246,16 @@ type Series struct {
 	// HeldUntil is when rate_limit has a turn again for a series that is
 	// due and waits for it (StateRateHeld).
 	HeldUntil time.Time `json:"held_until,omitzero"`
+	// Values are its values served (or last served), the first the
+	// chart's; Points the rows they came from, oldest first (the last
+	// 16); Changed the row its first value changed at, as far as the
+	// points tell (zero: not within them); Due when its next row is due
+	// at the latest (onchain_exporter_row_due_timestamp_seconds of its
+	// endpoint; zero: not learned).
+	Values  []Value   `json:"values"`
+	Points  []Point   `json:"points"`
+	Changed time.Time `json:"value_changed_row,omitzero"`
+	Due     time.Time `json:"row_due,omitzero"`
 	// Answers are its last outcomes, newest first.
 	Answers []Answer `json:"answers"`
 	// PlanHistory is its API's key's plan history with what each plan
@@ -269,4 +283,21 @@ type Answer struct {
 	Fields     int       `json:"fields"`
 	Newest     time.Time `json:"newest_row,omitzero"`
 	Note       string    `json:"note,omitempty"`
+}
+
+// Value is one value a series serves: its family, the labels it adds to
+// the series' own, the value, and the family's unit and HELP as
+// /metrics says them.
+type Value struct {
+	Family string            `json:"family"`
+	Labels map[string]string `json:"labels,omitempty"`
+	Value  float64           `json:"value"`
+	Unit   string            `json:"unit"`
+	Help   string            `json:"help"`
+}
+
+// Point is one row of a series: its time and its first value.
+type Point struct {
+	At    time.Time `json:"row_time"`
+	Value float64   `json:"value"`
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/internal/text"
 )
 
 // The paths the page answers; every other one is 404.
@@ -49,6 +51,9 @@ var templates = template.Must(template.New("").Funcs(template.FuncMap{
 		return fmt.Sprint(seconds)
 	},
 	"plural":  plural,
+	"number":  number,
+	"chart":   chartOf,
+	"lead":    leadOf,
 	"rfc3339": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	"factor":  func(f float64) string { return strconv.FormatFloat(f, 'g', 3, 64) },
 	"stateClass": func(s string) string {
@@ -94,6 +99,8 @@ type view struct {
 	Prev, Next   string
 	First, Last  int
 	StateFilters []stateCount
+	// Orders are the links of the orders of the series (SortKeys).
+	Orders []stateCount
 	// Shown are the endpoints the filter keeps, at most maxShown;
 	// Hidden counts the rest (the JSON has them all).
 	Shown  []Endpoint
@@ -120,21 +127,21 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	f, offset, limit, err := parseQuery(q)
+	f, order, offset, limit, err := parseQuery(q)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
 	switch r.URL.Path {
 	case PathJSON:
-		st := h.Build(f, offset, limit)
+		st := h.Build(f, order, offset, limit)
 		st.cutForJSON()
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(st)
 	case PathIndex:
-		h.render(w, "index.html", h.viewOf(h.Build(f, offset, limit), q))
+		h.render(w, "index.html", h.viewOf(h.Build(f, order, offset, limit), q))
 	case PathSeries:
 		if f.API == "" || f.Key == "" {
 			http.Error(w, "/series needs api and key, as the page's links give them", http.StatusBadRequest)
@@ -210,6 +217,17 @@ func (h *Handler) viewOf(st Status, q url.Values) view {
 			v.APIs[i].EntriesHidden = n - maxShown
 		}
 	}
+	for _, o := range append([]string{""}, SortKeys...) {
+		name := map[string]string{"": "configuration order", SortLate: "late first", SortChanged: "last change first"}[o]
+		v.Orders = append(v.Orders, stateCount{State: name, On: page.Sort == o,
+			URL: link(func(c url.Values) {
+				c.Set("sort", o)
+				if o == "" {
+					c.Del("sort")
+				}
+				c.Del("offset")
+			})})
+	}
 	for _, s := range States {
 		v.StateFilters = append(v.StateFilters, stateCount{State: s, N: st.States[s], On: page.Filter.State == s,
 			URL: link(func(c url.Values) { c.Set("state", s); c.Del("offset") })})
@@ -218,13 +236,16 @@ func (h *Handler) viewOf(st Status, q url.Values) view {
 }
 
 // parseQuery reads the filter and the page from a request's query.
-func parseQuery(q url.Values) (f Filter, offset, limit int, err error) {
+func parseQuery(q url.Values) (f Filter, order string, offset, limit int, err error) {
 	f = Filter{API: q.Get("api"), State: q.Get("state"), Endpoint: q.Get("endpoint"), Key: q.Get("key")}
 	if f.API != "" && apiTitles[f.API] == "" {
-		return f, 0, 0, fmt.Errorf("api=%q: not an API (data, indicator, consensus)", cut(f.API))
+		return f, "", 0, 0, fmt.Errorf("api=%q: not an API (data, indicator, consensus)", cut(f.API))
 	}
 	if f.State != "" && !slices.Contains(States, f.State) {
-		return f, 0, 0, fmt.Errorf("state=%q: not a state (%s)", cut(f.State), strings.Join(States, ", "))
+		return f, "", 0, 0, fmt.Errorf("state=%q: not a state (%s)", cut(f.State), strings.Join(States, ", "))
+	}
+	if order = q.Get("sort"); order != "" && !slices.Contains(SortKeys, order) {
+		return f, "", 0, 0, fmt.Errorf("sort=%q: not an order (%s)", cut(order), strings.Join(SortKeys, ", "))
 	}
 	whole := func(name string, def, most int) (int, error) {
 		s := q.Get(name)
@@ -260,7 +281,7 @@ func parseQuery(q url.Values) (f Filter, offset, limit int, err error) {
 		}
 		offset = max(page-1, 0) * limit
 	}
-	return f, offset, limit, nil
+	return f, order, offset, limit, nil
 }
 
 // cutForJSON keeps, of the lists the JSON would give whole, the endpoints
@@ -289,9 +310,4 @@ func (st *Status) cutForJSON() {
 }
 
 // cut shortens a value a request sent, for the error that quotes it.
-func cut(s string) string {
-	if len(s) <= 64 {
-		return s
-	}
-	return strings.ToValidUTF8(s[:64], "") + "…"
-}
+func cut(s string) string { return text.Outside(s, 64) }

@@ -13,6 +13,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/expand"
+	"github.com/onchain-exporter/onchain_exporter/internal/text"
 	"github.com/onchain-exporter/onchain_exporter/published"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
@@ -178,8 +179,8 @@ func (h *Handler) derive(cfg *config.Config, views map[string]published.API) *de
 
 // Build reads the exporter and returns its status: every API, endpoint
 // and the cluster, and the series the filter keeps from offset, at most
-// limit of them.
-func (h *Handler) Build(f Filter, offset, limit int) Status {
+// limit of them, in the order asked (SortKeys; "": the configuration's).
+func (h *Handler) Build(f Filter, order string, offset, limit int) Status {
 	src := h.src
 	now := src.Now()
 	cfg := src.Config()
@@ -187,7 +188,9 @@ func (h *Handler) Build(f Filter, offset, limit int) Status {
 		MetricsPath: src.MetricsPath, States: map[string]int{}, Findings: []string{}, Endpoints: []Endpoint{}}
 	limit = min(max(limit, 1), maxLimit)
 	offset = max(offset, 0)
-	st.Series = SeriesPage{Filter: f, Offset: offset, Limit: limit, Items: []Series{}}
+	st.Series = SeriesPage{Filter: f, Offset: offset, Limit: limit, Sort: order, Items: []Series{}}
+	var sorted []candidate // the series the filter keeps, when ordered
+	var lines []apiNow
 	views := map[string]published.API{}
 	for _, v := range src.Exporter.View() {
 		views[v.Name] = v
@@ -210,6 +213,7 @@ func (h *Handler) Build(f Filter, offset, limit int) Status {
 		sec = v.API // the section the engine runs
 		allot := plans[name]
 		an := apiLine(&a, src, v, allot, expansion, now)
+		lines = append(lines, an)
 		due := 0
 		st.Endpoints = append(st.Endpoints, endpoints(sec, v.Series, allot, delays, d.forecast[sec])...)
 		for _, s := range v.Series {
@@ -226,6 +230,10 @@ func (h *Handler) Build(f Filter, offset, limit int) Status {
 				continue
 			}
 			st.Series.Matched++
+			if order != "" {
+				sorted = append(sorted, candidate{api: len(lines) - 1, name: name, s: s, state: state, key: sortKey(order, s)})
+				continue
+			}
 			if st.Series.Matched <= offset || len(st.Series.Items) >= limit {
 				continue
 			}
@@ -242,6 +250,14 @@ func (h *Handler) Build(f Filter, offset, limit int) Status {
 			a.Refusals = plural(a.Refused, "series")
 		}
 		st.APIs = append(st.APIs, a)
+	}
+	sortCandidates(order, sorted)
+	for _, c := range sorted[min(offset, len(sorted)):min(offset+limit, len(sorted))] {
+		item := seriesOf(src, c.name, c.s, c.state, lines[c.api])
+		if f.Key != "" {
+			item.PlanHistory = planChanges(src.Plans.of(c.name), c.s.Tuple, now)
+		}
+		st.Series.Items = append(st.Series.Items, item)
 	}
 	if src.Peer != nil {
 		st.Cluster = clusterOf(src, views, now)
@@ -266,7 +282,7 @@ func apiLine(a *API, src Source, v published.API, allot budget.Allotment, expans
 	if ex, ok := expansion[a.Name]; ok {
 		a.Expansion = Expansion{Lists: true, OK: ex.OK, Read: ex.LastSuccess, Waiting: ex.Waiting}
 		if ex.LastError != "" {
-			a.Expansion.Error = src.Clean(a.Name, ex.LastError)
+			a.Expansion.Error = text.Outside(src.Clean(a.Name, ex.LastError), maxOutside*4)
 		}
 	}
 	a.PlanHistory = planChanges(src.Plans.of(a.Name), nil, now)
@@ -329,12 +345,15 @@ func describe(a *API, sec *config.API, clean func(api, text string) string) {
 		a.Entries = append(a.Entries, Entry{Key: e.Key, Path: e.Path, Line: e.Line})
 	}
 	for _, p := range sec.Patterns {
-		pt := Pattern{Paths: p.Paths, Tuples: p.Tuples, Cut: p.Cut, Left: p.Left}
+		pt := Pattern{Paths: p.Paths, Tuples: p.Tuples, Cut: p.Cut}
+		for _, l := range p.Left {
+			pt.Left = append(pt.Left, outside(l))
+		}
 		if p.Entry != nil {
 			pt.Entry, pt.Pattern = p.Entry.Key, p.Entry.Path
 		}
 		if p.Err != nil {
-			pt.Error = clean(a.Name, p.Err.Error())
+			pt.Error = text.Outside(clean(a.Name, p.Err.Error()), maxOutside*4)
 		}
 		a.Patterns = append(a.Patterns, pt)
 	}
@@ -384,8 +403,9 @@ func apiState(a *API, up *upstream.Client, allot budget.Allotment, now time.Time
 // seriesOf is one series' line.
 func seriesOf(src Source, api string, s published.Series, state string, an apiNow) Series {
 	t := s.Tuple
-	out := Series{API: api, Key: t.Key, Path: t.Path, Endpoint: t.Path, Window: t.Window, State: state, Served: s.Served,
-		Deprec: s.Deprecated, Labels: map[string]string{}}
+	path, labels := tupleOutside(t)
+	out := Series{API: api, Key: t.Key, Path: path, Endpoint: path, Window: t.Window, State: state, Served: s.Served,
+		Deprec: s.Deprecated, Labels: labels}
 	if t.Entry != nil {
 		out.Endpoint = t.Entry.Path
 	}
@@ -393,11 +413,11 @@ func seriesOf(src Source, api string, s published.Series, state string, an apiNo
 	if q := upstream.ShownQuery(t.Query); q != "" {
 		out.Request += "?" + q
 	}
-	out.Request = src.Clean(api, out.Request)
-	for i, n := range t.LabelNames {
-		if i < len(t.LabelValues) {
-			out.Labels[n] = t.LabelValues[i]
-		}
+	out.Request = outside(src.Clean(api, out.Request))
+	out.Values = valuesOf(s.Samples)
+	out.Points, out.Changed = pointsOf(s.Points)
+	if !s.Due.IsZero() {
+		out.Due = s.Due.UTC()
 	}
 	if !s.Newest.IsZero() {
 		out.Newest = s.Newest.UTC()
@@ -419,7 +439,7 @@ func seriesOf(src Source, api string, s published.Series, state string, an apiNo
 	}
 	out.Answers = answersOf(s.Answers)
 	if src.Peer != nil {
-		out.Owner = src.Exporter.Owner(s.Unit)
+		out.Owner = outside(src.Exporter.Owner(s.Unit))
 		if out.Owner != src.Peer.Name() && state != StatePaused && state != StateHeld {
 			out.Why += "; owned by " + out.Owner + ": this member calls only when its row does not come"
 		}
@@ -528,11 +548,11 @@ func clusterOf(src Source, views map[string]published.API, now time.Time) *Clust
 				owner = src.Exporter.Owner(s.Unit)
 			}
 			fallbacks[u] = len(c.Fallbacks)
-			c.Fallbacks = append(c.Fallbacks, Fallback{API: name, Endpoint: s.Tuple.Path, Window: s.Tuple.Window, Owner: owner, At: at})
+			c.Fallbacks = append(c.Fallbacks, Fallback{API: name, Endpoint: outside(s.Tuple.Path), Window: s.Tuple.Window, Owner: outside(owner), At: at})
 		}
 	}
 	for _, h := range src.Peer.Health() {
-		m := Member{Name: h.Name, Address: h.Address, Self: h.Self, Serving: h.Serving, Units: owned[h.Name],
+		m := Member{Name: outside(h.Name), Address: outside(h.Address), Self: h.Self, Serving: h.Serving, Units: owned[h.Name],
 			ClockOffset: h.Offset.Seconds()}
 		if h.Serving {
 			c.Serving++
@@ -546,7 +566,7 @@ func clusterOf(src Source, views map[string]published.API, now time.Time) *Clust
 			m.Failed = h.Failed.UTC()
 		}
 		for _, f := range c.Fallbacks {
-			if f.Owner == h.Name {
+			if f.Owner == m.Name {
 				m.Fallbacks++
 			}
 		}
