@@ -207,8 +207,14 @@ func ForecastAPI(a *config.API, learned Learned) APIForecast {
 		f.Lists = append(f.Lists, l.Path)
 	}
 	var series []Series
+	// Each entry's tuples, in their order: a pattern's entries are as many
+	// as its paths, and scanning every tuple for each would be quadratic.
+	byEntry := make(map[*config.Entry][]*config.Tuple, len(a.Metrics))
+	for _, t := range a.Tuples {
+		byEntry[t.Entry] = append(byEntry[t.Entry], t)
+	}
 	for _, e := range a.Metrics {
-		ef, ss := forecastEntry(a, e, learned)
+		ef, ss := forecastEntry(a, e, byEntry[e], learned)
 		if ef.Series == 0 {
 			continue // left out of expansion (a list not read yet)
 		}
@@ -231,7 +237,7 @@ func ForecastAPI(a *config.API, learned Learned) APIForecast {
 
 // forecastEntry counts one entry's tuples by window and spacing, and
 // returns them as Allotment series (those of known cost).
-func forecastEntry(a *config.API, e *config.Entry, learned Learned) (EntryForecast, []Series) {
+func forecastEntry(a *config.API, e *config.Entry, tuples []*config.Tuple, learned Learned) (EntryForecast, []Series) {
 	ef := EntryForecast{Key: e.Key, Line: e.Line, Path: e.Path}
 	for _, p := range e.Params {
 		if p.HasAll() {
@@ -240,8 +246,8 @@ func forecastEntry(a *config.API, e *config.Entry, learned Learned) (EntryForeca
 	}
 	name := e.Key + " " + e.Path
 	var series []Series
-	for _, t := range a.Tuples {
-		if t.Entry != e || !allOf(t, ef.PerValue) {
+	for _, t := range tuples {
+		if !allOf(t, ef.PerValue) {
 			continue
 		}
 		if t.Refused(a.Plan, time.Time{}) != nil {

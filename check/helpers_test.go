@@ -51,7 +51,7 @@ type fakeUpstream struct {
 	fake *fakeapi.Server
 }
 
-func newFakeUpstream(t *testing.T, o fakeapi.Options) *fakeUpstream {
+func newFakeUpstream(t testing.TB, o fakeapi.Options) *fakeUpstream {
 	t.Helper()
 	u := &fakeUpstream{fake: fakeapi.New(o)}
 	u.Server = httptest.NewServer(u.fake)
@@ -59,7 +59,7 @@ func newFakeUpstream(t *testing.T, o fakeapi.Options) *fakeUpstream {
 	return u
 }
 
-func writeFile(t *testing.T, path, content string) {
+func writeFile(t testing.TB, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,150 @@
+package check
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/plan"
+)
+
+// The check at scale (issue 41): --config.check --config.check.upstream
+// on a pattern of 10 000 {a,b,...} alternatives, and on a discovery of
+// 85 000 paths, each run as the command runs it, reporting its seconds
+// and the peak of the heap while it ran (the upstream's included: it is
+// served in process). The targets are 10 s and 200 MB; BENCHMARKS.md has
+// the figures and the command.
+
+// alternatives are n metrics of one category of btc, the words of the
+// pattern's group and the paths the fake serves besides its catalog.
+func alternatives(n int) (words, paths []string) {
+	for i := range n {
+		w := fmt.Sprintf("metric-%05d", i)
+		words = append(words, w)
+		paths = append(paths, "/v1/btc/bench-flows/"+w)
+	}
+	return words, paths
+}
+
+func BenchmarkCheckAlternatives10000(b *testing.B) {
+	words, paths := alternatives(10_000)
+	u := newFakeUpstream(b, fakeapi.Options{DataToken: "bench-tok", ExtraPaths: paths})
+	file := filepath.Join(b.TempDir(), "onchain.yml")
+	writeFile(b, file, fmt.Sprintf("data:\n  url: %s\n  token_env: ONCHAIN_BENCH_CHECK\n  max_tuples: 20000\n  metrics:\n    - path: /v1/btc/bench-flows/{%s}\n",
+		u.URL, strings.Join(words, ",")))
+	b.Setenv("ONCHAIN_BENCH_CHECK", "bench-tok")
+	benchCheck(b, file, "OK: "+file+": 10000 tuples")
+}
+
+// syntheticDiscovery serves a data API of n v1 paths: its discovery, in
+// the data envelope, each path at day and hour, and a premium key's plan
+// that lists every one of them, in the current dialect. Not the fake: the
+// fake lists its exchanges with each path, and 85 000 such items are past
+// what a client reads of one answer (upstream.MaxBody, 8 MiB); these are
+// as short as an item can be, 7.2 MB.
+func syntheticDiscovery(b *testing.B, n int) string {
+	b.Helper()
+	assets := []string{"btc", "eth", "xrp", "trx", "erc20", "stablecoin", "alt"}
+	var disc bytes.Buffer
+	disc.WriteString(`{"status": {"code": 200, "message": "success"}, "result": {"data": [`)
+	p := &plan.Plan{Name: "PREMIUM", Paths: map[string]plan.Windows{}, Statics: []string{"/v1/discovery/endpoints"},
+		RateLimit: plan.RateLimit{Token: 600, Window: "minute"}}
+	for i := range n {
+		path := fmt.Sprintf("/v1/%s/cat-%02d/metric-%05d", assets[i%len(assets)], (i/len(assets))%100, i)
+		if i > 0 {
+			disc.WriteByte(',')
+		}
+		fmt.Fprintf(&disc, `{"path":%q,"parameters":{"window":["day","hour"]}}`, path)
+		p.Paths[path] = plan.Windows{"day": plan.Duration{}, "hour": plan.Duration{}}
+	}
+	disc.WriteString(`]}}`)
+	planBody, err := json.Marshal(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/discovery/endpoints":
+			_, _ = w.Write(disc.Bytes())
+		case plan.Path:
+			_, _ = w.Write(planBody)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	b.Cleanup(s.Close)
+	return s.URL
+}
+
+func BenchmarkCheckDiscovery85000(b *testing.B) {
+	url := syntheticDiscovery(b, 85_000)
+	file := filepath.Join(b.TempDir(), "onchain.yml")
+	writeFile(b, file, fmt.Sprintf("data:\n  url: %s\n  token_env: ONCHAIN_BENCH_CHECK\n  max_tuples: 100000\n  metrics:\n    - path: /v1/btc/cat-00/metric-00000\n    - path: /v1/**\n", url))
+	b.Setenv("ONCHAIN_BENCH_CHECK", "bench-tok")
+	benchCheck(b, file, "OK: "+file+": 85000 tuples")
+}
+
+// benchCheck runs the check of file against the upstream b.N times and
+// fails unless its first line is want; it reports the seconds of a run
+// and the peak heap of the slowest one.
+func benchCheck(b *testing.B, file, want string) {
+	b.Helper()
+	var peak float64
+	b.ResetTimer()
+	for range b.N {
+		var out, errOut bytes.Buffer
+		stop := heapPeak()
+		code := run([]string{"--config.check", "--config.check.upstream", "--config.file=" + file}, &out, &errOut)
+		peak = max(peak, stop())
+		if first, _, _ := strings.Cut(out.String(), "\n"); code != 0 || first != want {
+			b.Fatalf("exit %d, first line %q, want %q; stderr:\n%s", code, first, want, errOut.String())
+		}
+	}
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/check")
+	b.ReportMetric(peak/1e6, "peak-heap-MB")
+}
+
+// heapPeak samples the bytes of live and not yet collected heap objects
+// every millisecond from a collection on, until the function it returns
+// is called; that returns the most seen.
+func heapPeak() func() float64 {
+	runtime.GC()
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	var peak atomic.Uint64
+	read := func() {
+		metrics.Read(s)
+		if v := s[0].Value.Uint64(); v > peak.Load() {
+			peak.Store(v)
+		}
+	}
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				read()
+			}
+		}
+	}()
+	return func() float64 {
+		close(done)
+		<-stopped
+		read()
+		return float64(peak.Load())
+	}
+}
