@@ -19,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 	"github.com/prometheus/exporter-toolkit/web"
 )
@@ -72,6 +73,7 @@ type flags struct {
 	demo                           bool
 	storage                        *string // nil: startRun's temporary directory, startRunIn's default
 	logLevel, logFormat            string
+	clock                          clock.Clock // nil: the real clock
 }
 
 // options are the Options of f, logging to stderr.
@@ -84,6 +86,7 @@ func (f flags) options(stderr io.Writer) Options {
 		o.MetricsPath = f.metricsPath
 	}
 	o.Demo = f.demo
+	o.Clock = f.clock
 	if f.storage != nil {
 		o.StoragePath, o.StorageSet = *f.storage, true
 	}

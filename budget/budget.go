@@ -170,7 +170,18 @@ func (b *Budget) advance(now time.Time) int {
 // budget meanwhile (a scrape, a save, a peer's count) never waits for the
 // disk; a Take that meets a reservation under way waits for it, then
 // looks again.
-func (b *Budget) Take(now time.Time) (ok bool, next time.Time) {
+func (b *Budget) Take(now time.Time) (ok bool, next time.Time) { return b.take(now, false) }
+
+// Borrow is Take without waiting for the pace: a call the day's count
+// still has room for is taken at once, an empty bucket going into debt
+// that the calls after it wait out (so a window still holds no more than
+// the bucket's room and its refill). The read of the key's plan borrows:
+// it says what the budget is, and a small budget spent to its pace (a
+// day's allowance of 40 at 00:30 UTC) must not keep a plan that changed
+// out of force for hours.
+func (b *Budget) Borrow(now time.Time) (ok bool, next time.Time) { return b.take(now, true) }
+
+func (b *Budget) take(now time.Time, borrow bool) (ok bool, next time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for {
@@ -179,7 +190,7 @@ func (b *Budget) Take(now time.Time) (ok bool, next time.Time) {
 		case l == 0:
 		case b.used+b.peersUsed(l, now) >= l || b.used >= b.ownCap(l):
 			return false, later(b.day.Add(24*time.Hour).Add(-b.shift(now)), b.refilled(now, l))
-		case b.tokens+tokenSlack < 1:
+		case b.tokens+tokenSlack < 1 && !borrow:
 			return false, b.refilled(now, l)
 		case b.writing != nil:
 			w := b.writing
@@ -192,6 +203,8 @@ func (b *Budget) Take(now time.Time) (ok bool, next time.Time) {
 				return false, now.Add(ReserveRetry)
 			}
 			continue // the count may have moved while it was written
+		case borrow:
+			b.tokens--
 		default:
 			b.tokens = max(b.tokens-1, 0)
 		}

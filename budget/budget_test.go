@@ -309,3 +309,36 @@ func TestSavedJSONNames(t *testing.T) {
 		}
 	}
 }
+
+// Borrow takes a call the pace has no token for, never one the day's
+// count has no room for, and the calls after it wait out the debt: a
+// window still holds no more than the bucket's room and its refill.
+func TestBorrowDoesNotWaitForThePaceAndRepaysIt(t *testing.T) {
+	now := time.Date(2026, 11, 29, 0, 30, 0, 0, time.UTC)
+	b := New(35, now)
+	if ok, _ := b.Take(now); !ok {
+		t.Fatal("the bucket's first call was refused")
+	}
+	if ok, _ := b.Take(now); ok {
+		t.Fatal("a second call at once: 35 a day has room for one")
+	}
+	if ok, _ := b.Borrow(now); !ok {
+		t.Fatal("a borrowed call was refused with room left in the day")
+	}
+	// In debt by one: the next call waits two refills (86400/35 s each),
+	// not one.
+	ok, next := b.Take(now.Add(86400 / 35 * time.Second))
+	if ok {
+		t.Fatal("a call one refill after the borrowed one: the debt was not repaid")
+	}
+	if want := now.Add(2 * 86400 / 35 * time.Second); next.Sub(want).Abs() > 2*time.Second {
+		t.Errorf("next call at %s, want about %s", next.Format(time.TimeOnly), want.Format(time.TimeOnly))
+	}
+	// Never past the day's limit.
+	full := New(2, now)
+	full.Take(now)
+	full.Borrow(now)
+	if ok, _ := full.Borrow(now); ok {
+		t.Error("a borrowed call past the day's limit")
+	}
+}

@@ -74,6 +74,12 @@ type PlanAnswer struct {
 	// provider's own client reads as the basic plan. Data calls are not
 	// affected.
 	Status int
+	// Token and Window, when Token is set, are the request allowance the
+	// answer states ("token" requests a "window": day, hour, minute or
+	// second) instead of the tier's: a test of what the exporter makes
+	// of a small allowance of each kind.
+	Token  int
+	Window string
 }
 
 // ParsePlanAnswer reads how the plan endpoint answers: "current" (or "")
@@ -108,7 +114,11 @@ func (s *Server) servePlan(w http.ResponseWriter, p Tier) {
 		writeEnvelopeError(w, mode.Status)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.planAnswer(p, mode.Nested))
+	answer := s.planAnswer(p, mode.Nested)
+	if mode.Token != 0 {
+		answer[len(answer)-1] = kv{"apiRateLimit", obj{{"token", mode.Token}, {"window", mode.Window}}}
+	}
+	writeJSON(w, http.StatusOK, answer)
 }
 
 // dataKeys builds the key table of Options: DataToken on the premium

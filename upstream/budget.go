@@ -25,7 +25,11 @@ type budgetTransport struct {
 func (bt *budgetTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if b := bt.budget(); b != nil {
 		now := bt.now()
-		if ok, next := b.Take(now); !ok {
+		take := b.Take
+		if _, ok := req.Context().Value(unpaced{}).(bool); ok {
+			take = b.Borrow
+		}
+		if ok, next := take(now); !ok {
 			if req.Body != nil {
 				req.Body.Close()
 			}
@@ -43,6 +47,11 @@ func (bt *budgetTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	return bt.next.RoundTrip(req)
 }
+
+// unpaced marks the context of a request that borrows its call of the
+// budget (budget.Budget.Borrow) instead of waiting for the pace: the read
+// of the key's plan.
+type unpaced struct{}
 
 // Budget counts the API's calls of the day and holds its daily budget. It
 // is the account's: a client rebuilt for the same account keeps it.

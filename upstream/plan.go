@@ -79,7 +79,8 @@ func (m *Metrics) setPlan(api string, p *plan.Plan) {
 
 // ReadPlan reads the key's plan (plan.Path) with one call through the
 // client, as its other calls go: within rate_limit, counted against the
-// day's budget, the key sent as the dialect sends it and kept out of
+// day's budget (borrowed, not waiting for the budget's pace: the plan
+// says what the budget is), the key sent as the dialect sends it and kept out of
 // every error. It puts nothing in force: the caller decides (SetPlan).
 // A 401 pauses the API as a rejected key does elsewhere.
 func (u *Client) ReadPlan(ctx context.Context) plan.Outcome {
@@ -89,7 +90,7 @@ func (u *Client) ReadPlan(ctx context.Context) plan.Outcome {
 	if until, by, ok := u.paused(true); ok {
 		return plan.Outcome{Kind: plan.Unknown, Err: errors.New("calls paused until " + until.UTC().Format(time.RFC3339) + " after " + by)}
 	}
-	resp, e := u.send(ctx, plan.Path, nil, true)
+	resp, e := u.send(context.WithValue(ctx, unpaced{}, true), plan.Path, nil, true)
 	if e != nil {
 		u.clean(e)
 		return plan.Outcome{Kind: plan.Unknown, Status: e.HTTP, Err: e}
