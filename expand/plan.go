@@ -152,23 +152,20 @@ type planAnswer struct {
 // The kinds of outcome a Cache keeps.
 var kindNames = map[plan.Kind]string{plan.Read: "read", plan.NoEndpoint: "no_endpoint", plan.Basic: "basic", plan.Rejected: "rejected"}
 
-// rowsOf is an outcome as one row of the Cache.
+// rowsOf is an outcome as one row of the Cache: the plan's answer kept as
+// its JSON (a state file writes it as it is), not as a tree of maps, which
+// for a plan of many paths is several times its size.
 func rowsOf(out plan.Outcome) []map[string]any {
-	a := planAnswer{Outcome: kindNames[out.Kind], Status: out.Status}
+	row := map[string]any{"outcome": kindNames[out.Kind]}
+	if out.Status != 0 {
+		row["status"] = float64(out.Status)
+	}
 	if out.Plan != nil {
 		b, err := json.Marshal(out.Plan)
 		if err != nil {
 			return nil
 		}
-		a.Plan = b
-	}
-	b, err := json.Marshal(a)
-	if err != nil {
-		return nil
-	}
-	var row map[string]any
-	if json.Unmarshal(b, &row) != nil {
-		return nil
+		row["plan"] = json.RawMessage(b)
 	}
 	return []map[string]any{row}
 }
