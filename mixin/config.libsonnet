@@ -46,12 +46,15 @@
     // Thresholds.
     upstreamErrorRatio: 0.1,  // OnchainUpstreamErrorRatioHigh: share of failed requests
     dailyQuotaUsedRatio: 0.9,  // OnchainDailyQuotaNearlyUsed: share of the upstream's daily quota used
-    exchangeReserveChange: -0.05,  // OnchainExchangeReserveFallingFast: change in 24 h
+    // The signal pack's (signals.libsonnet) levels of the five alerts
+    // that were once in the group onchain-market-signals: read as
+    // _config.signals.levels' defaults.
+    exchangeReserveChange: -0.05,  // OnchainExchangeReserveFallingFast: change from one row to the next
     openInterestSpikeRatio: 1.2,  // OnchainOpenInterestSpike: over the 24 h average
     mvrvZScoreHigh: 7,  // OnchainMVRVZScoreOverheated
     mvrvZScoreLow: 0,  // OnchainMVRVZScoreUndervalued
     stablecoinSurgeFactor: 3,  // OnchainStablecoinSupplySurge: times the 7-day average
-    stablecoinSurgeMinEvents: 10,  // OnchainStablecoinSupplySurge: fewer events never page
+    stablecoinSurgeMinEvents: 10,  // OnchainStablecoinSupplySurge: fewer events never fire
     consensusFlipMin: 0.1,  // OnchainConsensusFlipped: |score| both before and after
     clusterClockOffsetSeconds: 10,  // OnchainClusterClockSkew: a member's clock off the cluster's
 

@@ -32,10 +32,8 @@ local signalsHeader = |||
   #
   # Not part of alerts.yml: the default install stays quiet. Load this
   # file beside alerts.yml to take the whole pack, or enable categories in
-  # the mixin's _config.signals.categories, which also drops the five
-  # alerts of alerts.yml's onchain-market-signals group this pack
-  # replaces (same names, evaluated on the row). signals_test.yml holds
-  # its promtool unit tests.
+  # the mixin's _config.signals.categories. signals_test.yml holds its
+  # promtool unit tests.
 |||;
 
 local lateHeader = |||

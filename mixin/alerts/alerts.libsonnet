@@ -2,9 +2,12 @@
 // (config.libsonnet). Severity: critical pages, warning goes to a ticket
 // queue, info is for a channel. OnchainDataStale exists at two
 // severities; the example alertmanager.yml inhibits the warning while the
-// critical one fires. Market signals (group onchain-market-signals) are
-// not faults of the exporter: they carry severity info and category
-// market, and the example alertmanager.yml routes them to the desk.
+// critical one fires. Market signals are not faults of the exporter: they
+// carry severity info and category market, and the example
+// alertmanager.yml routes them to the desk. The group
+// onchain-market-signals holds OnchainConsensusFlipped alone; the data
+// API's signals are the signal pack's (signals.libsonnet, off by
+// default).
 //
 // One incident pages once. A cluster (--cluster.*, docs/operations.md,
 // High availability) scraped pod by pod serves every data series and
@@ -698,93 +701,6 @@
       {
         name: 'onchain-market-signals',
         rules: [
-          {
-            alert: 'OnchainExchangeReserveFallingFast',
-            expr: |||
-              (max without (%(memberLabels)s) (onchain_exchange_reserve{%(onchainSelector)s}) - max without (%(memberLabels)s) (onchain_exchange_reserve{%(onchainSelector)s} offset 24h))
-                / (max without (%(memberLabels)s) (onchain_exchange_reserve{%(onchainSelector)s} offset 24h) > 0)
-                < %(exchangeReserveChange)s
-            ||| % cfg,
-            'for': '30m',
-            labels: {
-              severity: 'info',
-              category: 'market',
-            },
-            annotations: {
-              summary: "An exchange's reserve changed fast in 24 hours.",
-              description: 'The {{ $labels.asset }}{{ with $labels.token }} {{ . }}{{ end }} held in {{ $labels.exchange }} wallets changed by {{ $value | humanizePercentage }} in 24 hours (window {{ $labels.window }}); large withdrawals often precede supply squeezes or signal trouble at the exchange.',
-              runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainExchangeReserveFallingFast'),
-            },
-          },
-          {
-            alert: 'OnchainOpenInterestSpike',
-            expr: |||
-              max without (%(memberLabels)s) (onchain_open_interest_usd{%(onchainSelector)s})
-                / (max without (%(memberLabels)s) (avg_over_time(onchain_open_interest_usd{%(onchainSelector)s}[24h])) > 0)
-                > %(openInterestSpikeRatio)s
-            ||| % cfg,
-            'for': '15m',
-            labels: {
-              severity: 'info',
-              category: 'market',
-            },
-            annotations: {
-              summary: 'Open interest is well above its 24-hour average.',
-              description: 'Open interest in {{ $labels.asset }} contracts on {{ $labels.exchange }} (window {{ $labels.window }}) is {{ $value | humanize }} times its 24-hour average, more than 20 % above it; leverage is building up and liquidation cascades become likelier.',
-              runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainOpenInterestSpike'),
-            },
-          },
-          {
-            alert: 'OnchainMVRVZScoreOverheated',
-            expr: |||
-              max without (%(memberLabels)s) (onchain_mvrv_z_score{%(onchainSelector)s}) > %(mvrvZScoreHigh)s
-            ||| % cfg,
-            'for': '1h',
-            labels: {
-              severity: 'info',
-              category: 'market',
-            },
-            annotations: {
-              summary: 'The MVRV Z-score is in the zone of past cycle tops.',
-              description: 'The MVRV Z-score of {{ $labels.asset }} is {{ $value | printf "%.2f" }}, above 7, a zone that historically marked market-cycle tops.',
-              runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainMVRVZScoreOverheated'),
-            },
-          },
-          {
-            alert: 'OnchainMVRVZScoreUndervalued',
-            expr: |||
-              max without (%(memberLabels)s) (onchain_mvrv_z_score{%(onchainSelector)s}) < %(mvrvZScoreLow)s
-            ||| % cfg,
-            'for': '1h',
-            labels: {
-              severity: 'info',
-              category: 'market',
-            },
-            annotations: {
-              summary: 'The MVRV Z-score is in the zone of past cycle bottoms.',
-              description: 'The MVRV Z-score of {{ $labels.asset }} is {{ $value | printf "%.2f" }}, below 0 (market cap under realized cap), a zone that historically marked market-cycle bottoms.',
-              runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainMVRVZScoreUndervalued'),
-            },
-          },
-          {
-            alert: 'OnchainStablecoinSupplySurge',
-            expr: |||
-              max without (%(memberLabels)s) (onchain_stablecoin_events{%(onchainSelector)s, kind=~"mint|burn"})
-                > %(stablecoinSurgeFactor)s * max without (%(memberLabels)s) (avg_over_time(onchain_stablecoin_events{%(onchainSelector)s, kind=~"mint|burn"}[7d]))
-                and
-              max without (%(memberLabels)s) (onchain_stablecoin_events{%(onchainSelector)s, kind=~"mint|burn"}) >= %(stablecoinSurgeMinEvents)s
-            ||| % cfg,
-            'for': '10m',
-            labels: {
-              severity: 'info',
-              category: 'market',
-            },
-            annotations: {
-              summary: 'Stablecoin mint or burn events surge.',
-              description: '{{ $value }} {{ $labels.asset }} {{ $labels.kind }} events in the latest {{ $labels.window }} window, more than three times their 7-day average; large mints often precede buying pressure, large burns redemptions.',
-              runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainStablecoinSupplySurge'),
-            },
-          },
           {
             alert: 'OnchainConsensusFlipped',
             expr: |||

@@ -24,10 +24,11 @@
 // and its rule stays silent.
 //
 // The thresholds are in _config.signals.levels: a user changes a level,
-// not a rule. The five data alerts of the group onchain-market-signals
-// (alerts.libsonnet) are here too, evaluated on the row, with the same
-// names and _config keys; enabling a category drops its own from that
-// group, so that no alert is there twice.
+// not a rule. Five alerts of the pack (OnchainExchangeReserveFallingFast,
+// OnchainOpenInterestSpike, OnchainMVRVZScoreOverheated and
+// OnchainMVRVZScoreUndervalued, OnchainStablecoinSupplySurge) were once
+// in the group onchain-market-signals (alerts.libsonnet); they are here
+// alone, evaluated on the row, and read the _config keys they read there.
 local list = import 'signal-list.libsonnet';
 
 // num writes a level as PromQL reads it ('%g' % 0 overflows in
@@ -247,19 +248,11 @@ local indent(text, n) = std.join('\n', [
   },
 
   local enabled = [sig for sig in list.signals if s.categories[sig.category]],
-  local moved = [sig.alert for sig in enabled],
 
   prometheusAlerts+:: {
-    groups: [
-      if g.name == 'onchain-market-signals'
-      then g { rules: [r for r in g.rules if !std.member(moved, r.alert)] }
-      else g
-      for g in super.groups
-    ] + (
-      if enabled == [] then [] else [{
-        name: 'onchain-signals',
-        rules: [rule(sig) for sig in enabled],
-      }]
-    ),
+    groups+: if enabled == [] then [] else [{
+      name: 'onchain-signals',
+      rules: [rule(sig) for sig in enabled],
+    }],
   },
 }

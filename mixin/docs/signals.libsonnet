@@ -126,11 +126,11 @@ function(mixin)
     alone, to load beside `alerts.yml` without jsonnet (`rule_files: [alerts.yml, signals.yml]`).
     Five of its alerts (`OnchainExchangeReserveFallingFast`, `OnchainOpenInterestSpike`,
     `OnchainMVRVZScoreOverheated`, `OnchainMVRVZScoreUndervalued`, `OnchainStablecoinSupplySurge`)
-    have the names of alerts of `alerts.yml`'s group `onchain-market-signals`, which the pack
-    replaces with their versions evaluated on the row: enabling a category in the mixin drops its
-    own from that group; a user of the plain files deletes them from `alerts.yml` (or keeps both).
-    They read the same `_config` keys as before (`exchangeReserveChange`, `openInterestSpikeRatio`,
-    `mvrvZScoreHigh`, `mvrvZScoreLow`, `stablecoinSurgeFactor`, `stablecoinSurgeMinEvents`).
+    were once in `alerts.yml`'s group `onchain-market-signals`, evaluated on a level held for
+    minutes; they live in the pack alone now, evaluated on the row, so an install that wants them
+    enables their category (or loads `signals.yml`). They read the same `_config` keys as before
+    (`exchangeReserveChange`, `openInterestSpikeRatio`, `mvrvZScoreHigh`, `mvrvZScoreLow`,
+    `stablecoinSurgeFactor`, `stablecoinSurgeMinEvents`).
 
     The series must be configured: every signal names its path below, and a data-API
     [pattern](configuration.md#patterns-every-series-the-plan-allows) such as `/v1/btc/**` brings
