@@ -13,8 +13,12 @@
 //     in (P0D: no limit);
 //   - parse.go: Parse, both dialects of the answer (a metric mapping
 //     windows to depths, and the older one nesting them under "window"),
-//     with errors that name what and where; MarshalJSON writes the
-//     current dialect back, so a plan is stored and shared as an answer;
+//     with errors that name what and where;
+//   - endpoints.go: the endpoints of an answer read a token at a time,
+//     the paths with the same windows sharing one Windows, so that an
+//     answer at its cap costs its paths and little more; MarshalJSON
+//     writes the current dialect back, so a plan is stored and shared as
+//     an answer;
 //   - fetch.go: Fetch, the one call that reads a key's plan through any
 //     Doer, Answer for an answer a client of the caller's read, and the
 //     Outcome of reading it: a plan, no plan endpoint (404), the basic

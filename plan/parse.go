@@ -3,7 +3,6 @@ package plan
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -161,89 +160,6 @@ func planName(raw json.RawMessage) (string, error) {
 	return text.Outside(strings.TrimSpace(s), most), nil
 }
 
-// readEndpoints reads apiEndpoint: asset → category → metric → windows,
-// and its statics.
-func (p *Plan) readEndpoints(raw json.RawMessage) error {
-	if raw == nil || string(raw) == "null" {
-		return nil
-	}
-	assets, err := object(raw, keyEndpoints)
-	if err != nil {
-		return err
-	}
-	for _, asset := range slices.Sorted(maps.Keys(assets)) {
-		where := keyEndpoints + "." + asset
-		if asset == keyStatics {
-			if err := p.readStatics(assets[asset], where); err != nil {
-				return err
-			}
-			continue
-		}
-		if string(assets[asset]) == "null" {
-			continue
-		}
-		cats, err := object(assets[asset], where)
-		if err != nil {
-			return err
-		}
-		for _, cat := range slices.Sorted(maps.Keys(cats)) {
-			if string(cats[cat]) == "null" {
-				continue
-			}
-			metrics, err := object(cats[cat], where+"."+cat)
-			if err != nil {
-				return err
-			}
-			for _, metric := range slices.Sorted(maps.Keys(metrics)) {
-				if err := p.readMetric(asset, cat, metric, metrics[metric], where+"."+cat+"."+metric); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// readMetric reads one metric's windows, in either dialect.
-func (p *Plan) readMetric(asset, cat, metric string, raw json.RawMessage, where string) error {
-	if string(raw) == "null" {
-		return nil
-	}
-	m, err := object(raw, where)
-	if err != nil {
-		return err
-	}
-	if nested := m[keyWindow]; nested != nil && bytes.HasPrefix(bytes.TrimSpace(nested), []byte("{")) {
-		if m, err = object(nested, where+"."+keyWindow); err != nil {
-			return err
-		}
-	}
-	for _, seg := range []string{asset, cat, metric} {
-		if why := badSegment(seg); why != "" {
-			p.Notes = append(p.Notes, fmt.Sprintf("%s skipped: %q %s", where, seg, why))
-			return nil
-		}
-	}
-	ws := Windows{}
-	for w, v := range m {
-		var s string
-		if json.Unmarshal(v, &s) != nil {
-			continue // not a duration (limit: 1000 and the like): ignored
-		}
-		d, err := ParseDuration(strings.TrimSpace(s))
-		if err != nil || badSegment(w) != "" {
-			continue
-		}
-		ws[w] = d
-	}
-	path := "/v1/" + asset + "/" + cat + "/" + metric
-	if len(ws) == 0 {
-		p.Notes = append(p.Notes, fmt.Sprintf("%s lists no window with a history depth: %s is read at any window", where, path))
-	}
-	p.Paths[path] = ws
-	return nil
-}
-
 // readStatics reads the list of paths always allowed: strings, or objects
 // with a path.
 func (p *Plan) readStatics(raw json.RawMessage, where string) error {
@@ -329,44 +245,4 @@ func badSegment(s string) string {
 		return fmt.Sprintf("holds %q", s[i:i+1])
 	}
 	return ""
-}
-
-// MarshalJSON writes the plan as the current dialect of the answer, which
-// Parse reads back to an Equal plan.
-func (p *Plan) MarshalJSON() ([]byte, error) {
-	type rate struct {
-		Token  int    `json:"token"`
-		Window string `json:"window,omitempty"`
-	}
-	endpoints := map[string]any{}
-	for path, ws := range p.Paths {
-		rest, _ := strings.CutPrefix(path, "/v1/")
-		segs := strings.Split(rest, "/")
-		if !strings.HasPrefix(path, "/v1/") || len(segs) != 3 || segs[0] == keyStatics {
-			return nil, errors.New("plan path " + strconv.Quote(path) + " is not /v1/{asset}/{category}/{metric}")
-		}
-		cats, _ := endpoints[segs[0]].(map[string]map[string]map[string]string)
-		if cats == nil {
-			cats = map[string]map[string]map[string]string{}
-			endpoints[segs[0]] = cats
-		}
-		if cats[segs[1]] == nil {
-			cats[segs[1]] = map[string]map[string]string{}
-		}
-		m := map[string]string{}
-		for w, d := range ws {
-			m[w] = d.String()
-		}
-		cats[segs[1]][segs[2]] = m
-	}
-	statics := p.Statics
-	if statics == nil {
-		statics = []string{}
-	}
-	endpoints[keyStatics] = statics
-	return json.Marshal(map[string]any{
-		keyPlan:      map[string]string{"name": p.Name},
-		keyEndpoints: endpoints,
-		keyRateLimit: rate{p.RateLimit.Token, p.RateLimit.Window},
-	})
 }

@@ -26,7 +26,8 @@ type Plan struct {
 }
 
 // Windows maps a window (day, hour, block, ...) to how far back the plan
-// reads it.
+// reads it. A parsed plan's paths with the same windows share one
+// Windows: read it, never change it.
 type Windows map[string]Duration
 
 // RateLimit is a plan's request allowance: Token requests per Window.
