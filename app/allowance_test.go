@@ -119,10 +119,11 @@ data:
 	up.Fake.SetPlanAnswer(fakeapi.PlanAnswer{Token: 40, Window: "day"})
 	storage := filepath.Join(dir, "state")
 	e := startRunIn(t, http.DefaultClient, "http", flags{config: cfgFile, storage: &storage, clock: up.Clock})
+	// The expansion through discovery runs beside the start.
+	testtool.Until(t, 30*time.Second, "the 71 tuples that press on each allowance", func() bool {
+		return grepLines(e.metrics(), `onchain_exporter_tuples{api="data"}`) == "onchain_exporter_tuples{api=\"data\"} 71\n"
+	})
 	e.app.Settle()
-	if got := grepLines(e.metrics(), `onchain_exporter_tuples{api="data"}`); got != "onchain_exporter_tuples{api=\"data\"} 71\n" {
-		t.Fatalf("the file selects %q: want the 71 tuples that press on each allowance", got)
-	}
 	run(e, 3*time.Hour)
 	if got, want := budgetShown(e), `onchain_exporter_daily_budget_calls{api="data"} 35`; got != want {
 		t.Errorf("a day's allowance of 40: %q, want %q", got, want)

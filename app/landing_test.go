@@ -20,6 +20,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 	"github.com/onchain-exporter/onchain_exporter/page"
 )
 
@@ -438,8 +439,12 @@ func TestPageShowsAPatternCut(t *testing.T) {
 	writeFile(t, tokenFile, "token")
 	writeFile(t, cfgFile, fmt.Sprintf("data:\n  url: %q\n  token_file: %q\n  max_tuples: 1\n  metrics:\n    - path: /v1/btc/*/*\n      window: day\n", up.URL, tokenFile))
 	e := startRun(t, http.DefaultClient, "http", flags{config: cfgFile})
-	st := pageStatus(t, e, "")
-	ps := st.APIs[0].Patterns
+	// The expansion through discovery runs beside the start.
+	var ps []page.Pattern
+	testtool.Until(t, 30*time.Second, "the pattern expanded", func() bool {
+		ps = pageStatus(t, e, "").APIs[0].Patterns
+		return len(ps) > 0
+	})
 	if len(ps) != 1 || ps[0].Entry != "data.metrics[0]" || ps[0].Pattern != "/v1/btc/*/*" || ps[0].Tuples != 1 || ps[0].Cut < 1 || ps[0].Paths != ps[0].Tuples+ps[0].Cut {
 		t.Fatalf("the pattern: %+v", ps)
 	}
