@@ -96,13 +96,18 @@ func checkConfig(stdout, stderr io.Writer, cfg *config.Config, err error, hint s
 	findings := cfg.Findings()
 	var read, notChecked, planLines []string
 	var resolved *config.Config
+	var unlisted []*expand.UnlistedPath
 	var expandErr error
 	if withUpstream {
 		ctx, cancel := context.WithTimeout(context.Background(), checkUpstreamBudget)
 		var more []config.Finding
-		read, more, notChecked, planLines, resolved, expandErr = checkUpstream(ctx, cfg, logger)
+		read, more, notChecked, planLines, unlisted, resolved, expandErr = checkUpstream(ctx, cfg, logger)
 		cancel()
 		findings = config.SortFindings(append(superseded(findings, more), more...))
+		findings = slices.DeleteFunc(findings, func(f config.Finding) bool {
+			// said as the error it is, with what it is near
+			return f.Kind == config.FindingListingPath && slices.ContainsFunc(unlisted, func(u *expand.UnlistedPath) bool { return f.Key == u.Entry.Key+".path" })
+		})
 	} else if storage != "" {
 		var more []config.Finding
 		planLines, more, resolved, expandErr = checkSaved(storage, cfg, logger)
@@ -127,10 +132,16 @@ func checkConfig(stdout, stderr io.Writer, cfg *config.Config, err error, hint s
 	printPatterns(stdout, cfg, resolved) // pattern.go
 	printForecast(stdout, shown)         // forecast.go
 	failures := upstreamFailures(cfg, resolved, withUpstream, notChecked)
-	if expandErr != nil {
-		// What the upstream lists shows the file wrong: a pattern over
-		// the budget without coarsen: true, an all past max_tuples.
-		failures = append(failures, expandErr.Error())
+	for _, u := range unlisted {
+		failures = append(failures, u.Error())
+	}
+	// What the upstream lists shows the file wrong: a pattern over the
+	// budget without coarsen: true, an all past max_tuples; a path no list
+	// knows is said once, above.
+	for _, err := range joined(expandErr) {
+		if u := (*expand.UnlistedPath)(nil); !errors.As(err, &u) {
+			failures = append(failures, err.Error())
+		}
 	}
 	if len(failures) > 0 {
 		fmt.Fprintf(head, "FAILED: %s: %s\n", cfg.File, strings.Join(failures, "; "))
@@ -141,6 +152,17 @@ func checkConfig(stdout, stderr io.Writer, cfg *config.Config, err error, hint s
 	}
 	fmt.Fprintf(head, "OK: %s: %s\n", cfg.File, selects(cfg, resolved))
 	return 0
+}
+
+// joined is the errors errors.Join joined, err alone otherwise.
+func joined(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }
 
 // selects says what the file selects: its tuples once patterns and lists
@@ -207,10 +229,12 @@ func superseded(catalog, listing []config.Finding) []config.Finding {
 // the key's plan too (last, so that a refusal of it cannot pause the list
 // calls) and names every tuple the plan does not allow. It returns the
 // lists read (with how many items each gave), the findings, what it could
-// not check and why, what the plan read came to, and the configuration
-// expanded through the lists and the plan (nil when there is nothing to
-// expand) or why the lists show the file wrong.
-func checkUpstream(ctx context.Context, cfg *config.Config, logger log.Logger) (read []string, findings []config.Finding, notChecked, planLines []string, resolved *config.Config, expandErr error) {
+// not check and why, what the plan read came to, the paths no list knows
+// (expand.Unlisted: errors), and the configuration expanded through the
+// lists and the plan (nil when there is nothing to expand) or why the
+// lists show the file wrong.
+func checkUpstream(ctx context.Context, cfg *config.Config, logger log.Logger) (read []string, findings []config.Finding, notChecked, planLines []string,
+	unlisted []*expand.UnlistedPath, resolved *config.Config, expandErr error) {
 	pool := upstream.NewPool(prometheus.NewRegistry(), time.Now, logger)
 	defer pool.Close()
 	list := func(a *config.API, path string, keyed bool) ([]map[string]any, bool) {
@@ -223,8 +247,8 @@ func checkUpstream(ctx context.Context, cfg *config.Config, logger log.Logger) (
 		return rows, true
 	}
 	answers := map[string]*expand.Answer{}
+	listing := config.Listing{}
 	if a := cfg.APIs[config.APIData]; a != nil {
-		listing := config.Listing{}
 		for _, path := range []string{config.ListDataV1, config.ListDataV2} {
 			if !slices.ContainsFunc(a.Tuples, func(t *config.Tuple) bool { return config.DataDiscovery(t.Path) == path }) &&
 				!slices.ContainsFunc(a.Metrics, func(e *config.Entry) bool { return e.Pattern != nil && config.DataDiscovery(e.Path) == path }) {
@@ -289,12 +313,18 @@ func checkUpstream(ctx context.Context, cfg *config.Config, logger log.Logger) (
 				planLines = append(planLines, "note: "+n)
 			}
 		}
+		var p *plan.Plan
 		if out.Kind == plan.Read {
+			p = out.Plan
+		}
+		// A path no list knows is a typo, not one the plan refuses.
+		unlisted = expand.Unlisted(cfg, listing, p)
+		if p != nil {
 			judged := cfg // all and patterns resolved, when they are
 			if resolved != nil {
 				judged = resolved
 			}
-			findings = append(findings, judged.CheckPlan(out.Plan, time.Now())...)
+			findings = append(findings, withoutUnlisted(judged, unlisted).CheckPlan(p, time.Now())...)
 		}
 		if resolved != nil {
 			if ra := resolved.APIs[config.APIData]; ra.LimitsFromPlan != "" {
@@ -306,7 +336,23 @@ func checkUpstream(ctx context.Context, cfg *config.Config, logger log.Logger) (
 	if len(read) == 0 {
 		read = append(read, "none")
 	}
-	return read, findings, notChecked, planLines, resolved, expandErr
+	return read, findings, notChecked, planLines, unlisted, resolved, expandErr
+}
+
+// withoutUnlisted is cfg without the data tuples of the paths no list
+// knows; cfg itself when there are none.
+func withoutUnlisted(cfg *config.Config, unlisted []*expand.UnlistedPath) *config.Config {
+	if len(unlisted) == 0 {
+		return cfg
+	}
+	out := *cfg
+	out.APIs = maps.Clone(cfg.APIs)
+	a := *cfg.APIs[config.APIData]
+	a.Tuples = slices.DeleteFunc(slices.Clone(a.Tuples), func(t *config.Tuple) bool {
+		return slices.ContainsFunc(unlisted, func(u *expand.UnlistedPath) bool { return u.Path == t.Path && u.Entry.Key == t.Entry.Key })
+	})
+	out.APIs[config.APIData] = &a
+	return &out
 }
 
 // readPlan reads the data API key's plan (plan.Path) once, through the

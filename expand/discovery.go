@@ -270,19 +270,7 @@ func strs(v any) []string {
 // this expansion read it, does not list for a tuple (config.CheckListing):
 // a parameter name or value not listed for its path, most likely a typo
 // the upstream would ignore or refuse, and a path discovery does not list.
-func (x *Expander) warnUnlisted(cfg *config.Config, r *resolution) {
-	a := cfg.APIs[config.APIData]
-	if a == nil {
-		return
-	}
-	listing := config.Listing{}
-	for _, path := range []string{config.ListDataV1, config.ListDataV2} {
-		l, ok := r.lists[listKey(a, path)]
-		if !ok || !l.ok {
-			continue
-		}
-		AddDiscovery(listing, l.rows)
-	}
+func (x *Expander) warnUnlisted(cfg *config.Config, listing config.Listing) {
 	for _, w := range cfg.CheckListing(listing) {
 		if x.firstWarning(w) {
 			level.Warn(x.logger).Log("msg", "the upstream's discovery does not list this path, parameter or value", "api", config.APIData, "warning", w)

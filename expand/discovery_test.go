@@ -15,9 +15,9 @@ import (
 
 // TestExpansionWarnsOfParametersDiscoveryDoesNotList: once an expansion
 // has read the data API's discovery, a parameter name or value it does not
-// list for a tuple's path, and a path it does not list, is a warning
-// naming the line (the upstream would ignore it or refuse it), logged once
-// however often the lists are read again.
+// list for a tuple's path is a warning naming the line (the upstream
+// would ignore it or refuse it), logged once however often the lists are
+// read again. A path it does not list is an error (TestUnlistedPath).
 func TestExpansionWarnsOfParametersDiscoveryDoesNotList(t *testing.T) {
 	e := newEnv(t, openInterestAll, fakeapi.Options{})
 	cfg := e.parse(openInterestAll + `    - path: /v1/btc/exchange-flows/netflow
@@ -26,7 +26,6 @@ func TestExpansionWarnsOfParametersDiscoveryDoesNotList(t *testing.T) {
         exchnge: okx
     - path: /v1/btc/exchange-flows/inflow
       exchange: binanse
-    - path: /v1/btc/exchange-flows/whatever
 `)
 	var logs testtool.LogBuffer
 	x := expand.New(log.NewLogfmtLogger(&logs))
@@ -41,11 +40,8 @@ func TestExpansionWarnsOfParametersDiscoveryDoesNotList(t *testing.T) {
 	if n := logs.Count("level=warn", "does not list", "test.yml:13", `value \"binanse\"`, `did you mean \"binance\"`); n != 1 {
 		t.Errorf("%d warnings about the value binanse, want 1:\n%s", n, logs.String())
 	}
-	if n := logs.Count("level=warn", "does not list", "test.yml:14", "/v1/btc/exchange-flows/whatever", "cannot be checked"); n != 1 {
-		t.Errorf("%d warnings about a path discovery does not list, want 1:\n%s", n, logs.String())
-	}
-	if n := logs.Count("does not list"); n != 3 || strings.Contains(logs.String(), "no parameter exchange ") {
-		t.Errorf("%d warnings, want 3; a listed parameter or value was warned about:\n%s", n, logs.String())
+	if n := logs.Count("does not list"); n != 2 || strings.Contains(logs.String(), "no parameter exchange ") {
+		t.Errorf("%d warnings, want 2; a listed parameter or value was warned about:\n%s", n, logs.String())
 	}
 
 	// No "all" anywhere: a path outside the built-in catalog has

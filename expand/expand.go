@@ -208,7 +208,14 @@ func (x *Expander) expand(ctx context.Context, cfg *config.Config, background bo
 			return nil, err
 		}
 	}
-	x.warnUnlisted(out, r)
+	var listing config.Listing
+	if a := cfg.APIs[config.APIData]; a != nil {
+		listing = r.discovery(a)
+		if out, blamed, err = r.unlisted(cfg, out, listing, background, blamed); err != nil {
+			return nil, err
+		}
+	}
+	x.warnUnlisted(out, listing)
 	for _, name := range config.APINames {
 		if a := out.APIs[name]; a != nil && r.touched[name] {
 			level.Info(x.logger).Log("msg", "configuration expanded through the upstream's lists", "api", name, "tuples", len(a.Tuples), "max_tuples", a.MaxTuples)
