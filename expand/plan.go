@@ -152,30 +152,33 @@ type planAnswer struct {
 // The kinds of outcome a Cache keeps.
 var kindNames = map[plan.Kind]string{plan.Read: "read", plan.NoEndpoint: "no_endpoint", plan.Basic: "basic", plan.Rejected: "rejected"}
 
-// rowsOf is an outcome as one row of the Cache: the plan's answer kept as
-// its JSON (a state file writes it as it is), not as a tree of maps, which
-// for a plan of many paths is several times its size.
+// rowsOf is an outcome as one row of the Cache. The plan is kept as the
+// plan read: a state file writes it in the current dialect
+// (plan.Plan.MarshalJSON) when it saves, and outcomeOf gives it back
+// as it is. Not as a tree of maps, which for a plan of many paths is
+// several times its size, nor as JSON written at every read.
 func rowsOf(out plan.Outcome) []map[string]any {
 	row := map[string]any{"outcome": kindNames[out.Kind]}
 	if out.Status != 0 {
 		row["status"] = float64(out.Status)
 	}
 	if out.Plan != nil {
-		b, err := json.Marshal(out.Plan)
-		if err != nil {
-			return nil
-		}
-		row["plan"] = json.RawMessage(b)
+		row["plan"] = out.Plan
 	}
 	return []map[string]any{row}
 }
 
-// outcomeOf reads back what rowsOf kept; a row that is not one (a file
-// altered, or of another version) is an unknown outcome.
+// outcomeOf reads back what rowsOf kept, or what a state file kept of it;
+// a row that is not one (a file altered, or of another version) is an
+// unknown outcome.
 func outcomeOf(rows []map[string]any) plan.Outcome {
 	bad := plan.Outcome{Kind: plan.Unknown}
 	if len(rows) != 1 {
 		return bad
+	}
+	if p, ok := rows[0]["plan"].(*plan.Plan); ok && p != nil && rows[0]["outcome"] == kindNames[plan.Read] {
+		status, _ := rows[0]["status"].(float64)
+		return plan.Outcome{Kind: plan.Read, Plan: p, Status: int(status)}
 	}
 	b, err := json.Marshal(rows[0])
 	if err != nil {
