@@ -147,7 +147,15 @@ func (st *tupleState) buildInfo(tf *tupleFamilies) {
 		}
 	}
 	st.info = make([]exposition.Sample, 0, n) // a new slice, of the size it takes: the published view keeps the old one
+	// The families share their label names: the first sample's label
+	// set, rendered, is every other's.
 	add := func(f *exposition.Family, v float64) {
+		if len(st.info) > 0 {
+			if smp, ok := f.SameLabels(st.info[0], v); ok {
+				st.info = append(st.info, smp)
+				return
+			}
+		}
 		if smp, err := f.Sample(v, lv...); err == nil {
 			st.info = append(st.info, smp)
 		}

@@ -7,8 +7,11 @@
 package exposition
 
 import (
+	"bytes"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -35,17 +38,46 @@ type Family struct {
 	desc             *prometheus.Desc
 }
 
-// Sample is one series of a family, rendered for the exposition.
+// Sample is one series of a family: its label set as the exposition
+// writes it (rendered once, shared by the samples of a tuple that have
+// the same) and its value, written at scrape time as the client library
+// writes a float.
 type Sample struct {
-	fam  *Family
-	line []byte
+	fam    *Family
+	labels string // {a="x",b="y"}, or "" without labels
+	value  float64
 }
 
 // Family is the sample's family.
 func (s Sample) Family() *Family { return s.fam }
 
 // Line is the sample's exposition line, as written.
-func (s Sample) Line() []byte { return s.line }
+func (s Sample) Line() []byte { return s.appendLine(nil) }
+
+// appendLine appends the sample's line to b.
+func (s Sample) appendLine(b []byte) []byte {
+	b = append(append(append(b, s.fam.name...), s.labels...), ' ')
+	return append(appendFloat(b, s.value), '\n')
+}
+
+// appendFloat writes a value as the client library's text encoder does.
+func appendFloat(b []byte, f float64) []byte {
+	switch {
+	case f == 1:
+		return append(b, '1')
+	case f == 0:
+		return append(b, '0')
+	case f == -1:
+		return append(b, "-1"...)
+	case math.IsNaN(f):
+		return append(b, "NaN"...)
+	case math.IsInf(f, +1):
+		return append(b, "+Inf"...)
+	case math.IsInf(f, -1):
+		return append(b, "-Inf"...)
+	}
+	return strconv.AppendFloat(b, f, 'g', -1, 64)
+}
 
 // Name is the family's name.
 func (f *Family) Name() string { return f.name }
@@ -123,8 +155,14 @@ func (f *Family) WithUnit(unit string) *Family {
 // Unit is the family's unit, "" for none.
 func (f *Family) Unit() string { return f.unit }
 
-// Sample builds and renders one series of a family.
+// Sample builds one series of a family and renders its label set.
 func (f *Family) Sample(value float64, labelValues ...string) (Sample, error) {
+	return f.sample(value, "", labelValues)
+}
+
+// sample is Sample, the label set taken from like when it renders the
+// same (one string for the samples of a tuple that share their labels).
+func (f *Family) sample(value float64, like string, labelValues []string) (Sample, error) {
 	m, err := f.metric(value, labelValues...)
 	if err != nil {
 		return Sample{}, err
@@ -133,7 +171,24 @@ func (f *Family) Sample(value float64, labelValues ...string) (Sample, error) {
 	if err != nil {
 		return Sample{}, err
 	}
-	return Sample{f, line}, nil
+	// The line is the name, the labels, a space and the value.
+	labels, ok := bytes.CutPrefix(line[:max(bytes.LastIndexByte(line, ' '), 0)], []byte(f.name))
+	if !ok || (len(labels) > 0 && labels[0] != '{') {
+		return Sample{}, fmt.Errorf("family %s: the client library wrote its series as %q", f.name, line)
+	}
+	if string(labels) != like {
+		like = string(labels)
+	}
+	return Sample{f, like, value}, nil
+}
+
+// SameLabels is a sample of f with the label set of like and value v;
+// ok is false when f's label names are not like's family's.
+func (f *Family) SameLabels(like Sample, v float64) (s Sample, ok bool) {
+	if like.fam == nil || like.fam.labels != f.labels {
+		return Sample{}, false
+	}
+	return Sample{f, like.labels, v}, true
 }
 
 // metric builds one series of a family; the client library validates the
@@ -165,6 +220,7 @@ func (fs *Families) Build(t *config.Tuple, samples []decode.Sample) ([]Sample, [
 	out := make([]Sample, 0, len(samples))
 	var problems []string
 	seen := map[string]bool{}
+	like := "" // the label set of the sample before
 	for _, s := range samples {
 		names, values := series.Labels(t, s)
 		fam, err := fs.get(t.LabelGroup, s.Field, names)
@@ -178,12 +234,12 @@ func (fs *Families) Build(t *config.Tuple, samples []decode.Sample) ([]Sample, [
 			continue
 		}
 		seen[id] = true
-		smp, err := fam.Sample(s.Value, values...)
+		smp, err := fam.sample(s.Value, like, values)
 		if err != nil {
 			problems = append(problems, err.Error())
 			continue
 		}
-		out = append(out, smp)
+		out, like = append(out, smp), smp.labels
 	}
 	return out, problems
 }

@@ -36,7 +36,8 @@ import (
 // formats are the answers /metrics gives, in the order it prefers them.
 var formats = []expfmt.Format{expfmt.FmtOpenMetrics_1_0_0, expfmt.FmtOpenMetrics_0_0_1, expfmt.FmtText}
 
-// render turns one built series into its exposition line(s).
+// render turns one built series into its exposition line, through the
+// client library's text encoder.
 func render(f *Family, m *dto.Metric) ([]byte, error) {
 	name, help, typ := f.name, f.help, f.typ
 	var b bytes.Buffer
@@ -49,7 +50,7 @@ func render(f *Family, m *dto.Metric) ([]byte, error) {
 			out = out[j+1:]
 		}
 	}
-	return bytes.Clone(out), nil
+	return out, nil
 }
 
 // block is one family of the answer: rendered lines of ours, or a family
@@ -58,7 +59,7 @@ type block struct {
 	name  string
 	fam   *Family
 	n     int
-	lines [][]byte
+	lines []Sample
 	mf    *dto.MetricFamily
 }
 
@@ -96,7 +97,7 @@ func Write(w http.ResponseWriter, r *http.Request, samples []Sample, own []*dto.
 		}
 		b.n++
 	}
-	lines := make([][]byte, len(samples))
+	lines := make([]Sample, len(samples))
 	off := 0
 	for _, b := range blocks {
 		if b.fam != nil {
@@ -106,7 +107,7 @@ func Write(w http.ResponseWriter, r *http.Request, samples []Sample, own []*dto.
 	}
 	for _, s := range samples {
 		b := byFam[s.fam]
-		b.lines = append(b.lines, s.line)
+		b.lines = append(b.lines, s)
 	}
 	sort.SliceStable(blocks, func(i, j int) bool { return blocks[i].name < blocks[j].name })
 
@@ -131,6 +132,7 @@ func Write(w http.ResponseWriter, r *http.Request, samples []Sample, own []*dto.
 		out = gz
 	}
 	bw := bufio.NewWriterSize(out, 64<<10)
+	buf := make([]byte, 0, 512) // a line, written
 	for _, b := range blocks {
 		if b.mf != nil {
 			var err error
@@ -147,8 +149,9 @@ func Write(w http.ResponseWriter, r *http.Request, samples []Sample, own []*dto.
 			continue
 		}
 		writeHeader(bw, b.fam, om, clash[b])
-		for _, l := range b.lines {
-			bw.Write(l)
+		for _, s := range b.lines {
+			buf = s.appendLine(buf[:0])
+			bw.Write(buf)
 		}
 	}
 	if om {

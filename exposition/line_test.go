@@ -1,0 +1,54 @@
+package exposition
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+)
+
+// A sample's line, its label set rendered once and its value written at
+// scrape time, is the line the client library's text encoder writes, for
+// any value and label values that need escaping; a family of the same
+// label names takes the label set as it is.
+func TestLineIsTheEncodersLine(t *testing.T) {
+	f := NewFamily("onchain_x", "x", dto.MetricType_GAUGE, []string{"a", "b"})
+	g := NewFamily("onchain_y_total", "y", dto.MetricType_COUNTER, []string{"a", "b"})
+	other := NewFamily("onchain_z", "z", dto.MetricType_GAUGE, []string{"a"})
+	values := []float64{0, math.Copysign(0, -1), 1, -1, 2, 0.1, 1.7641728e9, 1764172800.123, 1e-300, 5e-324, math.MaxFloat64,
+		-123456789.25, math.NaN(), math.Inf(1), math.Inf(-1), 1e21, 123456789012345678}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		values = append(values, math.Float64frombits(r.Uint64()), r.NormFloat64()*1e6, float64(r.Int64N(1<<53)))
+	}
+	for _, lv := range [][]string{{"binance", "day"}, {`quo"te`, "back\\slash\nline"}, {"", "ünï"}, {"", ""}} {
+		for _, v := range values {
+			s, err := f.Sample(v, lv...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := f.metric(v, lv...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := render(f, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(s.Line()) != string(want) {
+				t.Fatalf("value %v, labels %q: line %q, the encoder's %q", v, lv, s.Line(), want)
+			}
+			same, ok := g.SameLabels(s, v)
+			gm, _ := g.metric(v, lv...)
+			gwant, _ := render(g, gm)
+			if !ok || string(same.Line()) != string(gwant) {
+				t.Fatalf("value %v, labels %q: %q (%v), the encoder's %q", v, lv, same.Line(), ok, gwant)
+			}
+		}
+	}
+	s, _ := f.Sample(1, "x", "y")
+	if _, ok := other.SameLabels(s, 1); ok {
+		t.Error("a family of other label names took the label set")
+	}
+}
