@@ -84,6 +84,10 @@ func countText(n int) string {
 	return fmt.Sprint(n)
 }
 
+// sharedParams bounds the combinations whose parameters the windows of an
+// entry share: the most max_tuples lets a section keep.
+const sharedParams = 100_000
+
 // eachTuple builds an entry's tuples one at a time, window by window and
 // then through its lists (the last varying fastest), until yield returns
 // false. A combination refused by its checks is reported and skipped.
@@ -94,12 +98,24 @@ func (l *errorList) eachTuple(a *API, e *Entry, yield func(*Tuple) bool) {
 		}
 	}
 	at := make([]int, len(e.Params))
+	// The tuples of one combination at each window share its parameters
+	// (nothing changes a tuple's Params once built), up to sharedParams
+	// combinations.
+	var shared []map[string]string
 	for _, w := range e.windowsOf(a.Name) {
 		clear(at)
-		for {
-			params := make(map[string]string, len(e.Params))
-			for i, p := range e.Params {
-				params[p.Name] = p.Values[at[i]]
+		for k := 0; ; k++ {
+			var params map[string]string
+			if k < len(shared) {
+				params = shared[k]
+			} else {
+				params = make(map[string]string, len(e.Params))
+				for i, p := range e.Params {
+					params[p.Name] = p.Values[at[i]]
+				}
+				if k == len(shared) && k < sharedParams {
+					shared = append(shared, params)
+				}
 			}
 			if t := l.tuple(a, e, w, params); t != nil && !yield(t) {
 				return

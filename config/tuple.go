@@ -153,9 +153,23 @@ func (l *errorList) expand(cfg *Config) {
 		default:
 			l.addAt(keyedBy.Entry.Line, keyedBy.Entry.Key, "%s: set %s.token_env or %s.token_file", keyReason(keyedBy), name, name)
 		}
+		// A label group's name and label names are one string and one
+		// slice for all its tuples.
+		groupOf, namesOf := map[string]string{}, map[string][]string{}
 		for _, t := range a.Tuples {
-			t.LabelGroup = labelGroup(t)
-			setLabels(t, groups[t.LabelGroup])
+			g := labelGroup(t)
+			if s, ok := groupOf[g]; ok {
+				g = s
+			} else {
+				groupOf[g] = g
+			}
+			t.LabelGroup = g
+			names, ok := namesOf[g]
+			if !ok {
+				names = labelNames(t, groups[g])
+				namesOf[g] = names
+			}
+			setLabels(t, names)
 			l.checkLabels(t)
 		}
 		l.checkDistinct(a.Tuples)
@@ -207,7 +221,9 @@ func (t *Tuple) Label(param string) string {
 	return t.Params[param]
 }
 
-func setLabels(t *Tuple, params map[string]bool) {
+// labelNames are the label names of a label group's data families, the
+// group's parameters given.
+func labelNames(t *Tuple, params map[string]bool) []string {
 	names := []string{}
 	if t.API == APIData {
 		names = append(names, "asset", "window")
@@ -221,6 +237,12 @@ func setLabels(t *Tuple, params map[string]bool) {
 			names = append(names, "exchange_code", "security_code")
 		}
 	}
+	return slices.Clip(names)
+}
+
+// setLabels sets the tuple's label names (its group's: one slice, read
+// only) and values.
+func setLabels(t *Tuple, names []string) {
 	t.LabelNames = names
 	t.LabelValues = make([]string, len(names))
 	for i, n := range names {
@@ -267,19 +289,22 @@ func (e *Entry) param(name string) *Param {
 func (l *errorList) tuple(a *API, e *Entry, window string, params map[string]string) *Tuple {
 	inPath := map[string]bool{}
 	segmentsOK := true
-	path := placeholderRE.ReplaceAllStringFunc(e.Path, func(m string) string {
-		name := m[1 : len(m)-1]
-		inPath[name] = true
-		if e.failed[name] {
-			segmentsOK = false // refused while reading, reported there
-			return m
-		}
-		if err := CheckSegment(params[name]); err != nil {
-			l.addAt(e.param(name).Line, join(e.Key, name), "%v: it cannot fill the path segment {%s} of %s", err, name, e.Path)
-			segmentsOK = false
-		}
-		return url.PathEscape(params[name])
-	})
+	path := e.Path // without placeholders, one string for all its tuples
+	if strings.Contains(path, "{") {
+		path = placeholderRE.ReplaceAllStringFunc(e.Path, func(m string) string {
+			name := m[1 : len(m)-1]
+			inPath[name] = true
+			if e.failed[name] {
+				segmentsOK = false // refused while reading, reported there
+				return m
+			}
+			if err := CheckSegment(params[name]); err != nil {
+				l.addAt(e.param(name).Line, join(e.Key, name), "%v: it cannot fill the path segment {%s} of %s", err, name, e.Path)
+				segmentsOK = false
+			}
+			return url.PathEscape(params[name])
+		})
+	}
 	if !segmentsOK {
 		return nil
 	}
