@@ -247,8 +247,8 @@ func checkUpstream(ctx context.Context, cfg *config.Config, logger log.Logger) (
 		return rows, true
 	}
 	answers := map[string]*expand.Answer{}
-	listing := config.Listing{}
 	if a := cfg.APIs[config.APIData]; a != nil {
+		listing := config.Listing{}
 		for _, path := range []string{config.ListDataV1, config.ListDataV2} {
 			if !slices.ContainsFunc(a.Tuples, func(t *config.Tuple) bool { return config.DataDiscovery(t.Path) == path }) &&
 				!slices.ContainsFunc(a.Metrics, func(e *config.Entry) bool { return e.Pattern != nil && config.DataDiscovery(e.Path) == path }) {
@@ -260,6 +260,7 @@ func checkUpstream(ctx context.Context, cfg *config.Config, logger log.Logger) (
 			}
 		}
 		findings = append(findings, cfg.CheckListingFindings(listing)...)
+		unlisted = expand.Unlisted(cfg, listing) // judged with the plan below
 		notChecked = append(notChecked, "data: window and limit against discovery (the built-in catalog checks them for its endpoints)")
 	}
 	// A list whose items carry nothing readable checks nothing: its shape
@@ -318,7 +319,7 @@ func checkUpstream(ctx context.Context, cfg *config.Config, logger log.Logger) (
 			p = out.Plan
 		}
 		// A path no list knows is a typo, not one the plan refuses.
-		unlisted = expand.Unlisted(cfg, listing, p)
+		unlisted = expand.NotInPlan(unlisted, p)
 		if p != nil {
 			judged := cfg // all and patterns resolved, when they are
 			if resolved != nil {

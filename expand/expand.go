@@ -252,6 +252,9 @@ type resolution struct {
 	lists      map[string]listResult
 	waiting    map[*config.Entry]bool
 	touched    map[string]bool
+	// sorted holds the discovery lists' items by path, once sorted
+	// (byPath).
+	sorted map[string][]pathRow
 }
 
 func listKey(a *config.API, path string) string { return a.Name + " " + a.URL.String() + path }

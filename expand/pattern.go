@@ -38,22 +38,21 @@ func (r *resolution) keyPlan(a *config.API) *plan.Plan {
 
 // match is the config.Matcher of one expansion.
 func (r *resolution) match(a *config.API, e *config.Entry) ([]config.Match, []string, error) {
-	items, err := r.rows(a, config.DataDiscovery(e.Path))
+	items, err := r.byPath(a, config.DataDiscovery(e.Path))
 	if err != nil {
 		return nil, nil, err
 	}
 	kp := r.keyPlan(a)
-	slices.SortStableFunc(items, func(x, y map[string]any) int { return cmp.Compare(pathOf(x), pathOf(y)) })
 	var out []config.Match
 	var left []string
-	seen := map[string]bool{}
+	selected := 0
 	notInPlan := 0
-	for _, it := range items {
-		path := pathOf(it)
-		if seen[path] || !e.Selects(path) {
-			continue
+	for i, item := range items {
+		path, it := item.path, item.row
+		if i > 0 && items[i-1].path == path || !e.Selects(path) {
+			continue // listed twice: the first says it
 		}
-		seen[path] = true
+		selected++
 		switch {
 		case strings.Contains(path, "{"):
 			left = append(left, path+" (a template, not a path)")
@@ -78,13 +77,43 @@ func (r *resolution) match(a *config.API, e *config.Entry) ([]config.Match, []st
 		}
 		left = append(left, fmt.Sprintf("%d %s not in your plan (%s)", notInPlan, what, kp.Name))
 	}
-	if len(out) == 0 && len(seen) == 0 {
+	if len(out) == 0 && selected == 0 {
 		left = append(left, config.DataDiscovery(e.Path)+" lists no path the pattern selects")
 	}
 	return out, left, nil
 }
 
 func pathOf(it map[string]any) string { s, _ := it["path"].(string); return s }
+
+// pathRow is an item of a discovery list and its path.
+type pathRow struct {
+	path string
+	row  map[string]any
+}
+
+// byPath is a discovery list's items ordered by path, sorted once per
+// expansion whatever the patterns matched against it; the list's rows in
+// the Cache are left as they came (a save may be writing them).
+func (r *resolution) byPath(a *config.API, list string) ([]pathRow, error) {
+	key := listKey(a, list)
+	if items, ok := r.sorted[key]; ok {
+		return items, nil
+	}
+	rows, err := r.rows(a, list)
+	if err != nil {
+		return nil, err
+	}
+	items := make([]pathRow, len(rows))
+	for i, row := range rows {
+		items[i] = pathRow{path: pathOf(row), row: row}
+	}
+	slices.SortStableFunc(items, func(x, y pathRow) int { return cmp.Compare(x.path, y.path) })
+	if r.sorted == nil {
+		r.sorted = map[string][]pathRow{}
+	}
+	r.sorted[key] = items
+	return items, nil
+}
 
 // matchPath is the Match of one path, or why it is left out.
 func matchPath(e *config.Entry, kp *plan.Plan, path string, it map[string]any) (config.Match, string) {

@@ -44,11 +44,11 @@ func (u *UnlistedPath) Error() string {
 
 // Unlisted returns, in line order, the data-API paths of cfg's entries
 // named one by one that listing (the discovery read, AddDiscovery) does
-// not list, nor p (the key's plan, nil when none was read), nor the
-// built-in catalog: one per entry and path. Paths of a version (/v1/,
-// /v2/) the listing holds none of are not judged (that discovery was not
-// read), nor those that still hold all to resolve.
-func Unlisted(cfg *config.Config, listing config.Listing, p *plan.Plan) []*UnlistedPath {
+// not list, nor the built-in catalog: one per entry and path. Paths of a
+// version (/v1/, /v2/) the listing holds none of are not judged (that
+// discovery was not read), nor those that still hold all to resolve.
+// NotInPlan then keeps those the key's plan does not list either.
+func Unlisted(cfg *config.Config, listing config.Listing) []*UnlistedPath {
 	a := cfg.APIs[config.APIData]
 	if a == nil || len(listing) == 0 {
 		return nil
@@ -59,7 +59,7 @@ func Unlisted(cfg *config.Config, listing config.Listing, p *plan.Plan) []*Unlis
 		if t.Endpoint != nil || t.Entry.Origin != nil {
 			continue // the catalog's, or selected from discovery
 		}
-		if _, listed := listing[t.Path]; listed || (p != nil && p.Listed(t.Path)) {
+		if _, listed := listing[t.Path]; listed {
 			continue
 		}
 		if slices.Contains(strings.Split(t.Path, "/"), config.All) {
@@ -74,13 +74,29 @@ func Unlisted(cfg *config.Config, listing config.Listing, p *plan.Plan) []*Unlis
 		if slices.ContainsFunc(out, func(u *UnlistedPath) bool { return u.Entry.Key == t.Entry.Key && u.Path == t.Path }) {
 			continue
 		}
-		u := &UnlistedPath{File: cfg.File, Entry: t.Entry, Path: t.Path, Near: idx.near(t.Path)}
-		if p != nil {
-			u.Plan = p.Name
-		}
-		out = append(out, u)
+		out = append(out, &UnlistedPath{File: cfg.File, Entry: t.Entry, Path: t.Path, Near: idx.near(t.Path)})
 	}
 	slices.SortStableFunc(out, func(x, y *UnlistedPath) int { return x.Entry.KeyLine("path") - y.Entry.KeyLine("path") })
+	return out
+}
+
+// NotInPlan keeps of what Unlisted found the paths the key's plan p does
+// not list either (a plan lists what its key may read of what exists),
+// naming the plan in them; all of them when p is nil (none was read).
+// The check reads the plan after the lists, and does not keep the
+// listing until then.
+func NotInPlan(unlisted []*UnlistedPath, p *plan.Plan) []*UnlistedPath {
+	if p == nil {
+		return unlisted
+	}
+	var out []*UnlistedPath
+	for _, u := range unlisted {
+		if !p.Listed(u.Path) {
+			named := *u
+			named.Plan = p.Name
+			out = append(out, &named)
+		}
+	}
 	return out
 }
 
@@ -168,7 +184,7 @@ func (r *resolution) unlisted(cfg, out *config.Config, listing config.Listing, b
 	if a == nil {
 		return out, blamed, nil
 	}
-	bad := Unlisted(out, listing, r.keyPlan(a))
+	bad := NotInPlan(Unlisted(out, listing), r.keyPlan(a))
 	if len(bad) == 0 {
 		return out, blamed, nil
 	}
