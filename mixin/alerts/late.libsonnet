@@ -17,8 +17,8 @@
 // raised once per API when a share of its endpoints are late at once; the
 // example alertmanager.yml then inhibits the endpoints' own alerts. Not
 // while the exporter itself holds its calls (an API paused, or every
-// series of the endpoint failing): the rows would then be late here, not
-// upstream, and other alerts say why.
+// series of a window failing: that window does not count): the rows
+// would then be late here, not upstream, and other alerts say why.
 //
 // Off until the exporter serves the due time (_config.dataLate.enabled);
 // examples/late.yml is the group rendered, for its tests.
@@ -53,15 +53,18 @@ local indent(text, n) = std.join('\n', [
   local endpointLabels = apiLabels + ', endpoint',
 
   // lateSeconds is how far past due each endpoint's next row is (negative
-  // while it is not due), once per endpoint.
+  // while it is not due), once per endpoint: its windows' due times, but
+  // not those of a window whose every series fails (a provider's outage
+  // fails the windows polled meanwhile, while a day window not due yet
+  // still holds the success of its last refresh).
   local lateSeconds = |||
     max by (%(endpoint)s) (
       time() - max by (%(endpoint)s, window) (onchain_exporter_row_due_timestamp_seconds{%(sel)s})
+      unless on (%(endpoint)s, window)
+        max by (%(endpoint)s, window) (onchain_exporter_query_success{%(sel)s}) == 0
     )
     unless on (%(api)s)
       max by (%(api)s) (onchain_exporter_api_paused{%(sel)s}) > 0
-    unless on (%(endpoint)s)
-      max by (%(endpoint)s) (onchain_exporter_query_success{%(sel)s}) == 0
   ||| % { endpoint: endpointLabels, api: apiLabels, sel: cfg.onchainSelector },
 
   // lateEndpoints are the endpoints past due, with how far.

@@ -225,9 +225,10 @@ function(mixin)
     The provider has not published the next row of an endpoint by the time its learned publication
     delay and spread say it comes (severity `info`). One alert per endpoint, whatever the number of
     its series, windows, members or jobs: an endpoint is late when any of its windows is, read across
-    members and jobs. Not while the API is paused, nor while every series of the endpoint fails: the
-    rows would then be late here, and `OnchainUpstreamAuthFailing`, `OnchainQueryFailing` or
-    `OnchainUpstreamRateLimited` say why.
+    members and jobs. Not while the API is paused, nor for a window whose every series fails (a
+    provider's outage fails the windows polled meanwhile, while a day window not yet due still holds
+    its last success): the rows would then be late here, and `OnchainUpstreamAuthFailing`,
+    `OnchainQueryFailing` or `OnchainUpstreamRateLimited` say why.
 
     Runbook: nothing to fix in the exporter; it polls the row in widening steps and serves it as
     soon as it is out (the page shows the series as `late` once two rows are missing). Check the
