@@ -219,13 +219,13 @@ func (x excessTally) add(tv *tupleView, now time.Time) {
 	if tv.w <= 0 {
 		return
 	}
-	s := x[tv.window]
+	s := x[tv.tuple.Window]
 	if s == nil {
 		s = &struct {
 			sum time.Duration
 			n   int
 		}{}
-		x[tv.window] = s // the window's gauge is set, to 0 if none counts
+		x[tv.tuple.Window] = s // the window's gauge is set, to 0 if none counts
 	}
 	if tv.newest.IsZero() || tv.deprecated {
 		return

@@ -54,7 +54,7 @@ func (d dueTally) add(tv *tupleView) {
 	if at.IsZero() {
 		return
 	}
-	if k := (dueKey{tv.tuple.Path, tv.window}); at.After(d[k]) {
+	if k := (dueKey{tv.tuple.Path, tv.tuple.Window}); at.After(d[k]) {
 		d[k] = at
 	}
 }
@@ -63,7 +63,7 @@ func (d dueTally) add(tv *tupleView) {
 // next row's start, plus its due offset; zero when it has none (not
 // learned, no row yet, or no window).
 func (tv *tupleView) due() time.Time {
-	if tv.dueOffset <= 0 || tv.newest.IsZero() || config.WindowDuration(tv.window) <= 0 {
+	if tv.dueOffset <= 0 || tv.newest.IsZero() || config.WindowDuration(tv.tuple.Window) <= 0 {
 		return time.Time{}
 	}
 	return tv.newest.Add(tv.w + tv.dueOffset)

@@ -83,6 +83,9 @@ func (c *apiCollector) reconcile(ec engineConfig) {
 	c.states = states
 	c.byKey, c.byTuple = map[string][]*tupleState{}, make(map[string]*tupleState, len(states))
 	for _, st := range states {
+		if same := c.byKey[st.delayKey()]; len(same) > 0 {
+			st.key = same[0].key // one string for the key's tuples
+		}
 		c.byKey[st.delayKey()] = append(c.byKey[st.delayKey()], st)
 		c.byTuple[st.tuple.Key] = st
 	}

@@ -66,17 +66,17 @@ type tupleView struct {
 	ok           bool // the last refresh succeeded
 	attempted    bool // a refresh has ended (LastAttempt is set)
 	asked        bool // its first fill is over (tupleState.asked)
+	inflight     bool
+	deprecated   bool
 	failingSince time.Time
 	next         time.Time // when its next refresh is due
-	inflight     bool
-	// For the excess staleness tally (excessTally): the window, the
-	// spacing of its rows (0: not scheduled), the newest row, and the
-	// offset from a row's start at which rows are taken to be out.
-	window     string
-	w          time.Duration
-	newest     time.Time
-	deprecated bool
-	earliest   time.Duration
+	// For the excess staleness tally (excessTally): the spacing of its
+	// rows (0: not scheduled; the window is the tuple's), the newest
+	// row, and the offset from a row's start at which rows are taken to
+	// be out.
+	w        time.Duration
+	newest   time.Time
+	earliest time.Duration
 	// dueOffset is how long after its start a row is due at the latest
 	// (rowDue), 0 until the key's delay is learned.
 	dueOffset time.Duration
@@ -92,7 +92,7 @@ type tupleView struct {
 func (c *apiCollector) publishLocked(st *tupleState) {
 	v := &tupleView{tuple: st.tuple, unit: st.delayKey(), values: st.values, info: st.info, ok: st.OK, attempted: !st.LastAttempt.IsZero(), asked: st.asked(),
 		failingSince: st.FailingSince, next: st.Next, inflight: st.inflight,
-		window: st.tuple.Window, newest: st.Newest, deprecated: st.Deprecated,
+		newest: st.Newest, deprecated: st.Deprecated,
 		answers: st.answers, lastError: st.lastError, samples: st.Samples, points: st.points}
 	if w := rowWindow(st); w > 0 && st.tuple.CacheTTL == 0 {
 		v.w = w

@@ -183,6 +183,9 @@ func (l *errorList) expand(cfg *Config) {
 		for i, n := range cfg.TupleLabelNames[4:] {
 			t.TupleLabelValues[4+i] = t.Label(n)
 		}
+		if slices.Equal(t.LabelValues, t.TupleLabelValues[2:]) {
+			t.LabelValues = t.TupleLabelValues[2:len(t.TupleLabelValues):len(t.TupleLabelValues)] // one slice for both
+		}
 	}
 }
 
@@ -308,6 +311,7 @@ func (l *errorList) tuple(a *API, e *Entry, window string, params map[string]str
 	if !segmentsOK {
 		return nil
 	}
+	path = l.intern(path)
 	t := &Tuple{API: a.Name, Entry: e, Path: path, Window: window, Params: params, Query: url.Values{},
 		TimeKey: e.TimeKey, Rows: e.Rows, LabelFields: e.LabelFields}
 	for _, p := range e.Params {
@@ -348,6 +352,11 @@ func (l *errorList) tuple(a *API, e *Entry, window string, params map[string]str
 		// their spacing and the weekdays they skip.
 		t.Query.Set("limit", strconv.Itoa(min(DefaultWindowlessLimit, t.Endpoint.MaxLimit)))
 	}
+	for k, v := range t.Query {
+		if len(v) == 1 {
+			t.Query[k] = l.value(v[0])
+		}
+	}
 	t.resolveFields()
 	keyQ := url.Values{}
 	for k, v := range t.Query {
@@ -360,6 +369,32 @@ func (l *errorList) tuple(a *API, e *Entry, window string, params map[string]str
 		return nil
 	}
 	return t
+}
+
+// intern is s, one copy of it for every tuple built.
+func (l *errorList) intern(s string) string {
+	if v, ok := l.interned[s]; ok {
+		return v
+	}
+	if l.interned == nil {
+		l.interned = map[string]string{}
+	}
+	l.interned[s] = s
+	return s
+}
+
+// value is a query's value, one slice of it (cap 1: an append copies)
+// for every tuple built.
+func (l *errorList) value(s string) []string {
+	if v, ok := l.queryValues[s]; ok {
+		return v
+	}
+	if l.queryValues == nil {
+		l.queryValues = map[string][]string{}
+	}
+	v := []string{s}
+	l.queryValues[s] = v
+	return v
 }
 
 // resolveFields merges the entry's field selection onto the catalog.
