@@ -6,8 +6,9 @@
 // Client.List), and every path, parameter name and value is checked
 // against what they list as expand reads them, every data tuple against
 // the key's plan, and what each pattern selects and costs is shown.
-// Offline, what the last run kept in --storage.path stands in for the
-// upstream's lists (saved.go).
+// A path no list knows is an error (lists.go, expand.Unlisted). Offline,
+// what the last run kept in --storage.path stands in for the upstream's
+// lists (saved.go).
 package check
 
 import (
@@ -16,7 +17,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -152,17 +152,6 @@ func checkConfig(stdout, stderr io.Writer, cfg *config.Config, err error, hint s
 	}
 	fmt.Fprintf(head, "OK: %s: %s\n", cfg.File, selects(cfg, resolved))
 	return 0
-}
-
-// joined is the errors errors.Join joined, err alone otherwise.
-func joined(err error) []error {
-	if err == nil {
-		return nil
-	}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
-	}
-	return []error{err}
 }
 
 // selects says what the file selects: its tuples once patterns and lists
@@ -340,22 +329,6 @@ func checkUpstream(ctx context.Context, cfg *config.Config, logger log.Logger) (
 	return read, findings, notChecked, planLines, unlisted, resolved, expandErr
 }
 
-// withoutUnlisted is cfg without the data tuples of the paths no list
-// knows; cfg itself when there are none.
-func withoutUnlisted(cfg *config.Config, unlisted []*expand.UnlistedPath) *config.Config {
-	if len(unlisted) == 0 {
-		return cfg
-	}
-	out := *cfg
-	out.APIs = maps.Clone(cfg.APIs)
-	a := *cfg.APIs[config.APIData]
-	a.Tuples = slices.DeleteFunc(slices.Clone(a.Tuples), func(t *config.Tuple) bool {
-		return slices.ContainsFunc(unlisted, func(u *expand.UnlistedPath) bool { return u.Path == t.Path && u.Entry.Key == t.Entry.Key })
-	})
-	out.APIs[config.APIData] = &a
-	return &out
-}
-
 // readPlan reads the data API key's plan (plan.Path) once, through the
 // API's client, within the API's timeout, and puts a plan read in force
 // on that client, for the expansion that follows.
@@ -365,77 +338,6 @@ func readPlan(ctx context.Context, c *upstream.Client, timeout time.Duration) pl
 	out := c.ReadPlan(ctx)
 	if out.Kind == plan.Read {
 		c.SetPlan(out.Plan)
-	}
-	return out
-}
-
-// checkIndicatorPaths checks each Indicator API entry's path against the
-// paths /api/indicators lists (expand.IndicatorPaths), a {placeholder}
-// matching any other.
-func checkIndicatorPaths(file string, a *config.API, paths []string) []config.Finding {
-	listed := make([]string, len(paths))
-	for i, p := range paths {
-		listed[i] = placeholders(p)
-	}
-	var out []config.Finding
-	for _, e := range a.Metrics {
-		path := placeholders(e.Path)
-		if slices.Contains(listed, path) {
-			continue
-		}
-		msg := fmt.Sprintf("%s lists no indicator at %s (listed: %s); it is asked for as written", config.ListIndicators, e.Path, strings.Join(listed, ", "))
-		if s := config.NearName(path, listed); s != "" {
-			msg += fmt.Sprintf("; did you mean %s?", s)
-		}
-		out = append(out, config.Finding{Kind: config.FindingListingPath, File: file, Line: e.KeyLine("path"), Key: e.Key + ".path", Message: msg})
-	}
-	return out
-}
-
-// placeholders writes every {name} of a path as {}: /api/equities/{equity}
-// and /api/equities/{equity_id} are one path.
-func placeholders(p string) string {
-	segs := strings.Split(p, "/")
-	for i, s := range segs {
-		if strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}") {
-			segs[i] = "{}"
-		}
-	}
-	return strings.Join(segs, "/")
-}
-
-// checkValues checks the values of a parameter of the API's entries
-// against the names a list gives (in any case when fold), all aside.
-func checkValues(file string, a *config.API, param, list string, names []string, fold bool) []config.Finding {
-	known := map[string]bool{}
-	for _, n := range names {
-		if fold {
-			n = strings.ToLower(n)
-		}
-		known[n] = true
-	}
-	sorted := slices.Sorted(maps.Keys(known))
-	var out []config.Finding
-	for _, e := range a.Metrics {
-		for _, p := range e.Params {
-			if p.Name != param {
-				continue
-			}
-			for _, v := range p.Values {
-				w := v
-				if fold {
-					w = strings.ToLower(strings.TrimSpace(v))
-				}
-				if v == config.All || known[w] {
-					continue
-				}
-				msg := fmt.Sprintf("%s lists no %s %q", list, param, v)
-				if s := config.NearName(w, sorted); s != "" {
-					msg += fmt.Sprintf("; did you mean %q?", s)
-				}
-				out = append(out, config.Finding{Kind: config.FindingListingValue, File: file, Line: p.Line, Key: e.Key + "." + param, Message: msg})
-			}
-		}
 	}
 	return out
 }

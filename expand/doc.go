@@ -23,6 +23,10 @@
 //     and the warnings about what discovery does not list;
 //   - plan.go: the data API key's plan, read with the lists, kept in the
 //     Cache and put in force on the API's client;
+//   - unlisted.go: a path named that neither discovery, nor the key's
+//     plan, nor the built-in catalog lists (Unlisted, NotInPlan): a typo,
+//     an error of the file with the listed path nearest it, shared with
+//     --config.check, and the entry kept out until the file is fixed;
 //   - pattern.go: pattern entries (path: /v1/btc/**) matched against
 //     discovery and the plan (config.Matcher), the rate_limit and
 //     daily_budget the plan gives, what each pattern came to (metrics,
