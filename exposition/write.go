@@ -14,11 +14,13 @@ import (
 	"github.com/prometheus/common/expfmt"
 )
 
-// The exposition. A tuple's series are rendered to text once, when a
-// refresh brings them; scrapes write those bytes as they are, grouped by
-// family. Rendering goes through the client library's own text encoder,
-// so the bytes are exactly what it would have written, at a fraction of
-// the cost per scrape (see BENCHMARKS.md). The answer is OpenMetrics
+// The exposition. A tuple's label sets are rendered to text once, when a
+// refresh brings its series, through the client library's own text
+// encoder, and shared by the series that have them; scrapes write each
+// series' name, label set and value (as the encoder writes a float),
+// grouped by family: the bytes the encoder would have written, at a
+// fraction of the cost per scrape and of the memory a line kept per series
+// took (see BENCHMARKS.md). The answer is OpenMetrics
 // when the scraper asks for it (Prometheus does by default), the
 // Prometheus text format, version 0.0.4, otherwise: a series' line is
 // the same in both, only the families' HELP and TYPE lines and the end
