@@ -2,9 +2,13 @@
 
 // Package daytwo runs the exporter as the Helm chart's default deploys it
 // and holds what must stay true after the first scrape, over simulated
-// days: two members of one cluster, the two scrape jobs of
-// examples/prometheus.yml, a file whose key's plan refuses one entry,
-// block, hour and day windows and the Indicator and Consensus APIs.
+// days started at three hours of the UTC day: two members of one cluster,
+// the two scrape jobs of examples/prometheus.yml, a file whose key's plan
+// refuses one entry, block, hour and day windows and the Indicator and
+// Consensus APIs; the shipped rules, the late rows' and the signal pack
+// evaluated on what Prometheus would have stored (rules_test.go), rows
+// held back at the fake (late_test.go) and the pack's levels recomputed
+// on the fake's rows (signals_test.go).
 package daytwo
 
 import (
