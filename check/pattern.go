@@ -3,6 +3,7 @@ package check
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -44,7 +45,10 @@ func (s checkStore) Cache() *expand.Cache { return s.cache }
 // with it in place of the section as loaded: the other sections are
 // judged against their lists as before (checkUpstream), not expanded.
 // Its error is one of the file, with file:line, that the lists show
-// (Expander.Expand).
+// (Expander.Expand). When the only errors are paths no list knows, the
+// configuration is returned with the error: expanded as the exporter
+// would start, those entries kept out, so that what the patterns select
+// is shown all the same.
 func expandPatterns(ctx context.Context, cfg *config.Config, pool *upstream.Pool, answers map[string]*expand.Answer, logger log.Logger) (*config.Config, plan.Outcome, error) {
 	a := cfg.APIs[config.APIData]
 	cache := expand.NewCache()
@@ -52,13 +56,33 @@ func expandPatterns(ctx context.Context, cfg *config.Config, pool *upstream.Pool
 	x := expand.New(logger, expand.Options{Clients: pool, Store: checkStore{cache}})
 	data := &config.Config{File: cfg.File, APIs: map[string]*config.API{a.Name: a}, Tuples: a.Tuples}
 	out, err := x.Expand(ctx, data)
-	if err != nil {
+	if err != nil && onlyUnlisted(err) {
+		// As at start; the lists and the plan the first read are reused,
+		// and what it would log is the error already returned.
+		start := expand.New(log.NewNopLogger(), expand.Options{Clients: pool, Store: checkStore{cache}})
+		if out, _ = start.Start(ctx, data); out != nil {
+			over := budget.PatternsOverBudget(out.File, out.APIs[a.Name])
+			err = errors.Join(append([]error{err}, over...)...)
+		}
+	}
+	if out == nil {
 		return nil, x.PlanRead(), err
 	}
 	merged := *cfg
 	merged.APIs = maps.Clone(cfg.APIs)
 	merged.APIs[a.Name] = out.APIs[a.Name]
-	return &merged, x.PlanRead(), nil
+	return &merged, x.PlanRead(), err
+}
+
+// onlyUnlisted says whether every error err joins is a path no list
+// knows (expand.UnlistedPath).
+func onlyUnlisted(err error) bool {
+	for _, e := range joined(err) {
+		if _, ok := e.(*expand.UnlistedPath); !ok {
+			return false
+		}
+	}
+	return err != nil
 }
 
 // printPatterns says what each pattern entry of the data API selects.

@@ -3,6 +3,7 @@ package check
 import (
 	"bytes"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -21,7 +22,8 @@ func TestConfigCheckUnlistedPath(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "typo.yml")
 	writeFile(t, file, "data:\n  url: "+up.URL+"\n  token_env: ONCHAIN_TEST_DATA\n  metrics:\n"+
 		"    - path: /v1/btc/market-indicator/mvrv\n"+
-		"    - path: /v1/btc/market-indicator/mvrvv\n")
+		"    - path: /v1/btc/market-indicator/mvrvv\n"+
+		"    - path: /v1/btc/network-indicator/*\n")
 
 	t.Setenv("ONCHAIN_TEST_DATA", "premium-tok")
 	var out, errOut bytes.Buffer
@@ -32,6 +34,12 @@ func TestConfigCheckUnlistedPath(t *testing.T) {
 	}
 	if s := out.String(); strings.Contains(s, "does not include") || strings.Contains(s, "cannot be checked") || strings.Contains(s, "WARNING") {
 		t.Errorf("the typo is said as a plan's refusal or a warning besides:\n%s", s)
+	}
+	// What the pattern selects is shown all the same, as the exporter
+	// would start: the typo's entry kept out.
+	if s := out.String(); !strings.Contains(s, "\nPatterns, from the data API's discovery and the key's plan") ||
+		!regexp.MustCompile(`data.metrics\[2\] \(line 7\) /v1/btc/network-indicator/\*: [1-9]\d* paths?, [1-9]\d* series`).MatchString(s) {
+		t.Errorf("the pattern beside the typo is not expanded:\n%s", s)
 	}
 
 	t.Setenv("ONCHAIN_TEST_DATA", "basic-tok")
