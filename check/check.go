@@ -110,7 +110,7 @@ func checkConfig(stdout, stderr io.Writer, cfg *config.Config, err error, hint s
 		})
 	} else if storage != "" {
 		var more []config.Finding
-		planLines, more, resolved, expandErr = checkSaved(storage, cfg, logger)
+		planLines, more, unlisted, resolved, expandErr = checkSaved(storage, cfg, logger)
 		findings = config.SortFindings(append(findings, more...))
 	}
 	for _, f := range findings {

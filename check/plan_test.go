@@ -344,6 +344,18 @@ func TestConfigCheckOfflineFromTheState(t *testing.T) {
 		!strings.Contains(out.String(), "Plan: not read: "+filepath.Join(storage, "data.json")+" was saved for another key or address than the file's data section\n") {
 		t.Errorf("exit %d, output:\n%s", code, out.String())
 	}
+
+	// A path neither the kept discovery nor the kept plan lists is a typo,
+	// an error, as against the upstream (issue 39).
+	t.Setenv("ONCHAIN_TEST_PLAN", "plan-tok-5e1")
+	writeFile(t, file, strings.Replace(planConfig, "%s", "http://127.0.0.1:1", 1)+"    - path: /v1/btc/market-indicator/mvrvv\n")
+	out.Reset()
+	errOut.Reset()
+	typo := file + ":13: data.metrics[4].path: discovery lists no endpoint /v1/btc/market-indicator/mvrvv, nor does the key's plan (PROFESSIONAL); did you mean /v1/btc/market-indicator/mvrv?"
+	if code := run([]string{"--config.check", "--config.file=" + file, "--storage.path=" + storage}, &out, &errOut); code != 1 ||
+		!strings.HasPrefix(out.String(), "FAILED: "+file+": "+typo+"\n") || strings.Contains(out.String(), "include /v1/btc/market-indicator/mvrvv") {
+		t.Errorf("a typo, offline: exit %d, output:\n%s", code, out.String())
+	}
 }
 
 // The check expands the data API's patterns only: another section's
