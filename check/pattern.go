@@ -127,6 +127,14 @@ func printPatterns(w io.Writer, cfg, resolved *config.Config) {
 			fmt.Fprintf(w, "  left out: %s\n", l)
 		}
 	}
+	// A pattern whose discovery could not be read waits, as at start: it
+	// selects nothing yet, and the check says so rather than nothing.
+	for _, e := range a.Metrics {
+		if e.Pattern != nil && !slices.ContainsFunc(ra.Patterns, func(p *config.PatternResult) bool { return p.Entry.Key == e.Key }) {
+			fmt.Fprintf(w, "\n%s (line %d) %s: not expanded: %s was not read (Not checked, above, says why)\n",
+				e.Key, e.KeyLine("path"), e.Path, config.DataDiscovery(e.Path))
+		}
+	}
 }
 
 // unset names the limits the file leaves to the plan.
