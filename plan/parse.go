@@ -66,8 +66,19 @@ func (p *Plan) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// object decodes one JSON object, numbers kept as written.
+// object decodes one JSON object, numbers kept as written; its values are
+// parts of raw, not copies (an answer at its cap is read without a copy
+// of its endpoints).
 func object(raw []byte, where string) (map[string]json.RawMessage, error) {
+	var parts map[string]part
+	if json.Unmarshal(raw, &parts) == nil && parts != nil {
+		obj := make(map[string]json.RawMessage, len(parts))
+		for k, v := range parts {
+			obj[k] = json.RawMessage(v)
+		}
+		return obj, nil
+	}
+	// Not one object: the decoder says what it is instead.
 	var obj map[string]json.RawMessage
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()
@@ -78,6 +89,16 @@ func object(raw []byte, where string) (map[string]json.RawMessage, error) {
 		return nil, fmt.Errorf("%s: more than one JSON value", where)
 	}
 	return obj, nil
+}
+
+// part is a value of an object, kept as a part of the JSON it is read
+// from: json.Unmarshal hands an Unmarshaler a part of its input.
+type part []byte
+
+// UnmarshalJSON keeps b.
+func (p *part) UnmarshalJSON(b []byte) error {
+	*p = b
+	return nil
 }
 
 // describe names what a value is instead of the object wanted.
