@@ -25,8 +25,7 @@ import (
 )
 
 // pageConfig has live series of two windows, one series the upstream
-// does not serve (failing), a daily budget and the credential in the
-// query.
+// fails (pageUpstream), a daily budget and the credential in the query.
 func pageConfig(url, tokenFile string) string {
 	return fmt.Sprintf(`
 data:
@@ -43,6 +42,21 @@ data:
     - path: /v1/btc/bench-data/not-served
       window: day
 `, url, tokenFile)
+}
+
+// notServed is the path of pageConfig whose every call fails: listed by
+// discovery and in the key's plan (a path no list knows is a typo the
+// exporter keeps out, not a failing series).
+const notServed = "/v1/btc/bench-data/not-served"
+
+// pageUpstream is the fake upstream of pageConfig: it lists notServed and
+// answers it 500.
+func pageUpstream(t *testing.T, o fakeapi.Options) *fakeUpstream {
+	t.Helper()
+	o.ExtraPaths = append(o.ExtraPaths, notServed)
+	up := newFakeUpstream(t, o)
+	up.fake.SetFault("data", fakeapi.Fault{Kind: fakeapi.Status500, PathPrefix: notServed})
+	return up
 }
 
 // sampleValue is the value of the series line of family that carries
@@ -92,7 +106,7 @@ func pageStatus(t *testing.T, e *exporter, query string) page.Status {
 // shows.
 func TestPageAgreesWithMetrics(t *testing.T) {
 	const secret = "page-agree-secret-1f2e"
-	up := newFakeUpstream(t, fakeapi.Options{DataToken: secret})
+	up := pageUpstream(t, fakeapi.Options{DataToken: secret})
 	dir := t.TempDir()
 	tokenFile, cfgFile := filepath.Join(dir, "token"), filepath.Join(dir, "onchain.yml")
 	writeFile(t, tokenFile, secret)
@@ -209,7 +223,7 @@ func count0(body, family string) int {
 // The page and its JSON are behind --web.config.file, as /metrics is.
 func TestPageBehindWebAuth(t *testing.T) {
 	const user, password = "operator", "page-auth-password-7a8b"
-	up := newFakeUpstream(t, fakeapi.Options{})
+	up := pageUpstream(t, fakeapi.Options{})
 	dir := t.TempDir()
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
 	if err != nil {
