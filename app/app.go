@@ -201,6 +201,9 @@ func (a *App) setUp() error {
 	if o.Cluster != nil {
 		cc = *o.Cluster
 	}
+	// The cluster's clock is the provider's, as this member's answers
+	// measured it.
+	cc.Reference = clients.ClockOffset
 	if o.StoragePath != "" {
 		// A member restarted with its storage keeps its name, so that
 		// the others do not count its calls of the day twice.

@@ -17,6 +17,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 	"github.com/onchain-exporter/onchain_exporter/internal/clock"
+	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
 // The cluster benchmark runs the freshness workload (a window's tuples,
@@ -174,13 +175,15 @@ const clusterSyncWait = 10 * time.Second
 
 // clusterMember is one running replica of a run.
 type clusterMember struct {
-	name   string
-	reg    *prometheus.Registry
-	peer   *cluster.Peer
-	exp    *collector.Exporter
-	closed bool // its exporter is closed: it serves and takes nothing
-	left   bool // it left the cluster
-	cfg    *config.Config
+	name string
+	reg  *prometheus.Registry
+	peer *cluster.Peer
+	exp  *collector.Exporter
+	// clients are its upstream clients, closed after its exporter.
+	clients *upstream.Pool
+	closed  bool // its exporter is closed: it serves and takes nothing
+	left    bool // it left the cluster
+	cfg     *config.Config
 	// lost counts rows sent to it that it will never take (a sync
 	// timeout): its expected count starts over from there.
 	lost   int
@@ -567,11 +570,15 @@ func (s *clusterSim) start(name string, clustered bool, skew time.Duration) (*cl
 	if skew != 0 {
 		clk = skewedClock{s.clock, skew}
 	}
+	// Its clients, as a process's: the answers' Date is the cluster's
+	// clock.
+	m.clients = upstream.NewPool(m.reg, clk.Now, log.NewNopLogger())
 	if clustered {
 		cfg := clusterMemberConfig(name, s.peerTimeout, peers...)
 		if skew != 0 {
 			cfg.Clock = func() time.Time { return time.Now().Add(skew) }
 		}
+		cfg.Reference = m.clients.ClockOffset
 		m.peer, err = cluster.Create(cfg, log.NewNopLogger(), m.reg)
 		if err != nil {
 			return nil, err
@@ -580,13 +587,18 @@ func (s *clusterSim) start(name string, clustered bool, skew time.Duration) (*cl
 	// Each member parses the file, as its process would.
 	m.cfg, err = config.Parse("cluster.yml", []byte(s.yml), func(string) string { return "bench" })
 	if err == nil {
-		m.exp, err = collector.New(m.cfg, log.NewNopLogger(), m.reg, collector.Options{Clock: clk, Peer: m.peer})
+		m.exp, err = collector.New(m.cfg, log.NewNopLogger(), m.reg, collector.Options{Clock: clk, Peer: m.peer, Clients: m.clients})
 	}
 	if err != nil {
 		_ = m.peer.Leave(time.Second)
 		return nil, err
 	}
 	s.members = append(s.members, m)
+	// A process reads the key's plan before it joins: its first answer
+	// sets its offset from the provider's clock, the cluster's.
+	if c := m.clients.Current(config.APIData); c != nil {
+		c.ReadPlan(context.Background())
+	}
 	if err := m.peer.Join(context.Background()); err != nil && len(peers) > 0 {
 		return nil, err
 	}
@@ -605,6 +617,7 @@ func (s *clusterSim) close() {
 	for _, m := range s.members {
 		if !m.closed {
 			m.exp.Close()
+			m.clients.Close()
 			m.closed = true
 		}
 		if !m.left {
@@ -663,6 +676,7 @@ func (s *clusterSim) kill(how ClusterKill, units int) error {
 	}
 	s.sync()
 	owner.exp.Close()
+	owner.clients.Close()
 	owner.closed = true
 	owner.out.Killed = true
 	if how == KillSilent {

@@ -126,6 +126,12 @@ type Config struct {
 	// benchmark gives a clock that is off, to play a member whose host
 	// clock is wrong.
 	Clock func() time.Time
+	// Reference, when set and it knows one, is this member's clock less
+	// the provider's, as the upstreams' answers measured it
+	// (upstream.Pool.ClockOffset): the cluster's clock is then the
+	// provider's, which each member reads for itself and no peer can
+	// move; without it, the median of the trusted members' clocks.
+	Reference func() (time.Duration, bool)
 }
 
 // AddFlags registers the cluster flags on app and returns the Config they

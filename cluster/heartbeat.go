@@ -236,11 +236,14 @@ func (p *Peer) servingLocked(live []Member, now time.Time) []Member {
 	return out
 }
 
-// ClockOffset is this member's clock less the cluster's (the median of
-// the trusted members' clocks, the earlier of the middle two for an even
-// count, this one's included), as the heartbeats measured it, network
-// delay included (well under a second on a LAN). A nil *Peer, or a member
-// alone, returns 0.
+// ClockOffset is this member's clock less the cluster's: the provider's
+// clock as this member's upstream answers measured it (Config.Reference);
+// before any answer, or without a reference, the median of the trusted
+// members' clocks (the earlier of the middle two for an even count, this
+// one's included) as the heartbeats measured it, network delay included
+// (well under a second on a LAN). Two members cannot tell which of them
+// is wrong; the provider's answers can. A nil *Peer, or a member alone
+// without a reference, returns 0.
 func (p *Peer) ClockOffset() time.Duration {
 	if p == nil {
 		return 0
@@ -264,6 +267,11 @@ func (p *Peer) trustedLocked(m Member) bool {
 // clockOffsetLocked computes ClockOffset from the heartbeats of the
 // trusted serving members; the lock is held.
 func (p *Peer) clockOffsetLocked(serving []Member) time.Duration {
+	if p.cfg.Reference != nil {
+		if off, ok := p.cfg.Reference(); ok {
+			return off
+		}
+	}
 	offsets := []time.Duration{0} // this member's own clock
 	for _, m := range serving {
 		if h, ok := p.heard[m.Name]; ok && m.Name != p.name && p.trustedLocked(m) {

@@ -132,3 +132,40 @@ func TestClockOffsetFromHeartbeats(t *testing.T) {
 		t.Error("c, whose clock is off, no longer serves")
 	}
 }
+
+// Two members 3 h apart cannot tell which of them is wrong: the earlier
+// clock is the cluster's, right only when the other is the one ahead.
+// With the provider's clock as reference (each member's answers' Date),
+// the member that is off is the far one whichever way it is off, and
+// both agree: the other owns every unit and the far one ranks after it.
+func TestTheProvidersClockTellsWhichMemberIsOff(t *testing.T) {
+	near := func(d, want time.Duration) bool { return math.Abs((d - want).Seconds()) < 1 }
+	for _, off := range []time.Duration{-3 * time.Hour, 3 * time.Hour} {
+		t.Run(off.String(), func(t *testing.T) {
+			right := testConfig("right")
+			right.Reference = func() (time.Duration, bool) { return 0, true }
+			a := start(t, right)
+			wrong := testConfig("wrong", a.address())
+			wrong.Clock = func() time.Time { return time.Now().Add(off) }
+			wrong.Reference = func() (time.Duration, bool) { return off, true }
+			b := create(t, wrong)
+			if err := b.Join(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, "both serve", seeAll([]*member{a, b}, "right", "wrong"))
+			eventually(t, "the wrong clock is the one off the cluster's", func() bool {
+				return near(a.ClockOffset(), 0) && near(b.ClockOffset(), off)
+			})
+			for _, u := range units(30) {
+				for _, m := range []*member{a, b} {
+					if owner, _ := m.Owner(u); owner != "right" {
+						t.Fatalf("unit %s: %s sees %s own it, want the member whose clock is right", u, m.Name(), owner)
+					}
+				}
+				if a.Rank(u) != 0 || b.Rank(u) != 1 {
+					t.Fatalf("unit %s: ranks %d and %d, want 0 for the right clock and 1 for the wrong", u, a.Rank(u), b.Rank(u))
+				}
+			}
+		})
+	}
+}

@@ -187,7 +187,10 @@ func (c *apiCollector) adoptLocked(row peerRow) {
 	// later for nothing.
 	fromOwner := owner == row.Member || c.peer.Ahead(row.Member, key) || falling || !st.awaitFrom.IsZero() || st.LastAttempt.IsZero() || !st.Next.After(now)
 	state := row.State
-	if err := peerRowAhead(st.tuple, &state, now); err != nil {
+	// Ahead of the cluster's clock (the provider's), not this member's:
+	// a member whose clock is behind still takes the rows the provider
+	// has published, and fetches none of them itself.
+	if err := peerRowAhead(st.tuple, &state, c.peer.ClusterTime(now)); err != nil {
 		c.applyLocked(st, effects{refused: "invalid", why: err.Error()})
 		return
 	}

@@ -185,6 +185,9 @@ func apiOf(path string) string {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	api := apiOf(r.URL.Path)
 	s.count(api, r.URL.Path)
+	// The time the answer is sent, on the fake's clock, as a server
+	// says it.
+	w.Header().Set("Date", s.now().UTC().Format(http.TimeFormat))
 	if api == apiData {
 		s.dataRateHeaders(w)
 	}

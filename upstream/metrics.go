@@ -17,6 +17,7 @@ const namespace = "onchain_exporter"
 // Metrics are the families of upstream calls, registered once per
 // registry; they live across reloads.
 type Metrics struct {
+	dates dateClock // the upstreams' clock, from every answer's Date
 	requests        *prometheus.CounterVec
 	requestDuration *prometheus.HistogramVec
 	apiErrors       *prometheus.CounterVec
@@ -105,6 +106,7 @@ func (m *Metrics) observeHeaders(api string, h http.Header, now time.Time, ignor
 		}
 		return f, ok
 	}
+	m.dates.observe(h, now)
 	if v := h.Get("Retry-After"); v != "" && !validRetryAfter(v) {
 		ignored("Retry-After", v)
 	}

@@ -1,0 +1,69 @@
+package upstream
+
+import (
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+)
+
+// The provider's clock. Every answer carries the time its server sent it
+// (Date, RFC 9110 §6.6.1, whole seconds): the answers of the last minutes
+// say how far this member's clock is off the provider's. A cluster takes
+// it as its clock (cluster.Config.Reference): two members that disagree
+// cannot tell which of them is wrong, the provider's answers can, and no
+// peer can move them. The provider's day is also the one its quotas
+// count.
+
+// dateSamples is how many answers' Date the offset is the median of: a
+// few answers from a CDN's edge whose clock is off, or a cached answer
+// carrying an older Date, do not move it.
+const dateSamples = 15
+
+// dateClock keeps the offsets of the last answers.
+type dateClock struct {
+	mu      sync.Mutex
+	offsets []time.Duration // ring of the last dateSamples
+	next    int
+}
+
+// observe notes the Date of an answer received at now (this member's
+// clock). A Date that does not parse is ignored.
+func (d *dateClock) observe(h http.Header, now time.Time) {
+	v := h.Get("Date")
+	if v == "" {
+		return
+	}
+	sent, err := http.ParseTime(v)
+	if err != nil {
+		return
+	}
+	// Date is truncated to the second: the middle of its second.
+	off := now.Sub(sent.Add(500 * time.Millisecond))
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.offsets) < dateSamples {
+		d.offsets = append(d.offsets, off)
+		return
+	}
+	d.offsets[d.next] = off
+	d.next = (d.next + 1) % dateSamples
+}
+
+// offset is this member's clock less the provider's, the median of the
+// last answers; false before any answer carried a Date.
+func (d *dateClock) offset() (time.Duration, bool) {
+	d.mu.Lock()
+	s := slices.Clone(d.offsets)
+	d.mu.Unlock()
+	if len(s) == 0 {
+		return 0, false
+	}
+	slices.Sort(s)
+	return s[len(s)/2], true
+}
+
+// ClockOffset is this member's clock less the upstreams' (the median of
+// the last answers' Date, network time included: well under a second);
+// false until an answer carried a Date.
+func (p *Pool) ClockOffset() (time.Duration, bool) { return p.m.dates.offset() }
