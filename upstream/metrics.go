@@ -17,7 +17,7 @@ const namespace = "onchain_exporter"
 // Metrics are the families of upstream calls, registered once per
 // registry; they live across reloads.
 type Metrics struct {
-	dates dateClock // the upstreams' clock, from every answer's Date
+	dates           dateClock // the upstreams' clock, from every answer's Date
 	requests        *prometheus.CounterVec
 	requestDuration *prometheus.HistogramVec
 	apiErrors       *prometheus.CounterVec
