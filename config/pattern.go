@@ -30,7 +30,22 @@ var windowChoices = []string{WindowsCoarsest, WindowsFinest, WindowsAll}
 // included).
 type Pattern struct {
 	Text string
-	segs []*regexp.Regexp // nil stands for **
+	segs []*segment // nil stands for **
+}
+
+// segment matches one segment of a path: a regexp, or for a segment that
+// is one {a,b} group alone, a set of its words (a regexp of thousands of
+// alternatives walks them all at every character).
+type segment struct {
+	re    *regexp.Regexp
+	words map[string]bool
+}
+
+func (s *segment) match(v string) bool {
+	if s.words != nil {
+		return s.words[v]
+	}
+	return s.re.MatchString(v)
 }
 
 // patternSegRE is what a segment of a pattern may hold besides * and
@@ -60,7 +75,7 @@ func ParsePattern(text string) (*Pattern, error) {
 			return nil, fmt.Errorf("pattern %q must start with /v1/ or /v2/", text)
 		}
 	}
-	p := &Pattern{Text: text, segs: []*regexp.Regexp{regexp.MustCompile("^" + regexp.QuoteMeta(text[1:3]) + "$")}}
+	p := &Pattern{Text: text, segs: []*segment{{words: map[string]bool{text[1:3]: true}}}}
 	for i, seg := range strings.Split(rest, "/") {
 		if seg == "**" {
 			if len(p.segs) > 0 && p.segs[len(p.segs)-1] == nil {
@@ -73,7 +88,14 @@ func ParsePattern(text string) (*Pattern, error) {
 		if err != nil {
 			return nil, fmt.Errorf("pattern %q, segment %d %q: %v", text, i+2, seg, err)
 		}
-		p.segs = append(p.segs, re)
+		m := &segment{re: re}
+		if group, ok := strings.CutPrefix(seg, "{"); ok && strings.IndexAny(group, "{*") < 0 && strings.Index(group, "}") == len(group)-1 {
+			m.words = map[string]bool{}
+			for _, w := range strings.Split(group[:len(group)-1], ",") {
+				m.words[w] = true
+			}
+		}
+		p.segs = append(p.segs, m)
 	}
 	return p, nil
 }
@@ -137,7 +159,7 @@ func (p *Pattern) Match(path string) bool {
 	return ok && matchSegs(p.segs, strings.Split(rest, "/"))
 }
 
-func matchSegs(pat []*regexp.Regexp, segs []string) bool {
+func matchSegs(pat []*segment, segs []string) bool {
 	for len(pat) > 0 {
 		if pat[0] == nil {
 			for i := 0; i <= len(segs); i++ {
@@ -147,7 +169,7 @@ func matchSegs(pat []*regexp.Regexp, segs []string) bool {
 			}
 			return false
 		}
-		if len(segs) == 0 || segs[0] == "" || !pat[0].MatchString(segs[0]) {
+		if len(segs) == 0 || segs[0] == "" || !pat[0].match(segs[0]) {
 			return false
 		}
 		pat, segs = pat[1:], segs[1:]
