@@ -1,3 +1,5 @@
+//go:build !race
+
 package daytwo
 
 import (
@@ -74,6 +76,23 @@ const dueFamily = "onchain_exporter_row_due_timestamp_seconds"
 func dueTolerance(window string) time.Duration {
 	w := map[string]time.Duration{"hour": time.Hour, "day": 24 * time.Hour}[window]
 	return max(w/12, 2*time.Minute)
+}
+
+// last is, for each series of name that match, its newest sample at or
+// before ts (within Prometheus's lookback of 5 minutes).
+func (r *recording) last(name string, ts time.Time, match func(labels.Labels) bool) map[*memSeries]float64 {
+	out := map[*memSeries]float64{}
+	ms := ts.UnixMilli()
+	for _, s := range r.byName[name] {
+		if !match(s.ls) {
+			continue
+		}
+		i := sort.Search(len(s.samples), func(i int) bool { return s.samples[i].T() > ms })
+		if i > 0 && ms-s.samples[i-1].T() <= (5*time.Minute).Milliseconds() {
+			out[s] = s.samples[i-1].F()
+		}
+	}
+	return out
 }
 
 // heldDues are the due times, as the members serve them at now, of the

@@ -198,23 +198,6 @@ func (r *recording) candidates(ms []*labels.Matcher) []*memSeries {
 	return all
 }
 
-// last is, for each series of name that match, its newest sample at or
-// before ts (within Prometheus's lookback of 5 minutes).
-func (r *recording) last(name string, ts time.Time, match func(labels.Labels) bool) map[*memSeries]float64 {
-	out := map[*memSeries]float64{}
-	ms := ts.UnixMilli()
-	for _, s := range r.byName[name] {
-		if !match(s.ls) {
-			continue
-		}
-		i := sort.Search(len(s.samples), func(i int) bool { return s.samples[i].T() > ms })
-		if i > 0 && ms-s.samples[i-1].T() <= (5*time.Minute).Milliseconds() {
-			out[s] = s.samples[i-1].F()
-		}
-	}
-	return out
-}
-
 func matchAll(ms []*labels.Matcher, ls labels.Labels) bool {
 	for _, m := range ms {
 		if !m.Matches(ls.Get(m.Name)) {
