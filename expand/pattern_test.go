@@ -2,6 +2,7 @@ package expand_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -221,7 +222,18 @@ func TestPatternOnTheFullCatalog(t *testing.T) {
 // exporter's client.
 func mustFetchPlan(t *testing.T, u *testtool.Upstream) *plan.Plan {
 	t.Helper()
-	out := plan.Fetch(context.Background(), http.DefaultClient, u.Srv.URL, testtool.DataToken)
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, u.Srv.URL+plan.Path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+testtool.DataToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	out := plan.Answer(resp.StatusCode, body, err)
 	if out.Kind != plan.Read {
 		t.Fatalf("the fake's plan: %v", out)
 	}

@@ -19,9 +19,8 @@
 //     answer at its cap costs its paths and little more; MarshalJSON
 //     writes the current dialect back, so a plan is stored and shared as
 //     an answer;
-//   - fetch.go: Fetch, the one call that reads a key's plan through any
-//     Doer, Answer for an answer a client of the caller's read, and the
-//     Outcome of reading it: a plan, no plan endpoint (404), the basic
+//   - fetch.go: Answer, the Outcome of an answer of the plan's endpoint
+//     that the exporter's client read (upstream.Client.ReadPlan): a plan, no plan endpoint (404), the basic
 //     plan with nothing listed (403, 500), a rejected key (401), or
 //     unknown.
 //

@@ -1,29 +1,19 @@
 package plan
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
-	"strings"
 )
 
 // Path is the data API's endpoint that describes the plan of the key
 // that asks.
 const Path = "/v1/my/discovery/endpoints"
 
-// maxAnswer bounds the plan answer read: a few hundred endpoints take a
+// maxAnswer bounds the plan answer taken: a few hundred endpoints take a
 // few tens of kilobytes.
 const maxAnswer = 16 << 20
-
-// Doer sends one request: an *http.Client, or the exporter's client of
-// the data API.
-type Doer interface {
-	Do(*http.Request) (*http.Response, error)
-}
 
 // Kind is what reading the plan came to.
 type Kind int
@@ -85,39 +75,6 @@ func classify(status int) Outcome {
 		return Outcome{Kind: Rejected, Status: status}
 	}
 	return Outcome{Kind: Unknown, Status: status, Err: fmt.Errorf("status %d %s", status, http.StatusText(status))}
-}
-
-// Fetch reads the plan of key from the data API at baseURL (its scheme
-// and host, as https://api.example.com) with one GET of Path through d.
-// The key goes in the Authorization header alone (none when key is empty:
-// d authenticates), and is kept out of every error.
-func Fetch(ctx context.Context, d Doer, baseURL, key string) Outcome {
-	out := fetch(ctx, d, baseURL, key)
-	if out.Err != nil && key != "" && strings.Contains(out.Err.Error(), key) {
-		out.Err = errors.New(strings.ReplaceAll(out.Err.Error(), key, "<secret>"))
-	}
-	return out
-}
-
-func fetch(ctx context.Context, d Doer, baseURL, key string) Outcome {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(baseURL, "/")+Path, nil)
-	if err != nil {
-		return Outcome{Kind: Unknown, Err: fmt.Errorf("base URL %q: %w", baseURL, err)}
-	}
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := d.Do(req)
-	if err != nil {
-		return Answer(0, nil, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
-	if err != nil {
-		return Outcome{Kind: Unknown, Status: resp.StatusCode, Err: fmt.Errorf("reading the answer: %w", err)}
-	}
-	return Answer(resp.StatusCode, body, nil)
 }
 
 // Answer is the Outcome of an answer of Path read through a client of the
