@@ -89,7 +89,7 @@ func ParsePattern(text string) (*Pattern, error) {
 			return nil, fmt.Errorf("pattern %q, segment %d %q: %v", text, i+2, seg, err)
 		}
 		m := &segment{re: re}
-		if group, ok := strings.CutPrefix(seg, "{"); ok && strings.IndexAny(group, "{*") < 0 && strings.Index(group, "}") == len(group)-1 {
+		if group, ok := strings.CutPrefix(seg, "{"); ok && !strings.ContainsAny(group, "{*") && strings.Index(group, "}") == len(group)-1 {
 			m.words = map[string]bool{}
 			for _, w := range strings.Split(group[:len(group)-1], ",") {
 				m.words[w] = true
