@@ -121,7 +121,7 @@ func morePages(t *config.Tuple, p paging) (int, string) {
 
 // unresolved names the parameter of a tuple still listing "all".
 func unresolved(t *config.Tuple) string {
-	for name, v := range t.Params {
+	for name, v := range t.Params.All() {
 		if v == config.All {
 			return name
 		}

@@ -603,7 +603,7 @@ func (s *clusterSim) start(name string, clustered bool, skew time.Duration) (*cl
 		return nil, err
 	}
 	for _, t := range m.cfg.Tuples {
-		asset := t.Params["asset"]
+		asset := t.Params.Get("asset")
 		if asset == "" {
 			asset = s.asset
 		}

@@ -112,7 +112,7 @@ func RunEconomy(o EconomyOptions) (*Economy, error) {
 
 	econ := &Economy{}
 	assetOf := func(k kind, t *config.Tuple) string {
-		if a := t.Params["asset"]; a != "" {
+		if a := t.Params.Get("asset"); a != "" {
 			return a
 		}
 		return k.asset
@@ -174,7 +174,7 @@ func RunEconomy(o EconomyOptions) (*Economy, error) {
 // nullsNewest says whether the fake answers t's newest row without a
 // value: bybit's open interest (fakeapi's data.go).
 func nullsNewest(t *config.Tuple) bool {
-	return t.Path == "/v1/btc/market-data/open-interest" && t.Params["exchange"] == "bybit"
+	return t.Path == "/v1/btc/market-data/open-interest" && t.Params.Get("exchange") == "bybit"
 }
 
 // scrapeText serves one scrape as Prometheus asks for it (plain text, a

@@ -232,7 +232,7 @@ func RunFreshness(o FreshnessOptions) (*Freshness, error) {
 			extra[t.Path] = true
 			continue
 		}
-		asset := t.Params["asset"]
+		asset := t.Params.Get("asset")
 		if asset == "" {
 			asset = spec.asset
 		}

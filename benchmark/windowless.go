@@ -154,8 +154,8 @@ func entryOf(cfg *config.Config, key string) (*config.Tuple, url.Values) {
 			continue
 		}
 		match := true
-		for k, vs := range t.Query {
-			if !slices.Contains(varying, k) && vs[0] != config.All && q.Get(k) != vs[0] {
+		for k, v := range t.Query.All() {
+			if !slices.Contains(varying, k) && v != config.All && q.Get(k) != v {
 				match = false
 			}
 		}
@@ -276,10 +276,10 @@ func RunWindowless(o WindowlessOptions) (*Windowless, error) {
 		if !ok {
 			continue
 		}
-		tc := &TupleCalls{API: t.API, Entry: t.Entry.Path, Series: tupleName(t.Path, t.Query), Days: []int64{0}}
-		byKey[requestKey(fakeMounts[t.API]+t.Path, t.Query)] = tc
+		tc := &TupleCalls{API: t.API, Entry: t.Entry.Path, Series: tupleName(t.Path, t.Query.URL()), Days: []int64{0}}
+		byKey[requestKey(fakeMounts[t.API]+t.Path, t.Query.URL())] = tc
 		target := fakeMounts[t.API] + t.Path
-		if a := t.Params["asset"]; a != "" {
+		if a := t.Params.Get("asset"); a != "" {
 			target += "?asset=" + url.QueryEscape(a)
 		}
 		revs, err := fake.Revisions(target, start, end)

@@ -284,7 +284,7 @@ func forecastEntry(a *config.API, e *config.Entry, tuples []*config.Tuple, learn
 // a value listed beside all is one of those.
 func allOf(t *config.Tuple, params []string) bool {
 	for _, p := range params {
-		if t.Params[p] != config.All {
+		if t.Params.Get(p) != config.All {
 			return false
 		}
 	}
@@ -359,7 +359,7 @@ func BlockSpacing(t *config.Tuple) (chain string, every time.Duration, ok bool) 
 	switch {
 	case asset == "btc" || asset == "bitcoin":
 		return "btc", 10 * time.Minute, true
-	case asset == "eth" || asset == "ethereum" || asset == "erc20" || t.Params["chain"] == "ethereum",
+	case asset == "eth" || asset == "ethereum" || asset == "erc20" || t.Params.Get("chain") == "ethereum",
 		t.Endpoint != nil && t.Endpoint.Template == "/v2/network/events-count":
 		return "ethereum", 12 * time.Second, true
 	}

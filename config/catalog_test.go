@@ -189,12 +189,12 @@ func TestResolve(t *testing.T) {
 	if got.Tuples[1].Entry.Key != "data.metrics[0]" {
 		t.Errorf("bybit comes from %s, want the first entry in file order", got.Tuples[1].Entry.Key)
 	}
-	if cfg.Tuples[0].Params["exchange"] != All || len(cfg.APIs[APIData].Tuples) != 3 {
+	if cfg.Tuples[0].Params.Get("exchange") != All || len(cfg.APIs[APIData].Tuples) != 3 {
 		t.Error("Resolve changed the configuration it was given")
 	}
 	// Sent as the key, labelled with the ticker.
 	if tp := got.Tuples[4]; !reflect.DeepEqual(tp.LabelValues, []string{"btc"}) || tp.TupleLabelValues[2] != "btc" ||
-		tp.Query.Get("asset") != "bitcoin" || tp.Params["asset"] != "bitcoin" {
+		tp.Query.Get("asset") != "bitcoin" || tp.Params.Get("asset") != "bitcoin" {
 		t.Errorf("consensus tuple: labels %v, tuple labels %v, query %v", tp.LabelValues, tp.TupleLabelValues, tp.Query)
 	}
 	// Two values sent apart but labelled alike would be one series.

@@ -193,12 +193,12 @@ func withKeyLabel(f *Field, label string) *Field {
 }
 
 // keyedFor says whether a call with these parameters needs the key.
-func (e *Endpoint) keyedFor(params map[string]string) bool {
+func (e *Endpoint) keyedFor(params Values) bool {
 	if e.Keyed {
 		return true
 	}
 	for _, p := range e.KeyedWith {
-		if _, ok := params[p]; ok {
+		if params.Has(p) {
 			return true
 		}
 	}

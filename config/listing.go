@@ -106,7 +106,7 @@ func (c *Config) CheckListingFindings(listing Listing) []Finding {
 				l.add(FindingListingParameter, p.Line, join(e.Key, p.Name), "%s", msg)
 				continue
 			}
-			v, ok := t.Params[p.Name]
+			v, ok := t.Params.Lookup(p.Name)
 			if !ok || len(values) == 0 || contains(values, v) {
 				continue
 			}

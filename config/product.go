@@ -101,18 +101,19 @@ func (l *errorList) eachTuple(a *API, e *Entry, yield func(*Tuple) bool) {
 	// The tuples of one combination at each window share its parameters
 	// (nothing changes a tuple's Params once built), up to sharedParams
 	// combinations.
-	var shared []map[string]string
+	var shared []Values
 	for _, w := range e.windowsOf(a.Name) {
 		clear(at)
 		for k := 0; ; k++ {
-			var params map[string]string
+			var params Values
 			if k < len(shared) {
 				params = shared[k]
 			} else {
-				params = make(map[string]string, len(e.Params))
+				var b valuesBuilder
 				for i, p := range e.Params {
-					params[p.Name] = p.Values[at[i]]
+					b.set(p.Name, p.Values[at[i]])
 				}
+				params = b.values()
 				if k == len(shared) && k < sharedParams {
 					shared = append(shared, params)
 				}

@@ -20,11 +20,11 @@ type Tuple struct {
 	Path   string
 	Window string // "" where the API takes no window
 	// Query is what is sent besides the path: parameters, window, limit.
-	Query url.Values
+	Query Values
 	// Key identifies the tuple; two entries producing one key are an error.
 	Key string
 	// Params holds every parameter value as sent, placeholders included.
-	Params map[string]string
+	Params Values
 	// ParamLabels holds the label value of a parameter labelled otherwise
 	// than sent (Param.Labels); Label reads both.
 	ParamLabels map[string]string
@@ -130,7 +130,7 @@ func (l *errorList) expand(cfg *Config) {
 					g = map[string]bool{}
 					groups[labelGroup(t)] = g
 				}
-				for p := range t.Params {
+				for p := range t.Params.All() {
 					if !nonLabelParams[p] {
 						g[p] = true
 						tupleLabels[p] = true
@@ -221,7 +221,7 @@ func (t *Tuple) Label(param string) string {
 	if v, ok := t.ParamLabels[param]; ok {
 		return v
 	}
-	return t.Params[param]
+	return t.Params.Get(param)
 }
 
 // labelNames are the label names of a label group's data families, the
@@ -255,7 +255,7 @@ func setLabels(t *Tuple, names []string) {
 		case "window":
 			t.LabelValues[i] = t.Window
 		case "exchange_code", "security_code":
-			code, sec, _ := strings.Cut(t.Params["equity"], ":")
+			code, sec, _ := strings.Cut(t.Params.Get("equity"), ":")
 			if n == "exchange_code" {
 				t.LabelValues[i] = code
 			} else {
@@ -268,16 +268,16 @@ func setLabels(t *Tuple, names []string) {
 }
 
 func (t *Tuple) describe() string {
-	if len(t.Query) == 0 {
+	if t.Query.Len() == 0 {
 		return t.Path
 	}
-	q := url.Values{}
-	for k, v := range t.Query {
+	var q valuesBuilder
+	for k, v := range t.Query.All() {
 		if k != "limit" {
-			q[k] = v
+			q.set(k, v)
 		}
 	}
-	return t.Path + "?" + q.Encode()
+	return t.Path + "?" + q.values().Encode()
 }
 
 func (e *Entry) param(name string) *Param {
@@ -289,7 +289,7 @@ func (e *Entry) param(name string) *Param {
 	return nil
 }
 
-func (l *errorList) tuple(a *API, e *Entry, window string, params map[string]string) *Tuple {
+func (l *errorList) tuple(a *API, e *Entry, window string, params Values) *Tuple {
 	inPath := map[string]bool{}
 	segmentsOK := true
 	path := e.Path // without placeholders, one string for all its tuples
@@ -301,21 +301,21 @@ func (l *errorList) tuple(a *API, e *Entry, window string, params map[string]str
 				segmentsOK = false // refused while reading, reported there
 				return m
 			}
-			if err := CheckSegment(params[name]); err != nil {
+			if err := CheckSegment(params.Get(name)); err != nil {
 				l.addAt(e.param(name).Line, join(e.Key, name), "%v: it cannot fill the path segment {%s} of %s", err, name, e.Path)
 				segmentsOK = false
 			}
-			return url.PathEscape(params[name])
+			return url.PathEscape(params.Get(name))
 		})
 	}
 	if !segmentsOK {
 		return nil
 	}
 	path = l.intern(path)
-	t := &Tuple{API: a.Name, Entry: e, Path: path, Window: window, Params: params, Query: url.Values{},
+	t := &Tuple{API: a.Name, Entry: e, Path: path, Window: window, Params: params,
 		TimeKey: e.TimeKey, Rows: e.Rows, LabelFields: e.LabelFields}
 	for _, p := range e.Params {
-		if lv, ok := p.Labels[params[p.Name]]; ok {
+		if lv, ok := p.Labels[params.Get(p.Name)]; ok {
 			if t.ParamLabels == nil {
 				t.ParamLabels = map[string]string{}
 			}
@@ -328,43 +328,43 @@ func (l *errorList) tuple(a *API, e *Entry, window string, params map[string]str
 	t.Endpoint = endpointFor(a.Name, path)
 	t.Keyed = a.Name == APIData || t.Endpoint == nil || t.Endpoint.keyedFor(params)
 	ok := l.checkTuple(a, e, t, inPath)
-	for k, v := range params {
+	var q valuesBuilder
+	for k, v := range params.All() {
 		if !inPath[k] {
-			t.Query.Set(k, v)
+			q.set(k, v)
 		}
 	}
 	if t.Endpoint != nil {
 		for k, v := range t.Endpoint.Defaults {
-			if !t.Query.Has(k) {
-				t.Query.Set(k, v)
+			if !q.has(k) {
+				q.set(k, v)
 			}
 		}
 	}
 	if window != "" {
-		t.Query.Set("window", window)
+		q.set("window", window)
 	}
 	switch {
-	case t.Query.Get("limit") != "":
+	case q.get("limit") != "":
 	case a.Name == APIData:
-		t.Query.Set("limit", strconv.Itoa(DefaultLimit))
+		q.set("limit", strconv.Itoa(DefaultLimit))
 	case t.Endpoint != nil && t.Endpoint.MaxLimit > 0 && t.Endpoint.Rows != "":
 		// Rows without a window: enough for the first answer to show
 		// their spacing and the weekdays they skip.
-		t.Query.Set("limit", strconv.Itoa(min(DefaultWindowlessLimit, t.Endpoint.MaxLimit)))
+		q.set("limit", strconv.Itoa(min(DefaultWindowlessLimit, t.Endpoint.MaxLimit)))
 	}
-	for k, v := range t.Query {
-		if len(v) == 1 {
-			t.Query[k] = l.value(v[0])
-		}
+	for i := range q.kv {
+		q.kv[i].value = l.intern(q.kv[i].value)
 	}
+	t.Query = q.values()
 	t.resolveFields()
-	keyQ := url.Values{}
-	for k, v := range t.Query {
+	var keyQ valuesBuilder
+	for k, v := range t.Query.All() {
 		if !nonLabelParams[k] {
-			keyQ[k] = v
+			keyQ.set(k, v)
 		}
 	}
-	t.Key = a.Name + " " + path + "?" + keyQ.Encode()
+	t.Key = a.Name + " " + path + "?" + keyQ.values().Encode()
 	if !ok {
 		return nil
 	}
@@ -381,20 +381,6 @@ func (l *errorList) intern(s string) string {
 	}
 	l.interned[s] = s
 	return s
-}
-
-// value is a query's value, one slice of it (cap 1: an append copies)
-// for every tuple built.
-func (l *errorList) value(s string) []string {
-	if v, ok := l.queryValues[s]; ok {
-		return v
-	}
-	if l.queryValues == nil {
-		l.queryValues = map[string][]string{}
-	}
-	v := []string{s}
-	l.queryValues[s] = v
-	return v
 }
 
 // resolveFields merges the entry's field selection onto the catalog.

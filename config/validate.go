@@ -91,7 +91,7 @@ func (l *errorList) checkTuple(a *API, e *Entry, t *Tuple, inPath map[string]boo
 			ok = false
 		}
 		for _, r := range ep.Required {
-			if _, has := t.Params[r]; !has && !e.failed[r] {
+			if !t.Params.Has(r) && !e.failed[r] {
 				l.addAt(e.Line, join(e.Key, r), "is required by %s", ep.Template)
 				ok = false
 			}
@@ -102,7 +102,7 @@ func (l *errorList) checkTuple(a *API, e *Entry, t *Tuple, inPath map[string]boo
 			maxLimit = 10000
 		}
 	}
-	if v, has := t.Params["limit"]; has {
+	if v, has := t.Params.Lookup("limit"); has {
 		n, err := strconv.Atoi(v)
 		switch {
 		case maxLimit == 0 && ep != nil:
@@ -114,11 +114,11 @@ func (l *errorList) checkTuple(a *API, e *Entry, t *Tuple, inPath map[string]boo
 		}
 	}
 	if a.Name == APIData && strings.HasPrefix(t.Path, "/v2/") {
-		if as, has := t.Params["asset"]; has && chainSuffixRE.MatchString(as) {
+		if as, has := t.Params.Lookup("asset"); has && chainSuffixRE.MatchString(as) {
 			l.addAt(e.line("asset"), join(e.Key, "asset"), "%q carries a chain suffix; v2 takes the alias without it (and chain: ethereum where needed)", as)
 			ok = false
 		}
-		if ch, has := t.Params["chain"]; has && ch != "ethereum" {
+		if ch, has := t.Params.Lookup("chain"); has && ch != "ethereum" {
 			l.addAt(e.line("chain"), join(e.Key, "chain"), "%q is not a supported chain (allowed: ethereum)", ch)
 			ok = false
 		}

@@ -28,10 +28,9 @@ type errorList struct {
 	// held more than maxRead.
 	read    int
 	tooMuch bool
-	// interned and queryValues hold one copy of each path and query value
-	// the tuples built so far have (intern, value).
-	interned    map[string]string
-	queryValues map[string][]string
+	// interned holds one copy of each path and query value the tuples
+	// built so far have (intern).
+	interned map[string]string
 }
 
 // maxRead bounds the keys and values a file is read through, its aliases

@@ -99,8 +99,8 @@ data:
 	}
 	got := map[string]bool{}
 	for _, tp := range cfg.Tuples {
-		got[tp.Params["exchange"]] = true
-		got[tp.Params["symbol"]] = true
+		got[tp.Params.Get("exchange")] = true
+		got[tp.Params.Get("symbol")] = true
 	}
 	if want := (len(exchanges) - 1) * (len(symbols) - 1); len(cfg.Tuples) != want {
 		t.Errorf("%d tuples, want %d (every exchange but all_exchange, every symbol but all_symbol)", len(cfg.Tuples), want)
