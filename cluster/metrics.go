@@ -146,7 +146,7 @@ func (p *Peer) registerGauges(reg prometheus.Registerer) {
 	}, func() float64 { return float64(len(*p.members.Load())) })
 	f.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: namespace + "clock_offset_seconds",
-		Help: "This member's clock less the cluster's (the median of the clocks of the members it trusts, the earlier of the middle two for an even count, from their heartbeats, network delay included); past a minute it owns no unit.",
+		Help: "This member's clock less the cluster's, which is the provider's as the Date of this member's answers says it (before its first answer, the median of the clocks of the members it trusts, from their heartbeats); past a minute it owns no unit.",
 	}, func() float64 { return p.ClockOffset().Seconds() })
 	f.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: namespace + "encrypted",

@@ -500,40 +500,20 @@
               runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainClusterFallbackRefreshes'),
             },
           },
-          // A member's offset is its clock less the median of the serving
-          // members' clocks, its own included (cluster/heartbeat.go). Two
-          // offsets differ by what their clocks differ, so each member's
-          // clock less the cluster's median is its offset less the median
-          // of the members' offsets. With three members or more, a member
-          // alone off the others is off by its skew and the others by
-          // nothing: it alone is named. With two, the median is their mean
-          // and each is half the skew off it, one each way: the offsets
-          // cannot tell which clock is wrong, so both are named, each with
-          // the whole skew (twice its distance to the median). Off by more
-          // than the bound, a member refuses rows it takes for the future
-          // or the past and counts another UTC day near midnight: NTP
-          // keeps members within a second.
+          // A member's offset is its clock less the cluster's, which is the
+          // provider's: the Date of the member's own answers
+          // (cluster/heartbeat.go, upstream/dateclock.go). Each member
+          // measures its own, so the one whose clock is off reports its
+          // skew and the others about 0, whatever the cluster's size: in a
+          // pair too, the member that is wrong is the one named. (Before its
+          // first answer a member falls back on the median of the members'
+          // clocks.) Off by more than the bound, a member refuses rows it
+          // takes for the future or the past and counts another UTC day
+          // near midnight: NTP keeps members within a second.
           {
             alert: 'OnchainClusterClockSkew',
             expr: |||
-              (
-                  abs(
-                      onchain_exporter_cluster_clock_offset_seconds{%(onchainSelector)s}
-                    - on (%(groupLabels)s) group_left ()
-                      quantile by (%(groupLabels)s) (0.5, onchain_exporter_cluster_clock_offset_seconds{%(onchainSelector)s})
-                  )
-                    unless on (%(groupLabels)s)
-                  count by (%(groupLabels)s) (onchain_exporter_cluster_clock_offset_seconds{%(onchainSelector)s}) == 2
-                or
-                  2 * abs(
-                      onchain_exporter_cluster_clock_offset_seconds{%(onchainSelector)s}
-                    - on (%(groupLabels)s) group_left ()
-                      quantile by (%(groupLabels)s) (0.5, onchain_exporter_cluster_clock_offset_seconds{%(onchainSelector)s})
-                  )
-                    and on (%(groupLabels)s)
-                  count by (%(groupLabels)s) (onchain_exporter_cluster_clock_offset_seconds{%(onchainSelector)s}) == 2
-              )
-              > %(clusterClockOffsetSeconds)s
+              abs(onchain_exporter_cluster_clock_offset_seconds{%(onchainSelector)s}) > %(clusterClockOffsetSeconds)s
             ||| % cfg,
             'for': '5m',
             labels: {
@@ -541,7 +521,7 @@
             },
             annotations: {
               summary: "A member's clock is off the onchain_exporter cluster's.",
-              description: "The clock of {{ $labels.instance }} (job {{ $labels.job }}) is {{ $value | humanize }}s off its cluster's: off the median of the members' clocks or, in a cluster of two, off the other member's (both are named then: two offsets cannot tell which clock is wrong). Rows it takes for future or past are refused, and the budget's day turns at another time on it.",
+              description: "The clock of {{ $labels.instance }} (job {{ $labels.job }}) is {{ $value | humanize }}s off the cluster's, which is the provider's as the Date of its answers says it. Rows it takes for future or past are refused, and the budget's day turns at another time on it.",
               runbook_url: $._config.runbookURLPattern % std.asciiLower('OnchainClusterClockSkew'),
             },
           },
