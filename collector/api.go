@@ -83,6 +83,9 @@ type apiCollector struct {
 	// refusedLogged holds the reasons rows were refused for that were
 	// logged (once each).
 	refusedLogged map[string]bool
+	// shapes holds one copy of each answer shape the page's answers
+	// name (view.go shapeLocked), up to maxShapes.
+	shapes map[decode.Shape]*decode.Shape
 	// handled counts the wakes the loop has acted on; settled is
 	// signalled when handled or running change (settle).
 	handled uint64

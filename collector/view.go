@@ -125,7 +125,7 @@ func hasFamily(samples []exposition.Sample, name string) bool {
 }
 
 // maxAnswers is how many outcomes a tuple keeps for the page: 8 of 88
-// bytes, and a shape shared while it stays the same.
+// bytes, their shapes shared by all the engine's answers (shapeLocked).
 const maxAnswers = 8
 
 // noteLocked keeps what the operator's page shows of an event of st after
@@ -162,11 +162,7 @@ func (c *apiCollector) noteLocked(st *tupleState, ev event, fx effects) {
 		}
 		if d := ev.answer; d != nil {
 			if d.HasShape {
-				shape := d.Shape
-				a.Shape = &shape
-				if n := len(st.answers); n > 0 && st.answers[n-1].Shape != nil && *st.answers[n-1].Shape == shape {
-					a.Shape = st.answers[n-1].Shape // never written
-				}
+				a.Shape = c.shapeLocked(d.Shape)
 			}
 			a.Samples, a.Fields, a.Newest = int32(len(d.Samples)), int32(decode.Fields(d.Samples)), published.InstantOf(d.Newest)
 		}
@@ -225,6 +221,27 @@ func (c *apiCollector) noteLocked(st *tupleState, ev event, fx effects) {
 	// A new slice each time: the published view keeps the old one.
 	n := min(len(st.answers), maxAnswers-1)
 	st.answers = append(append(make([]published.Answer, 0, n+1), st.answers[len(st.answers)-n:]...), *a)
+}
+
+// maxShapes bounds the answer shapes an engine keeps one copy of: the
+// shapes of a configuration's endpoints are few, an upstream that
+// answers each call in a new one is not given more.
+const maxShapes = 256
+
+// shapeLocked is shape in one copy for all the engine's answers, never
+// written; past maxShapes a copy of its own.
+func (c *apiCollector) shapeLocked(shape decode.Shape) *decode.Shape {
+	if p, ok := c.shapes[shape]; ok {
+		return p
+	}
+	p := &shape
+	if len(c.shapes) < maxShapes {
+		if c.shapes == nil {
+			c.shapes = map[decode.Shape]*decode.Shape{}
+		}
+		c.shapes[shape] = p
+	}
+	return p
 }
 
 // maxErrorText is the most of a failure's text the page keeps: an

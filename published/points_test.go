@@ -36,7 +36,10 @@ func TestPointsKeepTheLastRows(t *testing.T) {
 	if len(rows) != MaxPoints || rows[0].At != 200+2*MaxPoints || rows[MaxPoints-1].At != 200+3*MaxPoints-1 {
 		t.Errorf("after %d rows: %v", 3*MaxPoints, rows)
 	}
-	if size := unsafe.Sizeof(Points{}); size > 272 {
+	if r := q.With(-1, 1).With(1<<32, 1); r != q {
+		t.Error("a row outside the years Points hold is news")
+	}
+	if size := unsafe.Sizeof(Points{}); size > 160 {
 		t.Errorf("Points are %d bytes", size)
 	}
 }

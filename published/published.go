@@ -87,9 +87,9 @@ type Series struct {
 	Due time.Time
 }
 
-// MaxPoints is how many rows a series keeps for the page's chart: 16 of
-// 16 bytes, 264 bytes a tuple with the count, kept once a new row comes.
-const MaxPoints = 16
+// MaxPoints is how many rows a series keeps for the page's chart: 12 of
+// 12 bytes, 160 bytes a tuple with the count, kept once a new row comes.
+const MaxPoints = 12
 
 // Point is one row a series' answers carried: its time (Unix seconds)
 // and the value of its first sample (the chart's series).
@@ -98,35 +98,46 @@ type Point struct {
 	Value float64
 }
 
-// Points are a series' last rows, oldest first: the first N of P. A
-// fixed array of numbers: no strings, no pointers, nothing to grow.
+// Points are a series' last rows, oldest first: the first n of at and
+// value, a row's time in Unix seconds as an unsigned 32-bit number (the
+// years 1970 to 2106). Fixed arrays of numbers: no strings, no pointers,
+// nothing to grow.
 type Points struct {
-	N uint8
-	P [MaxPoints]Point
+	n     uint8
+	at    [MaxPoints]uint32
+	value [MaxPoints]float64
 }
 
-// Rows are the points in use, oldest first.
+// Rows are the points in use, oldest first, in a new slice (nil: none).
 func (p *Points) Rows() []Point {
-	if p == nil {
+	if p == nil || p.n == 0 {
 		return nil
 	}
-	return p.P[:p.N]
+	rows := make([]Point, p.n)
+	for i := range rows {
+		rows[i] = Point{At: int64(p.at[i]), Value: p.value[i]}
+	}
+	return rows
 }
 
 // With is p with the row (at, v) noted, p unchanged: a newer row is
 // added (the oldest leaves when all MaxPoints are used), the newest one
-// seen again takes the value it has now (a revised row); an older row is
-// no news, and p itself is returned.
+// seen again takes the value it has now (a revised row); an older row,
+// or one outside the years Points hold, is no news, and p itself is
+// returned.
 func (p *Points) With(at int64, v float64) *Points {
-	rows := p.Rows()
-	if n := len(rows); n > 0 {
-		last := rows[n-1]
+	if at < 0 || at > math.MaxUint32 {
+		return p
+	}
+	if p != nil && p.n > 0 {
+		n := p.n
+		lastAt, lastV := int64(p.at[n-1]), p.value[n-1]
 		switch {
-		case at < last.At, at == last.At && (v == last.Value || math.IsNaN(v) && math.IsNaN(last.Value)):
+		case at < lastAt, at == lastAt && (v == lastV || math.IsNaN(v) && math.IsNaN(lastV)):
 			return p
-		case at == last.At:
+		case at == lastAt:
 			q := *p
-			q.P[n-1].Value = v
+			q.value[n-1] = v
 			return &q
 		}
 	}
@@ -134,12 +145,13 @@ func (p *Points) With(at int64, v float64) *Points {
 	if p != nil {
 		q = *p
 	}
-	if q.N == MaxPoints {
-		copy(q.P[:], q.P[1:])
-		q.N--
+	if q.n == MaxPoints {
+		copy(q.at[:], q.at[1:])
+		copy(q.value[:], q.value[1:])
+		q.n--
 	}
-	q.P[q.N] = Point{At: at, Value: v}
-	q.N++
+	q.at[q.n], q.value[q.n] = uint32(at), v
+	q.n++
 	return &q
 }
 
@@ -204,8 +216,8 @@ func (i Instant) Time() time.Time {
 }
 
 // Answer is one outcome of a tuple's refresh, as the operator's page lists
-// a series' last ones: 88 bytes, and its shape shared with the answer
-// before it while it stays the same.
+// a series' last ones: 88 bytes, its shape shared with the engine's other
+// answers of that shape.
 type Answer struct {
 	At Instant // when the call was sent (by a peer: as it says)
 	// Duration is from sending to the outcome here; 0 when not known (a
