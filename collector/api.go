@@ -181,14 +181,14 @@ func (c *apiCollector) Collect(ctx context.Context) ([]exposition.Sample, bool) 
 		tv := st.view.Load()
 		if !tv.ok || !tv.attempted {
 			fresh = false
-			if showValues(tv.values, tv.ok, tv.failingSince, now, v.api.MaxStaleness) {
+			if showValues(tv.values, tv.ok, tv.failingSince.Time(), now, v.api.MaxStaleness) {
 				stale++
 			}
 		}
 		out = tv.emit(out, now, v.api.MaxStaleness)
 		excess.add(tv, now)
 		rowsDue.add(tv)
-		if !tv.inflight && !tv.next.After(now) {
+		if !tv.inflight && !tv.next.Time().After(now) {
 			due++
 		}
 		if !tv.asked {
@@ -230,10 +230,10 @@ func (x excessTally) add(tv *tupleView, now time.Time) {
 		}{}
 		x[tv.tuple.Window] = s // the window's gauge is set, to 0 if none counts
 	}
-	if tv.newest.IsZero() || tv.deprecated {
+	if tv.newest == 0 || tv.deprecated {
 		return
 	}
-	if e, counted := schedule.Excess(tv.newest, tv.w, tv.earliest, now); counted {
+	if e, counted := schedule.Excess(tv.newest.Time(), tv.w, tv.earliest, now); counted {
 		s.n++
 		s.sum += e
 	}

@@ -185,7 +185,7 @@ func (c *apiCollector) adoptLocked(row peerRow) {
 	// time: its wait for the owner ends first, so its fallback's row is
 	// as good as the owner's, and this member would fetch the same row
 	// later for nothing.
-	fromOwner := owner == row.Member || c.peer.Ahead(row.Member, key) || falling || !st.awaitFrom.IsZero() || st.LastAttempt.IsZero() || !st.Next.After(now)
+	fromOwner := owner == row.Member || c.peer.Ahead(row.Member, key) || falling || st.awaitFrom != 0 || st.LastAttempt.IsZero() || !st.Next.After(now)
 	state := row.State
 	// Ahead of the cluster's clock (the provider's), not this member's:
 	// a member whose clock is behind still takes the rows the provider
@@ -301,7 +301,7 @@ func (c *apiCollector) membersChanged() {
 	c.mu.Lock()
 	clear(c.fallingBack) // ranks moved: each unit's owner is waited for anew
 	for _, st := range c.states {
-		if !st.awaitFrom.IsZero() {
+		if st.awaitFrom != 0 {
 			c.planLocked(st)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
 	"github.com/onchain-exporter/onchain_exporter/exposition"
+	"github.com/onchain-exporter/onchain_exporter/published"
 	"github.com/onchain-exporter/onchain_exporter/schedule"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
@@ -104,13 +105,14 @@ type cell struct {
 	// deprecatedLog says the deprecation was logged.
 	logged        string
 	deprecatedLog bool
+	// fallback says its refresh is this member's own because the unit's
+	// owner's row did not come (cluster.go).
+	fallback bool
 	// heldAt is when the last refresh was held back by the budget.
-	heldAt time.Time
+	heldAt published.Instant
 	// awaitFrom is when the tuple came due while this member waits for
-	// its unit's owner; fallback says its refresh is this member's own
-	// because the owner's row did not come (cluster.go).
-	awaitFrom time.Time
-	fallback  bool
+	// its unit's owner (0: it does not wait).
+	awaitFrom published.Instant
 }
 
 // door is what step reads besides the tuple's state: the configuration in
@@ -210,7 +212,7 @@ func step(d door, s cell, ev event) (cell, effects) {
 		// has a turn; for rate_limit the engine starts no refresh of
 		// the API before then (applyLocked). A wait, said by the page
 		// and onchain_exporter_tuples_due, not a line per series.
-		s.heldAt, fx.filled, fx.held = d.now, true, true
+		s.heldAt, fx.filled, fx.held = published.InstantOf(d.now), true, true
 		fx.holdUntil, fx.holdBy = d.now.Add(max(ev.err.RetryAfter, 0)), ev.err.HeldBy()
 		d.plan(&s, &fx, schedule.Outcome{Until: d.now.Add(max(ev.err.RetryAfter, minInterval))}) // the 5 s floor holds
 		fx.logs = append(fx.logs, logLine{msg: "refresh held back by " + ev.err.HeldBy(), err: ev.err.Error()})
@@ -259,7 +261,7 @@ func step(d door, s cell, ev event) (cell, effects) {
 func awaitOwner(d door, s cell, ev event, fx effects) (cell, effects) {
 	switch {
 	case ev.wait <= 0:
-		s.awaitFrom, s.fallback = time.Time{}, false
+		s.awaitFrom, s.fallback = 0, false
 		return s, fx
 	case ev.fallingBack:
 		// The unit's owner was waited for already: its other tuples
@@ -267,10 +269,10 @@ func awaitOwner(d door, s cell, ev event, fx effects) (cell, effects) {
 		s.fallback = true
 		return s, fx
 	}
-	if s.awaitFrom.IsZero() {
-		s.awaitFrom = d.now // due here now: the owner's row is due about now too
+	if s.awaitFrom == 0 {
+		s.awaitFrom = published.InstantOf(d.now) // due here now: the owner's row is due about now too
 	}
-	if until := s.awaitFrom.Add(ev.wait); d.now.Before(until) {
+	if until := s.awaitFrom.Time().Add(ev.wait); d.now.Before(until) {
 		fx.awaits = true
 		d.plan(&s, &fx, schedule.Outcome{Until: until})
 		return s, fx
@@ -349,7 +351,7 @@ func fetched(d door, s cell, ev event, fx effects) (cell, effects) {
 	}
 	n.LastSuccess = d.now
 	fx.sent, fx.send, fx.fallback = true, true, s.fallback
-	s.awaitFrom, s.fallback = time.Time{}, false
+	s.awaitFrom, s.fallback = 0, false
 	s, fx = succeeded(d, s, n, values, fx, schedule.Outcome{PrevNewest: prev.Newest, MissedAt: missedAt})
 	switch {
 	case len(problems) > 0:
@@ -405,7 +407,7 @@ func failedAs(d door, s cell, ev event, fx effects, o schedule.Outcome) (cell, e
 	e := ev.err
 	fx.filled = true
 	fx.sent, fx.send, fx.fallback = true, true, s.fallback
-	s.awaitFrom, s.fallback = time.Time{}, false
+	s.awaitFrom, s.fallback = 0, false
 	s.LastAttempt = ev.start
 	s.OK, s.LastCode = false, e.Code
 	s.Failures++
@@ -485,7 +487,7 @@ func takePeerRow(d door, s cell, ev event, fx effects) (cell, effects) {
 		fx.known.Adopt(*delay)
 	}
 	prevNewest := s.Newest
-	s.awaitFrom, fx.ownerHeard, fx.received = time.Time{}, ev.byOwner, true
+	s.awaitFrom, fx.ownerHeard, fx.received = 0, ev.byOwner, true
 	n := *row
 	if !row.OK {
 		// A failure at the owner: its values stay as the owner keeps

@@ -63,10 +63,10 @@ func (d dueTally) add(tv *tupleView) {
 // next row's start, plus its due offset; zero when it has none (not
 // learned, no row yet, or no window).
 func (tv *tupleView) due() time.Time {
-	if tv.dueOffset <= 0 || tv.newest.IsZero() || config.WindowDuration(tv.tuple.Window) <= 0 {
+	if tv.dueOffset <= 0 || tv.newest == 0 || config.WindowDuration(tv.tuple.Window) <= 0 {
 		return time.Time{}
 	}
-	return tv.newest.Add(tv.w + tv.dueOffset)
+	return tv.newest.Time().Add(tv.w + tv.dueOffset)
 }
 
 // publish sets the API's due times and deletes those of endpoints it no

@@ -49,11 +49,11 @@ func (q *planQueue) Less(i, j int) bool {
 }
 func (q *planQueue) Swap(i, j int) {
 	q.items[i], q.items[j] = q.items[j], q.items[i]
-	q.items[i].slot, q.items[j].slot = i, j
+	q.items[i].slot, q.items[j].slot = int32(i), int32(j)
 }
 func (q *planQueue) Push(x any) {
 	st := x.(*tupleState)
-	st.slot = len(q.items)
+	st.slot = int32(len(q.items))
 	q.items = append(q.items, st)
 }
 func (q *planQueue) Pop() any {
@@ -90,14 +90,14 @@ func (c *apiCollector) planLocked(st *tupleState) {
 	// The floor runs from the last refresh, sent or held back by the
 	// budget: a tuple is never taken more often.
 	last := st.LastAttempt
-	if st.heldAt.After(last) {
-		last = st.heldAt
+	if held := st.heldAt.Time(); held.After(last) {
+		last = held
 	}
 	if floor := last.Add(minInterval); floor.Before(st.Next) && c.sched.siblingFound(st, floor) {
 		c.transitLocked(st, event{kind: evSiblingFound, until: floor})
 	}
 	if st.slot >= 0 {
-		heap.Fix(&c.queue, st.slot)
+		heap.Fix(&c.queue, int(st.slot))
 	} else {
 		heap.Push(&c.queue, st)
 	}
@@ -127,7 +127,7 @@ func (c *apiCollector) popDueLocked(now time.Time) *tupleState {
 		st := c.queue.first()
 		if c.sched.waitsForLeader(st, now) {
 			c.transitLocked(st, event{kind: evLeaderChasing})
-			heap.Fix(&c.queue, st.slot)
+			heap.Fix(&c.queue, int(st.slot))
 			continue
 		}
 		heap.Pop(&c.queue)

@@ -21,7 +21,7 @@ func TestQueueOrdersByDue(t *testing.T) {
 	at := func(d time.Duration) time.Time { return now.Add(d) }
 	c := &apiCollector{clk: clock.NewSim(now), api: &config.API{Concurrency: 1}, sched: &apiSchedule{book: schedule.NewBook(nil)}, byKey: map[string][]*tupleState{}}
 	mk := func(key, path string, next time.Time) *tupleState {
-		st := &tupleState{tuple: tuple(key, path), slot: -1, order: len(c.states)}
+		st := &tupleState{tuple: tuple(key, path), slot: -1, order: int32(len(c.states))}
 		st.Next = next
 		c.states = append(c.states, st)
 		c.byKey[st.delayKey()] = append(c.byKey[st.delayKey()], st)

@@ -61,13 +61,13 @@ func (c *apiCollector) reconcile(ec engineConfig) {
 			st.first = true
 			c.unfilled++
 		}
-		st.order = i
+		st.order = int32(i)
 		states = append(states, st)
 	}
 	for _, st := range old {
 		st.removed = true
 		if st.slot >= 0 {
-			heap.Remove(&c.queue, st.slot)
+			heap.Remove(&c.queue, int(st.slot))
 		}
 		if st.first {
 			st.first = false

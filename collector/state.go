@@ -33,12 +33,12 @@ type tupleState struct {
 	// removed: a reload dropped the tuple; a refresh under way ends
 	// without a trace.
 	removed bool
-	// slot is its place in the API's queue (-1: not queued), order its
-	// place in the configuration.
-	slot, order int
 	// first: the tuple has never been refreshed; scrapes wait for its
 	// first refresh, within their deadline.
 	first bool
+	// slot is its place in the API's queue (-1: not queued), order its
+	// place in the configuration (max_tuples bounds both).
+	slot, order int32
 
 	// answers are its last outcomes, oldest first (at most maxAnswers;
 	// replaced, never written, once published), and lastError the text
@@ -68,14 +68,14 @@ type tupleView struct {
 	asked        bool // its first fill is over (tupleState.asked)
 	inflight     bool
 	deprecated   bool
-	failingSince time.Time
-	next         time.Time // when its next refresh is due
+	failingSince published.Instant
+	next         published.Instant // when its next refresh is due
 	// For the excess staleness tally (excessTally): the spacing of its
 	// rows (0: not scheduled; the window is the tuple's), the newest
 	// row, and the offset from a row's start at which rows are taken to
 	// be out.
 	w        time.Duration
-	newest   time.Time
+	newest   published.Instant
 	earliest time.Duration
 	// dueOffset is how long after its start a row is due at the latest
 	// (rowDue), 0 until the key's delay is learned.
@@ -91,8 +91,8 @@ type tupleView struct {
 // publishLocked publishes what scrapes serve of the tuple now.
 func (c *apiCollector) publishLocked(st *tupleState) {
 	v := &tupleView{tuple: st.tuple, unit: st.delayKey(), values: st.values, info: st.info, ok: st.OK, attempted: !st.LastAttempt.IsZero(), asked: st.asked(),
-		failingSince: st.FailingSince, next: st.Next, inflight: st.inflight,
-		newest: st.Newest, deprecated: st.Deprecated,
+		failingSince: published.InstantOf(st.FailingSince), next: published.InstantOf(st.Next), inflight: st.inflight,
+		newest: published.InstantOf(st.Newest), deprecated: st.Deprecated,
 		answers: st.answers, lastError: st.lastError, samples: st.Samples, points: st.points}
 	if w := rowWindow(st); w > 0 && st.tuple.CacheTTL == 0 {
 		v.w = w
@@ -190,7 +190,7 @@ func (st *tupleState) buildInfo(tf *tupleFamilies) {
 // emit appends the tuple's metrics: values while they may be served, and
 // the per-tuple families always.
 func (v *tupleView) emit(out []exposition.Sample, now time.Time, maxStaleness time.Duration) []exposition.Sample {
-	if showValues(v.values, v.ok, v.failingSince, now, maxStaleness) {
+	if showValues(v.values, v.ok, v.failingSince.Time(), now, maxStaleness) {
 		out = append(out, v.values...)
 	}
 	return append(out, v.info...)

@@ -87,8 +87,8 @@ func seriesOf(st *tupleState, t *config.Tuple, api *config.API, now time.Time) (
 		return published.Series{}, false
 	}
 	return published.Series{Tuple: t, OK: tv.ok, Attempted: tv.attempted, InFlight: tv.inflight,
-		Served: showValues(tv.values, tv.ok, tv.failingSince, now, api.MaxStaleness), Deprecated: tv.deprecated,
-		FailingSince: tv.failingSince, Next: tv.next, Newest: tv.newest, Spacing: tv.w, Earliest: tv.earliest,
+		Served: showValues(tv.values, tv.ok, tv.failingSince.Time(), now, api.MaxStaleness), Deprecated: tv.deprecated,
+		FailingSince: tv.failingSince.Time(), Next: tv.next.Time(), Newest: tv.newest.Time(), Spacing: tv.w, Earliest: tv.earliest,
 		Refused: hasFamily(tv.info, refusedFamily), Unit: tv.unit, Answers: tv.answers, LastError: tv.lastError,
 		Samples: tv.samples, Points: tv.points, Due: tv.due()}, true
 }
