@@ -59,13 +59,13 @@ func DryRun(w io.Writer, cfg *config.Config, o Options) error {
 		}
 		series++
 		if _, ok := prog.file.Series[t.Key]; ok {
-			fmt.Fprintf(w, "# written by an earlier run: %s %s?%s\n", t.API, t.Path, t.Query.Encode())
+			fmt.Fprintf(w, "# written by an earlier run: %s %s?%s\n", t.API, t.Path, t.Query().Encode())
 			continue
 		}
 		shift := o.Stamp.shift(t, config.WindowDuration(t.Window))
 		from, clamped, why := fromFor(t, o.Plan, o.From, o.To.Add(-shift), o.Now())
 		if why != nil {
-			fmt.Fprintf(w, "# not called, the key's plan refuses it: %s %s?%s: %v\n", t.API, t.Path, t.Query.Encode(), why)
+			fmt.Fprintf(w, "# not called, the key's plan refuses it: %s %s?%s: %v\n", t.API, t.Path, t.Query().Encode(), why)
 			continue
 		}
 		if clamped {

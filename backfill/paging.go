@@ -62,7 +62,7 @@ func pagingFor(t *config.Tuple, from, rowsTo time.Time) paging {
 // is set: the rows older than before (a row time, or a block height for
 // block windows).
 func (p paging) query(t *config.Tuple, limit int, before *cursor) url.Values {
-	q := t.Query.URL()
+	q := t.Query().URL()
 	if limit > 0 {
 		q.Set("limit", strconv.Itoa(limit))
 	}

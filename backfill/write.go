@@ -18,7 +18,7 @@ import (
 func (r *runner) write(oc *outcome) error {
 	defer r.done.Add(1)
 	t := oc.t
-	kv := []any{"api", t.API, "endpoint", t.Path, "query", t.Query.Encode()}
+	kv := []any{"api", t.API, "endpoint", t.Path, "query", t.Query().Encode()}
 	if oc.err != nil {
 		var te *tupleError
 		switch {

@@ -154,7 +154,7 @@ func entryOf(cfg *config.Config, key string) (*config.Tuple, url.Values) {
 			continue
 		}
 		match := true
-		for k, v := range t.Query.All() {
+		for k, v := range t.Query().All() {
 			if !slices.Contains(varying, k) && v != config.All && q.Get(k) != v {
 				match = false
 			}
@@ -276,8 +276,8 @@ func RunWindowless(o WindowlessOptions) (*Windowless, error) {
 		if !ok {
 			continue
 		}
-		tc := &TupleCalls{API: t.API, Entry: t.Entry.Path, Series: tupleName(t.Path, t.Query.URL()), Days: []int64{0}}
-		byKey[requestKey(fakeMounts[t.API]+t.Path, t.Query.URL())] = tc
+		tc := &TupleCalls{API: t.API, Entry: t.Entry.Path, Series: tupleName(t.Path, t.Query().URL()), Days: []int64{0}}
+		byKey[requestKey(fakeMounts[t.API]+t.Path, t.Query().URL())] = tc
 		target := fakeMounts[t.API] + t.Path
 		if a := t.Params.Get("asset"); a != "" {
 			target += "?asset=" + url.QueryEscape(a)

@@ -298,7 +298,7 @@ func (c *apiCollector) fetch(ctx context.Context, up *upstream.Client, t *config
 	if t.Entry != nil {
 		endpoint = t.Entry.Path
 	}
-	root, err := up.Fetch(upstream.WithEndpoint(ctx, endpoint), t.Path, t.Query.URL(), t.Keyed, decode.MaxRows)
+	root, err := up.Fetch(upstream.WithEndpoint(ctx, endpoint), t.Path, t.Query().URL(), t.Keyed, decode.MaxRows)
 	if err != nil {
 		return nil, err
 	}

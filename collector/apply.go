@@ -59,7 +59,7 @@ func (c *apiCollector) applyLocked(st *tupleState, fx effects) {
 		if fx.why != "" && !c.refusedLogged[fx.refused] {
 			c.refusedLogged[fx.refused] = true
 			level.Warn(c.logger).Log("msg", "a row was refused; the tuple keeps what it had (logged once per reason)", "reason", fx.refused,
-				"endpoint", t.Path, "query", upstream.ShownQuery(t.Query.URL()), "err", fx.why)
+				"endpoint", t.Path, "query", upstream.ShownQuery(t.Query().URL()), "err", fx.why)
 		}
 		return
 	}
@@ -131,7 +131,7 @@ func (c *apiCollector) logLocked(st *tupleState, logs []logLine) {
 		if l.warn {
 			lg = level.Warn(c.logger)
 		}
-		kv := []any{"msg", l.msg, "endpoint", st.tuple.Path, "query", upstream.ShownQuery(st.tuple.Query.URL())}
+		kv := []any{"msg", l.msg, "endpoint", st.tuple.Path, "query", upstream.ShownQuery(st.tuple.Query().URL())}
 		if l.err != "" {
 			kv = append(kv, "err", l.err)
 		}

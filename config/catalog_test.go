@@ -58,7 +58,7 @@ consensus:
 			t.Errorf("no tuple %q; have %v", tc.key, keys(byKey))
 			continue
 		}
-		if got := tp.Query.Encode(); got != tc.query {
+		if got := tp.Query().Encode(); got != tc.query {
 			t.Errorf("%s: query %q, want %q", tc.key, got, tc.query)
 		}
 		if tp.Keyed != tc.keyed {
@@ -194,8 +194,8 @@ func TestResolve(t *testing.T) {
 	}
 	// Sent as the key, labelled with the ticker.
 	if tp := got.Tuples[4]; !reflect.DeepEqual(tp.LabelValues, []string{"btc"}) || tp.TupleLabelValues[2] != "btc" ||
-		tp.Query.Get("asset") != "bitcoin" || tp.Params.Get("asset") != "bitcoin" {
-		t.Errorf("consensus tuple: labels %v, tuple labels %v, query %v", tp.LabelValues, tp.TupleLabelValues, tp.Query)
+		tp.Query().Get("asset") != "bitcoin" || tp.Params.Get("asset") != "bitcoin" {
+		t.Errorf("consensus tuple: labels %v, tuple labels %v, query %v", tp.LabelValues, tp.TupleLabelValues, tp.Query())
 	}
 	// Two values sent apart but labelled alike would be one series.
 	tickers["ethereum"] = "btc"

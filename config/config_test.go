@@ -220,7 +220,7 @@ func TestExampleConfigExpands(t *testing.T) {
 	if oi == nil {
 		t.Fatalf("no open interest tuple for bybit; keys: %v", keys(byKey))
 	}
-	if got := oi.Query.Encode(); got != "exchange=bybit&limit=5&window=hour" {
+	if got := oi.Query().Encode(); got != "exchange=bybit&limit=5&window=hour" {
 		t.Errorf("query = %s", got)
 	}
 	if !reflect.DeepEqual(oi.LabelNames, []string{"asset", "window", "exchange"}) ||
@@ -228,7 +228,7 @@ func TestExampleConfigExpands(t *testing.T) {
 		t.Errorf("labels = %v %v", oi.LabelNames, oi.LabelValues)
 	}
 	supply := byKey["data /v1/btc/network-data/supply?window=block"]
-	if supply == nil || supply.Path != "/v1/btc/network-data/supply" || supply.Query.Has("asset") {
+	if supply == nil || supply.Path != "/v1/btc/network-data/supply" || supply.Query().Has("asset") {
 		t.Fatalf("placeholder tuple = %+v", supply)
 	}
 	if supply.Endpoint == nil || supply.Fields["supply_total"].Name != "supply" {

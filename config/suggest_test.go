@@ -121,7 +121,7 @@ data:
 	if len(cfg.Tuples) != 1 {
 		t.Fatalf("%d tuples", len(cfg.Tuples))
 	}
-	if got := cfg.Tuples[0].Query.Encode(); got != "levels=3&limit=5&page=2&rows=10&window=day&windw=day" {
+	if got := cfg.Tuples[0].Query().Encode(); got != "levels=3&limit=5&page=2&rows=10&window=day&windw=day" {
 		t.Errorf("query = %s", got)
 	}
 	if p := cfg.APIs[APIData].Metrics[0].param("windw"); p == nil || p.Line != 10 {
@@ -144,7 +144,7 @@ func TestCatalogParameterIsNotATypo(t *testing.T) {
 	if err != nil {
 		t.Fatalf("catalog parameter refused: %v", err)
 	}
-	if got := cfg.Tuples[0].Query.Get("label"); got != "x" {
+	if got := cfg.Tuples[0].Query().Get("label"); got != "x" {
 		t.Errorf("label = %q", got)
 	}
 	_, err = Parse("x.yml", doc("/v1/btc/test/unlisted"), testEnv)

@@ -19,15 +19,10 @@ type Tuple struct {
 	// Path is the request path with placeholders filled.
 	Path   string
 	Window string // "" where the API takes no window
-	// Query is what is sent besides the path: parameters, window, limit.
-	Query Values
 	// Key identifies the tuple; two entries producing one key are an error.
 	Key string
 	// Params holds every parameter value as sent, placeholders included.
 	Params Values
-	// ParamLabels holds the label value of a parameter labelled otherwise
-	// than sent (Param.Labels); Label reads both.
-	ParamLabels map[string]string
 	// LabelGroup names the tuples whose families share one label set.
 	LabelGroup string
 	// LabelNames and LabelValues label the tuple's data families.
@@ -36,16 +31,17 @@ type Tuple struct {
 	TupleLabelValues []string
 	// Fields maps row fields to families; with AllNumeric, fields missing
 	// here are exported too, with derived names.
-	Fields     map[string]*Field
+	Fields map[string]*Field
+	// AllNumeric: with it, fields missing from Fields are exported too.
 	AllNumeric bool
+	// Keyed calls send the API's credential; key-free ones do not, so
+	// that they count against the caller's IP and not the key's quota.
+	Keyed bool
 	// Rows, TimeKey and LabelFields locate the rows in the payload.
 	Rows        string
 	TimeKey     string
 	LabelFields []string
 	CacheTTL    float64 // seconds; 0 = by schedule
-	// Keyed calls send the API's credential; key-free ones do not, so
-	// that they count against the caller's IP and not the key's quota.
-	Keyed bool
 }
 
 // Parameters that do not tell two series apart and so are not labels.
@@ -216,12 +212,17 @@ func (t *Tuple) Asset() string {
 }
 
 // Label is the label value of a parameter: the value sent, unless the
-// parameter is labelled otherwise (ParamLabels).
+// entry labels it otherwise (Param.Labels).
 func (t *Tuple) Label(param string) string {
-	if v, ok := t.ParamLabels[param]; ok {
-		return v
+	v := t.Params.Get(param)
+	if t.Entry != nil {
+		if p := t.Entry.param(param); p != nil {
+			if lv, ok := p.Labels[v]; ok {
+				return lv
+			}
+		}
 	}
-	return t.Params.Get(param)
+	return v
 }
 
 // labelNames are the label names of a label group's data families, the
@@ -268,11 +269,12 @@ func setLabels(t *Tuple, names []string) {
 }
 
 func (t *Tuple) describe() string {
-	if t.Query.Len() == 0 {
+	query := t.Query()
+	if query.Len() == 0 {
 		return t.Path
 	}
 	var q valuesBuilder
-	for k, v := range t.Query.All() {
+	for k, v := range query.All() {
 		if k != "limit" {
 			q.set(k, v)
 		}
@@ -314,23 +316,39 @@ func (l *errorList) tuple(a *API, e *Entry, window string, params Values) *Tuple
 	path = l.intern(path)
 	t := &Tuple{API: a.Name, Entry: e, Path: path, Window: window, Params: params,
 		TimeKey: e.TimeKey, Rows: e.Rows, LabelFields: e.LabelFields}
-	for _, p := range e.Params {
-		if lv, ok := p.Labels[params.Get(p.Name)]; ok {
-			if t.ParamLabels == nil {
-				t.ParamLabels = map[string]string{}
-			}
-			t.ParamLabels[p.Name] = lv
-		}
-	}
 	if e.CacheTTL > 0 {
 		t.CacheTTL = e.CacheTTL.Seconds()
 	}
 	t.Endpoint = endpointFor(a.Name, path)
 	t.Keyed = a.Name == APIData || t.Endpoint == nil || t.Endpoint.keyedFor(params)
 	ok := l.checkTuple(a, e, t, inPath)
-	var q valuesBuilder
-	for k, v := range params.All() {
-		if !inPath[k] {
+	t.resolveFields()
+	var keyQ valuesBuilder
+	for k, v := range t.Query().All() {
+		if !nonLabelParams[k] {
+			keyQ.set(k, l.intern(v))
+		}
+	}
+	t.Key = a.Name + " " + path + "?" + keyQ.values().Encode()
+	if !ok {
+		return nil
+	}
+	return t
+}
+
+// Query is what is sent besides the path: the parameters not in it, the
+// endpoint's defaults, the window and the limit. A tuple keeps its
+// parameters alone; its query is built from them at each call.
+func (t *Tuple) Query() Values {
+	var inPath []string
+	if t.Entry != nil && strings.Contains(t.Entry.Path, "{") {
+		for _, m := range placeholderRE.FindAllStringSubmatch(t.Entry.Path, -1) {
+			inPath = append(inPath, m[1])
+		}
+	}
+	q := valuesBuilder{kv: make([]nameValue, 0, t.Params.Len()+2)}
+	for k, v := range t.Params.All() {
+		if !slices.Contains(inPath, k) {
 			q.set(k, v)
 		}
 	}
@@ -341,34 +359,19 @@ func (l *errorList) tuple(a *API, e *Entry, window string, params Values) *Tuple
 			}
 		}
 	}
-	if window != "" {
-		q.set("window", window)
+	if t.Window != "" {
+		q.set("window", t.Window)
 	}
 	switch {
 	case q.get("limit") != "":
-	case a.Name == APIData:
+	case t.API == APIData:
 		q.set("limit", strconv.Itoa(DefaultLimit))
 	case t.Endpoint != nil && t.Endpoint.MaxLimit > 0 && t.Endpoint.Rows != "":
 		// Rows without a window: enough for the first answer to show
 		// their spacing and the weekdays they skip.
 		q.set("limit", strconv.Itoa(min(DefaultWindowlessLimit, t.Endpoint.MaxLimit)))
 	}
-	for i := range q.kv {
-		q.kv[i].value = l.intern(q.kv[i].value)
-	}
-	t.Query = q.values()
-	t.resolveFields()
-	var keyQ valuesBuilder
-	for k, v := range t.Query.All() {
-		if !nonLabelParams[k] {
-			keyQ.set(k, v)
-		}
-	}
-	t.Key = a.Name + " " + path + "?" + keyQ.values().Encode()
-	if !ok {
-		return nil
-	}
-	return t
+	return Values{kv: q.kv}
 }
 
 // intern is s, one copy of it for every tuple built.

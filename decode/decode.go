@@ -220,7 +220,7 @@ func (d *reading) collect(rows []row, t *config.Tuple, labelsFrom []string, time
 	// A limit bounds the series of a tuple whose rows are told apart by
 	// a label (one per analyst of /analysts/top): whatever the upstream
 	// sends, at most limit of them, the first in the answer's order.
-	most, _ := strconv.Atoi(t.Query.Get("limit"))
+	most, _ := strconv.Atoi(t.Query().Get("limit"))
 	groups, dropped := map[string]bool{}, 0
 	// The entry bounds the fields outside the catalog that become
 	// families: the first fieldLimit numeric ones by name, the others

@@ -111,7 +111,7 @@ func MaxSamples(t *config.Tuple) int {
 	groups := 1
 	if len(t.LabelFields) > 0 {
 		groups = MaxRows
-		if n, err := strconv.Atoi(t.Query.Get("limit")); err == nil && n > 0 {
+		if n, err := strconv.Atoi(t.Query().Get("limit")); err == nil && n > 0 {
 			groups = min(n, MaxRows)
 		}
 	}

@@ -260,7 +260,7 @@ func pointedAtFake(t *testing.T, text []byte, base string) []byte {
 func fetchRows(c *upstream.Client, tp *config.Tuple) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	root, err := c.Fetch(ctx, tp.Path, tp.Query.URL(), tp.Keyed, 0)
+	root, err := c.Fetch(ctx, tp.Path, tp.Query().URL(), tp.Keyed, 0)
 	if err != nil {
 		return 0, err
 	}

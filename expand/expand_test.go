@@ -255,8 +255,8 @@ func TestExpandIndicatorAndConsensus(t *testing.T) {
 		tp := byKey["consensus /consensus?asset="+key]
 		if tp == nil {
 			t.Errorf("no consensus tuple for %s", key)
-		} else if tp.Query.Get("asset") != key || !reflect.DeepEqual(tp.LabelValues, []string{ticker}) || tp.TupleLabelValues[2] != ticker {
-			t.Errorf("consensus tuple for %s: query %v, labels %v, tuple labels %v", key, tp.Query, tp.LabelValues, tp.TupleLabelValues)
+		} else if tp.Query().Get("asset") != key || !reflect.DeepEqual(tp.LabelValues, []string{ticker}) || tp.TupleLabelValues[2] != ticker {
+			t.Errorf("consensus tuple for %s: query %v, labels %v, tuple labels %v", key, tp.Query(), tp.LabelValues, tp.TupleLabelValues)
 		}
 	}
 	for _, a := range assets {

@@ -83,7 +83,7 @@ func planChanges(seen []planSeen, t *config.Tuple, now time.Time) []PlanChange {
 			c.ForSeries = "no plan: the upstream decides"
 			if s.plan != nil {
 				c.ForSeries = "allows it"
-				if r := s.plan.Check(t.Path, t.Query.Get("window"), time.Time{}, now); r != nil {
+				if r := s.plan.Check(t.Path, t.Window, time.Time{}, now); r != nil {
 					c.ForSeries = "refuses it: " + r.Error()
 				}
 			}

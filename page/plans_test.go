@@ -30,7 +30,7 @@ func TestPlanHistory(t *testing.T) {
 	h.Note("data", same, t0.Add(time.Hour)) // read again, the same: no change
 	h.Note("data", premium, t0.Add(2*time.Hour))
 	h.Note("data", nil, t0.Add(3*time.Hour))
-	series := &config.Tuple{Path: oi, Query: config.MakeValues("window", "hour")}
+	series := &config.Tuple{Path: oi, Window: "hour"}
 	got := planChanges(h.of("data"), series, t0)
 	if len(got) != 3 {
 		t.Fatalf("%d changes, want 3: %+v", len(got), got)

@@ -410,7 +410,7 @@ func seriesOf(src Source, api string, s published.Series, state string, an apiNo
 		out.Endpoint = t.Entry.Path
 	}
 	out.Request = t.Path
-	if q := upstream.ShownQuery(t.Query.URL()); q != "" {
+	if q := upstream.ShownQuery(t.Query().URL()); q != "" {
 		out.Request += "?" + q
 	}
 	out.Request = outside(src.Clean(api, out.Request))

@@ -30,7 +30,7 @@ var savedAt = time.Date(2026, 11, 20, 12, 34, 56, 0, time.UTC)
 
 func savedHourTuple(key string) *config.Tuple {
 	return &config.Tuple{API: config.APIData, Path: "/v1/btc/market-data/open-interest", Window: "hour", Key: key,
-		Query: config.MakeValues("exchange", "binance")}
+		Params: config.MakeValues("exchange", "binance")}
 }
 
 // storeAt opens the Store on dir, reading at `at`.
@@ -142,7 +142,7 @@ func TestTupleTakenBySameDigest(t *testing.T) {
 	changes := map[string]func(*config.Tuple){
 		"path":      func(t *config.Tuple) { t.Path = "/v1/btc/market-data/funding-rates" },
 		"window":    func(t *config.Tuple) { t.Window = "day" },
-		"query":     func(t *config.Tuple) { t.Query = config.MakeValues("exchange", "okx") },
+		"query":     func(t *config.Tuple) { t.Params = config.MakeValues("exchange", "okx") },
 		"fields":    func(t *config.Tuple) { t.Fields = map[string]*config.Field{"open_interest": {Scale: 2}} },
 		"labels":    func(t *config.Tuple) { t.LabelNames, t.LabelValues = []string{"venue"}, []string{"b"} },
 		"cache_ttl": func(t *config.Tuple) { t.CacheTTL = 60 },

@@ -108,7 +108,7 @@ func compareWithLive(t *testing.T, dialect fakeapi.Dialect) {
 	named := map[seriesKey]bool{}
 	for _, tp := range cfg.Tuples {
 		c := pool.Client(cfg.APIs[tp.API])
-		root, err := c.Fetch(context.Background(), tp.Path, tp.Query.URL(), tp.Keyed, 1000)
+		root, err := c.Fetch(context.Background(), tp.Path, tp.Query().URL(), tp.Keyed, 1000)
 		if err != nil {
 			t.Fatalf("%s: %v", tp.Key, err)
 		}
