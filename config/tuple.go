@@ -371,7 +371,7 @@ func (t *Tuple) Query() Values {
 		// their spacing and the weekdays they skip.
 		q.set("limit", strconv.Itoa(min(DefaultWindowlessLimit, t.Endpoint.MaxLimit)))
 	}
-	return Values{kv: q.kv}
+	return Values(q)
 }
 
 // intern is s, one copy of it for every tuple built.
