@@ -272,6 +272,7 @@ func run(t *testing.T, name string, args ...string) {
 }
 
 func TestPromtool(t *testing.T) {
+	t.Parallel() // a minute of promtool, beside the signal pack's
 	promtool := testtool.Require(t, "install the Debian package prometheus", "promtool")
 	run(t, promtool, "check", "rules", "alerts.yml")
 	run(t, promtool, "test", "rules", "alerts_test.yml")

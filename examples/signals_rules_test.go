@@ -15,6 +15,7 @@ const signalsRunbookBase = "https://github.com/onchain-exporter/onchain_exporter
 // generated from the mixin and left out of alerts.yml: promtool checks
 // them and runs their unit tests (signals_test.yml, about a minute).
 func TestSignalRulesPromtool(t *testing.T) {
+	t.Parallel() // a minute of promtool, beside alerts_test.yml's
 	promtool := testtool.Require(t, "install the Debian package prometheus", "promtool")
 	run(t, promtool, "check", "rules", "signals.yml", "late.yml")
 	run(t, promtool, "test", "rules", "late_test.yml")
