@@ -20,6 +20,7 @@ import (
 // from the second block row and the reference parser refused every
 // answer after the first.)
 func TestBlockRowDelaysFromTheBlocksTime(t *testing.T) {
+	t.Parallel() // six simulated hours, on its own clock and fake
 	python := testtool.StrictPython(t)
 	e := newEnv(t, `
 data:

@@ -58,7 +58,10 @@ func TestTradingDaySeriesFollowsItsRows(t *testing.T) {
 // change is served within a tenth of the cadence.
 func TestTimelessSeriesLearnsHowOftenItChanges(t *testing.T) {
 	for _, cadence := range []int64{6, 24} {
-		t.Run(fmt.Sprintf("every %dh", cadence), func(t *testing.T) { timelessCase(t, cadence) })
+		t.Run(fmt.Sprintf("every %dh", cadence), func(t *testing.T) {
+			t.Parallel() // simulated days each, on its own clock and upstream
+			timelessCase(t, cadence)
+		})
 	}
 }
 
