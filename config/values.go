@@ -95,9 +95,6 @@ func (v Values) URL() url.Values {
 	return q
 }
 
-// Equal says whether v and w hold the same pairs.
-func (v Values) Equal(w Values) bool { return slices.Equal(v.kv, w.kv) }
-
 func (v Values) find(name string) (int, bool) {
 	return slices.BinarySearchFunc(v.kv, name, func(p nameValue, name string) int { return cmp.Compare(p.name, name) })
 }
