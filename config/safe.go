@@ -2,6 +2,7 @@ package config
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -11,9 +12,15 @@ import (
 // file that fails to load leaves the old configuration in force. SIGHUP and
 // POST /-/reload both go through Reload. It owns the metrics of the
 // configuration: the reload's, and the findings of the one in force.
+//
+// One change at a time: a reload, or a refinement of the configuration
+// last loaded, holds mu while it loads, expands (which may call the
+// upstreams' lists) and applies, so that a refinement never undoes a
+// reload. Reading the configuration in force (Get) takes no lock: a
+// scrape or a page never waits for a reload.
 type SafeConfig struct {
-	mu       sync.Mutex
-	c        *Config
+	mu       sync.Mutex // one change at a time
+	c        atomic.Pointer[Config]
 	load     func() (*Config, error)
 	apply    func(*Config) error
 	ok       prometheus.Gauge
@@ -90,17 +97,14 @@ func (s *SafeConfig) setLocked(c *Config) {
 	s.okTime.Set(float64(time.Now().UnixNano()) / 1e9)
 }
 
-// Get returns the configuration in force.
-func (s *SafeConfig) Get() *Config {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.c
-}
+// Get returns the configuration in force, without waiting for a change
+// under way.
+func (s *SafeConfig) Get() *Config { return s.c.Load() }
 
 // inForce records c as the configuration in force, and counts its
 // findings.
 func (s *SafeConfig) inForce(c *Config) {
-	s.c = c
+	s.c.Store(c)
 	n := map[string]int{}
 	for _, f := range c.Findings() {
 		n[f.Kind]++

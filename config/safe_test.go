@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -54,5 +55,39 @@ func TestRefineIsNoReload(t *testing.T) {
 	}
 	if got := gaugeValue(t, reg, "onchain_exporter_config_last_reload_success_timestamp_seconds"); got != okTime {
 		t.Errorf("the reload success time moved from %v to %v without a reload", okTime, got)
+	}
+}
+
+// A reload that takes its time (an expansion calling the upstreams'
+// lists) never holds a reader of the configuration in force: Get answers
+// the old one at once, and the new one once the reload applied it.
+func TestGetDoesNotWaitForAReload(t *testing.T) {
+	old, next := &Config{File: "old.yml"}, &Config{File: "new.yml"}
+	loading, release := make(chan struct{}), make(chan struct{})
+	s := NewSafeConfig(prometheus.NewRegistry(), func() (*Config, error) {
+		close(loading)
+		<-release
+		return next, nil
+	}, func(*Config) error { return nil })
+	s.Loaded(old)
+	done := make(chan error)
+	go func() { done <- s.Reload() }()
+	<-loading
+	got := make(chan *Config)
+	go func() { got <- s.Get() }()
+	select {
+	case c := <-got:
+		if c != old {
+			t.Errorf("during the reload Get = %s, want the old configuration", c.File)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Get waited for the reload under way")
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if c := s.Get(); c != next {
+		t.Errorf("after the reload Get = %s, want the new configuration", c.File)
 	}
 }
