@@ -10,12 +10,13 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/onchain-exporter/onchain_exporter/cluster"
+	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 )
 
 // Name is the exporter's name, as its version line, its build_info
 // collector and the messages of its command line say it.
-const Name = "onchain_exporter"
+const Name = config.Namespace
 
 // Options are what the exporter is run with: the flags of its command
 // line, as package main parses them.

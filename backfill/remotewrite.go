@@ -14,6 +14,7 @@ import (
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 	"github.com/golang/snappy"
+	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/prometheus/prompb"
 )
@@ -114,7 +115,7 @@ func (rw *RemoteWrite) post(ctx context.Context, body []byte) (time.Duration, er
 	}
 	req.Header.Set("Content-Encoding", "snappy")
 	req.Header.Set("Content-Type", "application/x-protobuf")
-	req.Header.Set("User-Agent", version.ComponentUserAgent("onchain_exporter"))
+	req.Header.Set("User-Agent", version.ComponentUserAgent(config.Namespace))
 	req.Header.Set("X-Prometheus-Remote-Write-Version", "0.1.0")
 	resp, err := rw.Client.Do(req)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
+	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/prometheus/model/labels"
 )
@@ -325,7 +326,7 @@ func (v *verifier) ask(form url.Values, resultType string) (*queryAnswer, error)
 		req.Header.Set(k, val)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("User-Agent", version.ComponentUserAgent("onchain_exporter"))
+	req.Header.Set("User-Agent", version.ComponentUserAgent(config.Namespace))
 	resp, err := v.rw.Client.Do(req)
 	if err != nil {
 		return nil, redactURL(err, v.url, v.redacted)

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -27,7 +28,7 @@ type Metrics struct {
 
 // NewMetrics registers the cost families in reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
-	const ns = "onchain_exporter"
+	const ns = config.Namespace
 	m := &Metrics{
 		budget: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "daily_budget_calls",
 			Help: "Upstream calls the API may make on the current UTC day: the smaller of daily_budget and the upstream's X-Daily-Limit; absent when neither applies."}, []string{"api"}),

@@ -14,6 +14,7 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/hashicorp/memberlist"
+	"github.com/onchain-exporter/onchain_exporter/config"
 )
 
 // Defaults, as Alertmanager's cluster flags have them, so that an
@@ -52,7 +53,7 @@ const (
 	// defaultMaxDeltaBytes bounds one delta.
 	defaultMaxDeltaBytes = 1 << 20
 	// labelPrefix begins every packet's label; the cluster's name follows.
-	labelPrefix = "onchain_exporter"
+	labelPrefix = config.Namespace
 )
 
 // keySizes are the AES key sizes memberlist accepts: AES-128, -192, -256.

@@ -1,11 +1,12 @@
 package cluster
 
 import (
+	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 )
 
-const namespace = "onchain_exporter_cluster_"
+const namespace = config.Namespace + "_cluster_"
 
 // Label values of "kind": a full state moves by push/pull when a member
 // joins and every push/pull interval; a delta is one Broadcast.

@@ -7,10 +7,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/published"
 )
 
-const namespace = "onchain_exporter"
+const namespace = config.Namespace
 
 // selfMetrics are the engine's families, registered once; they live
 // across reloads. The families of upstream calls are package upstream's.

@@ -9,6 +9,12 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/plan"
 )
 
+// Namespace is the program's name: the namespace of every family the
+// exporter makes about itself (onchain_exporter_...; the data's families
+// start onchain_), its User-Agent, its page's title and its clusters'
+// label prefix.
+const Namespace = "onchain_exporter"
+
 // API names, as they appear in YAML sections and in the api label.
 const (
 	APIData      = "data"

@@ -34,11 +34,11 @@ func NewSafeConfig(reg prometheus.Registerer, load func() (*Config, error), appl
 	s := &SafeConfig{
 		load:  load,
 		apply: apply,
-		ok: prometheus.NewGauge(prometheus.GaugeOpts{Name: "onchain_exporter_config_last_reload_successful",
+		ok: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: "config_last_reload_successful",
 			Help: "1 when the last configuration load succeeded, else 0."}),
-		okTime: prometheus.NewGauge(prometheus.GaugeOpts{Name: "onchain_exporter_config_last_reload_success_timestamp_seconds",
+		okTime: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: "config_last_reload_success_timestamp_seconds",
 			Help: "When the configuration was last loaded successfully, as a Unix time."}),
-		findings: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "onchain_exporter_config_findings",
+		findings: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "config_findings",
 			Help: "Findings of the configuration in force, by kind: paths and parameter names outside the built-in catalog that nearly match one in it, probably typos, asked for as written (the landing page lists them)."},
 			[]string{"kind"}),
 	}

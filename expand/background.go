@@ -239,7 +239,7 @@ func (x *Expander) backoff(n int) time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
-const namespace = "onchain_exporter"
+const namespace = config.Namespace
 
 var (
 	expansionSuccessDesc = prometheus.NewDesc(namespace+"_expansion_success",

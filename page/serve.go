@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/internal/text"
 )
 
@@ -183,7 +184,7 @@ func (h *Handler) render(w http.ResponseWriter, name string, v view) {
 
 // viewOf adds the links of the filters and pages to a status.
 func (h *Handler) viewOf(st Status, q url.Values) view {
-	v := view{Status: st, States: States, Title: "onchain_exporter", MetricsHref: (&url.URL{Path: st.MetricsPath}).EscapedPath()}
+	v := view{Status: st, States: States, Title: config.Namespace, MetricsHref: (&url.URL{Path: st.MetricsPath}).EscapedPath()}
 	page := st.Series
 	v.First = page.Offset + 1
 	v.Last = page.Offset + len(page.Items)

@@ -19,7 +19,7 @@ const Prefix = "onchain_"
 
 // ownPrefix starts the exporter's own families, which data fields may not
 // take.
-const ownPrefix = "onchain_exporter_"
+const ownPrefix = config.Namespace + "_"
 
 // Types of a family.
 const (

@@ -306,7 +306,7 @@ func (u *Client) send(ctx context.Context, path string, query url.Values, keyed 
 		return fail(&Error{Code: "timeout", Message: "no free connection slot before the deadline"})
 	}
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", version.ComponentUserAgent("onchain_exporter"))
+	req.Header.Set("User-Agent", version.ComponentUserAgent(config.Namespace))
 	resp, err := u.client.Do(req)
 	if err != nil {
 		return fail(transportError(err))

@@ -1,7 +1,6 @@
 package upstream
 
 import (
-	"github.com/onchain-exporter/onchain_exporter/config"
 	"math"
 	"net/http"
 	"strconv"
@@ -9,10 +8,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/onchain-exporter/onchain_exporter/config"
+
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-const namespace = "onchain_exporter"
+const namespace = config.Namespace
 
 // Metrics are the families of upstream calls, registered once per
 // registry; they live across reloads.
