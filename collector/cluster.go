@@ -68,7 +68,7 @@ func (c *apiCollector) appendRows(rows []peerRow, peer *cluster.Peer) []peerRow 
 // rowLocked is what the cluster is sent of a tuple.
 func (c *apiCollector) rowLocked(st *tupleState, peer *cluster.Peer) peerRow {
 	row := peerRow{API: c.name, Key: st.tuple.Key, Digest: c.digestLocked(st.tuple), State: st.Tuple, Member: peer.Name(),
-		Samples: decode.ToWire(st.tuple, st.Samples), Err: upstream.Cut(st.lastError)}
+		Samples: decode.ToWire(st.tuple, st.Samples), Err: upstream.Cut(st.lastError())}
 	row.State.Samples = nil
 	if e, ok := c.sched.book.Estimate(st.delayKey()); ok {
 		row.Delay = &e

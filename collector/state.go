@@ -40,15 +40,9 @@ type tupleState struct {
 	// place in the configuration (max_tuples bounds both).
 	slot, order int32
 
-	// answers are its last outcomes, oldest first (at most maxAnswers;
-	// replaced, never written, once published), and lastError the text
-	// of its last failure, masked: what the operator's page shows
-	// (noteLocked, view.go).
-	answers   []published.Answer
-	lastError string
-	// points are the rows its values came from, for the page's chart
-	// (noteLocked): replaced, never written, once published.
-	points *published.Points
+	// page is what only the operator's page reads of it (noteLocked,
+	// view.go); nil until an event is noted.
+	page *pageNotes
 
 	// view is what scrapes read of the tuple: published by the engine
 	// after every change, read without a lock.
@@ -58,10 +52,9 @@ type tupleState struct {
 // tupleView is what the engine published of a tuple: immutable once
 // published; its series are shared with the tupleState, never copied.
 type tupleView struct {
-	// tuple is the tuple in force when it was published, unit its delay
-	// key (what a cluster member owns).
+	// tuple is the tuple in force when it was published (its delay key,
+	// delayKey, is what a cluster member owns).
 	tuple        *config.Tuple
-	unit         string
 	values, info []exposition.Sample
 	ok           bool // the last refresh succeeded
 	attempted    bool // a refresh has ended (LastAttempt is set)
@@ -80,20 +73,37 @@ type tupleView struct {
 	// dueOffset is how long after its start a row is due at the latest
 	// (rowDue), 0 until the key's delay is learned.
 	dueOffset time.Duration
-	// For the operator's page: the last outcomes and error text, the
-	// values as decoded and the rows they came from.
+	// For the operator's page: the values as decoded, the last outcomes,
+	// error text and rows (nil: none noted).
+	samples []decode.Sample
+	page    *pageNotes
+}
+
+// pageNotes are what only the operator's page reads of a tuple: its last
+// outcomes, oldest first (at most maxAnswers), the text of its last
+// failure, masked, and the rows its values came from. One value, replaced
+// whole by noteLocked and never written once published: a tuple's state
+// and its published view share it.
+type pageNotes struct {
 	answers   []published.Answer
 	lastError string
-	samples   []decode.Sample
-	points    *published.Points
+	points    published.Points
+}
+
+// lastError is the text of the tuple's last failure, "" for none.
+func (st *tupleState) lastError() string {
+	if st.page == nil {
+		return ""
+	}
+	return st.page.lastError
 }
 
 // publishLocked publishes what scrapes serve of the tuple now.
 func (c *apiCollector) publishLocked(st *tupleState) {
-	v := &tupleView{tuple: st.tuple, unit: st.delayKey(), values: st.values, info: st.info, ok: st.OK, attempted: !st.LastAttempt.IsZero(), asked: st.asked(),
+	v := &tupleView{tuple: st.tuple, values: st.values, info: st.info, ok: st.OK, attempted: !st.LastAttempt.IsZero(), asked: st.asked(),
 		failingSince: published.InstantOf(st.FailingSince), next: published.InstantOf(st.Next), inflight: st.inflight,
 		newest: published.InstantOf(st.Newest), deprecated: st.Deprecated,
-		answers: st.answers, lastError: st.lastError, samples: st.Samples, points: st.points}
+		samples: st.Samples, page: st.page}
 	if w := rowWindow(st); w > 0 && st.tuple.CacheTTL == 0 {
 		v.w = w
 		if !st.Newest.IsZero() && !st.Deprecated {

@@ -86,11 +86,16 @@ func seriesOf(st *tupleState, t *config.Tuple, api *config.API, now time.Time) (
 	if tv == nil {
 		return published.Series{}, false
 	}
+	var notes pageNotes
+	var points *published.Points
+	if tv.page != nil {
+		notes, points = *tv.page, &tv.page.points // never written
+	}
 	return published.Series{Tuple: t, OK: tv.ok, Attempted: tv.attempted, InFlight: tv.inflight,
 		Served: showValues(tv.values, tv.ok, tv.failingSince.Time(), now, api.MaxStaleness), Deprecated: tv.deprecated,
 		FailingSince: tv.failingSince.Time(), Next: tv.next.Time(), Newest: tv.newest.Time(), Spacing: tv.w, Earliest: tv.earliest,
-		Refused: hasFamily(tv.info, refusedFamily), Unit: tv.unit, Answers: tv.answers, LastError: tv.lastError,
-		Samples: tv.samples, Points: tv.points, Due: tv.due()}, true
+		Refused: hasFamily(tv.info, refusedFamily), Unit: delayKey(tv.tuple), Answers: notes.answers, LastError: notes.lastError,
+		Samples: tv.samples, Points: points, Due: tv.due()}, true
 }
 
 // Owner says which member of the cluster owns a unit, "" alone.
@@ -129,18 +134,30 @@ func hasFamily(samples []exposition.Sample, name string) bool {
 const maxAnswers = 8
 
 // noteLocked keeps what the operator's page shows of an event of st after
-// the door took it (fx): the outcome of a call (here, or a peer's) in
-// st.answers, the text of its last failure in st.lastError, masked by
-// the one rule (upstream.Client.Clean) and made inert (text.Outside: a
-// U+202E or an ESC in an upstream's message does not act on the page),
-// and the row its values come from in st.points. It changes nothing the
-// engine reads.
+// the door took it (fx), in new notes (st.page): the outcome of a call
+// (here, or a peer's) in answers, the text of its last failure in
+// lastError, masked by the one rule (upstream.Client.Clean) and made
+// inert (text.Outside: a U+202E or an ESC in an upstream's message does
+// not act on the page), and the row its values come from in points. It
+// changes nothing the engine reads.
 func (c *apiCollector) noteLocked(st *tupleState, ev event, fx effects) {
 	if fx.refused != "" {
 		return // a row refused: the tuple keeps what it had
 	}
+	var n pageNotes
+	if st.page != nil {
+		n = *st.page
+	}
+	c.note(&n, st, ev, fx)
+	st.page = &n
+}
+
+// note is noteLocked on a copy of the tuple's notes.
+func (c *apiCollector) note(n *pageNotes, st *tupleState, ev event, fx effects) {
 	if len(st.Samples) > 0 && !st.RowTime.IsZero() {
-		st.points = st.points.With(st.RowTime.Unix(), st.Samples[0].Value)
+		if p := n.points.With(st.RowTime.Unix(), st.Samples[0].Value); p != &n.points {
+			n.points = *p
+		}
 	}
 	now := c.clk.Now()
 	var a *published.Answer
@@ -153,7 +170,7 @@ func (c *apiCollector) noteLocked(st *tupleState, ev event, fx effects) {
 	switch ev.kind {
 	case evFetched, evFailed, evHeld, evRefused:
 		if ev.kind == evRefused && ev.sibling {
-			st.lastError = c.inert(refusedLog + ": " + ev.err.Error())
+			n.lastError = c.inert(refusedLog + ": " + ev.err.Error())
 			return // no call of its own
 		}
 		a = &published.Answer{At: published.InstantOf(ev.start), Outcome: published.AnswerOK, By: published.ByThis}
@@ -184,13 +201,13 @@ func (c *apiCollector) noteLocked(st *tupleState, ev event, fx effects) {
 		case ev.kind == evHeld:
 			// Nothing failed: the last error, if any, stands.
 		case a.Outcome == published.AnswerOK:
-			a.Note, st.lastError = said, ""
+			a.Note, n.lastError = said, ""
 		case said != "":
-			st.lastError = said
+			n.lastError = said
 		case ev.err != nil:
-			st.lastError = c.inert(ev.err.Error())
+			n.lastError = c.inert(ev.err.Error())
 		default:
-			st.lastError = c.inert("refresh failed: " + st.LastCode)
+			n.lastError = c.inert("refresh failed: " + st.LastCode)
 		}
 	case evPeerRow:
 		row := ev.row
@@ -205,13 +222,13 @@ func (c *apiCollector) noteLocked(st *tupleState, ev event, fx effects) {
 			if ev.said != "" {
 				said = upstream.Cut(ev.said) // masked at the sender, and here
 			}
-			st.lastError = c.inert(fmt.Sprintf("the refresh a peer made at %s failed: %s", row.LastAttempt.UTC().Format(time.RFC3339), said))
+			n.lastError = c.inert(fmt.Sprintf("the refresh a peer made at %s failed: %s", row.LastAttempt.UTC().Format(time.RFC3339), said))
 		} else {
-			st.lastError = ""
+			n.lastError = ""
 		}
 	case evSaved:
-		if st.failed() && st.lastError == "" {
-			st.lastError = text.Outside(fmt.Sprintf("the last refresh before this process started, at %s, failed: %s",
+		if st.failed() && n.lastError == "" {
+			n.lastError = text.Outside(fmt.Sprintf("the last refresh before this process started, at %s, failed: %s",
 				st.LastAttempt.UTC().Format(time.RFC3339), st.LastCode), maxErrorText)
 		}
 	}
@@ -219,8 +236,8 @@ func (c *apiCollector) noteLocked(st *tupleState, ev event, fx effects) {
 		return
 	}
 	// A new slice each time: the published view keeps the old one.
-	n := min(len(st.answers), maxAnswers-1)
-	st.answers = append(append(make([]published.Answer, 0, n+1), st.answers[len(st.answers)-n:]...), *a)
+	k := min(len(n.answers), maxAnswers-1)
+	n.answers = append(append(make([]published.Answer, 0, k+1), n.answers[len(n.answers)-k:]...), *a)
 }
 
 // maxShapes bounds the answer shapes an engine keeps one copy of: the

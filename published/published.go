@@ -88,7 +88,7 @@ type Series struct {
 }
 
 // MaxPoints is how many rows a series keeps for the page's chart: 12 of
-// 12 bytes, 160 bytes a tuple with the count, kept once a new row comes.
+// 12 bytes, 152 bytes a tuple with the count.
 const MaxPoints = 12
 
 // Point is one row a series' answers carried: its time (Unix seconds)
