@@ -152,7 +152,7 @@ func pageRows(root any, t *config.Tuple, defaultRows string) []any {
 	if t.Entry != nil {
 		pinned = t.Entry.Rows
 	}
-	list, _, err := decode.FindRows(root, pinned, t.Rows, defaultRows)
+	list, _, err := decode.FindRows(root, pinned, t.Rows(), defaultRows)
 	if err != nil {
 		return nil
 	}
@@ -171,7 +171,7 @@ func pageBounds(list []any, t *config.Tuple) (oldest, newest cursor, dated bool)
 		if !ok {
 			continue
 		}
-		_, tm, ok := decode.FindTimeKey(obj, pinned, t.TimeKey)
+		_, tm, ok := decode.FindTimeKey(obj, pinned, t.TimeKey())
 		if !ok {
 			continue
 		}

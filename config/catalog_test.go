@@ -68,8 +68,8 @@ consensus:
 			t.Errorf("%s: labels %v=%v, want %v=%v", tc.key, tp.LabelNames, tp.LabelValues, tc.labels, tc.values)
 		}
 		// Payloads of these APIs carry words beside the values.
-		if tp.AllNumeric || tp.Endpoint == nil || tp.Rows != "data" {
-			t.Errorf("%s: AllNumeric %v, endpoint %v, rows %q", tc.key, tp.AllNumeric, tp.Endpoint, tp.Rows)
+		if tp.AllNumeric || tp.Endpoint == nil || tp.Rows() != "data" {
+			t.Errorf("%s: AllNumeric %v, endpoint %v, rows %q", tc.key, tp.AllNumeric, tp.Endpoint, tp.Rows())
 		}
 	}
 	band := byKey["indicator /api/equities/KRX:005930/pbr-band?"]

@@ -274,7 +274,7 @@ func (l *errorList) checkLabels(t *Tuple) {
 	for _, n := range t.LabelNames {
 		series[n] = true
 	}
-	for _, n := range t.LabelFields {
+	for _, n := range t.LabelFields() {
 		if series[n] {
 			l.addAt(e.line("labels"), join(e.Key, "labels"), "%q is already a label of the series", n)
 		}

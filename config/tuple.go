@@ -36,12 +36,8 @@ type Tuple struct {
 	AllNumeric bool
 	// Keyed calls send the API's credential; key-free ones do not, so
 	// that they count against the caller's IP and not the key's quota.
-	Keyed bool
-	// Rows, TimeKey and LabelFields locate the rows in the payload.
-	Rows        string
-	TimeKey     string
-	LabelFields []string
-	CacheTTL    float64 // seconds; 0 = by schedule
+	Keyed    bool
+	CacheTTL float64 // seconds; 0 = by schedule
 }
 
 // Parameters that do not tell two series apart and so are not labels.
@@ -314,8 +310,7 @@ func (l *errorList) tuple(a *API, e *Entry, window string, params Values) *Tuple
 		return nil
 	}
 	path = l.intern(path)
-	t := &Tuple{API: a.Name, Entry: e, Path: path, Window: window, Params: params,
-		TimeKey: e.TimeKey, Rows: e.Rows, LabelFields: e.LabelFields}
+	t := &Tuple{API: a.Name, Entry: e, Path: path, Window: window, Params: params}
 	if e.CacheTTL > 0 {
 		t.CacheTTL = e.CacheTTL.Seconds()
 	}
@@ -374,6 +369,43 @@ func (t *Tuple) Query() Values {
 	return Values(q)
 }
 
+// Rows, TimeKey and LabelFields locate the rows in an answer: the entry's
+// rows:, time_key: and label_fields:, else the catalog's; "" and nil
+// where neither says.
+
+// Rows is the dotted path of the rows in an answer.
+func (t *Tuple) Rows() string {
+	if t.Entry != nil && t.Entry.Rows != "" {
+		return t.Entry.Rows
+	}
+	if t.Endpoint != nil {
+		return t.Endpoint.Rows
+	}
+	return ""
+}
+
+// TimeKey is the field of a row that holds its time.
+func (t *Tuple) TimeKey() string {
+	if t.Entry != nil && t.Entry.TimeKey != "" {
+		return t.Entry.TimeKey
+	}
+	if t.Endpoint != nil {
+		return t.Endpoint.TimeKey
+	}
+	return ""
+}
+
+// LabelFields are the fields of a row read as labels.
+func (t *Tuple) LabelFields() []string {
+	if t.Entry != nil && t.Entry.LabelFields != nil {
+		return t.Entry.LabelFields
+	}
+	if t.Endpoint != nil {
+		return t.Endpoint.LabelFields
+	}
+	return nil
+}
+
 // intern is s, one copy of it for every tuple built.
 func (l *errorList) intern(s string) string {
 	if v, ok := l.interned[s]; ok {
@@ -391,17 +423,6 @@ func (t *Tuple) resolveFields() {
 	var catalog map[string]*Field
 	if e := namingEndpoint(t.API, t.Path); e != nil {
 		catalog = e.Fields // also on a path of the concept outside the catalog
-	}
-	if t.Endpoint != nil {
-		if t.Rows == "" {
-			t.Rows = t.Endpoint.Rows
-		}
-		if t.TimeKey == "" {
-			t.TimeKey = t.Endpoint.TimeKey
-		}
-		if t.LabelFields == nil {
-			t.LabelFields = t.Endpoint.LabelFields
-		}
 	}
 	if t.Entry.Fields == nil {
 		t.Fields = catalog

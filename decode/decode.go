@@ -102,7 +102,7 @@ type reading struct {
 // until (when it is set) are left out and counted (LatestAt).
 func readRows(root any, t *config.Tuple, defaultRows string, until time.Time) ([]row, *reading, error) {
 	pin := pinsOf(t)
-	list, at, err := FindRows(root, pin.rows, t.Rows, defaultRows)
+	list, at, err := FindRows(root, pin.rows, t.Rows(), defaultRows)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -128,10 +128,10 @@ func readRows(root any, t *config.Tuple, defaultRows string, until time.Time) ([
 			continue
 		}
 		r := row{obj: obj}
-		key, tm, ok := FindTimeKey(obj, pin.timeKey, t.TimeKey)
+		key, tm, ok := FindTimeKey(obj, pin.timeKey, t.TimeKey())
 		if !ok && rootObj != nil {
 			// Rows of a list may take their time from the answer around them.
-			key, tm, ok = FindTimeKey(rootObj, pin.timeKey, t.TimeKey)
+			key, tm, ok = FindTimeKey(rootObj, pin.timeKey, t.TimeKey())
 		}
 		if ok {
 			r.time = tm
@@ -184,8 +184,8 @@ func readRows(root any, t *config.Tuple, defaultRows string, until time.Time) ([
 			d.Block, d.HasBlock = b, true
 		}
 		d.Shape, d.HasShape = Shape{Rows: at, TimeKey: timeKey, CountedBy: countedBy, LabelsFrom: labelsFrom,
-			Expected: countedBy == "" && labelsFrom == "" && (at == t.Rows || t.Rows == "" && at == defaultRows) &&
-				(timeKey == t.TimeKey || t.TimeKey == "" && timeKey != "")}, true
+			Expected: countedBy == "" && labelsFrom == "" && (at == t.Rows() || t.Rows() == "" && at == defaultRows) &&
+				(timeKey == t.TimeKey() || t.TimeKey() == "" && timeKey != "")}, true
 	}
 	d.labels, d.timeKey = labels, timeKey
 	return rows, d, nil
@@ -209,7 +209,7 @@ func pinsOf(t *config.Tuple) pins {
 // (label values, field) pair.
 // The label fields are read from the row fields labelsFrom names.
 func (d *reading) collect(rows []row, t *config.Tuple, labelsFrom []string, timeKey string) {
-	skip := map[string]bool{"blockheight": true, t.TimeKey: true, timeKey: true}
+	skip := map[string]bool{"blockheight": true, t.TimeKey(): true, timeKey: true}
 	for _, k := range TimeKeys {
 		skip[k] = true
 	}
@@ -357,7 +357,7 @@ func (d *reading) problem(msg string) {
 
 func newSample(f *config.Field, t *config.Tuple, rowLabels []string, v float64, keyLabel, key string) Sample {
 	s := Sample{Field: f, Value: v * f.Scale}
-	s.ExtraNames = append(s.ExtraNames, t.LabelFields...)
+	s.ExtraNames = append(s.ExtraNames, t.LabelFields()...)
 	s.ExtraValues = append(s.ExtraValues, rowLabels...)
 	for _, k := range slices.Sorted(maps.Keys(f.Labels)) {
 		s.ExtraNames = append(s.ExtraNames, k)

@@ -69,7 +69,7 @@ func Fit(t *config.Tuple, samples []Sample) error {
 // fitLabels says why a sample's labels are not those its field and tuple
 // give (newSample), or nil.
 func fitLabels(t *config.Tuple, f *config.Field, x *Sample) error {
-	names := append(slices.Clone(t.LabelFields), slices.Sorted(maps.Keys(f.Labels))...)
+	names := append(slices.Clone(t.LabelFields()), slices.Sorted(maps.Keys(f.Labels))...)
 	keyed := f.KeyLabel != "" && len(x.ExtraNames) == len(names)+1
 	if keyed {
 		names = append(names, f.KeyLabel)
@@ -77,8 +77,8 @@ func fitLabels(t *config.Tuple, f *config.Field, x *Sample) error {
 	if !slices.Equal(x.ExtraNames, names) || len(x.ExtraValues) != len(names) {
 		return fmt.Errorf("labels %q are not %q", text.Clip(strings.Join(x.ExtraNames, ","), 128, "…"), strings.Join(names, ","))
 	}
-	for i, k := range names[len(t.LabelFields) : len(names)-boolInt(keyed)] {
-		if v := x.ExtraValues[len(t.LabelFields)+i]; v != f.Labels[k] {
+	for i, k := range names[len(t.LabelFields()) : len(names)-boolInt(keyed)] {
+		if v := x.ExtraValues[len(t.LabelFields())+i]; v != f.Labels[k] {
 			return fmt.Errorf("label %s is %q, not %q", k, text.Clip(v, 64, "…"), f.Labels[k])
 		}
 	}
@@ -109,7 +109,7 @@ func MaxSamples(t *config.Tuple) int {
 		fields += t.Entry.FieldLimit()
 	}
 	groups := 1
-	if len(t.LabelFields) > 0 {
+	if len(t.LabelFields()) > 0 {
 		groups = MaxRows
 		if n, err := strconv.Atoi(t.Query().Get("limit")); err == nil && n > 0 {
 			groups = min(n, MaxRows)
@@ -200,7 +200,7 @@ func FromWire(t *config.Tuple, ws []Wire) ([]Sample, bool) {
 		if f == nil {
 			return nil, false
 		}
-		names := append(slices.Clone(t.LabelFields), slices.Sorted(maps.Keys(f.Labels))...)
+		names := append(slices.Clone(t.LabelFields()), slices.Sorted(maps.Keys(f.Labels))...)
 		if f.KeyLabel != "" && len(w.L) == len(names)+1 {
 			names = append(names, f.KeyLabel)
 		}

@@ -31,7 +31,7 @@ var vocabularies = [][]string{{"bullish", "bearish", "neutral"}, {"long", "short
 // from, and, for the log, the labels read from a field of another name.
 // Labels pinned in the entry (labels:) are read as named.
 func labelSources(rows []row, t *config.Tuple, pinned bool) ([]string, string) {
-	src := slices.Clone(t.LabelFields)
+	src := slices.Clone(t.LabelFields())
 	if pinned {
 		return src, ""
 	}

@@ -264,7 +264,7 @@ func fetchRows(c *upstream.Client, tp *config.Tuple) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	rows, _, err := decode.FindRows(root, tp.Rows, c.DefaultRows())
+	rows, _, err := decode.FindRows(root, tp.Rows(), c.DefaultRows())
 	return len(rows), err
 }
 

@@ -146,7 +146,7 @@ func TestTupleTakenBySameDigest(t *testing.T) {
 		"fields":    func(t *config.Tuple) { t.Fields = map[string]*config.Field{"open_interest": {Scale: 2}} },
 		"labels":    func(t *config.Tuple) { t.LabelNames, t.LabelValues = []string{"venue"}, []string{"b"} },
 		"cache_ttl": func(t *config.Tuple) { t.CacheTTL = 60 },
-		"rows":      func(t *config.Tuple) { t.Rows = "history" },
+		"rows":      func(t *config.Tuple) { t.Entry = &config.Entry{Rows: "history"} },
 	}
 	for name, change := range changes {
 		c := savedHourTuple("k")
