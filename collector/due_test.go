@@ -16,7 +16,8 @@ import (
 // day 3): the late row is known within the tolerance and a scrape, long
 // before the row comes.
 func TestRowDueTime(t *testing.T) {
-	t.Parallel()                                               // three simulated days, on its own clock and fake
+	// Three simulated days, on its own clock and fake.
+	t.Parallel()
 	slowFrom := testtool.Clock().Now().Add(3 * 24 * time.Hour) // the fake's clock starts where testtool.Clock does
 	e := newEnv(t, `
 data:
