@@ -20,6 +20,11 @@ import (
 // carrying an older Date, do not move it.
 const dateSamples = 15
 
+// maxDateOffset bounds what an answer's Date may say of this member's
+// clock: a host clock a day off is still measured (and then owns nothing
+// in its cluster); a Date years away is garbage and ignored.
+const maxDateOffset = 7 * 24 * time.Hour
+
 // dateClock keeps the offsets of the last answers.
 type dateClock struct {
 	mu      sync.Mutex
@@ -40,6 +45,9 @@ func (d *dateClock) observe(h http.Header, now time.Time) {
 	}
 	// Date is truncated to the second: the middle of its second.
 	off := now.Sub(sent.Add(500 * time.Millisecond))
+	if off.Abs() > maxDateOffset {
+		return // a proxy's or a broken edge's date, not a clock
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if len(d.offsets) < dateSamples {

@@ -24,6 +24,9 @@ func TestClockOffsetFromTheAnswersDate(t *testing.T) {
 	d.observe(answer(provider.Add(-48*time.Hour).Format(http.TimeFormat)), here) // a cached answer
 	d.observe(answer(provider.Add(time.Hour).Format(http.TimeFormat)), here)     // an edge whose clock is off
 	d.observe(answer("yesterday, about noon"), here)
+	for range dateSamples {
+		d.observe(answer(time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC).Format(http.TimeFormat)), here) // garbage, however often
+	}
 	d.observe(http.Header{}, here)
 	off, ok := d.offset()
 	if !ok || (off+3*time.Hour).Abs() > time.Second {
