@@ -253,8 +253,11 @@ func TestBudget(t *testing.T) {
 // the budget plus 25 %; after the first day, no series waiting for a new
 // row longer than its window times its coarsening rounded up, plus a
 // window for where in it the row lands, plus the wait for a call the
-// budget's pace held back (86 400 s / budget), plus half a minute for the
-// scrapes that see the wait.
+// budget's pace held back (86 400 s / budget), plus a scrape interval: the
+// wait is measured between the scrapes that first serve two rows, and
+// each may come up to an interval after its row (half an interval was
+// allowed before, and a run beside the day-two harness on a loaded
+// machine measured 10 min 30 s against its 10 min 12 s).
 func checkBudgetRun(t *testing.T, run *BudgetRun) {
 	t.Helper()
 	daily := run.Budget
@@ -278,9 +281,9 @@ func checkBudgetRun(t *testing.T, run *BudgetRun) {
 	for _, w := range budgetWindows {
 		step := config.WindowDuration(w.window)
 		k := time.Duration(math.Ceil(max(1, factors[w.window])))
-		if limit := k*step + step + pace + budgetScrapeInterval/2; run.Gap[w.window] > limit {
+		if limit := k*step + step + pace + budgetScrapeInterval; run.Gap[w.window] > limit {
 			t.Errorf("daily_budget %d, %s: a series waited %v for a new row, more than its window × %d plus a window, plus %v for a call the pace held back and the %v between two scrapes",
-				daily, w.window, run.Gap[w.window], k, pace, budgetScrapeInterval/2)
+				daily, w.window, run.Gap[w.window], k, pace, budgetScrapeInterval)
 		}
 	}
 }
