@@ -257,16 +257,7 @@ var updateScreenshot = flag.Bool("update-screenshot", false, "rewrite docs/page.
 // fails, elsewhere it is skipped.
 func chromium(t *testing.T) string {
 	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("chromium is not installed (apt-get install -y chromium): the browser tests need it")
-	}
-	t.Skip("chromium is not installed (apt-get install -y chromium)")
-	return ""
+	return testtool.Require(t, "apt-get install -y chromium", "chromium", "chromium-browser")
 }
 
 // browse runs headless chromium on a URL with args (--dump-dom, or

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
 
 // The browser tests of this package drive headless chromium over the
@@ -36,16 +38,7 @@ var updatePictures = flag.Bool("update-screenshot", false, "rewrite docs/page-se
 // fails, elsewhere it is skipped.
 func chromiumPath(t *testing.T) string {
 	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("chromium is not installed (apt-get install -y chromium): the browser tests need it")
-	}
-	t.Skip("chromium is not installed (apt-get install -y chromium)")
-	return ""
+	return testtool.Require(t, "apt-get install -y chromium", "chromium", "chromium-browser")
 }
 
 // browser is one headless chromium and the tab the test drives.
