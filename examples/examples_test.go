@@ -296,25 +296,7 @@ func TestEveryRuleHasAUnitTest(t *testing.T) {
 		} `yaml:"groups"`
 	}
 	decodeFile(t, "alerts.yml", &rules)
-	var tests struct {
-		Tests []struct {
-			AlertRuleTest []struct {
-				Alertname string `yaml:"alertname"`
-				ExpAlerts []any  `yaml:"exp_alerts"`
-			} `yaml:"alert_rule_test"`
-		} `yaml:"tests"`
-	}
-	decodeFile(t, "alerts_test.yml", &tests)
-	fires, silent := map[string]bool{}, map[string]bool{}
-	for _, tc := range tests.Tests {
-		for _, a := range tc.AlertRuleTest {
-			if len(a.ExpAlerts) > 0 {
-				fires[a.Alertname] = true
-			} else {
-				silent[a.Alertname] = true
-			}
-		}
-	}
+	fires, silent := ruleTestCases(t, "alerts_test.yml")
 	for _, g := range rules.Groups {
 		for _, r := range g.Rules {
 			if !fires[r.Alert] || !silent[r.Alert] {
@@ -327,4 +309,30 @@ func TestEveryRuleHasAUnitTest(t *testing.T) {
 			}
 		}
 	}
+}
+
+// ruleTestCases reads a promtool rule test file: the alerts it has a case
+// of firing for, and those it has a case of silence for.
+func ruleTestCases(t *testing.T, file string) (fires, silent map[string]bool) {
+	t.Helper()
+	var tests struct {
+		Tests []struct {
+			AlertRuleTest []struct {
+				Alertname string `yaml:"alertname"`
+				ExpAlerts []any  `yaml:"exp_alerts"`
+			} `yaml:"alert_rule_test"`
+		} `yaml:"tests"`
+	}
+	decodeFile(t, file, &tests)
+	fires, silent = map[string]bool{}, map[string]bool{}
+	for _, tc := range tests.Tests {
+		for _, a := range tc.AlertRuleTest {
+			if len(a.ExpAlerts) > 0 {
+				fires[a.Alertname] = true
+			} else {
+				silent[a.Alertname] = true
+			}
+		}
+	}
+	return fires, silent
 }

@@ -74,25 +74,7 @@ func TestSignalRulesConventions(t *testing.T) {
 		}
 	}
 
-	var tests struct {
-		Tests []struct {
-			AlertRuleTest []struct {
-				Alertname string `yaml:"alertname"`
-				ExpAlerts []any  `yaml:"exp_alerts"`
-			} `yaml:"alert_rule_test"`
-		} `yaml:"tests"`
-	}
-	decodeFile(t, "signals_test.yml", &tests)
-	fires, silent := map[string]bool{}, map[string]bool{}
-	for _, tc := range tests.Tests {
-		for _, a := range tc.AlertRuleTest {
-			if len(a.ExpAlerts) > 0 {
-				fires[a.Alertname] = true
-			} else {
-				silent[a.Alertname] = true
-			}
-		}
-	}
+	fires, silent := ruleTestCases(t, "signals_test.yml")
 	for _, a := range alerts {
 		if !fires[a] || !silent[a] {
 			t.Errorf("%s: signals_test.yml needs a case where it fires and one where it does not", a)
