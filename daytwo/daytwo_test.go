@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/rulefmt"
 
+	"github.com/onchain-exporter/onchain_exporter/app"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 )
@@ -185,7 +186,8 @@ func (sc scenario) run(t *testing.T, promtool string, groups *rulefmt.RuleGroups
 		t.Fatal(err)
 	}
 	r := &run{t: t, up: up, cfgFile: cfgFile, shapes: map[[32]byte]bool{}, promtool: promtool, rec: newRecording(t, groups),
-		parser: startReferenceParser(t), late: late}
+		parser: startReferenceParser(t), late: late,
+		seen: map[*member]counts{}, seenApp: map[*member]*app.App{}, owed: map[*member]float64{}}
 	a := &member{name: "a", storage: filepath.Join(dir, "a"), cluster: freeAddr(t)}
 	b := &member{name: "b", storage: filepath.Join(dir, "b"), cluster: freeAddr(t)}
 	a.peers, b.peers = []string{b.cluster}, []string{a.cluster}

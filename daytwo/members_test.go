@@ -53,6 +53,11 @@ type run struct {
 	negative []string
 	times    []time.Time // when the members were scraped: the rules are evaluated then
 	late     []lateRow
+	// What settle last read of each member's shared rows (and of which
+	// start of it), and the rows it is owed by the others since.
+	seen    map[*member]counts
+	seenApp map[*member]*app.App
+	owed    map[*member]float64
 }
 
 func (r *run) start(m *member) {
@@ -245,19 +250,119 @@ func (r *run) converge() {
 }
 
 // settle lets every live member's engines do what is due at the clock's
-// time, and gossip carry their rows (gossip runs on the wall clock).
+// time, then waits in real time until gossip has carried every row a
+// member fetched to the others (gossip runs on the wall clock, the
+// members' waits for an owner's row on the simulated one: a row still in
+// flight when the clock moves on would be fetched again as a fallback),
+// and settles again, until a settle fetches nothing more.
 func (r *run) settle() {
-	for _, m := range r.members {
-		if m.app != nil {
-			m.app.Settle()
+	for range 100 {
+		for _, m := range r.members {
+			if m.app != nil {
+				m.app.Settle()
+			}
+		}
+		if !r.deliver() {
+			return
 		}
 	}
-	time.Sleep(10 * time.Millisecond)
-	for _, m := range r.members {
-		if m.app != nil {
-			m.app.Settle()
+	r.t.Fatal("the members kept fetching after 100 settles at one time")
+}
+
+// counts are a member's counters of shared rows, from its /metrics: the
+// rows it fetched (and sent) and the peers' rows it took or refused.
+type counts struct{ sent, got float64 }
+
+func (r *run) counts(m *member) (counts, error) {
+	body, err := scrapeWithin(m, jobs[0], "1", "text/plain;version=0.0.4")
+	if err != nil {
+		return counts{}, err
+	}
+	var c counts
+	for _, l := range strings.Split(body, "\n") {
+		v, err := strconv.ParseFloat(l[strings.LastIndexByte(l, ' ')+1:], 64)
+		switch {
+		case err != nil:
+		case strings.HasPrefix(l, "onchain_exporter_cluster_refreshes_total{"):
+			c.sent += v
+		case strings.HasPrefix(l, "onchain_exporter_cluster_rows_received_total{"),
+			strings.HasPrefix(l, "onchain_exporter_cluster_rows_refused_total{"):
+			c.got += v
 		}
 	}
+	return c, nil
+}
+
+// deliver waits until every live member has taken or refused each row
+// the others sent since it started, and reports whether any member
+// fetched a row since the last call. Counters start again at a
+// restart; a member's count of what it is owed starts at its start.
+func (r *run) deliver() (fetched bool) {
+	now := map[*member]counts{}
+	for _, m := range r.members {
+		if m.app == nil {
+			continue
+		}
+		c, err := r.counts(m)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		now[m] = c
+		last, seen := r.seen[m]
+		if !seen || m.app != r.seenApp[m] || c.sent < last.sent {
+			last = counts{} // started again
+			r.owed[m] = 0
+		}
+		if d := c.sent - last.sent; d > 0 {
+			fetched = true
+			for _, o := range r.members {
+				if o != m && o.app != nil {
+					r.owed[o] += d
+				}
+			}
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		short := ""
+		for m, c := range now {
+			base := r.seen[m].got
+			if m.app != r.seenApp[m] {
+				base = 0
+			}
+			if c.got-base < r.owed[m] {
+				short += fmt.Sprintf(" %s took %v of %v", m.name, c.got-base, r.owed[m])
+			}
+		}
+		if short == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			// Written off, as a row lost in production would be: the
+			// alerts then say what it cost.
+			r.t.Logf("gossip did not deliver every row within 10 s:%s", short)
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+		for m := range now {
+			c, err := r.counts(m)
+			if err != nil {
+				r.t.Fatal(err)
+			}
+			now[m] = counts{sent: now[m].sent, got: c.got}
+		}
+	}
+	for m, c := range now {
+		base := r.seen[m].got
+		if m.app != r.seenApp[m] {
+			base = 0
+		}
+		// Not below 0: a full state's rows repeat what was taken
+		// (refused as older), and owe nothing later.
+		r.owed[m] = max(0, r.owed[m]-(c.got-base))
+		r.seen[m], r.seenApp[m] = c, m.app
+	}
+	return fetched
 }
 
 // checkAnswers holds every OpenMetrics answer of both members to the
