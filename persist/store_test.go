@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -244,7 +245,7 @@ func TestStateEntriesOutOfRangeAreDropped(t *testing.T) {
 			if got == nil {
 				t.Fatal("the file was not handed over")
 			}
-			if _, ok := got.Tuples["other"]; !ok || got.Delays["data /q hour"] != goodDelay {
+			if _, ok := got.Tuples["other"]; !ok || !reflect.DeepEqual(got.Delays["data /q hour"], goodDelay) {
 				t.Errorf("the good entries were not kept: tuples %v, delays %v", got.Tuples, got.Delays)
 			}
 			_, kept := got.Tuples["k"]

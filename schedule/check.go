@@ -76,9 +76,17 @@ func (e *Estimate) Check(w time.Duration, now time.Time) error {
 	for _, x := range []struct {
 		name string
 		v    time.Duration
-	}{{"first", e.First}, {"depth", e.Depth}, {"low", e.Low}} {
+	}{{"first", e.First}, {"depth", e.Depth}, {"low", e.Low}, {"late", e.Late}} {
 		if x.v < -d || x.v > d {
 			return fmt.Errorf("learned %s %v is beyond %v", x.name, x.v, d)
+		}
+	}
+	if len(e.Released) > ReleaseRows {
+		return fmt.Errorf("%d release offsets, more than the %d kept", len(e.Released), ReleaseRows)
+	}
+	for _, r := range e.Released {
+		if r < -d || r > d {
+			return fmt.Errorf("a release offset %v is beyond %v", r, d)
 		}
 	}
 	for _, x := range []struct {

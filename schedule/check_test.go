@@ -3,6 +3,7 @@ package schedule
 import (
 	"encoding/json"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -68,7 +69,7 @@ func TestRestoredPlanLeavesTheBook(t *testing.T) {
 	if !pl.Next.Equal(next) || siblings {
 		t.Errorf("plan %+v, siblings %v; want the plan for %v kept", pl, siblings, next)
 	}
-	if after := b.Snapshot(); len(after) != len(learned) || after[st.key] != learned[st.key] {
+	if after := b.Snapshot(); !reflect.DeepEqual(after, learned) {
 		t.Errorf("the Book changed: %+v, was %+v", after, learned)
 	}
 }
@@ -87,6 +88,9 @@ func TestChecksOfWhatIsTakenBack(t *testing.T) {
 	}{
 		{"first of 9e18 ns", "learned first 2562047h47m16.854775807s is beyond 4h0m0s", func(e *Estimate) { e.First = math.MaxInt64 }},
 		{"negative depth", "learned depth -5h0m0s is beyond 4h0m0s", func(e *Estimate) { e.Depth = -5 * time.Hour }},
+		{"a release offset of 9e18 ns", "a release offset 2562047h47m16.854775807s is beyond 4h0m0s", func(e *Estimate) { e.Released = []time.Duration{time.Minute, math.MaxInt64} }},
+		{"17 release offsets", "17 release offsets, more than the 16 kept", func(e *Estimate) { e.Released = make([]time.Duration, 17) }},
+		{"a late offset of -5 h", "learned late -5h0m0s is beyond 4h0m0s", func(e *Estimate) { e.Late = -5 * time.Hour }},
 		{"credit of 1e300", "credit 1e+300 is not a number the schedule keeps", func(e *Estimate) { e.Credit = 1e300 }},
 		{"negative rows", "a count (-1) is not between 0 and 1000000", func(e *Estimate) { e.Rows = -1 }},
 		{"row seen in 9999", "seen 9999-12-31T23:00:00Z is more than 1h0m0s ahead", func(e *Estimate) { e.Seen = time.Date(9999, 12, 31, 23, 0, 0, 0, time.UTC) }},
@@ -119,6 +123,7 @@ func TestEstimateSavesWhatWasLearned(t *testing.T) {
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	e := Estimate{First: time.Hour, Depth: time.Minute, Low: 50 * time.Minute, HasLow: true, Credit: 0.3, Learned: true,
 		Seen: now.Add(-time.Hour), Spent: 0.2, Rows: 7, Descent: 1, FollowHits: 4, FollowMisses: 1, Split: true,
+		Released: []time.Duration{70 * time.Minute, 80 * time.Minute}, Late: 5 * time.Hour,
 		Chaser: "a", Chased: now, Leader: "b", LeaderAt: now, RowMisses: 2}
 	b, err := json.Marshal(e)
 	if err != nil {
@@ -135,7 +140,7 @@ func TestEstimateSavesWhatWasLearned(t *testing.T) {
 	}
 	want := e
 	want.Chaser, want.Chased, want.Leader, want.LeaderAt, want.RowMisses = "", time.Time{}, "", time.Time{}, 0
-	if back != want {
+	if !reflect.DeepEqual(back, want) {
 		t.Errorf("read back %+v, want %+v", back, want)
 	}
 }

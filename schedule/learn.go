@@ -6,7 +6,7 @@ import (
 )
 
 // Estimate is what the series of one key (an API, endpoint and window)
-// taught of when their rows appear; what the model learned (14 fields)
+// taught of when their rows appear; what the model learned (16 fields)
 // is saved and sent to peers, the parts its series play here are not.
 //
 // First is the offset from a row's start of its first poll. A poll that
@@ -55,6 +55,13 @@ type Estimate struct {
 	// Split says the key's series were seen to be published apart: each
 	// then learns on its own, from the key's estimate.
 	Split bool `json:"split,omitempty"`
+	// Released are the offsets from their start at which the key's last
+	// rows found on time (by their due time) were first found here,
+	// oldest first, at most ReleaseRows; Late is the offset of the last
+	// row, when it was found past its due time (0: it was not). See
+	// release.go.
+	Released []time.Duration `json:"released,omitempty"`
+	Late     time.Duration   `json:"late,omitempty"`
 
 	// The parts the key's series play in this process, and the row under
 	// way: neither saved nor sent to peers (what the model learned is
@@ -191,7 +198,11 @@ func (p *Policy) probeAt(e *Estimate, w time.Duration) time.Duration {
 // First goes to the top (plus a margin for jitter) and the next probes
 // bisect the bracket.
 func (p *Policy) found(k *Known, row time.Time, w, at, missed time.Duration, misses int, probe bool) {
+	late := false
 	if row.After(k.Key.Seen) {
+		// The first find of the row here: its offset teaches the due
+		// time, unless it was past it (release.go).
+		late = k.Key.released(w, at)
 		k.Key.Seen, k.Key.SeenAt = row, row.Add(at)
 	}
 	e := k.entry()
@@ -210,6 +221,11 @@ func (p *Policy) found(k *Known, row time.Time, w, at, missed time.Duration, mis
 	e.RowMisses = 0
 	e.Rows = min(e.Rows+1, 100)
 	switch {
+	case missed > 0 && late:
+		// Past its due time: the provider's incident, not its habit
+		// (release.go). The next row is polled for as this one was: a
+		// First at the top of this bracket would have it polled, and
+		// due, hours after the provider's usual time for days.
 	case missed > 0:
 		// Late: the delay lies in (missed, at]. Poll the next row safely
 		// at the top, and probe the bracket from there on.

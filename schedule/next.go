@@ -3,6 +3,7 @@ package schedule
 import (
 	"hash/crc32"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -173,6 +174,15 @@ func (p *Policy) Next(k Known, s Series, pl Poll, o Outcome, now time.Time) (Kno
 // would refuse.
 func (e *Estimate) bound(d time.Duration) {
 	e.First, e.Depth, e.Low = clampDelay(e.First, d), clampDelay(e.Depth, d), clampDelay(e.Low, d)
+	e.Late = clampDelay(e.Late, d)
+	if slices.ContainsFunc(e.Released, func(r time.Duration) bool { return r != clampDelay(r, d) }) {
+		// A new slice: copies of the estimate share this one.
+		rs := make([]time.Duration, len(e.Released))
+		for i, r := range e.Released {
+			rs[i] = clampDelay(r, d)
+		}
+		e.Released = rs
+	}
 }
 
 func clampDelay(v, d time.Duration) time.Duration { return min(max(v, -d), d) }

@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"reflect"
 	"testing"
 	"time"
 )
@@ -291,11 +292,11 @@ func TestRespacedDropsWhatWasLearnedForAnotherSpacing(t *testing.T) {
 	if got.Planned || got.Polls != 0 || got.Spacing != 24*time.Hour {
 		t.Errorf("plan after the spacing changed: %+v, want a fresh one for 24h", got)
 	}
-	if k.Key != p.fresh(24*time.Hour) {
+	if !reflect.DeepEqual(k.Key, p.fresh(24*time.Hour)) {
 		t.Errorf("estimate after the spacing changed: %+v, want a fresh one", k.Key)
 	}
 	k, got = p.respaced(Known{Key: learned}, Series{Window: "hour", W: 24 * time.Hour}, pl)
-	if got != pl || k.Key != learned {
+	if got != pl || !reflect.DeepEqual(k.Key, learned) {
 		t.Errorf("a windowed series' plan or estimate changed with its spacing: %+v %+v", got, k.Key)
 	}
 }
