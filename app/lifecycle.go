@@ -104,6 +104,13 @@ func (a *App) Addr() string { return a.addr }
 // it.
 func (a *App) Settle() { a.exp.Settle() }
 
+// DueTolerance is what the due time of an endpoint's window allows past
+// its learned release (collector.Exporter.DueTolerance), false while it
+// has none.
+func (a *App) DueTolerance(api, endpoint, window string) (time.Duration, bool) {
+	return a.exp.DueTolerance(api, endpoint, window)
+}
+
 // Done has what serving ended with, when it ends before Stop: an address
 // that cannot be served, a web configuration file that cannot be read.
 func (a *App) Done() <-chan error { return a.served }

@@ -7,17 +7,19 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/schedule"
 )
 
 // rowDue is onchain_exporter_row_due_timestamp_seconds: per API,
 // endpoint and window, when the row after the newest one served is due
 // at the latest, from what the engine learned of its rows. Past it with
 // no newer row, the provider is late (the mixin's OnchainDataLate): the
-// end of the next row's interval, plus the learned publication delay,
-// plus a tolerance for the spread of the delays and the poll that finds
-// the row (dueTolerance). Only windowed rows (min, 10min, hour, day) have
-// one: block rows come when blocks do, and rows without a window follow
-// a cadence with days off.
+// end of the next row's interval, plus the learned release (the latest
+// offset at which the key's recent rows found on time were found), plus
+// the margin their spread explains (schedule.Estimate.DueOffset). A row
+// found late teaches neither. Only windowed rows (min, 10min, hour, day)
+// have one: block rows come when blocks do, and rows without a window
+// follow a cadence with days off.
 type rowDue struct {
 	vec *prometheus.GaugeVec
 
@@ -29,20 +31,11 @@ type dueKey struct{ endpoint, window string }
 
 func newRowDue(reg prometheus.Registerer) *rowDue {
 	d := &rowDue{vec: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "row_due_timestamp_seconds",
-		Help: "When the row after the newest one served is due at the latest, per endpoint and window: the end of its interval, plus the learned publication delay, plus a tolerance for its spread (a 12th of the window, at least 2 minutes); absent until two rows taught the delay. Past it with no newer row, the provider is late. Windowed rows only (min, 10min, hour, day)."},
+		Help: "When the row after the newest one served is due at the latest, per endpoint and window: the end of its interval, plus the learned release (the latest delay of the last 16 rows found on time), plus the margin their spread explains (at least 2 minutes, at most a 12th of the window); rows found late teach neither. Absent until two rows were found on time. Past it with no newer row, the provider is late. Windowed rows only (min, 10min, hour, day)."},
 		[]string{"api", "endpoint", "window"}), last: map[string]map[dueKey]bool{}}
 	reg.MustRegister(d.vec)
 	return d
 }
-
-// dueTolerance is what the due time allows past the learned delay: the
-// spread of the provider's delays around it and the poll that finds a
-// row once it is out.
-func dueTolerance(w time.Duration) time.Duration { return max(w/12, 2*time.Minute) }
-
-// dueAfterRows is how many rows the key's delay is learned from before
-// a due time is published: the first guess is no habit to be late for.
-const dueAfterRows = 2
 
 // dueTally is, per endpoint and window, the latest due time of its
 // tuples (the one that found the newest row: the endpoint is late only
@@ -89,3 +82,25 @@ func (d *rowDue) publish(api string, t dueTally) {
 
 // drop deletes an API's due times (its engine closed).
 func (d *rowDue) drop(api string) { d.publish(api, nil) }
+
+// DueTolerance is what the due time of an endpoint's window allows past
+// its learned release (schedule.DueTolerance of the rows found on time
+// the API's engine learned), false while it has no due time: the learned
+// release is the due time less it.
+func (e *Exporter) DueTolerance(api, endpoint, window string) (time.Duration, bool) {
+	w := config.WindowDuration(window)
+	if w <= 0 {
+		return 0, false
+	}
+	for _, c := range *e.served.Load() {
+		if c.name != api {
+			continue
+		}
+		est, ok := c.sched.book.Estimate(schedule.NewKey(api, endpoint, window, "").String())
+		if _, learned := est.Release(); !ok || !learned {
+			return 0, false
+		}
+		return schedule.DueTolerance(est.Released, w), true
+	}
+	return 0, false
+}

@@ -71,7 +71,8 @@ type tupleView struct {
 	newest   published.Instant
 	earliest time.Duration
 	// dueOffset is how long after its start a row is due at the latest
-	// (rowDue), 0 until the key's delay is learned.
+	// (rowDue, schedule.Estimate.DueOffset), 0 until the key's rows found
+	// on time taught it.
 	dueOffset time.Duration
 	// For the operator's page: the values as decoded, the last outcomes,
 	// error text and rows (nil: none noted).
@@ -108,8 +109,8 @@ func (c *apiCollector) publishLocked(st *tupleState) {
 		v.w = w
 		if !st.Newest.IsZero() && !st.Deprecated {
 			v.earliest = c.sched.book.Earliest(st.delayKey(), st.tuple.Key, w)
-			if est, ok := c.sched.book.Estimate(st.delayKey()); ok && est.Learned && est.Rows >= dueAfterRows {
-				v.dueOffset = est.First + dueTolerance(w)
+			if est, ok := c.sched.book.Estimate(st.delayKey()); ok && est.Learned {
+				v.dueOffset, _ = est.DueOffset(w)
 			}
 		}
 	}
