@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/decode"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -74,11 +75,13 @@ func NewCache() *Cache {
 // Restore hands the Cache the answers the last run saved for an API,
 // by path, and the account (upstream.Account) of the section they were
 // read for. They are reused by an expansion of a section of that account
-// and, until then, saved again as they were.
+// and, until then, saved again as they were. Their rows are kept with
+// their equal values shared (decode.ShareRows), like those put.
 func (c *Cache) Restore(api, account string, byPath map[string]*Answer) {
 	kept := make(map[string]*Answer, len(byPath))
 	for path, a := range byPath {
 		if a != nil {
+			decode.ShareRows(a.Rows)
 			kept[path] = a
 		}
 	}
@@ -156,8 +159,10 @@ func (c *Cache) lookup(a *config.API, path string) (l cachedList, ok bool, gen i
 }
 
 // put keeps the answer of a listing endpoint of a, fetched at at in
-// generation gen.
+// generation gen, its equal values shared (decode.ShareRows): the rows
+// are the Cache's from then on, and never changed.
 func (c *Cache) put(a *config.API, path string, rows []map[string]any, at time.Time, gen int) {
+	decode.ShareRows(rows)
 	account := upstream.Account(a)
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -2,7 +2,9 @@ package expand
 
 import (
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/go-kit/log/level"
@@ -351,18 +353,18 @@ func knownList(keys []string) string {
 // AddDiscovery adds the items of a discovery answer to a listing: per
 // path, its parameters with their values, its required parameters and,
 // on v2, its assets. Expansion reads it for the warnings at run time,
-// --config.check.upstream for its findings.
+// --config.check.upstream for its findings. The paths that list the same
+// parameters and values share one map of them (most paths take the same
+// windows), which is never changed: a path listed again gets a copy.
 func AddDiscovery(listing config.Listing, rows []map[string]any) {
+	shared := map[string]map[string][]string{}
+	var key []byte
 	for _, it := range rows {
 		p, _ := it["path"].(string)
 		if p == "" {
 			continue
 		}
-		params := listing[p]
-		if params == nil {
-			params = map[string][]string{}
-			listing[p] = params
-		}
+		params := map[string][]string{}
 		listed, _ := it["parameters"].(map[string]any)
 		for name, values := range listed {
 			params[name] = append(params[name], strs(values)...)
@@ -375,7 +377,42 @@ func AddDiscovery(listing config.Listing, rows []map[string]any) {
 		if assets, ok := it["assets"]; ok {
 			params["asset"] = append(params["asset"], strs(assets)...)
 		}
+		if old := listing[p]; old != nil {
+			merged := maps.Clone(old)
+			for name, values := range params {
+				merged[name] = append(slices.Clip(merged[name]), values...)
+			}
+			listing[p] = merged
+			continue
+		}
+		key = listedKey(key[:0], params)
+		if same, ok := shared[string(key)]; ok {
+			listing[p] = same
+			continue
+		}
+		for name, values := range params {
+			params[name] = slices.Clip(values)
+		}
+		shared[string(key)] = params
+		listing[p] = params
 	}
+}
+
+// listedKey appends to b what a path's parameters list, in an order of
+// their own: equal for equal parameters, and only for them.
+func listedKey(b []byte, params map[string][]string) []byte {
+	for _, name := range slices.Sorted(maps.Keys(params)) {
+		values := params[name]
+		b = strconv.AppendQuote(b, name)
+		if values == nil {
+			b = append(b, '-') // listed without values
+		}
+		for _, v := range values {
+			b = strconv.AppendQuote(append(b, ' '), v)
+		}
+		b = append(b, ';')
+	}
+	return b
 }
 
 // EquityIDs are the ids a list of /api/equities gives (equityID).

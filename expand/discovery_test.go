@@ -2,12 +2,14 @@ package expand_test
 
 import (
 	"context"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/go-kit/log"
 
+	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/expand"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
@@ -113,5 +115,44 @@ data:
 	}
 	if n := logs.Count("level=info", "param=symbol", `left_out="all_symbol (aggregate)"`); n != 1 {
 		t.Errorf("%d lines saying all_symbol was left out:\n%s", n, logs.String())
+	}
+}
+
+// TestAddDiscoverySharesWhatPathsListAlike: paths that list the same
+// parameters share one map of them, and a path listed again (by v1 and
+// v2, or twice) has the values of both without changing the others'.
+func TestAddDiscoverySharesWhatPathsListAlike(t *testing.T) {
+	windows := func() map[string]any { return map[string]any{"window": []any{"day", "hour"}} }
+	listing := config.Listing{}
+	expand.AddDiscovery(listing, []map[string]any{
+		{"path": "/v1/a", "parameters": windows()},
+		{"path": "/v1/b", "parameters": windows()},
+		{"path": "/v1/c", "parameters": windows(), "required_parameters": []any{"window", "asset"}},
+		{"path": "/v1/d", "parameters": map[string]any{"window": []any{"hour", "day"}}},
+		{"path": "/v1/f", "parameters": windows()},
+	})
+	expand.AddDiscovery(listing, []map[string]any{
+		{"path": "/v1/b", "parameters": map[string]any{"window": []any{"block"}}, "assets": []any{"btc"}},
+		{"path": "/v2/e", "parameters": windows()},
+	})
+	want := config.Listing{
+		"/v1/a": {"window": {"day", "hour"}},
+		"/v1/b": {"window": {"day", "hour", "block"}, "asset": {"btc"}},
+		"/v1/c": {"window": {"day", "hour"}, "asset": nil},
+		"/v1/d": {"window": {"hour", "day"}},
+		"/v1/f": {"window": {"day", "hour"}},
+		"/v2/e": {"window": {"day", "hour"}},
+	}
+	if !reflect.DeepEqual(listing, want) {
+		t.Fatalf("listing %v, want %v", listing, want)
+	}
+	same := func(a, b string) bool {
+		return reflect.ValueOf(listing[a]).UnsafePointer() == reflect.ValueOf(listing[b]).UnsafePointer()
+	}
+	if !same("/v1/a", "/v1/f") {
+		t.Error("paths that list the same parameters do not share them")
+	}
+	if same("/v1/a", "/v1/b") || same("/v1/a", "/v1/d") {
+		t.Error("paths that list different parameters share them")
 	}
 }
