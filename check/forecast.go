@@ -1,13 +1,11 @@
 package check
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"math"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/onchain-exporter/onchain_exporter/budget"
 	"github.com/onchain-exporter/onchain_exporter/config"
@@ -24,29 +22,25 @@ func printForecast(w io.Writer, cfg *config.Config) {
 		"(and once more at start and on every reload). See docs/budget.md.\n", budget.Overhead)
 	for _, a := range r.APIs {
 		fmt.Fprintf(w, "\n%s API\n", a.API)
-		var table bytes.Buffer
-		tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  LINE\tENTRY\tPATH\tSERIES\tPOLLED, PER SERIES\tCALLS/DAY\tSHARE")
-		for _, e := range a.Entries {
-			per, pct := perValue(e), ""
-			if calls := entryCalls(e); per == "" && calls != "?" {
-				pct = share(e.CallsPerDay, a.CallsPerDay)
+		writeTable(w, func(tw io.Writer) {
+			fmt.Fprintln(tw, "  LINE\tENTRY\tPATH\tSERIES\tPOLLED, PER SERIES\tCALLS/DAY\tSHARE")
+			for _, e := range a.Entries {
+				per, pct := perValue(e), ""
+				if calls := entryCalls(e); per == "" && calls != "?" {
+					pct = share(e.CallsPerDay, a.CallsPerDay)
+				}
+				var polled []string
+				for _, g := range e.Windows {
+					polled = append(polled, g.String())
+				}
+				fmt.Fprintf(tw, "  %d\t%s\t%s\t%d%s\t%s\t%s%s\t%s\n", e.Line, e.Key, e.Path, e.Series, per,
+					strings.Join(polled, "; "), entryCalls(e), per, pct)
 			}
-			var polled []string
-			for _, g := range e.Windows {
-				polled = append(polled, g.String())
+			for _, l := range a.Lists {
+				fmt.Fprintf(tw, "  \tlisting\t%s\t\tonce a day\t1\t%s\n", l, share(1, a.CallsPerDay))
 			}
-			fmt.Fprintf(tw, "  %d\t%s\t%s\t%d%s\t%s\t%s%s\t%s\n", e.Line, e.Key, e.Path, e.Series, per,
-				strings.Join(polled, "; "), entryCalls(e), per, pct)
-		}
-		for _, l := range a.Lists {
-			fmt.Fprintf(tw, "  \tlisting\t%s\t\tonce a day\t1\t%s\n", l, share(1, a.CallsPerDay))
-		}
-		fmt.Fprintf(tw, "  \ttotal\t\t%d\t\t%s\n", a.Series, budget.FormatCalls(a.CallsPerDay))
-		tw.Flush()
-		for _, line := range strings.SplitAfter(table.String(), "\n") {
-			fmt.Fprint(w, strings.TrimRight(line, " \n")+strings.Repeat("\n", strings.Count(line, "\n")))
-		}
+			fmt.Fprintf(tw, "  \ttotal\t\t%d\t\t%s\n", a.Series, budget.FormatCalls(a.CallsPerDay))
+		})
 		for _, line := range apiNotes(a) {
 			fmt.Fprintln(w, line)
 		}
