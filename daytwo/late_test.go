@@ -70,14 +70,6 @@ func (h *holder) wrap(next http.Handler) http.Handler {
 
 const dueFamily = "onchain_exporter_row_due_timestamp_seconds"
 
-// dueTolerance is what the exporter's due time allows past the learned
-// delay, as onchain_exporter_row_due_timestamp_seconds' HELP says: a 12th
-// of the window, at least 2 minutes.
-func dueTolerance(window string) time.Duration {
-	w := map[string]time.Duration{"hour": time.Hour, "day": 24 * time.Hour}[window]
-	return max(w/12, 2*time.Minute)
-}
-
 // last is, for each series of name that match, its newest sample at or
 // before ts (within Prometheus's lookback of 5 minutes).
 func (r *recording) last(name string, ts time.Time, match func(labels.Labels) bool) map[*memSeries]float64 {
@@ -96,12 +88,27 @@ func (r *recording) last(name string, ts time.Time, match func(labels.Labels) bo
 }
 
 // heldDues are the due times, as the members serve them at now, of the
-// series of the delays in force.
+// series of the delays in force. It notes what each due time allows past
+// the learned release, as the exporter says (the largest of the members'):
+// the key learns nothing while its rows are held.
 func (r *run) heldDues(now time.Time) []time.Time {
 	var out []time.Time
 	for _, l := range r.late {
 		if now.Before(l.from) || !now.Before(l.until) {
 			continue
+		}
+		for _, w := range l.windows {
+			for _, m := range r.members {
+				if m.app == nil || l.incident() {
+					continue
+				}
+				if tol, ok := m.app.DueTolerance("data", l.path, w); ok && tol > r.tolerance[l.what+" "+w] {
+					if r.tolerance == nil {
+						r.tolerance = map[string]time.Duration{}
+					}
+					r.tolerance[l.what+" "+w] = tol
+				}
+			}
 		}
 		for _, v := range r.rec.last(dueFamily, now, func(ls labels.Labels) bool {
 			return strings.HasPrefix(ls.Get("endpoint"), l.path) && slices.Contains(l.windows, ls.Get("window"))
@@ -194,10 +201,16 @@ func (r *run) lateFigures(fired []firing) (afterRelease, afterDue map[string][]t
 		if in.incident() {
 			continue // detected as the incident; the figures are of rows late alone
 		}
+		tol, ok := r.tolerance[in.what+" "+window]
+		if !ok {
+			t.Errorf("%s: no tolerance of the %s due time noted while it held", in.what, window)
+			continue
+		}
+		release := due.Add(-tol) // the learned release
 		afterDue[window] = append(afterDue[window], f.from.Sub(due))
-		afterRelease[window] = append(afterRelease[window], f.from.Sub(due.Add(-dueTolerance(window))))
-		t.Logf("%s: %s detected %v after its due time %s, %v after the learned release", in.what, window,
-			f.from.Sub(due), due.UTC().Format("Jan 2 15:04:05"), f.from.Sub(due.Add(-dueTolerance(window))))
+		afterRelease[window] = append(afterRelease[window], f.from.Sub(release))
+		t.Logf("%s: %s detected %v after its due time %s, %v after the learned release (a tolerance of %v)", in.what, window,
+			f.from.Sub(due), due.UTC().Format("Jan 2 15:04:05"), f.from.Sub(release), tol)
 	}
 	for _, l := range r.late {
 		// What a day row held back taught the exporter: its due time

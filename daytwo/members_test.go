@@ -53,6 +53,9 @@ type run struct {
 	negative []string
 	times    []time.Time // when the members were scraped: the rules are evaluated then
 	late     []lateRow
+	// tolerance is, per delay held back and window, what its due time
+	// allowed past the learned release while it held (heldDues).
+	tolerance map[string]time.Duration
 	// What settle last read of each member's shared rows (and of which
 	// start of it), and the rows it is owed by the others since.
 	seen    map[*member]counts
