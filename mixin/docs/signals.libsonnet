@@ -215,10 +215,17 @@ function(mixin)
     spreads. `OnchainDataLate` and `OnchainProviderLate` ([`mixin/alerts/late.libsonnet`](../mixin/alerts/late.libsonnet),
     group `onchain-data-late`) read when the next row of each endpoint is due at the latest,
     `onchain_exporter_row_due_timestamp_seconds{api, endpoint, window}`: the end of the next row's
-    interval (after the newest row any series of the endpoint serves), plus the learned publication
-    delay, plus a tolerance for its spread and the poll that finds the row (a 12th of the window, at
-    least 2 minutes). The exporter serves it for windowed rows (`min`, `10min`, `hour`, `day`) once
-    two rows taught the endpoint's delay; block rows and rows without a window have none. On the
+    interval (after the newest row any series of the endpoint serves), plus the learned release (the
+    latest delay at which its last 16 rows found on time were found), plus the margin their spread
+    explains: k(n) times the spread (latest less earliest) of those n rows, k(n) = ((n+1)/1000)^(-1/(n-1)) - 1,
+    so that delays spread uniformly between bounds the provider never says pass it once in a
+    thousand rows (14.8 for 3 rows, 0.96 for 8, 0.31 for 16), at least 2 minutes, at most a 12th of
+    the window ([`schedule/release.go`](../schedule/release.go)). A row found past its due time
+    teaches neither the release nor the next row's first poll (two in a row are a new habit). The
+    exporter serves it for windowed rows (`min`, `10min`, `hour`, `day`) once two rows were found on
+    time; block rows and rows without a window have none. Day rows of 50 min ±50 %% are due 14 min
+    after the learned release at the median once 16 are known (`go test ./schedule -run
+    TestDueTimeOnAUniformJitter -v`: 7 of 3 000 rows past their due time). On the
     fake's clock with hour and day delays jittered by ±50 %% over three simulated days it was never
     passed while the provider kept its habit, and an hour row published 3 h late was known 5 min 56 s
     after its latest habitual publication (`go test ./collector -run TestRowDueTime -v`).
@@ -228,14 +235,14 @@ function(mixin)
     two day rows late alone (one while a member was lost), and a provider incident that held every
     windowed row of the data API for 5 hours. Over the seven simulated days no late alert fired
     outside the holds (0 false, the data API's 2-hour outage included); each row held back was
-    raised once, across members and jobs, 2 min 24 s to 3 min after its due time (hour rows p50
-    2 min 24 s, p95 3 min; day rows 3 min; the run steps a minute around a due time, ten
-    otherwise). After the learned release (the due time less its tolerance) that is p50 7 min 24 s,
-    p95 8 min for hour rows, and 2 h 3 min for day rows, whose tolerance is a 12th of the window.
-    The incident raised `OnchainProviderLate` once. A day row held 5 hours teaches the exporter its
-    delay: the endpoint's next row was due 7 h 35 min after its close instead of 3 h 10 min (mvrv;
-    netflow 7 h 16 min instead of 3 h 3 min), so a row late again the next days is known hours
-    later. The runs from 00:30 and 23:30 UTC (the first day and three hours) raised no late alert
+    raised once, across members and jobs, 2 min to 3 min after its due time (hour rows 3 min; day
+    rows 2 min and 3 min; the run steps a minute around a due time, ten
+    otherwise). After the learned release (the due time less its tolerance) that is 5 min for hour
+    rows, and 1 h 39 min (netflow) and 2 h 3 min (mvrv) for day rows: by then 4 and 3 day rows were
+    found on time, a spread that explains little (the tolerance is the 12th of the window for 3).
+    The incident raised `OnchainProviderLate` once. A day row held 5 hours teaches the exporter
+    nothing: the endpoint's next row was due 3 h 30 min after its close before and after (mvrv;
+    netflow 3 h 7 min). The runs from 00:30 and 23:30 UTC (the first day and three hours) raised no late alert
     (`go test -count=1 -run TestDayTwo -v ./daytwo/`, the lines `day two` and `late_test.go`).
 
     The alerts are off by default (`_config.dataLate.enabled`: the default install stays quiet);
