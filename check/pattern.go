@@ -53,13 +53,13 @@ func expandPatterns(ctx context.Context, cfg *config.Config, pool *upstream.Pool
 	a := cfg.APIs[config.APIData]
 	cache := expand.NewCache()
 	cache.Restore(a.Name, upstream.Account(a), answers)
-	x := expand.New(logger, expand.Options{Clients: pool, Store: checkStore{cache}})
+	x := expand.New(logger, expand.Options{Clients: pool, Store: checkStore{cache}, Once: true})
 	data := &config.Config{File: cfg.File, APIs: map[string]*config.API{a.Name: a}, Tuples: a.Tuples}
 	out, err := x.Expand(ctx, data)
 	if err != nil && onlyUnlisted(err) {
 		// As at start; the lists and the plan the first read are reused,
 		// and what it would log is the error already returned.
-		start := expand.New(log.NewNopLogger(), expand.Options{Clients: pool, Store: checkStore{cache}})
+		start := expand.New(log.NewNopLogger(), expand.Options{Clients: pool, Store: checkStore{cache}, Once: true})
 		if out, _ = start.Start(ctx, data); out != nil {
 			over := budget.PatternsOverBudget(out.File, out.APIs[a.Name])
 			err = errors.Join(append([]error{err}, over...)...)

@@ -169,6 +169,13 @@ func (c *Cache) put(a *config.API, path string, rows []map[string]any, at time.T
 	c.lists[listKey(a, path)] = cachedList{api: a.Name, path: path, account: account, rows: rows, at: at, gen: gen}
 }
 
+// drop forgets the answer of a listing endpoint of a (Options.Once).
+func (c *Cache) drop(a *config.API, path string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.lists, listKey(a, path))
+}
+
 // renew starts a generation: every answer is fetched again at its next
 // use, the last good one standing in when that fails.
 func (c *Cache) renew() {

@@ -61,6 +61,8 @@ type Expander struct {
 	// plans gives the plan of an API's key, nil when none is known
 	// (Options.Plan); pattern entries expand by it.
 	plans func(*config.API) *plan.Plan
+	// once: Options.Once.
+	once bool
 	// patterns is what the pattern entries of the last expansion came
 	// to (pattern.go), guarded by mu.
 	patterns []patternState
@@ -110,6 +112,11 @@ type Options struct {
 	// takes the plan in force on the API's client (which the Expander
 	// reads and puts there, plan.go).
 	Plan func(*config.API) *plan.Plan
+	// Once says the configuration is expanded once (--config.check): an
+	// expansion that succeeds lets go of the listing answers, in its Cache
+	// too, as soon as it has read them, before it forecasts the calls of
+	// what they selected. One that fails keeps them for another.
+	Once bool
 }
 
 // New returns an Expander; opts supplies the clock, the clients it
@@ -122,7 +129,7 @@ func New(logger log.Logger, opts ...Options) *Expander {
 		if opts[0].Now != nil {
 			x.now = opts[0].Now
 		}
-		x.clients, x.store, x.plans = opts[0].Clients, opts[0].Store, opts[0].Plan
+		x.clients, x.store, x.plans, x.once = opts[0].Clients, opts[0].Store, opts[0].Plan, opts[0].Once
 	}
 	if x.clients == nil {
 		x.clients = upstream.NewPool(prometheus.NewRegistry(), x.now, logger)
@@ -216,6 +223,9 @@ func (x *Expander) expand(ctx context.Context, cfg *config.Config, background bo
 		}
 	}
 	x.warnUnlisted(out, listing)
+	if x.once {
+		r.letGo()
+	}
 	for _, name := range config.APINames {
 		if a := out.APIs[name]; a != nil && r.touched[name] {
 			level.Info(x.logger).Log("msg", "configuration expanded through the upstream's lists", "api", name, "tuples", len(a.Tuples), "max_tuples", a.MaxTuples)
@@ -255,6 +265,19 @@ type resolution struct {
 	// sorted holds the discovery lists' items by path, once sorted
 	// (byPath).
 	sorted map[string][]pathRow
+}
+
+// letGo drops the listing answers this expansion read, here and in the
+// Cache (Options.Once): what they selected is resolved.
+func (r *resolution) letGo() {
+	for k, l := range r.lists {
+		l.rows = nil
+		r.lists[k] = l
+	}
+	r.sorted = nil
+	for _, req := range r.requests {
+		r.x.cache.drop(req.api, req.path)
+	}
 }
 
 func listKey(a *config.API, path string) string { return a.Name + " " + a.URL.String() + path }

@@ -20,6 +20,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 	"github.com/onchain-exporter/onchain_exporter/plan"
+	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
 // patternDiscovery is a public discovery of BTC and ETH paths, in the
@@ -331,4 +332,42 @@ func BenchmarkPatternExpansion(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(len(out.Tuples)), "tuples")
+}
+
+// TestOnceLetsGoOfTheLists: an Expander that expands once (the check)
+// selects what one that keeps expanding does, and has let go of the
+// discovery answer once it succeeds; one whose expansion fails keeps it
+// (the check expands again from it, as at start).
+func TestOnceLetsGoOfTheLists(t *testing.T) {
+	s := discoveryServer(t)
+	p := mustPlan(t, patternPlan)
+	kept := func(x *expand.Expander, cfg *config.Config) bool {
+		a := cfg.APIs[config.APIData]
+		return x.ListCache().Saved(a.Name, upstream.Account(a))[config.ListDataV1] != nil
+	}
+	var want string
+	for _, once := range []bool{false, true} {
+		cfg := testtool.Config(t, s.URL, testtool.DataSection+"    - path: /v1/btc/**\n")
+		x := expand.New(log.NewNopLogger(), expand.Options{Plan: func(*config.API) *plan.Plan { return p }, Once: once})
+		out, err := x.Expand(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !once {
+			want = tupleList(out)
+		} else if got := tupleList(out); got != want {
+			t.Errorf("once, tuples:\n%s\nwant\n%s", got, want)
+		}
+		if kept(x, cfg) == once {
+			t.Errorf("once %v: the discovery answer kept: %v", once, !once)
+		}
+	}
+	cfg := testtool.Config(t, s.URL, testtool.DataSection+"    - path: /v1/btc/**\n    - path: /v1/btc/market-indicator/mvrx\n")
+	x := expand.New(log.NewNopLogger(), expand.Options{Plan: func(*config.API) *plan.Plan { return p }, Once: true})
+	if _, err := x.Expand(context.Background(), cfg); err == nil {
+		t.Fatal("a path no list knows expands")
+	}
+	if !kept(x, cfg) {
+		t.Error("a failed expansion let go of the discovery answer")
+	}
 }
