@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/decode"
 	"github.com/onchain-exporter/onchain_exporter/state"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
@@ -59,7 +60,7 @@ func ReadSaved(dir string, cfg *config.Config) Saved {
 }
 
 // readSavedLists reads the listing answers of one API's state file, when
-// it was saved for account.
+// it was saved for account, their equal values shared (decode.ShareRows).
 func readSavedLists(path, api, account string) (map[string]*Answer, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -88,6 +89,11 @@ func readSavedLists(path, api, account string) (map[string]*Answer, error) {
 	dec.UseNumber()
 	if err := dec.Decode(&lists); err != nil {
 		return nil, fmt.Errorf("%s: its listing answers: %w", path, err)
+	}
+	for _, a := range lists {
+		if a != nil {
+			decode.ShareRows(a.Rows)
+		}
 	}
 	return lists, nil
 }
