@@ -37,7 +37,7 @@ data:
 	due := func(body, window string) time.Time {
 		v := seriesValue(body, "onchain_exporter_row_due_timestamp_seconds", "endpoint", "/v1/btc/network-data/supply", "window", window)
 		if v == "" {
-			// Absent until two rows taught the delay.
+			// Absent until two rows were found on time.
 			if c.Now().Sub(start) > 5*24*time.Hour/2 && window == "day" || c.Now().Sub(start) > 6*time.Hour && window == "hour" {
 				t.Fatalf("%s: still no due time for %s", c.Now().Format(time.RFC3339), window)
 			}
