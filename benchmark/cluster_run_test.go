@@ -203,6 +203,7 @@ type clusterTrack struct {
 // clusterCounts are a member's counters of the calls it shares.
 type clusterCounts struct {
 	sent, received, owned                            int // rows sent (refreshes), taken, units owned
+	refused                                          int // peers' rows refused (taken no more often than sent)
 	deltaSent, deltaReceived, fullSent, fullReceived float64
 	fallbacks, owners, deltaMessages, byTCP          int
 }
@@ -226,6 +227,8 @@ func (m *clusterMember) counts() clusterCounts {
 				}
 			case "onchain_exporter_cluster_rows_received_total":
 				c.received += int(v)
+			case "onchain_exporter_cluster_rows_refused_total":
+				c.refused += int(v)
 			case "onchain_exporter_cluster_units_owned":
 				c.owned += int(v)
 			case "onchain_exporter_cluster_oversized_messages_total":
@@ -292,11 +295,13 @@ func (s *clusterSim) settle() {
 	}
 }
 
-// delivered reports whether every running member has taken every row the
-// others sent: its rows received equal the sum of the others' refreshes.
-// Each sent row is taken once by each other member (by its delta or a
-// full state, whichever comes first), as long as no two members fetch
-// one tuple for one due time; a sync timeout writes off what was missing.
+// delivered reports whether every running member has taken or refused
+// every row the others sent: its rows received and refused equal the sum
+// of the others' refreshes. Each sent row is taken or refused once by
+// each other member (by its delta or a full state, whichever comes
+// first: the push/pull of full states is hours apart); a member whose
+// clock is off refuses what it cannot take, and the run goes on; a sync
+// timeout writes off what was missing.
 func (s *clusterSim) delivered(counts []clusterCounts) (bool, []int) {
 	total := 0
 	for _, c := range counts {
@@ -308,7 +313,7 @@ func (s *clusterSim) delivered(counts []clusterCounts) (bool, []int) {
 		if m.closed {
 			continue
 		}
-		deficit[i] = total - counts[i].sent - m.lost - counts[i].received
+		deficit[i] = total - counts[i].sent - m.lost - counts[i].received - counts[i].refused
 		if deficit[i] > 0 {
 			ok = false
 		}

@@ -37,9 +37,10 @@ import (
 //
 // A serving member whose clock is more than farClock off the cluster's,
 // this one included, owns no unit (owner.go): it ranks after every other,
-// and waits the longer for their rows as its clock is ahead (it comes due
-// early by as much, FallbackDelay). Its budget counts on the cluster's
-// day (ClusterTime), not its own.
+// and waits the longer for their rows as its clock is off, ahead or
+// behind (FallbackDelay). Its budget counts on the cluster's day
+// (ClusterTime), not its own, and it takes the rows the provider has
+// published even when they are dated after its own now.
 
 // A member serves for serveTimeout heartbeat intervals after its last
 // heartbeat, and at least minServeTimeout: lost packets, a pause of the

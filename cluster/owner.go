@@ -144,16 +144,18 @@ func (p *Peer) Rank(unit string) int {
 
 // FallbackDelay is how long after a unit's refresh was due this member
 // waits before it fetches the unit itself: Rank × PeerTimeout, so 0 for
-// the owner, and, when this member's clock is far ahead of the cluster's
-// (farClock), that much more, as its refreshes come due early by as
-// much. A nil *Peer waits 0.
+// the owner, and, when this member's clock is far off the cluster's
+// (farClock), that much more: ahead, its refreshes come due early by as
+// much; behind, the rows it takes are dated after its now, and its plans
+// from them come due at times its clock does not read right. A nil
+// *Peer waits 0.
 func (p *Peer) FallbackDelay(unit string) time.Duration {
 	if p == nil {
 		return 0
 	}
 	r := p.Rank(unit)
 	d := time.Duration(r) * p.cfg.PeerTimeout
-	if off := p.ClockOffset(); r > 0 && off > farClock {
+	if off := p.ClockOffset().Abs(); r > 0 && off > farClock {
 		d += off
 	}
 	return d

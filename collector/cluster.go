@@ -190,7 +190,8 @@ func (c *apiCollector) adoptLocked(row peerRow) {
 	// Ahead of the cluster's clock (the provider's), not this member's:
 	// a member whose clock is behind still takes the rows the provider
 	// has published, and fetches none of them itself.
-	if err := peerRowAhead(st.tuple, &state, c.peer.ClusterTime(now)); err != nil {
+	clusterNow := c.peer.ClusterTime(now)
+	if err := peerRowAhead(st.tuple, &state, clusterNow); err != nil {
 		c.applyLocked(st, effects{refused: "invalid", why: err.Error()})
 		return
 	}
@@ -205,7 +206,7 @@ func (c *apiCollector) adoptLocked(row peerRow) {
 		}
 		state.Samples = samples
 	}
-	c.handleLocked(st, event{kind: evPeerRow, row: &state, delay: row.Delay, fromOwner: fromOwner, byOwner: owner == row.Member, said: row.Err})
+	c.handleLocked(st, event{kind: evPeerRow, row: &state, delay: row.Delay, fromOwner: fromOwner, byOwner: owner == row.Member, said: row.Err, clusterNow: clusterNow})
 	if c.replanLater[key] {
 		// Placed now (its key's others after the batch), so that the
 		// queue stays in order between two batches.

@@ -85,8 +85,12 @@ type event struct {
 	// member falling back for it (the owner is heard again).
 	byOwner bool
 	// said: the sender's text of a peer row's failure, for the page.
-	said  string
-	until time.Time
+	said string
+	// clusterNow is now on the cluster's clock (the provider's), for a
+	// peer's row: a member whose clock is behind takes the rows the
+	// provider has published, dated after its own now.
+	clusterNow time.Time
+	until      time.Time
 	// decodeFailed: an evFailed whose answer could not be read
 	// (api_errors_total{code="decode"}).
 	decodeFailed bool
@@ -449,7 +453,9 @@ func futureOnly(d door, s cell, ev event, fx effects) (cell, effects) {
 // takePeerRow is a row a peer fetched, taken as if this member had fetched it
 // when it passes the door: the checks a state file's entry meets (admit:
 // numbers, times, the future-row rule, the file's fields and max_fields,
-// the number of samples), newer than what is here, sent by the unit's
+// the number of samples; times against the later of this member's now
+// and the cluster's, so that a member whose clock is behind takes what
+// the provider published), newer than what is here, sent by the unit's
 // owner (or by a fallback while this member waits for the owner). Its
 // plan is this member's: made by this member's policy from the row, with
 // what the owner learned of the key.
@@ -463,7 +469,7 @@ func takePeerRow(d door, s cell, ev event, fx effects) (cell, effects) {
 		fx.refused = "older" // not worth a line: gossip repeats itself
 		return s, fx
 	}
-	if err := admit(d.tuple, row, d.now); err != nil {
+	if err := admit(d.tuple, row, later(d.now, ev.clusterNow)); err != nil {
 		fx.refused, fx.why = "invalid", err.Error()
 		return s, fx
 	}
@@ -563,4 +569,12 @@ func failure(e *upstream.Error) *schedule.Failure {
 // futureRows says which rows an answer dated in the future.
 func futureRows(d *decode.Answer) string {
 	return fmt.Sprintf("%d row(s) dated up to %s, after now by more than a row's spacing", d.Future, d.FutureAt.UTC().Format(time.RFC3339))
+}
+
+// later is the later of a and b.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
