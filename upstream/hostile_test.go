@@ -161,6 +161,33 @@ func TestUpstreamTextIsCut(t *testing.T) {
 	}
 }
 
+// A provider's message and code that carry characters that act on the
+// text around them (U+202E turns the words after it around, ESC starts a
+// terminal's escape, BEL rings) reach the error, and so the log and the
+// page, written as \u{…}.
+func TestUpstreamTextIsInert(t *testing.T) {
+	h := hostileClient(t, config.APIConsensus, "header", func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(400)
+		fmt.Fprint(w, `{"code":"INVALID_PARAMETER","param":"as\u202eset","message":"bad \u001b[31mred\u0007 \u202edays"}`)
+	})
+	_, err := h.c.Get(context.Background(), "/consensus", nil, true)
+	e := AsError(err)
+	if e == nil {
+		t.Fatalf("err = %v, want an upstream error", err)
+	}
+	for what, s := range map[string]string{"message": e.Message, "details": e.Details, "error": e.Error(), "log": h.logs.String()} {
+		if strings.ContainsAny(s, "\u202e\x1b\a") {
+			t.Errorf("%s carries a raw control or bidirectional character: %q", what, s)
+		}
+	}
+	if want := `bad \u{1B}[31mred\u{7} \u{202E}days`; e.Message != want {
+		t.Errorf("message = %q, want %q", e.Message, want)
+	}
+	if !strings.Contains(e.Details, `param=as\u{202E}set`) {
+		t.Errorf("details = %q, want the param escaped", e.Details)
+	}
+}
+
 // A status word, a code or an error word that is new at every call is
 // counted under one code, whatever the API: the series of the exporter's
 // own families stay a closed set; the word stays in the error, for the log.

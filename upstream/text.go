@@ -24,13 +24,15 @@ import (
 const MaxText = 512
 
 // Cut returns s cut to MaxText bytes on a character boundary, saying how
-// much was cut.
+// much was cut, and inert (text.Outside: a U+202E, an ESC or a BEL in a
+// provider's message is written as \u{…}, in a log line as on the page).
 func Cut(s string) string {
 	p := text.Prefix(s, MaxText)
+	shown := text.Outside(p, len(`\u{10FFFF}`)*len(p)) // escaped whole: the cut is MaxText's
 	if len(p) == len(s) {
-		return s
+		return shown
 	}
-	return fmt.Sprintf("%s… (%d more bytes cut)", p, len(s)-len(p))
+	return fmt.Sprintf("%s… (%d more bytes cut)", shown, len(s)-len(p))
 }
 
 // redacted stands for a credential in a text.
