@@ -136,6 +136,7 @@ var (
 func lintAlerts(b []byte) []string {
 	var rf struct {
 		Groups []struct {
+			Name  string     `yaml:"name"`
 			Rules []lintRule `yaml:"rules"`
 		} `yaml:"groups"`
 	}
@@ -144,6 +145,12 @@ func lintAlerts(b []byte) []string {
 	}
 	var out []string
 	for _, g := range rf.Groups {
+		if len(g.Rules) > 20 {
+			out = append(out, fmt.Sprintf("%s: alert-group-rule-count: %d rules, at most 20", g.Name, len(g.Rules)))
+		}
+		if len(g.Name) > 40 {
+			out = append(out, g.Name+": alert-group-name-length: at most 40 characters")
+		}
 		for _, r := range g.Rules {
 			s, d := r.Annotations["summary"], r.Annotations["description"]
 			if !staticSummaryRE.MatchString(s) || strings.Contains(s, "{{") {
@@ -169,21 +176,26 @@ func lintAlerts(b []byte) []string {
 }
 
 func TestAlertsLintRules(t *testing.T) {
-	b, err := os.ReadFile("examples/alerts.yml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range lintAlerts(b) {
-		t.Error(f)
+	// The default rules and the opt-in groups, each as the mixin renders
+	// it with its categories enabled.
+	for _, file := range []string{"examples/alerts.yml", "examples/signals.yml", "examples/late.yml"} {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range lintAlerts(b) {
+			t.Errorf("%s: %s", file, f)
+		}
 	}
 	bad := []byte(`groups:
-  - rules:
+  - name: a-group-name-longer-than-forty-characters-in-all
+    rules:
       - alert: bad_name
         labels: {severity: page}
         annotations: {summary: "{{ $labels.job }} is down", description: "Static."}
-`)
+` + strings.Repeat("      - alert: Many\n", 20))
 	got := strings.Join(lintAlerts(bad), "\n")
-	for _, rule := range []string{"alert-summary-rule", "alert-description-rule", "alert-name-rule", "alert-severity-rule", "runbook_url"} {
+	for _, rule := range []string{"alert-summary-rule", "alert-description-rule", "alert-name-rule", "alert-severity-rule", "runbook_url", "alert-group-rule-count", "alert-group-name-length"} {
 		if !strings.Contains(got, rule) {
 			t.Errorf("the alert lint misses %s in:\n%s", rule, got)
 		}

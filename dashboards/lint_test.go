@@ -15,9 +15,10 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// The rules of grafana/dashboard-linter (and mixtool lint), which cannot
-// be installed here, checked on the dashboards the mixin generates; the
-// deliberate exceptions are in mixin/.lint, each with its reason.
+// The rules of grafana/dashboard-linter (and mixtool lint), checked on the
+// dashboards the mixin generates; the deliberate exceptions are in mixin/.lint, each with its reason. The
+// rate window is checked more strictly than the linter does: increase()
+// as well as rate() and irate().
 
 // lintFile is mixin/.lint, dashboard-linter's format: per rule, a
 // reason and the dashboard (and panel) it does not apply to.
@@ -35,7 +36,7 @@ type lintFile struct {
 // mistake in .lint.
 var lintRules = []string{
 	"template-datasource-rule", "template-job-rule", "template-instance-rule",
-	"panel-datasource-rule", "panel-title-description-rule", "panel-rate-interval-rule",
+	"panel-datasource-rule", "panel-title-description-rule", "target-rate-interval-rule",
 	"target-instance-rule", "target-job-rule", "dashboard-editable-rule", "dashboard-uid-rule",
 	"dashboard-inputs-rule", "alert-summary-rule", "alert-description-rule", "alert-name-rule",
 	"alert-severity-rule",
@@ -176,7 +177,7 @@ func lintDashboardJSON(l lintFile, file string, b []byte) []string {
 		for _, tg := range p.Targets {
 			for _, m := range rangeWindowRE.FindAllStringSubmatch(tg.Expr, -1) {
 				if m[2] != "$__rate_interval" {
-					add("panel-rate-interval-rule", p.Title, "panel %q: %s() over [%s], want [$__rate_interval]", p.Title, m[1], m[2])
+					add("target-rate-interval-rule", p.Title, "panel %q: %s() over [%s], want [$__rate_interval]", p.Title, m[1], m[2])
 				}
 			}
 			if !strings.Contains(tg.Expr, `job=~"$job"`) {
@@ -218,7 +219,7 @@ func TestDashboardLintSeesMistakes(t *testing.T) {
 	for _, rule := range []string{
 		"dashboard-editable-rule", "dashboard-inputs-rule", "template-datasource-rule", "template-job-rule",
 		"template-instance-rule", "panel-title-description-rule", "panel-datasource-rule",
-		"panel-rate-interval-rule", "target-instance-rule",
+		"target-rate-interval-rule", "target-instance-rule",
 	} {
 		if !strings.Contains(got, rule) {
 			t.Errorf("no %s finding in:\n%s", rule, got)

@@ -18,8 +18,10 @@ local optIn = mixin {
     dataLate+: { enabled: true },
   },
 };
-local group(name) = std.manifestYamlDoc({
-  groups: [g for g in optIn.prometheusAlerts.groups if g.name == name],
+// groups renders the groups of the opt-in mixin whose name starts with
+// prefix: the signal pack is a group a category (onchain-signals-<category>).
+local groups(prefix) = std.manifestYamlDoc({
+  groups: [g for g in optIn.prometheusAlerts.groups if std.startsWith(g.name, prefix)],
 }, true, false);
 
 local signalsHeader = |||
@@ -95,13 +97,13 @@ local indent(text) = std.join('\n', [
   'examples/alerts.yml': alertsHeader + rules + '\n',
   'charts/onchain-exporter/files/alerts.yml': alertsHeader + rules + '\n',
   'examples/kubernetes/prometheusrule.yaml': prometheusRuleHeader + indent(rules) + '\n',
-  'examples/signals.yml': signalsHeader + group('onchain-signals') + '\n',
+  'examples/signals.yml': signalsHeader + groups('onchain-signals-') + '\n',
   // JSON, which is YAML: go-jsonnet v0.20.0 (mixtool's) writes YAML
   // through its standard library's jsonnet, 35 s of CPU for this file,
   // and JSON natively.
   'examples/signals_test.yml': "# The signal pack's promtool tests, written by mixin/tests/signals_test.jsonnet: JSON, which is YAML.\n"
                                + std.manifestJsonEx(import 'tests/signals_test.jsonnet', '  ') + '\n',
-  'examples/late.yml': lateHeader + group('onchain-data-late') + '\n',
+  'examples/late.yml': lateHeader + groups('onchain-data-late') + '\n',
   'docs/signals.md': (import 'docs/signals.libsonnet')(mixin),
 } + {
   ['dashboards/' + name]: std.manifestJsonEx(mixin.grafanaDashboards[name], '  ') + '\n'

@@ -2,11 +2,12 @@
 // on-chain series by (MVRV, NUPL, Puell multiple, SOPR, exchange flows,
 // open interest, funding rates, stablecoins, miners). Not faults of the
 // exporter: severity info, category market, for the desk's route of
-// examples/alertmanager.yml; every rule in the group onchain-signals.
+// examples/alertmanager.yml; the rules of a category in the group
+// onchain-signals-<category>.
 // docs/signals.md lists them with their levels and sources.
 //
 // Off by default. A category is enabled in _config.signals.categories;
-// with none enabled the group is not rendered at all, so the default
+// with none enabled no group is rendered at all, so the default
 // install evaluates nothing of the pack and examples/alerts.yml does not
 // change. examples/signals.yml is the pack with every category enabled.
 //
@@ -249,10 +250,17 @@ local indent(text, n) = std.join('\n', [
 
   local enabled = [sig for sig in list.signals if s.categories[sig.category]],
 
+  // A group a category, onchain-signals-<category>: the whole pack is
+  // more than the 20 rules mixtool's lint allows a group, and a category
+  // enabled alone is one group.
   prometheusAlerts+:: {
-    groups+: if enabled == [] then [] else [{
-      name: 'onchain-signals',
-      rules: [rule(sig) for sig in enabled],
-    }],
+    groups+: [
+      {
+        name: 'onchain-signals-' + c,
+        rules: [rule(sig) for sig in enabled if sig.category == c],
+      }
+      for c in list.categories
+      if [sig for sig in enabled if sig.category == c] != []
+    ],
   },
 }

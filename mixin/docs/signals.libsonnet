@@ -96,7 +96,7 @@ function(mixin)
 
     The signal pack: %(count)d alerting rules on the levels the data provider's analysts read on-chain
     series by (MVRV, NUPL, Puell multiple, SOPR, exchange flows and reserves, open interest, funding
-    rates, leverage, stablecoins, miners), in the mixin's group `onchain-signals`
+    rates, leverage, stablecoins, miners), in the mixin's groups `onchain-signals-<category>`
     ([`mixin/alerts/signals.libsonnet`](../mixin/alerts/signals.libsonnet)). The levels are
     historical readings, not advice: a rule says that a series crossed a level its analysts mark,
     minutes after the row is published, and nothing more.
@@ -108,8 +108,8 @@ function(mixin)
 
     ## Enabling the pack
 
-    **The default install stays quiet**: every category is off, the group `onchain-signals` is not
-    rendered at all, so [`examples/alerts.yml`](../examples/alerts.yml), the Helm chart's rules and
+    **The default install stays quiet**: every category is off, no group `onchain-signals-<category>`
+    is rendered at all, so [`examples/alerts.yml`](../examples/alerts.yml), the Helm chart's rules and
     the PrometheusRule carry none of it and Prometheus evaluates nothing of it. A user enables
     categories in `_config.signals.categories`:
 
@@ -122,7 +122,9 @@ function(mixin)
     |---|---|---|
     %(counts)s
 
-    [`examples/signals.yml`](../examples/signals.yml) is the pack with every category on, the group
+    Each category enabled is one group, `onchain-signals-<category>` (`onchain-signals-valuation`,
+    ...): the whole pack is more than the 20 rules mixtool's lint allows a group.
+    [`examples/signals.yml`](../examples/signals.yml) is the pack with every category on, its groups
     alone, to load beside `alerts.yml` without jsonnet (`rule_files: [alerts.yml, signals.yml]`).
     Five of its alerts (`OnchainExchangeReserveFallingFast`, `OnchainOpenInterestSpike`,
     `OnchainMVRVZScoreOverheated`, `OnchainMVRVZScoreUndervalued`, `OnchainStablecoinSupplySurge`)
