@@ -229,7 +229,7 @@ function(mixin)
     after the learned release at the median once 16 are known (`go test ./schedule -run
     TestDueTimeOnAUniformJitter -v`: 7 of 3 000 rows past their due time). On the
     fake's clock with hour and day delays jittered by ±50 %% over three simulated days it was never
-    passed while the provider kept its habit, and an hour row published 3 h late was known 5 min 56 s
+    passed while the provider kept its habit, and an hour row published 3 h late was known 3 min 56 s
     after its latest habitual publication (`go test ./collector -run TestRowDueTime -v`).
 
     The day-two harness evaluates the alerts over a week of the chart's default (two members, two
