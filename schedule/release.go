@@ -77,15 +77,15 @@ func (e *Estimate) DueOffset(w time.Duration) (time.Duration, bool) {
 // apart on average) the margin is 14 min; over a year of a key's day
 // rows, 0.4 past due on average.
 func DueTolerance(released []time.Duration, w time.Duration) time.Duration {
-	low, high := max(w/12, 2*time.Minute), 2*time.Minute
+	most, least := max(w/12, 2*time.Minute), 2*time.Minute
 	n := len(released)
 	if n < 2 {
-		return low
+		return most
 	}
 	spread := slices.Max(released) - slices.Min(released)
 	k := math.Pow(float64(n+1)*dueFalseShare, -1/float64(n-1)) - 1
-	margin := time.Duration(math.Min(k*float64(spread), float64(low)))
-	return min(max(margin, high), low)
+	margin := time.Duration(math.Min(k*float64(spread), float64(most)))
+	return min(max(margin, least), most)
 }
 
 // released records that the key's row was first found at offset at from
