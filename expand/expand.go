@@ -3,6 +3,7 @@ package expand
 import (
 	"context"
 	"errors"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -114,8 +115,9 @@ type Options struct {
 	Plan func(*config.API) *plan.Plan
 	// Once says the configuration is expanded once (--config.check): an
 	// expansion that succeeds lets go of the listing answers, in its Cache
-	// too, as soon as it has read them, before it forecasts the calls of
-	// what they selected. One that fails keeps them for another.
+	// too, as soon as it has read them, and of their memory, before it
+	// forecasts the calls of what they selected. One that fails keeps
+	// them for another.
 	Once bool
 }
 
@@ -268,7 +270,10 @@ type resolution struct {
 }
 
 // letGo drops the listing answers this expansion read, here and in the
-// Cache (Options.Once): what they selected is resolved.
+// Cache (Options.Once): what they selected is resolved. It collects them
+// and returns their memory to the system at once: the heap then grows
+// from what is kept, not from what it held with them (the forecast that
+// follows adds some 30 MB for 85 000 paths).
 func (r *resolution) letGo() {
 	for k, l := range r.lists {
 		l.rows = nil
@@ -278,6 +283,7 @@ func (r *resolution) letGo() {
 	for _, req := range r.requests {
 		r.x.cache.drop(req.api, req.path)
 	}
+	debug.FreeOSMemory()
 }
 
 func listKey(a *config.API, path string) string { return a.Name + " " + a.URL.String() + path }
