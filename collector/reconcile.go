@@ -49,7 +49,8 @@ func (c *apiCollector) reconcile(ec engineConfig) {
 			c.logLocked(st, c.transitLocked(st, event{kind: evRebuild}).logs) // its labels may have changed
 		case ok:
 			st = &tupleState{tuple: t, slot: -1}
-			c.transitLocked(st, event{kind: evSaved, row: &saved})
+			ev := event{kind: evSaved, row: &saved}
+			c.noteLocked(st, ev, c.transitLocked(st, ev)) // a failing entry's page says why
 		default:
 			st = &tupleState{tuple: t, slot: -1}
 		}

@@ -182,6 +182,31 @@ func TestRestartServesSavedStateWithoutCalls(t *testing.T) {
 	}
 }
 
+// A series that was failing when the last run stopped says so on the
+// next run's page from its start, before any call of its own: when the
+// last refresh was and what it failed with.
+func TestRestartSaysWhyASeriesWasFailing(t *testing.T) {
+	r := newRestartRig(t)
+	const supply = "/v1/btc/network-data/supply"
+	r.fake.SetFault("data", fakeapi.Fault{Kind: fakeapi.Status503, PathPrefix: supply})
+	first := r.start(restartConfig, testToken)
+	first.dataLines(t)
+	first.stop()
+
+	second := r.start(restartConfig, testToken)
+	var said string
+	for _, a := range second.exp.View() {
+		for _, s := range a.Series {
+			if s.Tuple.Path == supply && s.Tuple.Window == "day" {
+				said = s.LastError
+			}
+		}
+	}
+	if !strings.Contains(said, "the last refresh before this process started") || !strings.Contains(said, "failed") {
+		t.Errorf("a restarted member's page says of a series that was failing: %q; want when the last refresh was and why it failed", said)
+	}
+}
+
 // Saves run beside scrapes, refreshes, reloads and expansion.
 func TestSaveWhileScrapingAndReloading(t *testing.T) {
 	r := newRestartRig(t)
