@@ -16,6 +16,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/budget"
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/internal/text"
 	"github.com/onchain-exporter/onchain_exporter/plan"
 )
 
@@ -55,7 +56,13 @@ func (r *resolution) match(a *config.API, e *config.Entry) ([]config.Match, []st
 		selected++
 		switch {
 		case strings.Contains(path, "{"):
-			left = append(left, path+" (a template, not a path)")
+			left = append(left, text.Outside(path, maxShownPath)+" (a template, not a path)")
+			continue
+		case !plainPath(path):
+			// A listing is outside text: a path with a control, a
+			// bidirectional mark or a space would reach labels, the
+			// page and the log as it is.
+			left = append(left, text.Outside(path, maxShownPath)+" (not a path to ask: a character other than a letter, a digit or one of - . _ ~ / :)")
 			continue
 		case kp != nil && slices.Contains(kp.Statics, path):
 			continue // a list or metadata the plan always allows: not a series
@@ -84,6 +91,28 @@ func (r *resolution) match(a *config.API, e *config.Entry) ([]config.Match, []st
 }
 
 func pathOf(it map[string]any) string { s, _ := it["path"].(string); return s }
+
+// maxShownPath is the most of a listed path a line about it shows.
+const maxShownPath = 200
+
+// plainPath says whether a listed path is one a pattern may select: it
+// starts with / and holds only letters, digits and - . _ ~ / : (the
+// characters of the provider's paths, none of which a URL, a label or a
+// log line changes).
+func plainPath(p string) bool {
+	if !strings.HasPrefix(p, "/") {
+		return false
+	}
+	for _, r := range p {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		case strings.ContainsRune("-._~/:", r):
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // pathRow is an item of a discovery list and its path.
 type pathRow struct {

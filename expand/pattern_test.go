@@ -286,6 +286,34 @@ func TestPatternFollowsDiscovery(t *testing.T) {
 	}
 }
 
+// A listed path is outside text: one with a character that acts on the
+// text around it (U+202E, ESC), a space or a query is not selected, and
+// what is said of it is inert.
+func TestPatternLeavesOutAPathThatIsNotPlain(t *testing.T) {
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, `{"status": {"code": 200, "message": "success"}, "result": {"data": [
+ {"path": "/v1/btc/network-data/supply", "parameters": {"window": ["day"]}},
+ {"path": "/v1/btc/flows/\u202ereserve", "parameters": {"window": ["day"]}},
+ {"path": "/v1/btc/flows/\u001b[31mred", "parameters": {"window": ["day"]}},
+ {"path": "/v1/btc/flows/with space", "parameters": {"window": ["day"]}},
+ {"path": "/v1/btc/flows/q?window=hour", "parameters": {"window": ["day"]}}]}}`)
+	}))
+	t.Cleanup(s.Close)
+	x := expand.New(log.NewNopLogger(), expand.Options{Plan: func(*config.API) *plan.Plan { return nil }})
+	out, err := x.Expand(context.Background(), testtool.Config(t, s.URL, testtool.DataSection+"    - path: /v1/btc/**\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := tupleList(out), "/v1/btc/network-data/supply?window=day"; got != want {
+		t.Errorf("tuples:\n%s\nwant\n%s", got, want)
+	}
+	left := strings.Join(out.APIs[config.APIData].Patterns[0].Left, "\n")
+	if strings.ContainsAny(left, "\u202e\x1b") || !strings.Contains(left, `/v1/btc/flows/\u{202E}reserve (not a path to ask`) ||
+		strings.Count(left, "not a path to ask") != 4 {
+		t.Errorf("left out:\n%s\nwant the four paths, inert", left)
+	}
+}
+
 // On v2, discovery lists an endpoint's assets beside its parameters: a
 // pattern's asset: applies to them, and all stands for them.
 func TestPatternOnV2(t *testing.T) {
