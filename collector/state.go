@@ -27,6 +27,11 @@ type tupleState struct {
 	// key names the series it shares a publication delay with
 	// (delayKey), made once.
 	key string
+	// labels is the label set of the per-tuple families' series,
+	// rendered once for the tuple (buildInfo; "" until then, or when it
+	// cannot be): a refresh does not render it again, and it is
+	// allocated with the engine's states, not among a refresh's garbage.
+	labels string
 
 	info     []exposition.Sample // the per-tuple families
 	inflight bool                // a refresh is under way
@@ -157,10 +162,17 @@ func (st *tupleState) buildInfo(tf *tupleFamilies) {
 			n++
 		}
 	}
+	if st.labels == "" {
+		st.labels, _ = tf.success.LabelSet(lv...) // on an error, each sample says it below, as before
+	}
 	st.info = make([]exposition.Sample, 0, n) // a new slice, of the size it takes: the published view keeps the old one
-	// The families share their label names: the first sample's label
-	// set, rendered, is every other's.
+	// The families share their label names: the label set, rendered
+	// once, is every sample's.
 	add := func(f *exposition.Family, v float64) {
+		if st.labels != "" {
+			st.info = append(st.info, f.WithLabelSet(st.labels, v))
+			return
+		}
 		if len(st.info) > 0 {
 			if smp, ok := f.SameLabels(st.info[0], v); ok {
 				st.info = append(st.info, smp)

@@ -182,6 +182,20 @@ func (f *Family) sample(value float64, like string, labelValues []string) (Sampl
 	return Sample{f, like, value}, nil
 }
 
+// LabelSet renders the label set of f's series of these label values,
+// once: WithLabelSet then makes its samples, of f or of any family of the
+// same label names, without rendering it again.
+func (f *Family) LabelSet(labelValues ...string) (string, error) {
+	s, err := f.sample(0, "", labelValues)
+	return s.labels, err
+}
+
+// WithLabelSet is a sample of f with value v and a label set LabelSet
+// rendered, by f or a family of the same label names.
+func (f *Family) WithLabelSet(set string, v float64) Sample {
+	return Sample{f, set, v}
+}
+
 // SameLabels is a sample of f with the label set of like and value v;
 // ok is false when f's label names are not like's family's.
 func (f *Family) SameLabels(like Sample, v float64) (s Sample, ok bool) {

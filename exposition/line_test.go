@@ -52,3 +52,33 @@ func TestLineIsTheEncodersLine(t *testing.T) {
 		t.Error("a family of other label names took the label set")
 	}
 }
+
+// A label set rendered once (LabelSet) makes, for any family of the same
+// label names, the sample Sample makes.
+func TestLabelSetIsTheSamplesLabelSet(t *testing.T) {
+	f := NewFamily("onchain_x", "x", dto.MetricType_GAUGE, []string{"a", "b"})
+	g := NewFamily("onchain_y_total", "y", dto.MetricType_COUNTER, []string{"a", "b"})
+	for _, lv := range [][]string{{"binance", "day"}, {`quo"te`, "back\\slash\nline"}, {"", "ünï"}, {"", ""}} {
+		set, err := f.LabelSet(lv...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fam := range []*Family{f, g} {
+			for _, v := range []float64{0, 1, -2.5, 1.7641728e9, math.NaN()} {
+				want, err := fam.Sample(v, lv...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := fam.WithLabelSet(set, v); string(got.Line()) != string(want.Line()) {
+					t.Fatalf("labels %q, value %v: %q, Sample's %q", lv, v, got.Line(), want.Line())
+				}
+			}
+		}
+	}
+	if _, err := f.LabelSet("\xff", "day"); err == nil {
+		t.Error("a label value that is not UTF-8 was rendered")
+	}
+	if _, err := f.LabelSet("one"); err == nil {
+		t.Error("one label value of two was rendered")
+	}
+}
