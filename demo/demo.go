@@ -84,11 +84,6 @@ func Start(logger log.Logger) (*Demo, error) {
 	return Listen(logger, "127.0.0.1:0", Payload{Dialect: dialect, Timeless: timeless})
 }
 
-// StartDialect is Start with the fake upstream in the dialect given.
-func StartDialect(logger log.Logger, dialect fakeapi.Dialect) (*Demo, error) {
-	return Listen(logger, "127.0.0.1:0", Payload{Dialect: dialect})
-}
-
 // Payload is the shape of the fake's Indicator and Analyst Consensus
 // answers: their dialect, and whether they carry times.
 type Payload struct {
