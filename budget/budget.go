@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/go-kit/log"
+	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 )
 
 // Budget is the daily budget of one API: at most Limit calls per UTC day
@@ -189,7 +190,7 @@ func (b *Budget) take(now time.Time, borrow bool) (ok bool, next time.Time) {
 		switch {
 		case l == 0:
 		case b.used+b.peersUsed(l, now) >= l || b.used >= b.ownCap(l):
-			return false, later(b.day.Add(24*time.Hour).Add(-b.shift(now)), b.refilled(now, l))
+			return false, clock.Later(b.day.Add(24*time.Hour).Add(-b.shift(now)), b.refilled(now, l))
 		case b.tokens+tokenSlack < 1 && !borrow:
 			return false, b.refilled(now, l)
 		case b.writing != nil:
@@ -220,13 +221,6 @@ func (b *Budget) refilled(now time.Time, l int) time.Time {
 	}
 	wait := math.Ceil((1 - b.tokens) / rate(l) * float64(time.Second))
 	return now.Add(time.Duration(wait))
-}
-
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }
 
 // Used is the number of calls counted on now's UTC day: those taken, or

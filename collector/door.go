@@ -9,6 +9,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
 	"github.com/onchain-exporter/onchain_exporter/exposition"
+	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 	"github.com/onchain-exporter/onchain_exporter/published"
 	"github.com/onchain-exporter/onchain_exporter/schedule"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
@@ -469,7 +470,7 @@ func takePeerRow(d door, s cell, ev event, fx effects) (cell, effects) {
 		fx.refused = "older" // not worth a line: gossip repeats itself
 		return s, fx
 	}
-	if err := admit(d.tuple, row, later(d.now, ev.clusterNow)); err != nil {
+	if err := admit(d.tuple, row, clock.Later(d.now, ev.clusterNow)); err != nil {
 		fx.refused, fx.why = "invalid", err.Error()
 		return s, fx
 	}
@@ -569,12 +570,4 @@ func failure(e *upstream.Error) *schedule.Failure {
 // futureRows says which rows an answer dated in the future.
 func futureRows(d *decode.Answer) string {
 	return fmt.Sprintf("%d row(s) dated up to %s, after now by more than a row's spacing", d.Future, d.FutureAt.UTC().Format(time.RFC3339))
-}
-
-// later is the later of a and b.
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 )
 
 // A row at time s covers [s, s+w) for a window of duration w; the next row
@@ -289,7 +291,7 @@ func (p *Policy) afterSuccess(k *Known, s Series, pl *Poll, o Outcome, now time.
 	}
 	due := nextStart.Add(pl.Due)
 	if now.Before(due) {
-		return p.cap(s, now, maxTime(due, now.Add(p.MinInterval)))
+		return p.cap(s, now, clock.Later(due, now.Add(p.MinInterval)))
 	}
 	// Due already (a revalidation, or a row the estimate says is there):
 	// poll again after the floor; if the row is still missing then, it
@@ -327,7 +329,7 @@ func (p *Policy) coarse(k *Known, s Series, pl *Poll, now time.Time) time.Time {
 	for range rows {
 		start = s.after(start)
 	}
-	return p.cap(s, now, maxTime(start.Add(out), now.Add(p.MinInterval)))
+	return p.cap(s, now, clock.Later(start.Add(out), now.Add(p.MinInterval)))
 }
 
 // unreadWait is the wait after an answer that says nothing of the row it
@@ -391,7 +393,7 @@ func (p *Policy) horizon(s Series, now time.Time) time.Time {
 		for range 2 * int(math.Ceil(max(1, s.Factor))) {
 			t = s.after(t)
 		}
-		h = maxTime(h, t)
+		h = clock.Later(h, t)
 	}
 	return h.Add(time.Minute)
 }
@@ -454,11 +456,4 @@ func FallbackTTL(w string) time.Duration {
 		return 15 * time.Minute
 	}
 	return 5 * time.Minute
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }

@@ -12,6 +12,14 @@ import (
 	"time"
 )
 
+// Later is the later of a and b.
+func Later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
 // Clock tells the time and calls a function after a while.
 type Clock interface {
 	Now() time.Time
