@@ -13,6 +13,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/plan"
 )
 
 // budgetWindows are the endpoints of the budget runs, one per window, so
@@ -279,7 +280,7 @@ func checkBudgetRun(t *testing.T, run *BudgetRun) {
 	factors := run.Plan.WindowFactors()
 	pace := 24 * time.Hour / time.Duration(daily)
 	for _, w := range budgetWindows {
-		step := config.WindowDuration(w.window)
+		step := plan.WindowDuration(w.window)
 		k := time.Duration(math.Ceil(max(1, factors[w.window])))
 		if limit := k*step + step + pace + budgetScrapeInterval; run.Gap[w.window] > limit {
 			t.Errorf("daily_budget %d, %s: a series waited %v for a new row, more than its window × %d plus a window, plus %v for a call the pace held back and the %v between two scrapes",

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/plan"
 )
 
 // Reserve is the share of the daily budget an Allotment leaves unscheduled, for
@@ -399,7 +399,7 @@ func windowName(window string, every time.Duration) string {
 	case "":
 		return fmt.Sprintf("no window (every %s)", human(every))
 	}
-	if every != config.WindowDuration(window) {
+	if every != plan.WindowDuration(window) {
 		return fmt.Sprintf("%s (every %s)", window, human(every))
 	}
 	return window

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/plan"
 	"github.com/onchain-exporter/onchain_exporter/schedule"
 )
 
@@ -327,7 +328,7 @@ func tupleCost(a *config.API, t *config.Tuple, learned Learned) WindowForecast {
 		}
 		w.Every = every
 	default:
-		w.Every = config.WindowDuration(t.Window)
+		w.Every = plan.WindowDuration(t.Window)
 		if w.Every == 0 {
 			w.Basis = "unknown"
 			return w

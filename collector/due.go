@@ -6,7 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/plan"
 	"github.com/onchain-exporter/onchain_exporter/schedule"
 )
 
@@ -56,7 +56,7 @@ func (d dueTally) add(tv *tupleView) {
 // next row's start, plus its due offset; zero when it has none (not
 // learned, no row yet, or no window).
 func (tv *tupleView) due() time.Time {
-	if tv.dueOffset <= 0 || tv.newest == 0 || config.WindowDuration(tv.tuple.Window) <= 0 {
+	if tv.dueOffset <= 0 || tv.newest == 0 || plan.WindowDuration(tv.tuple.Window) <= 0 {
 		return time.Time{}
 	}
 	return tv.newest.Time().Add(tv.w + tv.dueOffset)
@@ -88,7 +88,7 @@ func (d *rowDue) drop(api string) { d.publish(api, nil) }
 // the API's engine learned), false while it has no due time: the learned
 // release is the due time less it.
 func (e *Exporter) DueTolerance(api, endpoint, window string) (time.Duration, bool) {
-	w := config.WindowDuration(window)
+	w := plan.WindowDuration(window)
 	if w <= 0 {
 		return 0, false
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/exposition"
 	"github.com/onchain-exporter/onchain_exporter/internal/clock"
+	"github.com/onchain-exporter/onchain_exporter/plan"
 	"github.com/onchain-exporter/onchain_exporter/schedule"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
@@ -304,7 +305,7 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 			saved: savedTuples, reload: reload,
 		})
 		for _, t := range a.Tuples {
-			if w := config.WindowDuration(t.Window); w > 0 && t.CacheTTL == 0 {
+			if w := plan.WindowDuration(t.Window); w > 0 && t.CacheTTL == 0 {
 				// Present from the start: the first guess until rows
 				// teach better, and an empty histogram.
 				k := gaugeKey{name, t.Path, t.Window}

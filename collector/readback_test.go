@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/plan"
 	"github.com/onchain-exporter/onchain_exporter/schedule"
 )
 
@@ -25,7 +26,7 @@ func TestWhatThePolicyWritesReadsBack(t *testing.T) {
 	}
 	var kinds []kind
 	for _, w := range []string{"min", "10min", "hour", "day"} {
-		kinds = append(kinds, kind{w, config.WindowDuration(w)})
+		kinds = append(kinds, kind{w, plan.WindowDuration(w)})
 	}
 	for _, w := range []time.Duration{time.Second, 12 * time.Second, 10 * time.Minute, 6 * time.Hour} {
 		kinds = append(kinds, kind{"block", w})

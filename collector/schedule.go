@@ -6,6 +6,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
+	"github.com/onchain-exporter/onchain_exporter/plan"
 	"github.com/onchain-exporter/onchain_exporter/schedule"
 )
 
@@ -71,7 +72,7 @@ func spacing(window string, s *Tuple) time.Duration {
 		}
 		return schedule.DefaultCadence
 	}
-	return config.WindowDuration(window)
+	return plan.WindowDuration(window)
 }
 
 // cadence is what a tuple without a window learned of its rows, as

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/plan"
 )
 
 // DefaultFutureTolerance is how far after now a row without a window
@@ -15,7 +16,7 @@ const DefaultFutureTolerance = 10 * time.Minute
 // be taken as its newest: one row spacing (its window), or
 // DefaultFutureTolerance without one.
 func FutureTolerance(t *config.Tuple) time.Duration {
-	if w := config.WindowDuration(t.Window); w > 0 {
+	if w := plan.WindowDuration(t.Window); w > 0 {
 		return w
 	}
 	return DefaultFutureTolerance

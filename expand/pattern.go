@@ -246,7 +246,7 @@ func chooseWindows(e *config.Entry, allowed []string) ([]string, string) {
 // coarserFirst orders windows by their spacing, the longest first; block
 // and windows of no fixed spacing come last, as the finest.
 func coarserFirst(a, b string) int {
-	if c := cmp.Compare(config.WindowDuration(b), config.WindowDuration(a)); c != 0 {
+	if c := cmp.Compare(plan.WindowDuration(b), plan.WindowDuration(a)); c != 0 {
 		return c
 	}
 	return cmp.Compare(a, b)

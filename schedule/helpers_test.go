@@ -3,7 +3,7 @@ package schedule
 import (
 	"time"
 
-	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/plan"
 )
 
 // tuple is one series as the tests drive it: what the policy reads of it
@@ -16,7 +16,7 @@ type tuple struct {
 }
 
 func newTuple(b *Book, id, path, window string) *tuple {
-	return &tuple{Series: Series{ID: id, Window: window, W: config.WindowDuration(window)},
+	return &tuple{Series: Series{ID: id, Window: window, W: plan.WindowDuration(window)},
 		key: "data " + path + " " + window, book: b}
 }
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/onchain-exporter/onchain_exporter/config"
+	"github.com/onchain-exporter/onchain_exporter/plan"
 )
 
 // Key names the series that share a publication delay: an API's endpoint
@@ -73,7 +73,7 @@ func CheckSaved(key string, e Estimate, now time.Time) error {
 // been learned for: its window's; for a block window or a series without
 // a window, whose spacing is learned (up to MaxSpacing), that bound.
 func (k Key) MaxSpacing() time.Duration {
-	if w := config.WindowDuration(k.Window); w > 0 {
+	if w := plan.WindowDuration(k.Window); w > 0 {
 		return w
 	}
 	return MaxSpacing
