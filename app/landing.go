@@ -31,7 +31,7 @@ func newLanding(metricsPath string, demo bool, exp *collector.Exporter, peer *cl
 	clients *upstream.Pool, plans *page.PlanHistory, now func() time.Time) *landingPage {
 	l := &landingPage{}
 	l.h = page.NewHandler(page.Source{Version: version.Info(), MetricsPath: metricsPath, Demo: demo,
-		Config: l.cfg.Load, Exporter: exp, Peer: peer, Expansion: expander.State, Clean: clients.Clean,
+		Config: l.cfg.Load, Engines: exp, Peer: peer, Expansion: expander.State, Clean: clients.Clean,
 		Plans: plans, Now: now})
 	return l
 }

@@ -2,7 +2,7 @@
 // the view of one series, and the same as JSON at /api/v1/status. It
 // answers, for every series, "is it fresh, when is the next call, why,
 // what did it cost today" from what the running exporter already
-// publishes (collector.Exporter.View, its plans, the clients' budgets
+// publishes (Engines: the refresh engines' views, their plans, the clients' budgets
 // and pauses, the cluster's members, the expansion's state): it takes no
 // lock of the refresh engine and never calls upstream.
 //

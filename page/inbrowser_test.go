@@ -207,7 +207,7 @@ func TestOutsideTextStaysInert(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(exp.Close)
-	src := Source{Version: "test", MetricsPath: "/metrics", Config: func() *config.Config { return expanded }, Exporter: exp,
+	src := Source{Version: "test", MetricsPath: "/metrics", Config: func() *config.Config { return expanded }, Engines: exp,
 		Clean: pool.Clean, Now: time.Now, Plans: plans}
 	(&rig{exp: exp}).scrape(t)
 

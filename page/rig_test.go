@@ -75,7 +75,7 @@ func newMember(tb testing.TB, url string, fake *fakeapi.Server, peer *cluster.Pe
 	}
 	tb.Cleanup(exp.Close)
 	r := &rig{exp: exp, reg: reg, fake: fake, src: Source{Version: "test", MetricsPath: "/metrics",
-		Config: func() *config.Config { return cfg }, Exporter: exp, Clean: pool.Clean, Now: time.Now, Peer: peer}}
+		Config: func() *config.Config { return cfg }, Engines: exp, Clean: pool.Clean, Now: time.Now, Peer: peer}}
 	start := time.Now()
 	r.scrape(tb)
 	tb.Logf("filled in %v", time.Since(start))

@@ -10,7 +10,6 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/budget"
 	"github.com/onchain-exporter/onchain_exporter/cluster"
-	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/expand"
 	"github.com/onchain-exporter/onchain_exporter/internal/text"
@@ -35,7 +34,7 @@ type Source struct {
 	MetricsPath string
 	Demo        bool
 	Config      func() *config.Config // in force
-	Exporter    *collector.Exporter
+	Engines     Engines
 	Peer        *cluster.Peer // nil alone
 	// Expansion says how each API's lists stand (expand.Expander.State).
 	Expansion func() map[string]expand.State
@@ -44,6 +43,23 @@ type Source struct {
 	// Plans is the key's plan history (nil: none kept).
 	Plans *PlanHistory
 	Now   func() time.Time
+}
+
+// Engines is what the page reads of the refresh engines
+// (collector.Exporter): what each published, without their locks.
+type Engines interface {
+	// View is every API's published view.
+	View() []published.API
+	// SeriesView is one series, by its API and key, and its API's view.
+	SeriesView(api, key string) (published.API, published.Series, bool)
+	// Plans is each API's allotment of calls for the day.
+	Plans() map[string]budget.Allotment
+	// PublicationDelays is the learned delay of each endpoint and window.
+	PublicationDelays() map[published.EndpointWindow]time.Duration
+	// PublicationDelay is one endpoint and window's learned delay.
+	PublicationDelay(published.EndpointWindow) (time.Duration, bool)
+	// Owner is the member that fetches a unit (empty alone).
+	Owner(unit string) string
 }
 
 // apiTitles name the APIs on the page.
@@ -192,13 +208,13 @@ func (h *Handler) Build(f Filter, order string, offset, limit int) Status {
 	var sorted []candidate // the series the filter keeps, when ordered
 	var lines []apiNow
 	views := map[string]published.API{}
-	for _, v := range src.Exporter.View() {
+	for _, v := range src.Engines.View() {
 		views[v.Name] = v
 	}
 	d := h.derive(cfg, views)
 	st.Findings = d.findings
-	plans := src.Exporter.Plans()
-	delays := src.Exporter.PublicationDelays()
+	plans := src.Engines.Plans()
+	delays := src.Engines.PublicationDelays()
 	var expansion map[string]expand.State
 	if src.Expansion != nil {
 		expansion = src.Expansion()
@@ -290,7 +306,7 @@ func apiLine(a *API, src Source, v published.API, allot budget.Allotment, expans
 }
 
 // BuildSeries is the status of one series, its API and its endpoint and
-// window: a look-up of the series (collector.Exporter.SeriesView), not a
+// window: a look-up of the series (Engines.SeriesView), not a
 // pass over every series. The states are not counted. False when the
 // configuration in force has no such series.
 func (h *Handler) BuildSeries(api, key string) (Status, bool) {
@@ -299,13 +315,13 @@ func (h *Handler) BuildSeries(api, key string) (Status, bool) {
 	cfg := src.Config()
 	st := Status{Version: Version, Generated: now.UTC(), Exporter: src.Version, ConfigFile: cfg.File, Demo: src.Demo,
 		MetricsPath: src.MetricsPath, States: map[string]int{}, Findings: []string{}, Endpoints: []Endpoint{}}
-	v, s, ok := src.Exporter.SeriesView(api, key)
+	v, s, ok := src.Engines.SeriesView(api, key)
 	if !ok {
 		return st, false
 	}
 	d := h.derive(cfg, map[string]published.API{api: v})
 	st.Findings = d.findings
-	allot := src.Exporter.Plans()[api]
+	allot := src.Engines.Plans()[api]
 	var expansion map[string]expand.State
 	if src.Expansion != nil {
 		expansion = src.Expansion()
@@ -317,7 +333,7 @@ func (h *Handler) BuildSeries(api, key string) (Status, bool) {
 		a.Waiting = &Waiting{Limit: w.By.String(), Until: w.Until.UTC()}
 	}
 	st.APIs = []API{a}
-	e := d.endpointOf(v.API, s, allot, src.Exporter.PublicationDelay)
+	e := d.endpointOf(v.API, s, allot, src.Engines.PublicationDelay)
 	st.Endpoints = []Endpoint{e}
 	item := seriesOf(src, api, s, state, an)
 	item.PlanHistory = planChanges(src.Plans.of(api), s.Tuple, now)
@@ -439,7 +455,7 @@ func seriesOf(src Source, api string, s published.Series, state string, an apiNo
 	}
 	out.Answers = answersOf(s.Answers)
 	if src.Peer != nil {
-		out.Owner = outside(src.Exporter.Owner(s.Unit))
+		out.Owner = outside(src.Engines.Owner(s.Unit))
 		if out.Owner != src.Peer.Name() && state != StatePaused && state != StateHeld {
 			out.Why += "; owned by " + out.Owner + ": this member calls only when its row does not come"
 		}
@@ -530,7 +546,7 @@ func clusterOf(src Source, views map[string]published.API, now time.Time) *Clust
 			owner := ""
 			if !seen[u] {
 				seen[u] = true
-				owner = src.Exporter.Owner(s.Unit)
+				owner = src.Engines.Owner(s.Unit)
 				owned[owner]++
 			}
 			n := len(s.Answers)
@@ -545,7 +561,7 @@ func clusterOf(src Source, views map[string]published.API, now time.Time) *Clust
 				continue
 			}
 			if owner == "" {
-				owner = src.Exporter.Owner(s.Unit)
+				owner = src.Engines.Owner(s.Unit)
 			}
 			fallbacks[u] = len(c.Fallbacks)
 			c.Fallbacks = append(c.Fallbacks, Fallback{API: name, Endpoint: outside(s.Tuple.Path), Window: s.Tuple.Window, Owner: outside(owner), At: at})
