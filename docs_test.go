@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
+	"github.com/onchain-exporter/onchain_exporter/testtool"
 )
 
 // shellBlock is a fenced shell block of a Markdown file: its text, and

@@ -18,7 +18,7 @@ import (
 
 	"github.com/prometheus/common/version"
 
-	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
+	"github.com/onchain-exporter/onchain_exporter/testtool"
 )
 
 // The command line: flags, subcommands, exit codes. What the exporter

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
-	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
+	"github.com/onchain-exporter/onchain_exporter/testtool"
 )
 
 // callLog records when (on the fake's clock) each data API call of a key

@@ -20,7 +20,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 	"github.com/onchain-exporter/onchain_exporter/internal/clock"
-	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
+	"github.com/onchain-exporter/onchain_exporter/testtool"
 	"github.com/prometheus/exporter-toolkit/web"
 )
 

@@ -20,8 +20,8 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
-	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 	"github.com/onchain-exporter/onchain_exporter/page"
+	"github.com/onchain-exporter/onchain_exporter/testtool"
 )
 
 // pageConfig has live series of two windows, one series the upstream

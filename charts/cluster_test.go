@@ -16,7 +16,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 
 	"github.com/onchain-exporter/onchain_exporter/cluster"
-	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
+	"github.com/onchain-exporter/onchain_exporter/testtool"
 )
 
 // clusterMode says whether the container runs in cluster mode.

@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
+	"github.com/onchain-exporter/onchain_exporter/testtool"
 )
 
 // --config.check refuses the file at the entry, after counting: the

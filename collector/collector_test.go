@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
-	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 	"github.com/onchain-exporter/onchain_exporter/series"
+	"github.com/onchain-exporter/onchain_exporter/testtool"
 )
 
 const supplyConfig = testtool.SupplyConfig

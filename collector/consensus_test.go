@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
-	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
+	"github.com/onchain-exporter/onchain_exporter/testtool"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
-	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
+	"github.com/onchain-exporter/onchain_exporter/testtool"
 )
 
 // env is a running fake upstream and an exporter configured against it.
@@ -78,7 +78,7 @@ func engines(e *Exporter) []*apiCollector { return *e.served.Load() }
 func newRecorder() *httptest.ResponseRecorder { return httptest.NewRecorder() }
 
 // The exposition helpers and the fake's clock and credential are shared
-// with the other packages' tests (internal/testtool).
+// with the other packages' tests (testtool).
 var (
 	newClock    = testtool.Clock
 	lines       = testtool.Lines

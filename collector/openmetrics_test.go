@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
-	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
+	"github.com/onchain-exporter/onchain_exporter/testtool"
 )
 
 // scrapeAs scrapes with an Accept header and returns the Content-Type and

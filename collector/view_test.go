@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
-	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
 	"github.com/onchain-exporter/onchain_exporter/published"
+	"github.com/onchain-exporter/onchain_exporter/testtool"
 )
 
 // viewOf is the published view of the series of a path.

@@ -25,7 +25,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/demo"
 	expander "github.com/onchain-exporter/onchain_exporter/expand"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
-	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
+	"github.com/onchain-exporter/onchain_exporter/testtool"
 )
 
 // Series Prometheus itself writes for every target or rule; queries may

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
+	"github.com/onchain-exporter/onchain_exporter/testtool"
 )
 
 // answer is one OpenMetrics answer of a member to one scrape job.

@@ -17,7 +17,7 @@ import (
 	"github.com/go-kit/log"
 	"github.com/onchain-exporter/onchain_exporter/app"
 	"github.com/onchain-exporter/onchain_exporter/cluster"
-	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
+	"github.com/onchain-exporter/onchain_exporter/testtool"
 )
 
 // member is one replica: its app, its storage, name and cluster

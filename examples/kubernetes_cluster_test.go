@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/onchain-exporter/onchain_exporter/cluster"
-	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
+	"github.com/onchain-exporter/onchain_exporter/testtool"
 )
 
 // decodeTyped decodes a single-document manifest of kubernetes/ strictly

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
-	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
+	"github.com/onchain-exporter/onchain_exporter/testtool"
 )
 
 // The subset of the Kubernetes objects the checks read.

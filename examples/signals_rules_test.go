@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
+	"github.com/onchain-exporter/onchain_exporter/testtool"
 )
 
 // signalCategories are the signal pack's categories, a group each

@@ -9,7 +9,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/expand"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
-	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
+	"github.com/onchain-exporter/onchain_exporter/testtool"
 )
 
 // One labelling of a path, whether a pattern or a named entry selects

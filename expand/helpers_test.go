@@ -9,7 +9,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
-	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
+	"github.com/onchain-exporter/onchain_exporter/testtool"
 )
 
 // The tests of expansion run it against the fake upstream, and serve what
@@ -68,7 +68,7 @@ func (e *env) scrape(timeout string) string {
 }
 
 // The exposition helpers and the fake's credential are shared with the
-// other packages' tests (internal/testtool).
+// other packages' tests (testtool).
 var (
 	lines       = testtool.Lines
 	valueOf     = testtool.ValueOf

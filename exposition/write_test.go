@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
+	"github.com/onchain-exporter/onchain_exporter/testtool"
 )
 
 // omClashes picks the counter whose OpenMetrics family name is another

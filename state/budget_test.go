@@ -9,7 +9,7 @@ import (
 
 	"github.com/go-kit/log"
 
-	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
+	"github.com/onchain-exporter/onchain_exporter/testtool"
 )
 
 // A reservation is on disk, synced and renamed into place, when Reserve

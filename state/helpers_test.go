@@ -1,6 +1,6 @@
 package state_test
 
-import "github.com/onchain-exporter/onchain_exporter/internal/testtool"
+import "github.com/onchain-exporter/onchain_exporter/testtool"
 
 // The exposition helper and the fake's credential of the
 // restart tests, shared with the other packages' tests.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/go-kit/log"
 
-	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
+	"github.com/onchain-exporter/onchain_exporter/testtool"
 )
 
 // One process per --storage.path: a second lock on the directory (a

@@ -11,7 +11,7 @@ import (
 
 	"github.com/go-kit/log"
 
-	"github.com/onchain-exporter/onchain_exporter/internal/testtool"
+	"github.com/onchain-exporter/onchain_exporter/testtool"
 )
 
 // FuzzStateDecode: whatever a file holds, Decode either refuses it or
