@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/published"
+	"github.com/onchain-exporter/onchain_exporter/schedule"
 )
 
 // The states a series is in, in words: the page shows them and its state
@@ -51,16 +52,11 @@ type pause struct {
 	by    string
 }
 
-// behind is how far the newest row served is behind the rows that should
-// be out by the learned delay, in rows: 0 when the next row is not due
-// out yet. The rule of onchain_exporter_excess_staleness_seconds: a
-// series is one row behind once now is past the start of the row after
-// its newest plus the offset at which rows appear.
+// behind is how many rows the newest row served is behind the rows that
+// should be out by the learned delay (schedule.Behind, the rule of
+// onchain_exporter_excess_staleness_seconds).
 func behind(s published.Series, now time.Time) int {
-	if s.Spacing <= 0 || s.Newest.IsZero() {
-		return 0
-	}
-	return int(now.Sub(s.Newest.Add(s.Earliest)) / s.Spacing)
+	return schedule.Behind(s.Newest, s.Spacing, s.Earliest, now)
 }
 
 // stateOf says a series' state in words.
