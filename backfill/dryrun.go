@@ -7,7 +7,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/budget"
 	"github.com/onchain-exporter/onchain_exporter/config"
-	"github.com/onchain-exporter/onchain_exporter/plan"
+	keyplan "github.com/onchain-exporter/onchain_exporter/plan"
 )
 
 // DryRun prints the calls a run would make, and makes none; it needs no
@@ -63,7 +63,7 @@ func DryRun(w io.Writer, cfg *config.Config, o Options) error {
 			fmt.Fprintf(w, "# written by an earlier run: %s %s?%s\n", t.API, t.Path, t.Query().Encode())
 			continue
 		}
-		shift := o.Stamp.shift(t, plan.WindowDuration(t.Window))
+		shift := o.Stamp.shift(t, keyplan.WindowDuration(t.Window))
 		from, clamped, why := fromFor(t, o.Plan, o.From, o.To.Add(-shift), o.Now())
 		if why != nil {
 			fmt.Fprintf(w, "# not called, the key's plan refuses it: %s %s?%s: %v\n", t.API, t.Path, t.Query().Encode(), why)
@@ -84,11 +84,11 @@ func DryRun(w io.Writer, cfg *config.Config, o Options) error {
 				fmt.Fprintf(w, "#   and about %d more pages before it by to=, %d rows a page: %s\n", more, p.limit, basis)
 			}
 		case p.ranged && p.limit > 0:
-			for to := p.to.Add(-time.Duration(p.limit) * plan.WindowDuration(t.Window)); rows > p.limit; rows -= p.limit {
-				q := p.query(t, p.limit, &cursor{time: to.Add(plan.WindowDuration(t.Window))})
+			for to := p.to.Add(-time.Duration(p.limit) * keyplan.WindowDuration(t.Window)); rows > p.limit; rows -= p.limit {
+				q := p.query(t, p.limit, &cursor{time: to.Add(keyplan.WindowDuration(t.Window))})
 				fmt.Fprintln(w, describeCall(t, q))
 				calls++
-				to = to.Add(-time.Duration(p.limit) * plan.WindowDuration(t.Window))
+				to = to.Add(-time.Duration(p.limit) * keyplan.WindowDuration(t.Window))
 			}
 		}
 	}

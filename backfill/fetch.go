@@ -11,7 +11,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
-	"github.com/onchain-exporter/onchain_exporter/plan"
+	keyplan "github.com/onchain-exporter/onchain_exporter/plan"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -54,7 +54,7 @@ func (r *runner) history(ctx context.Context, t *config.Tuple) *outcome {
 		return oc
 	}
 	c := r.pool.Client(r.cfg.APIs[t.API])
-	oc.spacing = plan.WindowDuration(t.Window)
+	oc.spacing = keyplan.WindowDuration(t.Window)
 	shift := r.o.Stamp.shift(t, oc.spacing)
 	from, clamped, why := fromFor(t, r.kp, r.o.From, r.o.To.Add(-shift), r.o.Now())
 	if why != nil {

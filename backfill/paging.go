@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
-	"github.com/onchain-exporter/onchain_exporter/plan"
 	keyplan "github.com/onchain-exporter/onchain_exporter/plan"
 )
 
@@ -93,7 +92,7 @@ type cursor struct {
 // expectedRows is the number of rows a fixed window has between from and
 // to, both included; -1 when it cannot be told (blocks, no window).
 func expectedRows(t *config.Tuple, from, to time.Time) int {
-	w := plan.WindowDuration(t.Window)
+	w := keyplan.WindowDuration(t.Window)
 	if w == 0 {
 		return -1
 	}
@@ -137,7 +136,7 @@ func fromFor(t *config.Tuple, kp *keyplan.Plan, from, to, now time.Time) (start 
 		return from, false, nil
 	}
 	start = earliest.Add(time.Minute)
-	if w := plan.WindowDuration(t.Window); w > 0 {
+	if w := keyplan.WindowDuration(t.Window); w > 0 {
 		if b := start.Truncate(w); b.Before(start) {
 			start = b.Add(w)
 		}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
-	"github.com/onchain-exporter/onchain_exporter/plan"
+	keyplan "github.com/onchain-exporter/onchain_exporter/plan"
 	"github.com/onchain-exporter/onchain_exporter/series"
 )
 
@@ -210,7 +210,7 @@ func (s Stamp) shift(t *config.Tuple, spacing time.Duration) time.Duration {
 	if s != StampEnd || t.Window == "block" {
 		return 0
 	}
-	if w := plan.WindowDuration(t.Window); w > 0 {
+	if w := keyplan.WindowDuration(t.Window); w > 0 {
 		return w
 	}
 	return spacing
