@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 	"github.com/onchain-exporter/onchain_exporter/testtool"
 )
 
@@ -18,7 +19,7 @@ import (
 // against the key's allowance.
 type callLog struct {
 	mu    sync.Mutex
-	clock *fakeapi.SimClock
+	clock *clock.Sim
 	at    []time.Time
 }
 

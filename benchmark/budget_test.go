@@ -13,6 +13,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 	"github.com/onchain-exporter/onchain_exporter/plan"
 )
 
@@ -79,7 +80,7 @@ const budgetScrapeInterval = time.Minute
 // replicas scraping every minute, the engine run at its planned times.
 func RunBudget(daily int, days int) (*BudgetRun, error) {
 	start := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
-	clock := fakeapi.NewSimClock(start)
+	clock := clock.NewSim(start)
 	fake := fakeapi.New(fakeapi.Options{Now: clock.Now, DataToken: "bench"})
 	srv := httptest.NewServer(fake)
 	defer srv.Close()

@@ -268,7 +268,7 @@ func labelOf(m *dto.Metric, name string) string {
 
 // clusterSim is the replicas of a run on their clock and fake upstream.
 type clusterSim struct {
-	clock       *fakeapi.SimClock
+	clock       *clock.Sim
 	fake        *fakeapi.Server
 	yml         string // the configuration every member reads
 	asset       string // the window's asset, for tuples that name none

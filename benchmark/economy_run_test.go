@@ -11,6 +11,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 )
 
 // EconomyOptions shape a simulated day.
@@ -81,7 +82,7 @@ func (k kind) entries() string {
 // replicas offset within the interval) for Duration of simulated time.
 func RunEconomy(o EconomyOptions) (*Economy, error) {
 	start := time.Date(2026, 11, 20, 0, 3, 7, 0, time.UTC)
-	clock := fakeapi.NewSimClock(start)
+	clock := clock.NewSim(start)
 	fake := fakeapi.New(fakeapi.Options{Now: clock.Now, DataToken: "bench", PublishLag: o.Lags})
 	srv := httptest.NewServer(fake)
 	defer srv.Close()

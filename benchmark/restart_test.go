@@ -14,6 +14,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 	"github.com/onchain-exporter/onchain_exporter/persist"
 	"github.com/onchain-exporter/onchain_exporter/state"
 )
@@ -46,7 +47,7 @@ type restartRun struct {
 // startAndScrape starts an exporter on dir ("" keeps nothing), scrapes it
 // once, lets the refreshes that were due end, and stops it (which saves
 // the state).
-func startAndScrape(name, yml, dir string, fake *fakeapi.Server, clock *fakeapi.SimClock) (restartRun, error) {
+func startAndScrape(name, yml, dir string, fake *fakeapi.Server, clock *clock.Sim) (restartRun, error) {
 	fake.ResetCalls()
 	begin := time.Now()
 	var store collector.Keeper
@@ -88,7 +89,7 @@ func TestRestartCost(t *testing.T) {
 	if os.Getenv("ONCHAIN_BENCH_FULL") != "" {
 		latency = 50 * time.Millisecond
 	}
-	clock := fakeapi.NewSimClock(time.Date(2026, 11, 20, 12, 20, 0, 0, time.UTC))
+	clock := clock.NewSim(time.Date(2026, 11, 20, 12, 20, 0, 0, time.UTC))
 	// netflow and inflow are real erc20 endpoints outside the fake's
 	// catalog: it serves them as it is told.
 	fake := fakeapi.New(fakeapi.Options{Now: clock.Now, DataToken: "bench", Latency: latency,

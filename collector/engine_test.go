@@ -174,7 +174,7 @@ func TestClockMovedWhilePlanningIsSeen(t *testing.T) {
 `
 	e := newEnv(t, yml, fakeapi.Options{})
 	e.exp.Close()
-	clk := &movingClock{SimClock: e.clock}
+	clk := &movingClock{Sim: e.clock}
 	exp, err := New(e.parse(yml), log.NewNopLogger(), prometheus.NewRegistry(), Options{Clock: clk, IdleAfter: neverIdle})
 	if err != nil {
 		t.Fatal(err)
@@ -198,7 +198,7 @@ func TestClockMovedWhilePlanningIsSeen(t *testing.T) {
 // movingClock is a simulated clock that moves itself by jump, once, as
 // the engine arms a timer: as if a test's Add landed while it planned.
 type movingClock struct {
-	*fakeapi.SimClock
+	*clock.Sim
 	jump atomic.Int64 // nanoseconds
 }
 
@@ -210,10 +210,10 @@ func (c *movingClock) moves() {
 
 func (c *movingClock) AfterFunc(d time.Duration, f func()) clock.Timer {
 	c.moves()
-	return c.SimClock.AfterFunc(d, f)
+	return c.Sim.AfterFunc(d, f)
 }
 
 func (c *movingClock) At(t time.Time, f func()) clock.Timer {
 	c.moves()
-	return c.SimClock.At(t, f)
+	return c.Sim.At(t, f)
 }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/app"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 	"github.com/onchain-exporter/onchain_exporter/testtool"
 )
 
@@ -135,7 +136,7 @@ func TestDayTwo(t *testing.T) {
 
 func (sc scenario) run(t *testing.T, promtool string, groups *rulefmt.RuleGroups) {
 	began := time.Now()
-	clk := fakeapi.NewSimClock(sc.start)
+	clk := clock.NewSim(sc.start)
 	day := func(d int, h int) time.Time {
 		return sc.start.Add(time.Duration(d)*24*time.Hour + time.Duration(h)*time.Hour)
 	}

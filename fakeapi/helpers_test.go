@@ -7,14 +7,16 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 )
 
 // t0 is the default test time: a Sunday, mid-morning UTC.
 var t0 = time.Date(2026, 11, 22, 10, 17, 30, 0, time.UTC)
 
-func newClock(t time.Time) *SimClock { return NewSimClock(t) }
+func newClock(t time.Time) *clock.Sim { return clock.NewSim(t) }
 
-func newTestServer(o Options) (*Server, *SimClock) {
+func newTestServer(o Options) (*Server, *clock.Sim) {
 	c := newClock(t0)
 	o.Now = c.Now
 	return New(o), c

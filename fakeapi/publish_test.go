@@ -3,11 +3,13 @@ package fakeapi
 import (
 	"testing"
 	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 )
 
 // sweep checks, every step from from to to, that the API's newest row is
 // NewestVisible's, that it is visible by VisibleAt and the next row is not.
-func sweep(t *testing.T, s *Server, c *SimClock, u, path, window, asset string, from, to time.Time, step time.Duration) {
+func sweep(t *testing.T, s *Server, c *clock.Sim, u, path, window, asset string, from, to time.Time, step time.Duration) {
 	t.Helper()
 	rowStep := s.RowStep(path, window, asset)
 	for now := from; now.Before(to); now = now.Add(step) {

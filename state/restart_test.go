@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 	"github.com/onchain-exporter/onchain_exporter/plan"
 
 	"github.com/go-kit/log"
@@ -39,7 +40,7 @@ const restartConfig = testtool.DataSection + `    - path: /v1/btc/network-data/s
 // against one fake upstream, as restarts of one process would.
 type restartRig struct {
 	t     *testing.T
-	clock *fakeapi.SimClock
+	clock *clock.Sim
 	fake  *fakeapi.Server
 	srv   *httptest.Server
 	dir   string

@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 )
 
 // What the tests of several packages (collector, expand, state, main)
@@ -22,8 +22,8 @@ const DataToken = "test-data-token"
 
 // Clock is the simulated time shared by the fake upstream, the expander
 // and the exporter of a test.
-func Clock() *fakeapi.SimClock {
-	return fakeapi.NewSimClock(time.Date(2026, 11, 20, 12, 34, 56, 0, time.UTC))
+func Clock() *clock.Sim {
+	return clock.NewSim(time.Date(2026, 11, 20, 12, 34, 56, 0, time.UTC))
 }
 
 // Lines returns the sample lines of families whose name starts with one
