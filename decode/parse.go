@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 )
 
 // Parse reads one JSON answer into the generic form the rest of the
@@ -30,6 +31,15 @@ type parser struct {
 
 // ParseStats is Parse that also says how many array items were dropped.
 func ParseStats(body []byte, maxItems int) (any, int, error) {
+	if v, ok := parseWhole(body, maxItems); ok {
+		return v, 0, nil
+	}
+	return parseTokens(body, maxItems)
+}
+
+// parseTokens is ParseStats token by token, dropping the middle of long
+// arrays as it reads them.
+func parseTokens(body []byte, maxItems int) (any, int, error) {
 	p := &parser{dec: json.NewDecoder(bytes.NewReader(body)), max: maxItems}
 	p.dec.UseNumber()
 	v, err := p.value()
@@ -40,6 +50,77 @@ func ParseStats(body []byte, maxItems int) (any, int, error) {
 		return nil, 0, errors.New("invalid JSON: data after the end of the answer")
 	}
 	return v, p.dropped, nil
+}
+
+// parseWhole is Parse of an answer none of whose arrays holds more than
+// maxItems items, read as one value: what the parser below gives, without
+// the garbage of reading it token by token (encoding/json makes an error
+// value for every scalar token it reads that way). ok is false when the
+// answer may hold a longer array, or is not one JSON value: the parser
+// below reads it then, and says why it is not.
+func parseWhole(body []byte, maxItems int) (v any, ok bool) {
+	if maxItems > 0 && widestArray(body) > maxItems {
+		return nil, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return nil, false
+	}
+	for _, c := range body[dec.InputOffset():] {
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			return nil, false // data after the value
+		}
+	}
+	return v, true
+}
+
+// widestArray is at least the number of items of the longest array of a
+// JSON answer: the commas at an array's own level, plus one; math.MaxInt
+// when it cannot say (arrays nested deeper than it follows, brackets that
+// do not pair).
+func widestArray(body []byte) int {
+	var open [64]int // per bracket open: its commas so far, -1 for an object
+	depth, widest := 0, 0
+	inString := false
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++ // the escaped byte, a quote or a backslash among them
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '[', '{':
+			if depth == len(open) {
+				return math.MaxInt
+			}
+			open[depth] = 0
+			if c == '{' {
+				open[depth] = -1
+			}
+			depth++
+		case ']', '}':
+			if depth == 0 {
+				return math.MaxInt
+			}
+			depth--
+			if open[depth] >= 0 {
+				widest = max(widest, open[depth]+1)
+			}
+		case ',':
+			if depth > 0 && open[depth-1] >= 0 {
+				open[depth-1]++
+			}
+		}
+	}
+	return widest
 }
 
 func (p *parser) value() (any, error) {

@@ -2,6 +2,7 @@ package decode
 
 import (
 	"fmt"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -110,5 +111,51 @@ func BenchmarkParse7MB(b *testing.B) {
 		if _, err := Parse(body, 1000); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// parseCorpus are answers, JSON or not, that Parse reads whole or token
+// by token.
+var parseCorpus = []string{``, ` `, `{`, `}`, `]`, `[`, `[1,2`, `{"a":1}{"b":2}`, `{"a":}`, `{1:2}`, `[]`, `{}`, `null`, `1`, `"x"`,
+	`[[1,2,3],[4]]`, `[1,2,3]`, ` [1, 2] `, "[1,2]\n\t", `[1,2] x`, `[1,2]]`, `5x`, `{"a":[1,2,3],"a":[4]}`,
+	`{"s":"[,,,]","t":"\"[1,2,3]\"","u":"\\","v":[1,2,3]}`, `["a,b","c\\",",d"]`, `[{},{},[],[[]]]`, `[1,[2,3,4,5],6]`,
+	`{"x":"\u00e9\ud800","y":"` + "\xff" + `"}`, `[1e400]`, `[-0, 1.50, 1E2]`, `[true,false,null]`, `{"a":{"b":{"c":[1,2,3,4]}}}`,
+	strings.Repeat("[", 70) + strings.Repeat("]", 70), strings.Repeat("[1,", 70) + "1" + strings.Repeat("]", 70),
+	strings.Repeat(`{"a":`, 100) + "1" + strings.Repeat("}", 100), `{"a":1,}`, `[1,]`, `[,1]`, `{"a" 1}`}
+
+// Parse reads an answer whole when no array is longer than it keeps, and
+// gives what reading it token by token gives: the same value, nothing
+// dropped, the same error.
+func TestParseWholeIsParseByTokens(t *testing.T) {
+	for _, body := range append(parseCorpus, string(bigAnswer(7, false))) {
+		for _, most := range []int{0, 1, 2, 3, 4, 5, 1000} {
+			checkParseWhole(t, []byte(body), most)
+		}
+	}
+	for _, body := range []string{string(bigAnswer(7, false)), `[1,2,3]`, `{"s":"[,,,]","v":[1,2,3]}`} {
+		if _, whole := parseWhole([]byte(body), 7); !whole {
+			t.Errorf("%q, at most 7 items: not read whole", body)
+		}
+	}
+}
+
+func FuzzParseWhole(f *testing.F) {
+	for _, body := range parseCorpus {
+		f.Add([]byte(body), 3)
+	}
+	f.Fuzz(func(t *testing.T, body []byte, most int) {
+		checkParseWhole(t, body, most%8)
+	})
+}
+
+func checkParseWhole(t *testing.T, body []byte, most int) {
+	t.Helper()
+	v, dropped, err := ParseStats(body, most)
+	tv, tdropped, terr := parseTokens(body, most)
+	if fmt.Sprint(err) != fmt.Sprint(terr) || dropped != tdropped || !reflect.DeepEqual(v, tv) {
+		t.Errorf("%q, at most %d items: %#v, %d dropped, %v; token by token %#v, %d dropped, %v", body, most, v, dropped, err, tv, tdropped, terr)
+	}
+	if _, whole := parseWhole(body, most); whole && (terr != nil || tdropped > 0) {
+		t.Errorf("%q, at most %d items: read whole, but token by token %d dropped, %v", body, most, tdropped, terr)
 	}
 }

@@ -32,6 +32,42 @@ var timeLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 
 	"2006-01-02T15:04Z07:00", "2006-01-02T15:04", "2006-01-02 15:04:05 MST", "2006/01/02", "2006/01/02 15:04:05",
 	time.RFC1123, time.RFC1123Z}
 
+// timeShapes are what a value must start with for the layout of the same
+// place in timeLayouts to read it (time.Parse fails on any other, making
+// an error value to say so): 'd' an ASCII digit, 'A' an ASCII letter (a
+// day's name), any other byte itself; with exact, nothing after it.
+var timeShapes = []struct {
+	prefix string
+	exact  bool
+}{{"dddd-dd-ddT", false}, {"dddd-dd-ddT", false}, {"dddd-dd-dd ", false}, {"dddd-dd-dd ", false},
+	{"dddd-dd-dd", true}, {"dddd-dd-dd ", false}, {"ddddddddT", false}, {"dddddddd", true},
+	{"dddd-dd-ddT", false}, {"dddd-dd-ddT", false}, {"dddd-dd-dd ", false}, {"dddd/dd/dd", true}, {"dddd/dd/dd ", false},
+	{"A", false}, {"A", false}}
+
+// fits says whether x has the shape a layout of timeShapes needs.
+func fits(x, prefix string, exact bool) bool {
+	if len(x) < len(prefix) || exact && len(x) != len(prefix) {
+		return false
+	}
+	for i := 0; i < len(prefix); i++ {
+		switch c := x[i]; prefix[i] {
+		case 'd':
+			if c < '0' || c > '9' {
+				return false
+			}
+		case 'A':
+			if c|0x20 < 'a' || c|0x20 > 'z' {
+				return false
+			}
+		default:
+			if c != prefix[i] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // Shape is where an answer held its rows and their time, as dotted paths a
 // configuration can pin (rows:, time_key:).
 type Shape struct {
@@ -204,18 +240,28 @@ func hasNumbers(obj map[string]any) bool {
 // dates), and Unix times in seconds, milliseconds or microseconds, as
 // numbers or numeric strings.
 func FindTimeKey(row map[string]any, pinned string, hints ...string) (key string, t time.Time, ok bool) {
-	keys := []string{pinned}
-	if pinned == "" {
-		keys = append(slices.Clip(hints), TimeKeys...)
+	if pinned != "" {
+		return timeAt(row, pinned)
 	}
-	for _, k := range keys {
-		if k == "" {
-			continue
+	for _, k := range hints {
+		if key, t, ok = timeAt(row, k); ok {
+			return key, t, true
 		}
-		v, found := Lookup(row, k)
-		if !found || v == nil {
-			continue
+	}
+	for _, k := range TimeKeys {
+		if key, t, ok = timeAt(row, k); ok {
+			return key, t, true
 		}
+	}
+	return "", time.Time{}, false
+}
+
+// timeAt is the time a row holds under the key k, if any.
+func timeAt(row map[string]any, k string) (string, time.Time, bool) {
+	if k == "" {
+		return "", time.Time{}, false
+	}
+	if v, found := Lookup(row, k); found && v != nil {
 		if t, ok := ParseTime(v); ok {
 			return k, t, true
 		}
@@ -228,7 +274,10 @@ func ParseTime(v any) (time.Time, bool) {
 	switch x := v.(type) {
 	case string:
 		x = strings.TrimSpace(x)
-		for _, layout := range timeLayouts {
+		for i, layout := range timeLayouts {
+			if !fits(x, timeShapes[i].prefix, timeShapes[i].exact) {
+				continue
+			}
 			if t, err := time.ParseInLocation(layout, x, time.UTC); err == nil {
 				return t.UTC(), true
 			}
@@ -309,7 +358,7 @@ func Lookup(v any, path string) (any, bool) {
 	if path == "" || path == "." {
 		return v, true
 	}
-	for _, part := range strings.Split(path, ".") {
+	for part := range strings.SplitSeq(path, ".") {
 		obj, ok := v.(map[string]any)
 		if !ok {
 			return nil, false

@@ -139,3 +139,61 @@ func TestFindTimeKey(t *testing.T) {
 		}
 	}
 }
+
+// timeCorpus are values under a time key, times or not.
+var timeCorpus = []string{"2026-11-20", "2026-11-20T00:00:00Z", "2026-11-20T01:02:03.456+02:00", "2026-11-20t01:02:03Z",
+	"2026-11-20 01:02:03", "2026-11-20 1:02", "2026-11-20  01:02:03", "2026-11-20 01:02:03 UTC", "2026-11-20 01:02:03+01:00",
+	"20261120", "20261120T010203", "2026/11/20", "2026/11/20 01:02:03", "Fri, 20 Nov 2026 01:02:03 GMT", "fri, 20 nov 2026 01:02:03 +0100",
+	"2026-11-20T01:02", "2026-11-20T01:02Z", "2026-11-20T1:02", "2026-1-20", "2026-11-2", "26-11-20", "+2026-11-20", "1763600000",
+	"1763600000123", "2026-11-20x", "2026-11-20 ", "2026-11-20T", "", "x", "2026-11-32", "0000-01-01", "9999-12-31T23:59:59.999999999Z"}
+
+// A value of another shape than a layout's is not one the layout reads:
+// skipping the layout for it changes nothing.
+func TestTimeShapesHoldEveryTimeTheirLayoutReads(t *testing.T) {
+	if len(timeShapes) != len(timeLayouts) {
+		t.Fatalf("%d shapes for %d layouts", len(timeShapes), len(timeLayouts))
+	}
+	zones := []*time.Location{time.UTC, time.FixedZone("", -7*3600), time.FixedZone("CET", 3600)}
+	for i, layout := range timeLayouts {
+		for _, tm := range []time.Time{time.Date(2026, 11, 20, 1, 2, 3, 456, time.UTC), time.Date(1999, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)} {
+			for _, z := range zones {
+				x := tm.In(z).Format(layout)
+				if _, err := time.ParseInLocation(layout, x, time.UTC); err == nil && !fits(x, timeShapes[i].prefix, timeShapes[i].exact) {
+					t.Errorf("%q: read by %q, not of its shape %q", x, layout, timeShapes[i].prefix)
+				}
+			}
+		}
+		for _, x := range timeCorpus {
+			checkTimeShape(t, x)
+		}
+	}
+}
+
+func FuzzTimeShapes(f *testing.F) {
+	for _, x := range timeCorpus {
+		f.Add(x)
+	}
+	f.Fuzz(checkTimeShape)
+}
+
+// checkTimeShape: every layout that reads x is one whose shape x has, and
+// ParseTime reads x as trying every layout in turn does.
+func checkTimeShape(t *testing.T, x string) {
+	var want time.Time
+	found := false
+	for i, layout := range timeLayouts {
+		tm, err := time.ParseInLocation(layout, strings.TrimSpace(x), time.UTC)
+		if err != nil {
+			continue
+		}
+		if !fits(strings.TrimSpace(x), timeShapes[i].prefix, timeShapes[i].exact) {
+			t.Errorf("%q: read by %q, not of its shape %q", x, layout, timeShapes[i].prefix)
+		}
+		if !found {
+			want, found = tm.UTC(), true
+		}
+	}
+	if got, ok := ParseTime(x); found && (!ok || !got.Equal(want) || got.Location() != want.Location()) {
+		t.Errorf("%q: ParseTime %v, %v; the first layout that reads it %v", x, got, ok, want)
+	}
+}
