@@ -219,31 +219,27 @@ func keyReason(t *Tuple) string {
 // endpointFor finds the catalog entry whose template matches a concrete
 // path, segment by segment.
 func endpointFor(api, path string) *Endpoint {
-	segs := strings.Split(path, "/")
+	n := strings.Count(path, "/")
 	for _, e := range Endpoints {
-		if e.API != api {
-			continue
-		}
-		t := strings.Split(e.Template, "/")
-		if len(t) != len(segs) {
-			continue
-		}
-		match := true
-		for i := range t {
-			if strings.HasPrefix(t[i], "{") {
-				if segs[i] == "" {
-					match = false
-				}
-				continue
-			}
-			if t[i] != segs[i] {
-				match = false
-				break
-			}
-		}
-		if match {
+		if e.API == api && strings.Count(e.Template, "/") == n && fillsTemplate(path, e.Template) {
 			return e
 		}
 	}
 	return nil
+}
+
+// fillsTemplate says whether path, of as many segments as template, is
+// template with each placeholder filled by a segment that is not empty.
+func fillsTemplate(path, template string) bool {
+	for {
+		t, trest, more := strings.Cut(template, "/")
+		p, prest, _ := strings.Cut(path, "/")
+		if strings.HasPrefix(t, "{") && p == "" || !strings.HasPrefix(t, "{") && t != p {
+			return false
+		}
+		if !more {
+			return true
+		}
+		template, path = trest, prest
+	}
 }

@@ -43,13 +43,20 @@ func conceptOf(api, path string) (concept, bool) {
 	if api != APIData {
 		return concept{}, false
 	}
-	segs := strings.Split(strings.TrimPrefix(path, "/"), "/")
+	var segs [4]string // the first four; n counts them all
+	n := 0
+	for s := range strings.SplitSeq(strings.TrimPrefix(path, "/"), "/") {
+		if n < len(segs) {
+			segs[n] = s
+		}
+		n++
+	}
 	var cat, metric string
 	switch {
-	case len(segs) == 4 && segs[0] == "v1":
+	case n == 4 && segs[0] == "v1":
 		cat, metric = segs[2], segs[3]
-	case (len(segs) == 3 || len(segs) == 4) && segs[0] == "v2":
-		cat, metric = segs[len(segs)-2], segs[len(segs)-1]
+	case (n == 3 || n == 4) && segs[0] == "v2":
+		cat, metric = segs[n-2], segs[n-1]
 	default:
 		return concept{}, false
 	}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -166,5 +167,56 @@ func TestCatalogConcepts(t *testing.T) {
 	}
 	if e := namingEndpoint(APIData, "/v1/btc/exchange-flows/netflow"); e != nil {
 		t.Errorf("BTC netflow names from %s, which is another concept", e.Template)
+	}
+}
+
+// endpointFor and conceptOf read a path segment by segment, as splitting
+// it at every slash reads it.
+func TestPathsReadBySegment(t *testing.T) {
+	split := func(api, path string) *Endpoint {
+		segs := strings.Split(path, "/")
+		for _, e := range Endpoints {
+			tm := strings.Split(e.Template, "/")
+			if e.API != api || len(tm) != len(segs) {
+				continue
+			}
+			match := true
+			for i := range tm {
+				if strings.HasPrefix(tm[i], "{") && segs[i] == "" || !strings.HasPrefix(tm[i], "{") && tm[i] != segs[i] {
+					match = false
+				}
+			}
+			if match {
+				return e
+			}
+		}
+		return nil
+	}
+	var paths []string
+	for _, e := range Endpoints {
+		for _, fill := range []string{"x", "", "{a}"} {
+			p := placeholderRE.ReplaceAllString(e.Template, fill)
+			paths = append(paths, p, p+"/", p+"/y", strings.TrimSuffix(p, "/"+fill), "/"+p, strings.ToUpper(p))
+		}
+	}
+	paths = append(paths, "", "/", "//", "/v1", "/v1/btc", "/v1/btc/market-data", "/v1/btc/market-data/open-interest/x", "/v2/a/b", "/v2/a/b/c", "/v2/a/b/c/d", "v1/a/b/c")
+	n := 0
+	for _, p := range paths {
+		for _, api := range APINames {
+			if got, want := endpointFor(api, p), split(api, p); got != want {
+				t.Errorf("%s %q: endpoint %v, split at every slash %v", api, p, got, want)
+			} else if got != nil {
+				n++
+			}
+			segs := strings.Split(strings.TrimPrefix(p, "/"), "/")
+			c, ok := conceptOf(api, p)
+			wantOK := api == APIData && (len(segs) == 4 && segs[0] == "v1" || (len(segs) == 3 || len(segs) == 4) && segs[0] == "v2")
+			if ok != wantOK || ok && c.metric != snake(segs[len(segs)-1]) {
+				t.Errorf("%s %q: concept %v, %v; split at every slash: %v", api, p, c, ok, wantOK)
+			}
+		}
+	}
+	if n < len(Endpoints) {
+		t.Errorf("%d paths of an endpoint, fewer than the %d endpoints", n, len(Endpoints))
 	}
 }

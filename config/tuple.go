@@ -198,7 +198,7 @@ func labelGroup(t *Tuple) string {
 // data API, the asset parameter (as labelled) elsewhere; "" without one.
 func (t *Tuple) Asset() string {
 	if t.API == APIData && strings.HasPrefix(t.Path, "/v1/") {
-		seg := strings.Split(t.Path, "/")[2]
+		seg, _, _ := strings.Cut(t.Path[len("/v1/"):], "/")
 		if v, err := url.PathUnescape(seg); err == nil {
 			return v
 		}
