@@ -3,6 +3,7 @@ package collector
 import (
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	dto "github.com/prometheus/client_model/go"
 
@@ -104,9 +105,12 @@ func (st *tupleState) lastError() string {
 	return st.page.lastError
 }
 
-// publishLocked publishes what scrapes serve of the tuple now.
+// publishLocked publishes what scrapes serve of the tuple now: a new view,
+// unless the one published holds just that (a view is never written, so
+// a reader cannot tell them apart, and the old one is not left behind as
+// garbage among the tuples' views).
 func (c *apiCollector) publishLocked(st *tupleState) {
-	v := &tupleView{tuple: st.tuple, values: st.values, info: st.info, ok: st.OK, attempted: !st.LastAttempt.IsZero(), asked: st.asked(),
+	v := tupleView{tuple: st.tuple, values: st.values, info: st.info, ok: st.OK, attempted: !st.LastAttempt.IsZero(), asked: st.asked(),
 		failingSince: published.InstantOf(st.FailingSince), next: published.InstantOf(st.Next), inflight: st.inflight,
 		newest: published.InstantOf(st.Newest), deprecated: st.Deprecated,
 		samples: st.Samples, page: st.page}
@@ -119,7 +123,25 @@ func (c *apiCollector) publishLocked(st *tupleState) {
 			}
 		}
 	}
-	st.view.Store(v)
+	if old := st.view.Load(); old != nil && sameView(old, &v) {
+		return
+	}
+	p := new(tupleView) // v itself stays on the stack
+	*p = v
+	st.view.Store(p)
+}
+
+// sameView says whether two views hold the same: the same values, the
+// same series and notes shared (the same slices and pointers).
+func sameView(a, b *tupleView) bool {
+	same := func(x, y []exposition.Sample) bool {
+		return len(x) == len(y) && unsafe.SliceData(x) == unsafe.SliceData(y)
+	}
+	return a.tuple == b.tuple && same(a.values, b.values) && same(a.info, b.info) &&
+		a.ok == b.ok && a.attempted == b.attempted && a.asked == b.asked && a.inflight == b.inflight && a.deprecated == b.deprecated &&
+		a.failingSince == b.failingSince && a.next == b.next && a.w == b.w && a.newest == b.newest && a.earliest == b.earliest &&
+		a.dueOffset == b.dueOffset && len(a.samples) == len(b.samples) && unsafe.SliceData(a.samples) == unsafe.SliceData(b.samples) &&
+		a.page == b.page
 }
 
 // showValues says whether the last good values are still served: while
