@@ -18,6 +18,8 @@ func TestSameViewReadsEveryField(t *testing.T) {
 			f.SetBool(!f.Bool())
 		case reflect.Int64, reflect.Int:
 			f.SetInt(f.Int() + 1)
+		case reflect.Uint8:
+			f.SetUint(f.Uint() + 1)
 		case reflect.Pointer:
 			f.Set(reflect.New(f.Type().Elem()))
 		case reflect.Slice:

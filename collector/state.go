@@ -11,6 +11,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/decode"
 	"github.com/onchain-exporter/onchain_exporter/exposition"
 	"github.com/onchain-exporter/onchain_exporter/published"
+	"github.com/onchain-exporter/onchain_exporter/schedule"
 	"github.com/onchain-exporter/onchain_exporter/series"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
@@ -67,6 +68,7 @@ type tupleView struct {
 	asked        bool // its first fill is over (tupleState.asked)
 	inflight     bool
 	deprecated   bool
+	why          schedule.Why // why next is then, as the policy said
 	failingSince published.Instant
 	next         published.Instant // when its next refresh is due
 	// For the excess staleness tally (excessTally): the spacing of its
@@ -111,7 +113,7 @@ func (st *tupleState) lastError() string {
 // garbage among the tuples' views).
 func (c *apiCollector) publishLocked(st *tupleState) {
 	v := tupleView{tuple: st.tuple, values: st.values, info: st.info, ok: st.OK, attempted: !st.LastAttempt.IsZero(), asked: st.asked(),
-		failingSince: published.InstantOf(st.FailingSince), next: published.InstantOf(st.Next), inflight: st.inflight,
+		failingSince: published.InstantOf(st.FailingSince), next: published.InstantOf(st.Next), why: st.Why, inflight: st.inflight,
 		newest: published.InstantOf(st.Newest), deprecated: st.Deprecated,
 		samples: st.Samples, page: st.page}
 	if w := rowWindow(st); w > 0 && st.tuple.CacheTTL == 0 {
@@ -139,7 +141,7 @@ func sameView(a, b *tupleView) bool {
 	}
 	return a.tuple == b.tuple && same(a.values, b.values) && same(a.info, b.info) &&
 		a.ok == b.ok && a.attempted == b.attempted && a.asked == b.asked && a.inflight == b.inflight && a.deprecated == b.deprecated &&
-		a.failingSince == b.failingSince && a.next == b.next && a.w == b.w && a.newest == b.newest && a.earliest == b.earliest &&
+		a.failingSince == b.failingSince && a.next == b.next && a.why == b.why && a.w == b.w && a.newest == b.newest && a.earliest == b.earliest &&
 		a.dueOffset == b.dueOffset && len(a.samples) == len(b.samples) && unsafe.SliceData(a.samples) == unsafe.SliceData(b.samples) &&
 		a.page == b.page
 }

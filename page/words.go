@@ -117,22 +117,48 @@ func nextOf(s published.Series, state string, a apiNow) (time.Time, string) {
 	case StateRateHeld:
 		return a.wait.Until, fmt.Sprintf("due, and waits in its place for a turn of rate_limit, which frees at %s", short(a.wait.Until))
 	}
-	why := ""
-	switch {
-	case s.Tuple.CacheTTL > 0:
+	return s.Next, whyOf(s, a)
+}
+
+// whyOf says the reason the policy gave for a series' next call
+// (published.Series.Why), with the times it speaks of.
+func whyOf(s published.Series, a apiNow) string {
+	row, out := short(s.Newest.Add(s.Spacing)), s.Newest.Add(s.Spacing+s.Earliest)
+	var why string
+	switch s.Why {
+	case schedule.WhyNow:
+		why = "due at once: the configuration, the key's plan or its labels changed, or the last run's poll was not trusted"
+	case schedule.WhyLeader:
+		why = fmt.Sprintf("another series of its endpoint chases the late row (%s); asked a step later, or as soon as that one finds it", row)
+	case schedule.WhyUnread:
+		why = "its last answer said nothing of its row (every row dated in the future); asked again on a late row's steps"
+	case schedule.WhyAwaited:
+		why = "another's find: a series of its endpoint found the row it waits for, or it waits for its unit's owner's row"
+	case schedule.WhyRetry:
+		why = "retried after the failure, backing off"
+	case schedule.WhyCacheTTL:
 		why = fmt.Sprintf("cache_ttl %s", human(time.Duration(s.Tuple.CacheTTL*float64(time.Second))))
-	case s.Spacing <= 0:
+	case schedule.WhyCadence:
 		why = "called again on its cadence"
-	case s.Newest.IsZero():
+	case schedule.WhyFirstRow:
 		why = "polled until its first row comes"
+	case schedule.WhyNextRow, schedule.WhyCoarse:
+		why = fmt.Sprintf("the next row (%s) is due out at %s by the learned publication delay", row, short(out))
+	case schedule.WhyProbe:
+		why = fmt.Sprintf("a probe for the next row (%s), earlier than the learned publication delay (%s)", row, short(out))
+	case schedule.WhyFollow:
+		why = fmt.Sprintf("the next row (%s) is due out at %s; another series of its endpoint polls for it first, and this poll is the fallback", row, short(out))
+	case schedule.WhyLate:
+		why = fmt.Sprintf("polling for the next row (%s), due out since %s", row, short(out))
+	case schedule.WhySibling:
+		why = fmt.Sprintf("the next row (%s), due out since %s, is late; another series of its endpoint chases it", row, short(out))
+	case schedule.WhyRevalidate:
+		why = "its API's revalidate: asked again at least that often, rows being revised after the fact"
 	default:
-		out := s.Newest.Add(s.Spacing + s.Earliest)
-		if out.After(a.now) {
-			why = fmt.Sprintf("the next row (%s) is due out at %s by the learned publication delay",
-				short(s.Newest.Add(s.Spacing)), short(out))
-		} else {
-			why = fmt.Sprintf("polling for the next row (%s), due out since %s", short(s.Newest.Add(s.Spacing)), short(out))
-		}
+		why = "as the last run planned it"
+	}
+	if (s.Why == schedule.WhyNextRow || s.Why == schedule.WhyCoarse) && !out.After(a.now) {
+		why = fmt.Sprintf("polling for the next row (%s), due out since %s", row, short(out))
 	}
 	if s.Deprecated {
 		why += "; the upstream marks it deprecated: its rows may no longer come"
@@ -140,7 +166,7 @@ func nextOf(s published.Series, state string, a apiNow) (time.Time, string) {
 	if f := a.factor[s.Tuple.Key]; f > 1 {
 		why += fmt.Sprintf("; daily_budget's plan polls one row in %.2g", f)
 	}
-	return s.Next, why
+	return why
 }
 
 // short is a time in a sentence of the page: "2026-11-27 15:04:05Z".

@@ -7,6 +7,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/published"
+	"github.com/onchain-exporter/onchain_exporter/schedule"
 )
 
 // Each state in words, from what the engine published of a series and
@@ -14,7 +15,7 @@ import (
 func TestStateOf(t *testing.T) {
 	now := time.Date(2026, 11, 27, 12, 30, 0, 0, time.UTC)
 	hour := published.Series{Tuple: &config.Tuple{Key: "k", Window: "hour"}, OK: true, Attempted: true,
-		Spacing: time.Hour, Earliest: time.Hour + 5*time.Minute, Next: now.Add(30 * time.Minute)}
+		Spacing: time.Hour, Earliest: time.Hour + 5*time.Minute, Next: now.Add(30 * time.Minute), Why: schedule.WhyNextRow}
 	with := func(f func(*published.Series)) published.Series {
 		s := hour
 		t := *s.Tuple
@@ -33,8 +34,8 @@ func TestStateOf(t *testing.T) {
 		// Newest 11:00: the 12:00 row is out at 13:05.
 		{"the next row is not out yet", with(func(s *published.Series) { s.Newest = now.Add(-90 * time.Minute) }), calm, StateFresh, "the next row (2026-11-27 12:00:00Z) is due out at 2026-11-27 13:05:00Z"},
 		// Newest 10:00: the 11:00 row was out at 12:05.
-		{"one row behind", with(func(s *published.Series) { s.Newest = now.Add(-150 * time.Minute) }), calm, StateAwaiting, "polling for the next row"},
-		{"two rows behind", with(func(s *published.Series) { s.Newest = now.Add(-210 * time.Minute) }), calm, StateLate, "polling for the next row"},
+		{"one row behind", with(func(s *published.Series) { s.Newest, s.Why = now.Add(-150*time.Minute), schedule.WhyLate }), calm, StateAwaiting, "polling for the next row"},
+		{"two rows behind", with(func(s *published.Series) { s.Newest, s.Why = now.Add(-210*time.Minute), schedule.WhyLate }), calm, StateLate, "polling for the next row"},
 		{"failing", with(func(s *published.Series) { s.OK = false; s.Newest = now.Add(-90 * time.Minute) }), calm, StateFailing, "retried after the failure"},
 		{"never called", with(func(s *published.Series) { s.OK, s.Attempted = false, false }), calm, StateFirst, "its first call"},
 		{"refused", with(func(s *published.Series) { s.OK, s.Refused = false, true }), calm, StateRefused, ""},
@@ -64,7 +65,16 @@ func TestStateOf(t *testing.T) {
 			apiNow{now: now, factor: map[string]float64{"k": 2.5}}, StateFresh, "polls one row in 2.5"},
 		{"in flight", with(func(s *published.Series) { s.InFlight = true; s.Newest = now.Add(-150 * time.Minute) }), calm, StateAwaiting, "a call is under way"},
 		{"deprecated", with(func(s *published.Series) { s.Deprecated = true; s.Newest = now.Add(-210 * time.Minute) }), calm, StateLate, "deprecated: its rows may no longer come"},
-		{"cache_ttl", with(func(s *published.Series) { s.Spacing, s.Tuple.CacheTTL = 0, 600 }), calm, StateFresh, "cache_ttl 10m"},
+		{"cache_ttl", with(func(s *published.Series) { s.Spacing, s.Tuple.CacheTTL, s.Why = 0, 600, schedule.WhyCacheTTL }), calm, StateFresh, "cache_ttl 10m"},
+		// The reason is the policy's: the same times with another reason
+		// say another thing.
+		{"a row the estimate says is out", with(func(s *published.Series) { s.Newest = now.Add(-150 * time.Minute) }), calm, StateAwaiting, "polling for the next row (2026-11-27 11:00:00Z), due out since 2026-11-27 12:05:00Z"},
+		{"following the key's leader", with(func(s *published.Series) { s.Newest, s.Why = now.Add(-90*time.Minute), schedule.WhyFollow }), calm, StateFresh, "this poll is the fallback"},
+		{"a sibling chases the late row", with(func(s *published.Series) { s.Newest, s.Why = now.Add(-150*time.Minute), schedule.WhySibling }), calm, StateAwaiting, "another series of its endpoint chases it"},
+		{"a probe", with(func(s *published.Series) { s.Newest, s.Why = now.Add(-90*time.Minute), schedule.WhyProbe }), calm, StateFresh, "a probe for the next row (2026-11-27 12:00:00Z)"},
+		{"the owner's row awaited", with(func(s *published.Series) { s.Newest, s.Why = now.Add(-90*time.Minute), schedule.WhyAwaited }), calm, StateFresh, "its unit's owner's row"},
+		{"reset", with(func(s *published.Series) { s.Newest, s.Why = now.Add(-90*time.Minute), schedule.WhyNow }), calm, StateFresh, "due at once"},
+		{"a poll of an earlier version's state file", with(func(s *published.Series) { s.Newest, s.Why = now.Add(-90*time.Minute), schedule.WhyUnknown }), calm, StateFresh, "as the last run planned it"},
 	} {
 		got := stateOf(c.s, c.a)
 		_, why := nextOf(c.s, got, c.a)

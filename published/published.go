@@ -12,6 +12,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
+	"github.com/onchain-exporter/onchain_exporter/schedule"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -60,8 +61,9 @@ type Series struct {
 	// onchain_exporter_query_refused says.
 	Refused      bool
 	FailingSince time.Time
-	Next         time.Time // when its next refresh is due
-	Newest       time.Time // start of the newest row fetched
+	Next         time.Time    // when its next refresh is due
+	Why          schedule.Why // why then, as the policy decided it
+	Newest       time.Time    // start of the newest row fetched
 	// Spacing is the spacing of its rows, 0 when it is not scheduled by
 	// rows (cache_ttl); Earliest the offset from a row's start at which
 	// its rows are taken to be out, 0 until a row came.

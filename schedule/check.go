@@ -65,6 +65,8 @@ func (pl *Poll) Check(w time.Duration) error {
 		return fmt.Errorf("planned offsets (due %v, missed %v) are beyond %v", pl.Due, pl.Missed, d)
 	case pl.Spacing < 0 || pl.Spacing > MaxSpacing:
 		return fmt.Errorf("planned spacing %v is not between 0 and %v", pl.Spacing, MaxSpacing)
+	case pl.Why > WhyRevalidate:
+		return fmt.Errorf("the poll's reason %d is none the policy gives (0 to %d)", pl.Why, WhyRevalidate)
 	}
 	return nil
 }

@@ -45,7 +45,7 @@ func TestRestoredPlanBeyondTheHorizonIsDueAtOnce(t *testing.T) {
 		}
 		beyond := Poll{Next: h.Add(time.Second), Polls: 2, Due: time.Minute, Spacing: s.W}
 		_, got := p.Next(Known{}, s, beyond, Outcome{Restored: true}, now)
-		if want := (Poll{Next: now, Polls: 2, Due: time.Minute, Spacing: s.W}); got != want {
+		if want := (Poll{Next: now, Polls: 2, Due: time.Minute, Spacing: s.W, Why: WhyNow}); got != want {
 			t.Errorf("%s: a plan beyond the horizon (%v) became %+v, want it due at once, the rest kept", s.ID, h, got)
 		}
 	}
@@ -106,10 +106,10 @@ func TestChecksOfWhatIsTakenBack(t *testing.T) {
 	if err := (&Estimate{First: 23 * time.Hour}).Check(0, now); err != nil {
 		t.Errorf("a delay of 23 h without a spacing: %v", err)
 	}
-	if err := (&Poll{Due: 5 * time.Minute, Polls: 2}).Check(time.Hour); err != nil {
+	if err := (&Poll{Due: 5 * time.Minute, Polls: 2, Why: WhyRevalidate}).Check(time.Hour); err != nil {
 		t.Errorf("a good plan: %v", err)
 	}
-	for _, pl := range []Poll{{Due: math.MaxInt64}, {Missed: -5 * time.Hour}, {Polls: -1}, {Polls: math.MaxInt}, {Spacing: -time.Hour}, {Spacing: math.MaxInt64}} {
+	for _, pl := range []Poll{{Due: math.MaxInt64}, {Missed: -5 * time.Hour}, {Polls: -1}, {Polls: math.MaxInt}, {Spacing: -time.Hour}, {Spacing: math.MaxInt64}, {Why: WhyRevalidate + 1}, {Why: 255}} {
 		if err := pl.Check(time.Hour); err == nil {
 			t.Errorf("plan %+v taken", pl)
 		}

@@ -84,13 +84,39 @@ type Poll struct {
 	Probing bool          `json:"probing"` // that first poll is a probe, earlier than the estimate
 	// Following: the series waits for its key's leader to find the row;
 	// Due is then a fallback.
-	Following bool          `json:"following,omitempty"`
-	Polls     int           `json:"polls"`  // polls that missed the next row after it was due
-	Missed    time.Duration `json:"missed"` // offset from the next row's start of the last of them
+	Following bool `json:"following,omitempty"`
+	// Why is why Next is when it is: the policy's reason, given with its
+	// decision, for the page to say (never derived again elsewhere).
+	Why    Why           `json:"why,omitempty"`
+	Polls  int           `json:"polls"`  // polls that missed the next row after it was due
+	Missed time.Duration `json:"missed"` // offset from the next row's start of the last of them
 	// Spacing is the spacing the poll was set for, for a series without a
 	// window: a poll set for another spacing is dropped (respaced).
 	Spacing time.Duration `json:"spacing,omitempty"`
 }
+
+// Why is the reason of a poll's Next.
+type Why uint8
+
+// The reasons of a poll's Next.
+const (
+	WhyUnknown    Why = iota // set before reasons were kept (a state file of an earlier version)
+	WhyNow                   // due at once: a reset (a reload, the key's plan changed, labels changed) or a saved poll not trusted
+	WhyLeader                // its key's leader chases the row it waits for: a learn step on
+	WhyUnread                // its last answer said nothing of its row (every row dated in the future)
+	WhyAwaited               // another's find: a series of its key found the row, or it waits for its unit's owner
+	WhyRetry                 // its last refresh failed: a back-off, or the hold or pause the upstream asked for
+	WhyCacheTTL              // its cache_ttl
+	WhyCadence               // no spacing known (no window, a block window): called again on its cadence
+	WhyFirstRow              // no row yet: polled until one comes
+	WhyNextRow               // the next row is due out then, by the learned delay
+	WhyProbe                 // a probe for the next row, earlier than the estimate
+	WhyFollow                // its key's leader polls for the next row; this one's poll is a fallback
+	WhyLate                  // the next row is past due and not found: the late row's steps
+	WhySibling               // its row is late and another series of its key chases it
+	WhyCoarse                // the daily budget's allotment polls one row in Factor
+	WhyRevalidate            // revalidate: polled at least this often
+)
 
 // Failure is what the policy needs of a refresh that failed. A call
 // rate_limit or the daily budget held back did not fail, and is not one:
@@ -145,21 +171,21 @@ func (p *Policy) Next(k Known, s Series, pl Poll, o Outcome, now time.Time) (Kno
 	k, pl = p.respaced(k, s, pl)
 	switch {
 	case o.Reset:
-		pl.Next = now
+		pl.Next, pl.Why = now, WhyNow
 	case o.Restored:
 		// A poll further ahead than this policy ever sets (a wrong
 		// clock, an altered file) is not trusted: due at once.
 		if pl.Next.After(p.horizon(s, now)) {
-			pl.Next = now
+			pl.Next, pl.Why = now, WhyNow
 		}
 	case o.LeaderChasing:
-		pl.Next = now.Add(max(p.LearnStep(s.W), p.MinInterval))
+		pl.Next, pl.Why = now.Add(max(p.LearnStep(s.W), p.MinInterval)), WhyLeader
 	case o.Unread:
-		pl.Next = p.cap(s, now, now.Add(p.unreadWait(s)))
+		pl.Next = p.cap(s, &pl, now, now.Add(p.unreadWait(s)), WhyUnread)
 	case !o.Until.IsZero():
-		pl.Next = o.Until
+		pl.Next, pl.Why = o.Until, WhyAwaited
 	case o.Err != nil:
-		pl.Next = p.afterError(&k, s, *o.Err, now)
+		pl.Next, pl.Why = p.afterError(&k, s, *o.Err, now), WhyRetry
 	default:
 		pl.Next = p.afterSuccess(&k, s, &pl, o, now)
 	}
@@ -270,10 +296,15 @@ func (p *Policy) afterSuccess(k *Known, s Series, pl *Poll, o Outcome, now time.
 		}
 	}
 	if s.CacheTTL > 0 {
+		pl.Why = WhyCacheTTL
 		return now.Add(s.CacheTTL)
 	}
 	if w <= 0 || s.Newest.IsZero() {
-		return p.cap(s, now, now.Add(FallbackTTL(s.Window)))
+		why := WhyFirstRow
+		if w <= 0 {
+			why = WhyCadence
+		}
+		return p.cap(s, pl, now, now.Add(FallbackTTL(s.Window)), why)
 	}
 	nextStart := s.after(s.Newest)
 	if pl.Polls > 0 {
@@ -281,9 +312,9 @@ func (p *Policy) afterSuccess(k *Known, s Series, pl *Poll, o Outcome, now time.
 			// Another series of the key polls for this row; this one
 			// is polled as soon as that one finds it (SiblingFound),
 			// or after the longest step if it never does.
-			return p.cap(s, now, now.Add(p.lateWait(s, -1, max(p.longestWait(w), p.MinInterval))))
+			return p.cap(s, pl, now, now.Add(p.lateWait(s, -1, max(p.longestWait(w), p.MinInterval))), WhySibling)
 		}
-		return p.cap(s, now, now.Add(p.lateWait(s, pl.Polls-1, p.overdueStep(pl.Polls-1, w, pl.Missed-w, s.Deprecated))))
+		return p.cap(s, pl, now, now.Add(p.lateWait(s, pl.Polls-1, p.overdueStep(pl.Polls-1, w, pl.Missed-w, s.Deprecated))), WhyLate)
 	}
 	if !pl.Planned {
 		pl.Due, pl.Probing, pl.Following = p.plan(k, s.ID, w, now)
@@ -291,12 +322,19 @@ func (p *Policy) afterSuccess(k *Known, s Series, pl *Poll, o Outcome, now time.
 	}
 	due := nextStart.Add(pl.Due)
 	if now.Before(due) {
-		return p.cap(s, now, clock.Later(due, now.Add(p.MinInterval)))
+		why := WhyNextRow
+		switch {
+		case pl.Following:
+			why = WhyFollow
+		case pl.Probing:
+			why = WhyProbe
+		}
+		return p.cap(s, pl, now, clock.Later(due, now.Add(p.MinInterval)), why)
 	}
 	// Due already (a revalidation, or a row the estimate says is there):
 	// poll again after the floor; if the row is still missing then, it
 	// is late.
-	return p.cap(s, now, now.Add(p.MinInterval))
+	return p.cap(s, pl, now, now.Add(p.MinInterval), WhyLate)
 }
 
 // coarse plans a series the daily budget's allotment coarsens: polled for one
@@ -329,7 +367,7 @@ func (p *Policy) coarse(k *Known, s Series, pl *Poll, now time.Time) time.Time {
 	for range rows {
 		start = s.after(start)
 	}
-	return p.cap(s, now, clock.Later(start.Add(out), now.Add(p.MinInterval)))
+	return p.cap(s, pl, now, clock.Later(start.Add(out), now.Add(p.MinInterval)), WhyCoarse)
 }
 
 // unreadWait is the wait after an answer that says nothing of the row it
@@ -398,9 +436,13 @@ func (p *Policy) horizon(s Series, now time.Time) time.Time {
 	return h.Add(time.Minute)
 }
 
-// cap applies the revalidation interval: data is revised after the fact.
-func (p *Policy) cap(s Series, now, next time.Time) time.Time {
+// cap applies the revalidation interval to a poll set at next for why:
+// data is revised after the fact. It sets pl.Why: why, or WhyRevalidate
+// when the interval comes first.
+func (p *Policy) cap(s Series, pl *Poll, now, next time.Time, why Why) time.Time {
+	pl.Why = why
 	if r := max(s.Revalidate, p.MinInterval); s.Revalidate > 0 && next.After(now.Add(r)) {
+		pl.Why = WhyRevalidate
 		return now.Add(r) // the 5 s floor holds for revalidate too
 	}
 	return next
