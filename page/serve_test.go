@@ -187,11 +187,13 @@ data:
 	var st Status
 	for deadline := time.Now().Add(20 * time.Second); ; {
 		r.scrape(t)
-		if st = statusOf(t, r, PathJSON); st.States[StatePaused] == 1 {
+		// The client pauses the API before the refresh's failure reaches
+		// the series' view: both are waited for.
+		if st = statusOf(t, r, PathJSON); st.States[StatePaused] == 1 && len(st.Series.Items) == 1 && st.Series.Items[0].Error != "" {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the series was never paused: %+v", st.Series.Items)
+			t.Fatalf("the series was never paused with its error: %+v", st.Series.Items)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
