@@ -16,7 +16,8 @@ import (
 // no newer row, the provider is late (the mixin's OnchainDataLate): the
 // end of the next row's interval, plus the learned release (the latest
 // offset at which the key's recent rows found on time were found), plus
-// the margin their spread explains (schedule.Estimate.DueOffset). A row
+// the margin the spread of the rows of the API's endpoints of the window
+// explains (schedule.Estimate.DueOffset, schedule.PooledTolerance). A row
 // found late teaches neither. Only windowed rows (min, 10min, hour, day)
 // have one: block rows come when blocks do, and rows without a window
 // follow a cadence with days off.
@@ -84,9 +85,10 @@ func (d *rowDue) publish(api string, t dueTally) {
 func (d *rowDue) drop(api string) { d.publish(api, nil) }
 
 // DueTolerance is what the due time of an endpoint's window allows past
-// its learned release (schedule.DueTolerance of the rows found on time
-// the API's engine learned), false while it has no due time: the learned
-// release is the due time less it.
+// its learned release (schedule.Estimate.DueTolerance: the spread of the
+// rows found on time pooled across the API's endpoints of the window, or
+// the key's own), false while it has no due time: the learned release is
+// the due time less it.
 func (e *Exporter) DueTolerance(api, endpoint, window string) (time.Duration, bool) {
 	w := plan.WindowDuration(window)
 	if w <= 0 {
@@ -100,7 +102,7 @@ func (e *Exporter) DueTolerance(api, endpoint, window string) (time.Duration, bo
 		if _, learned := est.Release(); !ok || !learned {
 			return 0, false
 		}
-		return schedule.DueTolerance(est.Released, w), true
+		return est.DueTolerance(w), true
 	}
 	return 0, false
 }

@@ -1,9 +1,12 @@
 package schedule
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/plan"
 )
 
 // Book keeps what the series of one API taught, per key (an endpoint and
@@ -20,6 +23,10 @@ type Book struct {
 	est map[string]*Estimate
 	// members counts the series of each key in the configuration.
 	members map[string]int
+	// pools holds the keys of each API and window, for the spread of
+	// their rows found on time (pool.go); poolOf is each key's pool.
+	pools  map[string]*duePool
+	poolOf map[string]*duePool
 }
 
 // NewBook returns an empty Book that plans with p (Default when nil).
@@ -27,7 +34,39 @@ func NewBook(p *Policy) *Book {
 	if p == nil {
 		p = &Default
 	}
-	return &Book{p: p, est: map[string]*Estimate{}}
+	return &Book{p: p, est: map[string]*Estimate{}, pools: map[string]*duePool{}, poolOf: map[string]*duePool{}}
+}
+
+// join puts the key's estimate e in the pool of its API and window: keys
+// of windowed rows only, not a series' own estimate.
+func (b *Book) join(key string, e *Estimate) {
+	k, own, err := ParseKey(key)
+	if err != nil || own != "" || k.Series != "" {
+		return
+	}
+	w := plan.WindowDuration(k.Window)
+	if w <= 0 {
+		return
+	}
+	name := k.API + " " + k.Window
+	p := b.pools[name]
+	if p == nil {
+		p = newDuePool(w)
+		b.pools[name] = p
+	}
+	p.keys = append(p.keys, e)
+	p.version++
+	b.poolOf[key] = p
+}
+
+// pooled is the pooled tolerance of the key (duePool.margin), 0 when
+// there is none.
+func (b *Book) pooled(key string) time.Duration {
+	p, e := b.poolOf[key], b.est[key]
+	if p == nil || e == nil {
+		return 0
+	}
+	return p.margin(e)
 }
 
 // Policy is the policy the Book plans with.
@@ -41,6 +80,7 @@ func (b *Book) take(key, id string, w time.Duration) Known {
 	k := Known{Members: b.members[key]}
 	if e := b.est[key]; e != nil {
 		k.Key = *e
+		k.Key.pooled = b.pooled(key)
 	} else {
 		k.Key = b.p.fresh(w)
 	}
@@ -62,10 +102,15 @@ func (b *Book) take(key, id string, w time.Duration) Known {
 // put stores what the policy made of what it was given.
 func (b *Book) put(key, id string, k Known) {
 	if e := b.est[key]; e != nil {
+		changed := !slices.Equal(e.Released, k.Key.Released)
 		*e = k.Key // in place: no allocation per refresh
+		if p := b.poolOf[key]; changed && p != nil {
+			p.changed(e)
+		}
 	} else {
 		e := k.Key
 		b.est[key] = &e
+		b.join(key, &e)
 	}
 	if k.HasOwn {
 		own := k.Own
@@ -186,6 +231,7 @@ func (b *Book) Restore(saved map[string]Estimate) {
 		if b.est[k] == nil {
 			e.Depth = max(e.Depth, 0)
 			b.est[k] = &e
+			b.join(k, &e)
 		}
 	}
 }
@@ -196,7 +242,9 @@ func (b *Book) Estimate(key string) (Estimate, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if e := b.est[key]; e != nil {
-		return *e, true
+		out := *e
+		out.pooled = b.pooled(key)
+		return out, true
 	}
 	return Estimate{}, false
 }

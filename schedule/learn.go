@@ -62,6 +62,12 @@ type Estimate struct {
 	// release.go.
 	Released []time.Duration `json:"released,omitempty"`
 	Late     time.Duration   `json:"late,omitempty"`
+	// pooled is what the due time allows past the learned release when
+	// the spread is pooled across the keys of the API and window
+	// (PooledTolerance), 0 when it is not: set by the Book on the copies
+	// it hands out, neither saved nor sent (it is made again from the
+	// keys' Released).
+	pooled time.Duration
 
 	// The parts the key's series play in this process, and the row under
 	// way: neither saved nor sent to peers (what the model learned is

@@ -11,8 +11,10 @@ import (
 // from their start at which its last ReleaseRows rows were first found
 // here (Estimate.Released), only rows found by the due time then in force.
 // The learned release is the latest of them, the envelope of the recent
-// releases; the due time allows past it a margin their spread explains
-// (DueTolerance). A row found past its due time is the provider's
+// releases; the due time allows past it a margin the spread of the rows
+// explains: the spread of the rows of all the keys of the API and window,
+// each about its own location, once 3 keys have 2 rows or more (pool.go,
+// Estimate.DueTolerance), else the key's own (DueTolerance). A row found past its due time is the provider's
 // incident, not its habit: it moves neither the envelope nor, once rows
 // were learned, the first poll of the next row (found): the next row is
 // due, and polled for, as before it. Two rows in a row found late are a
@@ -44,18 +46,31 @@ func (e *Estimate) Release() (time.Duration, bool) {
 }
 
 // DueOffset is how long after its start a row of spacing w is due at the
-// latest: the learned release plus the tolerance its spread explains;
-// false until DueAfterRows rows were found on time.
+// latest: the learned release plus the tolerance its spread explains
+// (Estimate.DueTolerance); false until DueAfterRows rows were found on
+// time.
 func (e *Estimate) DueOffset(w time.Duration) (time.Duration, bool) {
 	r, ok := e.Release()
 	if !ok {
 		return 0, false
 	}
-	return r + DueTolerance(e.Released, w), true
+	return r + e.DueTolerance(w), true
+}
+
+// DueTolerance is what the key's due time allows past its learned
+// release: the margin the spread of the rows of its API and window
+// explains (PooledTolerance) when the Book that handed the estimate out
+// pooled it, else the key's own (DueTolerance).
+func (e *Estimate) DueTolerance(w time.Duration) time.Duration {
+	if e.pooled > 0 {
+		return e.pooled
+	}
+	return DueTolerance(e.Released, w)
 }
 
 // DueTolerance is what the due time allows past the learned release (the
-// latest of released, n offsets): k(n) times their spread (latest less
+// latest of released, n offsets) from the key's own rows, when the
+// spread is not pooled (pool.go): k(n) times their spread (latest less
 // earliest), at least 2 minutes (the poll that finds a row), at most a
 // 12th of the window w.
 //
@@ -97,12 +112,12 @@ func (e *Estimate) released(w, at time.Duration) (late bool) {
 	due, ok := e.DueOffset(w)
 	if !ok || at <= due {
 		e.Released = appendRelease(e.Released, at)
-		e.Late = 0
+		e.Late, e.pooled = 0, 0 // the Book pools the new rows
 		return false
 	}
 	if e.Late > 0 {
 		// The provider's habit changed: learn from the late rows.
-		e.Released, e.Late = []time.Duration{e.Late, at}, 0
+		e.Released, e.Late, e.pooled = []time.Duration{e.Late, at}, 0, 0
 		return false
 	}
 	e.Late = at

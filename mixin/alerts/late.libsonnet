@@ -4,8 +4,9 @@
 // The exporter learns, per endpoint and window, when the next row is due
 // at the latest and serves it as onchain_exporter_row_due_timestamp_seconds
 // (docs/signals.md, Late rows): the end of the next row's interval, plus
-// the learned publication delay, plus the spread of the delays its recent
-// rows showed, plus the wait to the poll that would find such a row. Past
+// the learned publication delay, plus the margin the spread of the
+// delays the recent rows of the API's endpoints of that window showed
+// explains, plus the wait to the poll that would find such a row. Past
 // it, with no newer row served, the row is late: the provider is behind
 // its own habit, minutes after the fact, where a status page that calls
 // daily data fine up to two days old would say nothing.

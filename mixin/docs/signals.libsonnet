@@ -212,40 +212,66 @@ function(mixin)
     %(sections)s
     ## Late rows
 
-    The exporter learns, per endpoint and window, when the provider publishes its rows: the delay
-    after a row's interval ends (`onchain_exporter_publication_delay_seconds`) and how much it
-    spreads. `OnchainDataLate` and `OnchainProviderLate` ([`mixin/alerts/late.libsonnet`](../mixin/alerts/late.libsonnet),
-    group `onchain-data-late`) read when the next row of each endpoint is due at the latest,
+    The exporter learns, per endpoint and window, when the provider publishes its rows: the delay after
+    a row's interval ends (`onchain_exporter_publication_delay_seconds`) and how much it spreads.
+    `OnchainDataLate` and `OnchainProviderLate`
+    ([`mixin/alerts/late.libsonnet`](../mixin/alerts/late.libsonnet), group `onchain-data-late`) read
+    when the next row of each endpoint is due at the latest,
     `onchain_exporter_row_due_timestamp_seconds{api, endpoint, window}`: the end of the next row's
     interval (after the newest row any series of the endpoint serves), plus the learned release (the
-    latest delay at which its last 16 rows found on time were found), plus the margin their spread
-    explains: k(n) times the spread (latest less earliest) of those n rows, k(n) = ((n+1)/1000)^(-1/(n-1)) - 1,
-    so that delays spread uniformly between bounds the provider never says pass it once in a
-    thousand rows (14.8 for 3 rows, 0.96 for 8, 0.31 for 16), at least 2 minutes, at most a 12th of
-    the window ([`schedule/release.go`](../schedule/release.go)). A row found past its due time
-    teaches neither the release nor the next row's first poll (two in a row are a new habit). The
-    exporter serves it for windowed rows (`min`, `10min`, `hour`, `day`) once two rows were found on
-    time; block rows and rows without a window have none. Day rows of 50 min ±50 %% are due 14 min
-    after the learned release at the median once 16 are known (`go test ./schedule -run
-    TestDueTimeOnAUniformJitter -v`: 7 of 3 000 rows past their due time). On the
-    fake's clock with hour and day delays jittered by ±50 %% over three simulated days it was never
-    passed while the provider kept its habit, and an hour row published 3 h late was known 3 min 56 s
-    after its latest habitual publication (`go test ./collector -run TestRowDueTime -v`).
+    latest delay at which its last 16 rows found on time were found), plus the margin the spread of the
+    API's rows of that window explains ([`schedule/pool.go`](../schedule/pool.go)). Each endpoint keeps
+    its own location (its learned release); the width over which releases spread is the provider's
+    pipeline, shared by the API's endpoints of one window, and is pooled across them: with each
+    endpoint's delays uniform over [a, a + L], its own a, one L, the margin is the t for which the next
+    row passes the learned release by more than t with a chance of 1 in 1 000, averaged over what all
+    the endpoints' ranges say of L (the posterior of L under the prior flat in each a and 1/L in L, for
+    which that chance is also the frequentist one). With L known it is (L − S)·(1 − √(2·10⁻³·L/(L −
+    S))), S the endpoint's own range: what its few rows leave unknown of its location, not of the
+    spread, is then what the margin pays for. An endpoint whose range the others' rows make unlikely (a
+    chance under 1 %% narrower, under 0.1 %% wider) is another habit: it gives nothing to the others'
+    pool, and, wider, keeps its own rule. So does every endpoint while fewer than 3 of the API's window
+    have 2 rows found on time each. The own rule is k(n) times the spread (latest less earliest) of its
+    n rows, k(n) = ((n+1)/1000)^(-1/(n-1)) - 1, so that delays spread uniformly between bounds the
+    provider never says pass it once in a thousand rows (14.8 for 3 rows, 0.96 for 8, 0.31 for 16)
+    ([`schedule/release.go`](../schedule/release.go)). Either margin is at least 2 minutes and at most a
+    12th of the window. A row found past its due time teaches neither the release nor the next row's
+    first poll (two in a row are a new habit). The exporter serves it for windowed rows (`min`, `10min`,
+    `hour`, `day`) once two rows were found on time; block rows and rows without a window have none.
+    Four day keys of 3 rows each, whose own spread leaves the cap (2 h), are due 42 min to 55 min past
+    their learned release with the spread pooled, and 4 min to 7 min with 16 rows each (13 min to 14 min
+    on their own) (`go test ./schedule -run TestPooled -v`); over 6 000 simulated day rows of 5
+    endpoints per API (widths 20 min to 80 min, locations up to 3 h apart, 200 weeks of 8 days), 10
+    passed their pooled due time (1.7 in 1 000), and on the third and fourth day it lay 32 min past the
+    learned release at the median. Day rows of 50 min ±50 %% of one endpoint alone are due 14 min after
+    the learned release at the median once 16 are known (`go test ./schedule -run
+    TestDueTimeOnAUniformJitter -v`: 7 of 3 000 rows past their due time). On the fake's clock with hour
+    and day delays jittered by ±50 %% over three simulated days it was never passed while the provider
+    kept its habit, and an hour row published 3 h late was known 3 min 56 s after its latest habitual
+    publication (`go test ./collector -run TestRowDueTime -v`).
 
-    The day-two harness evaluates the alerts over a week of the chart's default (two members, two
-    jobs, hour and day releases jittered by ±50 %%), rows held back by the fake: four hour rows and
-    two day rows late alone (one while a member was lost), and a provider incident that held every
-    windowed row of the data API for 5 hours. Over the seven simulated days no late alert fired
-    outside the holds (0 false, the data API's 2-hour outage included); each row held back was
-    raised once, across members and jobs, 2 min to 3 min after its due time (hour rows 3 min; day
-    rows 2 min and 3 min; the run steps a minute around a due time, ten
-    otherwise). After the learned release (the due time less its tolerance) that is 5 min for hour
-    rows, and 1 h 39 min (netflow) and 2 h 3 min (mvrv) for day rows: by then 4 and 3 day rows were
-    found on time, a spread that explains little (the tolerance is the 12th of the window for 3).
-    The incident raised `OnchainProviderLate` once. A day row held 5 hours teaches the exporter
-    nothing: the endpoint's next row was due 3 h 30 min after its close before and after (mvrv;
-    netflow 3 h 7 min). The runs from 00:30 and 23:30 UTC (the first day and three hours) raised no late alert
-    (`go test -count=1 -run TestDayTwo -v ./daytwo/`, the lines `day two` and `late_test.go`).
+    The day-two harness evaluates the alerts over a week of the chart's default (two members, two jobs,
+    hour and day releases jittered by ±50 %%, independently per endpoint), rows held back by the fake:
+    four hour rows and two day rows late alone (one while a member was lost), and a provider incident
+    that held every windowed row of the data API for 5 hours. Over the seven simulated days no late
+    alert fired outside the holds (0 false, the data API's 2-hour outage included); each row held back
+    was raised once, across members and jobs, 2 min to 3 min after its due time (the run steps a minute
+    around a due time, ten otherwise). After the learned release (the due time less its tolerance) that
+    is 5 min for hour rows (their tolerance is the 2-minute floor; the API has too few hour endpoints to
+    pool), and 30 min (netflow) and 33 min (mvrv) for day rows, with the spread pooled across the data
+    API's four day endpoints (1 h 39 min and 2 h 3 min on each endpoint's own 4 and 3 rows, the cap for
+    3). What is left is not the spread: it is how far an endpoint's latest of 3 or 4 rows lies below the
+    top of its habit. Rows uniform over 50 min, even a rule that knew each endpoint's top exactly would
+    put the latest of 3 rows more than 15 min below it for a third of the endpoints (p95 32 min);
+    knowing the width exactly but the location only from those 3 rows, the margin a 1-in-1 000 chance
+    needs is above 15 min for three endpoints in four. A p95 of 15 min after the learned release is out
+    of reach while day keys know 3 or 4 rows, whatever pools the spread. The incident raised
+    `OnchainProviderLate` once, 1 h 45 min into it (2 h 50 min before the spread was pooled). A day row
+    held 5 hours teaches its endpoint nothing; its next row's due time moves only as the other day
+    endpoints' rows move the pooled spread (mvrv 1 h 58 min to 2 h 3 min after the next row's close
+    before, as the run's timing has the other endpoints' rows found, 1 h 57 min after; netflow 1 h 57
+    min, 1 h 52 min). The runs from 00:30 and 23:30 UTC (the first day and three hours) raised no late
+    alert (`go test -count=1 -run TestDayTwo -v ./daytwo/`, the lines `day two` and `late_test.go`).
 
     The alerts are off by default (`_config.dataLate.enabled`: the default install stays quiet);
     [`examples/late.yml`](../examples/late.yml) is the group rendered, tested by
