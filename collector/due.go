@@ -32,7 +32,7 @@ type dueKey struct{ endpoint, window string }
 
 func newRowDue(reg prometheus.Registerer) *rowDue {
 	d := &rowDue{vec: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "row_due_timestamp_seconds",
-		Help: "When the row after the newest one served is due at the latest, per endpoint and window: the end of its interval, plus the learned release (the latest delay of the last 16 rows found on time), plus the margin their spread explains (at least 2 minutes, at most a 12th of the window); rows found late teach neither. Absent until two rows were found on time. Past it with no newer row, the provider is late. Windowed rows only (min, 10min, hour, day)."},
+		Help: "When the row after the newest one served is due at the latest, per endpoint and window: the end of its interval, plus the learned release (the latest delay of the last 16 rows found on time), plus the margin their spread explains, pooled with the API's other endpoints of that window once three have rows (at least 2 minutes, at most a 12th of the window); rows found late teach neither. Absent until two rows were found on time. Past it with no newer row, the provider is late. Windowed rows only (min, 10min, hour, day)."},
 		[]string{"api", "endpoint", "window"}), last: map[string]map[dueKey]bool{}}
 	reg.MustRegister(d.vec)
 	return d
