@@ -2,8 +2,6 @@ package collector
 
 import (
 	"context"
-	"encoding/json"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -17,48 +15,6 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/expand"
 	"github.com/onchain-exporter/onchain_exporter/testtool"
 )
-
-// omParser is the OpenMetrics reference parser of the Python client,
-// strict as the OpenMetrics repository's parser cases require. It prints
-// each family's name and type, and the name of each of its samples.
-const omParser = `
-import json, sys
-from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse
-out = []
-for f in parse(sys.stdin.read()):
-    out.append({"name": f.name, "type": f.type, "samples": sorted({s.name for s in f.samples})})
-json.dump(out, sys.stdout)
-`
-
-type parsedFamily struct {
-	Name    string   `json:"name"`
-	Type    string   `json:"type"`
-	Samples []string `json:"samples"`
-}
-
-// parseStrict runs the reference parser on body; the error is the
-// parser's own message.
-func parseStrict(t *testing.T, python, body string) ([]parsedFamily, error) {
-	t.Helper()
-	cmd := exec.Command(python, "-c", omParser)
-	cmd.Stdin = strings.NewReader(body)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
-		return nil, &parseError{lines[len(lines)-1]}
-	}
-	var fams []parsedFamily
-	if err := json.Unmarshal(out, &fams); err != nil {
-		t.Fatalf("reading the parser's output: %v", err)
-	}
-	return fams, nil
-}
-
-type parseError struct{ msg string }
-
-func (e *parseError) Error() string { return e.msg }
 
 // demoEnv runs the embedded demo with the registry main builds: the Go
 // runtime and process collectors beside the exporter's own families.
@@ -99,9 +55,9 @@ func TestOpenMetricsPassesTheReferenceParser(t *testing.T) {
 		if !strings.HasPrefix(ct, "application/openmetrics-text") {
 			t.Fatalf("Accept %s: Content-Type %q", accept, ct)
 		}
-		fams, err := parseStrict(t, python, om)
-		if err != nil {
-			t.Fatalf("Accept %s: the reference parser refuses the answer: %v", accept, err)
+		fams, complaint := testtool.ParseOpenMetrics(t, python, om)
+		if complaint != "" {
+			t.Fatalf("Accept %s: the reference parser refuses the answer: %s", accept, complaint)
 		}
 		types := map[string]string{}
 		samples := map[string]bool{}
@@ -179,8 +135,7 @@ func TestReferenceParserRefusesTheClash(t *testing.T) {
 		}
 	}
 	b.WriteString("# EOF\n")
-	_, err = parseStrict(t, python, b.String())
-	if err == nil || !strings.Contains(err.Error(), "go_memstats_alloc_bytes") {
-		t.Errorf("the library's own OpenMetrics of the Go collector: parser error %v, want one naming go_memstats_alloc_bytes", err)
+	if _, complaint := testtool.ParseOpenMetrics(t, python, b.String()); !strings.Contains(complaint, "go_memstats_alloc_bytes") {
+		t.Errorf("the library's own OpenMetrics of the Go collector: parser complaint %q, want one naming go_memstats_alloc_bytes", complaint)
 	}
 }

@@ -16,19 +16,21 @@ import (
 const OMParserInstall = "apt-get install -y python3-prometheus-client"
 
 // omParser prints, for each family the reference parser reads, its name,
-// type, unit and HELP.
+// type, unit, HELP and the names of its samples.
 const omParser = `
 import json, sys
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse
-json.dump([{"name": f.name, "type": f.type, "unit": f.unit, "help": f.documentation} for f in parse(sys.stdin.read())], sys.stdout)
+json.dump([{"name": f.name, "type": f.type, "unit": f.unit, "help": f.documentation,
+            "samples": sorted({s.name for s in f.samples})} for f in parse(sys.stdin.read())], sys.stdout)
 `
 
 // OMFamily is a family as the reference parser read it.
 type OMFamily struct {
-	Name string `json:"name"`
-	Type string `json:"type"`
-	Unit string `json:"unit"`
-	Help string `json:"help"`
+	Name    string   `json:"name"`
+	Type    string   `json:"type"`
+	Unit    string   `json:"unit"`
+	Help    string   `json:"help"`
+	Samples []string `json:"samples"` // the names of its samples, sorted
 }
 
 // StrictPython returns a Python that has the reference parser: Debian's
