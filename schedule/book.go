@@ -197,17 +197,30 @@ func (b *Book) Earliest(key, id string, w time.Duration) time.Duration {
 
 // SetMembers records how many series of the configuration share each
 // key, and which series there are: a leader or chaser no longer
-// configured hands its part to the next series that plans.
+// configured hands its part to the next series that plans. A key no
+// series of the configuration has leaves its pool: its rows no longer
+// come, and its old spread would speak for the provider's habit for
+// ever. It keeps its estimate, and pools again when a reload brings it
+// back.
 func (b *Book) SetMembers(m map[string]int, ids map[string]bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.members = m
-	for _, e := range b.est {
+	for key, e := range b.est {
 		if e.Leader != "" && !ids[e.Leader] {
 			e.Leader = ""
 		}
 		if e.Chaser != "" && !ids[e.Chaser] {
 			e.Chaser, e.Chased = "", time.Time{}
+		}
+		switch p := b.poolOf[key]; {
+		case p != nil && m[key] == 0:
+			p.keys = slices.DeleteFunc(p.keys, func(o *Estimate) bool { return o == e })
+			delete(p.margins, e)
+			p.version++
+			delete(b.poolOf, key)
+		case p == nil && m[key] > 0:
+			b.join(key, e)
 		}
 	}
 }

@@ -204,3 +204,30 @@ func TestPooledFollowsTheRows(t *testing.T) {
 		t.Errorf("key 0's tolerance %v, then %v once key 1 learned a row far from its others; want it wider", before, after)
 	}
 }
+
+// A key the configuration no longer has leaves its pool, and joins it
+// again when a reload brings it back: the pooled margin of the keys left
+// is what their own rows and those of the configured keys explain.
+func TestPoolForgetsKeysNoLongerConfigured(t *testing.T) {
+	b := dayBook(evenly(3, 30*time.Minute, 10*time.Minute), evenly(3, 40*time.Minute, 12*time.Minute),
+		evenly(3, 20*time.Minute, 11*time.Minute))
+	all := map[string]int{dayKey(0): 1, dayKey(1): 1, dayKey(2): 1}
+	b.SetMembers(all, nil)
+	pooled := tolerance(t, b, 0)
+	e, _ := b.Estimate(dayKey(0))
+	own := DueTolerance(e.Released, 24*time.Hour)
+	if pooled >= own {
+		t.Fatalf("three day keys of 3 rows: key 0's tolerance %v, want the pooled one, below its own %v", pooled, own)
+	}
+	b.SetMembers(map[string]int{dayKey(0): 1, dayKey(1): 1}, nil) // key 2 removed by a reload
+	if got := tolerance(t, b, 0); got != own {
+		t.Errorf("key 2 no longer configured: key 0's tolerance %v, want its own %v (two keys do not pool)", got, own)
+	}
+	if _, ok := b.Estimate(dayKey(2)); !ok {
+		t.Errorf("key 2's estimate forgotten; want it kept for a reload that brings it back")
+	}
+	b.SetMembers(all, nil)
+	if got := tolerance(t, b, 0); got != pooled {
+		t.Errorf("key 2 configured again: key 0's tolerance %v, want the pooled %v again", got, pooled)
+	}
+}
