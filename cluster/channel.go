@@ -24,6 +24,9 @@ const (
 	// are pruned, checked every pruneInterval.
 	maxQueued     = 4096
 	pruneInterval = time.Minute
+	// directQueue is how many deltas may wait to be sent to each member
+	// at once; more go by gossip alone.
+	directQueue = 4096
 )
 
 // State is a piece of replicated state: each member holds a copy and
@@ -70,11 +73,12 @@ func (p *Peer) AddState(key string, s State) *Channel {
 
 // Broadcast sends a delta to every other member, at least once while they
 // can be reached: by gossip when it fits a packet (retransmitted a few
-// times, and relayed by each member that merges it), else over TCP to
-// each member. It does not block; a delta that
-// cannot be queued is dropped and counted, and the next push/pull repairs
-// it. The member that broadcasts does not receive its own delta. A nil
-// *Channel does nothing.
+// times, and relayed by each member that merges it; in a cluster whose
+// gossip rounds go to every member, also sent to each member at once:
+// sendDirect), else over TCP to each member. It does not block; a delta
+// that cannot be queued is dropped and counted, and the next push/pull
+// repairs it. The member that broadcasts does not receive its own delta.
+// A nil *Channel does nothing.
 func (c *Channel) Broadcast(b []byte) {
 	if c == nil {
 		return
@@ -83,6 +87,7 @@ func (c *Channel) Broadcast(b []byte) {
 	if len(msg) <= maxGossipMessage {
 		c.p.seen.add(digest(msg)) // not relayed when it comes back
 		c.p.queue.QueueBroadcast(broadcast(msg))
+		c.p.queueDirect(msg)
 		return
 	}
 	select {
@@ -99,6 +104,48 @@ type broadcast []byte
 func (b broadcast) Message() []byte                       { return b }
 func (b broadcast) Invalidates(memberlist.Broadcast) bool { return false }
 func (b broadcast) Finished()                             {}
+
+// queueDirect hands a delta that gossip carries to sendDirect, when the
+// other members are two to gossipNodes: each gossip round goes to all of
+// them anyway, so a packet to each costs what a round costs. memberlist's
+// queue counts a delta's transmissions, not the members they went to: in
+// a burst (a first fill, a window's rows due together) each round hands
+// different deltas to its targets, and a delta's few transmissions and
+// its relays could all miss one member (measured: 3 to 8 of a burst of
+// 300 deltas a packet each missed one member of four), which then never
+// had the row until a push/pull or its own fallback call. With one other
+// member every transmission goes to it; in a larger cluster relays spread
+// the delta. A delta that finds the queue full goes by gossip alone.
+func (p *Peer) queueDirect(msg []byte) {
+	if n := len(*p.members.Load()) - 1; n < 2 || n > p.gossipNodes {
+		return
+	}
+	select {
+	case p.direct <- msg:
+	default:
+	}
+}
+
+// sendDirect sends each delta queueDirect queued to every other live
+// member in one packet (best effort: gossip repeats it).
+func (p *Peer) sendDirect() {
+	defer p.wg.Done()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case msg := <-p.direct:
+			for _, n := range p.others() {
+				if err := p.ml.SendBestEffort(n, msg); err != nil {
+					level.Debug(p.logger).Log("msg", "cannot send a delta", "member", n.Name, "err", err)
+					continue
+				}
+				p.m.sent.WithLabelValues(kindDeltaLabel).Inc()
+				p.m.sentBytes.WithLabelValues(kindDeltaLabel).Add(float64(len(msg)))
+			}
+		}
+	}
+}
 
 // sendOversized sends each oversized delta to every other live member over
 // TCP, one delta at a time so that a burst opens at most one connection

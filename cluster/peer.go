@@ -63,9 +63,13 @@ type Peer struct {
 
 	seen      seenSet // recent deltas, relayed once (relay.go)
 	oversized chan []byte
-	stop      chan struct{}
-	stopOnce  sync.Once
-	joinOnce  sync.Once
+	// direct are deltas to send to each member at once (channel.go);
+	// gossipNodes is how many members a gossip round goes to.
+	direct      chan []byte
+	gossipNodes int
+	stop        chan struct{}
+	stopOnce    sync.Once
+	joinOnce    sync.Once
 	// joining counts the joins under way (Join, JoinInBackground).
 	joining   atomic.Int32
 	wg        sync.WaitGroup
@@ -117,6 +121,7 @@ func newPeer(cfg Config, logger log.Logger, reg prometheus.Registerer, wrap wrap
 		beat:          make(chan struct{}, 1),
 		states:        map[string]State{},
 		oversized:     make(chan []byte, oversizedQueue),
+		direct:        make(chan []byte, directQueue),
 		refusedLogged: map[string]struct{}{},
 		stop:          make(chan struct{}),
 		ready:         make(chan struct{}),
@@ -137,6 +142,7 @@ func newPeer(cfg Config, logger log.Logger, reg prometheus.Registerer, wrap wrap
 	// Gossip to more members in a larger cluster; at least 3, as
 	// memberlist's LAN default.
 	gossipNodes := max(len(cfg.Peers)/2, 3)
+	p.gossipNodes = gossipNodes
 	p.queue = &memberlist.TransmitLimitedQueue{
 		NumNodes: func() int { return len(*p.members.Load()) },
 		// Each member sends a delta 4 × ⌈log10(n+1)⌉ times, memberlist's
@@ -208,8 +214,9 @@ func newPeer(cfg Config, logger log.Logger, reg prometheus.Registerer, wrap wrap
 	}
 	p.ml = ml
 	p.registerGauges(reg)
-	p.wg.Add(2)
+	p.wg.Add(3)
 	go p.sendOversized()
+	go p.sendDirect()
 	go p.heartbeats()
 	level.Info(p.logger).Log("msg", "cluster member started", "name", p.name, "address", p.Self().Address,
 		"cluster", cfg.ClusterName, "encrypted", p.keyring != nil, "peers", strings.Join(cfg.Peers, ","))
