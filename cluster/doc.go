@@ -31,9 +31,11 @@
 //   - channel.go, delegate.go and relay.go: replicated state, as
 //     Alertmanager's: each State registers under a key (AddState), its
 //     deltas go out through the Channel it gets back (gossip, relayed by
-//     each member that merges one; TCP to each member when too large for a
-//     packet), and its whole copy moves by push/pull when a member joins
-//     and every push/pull interval;
+//     each member that merges one, and also a packet to each member at
+//     once when every gossip round reaches them all: three or four
+//     members, more with eight --cluster.peer or more; TCP to each member
+//     when too large for a packet), and its whole copy moves by push/pull
+//     when a member joins and every push/pull interval;
 //   - message.go: the wire format inside memberlist's messages;
 //   - frames.go: a frame stream, the compact whole copy a State may send
 //     (gzip of frames, read back a frame at a time within bounds);
@@ -58,7 +60,10 @@
 // everywhere, a partition), a unit may be fetched by two members: twice,
 // never zero times. Deltas reach the members that can be reached, possibly
 // twice and out of order: by gossip, which in a burst rarely misses a
-// member, and otherwise by the next push/pull, which repairs any loss.
+// member (where every gossip round reaches every member, a delta also
+// goes to each in a packet of its own: memberlist's queue could hand all
+// of a delta's transmissions to the others), and otherwise by the next
+// push/pull, which repairs any loss.
 // Merge must therefore be idempotent and commutative. After a partition
 // heals, the members on each side ask the others to rejoin (join.go); the
 // push/pull of those joins, and then the periodic one, merge what each
