@@ -90,8 +90,12 @@ type ClusterMember struct {
 	// served when the owner was killed.
 	LateAfterKill time.Duration
 	// Unserved and Missing are Freshness's, for this member (not
-	// counted for a killed one).
-	Unserved, Missing int
+	// counted for a killed one); Missing counts the whole run, the first
+	// scrapes and those before a kill included. MissingFrom and
+	// MissingTo are how far into the run the first and the last of those
+	// scrapes came.
+	Unserved, Missing      int
+	MissingFrom, MissingTo time.Duration
 	// OwnerRefreshes and FallbackRefreshes are the refreshes it made
 	// (onchain_exporter_cluster_refreshes_total); RowsReceived those it
 	// took from peers (onchain_exporter_cluster_rows_received_total).
@@ -496,7 +500,7 @@ func RunCluster(o ClusterOptions) (*ClusterRun, error) {
 				}
 				killed = true
 			}
-			if err := s.scrapeAll(firstScrape, now, o.Kill != KillNone && killed, cfg.TupleLabelNames, spec.path, o.Window); err != nil {
+			if err := s.scrapeAll(firstScrape, start, now, o.Kill != KillNone && killed, cfg.TupleLabelNames, spec.path, o.Window); err != nil {
 				return nil, err
 			}
 			firstScrape = false
@@ -705,11 +709,11 @@ func (s *clusterSim) kill(how ClusterKill, units int) error {
 	})
 }
 
-// scrapeAll scrapes every running member at now and measures what each
-// served. The first scrapes go to all members at once: a member's first
+// scrapeAll scrapes every running member at now (the run began at
+// start) and measures what each served. The first scrapes go to all members at once: a member's first
 // scrape waits for its first fill, which a unit's owner makes and the
 // others take from gossip.
-func (s *clusterSim) scrapeAll(first bool, now time.Time, afterKill bool, names []string, path, window string) error {
+func (s *clusterSim) scrapeAll(first bool, start, now time.Time, afterKill bool, names []string, path, window string) error {
 	live := s.running()
 	bodies := make([][]byte, len(live))
 	errs := make([]error, len(live))
@@ -742,7 +746,11 @@ func (s *clusterSim) scrapeAll(first bool, now time.Time, afterKill bool, names 
 		for _, tr := range m.tracks {
 			row, ok := served[tr.key]
 			if !ok {
+				if m.out.Missing == 0 {
+					m.out.MissingFrom = now.Sub(start)
+				}
 				m.out.Missing++
+				m.out.MissingTo = now.Sub(start)
 				continue
 			}
 			newest := s.fake.NewestVisible(path, window, tr.asset, now)

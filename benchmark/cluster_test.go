@@ -143,7 +143,7 @@ func checkClusterRun(t *testing.T, r, alone *ClusterRun) {
 			t.Errorf("%s: %s fell back %d times while its peers sent their rows", name, m.Name, m.FallbackRefreshes)
 		}
 		if m.Unserved > 0 || m.Missing > 0 {
-			t.Errorf("%s: %s left %d of %d published rows unserved, %d tuple scrapes without a row", name, m.Name, m.Unserved, r.Published, m.Missing)
+			t.Errorf("%s: %s left %d of %d published rows unserved, %d tuple scrapes without a row%s", name, m.Name, m.Unserved, r.Published, m.Missing, missingWhen(m))
 		}
 	}
 }
@@ -164,9 +164,19 @@ func checkClusterKill(t *testing.T, r, alone *ClusterRun) {
 	}
 	for _, m := range r.PerMember {
 		if !m.Killed && (m.Unserved > 0 || m.Missing > 0) {
-			t.Errorf("%s: %s left %d of %d published rows unserved, %d tuple scrapes without a row", name, m.Name, m.Unserved, r.Published, m.Missing)
+			t.Errorf("%s: %s left %d of %d published rows unserved, %d tuple scrapes without a row%s (the owner killed at %s)",
+				name, m.Name, m.Unserved, r.Published, m.Missing, missingWhen(m), fmtDur(r.KillAfter))
 		}
 	}
+}
+
+// missingWhen says when a member's tuple scrapes without a row came, ""
+// for none.
+func missingWhen(m ClusterMember) string {
+	if m.Missing == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (from %s to %s into the run)", fmtDur(m.MissingFrom), fmtDur(m.MissingTo))
 }
 
 // ClusterTable renders runs without a kill, one line per run; alone
