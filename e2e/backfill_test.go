@@ -15,12 +15,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onchain-exporter/onchain_exporter/app"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 	"github.com/onchain-exporter/onchain_exporter/testtool"
 )
 
 // The history end to end: 30 days of day, hour and block rows of the fake
-// upstream, backfilled by the exporter binary (1) into an OpenMetrics
+// upstream, backfilled by the backfill command, run in this process as
+// package main runs it, (1) into an OpenMetrics
 // file that promtool turns into blocks under a Prometheus which then
 // scrapes the live exporter, and (2) by remote write into a Prometheus
 // with the receiver and an out-of-order window, which scrapes it too.
@@ -55,17 +57,21 @@ func TestBackfillEndToEnd(t *testing.T) {
 	promtool := testtool.Require(t, "install the Debian package prometheus", "promtool")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	expAddr, fileAddr, rwAddr := freeAddr(t), freeAddr(t), freeAddr(t)
-	b := newBackfillRun(ctx, t, 30, "[day, hour, block]", expAddr)
-	dir, bin, cfg, env, backfill := b.dir, b.bin, b.cfg, b.env, b.args
+	b := newBackfillRun(ctx, t, 30, "[day, hour, block]")
+	dir, backfill := b.dir, b.args
+	// The exporter is served from the start, so that the history is
+	// labelled with the instance Prometheus scrapes; nothing scrapes it
+	// until the Prometheus servers start.
+	exp := startExporter(t, dir, "exporter", b.cfg, func(o *app.Options) { o.StoragePath = "" })
+	expAddr, fileAddr, rwAddr := exp.addr, freeAddr(t), freeAddr(t)
+	backfill = append(backfill, "--label=instance="+expAddr)
 
 	// (1) OpenMetrics, promtool, then Prometheus on the blocks.
 	om := filepath.Join(dir, "history.om")
-	runIn(ctx, t, dir, env, bin, append(backfill, "--output="+om)...)
+	runBackfillOK(ctx, t, append(backfill, "--output="+om)...)
 	fileData := filepath.Join(dir, "prom-file")
 	runIn(ctx, t, dir, nil, promtool, "tsdb", "create-blocks-from", "openmetrics", "--max-block-duration=24h", om, fileData)
 
-	start(t, dir, "exporter", bin, env, "--config.file="+cfg, "--web.listen-address="+expAddr, "--storage.path=")
 	promStart := time.Now()
 	fileCfg := writeFile(t, dir, "prom-file.yml", fill(backfillPromConfig, "{{STORAGE}}", "", "{{EXPORTER}}", expAddr))
 	start(t, dir, "prometheus-file", prom, nil, "--config.file="+fileCfg, "--storage.tsdb.path="+fileData,
@@ -79,7 +85,7 @@ func TestBackfillEndToEnd(t *testing.T) {
 	}
 	// The read-back goes through Prometheus' query API, derived from the
 	// remote-write URL, and finds every series.
-	out := runIn(ctx, t, dir, env, bin, append(backfill, "--remote-write.url=http://"+rwAddr+"/api/v1/write")...)
+	out := runBackfillOK(ctx, t, append(backfill, "--remote-write.url=http://"+rwAddr+"/api/v1/write")...)
 	if !strings.Contains(out, "read_back=http://"+rwAddr+"/api/v1/query") || !strings.Contains(out, "series_dropped_by_target=0") {
 		t.Errorf("the remote-write run does not read back through Prometheus' query API:\n%s", out)
 	}
@@ -102,31 +108,41 @@ func TestBackfillEndToEnd(t *testing.T) {
 	}
 }
 
-// backfillRun is what a backfill end to end runs on: the exporter binary
-// built in dir, the fake upstream, a configuration of backfillConfig's
-// supply series on it, and a backfill's arguments for them.
+// backfillRun is what a backfill end to end runs on: the fake upstream, a
+// configuration of backfillConfig's supply series on it, and a backfill's
+// arguments for them.
 type backfillRun struct {
-	dir, bin, cfg string
-	upstream      string // the fake's address
-	env           []string
-	from, to      time.Time // days ago, at midnight, to 4 hours ago
-	args          []string  // the backfill from from to to, labelled with instance
+	dir, cfg string
+	upstream string    // the fake's address
+	from, to time.Time // days ago, at midnight, to 4 hours ago
+	args     []string  // the backfill from from to to, labelled with the job
 }
 
-// newBackfillRun builds the exporter and starts the fake upstream (in real
-// time, as the exporter runs) for a backfill of the supply series in
-// windows (a YAML list) from days ago.
-func newBackfillRun(ctx context.Context, t *testing.T, days int, windows, instance string) *backfillRun {
+// newBackfillRun starts the fake upstream (in real time, as the exporter
+// runs) for a backfill of the supply series in windows (a YAML list) from
+// days ago.
+func newBackfillRun(ctx context.Context, t *testing.T, days int, windows string) *backfillRun {
 	t.Helper()
-	b := &backfillRun{dir: t.TempDir(), env: []string{"E2E_DATA_TOKEN=" + dataToken}}
-	b.bin = buildExporter(ctx, t, b.dir)
+	t.Setenv("E2E_DATA_TOKEN", dataToken)
+	b := &backfillRun{dir: t.TempDir()}
 	b.upstream = testtool.StartFake(t, fakeapi.Options{Now: time.Now, DataToken: dataToken}).Srv.URL
 	b.cfg = writeFile(t, b.dir, "onchain.yml", fill(backfillConfig, "{{URL}}", b.upstream, "[day, hour, block]", windows))
 	b.from = time.Now().UTC().AddDate(0, 0, -days).Truncate(24 * time.Hour)
 	b.to = time.Now().UTC().Add(-4 * time.Hour).Truncate(time.Minute)
-	b.args = []string{"backfill", "--config.file=" + b.cfg, "--from=" + b.from.Format(time.DateOnly), "--to=" + b.to.Format(time.RFC3339),
-		"--label=job=onchain_exporter", "--label=instance=" + instance, "--storage.path=" + b.dir}
+	b.args = []string{"--config.file=" + b.cfg, "--from=" + b.from.Format(time.DateOnly), "--to=" + b.to.Format(time.RFC3339),
+		"--label=job=onchain_exporter", "--storage.path=" + b.dir}
 	return b
+}
+
+// runBackfillOK runs the backfill (runBackfill) and returns what it
+// printed; it fails the test with that when the command fails.
+func runBackfillOK(ctx context.Context, t *testing.T, args ...string) string {
+	t.Helper()
+	code, out := runBackfill(ctx, args...)
+	if code != 0 {
+		t.Fatalf("backfill %s: exit code %d\n%s", strings.Join(args, " "), code, out)
+	}
+	return out
 }
 
 // runIn runs a program in dir and returns its output; it fails the test
@@ -286,8 +302,8 @@ func TestBackfillVictoriaMetricsRetention(t *testing.T) {
 	vm := testtool.Require(t, "install the Debian package victoria-metrics", "victoria-metrics")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	b := newBackfillRun(ctx, t, 60, "[day, hour]", "exporter:9799")
-	dir, bin, env := b.dir, b.bin, b.env
+	b := newBackfillRun(ctx, t, 60, "[day, hour]")
+	dir := b.dir
 	vmAddr := freeAddr(t)
 	startVM := func(retention string) *process {
 		p := start(t, dir, "victoria-metrics-"+retention, vm, nil, "-storageDataPath="+filepath.Join(dir, "vm"),
@@ -295,22 +311,20 @@ func TestBackfillVictoriaMetricsRetention(t *testing.T) {
 		eventually(ctx, t, "victoria-metrics answers", func() error { _, err := get(ctx, "http://"+vmAddr+"/health"); return err })
 		return p
 	}
-	backfill := append(b.args, "--remote-write.url=http://"+vmAddr+"/api/v1/write")
+	backfill := append(b.args, "--label=instance=exporter:9799", "--remote-write.url=http://"+vmAddr+"/api/v1/write")
 
 	p := startVM("1") // months: the Debian package's default
 	// What a month's retention drops never shows: the read-back wait
 	// only says how soon it is reported. A sample kept that shows late
 	// (a loaded machine) changes neither the exit code nor the count of
 	// series dropped, each of which lacks its oldest sample.
-	cmd := exec.CommandContext(ctx, bin, append(backfill, "--remote-write.read-back-wait=10s")...)
-	cmd.Dir, cmd.Env = dir, append(cmd.Environ(), env...)
-	out, err := cmd.CombinedOutput()
-	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 1 {
-		t.Fatalf("a month's retention: %v, want exit code 1\n%s", err, out)
+	code, out := runBackfill(ctx, append(backfill, "--remote-write.read-back-wait=10s")...)
+	if code != 1 {
+		t.Fatalf("a month's retention: exit code %d, want 1\n%s", code, out)
 	}
 	for _, want := range []string{"the target acknowledged samples it does not hold", "its oldest sample, at " + b.from.Add(24*time.Hour).Format(time.RFC3339),
 		"-retentionPeriod", "series_dropped_by_target=6"} {
-		if !strings.Contains(string(out), want) {
+		if !strings.Contains(out, want) {
 			t.Errorf("the run does not say %q:\n%s", want, out)
 		}
 	}
@@ -326,7 +340,7 @@ func TestBackfillVictoriaMetricsRetention(t *testing.T) {
 	_ = p.cmd.Process.Signal(os.Interrupt)
 	_ = p.cmd.Wait()
 	startVM("100d")
-	runIn(ctx, t, dir, env, bin, backfill...)
+	runBackfillOK(ctx, t, backfill...)
 	// VictoriaMetrics makes what it acknowledged searchable a moment
 	// later, longer under load: what it holds is asked until it shows.
 	for _, w := range []string{"day", "hour"} {

@@ -2,9 +2,12 @@ package e2e
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onchain-exporter/onchain_exporter/app"
+	"github.com/onchain-exporter/onchain_exporter/cluster"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 	"github.com/onchain-exporter/onchain_exporter/testtool"
 )
@@ -42,7 +47,7 @@ const clusterTuples = 3 + 2*2 + 2 + 1
 
 // peerTimeout is the members' --cluster.peer-timeout: short, so that a
 // dead owner's rows are fetched by the survivor within the test.
-const peerTimeout = "2s"
+const peerTimeout = 2 * time.Second
 
 // countingUpstream is the fake upstream with a count of the requests of
 // each tuple (path and query, the credential left out) and of all, and
@@ -98,10 +103,11 @@ func newCountingUpstream(t *testing.T) (*countingUpstream, string) {
 	return u, up.Srv.URL
 }
 
-// member is one exporter process of the test and where it serves.
+// member is one exporter of the test and, in cluster mode, its gossip
+// key file.
 type member struct {
-	*process
-	url string
+	*exporter
+	gossip, keyFile string
 }
 
 // scrape returns the body of /metrics with the collectors given
@@ -204,48 +210,56 @@ func scrapeLoop(ctx context.Context, members ...*member) {
 	}
 }
 
-// TestClusterEndToEnd runs two exporter processes in cluster mode on one
-// fake upstream, beside a lone exporter on a fake of its own with the same
-// configuration: the first fill of the pair fetches each tuple once across
-// the two; both serve every series with the same values; over the same
-// rounds the pair calls upstream about as often as the lone exporter does,
-// not twice as often; and when the member owning more units is killed
-// (SIGKILL: no goodbye), the other keeps serving every series and fetches
-// every tuple as it comes due.
+// TestClusterEndToEnd runs two exporters in cluster mode on one fake
+// upstream, beside a lone exporter on a fake of its own with the same
+// configuration, each an App of this process with listeners of its own:
+// the first fill of the pair fetches each tuple once across the two; both
+// serve every series with the same values; over the same rounds the pair
+// calls upstream about as often as the lone exporter does, not twice as
+// often; and when the member owning more units dies without a goodbye,
+// the other keeps serving every series and fetches every tuple as it
+// comes due.
+//
+// The death is a SIGKILL's as the survivor sees it: the member's gossip
+// key is changed in its key file (--cluster.encryption-key-file, read
+// again every --cluster.reconnect-interval), so that from then on nothing
+// it sends, its leave message included, can be read by the survivor, nor
+// anything the survivor sends by it; then it is stopped. The survivor
+// finds it out by its probes, as it would a killed process.
 func TestClusterEndToEnd(t *testing.T) {
 	// A limit for a run that hangs, not a figure: it takes about 30 s.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	bin := buildExporter(ctx, t, dir)
+	t.Setenv("E2E_DATA_TOKEN", dataToken)
 
 	pairUp, pairURL := newCountingUpstream(t)
 	loneUp, loneURL := newCountingUpstream(t)
-	env := []string{"E2E_DATA_TOKEN=" + dataToken}
 	pairCfg := writeFile(t, dir, "pair.yml", fill(clusterConfig, "{{URL}}", pairURL))
 	loneCfg := writeFile(t, dir, "lone.yml", fill(clusterConfig, "{{URL}}", loneURL))
 
-	startMember := func(name, cfg string, cluster ...string) *member {
-		addr := freeAddr(t)
-		args := append([]string{"--config.file=" + cfg, "--web.listen-address=" + addr, "--storage.path="}, cluster...)
-		return &member{process: start(t, dir, name, bin, env, args...), url: "http://" + addr}
-	}
-	// Gossip on loopback, probing fast so that a killed member is found
-	// out in a second or two.
-	gossip := func(name, listen string, peers ...string) []string {
-		args := []string{"--cluster.listen-address=" + listen, "--cluster.label=e2e", "--cluster.peer-name=" + name,
-			"--cluster.peer-timeout=" + peerTimeout, "--cluster.gossip-interval=50ms",
-			"--cluster.probe-interval=200ms", "--cluster.probe-timeout=100ms",
-			"--cluster.reconnect-interval=1s", "--cluster.settle-timeout=2s"}
-		for _, p := range peers {
-			args = append(args, "--cluster.peer="+p)
-		}
-		return args
+	// Gossip on loopback, encrypted with one key, probing fast so that
+	// a dead member is found out in a second or two.
+	key := gossipKey(t)
+	startMember := func(name, cfg string, gossip string, peers ...string) *member {
+		m := &member{gossip: gossip}
+		m.exporter = startExporter(t, dir, name, cfg, func(o *app.Options) {
+			o.StoragePath = ""
+			if gossip == "" {
+				return
+			}
+			m.keyFile = writeFile(t, dir, name+".key", key)
+			o.Cluster = &cluster.Config{ListenAddress: gossip, ClusterName: "e2e", Name: name, Peers: peers,
+				PeerTimeout: peerTimeout, GossipInterval: 50 * time.Millisecond,
+				ProbeInterval: 200 * time.Millisecond, ProbeTimeout: 100 * time.Millisecond,
+				ReconnectInterval: time.Second, SettleTimeout: 2 * time.Second, KeyFile: m.keyFile}
+		})
+		return m
 	}
 	gossipA, gossipB := freeAddr(t), freeAddr(t)
-	a := startMember("a", pairCfg, gossip("a", gossipA)...)
-	b := startMember("b", pairCfg, gossip("b", gossipB, gossipA)...)
-	lone := startMember("lone", loneCfg)
+	a := startMember("a", pairCfg, gossipA)
+	b := startMember("b", pairCfg, gossipB, gossipA)
+	lone := startMember("lone", loneCfg, "")
 	pair := []*member{a, b}
 
 	// The members find each other before anything is scraped: no data
@@ -325,17 +339,12 @@ func TestClusterEndToEnd(t *testing.T) {
 	if pairCalls > loneCalls+clusterTuples || pairCalls < loneCalls-clusterTuples {
 		t.Errorf("the pair made %d calls while the lone exporter made %d; want as many, give or take one round of %d", pairCalls, loneCalls, clusterTuples)
 	}
-	// What the members say of it, and what it cost them.
+	// What the members say of it.
 	owned := map[*member]float64{}
-	for _, m := range []*member{a, b, lone} {
+	for _, m := range pair {
 		body, err := m.scrape(ctx, "indicator")
 		if err != nil {
 			t.Fatal(err)
-		}
-		rss, _ := sampleSum(body, "process_resident_memory_bytes")
-		if m == lone {
-			t.Logf("lone: resident memory %.1f MiB", rss/(1<<20))
-			continue
 		}
 		owned[m], _ = sampleSum(body, "onchain_exporter_cluster_units_owned", `api="data"`)
 		asOwner, _ := sampleSum(body, "onchain_exporter_cluster_refreshes_total", `role="owner"`)
@@ -343,24 +352,23 @@ func TestClusterEndToEnd(t *testing.T) {
 		received, _ := sampleSum(body, "onchain_exporter_cluster_rows_received_total")
 		sent, _ := sampleSum(body, "onchain_exporter_cluster_messages_sent_bytes_total")
 		sentN, _ := sampleSum(body, "onchain_exporter_cluster_messages_sent_total")
-		t.Logf("%s: owns %g units, %g refreshes as owner, %g as fallback, %g rows received, %g gossip messages sent (%.0f bytes), resident memory %.1f MiB",
-			m.name, owned[m], asOwner, fallback, received, sentN, sent, rss/(1<<20))
+		t.Logf("%s: owns %g units, %g refreshes as owner, %g as fallback, %g rows received, %g gossip messages sent (%.0f bytes)",
+			m.name, owned[m], asOwner, fallback, received, sentN, sent)
 	}
 
-	// SIGKILL the member that owns more units (a if equal): the other
-	// keeps serving every series, takes the units and fetches every tuple
-	// as it comes due.
+	// The member that owns more units (a if equal) dies without a
+	// goodbye: the other keeps serving every series, takes the units and
+	// fetches every tuple as it comes due.
 	dead, survivor := a, b
 	if owned[b] > owned[a] {
 		dead, survivor = b, a
 	}
+	dead.die(ctx, t)
+	// Counted once it is stopped: what it fetched while dying is not
+	// the survivor's.
 	before, _ := pairUp.counts()
-	if err := dead.cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	_ = dead.cmd.Wait()
 	if _, err := servesEverything(ctx, survivor); err != nil {
-		t.Errorf("right after %s was killed: %v", dead.name, err)
+		t.Errorf("right after %s died: %v", dead.name, err)
 	}
 	eventually(ctx, t, survivor.name+" owns every unit alone", func() error {
 		body, err := survivor.scrape(ctx, "indicator")
@@ -374,7 +382,13 @@ func TestClusterEndToEnd(t *testing.T) {
 		}
 		return nil
 	})
-	eventually(ctx, t, survivor.name+" fetches every tuple after the kill", func() error {
+	// What the dead member sent after its key changed, its leave message
+	// included, the survivor could not read: it found the death out by
+	// its probes.
+	if l := survivor.logged(t); !strings.Contains(l, "no installed keys could decrypt the message from="+dead.gossip) {
+		t.Errorf("%s read everything %s sent: the death was not without a goodbye\n%s", survivor.name, dead.name, l)
+	}
+	eventually(ctx, t, survivor.name+" fetches every tuple after the death", func() error {
 		now, _ := pairUp.counts()
 		var missing []string
 		for req, n := range before {
@@ -388,12 +402,45 @@ func TestClusterEndToEnd(t *testing.T) {
 		return nil
 	})
 	if _, err := servesEverything(ctx, survivor); err != nil {
-		t.Errorf("after the kill: %v", err)
+		t.Errorf("after the death: %v", err)
 	}
 	body, err := survivor.scrape(ctx, "indicator")
 	if err != nil {
 		t.Fatal(err)
 	}
 	fallback, _ := sampleSum(body, "onchain_exporter_cluster_refreshes_total", `role="fallback"`)
-	t.Logf("%s killed; %s now owns every unit, %g refreshes as fallback in all", dead.name, survivor.name, fallback)
+	t.Logf("%s dead; %s now owns every unit, %g refreshes as fallback in all", dead.name, survivor.name, fallback)
+}
+
+// gossipKey is a new gossip key: 32 random bytes in base64, as
+// --cluster.encryption-key-file takes one.
+func gossipKey(t *testing.T) string {
+	t.Helper()
+	k := make([]byte, 32)
+	if _, err := rand.Read(k); err != nil {
+		t.Fatal(err)
+	}
+	return base64.StdEncoding.EncodeToString(k) + "\n"
+}
+
+// die ends a member as SIGKILL would for the others: its key file gets a
+// key of its own, and once it has put that key in force (its next
+// --cluster.reconnect-interval) it is stopped; the others can read
+// nothing it sends from then on, its leave message included.
+func (m *member) die(ctx context.Context, t *testing.T) {
+	t.Helper()
+	if err := os.WriteFile(m.keyFile, []byte(gossipKey(t)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	eventually(ctx, t, m.name+" takes its new gossip key", func() error {
+		body, err := m.scrape(ctx, "indicator")
+		if err != nil {
+			return err
+		}
+		if n, _ := sampleSum(body, "onchain_exporter_cluster_encryption_key_reloads_total", `result="success"`); n < 1 {
+			return fmt.Errorf("%g key reloads", n)
+		}
+		return nil
+	})
+	m.stop()
 }

@@ -140,9 +140,8 @@ func TestPrometheusAlertmanagerEndToEnd(t *testing.T) {
 	prom := testtool.Require(t, "install the Debian package prometheus", "prometheus")
 	promtool := testtool.Require(t, "install the Debian package prometheus", "promtool")
 	am := testtool.Require(t, "install the Debian package prometheus-alertmanager", "prometheus-alertmanager", "alertmanager")
-	buildCtx, cancelBuild := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancelBuild()
-	bin := buildExporter(buildCtx, t, t.TempDir())
+	t.Setenv("E2E_DATA_TOKEN", dataToken)
+	t.Setenv("E2E_INDICATOR_TOKEN", indicatorToken)
 
 	dialects := fakeapi.Dialects
 	if v := os.Getenv(dialectEnv); v != "" {
@@ -153,13 +152,14 @@ func TestPrometheusAlertmanagerEndToEnd(t *testing.T) {
 		dialects = []fakeapi.Dialect{d}
 	}
 	for _, d := range dialects {
-		t.Run("dialect="+d.String(), func(t *testing.T) { endToEnd(t, prom, promtool, am, bin, d) })
+		t.Run("dialect="+d.String(), func(t *testing.T) { endToEnd(t, prom, promtool, am, d) })
 	}
 }
 
-// endToEnd runs the exporter, Prometheus and Alertmanager against a fake
-// upstream whose Indicator and Consensus payloads are in dialect.
-func endToEnd(t *testing.T, prom, promtool, am, bin string, dialect fakeapi.Dialect) {
+// endToEnd runs the exporter (in process), Prometheus and Alertmanager
+// against a fake upstream whose Indicator and Consensus payloads are in
+// dialect.
+func endToEnd(t *testing.T, prom, promtool, am string, dialect fakeapi.Dialect) {
 	dir := t.TempDir()
 	// A limit for a run that hangs, not a figure: one dialect takes about
 	// 15 s.
@@ -173,12 +173,10 @@ func endToEnd(t *testing.T, prom, promtool, am, bin string, dialect fakeapi.Dial
 	hookSrv := httptest.NewServer(hook)
 	t.Cleanup(hookSrv.Close)
 
-	expAddr, promAddr, amAddr := freeAddr(t), freeAddr(t), freeAddr(t)
-	expURL, promURL, amURL := "http://"+expAddr, "http://"+promAddr, "http://"+amAddr
-
 	cfg := writeFile(t, dir, "onchain.yml", fill(exporterConfig, "{{URL}}", upstream.URL))
-	start(t, dir, "exporter", bin, []string{"E2E_DATA_TOKEN=" + dataToken, "E2E_INDICATOR_TOKEN=" + indicatorToken},
-		"--config.file="+cfg, "--web.listen-address="+expAddr)
+	exp := startExporter(t, dir, "exporter", cfg, nil)
+	promAddr, amAddr := freeAddr(t), freeAddr(t)
+	expAddr, expURL, promURL, amURL := exp.addr, exp.url, "http://"+promAddr, "http://"+amAddr
 
 	amCfg := writeFile(t, dir, "alertmanager.yml", fill(alertmanagerConfig, "{{WEBHOOK}}", hookSrv.URL+"/"))
 	start(t, dir, "alertmanager", am, nil,

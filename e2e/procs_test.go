@@ -39,20 +39,9 @@ func writeFile(t *testing.T, dir, name, content string) string {
 	return p
 }
 
-// buildExporter builds the exporter binary from the repository root.
-func buildExporter(ctx context.Context, t *testing.T, dir string) string {
-	t.Helper()
-	bin := filepath.Join(dir, "onchain_exporter")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
-	cmd.Dir = ".."
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// process is a started program whose output goes to a log file that the
-// test prints when it fails.
+// process is a started program (Prometheus, Alertmanager,
+// VictoriaMetrics) whose output goes to a log file that the test prints
+// when it fails.
 type process struct {
 	name string
 	cmd  *exec.Cmd
