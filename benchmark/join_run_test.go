@@ -4,15 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +22,7 @@ import (
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/onchain-exporter/onchain_exporter/app"
 	"github.com/onchain-exporter/onchain_exporter/cluster"
 	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/config"
@@ -29,24 +30,25 @@ import (
 
 // The join benchmark (issue 34): a member joins a cluster whose first
 // member serves every tuple, and takes every tuple's state from it by
-// memberlist's push/pull. Both members are the exporter's binary, each a
-// process of its own, so that the joiner's memory, CPU and HTTP listener
-// are its own. The file is one path, two windows (day, hour) and
-// Tuples/2 exchanges, against an upstream whose rows are those of the
-// window in progress, so that nothing comes due during the join.
+// memberlist's push/pull. Both members are the exporter (package app, as
+// the binary runs it: its HTTP server, its cluster transport, GOGC=50),
+// each an App of this process with listeners of its own; the joiner's
+// memory and CPU are the process's, above what it held before the joiner
+// started. The file is one path, two windows (day, hour) and Tuples/2
+// exchanges, against an upstream whose rows are those of the window in
+// progress, so that nothing comes due during the join.
 
 // JoinOptions are one join.
 type JoinOptions struct {
 	// Tuples is the number of tuples: Tuples/2 exchanges × 2 windows.
 	Tuples int
-	// Bin is the exporter binary both members run.
-	Bin string
 	// Dir is a scratch directory (configuration, storage).
 	Dir string
 	// MaxStateBytes is --cluster.max-state-bytes of both members; 0
 	// leaves the flag's default.
 	MaxStateBytes int
-	// Log receives both members' logs (nil: discarded).
+	// Log receives both members' logs, warnings and errors (nil:
+	// discarded).
 	Log io.Writer
 }
 
@@ -54,9 +56,9 @@ type JoinOptions struct {
 type JoinRun struct {
 	JoinOptions
 	// Fill is how long the first member took to serve every tuple (each
-	// fetched), FirstCPU its CPU time until then, FirstRSS and FirstHeap
-	// its resident memory and heap in use then: what the joiner's figures
-	// compare with.
+	// fetched), FirstCPU the process's CPU time until then, FirstRSS and
+	// FirstHeap the resident memory and heap in use the first member
+	// added to the process: what the joiner's figures compare with.
 	Fill, FirstCPU      time.Duration
 	FirstRSS, FirstHeap float64
 	// Healthy is the time from the joiner's start to its first answer
@@ -72,9 +74,12 @@ type JoinRun struct {
 	// Calls is the upstream calls the joiner made until it served every
 	// tuple (onchain_exporter_cluster_refreshes_total).
 	Calls float64
-	// CPU is the joiner's user and system CPU time until it served
-	// every tuple; RSS its resident memory then, PeakRSS its peak
-	// (VmHWM), Heap its heap in use (go_memstats_heap_inuse_bytes).
+	// CPU is the process's user and system CPU time from the joiner's
+	// start until it served every tuple (the first member's answer to
+	// its push/pull included); RSS the resident memory the joiner added
+	// to the process then, PeakRSS the peak it added (VmHWM, reset when
+	// it started), Heap the heap in use it added (runtime.MemStats
+	// HeapInuse).
 	CPU          time.Duration
 	RSS, PeakRSS int64
 	Heap         float64
@@ -82,21 +87,38 @@ type JoinRun struct {
 	Real time.Duration
 }
 
-// joinMember is one exporter process.
+// joinMember is one exporter of the join.
 type joinMember struct {
-	cmd         *exec.Cmd
+	app         *app.App
 	web, gossip string
-	done        chan struct{}
 	started     time.Time
+}
+
+// processUse is what the process holds and has spent: resident memory,
+// heap in use, CPU time.
+type processUse struct {
+	rss  int64
+	heap uint64
+	cpu  time.Duration
+}
+
+// use reads the process's use now.
+func use() processUse {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	rss, _ := RSS()
+	return processUse{rss: rss, heap: m.HeapInuse, cpu: cpuTime()}
 }
 
 // RunJoin starts the first member, waits until it serves every tuple,
 // then starts the joiner and measures it until it serves every tuple.
+// The members read the upstream's token from BENCH_TOKEN (joinConfig).
 func RunJoin(o JoinOptions) (*JoinRun, error) {
 	began := time.Now()
 	if o.Tuples < 2 {
 		return nil, fmt.Errorf("a join of %d tuples: at least 2", o.Tuples)
 	}
+	defer debug.SetGCPercent(debug.SetGCPercent(50)) // as package main sets it
 	up := joinUpstream()
 	defer up.Close()
 	cfg := filepath.Join(o.Dir, "join.yml")
@@ -104,19 +126,21 @@ func RunJoin(o JoinOptions) (*JoinRun, error) {
 		return nil, err
 	}
 	r := &JoinRun{JoinOptions: o}
+	debug.FreeOSMemory()
+	before := use()
 	first, err := startJoinMember(o, cfg, "first")
 	if err != nil {
 		return nil, err
 	}
-	defer first.stop()
+	defer first.app.Stop()
 	fillBy := time.Now().Add(time.Minute + time.Duration(o.Tuples)*5*time.Millisecond)
 	for {
-		n, body, err := servedTuples(first.web, 60)
+		n, _, err := servedTuples(first.web, 60)
 		if err == nil && n == o.Tuples {
-			r.FirstHeap = metricSum(body, "go_memstats_heap_inuse_bytes")
-			rss, _ := rssOf("/proc/" + strconv.Itoa(first.cmd.Process.Pid) + "/status")
-			r.FirstRSS = float64(rss)
-			r.FirstCPU, _ = cpuOf(first.cmd.Process.Pid)
+			now := use()
+			r.FirstHeap = float64(now.heap) - float64(before.heap)
+			r.FirstRSS = float64(now.rss - before.rss)
+			r.FirstCPU = now.cpu - before.cpu
 			break
 		}
 		if time.Now().After(fillBy) {
@@ -126,11 +150,16 @@ func RunJoin(o JoinOptions) (*JoinRun, error) {
 	}
 	r.Fill = time.Since(first.started)
 
+	debug.FreeOSMemory()
+	before = use()
+	if err := resetPeakRSS(); err != nil {
+		return nil, err
+	}
 	joiner, err := startJoinMember(o, cfg, "joiner", first.gossip)
 	if err != nil {
 		return nil, err
 	}
-	defer joiner.stop()
+	defer joiner.app.Stop()
 	// /-/healthy asked every 20 ms from the start, /metrics every
 	// 200 ms (a scrape of 100 000 tuples takes a while itself) with a
 	// scrape timeout of 5 s: a scrape waits that long at most for the
@@ -161,18 +190,20 @@ func RunJoin(o JoinOptions) (*JoinRun, error) {
 		}
 		if err == nil && n == o.Tuples {
 			r.Serves = time.Since(joiner.started)
-			r.CPU, _ = cpuOf(joiner.cmd.Process.Pid)
-			r.RSS, _ = rssOf("/proc/" + strconv.Itoa(joiner.cmd.Process.Pid) + "/status")
-			r.PeakRSS, _ = statusKB(joiner.cmd.Process.Pid, "VmHWM")
+			now := use()
+			r.CPU = now.cpu - before.cpu
+			r.RSS = now.rss - before.rss
+			peak, _ := statusKB("VmHWM")
+			r.PeakRSS = peak - before.rss
+			r.Heap = float64(now.heap) - float64(before.heap)
 			r.FullState = metricSum(body, `onchain_exporter_cluster_messages_received_bytes_total{kind="full"}`)
 			r.FullRefused = metricSum(body, "onchain_exporter_cluster_refused_total")
 			r.Calls = metricSum(body, "onchain_exporter_cluster_refreshes_total")
-			r.Heap = metricSum(body, "go_memstats_heap_inuse_bytes")
 			break
 		}
 		select {
-		case <-joiner.done:
-			return nil, errors.New("the joiner exited")
+		case err := <-joiner.app.Done():
+			return nil, fmt.Errorf("the joiner stopped serving: %v", err)
 		default:
 		}
 		if time.Now().After(deadline) {
@@ -228,13 +259,9 @@ func joinUpstream() *httptest.Server {
 	}))
 }
 
-// startJoinMember starts a member listening on free ports of 127.0.0.1,
-// joining peers.
+// startJoinMember starts a member serving on a free port of 127.0.0.1
+// and gossiping on another, joining peers.
 func startJoinMember(o JoinOptions, cfg, name string, peers ...string) (*joinMember, error) {
-	web, err := freePort()
-	if err != nil {
-		return nil, err
-	}
 	gossip, err := freePort()
 	if err != nil {
 		return nil, err
@@ -243,29 +270,25 @@ func startJoinMember(o JoinOptions, cfg, name string, peers ...string) (*joinMem
 	if err := os.MkdirAll(storage, 0o700); err != nil {
 		return nil, err
 	}
-	args := []string{"--config.file=" + cfg, "--web.listen-address=" + web, "--log.level=warn",
-		"--storage.path=" + storage, "--cluster.listen-address=" + gossip, "--cluster.label=bench", "--cluster.peer-name=" + name}
-	for _, p := range peers {
-		args = append(args, "--cluster.peer="+p)
+	opts := app.DefaultOptions()
+	addrs := []string{"127.0.0.1:0"}
+	opts.Web.WebListenAddresses = &addrs
+	opts.ConfigFile, opts.StoragePath, opts.StorageSet = cfg, storage, true
+	if o.Log != nil {
+		opts.Logger, opts.Slogger = app.NewLoggers(o.Log, "warn", "logfmt")
 	}
-	if o.MaxStateBytes > 0 {
-		args = append(args, "--cluster.max-state-bytes="+strconv.Itoa(o.MaxStateBytes))
+	// The flags' defaults, as cluster.AddFlags gives them.
+	opts.Cluster = &cluster.Config{ListenAddress: gossip, ClusterName: "bench", Name: name, Peers: peers, MaxStateBytes: o.MaxStateBytes}
+	m := &joinMember{gossip: gossip, started: time.Now()}
+	if m.app, err = app.New(opts); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	cmd := exec.Command(o.Bin, args...)
-	cmd.Env = append(os.Environ(), "BENCH_TOKEN=bench")
-	cmd.Stdout, cmd.Stderr = o.Log, o.Log
-	m := &joinMember{cmd: cmd, web: web, gossip: gossip, done: make(chan struct{}), started: time.Now()}
-	if err := cmd.Start(); err != nil {
-		return nil, err
+	if err := m.app.Start(); err != nil {
+		m.app.Stop()
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	go func() { _ = cmd.Wait(); close(m.done) }()
+	m.web = m.app.Addr()
 	return m, nil
-}
-
-// stop kills the process and waits for it.
-func (m *joinMember) stop() {
-	_ = m.cmd.Process.Kill()
-	<-m.done
 }
 
 // freePort is a free TCP port of 127.0.0.1 (memberlist takes the same
@@ -330,29 +353,35 @@ func metricSum(body []byte, prefix string) float64 {
 	return sum
 }
 
-// cpuOf is a process's user and system CPU time (/proc/<pid>/stat, in
-// clock ticks of 10 ms).
-func cpuOf(pid int) (time.Duration, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+// cpuTime is this process's user and system CPU time (/proc/self/stat,
+// in clock ticks of 10 ms); 0 where it cannot be read.
+func cpuTime() time.Duration {
+	b, err := os.ReadFile("/proc/self/stat")
 	if err != nil {
-		return 0, err
+		return 0
 	}
 	_, rest, ok := strings.Cut(string(b), ") ")
 	f := strings.Fields(rest)
 	if !ok || len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: unexpected %q", pid, b)
+		return 0
 	}
 	utime, err1 := strconv.ParseInt(f[11], 10, 64)
 	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return 0, err
+	if err1 != nil || err2 != nil {
+		return 0
 	}
-	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
-// statusKB reads a figure of /proc/<pid>/status in bytes.
-func statusKB(pid int, name string) (int64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+// resetPeakRSS sets this process's peak resident memory (VmHWM) to what
+// it holds now (Linux: /proc/self/clear_refs).
+func resetPeakRSS() error {
+	return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+}
+
+// statusKB reads a figure of /proc/self/status in bytes.
+func statusKB(name string) (int64, error) {
+	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return 0, err
 	}
@@ -362,7 +391,7 @@ func statusKB(pid int, name string) (int64, error) {
 			return kb * 1024, err
 		}
 	}
-	return 0, fmt.Errorf("/proc/%d/status has no %s", pid, name)
+	return 0, fmt.Errorf("/proc/self/status has no %s", name)
 }
 
 // JoinInProcess is a join with both members in this process on the

@@ -3,20 +3,21 @@ package benchmark
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/onchain-exporter/onchain_exporter/testtool"
 )
 
 // TestJoinProcess measures a member joining at 10 000, 20 000 and 100 000
-// tuples (RunJoin), each member a process of the exporter's binary, under
+// tuples (RunJoin), each member the whole exporter (package app: its HTTP
+// server and cluster transport) in this process, under
 // ONCHAIN_BENCH_FULL=1; ONCHAIN_JOIN_TUPLES (say "10000,20000") picks the
-// sizes, ONCHAIN_JOIN_BIN another binary (an earlier version's),
-// ONCHAIN_JOIN_MAX_STATE_BYTES its --cluster.max-state-bytes. Without
-// it (CI) it joins two processes over 500 tuples and checks the logic,
-// not the times: the joiner serves every tuple without a call.
+// sizes, ONCHAIN_JOIN_MAX_STATE_BYTES the members'
+// --cluster.max-state-bytes. Without it (CI) it joins two members over
+// 500 tuples and checks the logic, not the times: the joiner serves every
+// tuple without a call.
 func TestJoinProcess(t *testing.T) {
 	full := os.Getenv("ONCHAIN_BENCH_FULL") != ""
 	sizes := []int{10_000, 20_000, 100_000}
@@ -40,23 +41,16 @@ func TestJoinProcess(t *testing.T) {
 			t.Fatalf("ONCHAIN_JOIN_MAX_STATE_BYTES: %v", err)
 		}
 	}
-	bin := os.Getenv("ONCHAIN_JOIN_BIN")
-	earlier := bin != "" // an earlier version's, which may fetch what it cannot take
-	if bin == "" {
-		bin = filepath.Join(t.TempDir(), "onchain_exporter")
-		build := exec.Command("go", "build", "-o", bin, "github.com/onchain-exporter/onchain_exporter")
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("go build: %v\n%s", err, out)
-		}
-	}
+	t.Setenv("BENCH_TOKEN", "bench") // the file's token_env
 	fmt.Println("| tuples | full state | refused | joiner: /-/healthy after | first /metrics after | serves every tuple after | calls | CPU | RSS (peak) | heap in use | first member: fill, CPU, RSS, heap |")
 	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, n := range sizes {
-		r, err := RunJoin(JoinOptions{Tuples: n, Bin: bin, Dir: t.TempDir(), MaxStateBytes: maxState})
+		logs := &testtool.LogBuffer{}
+		r, err := RunJoin(JoinOptions{Tuples: n, Dir: t.TempDir(), MaxStateBytes: maxState, Log: logs})
 		if err != nil {
-			t.Fatalf("%d tuples: %v", n, err)
+			t.Fatalf("%d tuples: %v\n%s", n, err, logs.String())
 		}
-		if !earlier && r.Calls != 0 {
+		if r.Calls != 0 {
 			t.Errorf("%d tuples: the joiner made %.0f calls, want none (it takes every row from the first member)", n, r.Calls)
 		}
 		fmt.Printf("| %d | %.2f MB | %.0f | %s | %s | %s | %.0f | %s | %.0f MiB (%.0f MiB) | %.0f MiB | %s, %s, %.0f MiB, %.0f MiB |\n", n, r.FullState/1e6, r.FullRefused,
