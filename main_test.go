@@ -108,13 +108,22 @@ func TestExporterIsTheDefaultCommand(t *testing.T) {
 // TestBinary is the one test that builds the binary and runs it: SIGHUP
 // reloads; SIGTERM is logged, then the end of the shutdown; every line,
 // the exporter-toolkit's included, carries one time key, ts, in either
-// format.
+// format; a backfill that fails is the process's exit code 1. (The other
+// tests run the exporter and the backfill in process: packages app and
+// backfill.)
 func TestBinary(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	bin := filepath.Join(t.TempDir(), "onchain_exporter")
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "onchain_exporter")
 	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	backfill := exec.CommandContext(ctx, bin, "backfill", "--config.file="+filepath.Join(dir, "missing.yml"), "--from=2024-01-01",
+		"--output="+filepath.Join(dir, "history.om"))
+	if out, err := backfill.CombinedOutput(); backfill.ProcessState == nil || backfill.ProcessState.ExitCode() != 1 ||
+		!strings.Contains(string(out), "cannot load the configuration") {
+		t.Errorf("a backfill without its file: %v, want exit code 1\n%s", err, out)
 	}
 	for _, format := range []string{"logfmt", "json"} {
 		t.Run(format, func(t *testing.T) {

@@ -1,4 +1,4 @@
-package backfill
+package backfill_test
 
 import (
 	"context"
@@ -8,19 +8,23 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/onchain-exporter/onchain_exporter/backfill"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/testtool"
 )
 
-// TestBackfillBenchmark measures the command as a user runs it: the
-// binary against the fake upstream in this process, then promtool on its
-// output. It prints calls per row, rows per second, the command's peak
-// resident memory, the file's size and the blocks' size on disk. The
+// TestBackfillBenchmark measures the command as a user runs it, its flags
+// parsed as package main parses them (run), in this process against the
+// fake upstream, then promtool on its output. It prints calls per row,
+// rows per second, the peak resident memory the command added to the
+// process (VmHWM, reset before the run, less what the process held then),
+// the file's size and the blocks' size on disk. The
 // full set runs with ONCHAIN_BENCH_FULL=1 (minutes, gigabytes of disk);
 // results go to BENCHMARKS.md ("Backfill"). Without it (CI) the smallest
 // case runs, so that the harness itself stays working. ONCHAIN_BENCH_CASES
@@ -32,11 +36,8 @@ func TestBackfillBenchmark(t *testing.T) {
 		t.Fatal("promtool is needed: install the Debian package prometheus")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "onchain_exporter")
-	if out, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	var extra []string // the benchmark's metrics: outside the fake's catalog, served as told
+	t.Setenv("T", "tok") // the configuration's token_env
+	var extra []string   // the benchmark's metrics: outside the fake's catalog, served as told
 	for _, m := range benchMetrics(1000) {
 		extra = append(extra, "/v1/btc/bench/"+m)
 	}
@@ -62,7 +63,7 @@ func TestBackfillBenchmark(t *testing.T) {
 			continue
 		}
 		fake.ResetCalls()
-		r := c.run(t, bin, promtool, srv.URL, filepath.Join(dir, c.name))
+		r := c.run(t, promtool, srv.URL, filepath.Join(dir, c.name))
 		r.calls, r.listing = fake.Calls("data"), fake.CallsFor("/v1/discovery/endpoints")
 		fmt.Println(r)
 		os.RemoveAll(filepath.Join(dir, c.name))
@@ -98,7 +99,7 @@ func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
 var doneRE = regexp.MustCompile(`rows=(\d+) samples=(\d+)`)
 
-func (c benchCase) run(t *testing.T, bin, promtool, url, dir string) benchResult {
+func (c benchCase) run(t *testing.T, promtool, url, dir string) benchResult {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -109,7 +110,7 @@ func (c benchCase) run(t *testing.T, bin, promtool, url, dir string) benchResult
 	if err := os.WriteFile(cfg, []byte(yml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	to := time.Now().UTC().Add(-DefaultMargin).Truncate(time.Minute)
+	to := time.Now().UTC().Add(-backfill.DefaultMargin).Truncate(time.Minute)
 	from := to.AddDate(-c.years, 0, 0).Truncate(24 * time.Hour)
 	out := filepath.Join(dir, "history.om")
 	args := []string{"backfill", "--config.file=" + cfg, "--from=" + from.Format(time.DateOnly), "--to=" + to.Format(time.RFC3339),
@@ -117,20 +118,25 @@ func (c benchCase) run(t *testing.T, bin, promtool, url, dir string) benchResult
 	if c.step > 0 {
 		args = append(args, "--sample-interval="+c.step.String())
 	}
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "T=tok")
-	var logs strings.Builder
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	logs := &testtool.LogBuffer{}
+	debug.FreeOSMemory()
+	rss0, err := statusBytes("VmRSS")
+	if err != nil {
 		t.Fatal(err)
 	}
-	peak := watchPeak(cmd.Process.Pid)
-	err := cmd.Wait()
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		t.Fatalf("resetting the peak resident memory: %v", err)
+	}
+	start := time.Now()
+	code := run(args, logs, logs)
 	took := time.Since(start)
-	rss := peak()
+	peak, err := statusBytes("VmHWM")
 	if err != nil {
-		t.Fatalf("%s: %v\n%s", c.name, err, logs.String())
+		t.Fatal(err)
+	}
+	rss := peak - rss0
+	if code != 0 {
+		t.Fatalf("%s: exit code %d\n%s", c.name, code, logs.String())
 	}
 	m := doneRE.FindStringSubmatch(logs.String())
 	if m == nil {
@@ -170,37 +176,17 @@ func benchMetrics(n int) []string {
 	return out
 }
 
-// watchPeak reads the peak resident memory of a process (VmHWM) until
-// the returned function is called, and returns it in bytes. The process's
-// own figure: the rusage of a child started by os/exec counts the parent's
-// memory it shared before exec.
-func watchPeak(pid int) func() int64 {
-	var peak atomic.Int64
-	stop, done := make(chan struct{}), make(chan struct{})
-	read := func() {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-		if err != nil {
-			return
-		}
-		for _, line := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-				kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-				if kb*1024 > peak.Load() {
-					peak.Store(kb * 1024)
-				}
-			}
+// statusBytes reads a figure of /proc/self/status in bytes.
+func statusBytes(name string) (int64, error) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, name+":"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb * 1024, err
 		}
 	}
-	go func() {
-		defer close(done)
-		for {
-			read()
-			select {
-			case <-stop:
-				return
-			case <-time.After(50 * time.Millisecond):
-			}
-		}
-	}()
-	return func() int64 { close(stop); <-done; return peak.Load() }
+	return 0, fmt.Errorf("/proc/self/status has no %s", name)
 }
