@@ -14,8 +14,17 @@ import (
 // methods stay off the Peer's exported surface.
 type delegate struct{ p *Peer }
 
-// NodeMeta implements memberlist.Delegate: members carry no metadata.
-func (d *delegate) NodeMeta(int) []byte { return nil }
+// NodeMeta implements memberlist.Delegate: a member carries no metadata
+// but, once it leaves, metaLeaving.
+func (d *delegate) NodeMeta(limit int) []byte {
+	if d.p.leaving.Load() && limit >= len(metaLeaving) {
+		return []byte(metaLeaving)
+	}
+	return nil
+}
+
+// metaLeaving is the metadata of a member that leaves (Peer.Leave).
+const metaLeaving = "leaving"
 
 // NotifyMsg implements memberlist.Delegate: a delta, by gossip or TCP.
 // A gossiped delta seen before (a retransmission, a relay, this member's
@@ -148,7 +157,8 @@ func (d *delegate) NotifyJoin(n *memberlist.Node) { d.p.memberJoined(n) }
 // NotifyLeave implements memberlist.EventDelegate.
 func (d *delegate) NotifyLeave(n *memberlist.Node) { d.p.memberLeft(n) }
 
-// NotifyUpdate implements memberlist.EventDelegate: an address change.
+// NotifyUpdate implements memberlist.EventDelegate: an address change,
+// or a member's goodbye.
 func (d *delegate) NotifyUpdate(n *memberlist.Node) { d.p.memberJoined(n) }
 
 // NotifyAlive implements memberlist.AliveDelegate: a member not yet live

@@ -3,6 +3,7 @@ package cluster
 import (
 	"encoding/base64"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -58,8 +59,8 @@ func TestClusterNamesStayApart(t *testing.T) {
 // --cluster.reconnect-timeout, which is minutes, not hours.
 func TestLeftMembersAreNotRetried(t *testing.T) {
 	a := start(t, testConfig("a"))
-	a.memberLeft(&memberlist.Node{Name: "gone", Addr: []byte{127, 0, 0, 9}, Port: 1, State: memberlist.StateLeft})
-	a.memberLeft(&memberlist.Node{Name: "crashed", Addr: []byte{127, 0, 0, 8}, Port: 1, State: memberlist.StateDead})
+	a.memberLeft(&memberlist.Node{Name: "gone", Addr: []byte{127, 0, 0, 9}, Port: 1, Meta: []byte(metaLeaving)})
+	a.memberLeft(&memberlist.Node{Name: "crashed", Addr: []byte{127, 0, 0, 8}, Port: 1})
 	now := time.Now()
 	if got := a.lost(nil, now); len(got) != 1 || got[0] != "127.0.0.8:1" {
 		t.Errorf("addresses retried: %v, want the crashed member's alone", got)
@@ -240,5 +241,31 @@ func TestCompressedGossipRefusedInTheClear(t *testing.T) {
 	}
 	if got := strings.Join(a.names(), ","); got != "a" {
 		t.Errorf("a sees %s", got)
+	}
+}
+
+// Through memberlist itself: a member that leaves is seen to have left
+// and is not asked to rejoin; one killed is seen to have failed and is.
+func TestALeaveIsNotAFailure(t *testing.T) {
+	a := start(t, testConfig("a"))
+	b := start(t, testConfig("b", a.address()))
+	c := start(t, testConfig("c", a.address()))
+	eventually(t, "a sees a, b, c", seeAll([]*member{a}, "a", "b", "c"))
+	bAddr, cAddr := b.address(), c.address()
+	if err := b.Leave(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	c.kill()
+	eventually(t, "a sees only a", seeAll([]*member{a}, "a"))
+	logs := a.logs.String()
+	if !strings.Contains(logs, `msg="member left" member=b`) {
+		t.Errorf("b left, but a did not log it as such:\n%s", logs)
+	}
+	if !strings.Contains(logs, `msg="member failed" member=c`) {
+		t.Errorf("c was killed, but a did not log it as failed:\n%s", logs)
+	}
+	got := a.lost(nil, time.Now())
+	if slices.Contains(got, bAddr) || !slices.Contains(got, cAddr) {
+		t.Errorf("addresses a retries: %v, want c's (%s) and not b's (%s)", got, cAddr, bAddr)
 	}
 }

@@ -71,6 +71,11 @@ func (p *Peer) Name() string {
 func (p *Peer) memberJoined(n *memberlist.Node) {
 	m := Member{Name: n.Name, Address: n.Address()}
 	p.mu.Lock()
+	if string(n.Meta) == metaLeaving {
+		p.goodbye[n.Name] = true
+	} else {
+		delete(p.goodbye, n.Name) // back, or another under its name
+	}
 	_, known := p.live[n.Name]
 	p.live[n.Name] = m
 	delete(p.failed, n.Name)
@@ -90,8 +95,11 @@ func (p *Peer) memberLeft(n *memberlist.Node) {
 	if n.Name == p.name {
 		return // this member's own Leave
 	}
-	left := n.State == memberlist.StateLeft
+	// memberlist tells a leave from a death in its own state only, not
+	// in the Node it hands out: the goodbye is the member's metadata.
 	p.mu.Lock()
+	left := p.goodbye[n.Name] || string(n.Meta) == metaLeaving
+	delete(p.goodbye, n.Name)
 	delete(p.live, n.Name)
 	delete(p.heard, n.Name)
 	// A member that failed is asked to rejoin at its address until

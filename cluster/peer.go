@@ -37,7 +37,11 @@ type Peer struct {
 	live   map[string]Member
 	failed map[string]failedPeer
 	heard  map[string]heard // last heartbeat of each live member (heartbeat.go)
-	digest string           // this member's configuration digest
+	// goodbye are the live members whose metadata said they are leaving
+	// (Leave): their leave is not a failure. leaving is this member's.
+	goodbye map[string]bool
+	leaving atomic.Bool
+	digest  string // this member's configuration digest
 	// expected are the addresses --cluster.peer resolved to last, whose
 	// slots are kept (members.go).
 	expected map[string]bool
@@ -117,6 +121,7 @@ func newPeer(cfg Config, logger log.Logger, reg prometheus.Registerer, wrap wrap
 		lookup:        net.DefaultResolver.LookupHost,
 		live:          map[string]Member{},
 		failed:        map[string]failedPeer{},
+		goodbye:       map[string]bool{},
 		heard:         map[string]heard{},
 		beat:          make(chan struct{}, 1),
 		states:        map[string]State{},
@@ -285,6 +290,13 @@ func (p *Peer) Leave(timeout time.Duration) error {
 	}
 	var err error
 	p.stopOnce.Do(func() {
+		// Say goodbye first: memberlist's leave reaches the others as a
+		// death, and only the metadata tells them it was not a failure
+		// (memberLeft), so that its address is not knocked at again.
+		p.leaving.Store(true)
+		if e := p.ml.UpdateNode(timeout); e != nil {
+			level.Debug(p.logger).Log("msg", "cannot say goodbye before leaving", "err", e)
+		}
 		close(p.stop)
 		err = p.ml.Leave(timeout)
 		if e := p.ml.Shutdown(); err == nil {
