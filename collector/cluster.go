@@ -185,7 +185,7 @@ func (c *apiCollector) adoptLocked(row peerRow) {
 	// time: its wait for the owner ends first, so its fallback's row is
 	// as good as the owner's, and this member would fetch the same row
 	// later for nothing.
-	fromOwner := owner == row.Member || c.peer.Ahead(row.Member, key) || falling || st.awaitFrom != 0 || st.LastAttempt.IsZero() || !st.Next.After(now)
+	fromOwner := owner == row.Member || c.peer.Ahead(row.Member, key) || falling || st.awaitFrom != 0 || st.LastAttempt.IsZero() || !st.Next.Time().After(now)
 	state := row.State
 	// Ahead of the cluster's clock (the provider's), not this member's:
 	// a member whose clock is behind still takes the rows the provider
@@ -230,7 +230,7 @@ func peerRowAhead(t *config.Tuple, s *Tuple, now time.Time) error {
 	for _, tm := range []struct {
 		name string
 		at   time.Time
-	}{{"row_time", s.RowTime}, {"newest", s.Newest}, {"since", s.Since}} {
+	}{{"row_time", s.RowTime.Time()}, {"newest", s.Newest.Time()}, {"since", s.Since.Time()}} {
 		if tm.at.After(limit) {
 			return fmt.Errorf("a peer's %s %s is after now (%s): a peer's row is never dated ahead", tm.name,
 				tm.at.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
@@ -251,19 +251,19 @@ func (c *apiCollector) peerFailureLocked(st *tupleState, row Tuple, now time.Tim
 	n := st.Tuple
 	n.OK, n.LastCode, n.LastAttempt, n.Failures = false, row.LastCode, row.LastAttempt, row.Failures
 	n.FailingSince = row.FailingSince
-	if n.FailingSince.Before(st.LastSuccess) {
+	if n.FailingSince.Time().Before(st.LastSuccess.Time()) {
 		n.FailingSince = st.LastSuccess
 	}
-	if n.FailingSince.After(row.LastAttempt) {
+	if n.FailingSince.Time().After(row.LastAttempt.Time()) {
 		n.FailingSince = row.LastAttempt
 	}
-	if !st.OK && !st.FailingSince.IsZero() && st.FailingSince.Before(n.FailingSince) {
+	if !st.OK && !st.FailingSince.IsZero() && st.FailingSince.Time().Before(n.FailingSince.Time()) {
 		n.FailingSince = st.FailingSince // failing here already
 	}
 	n.Poll = row.Poll
 	if steps := c.sched.book.Policy().ErrorSteps; len(steps) > 0 {
-		if most := now.Add(steps[len(steps)-1]); n.Next.After(most) {
-			n.Next = most
+		if most := now.Add(steps[len(steps)-1]); n.Next.Time().After(most) {
+			n.Next = schedule.InstantOf(most)
 		}
 	}
 	return n

@@ -227,7 +227,7 @@ func step(d door, s cell, ev event) (cell, effects) {
 			// Held without a call: its sibling's call was refused.
 			s.OK, s.LastCode = false, ev.err.Code
 			if s.FailingSince.IsZero() {
-				s.FailingSince = d.now
+				s.FailingSince = schedule.InstantOf(d.now)
 			}
 			s.logged = refusedLog + "\x00" + ev.err.Error() // logged once for the key
 			fx.filled, fx.send = true, true
@@ -333,12 +333,12 @@ func fetched(d door, s cell, ev event, fx effects) (cell, effects) {
 	prev := s.Tuple
 	lastTry := s.LastAttempt
 	n := s.Tuple
-	n.LastAttempt = ev.start
-	n.Samples, n.RowTime, n.Interval = a.Samples, a.RowTime, min(a.Interval, schedule.MaxSpacing)
-	if a.Newest.After(n.Newest) || n.Newest.IsZero() {
-		n.Newest = a.Newest
+	n.LastAttempt = schedule.InstantOf(ev.start)
+	n.Samples, n.RowTime, n.Interval = a.Samples, schedule.InstantOf(a.RowTime), min(a.Interval, schedule.MaxSpacing)
+	if a.Newest.After(n.Newest.Time()) || n.Newest.IsZero() {
+		n.Newest = schedule.InstantOf(a.Newest)
 	}
-	missedAt := learnCadence(d.tuple, &n, prev, lastTry, a, d.now)
+	missedAt := learnCadence(d.tuple, &n, prev, lastTry.Time(), a, d.now)
 	n.Block = nil
 	if a.HasBlock {
 		b := a.Block
@@ -354,10 +354,10 @@ func fetched(d door, s cell, ev event, fx effects) (cell, effects) {
 		fx.codes["bad_value"]++
 		return failed(d, s, ev, fx)
 	}
-	n.LastSuccess = d.now
+	n.LastSuccess = schedule.InstantOf(d.now)
 	fx.sent, fx.send, fx.fallback = true, true, s.fallback
 	s.awaitFrom, s.fallback = 0, false
-	s, fx = succeeded(d, s, n, values, fx, schedule.Outcome{PrevNewest: prev.Newest, MissedAt: missedAt})
+	s, fx = succeeded(d, s, n, values, fx, schedule.Outcome{PrevNewest: prev.Newest.Time(), MissedAt: missedAt})
 	switch {
 	case len(problems) > 0:
 		fx.log(&s, "some fields of the answer were skipped", strings.Join(problems, "; "))
@@ -379,7 +379,7 @@ func fetched(d door, s cell, ev event, fx effects) (cell, effects) {
 func succeeded(d door, s cell, n Tuple, values []exposition.Sample, fx effects, o schedule.Outcome) (cell, effects) {
 	prevNewest := s.Newest
 	n.OK, n.LastCode, n.Failures = true, "", 0
-	n.FailingSince = time.Time{}
+	n.FailingSince = 0
 	s.Tuple, s.values, s.logged = n, values, ""
 	fx.samplesChanged, fx.filled = true, true
 	if s.Deprecated && !s.deprecatedLog {
@@ -387,12 +387,12 @@ func succeeded(d door, s cell, n Tuple, values []exposition.Sample, fx effects, 
 		fx.logs = append(fx.logs, logLine{warn: true, msg: "upstream marks this series deprecated; its data may no longer update"})
 	}
 	d.plan(&s, &fx, o)
-	if spacing(d.tuple.Window, &s.Tuple) > 0 && s.Newest.After(prevNewest) && d.tuple.CacheTTL == 0 {
+	if spacing(d.tuple.Window, &s.Tuple) > 0 && s.Newest.Time().After(prevNewest.Time()) && d.tuple.CacheTTL == 0 {
 		// A delay is never below 0: a row the upstream dates after its
 		// end by a clock of its own was out at once, not before it.
 		length := rowLength(d.tuple.Window, &s.Tuple)
 		if !prevNewest.IsZero() {
-			rd := max(d.now.Sub(s.Newest.Add(length)), 0)
+			rd := max(d.now.Sub(s.Newest.Time().Add(length)), 0)
 			fx.rowDelay = &rd
 		}
 		pd := max(fx.known.Publication(length), 0)
@@ -413,11 +413,11 @@ func failedAs(d door, s cell, ev event, fx effects, o schedule.Outcome) (cell, e
 	fx.filled = true
 	fx.sent, fx.send, fx.fallback = true, true, s.fallback
 	s.awaitFrom, s.fallback = 0, false
-	s.LastAttempt = ev.start
+	s.LastAttempt = schedule.InstantOf(ev.start)
 	s.OK, s.LastCode = false, e.Code
 	s.Failures++
 	if s.FailingSince.IsZero() {
-		s.FailingSince = ev.start
+		s.FailingSince = schedule.InstantOf(ev.start)
 	}
 	d.plan(&s, &fx, o)
 	switch {
@@ -434,7 +434,7 @@ func failedAs(d door, s cell, ev event, fx effects, o schedule.Outcome) (cell, e
 		fx.log(&s, "refresh failed; the series is dropped until the request is fixed", e.Error())
 	case s.values == nil:
 		fx.log(&s, "refresh failed; the series has no value yet and is not served", e.Error())
-	case showValues(s.values, s.OK, s.FailingSince, d.now, d.maxStaleness):
+	case showValues(s.values, s.OK, s.FailingSince.Time(), d.now, d.maxStaleness):
 		fx.log(&s, "refresh failed; serving the last good value until max_staleness", e.Error())
 	default:
 		fx.log(&s, "refresh failed; the last good value is older than max_staleness and is no longer served", e.Error())
@@ -466,7 +466,7 @@ func takePeerRow(d door, s cell, ev event, fx effects) (cell, effects) {
 	case !ev.fromOwner:
 		fx.refused, fx.why = "not_owner", "sent by a member that neither owns the unit nor ranks before this one for it, before the tuple is due here"
 		return s, fx
-	case !row.LastAttempt.After(s.LastAttempt):
+	case !row.LastAttempt.Time().After(s.LastAttempt.Time()):
 		fx.refused = "older" // not worth a line: gossip repeats itself
 		return s, fx
 	}
@@ -502,11 +502,11 @@ func takePeerRow(d door, s cell, ev event, fx effects) (cell, effects) {
 		// within the horizon the policy itself plans.
 		s.Tuple, s.values, fx.samplesChanged, fx.filled = n, values, true, true
 		d.plan(&s, &fx, schedule.Outcome{Restored: true})
-		fx.replanKey = s.Newest.After(prevNewest)
+		fx.replanKey = s.Newest.Time().After(prevNewest.Time())
 		return s, fx
 	}
 	n.Poll = s.Poll
-	s, fx = succeeded(d, s, n, values, fx, schedule.Outcome{PrevNewest: prevNewest})
+	s, fx = succeeded(d, s, n, values, fx, schedule.Outcome{PrevNewest: prevNewest.Time()})
 	// What the owner learned is the key's: this member's run of the
 	// policy planned its own next refresh and kept the parts its series
 	// play here (which leads, which follows), and learns nothing twice.
@@ -517,10 +517,10 @@ func takePeerRow(d door, s cell, ev event, fx effects) (cell, effects) {
 	// the members then come due together, and the owner's row arrives
 	// before this member's wait for it runs out. A plan further ahead (a
 	// day, from a rogue) is not taken.
-	if w := spacing(d.tuple.Window, &s.Tuple); !row.Next.After(s.Next.Add(max(w, minInterval))) {
+	if w := spacing(d.tuple.Window, &s.Tuple); !row.Next.Time().After(s.Next.Time().Add(max(w, minInterval))) {
 		s.Poll = row.Poll
 	}
-	fx.replanKey = s.Newest.After(prevNewest)
+	fx.replanKey = s.Newest.Time().After(prevNewest.Time())
 	if fx.pubDelay != nil {
 		pd := max(fx.known.Publication(rowLength(d.tuple.Window, &s.Tuple)), 0)
 		fx.pubDelay = &pd

@@ -23,11 +23,11 @@ func TestExcessTally(t *testing.T) {
 	// (18 s): the estimate before anything is learned.
 	now := start.Add(2*w + time.Minute)
 	states := []*tupleState{
-		{tuple: tuple("fresh"), cell: cell{Tuple: Tuple{Newest: start.Add(w)}}},          // serves 11:00: nothing newer is out
-		{tuple: tuple("behind"), cell: cell{Tuple: Tuple{Newest: start}}},                // serves 10:00: 11:00 is out
-		{tuple: tuple("gone"), cell: cell{Tuple: Tuple{Newest: start.Add(-5 * w)}}},      // rows stopped: left out
-		{tuple: tuple("old"), cell: cell{Tuple: Tuple{Newest: start, Deprecated: true}}}, // deprecated: left out
-		{tuple: &config.Tuple{API: "data", Path: "/p", Window: "hour", Key: "ttl", CacheTTL: 60}, cell: cell{Tuple: Tuple{Newest: start}}},
+		{tuple: tuple("fresh"), cell: cell{Tuple: Tuple{Newest: schedule.InstantOf(start.Add(w))}}},          // serves 11:00: nothing newer is out
+		{tuple: tuple("behind"), cell: cell{Tuple: Tuple{Newest: schedule.InstantOf(start)}}},                // serves 10:00: 11:00 is out
+		{tuple: tuple("gone"), cell: cell{Tuple: Tuple{Newest: schedule.InstantOf(start.Add(-5 * w))}}},      // rows stopped: left out
+		{tuple: tuple("old"), cell: cell{Tuple: Tuple{Newest: schedule.InstantOf(start), Deprecated: true}}}, // deprecated: left out
+		{tuple: &config.Tuple{API: "data", Path: "/p", Window: "hour", Key: "ttl", CacheTTL: 60}, cell: cell{Tuple: Tuple{Newest: schedule.InstantOf(start)}}},
 	}
 	c := &apiCollector{sched: &apiSchedule{book: b}}
 	x := excessTally{}

@@ -299,7 +299,7 @@ func TestFutureDatedPeerEstimateTeachesNothing(t *testing.T) {
 		t.Fatalf("%d rows, want the tuple's one", len(rows))
 	}
 	row := rows[0]
-	row.State.LastAttempt, row.State.LastSuccess = c.Now(), c.Now()
+	row.State.LastAttempt, row.State.LastSuccess = schedule.InstantOf(c.Now()), schedule.InstantOf(c.Now())
 	row.Delay = &schedule.Estimate{First: 10*time.Minute + 54*time.Second, Depth: time.Second, Learned: true, Rows: 50,
 		Seen: time.Date(9999, 12, 31, 23, 50, 0, 0, time.UTC)}
 	b, err := json.Marshal(row)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/cluster"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/schedule"
 	"github.com/onchain-exporter/onchain_exporter/testtool"
 )
 
@@ -44,13 +45,13 @@ func FuzzPeerRows(f *testing.F) {
 	}
 	now := up.Clock.Now()
 	for i, row := range rows {
-		row.State.LastAttempt = now.Add(time.Duration(i+1) * time.Second)
+		row.State.LastAttempt = schedule.InstantOf(now.Add(time.Duration(i+1) * time.Second))
 		b, _ := json.Marshal(row)
 		f.Add(b)
-		row.State.OK, row.State.Next, row.Samples = false, now.Add(23*time.Hour), nil
+		row.State.OK, row.State.Next, row.Samples = false, schedule.InstantOf(now.Add(23*time.Hour)), nil
 		b, _ = json.Marshal(row)
 		f.Add(b)
-		row.State.OK, row.State.Newest = true, now.Add(59*time.Minute)
+		row.State.OK, row.State.Newest = true, schedule.InstantOf(now.Add(59*time.Minute))
 		b, _ = json.Marshal(row)
 		f.Add(b)
 	}

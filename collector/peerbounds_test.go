@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
+	"github.com/onchain-exporter/onchain_exporter/schedule"
 	"github.com/onchain-exporter/onchain_exporter/testtool"
 )
 
@@ -65,8 +66,8 @@ func TestPeerFailureRowBoundedByThisMembersPolicy(t *testing.T) {
 	now := r.clock.Now()
 	send(t, r, eng, st, func(row *peerRow) {
 		row.State.OK, row.State.LastCode, row.State.Failures = false, "server_error", 1
-		row.State.LastAttempt, row.State.FailingSince = now, time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
-		row.State.Next = now.Add(23 * time.Hour)
+		row.State.LastAttempt, row.State.FailingSince = schedule.InstantOf(now), schedule.InstantOf(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
+		row.State.Next = schedule.InstantOf(now.Add(23 * time.Hour))
 		row.Samples = nil
 	})
 	eng.mu.Lock()
@@ -78,10 +79,10 @@ func TestPeerFailureRowBoundedByThisMembersPolicy(t *testing.T) {
 	if kept.OK || kept.LastCode != "server_error" {
 		t.Errorf("the peer's failure is not shown: ok %v, code %q", kept.OK, kept.LastCode)
 	}
-	if most := now.Add(5 * time.Minute); kept.Next.After(most) {
-		t.Errorf("next call at %s after a peer's failure, want no later than %s", kept.Next.Format(time.RFC3339), most.Format(time.RFC3339))
+	if most := now.Add(5 * time.Minute); kept.Next.Time().After(most) {
+		t.Errorf("next call at %s after a peer's failure, want no later than %s", kept.Next.Time().Format(time.RFC3339), most.Format(time.RFC3339))
 	}
-	if kept.Samples == nil || kept.FailingSince.Before(now.Add(-2*time.Minute)) {
+	if kept.Samples == nil || kept.FailingSince.Time().Before(now.Add(-2*time.Minute)) {
 		t.Errorf("the state kept (and saved) holds samples %v, failing since %s", kept.Samples != nil, kept.FailingSince)
 	}
 	if after := dataLines(r.serve("10")); after != before {
@@ -101,8 +102,8 @@ func TestPeerRowAheadRefused(t *testing.T) {
 	r.clock.Add(time.Minute)
 	now := r.clock.Now()
 	send(t, r, eng, st, func(row *peerRow) {
-		row.State.LastAttempt, row.State.LastSuccess = now, now
-		row.State.RowTime, row.State.Newest = now.Add(59*time.Minute), now.Add(59*time.Minute)
+		row.State.LastAttempt, row.State.LastSuccess = schedule.InstantOf(now), schedule.InstantOf(now)
+		row.State.RowTime, row.State.Newest = schedule.InstantOf(now.Add(59*time.Minute)), schedule.InstantOf(now.Add(59*time.Minute))
 	})
 	body := r.serve("10")
 	if got := counter(body, `onchain_exporter_cluster_rows_refused_total{api="data",reason="invalid"}`); got != 1 {
@@ -110,7 +111,7 @@ func TestPeerRowAheadRefused(t *testing.T) {
 	}
 	eng.mu.Lock()
 	defer eng.mu.Unlock()
-	if !st.Newest.Equal(newest) {
+	if !st.Newest.Time().Equal(newest.Time()) {
 		t.Errorf("the newest row moved from %s to %s", newest, st.Newest)
 	}
 }

@@ -3,6 +3,8 @@ package collector
 import (
 	"container/heap"
 	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/schedule"
 )
 
 // planQueue is the plan of one API: its tuples not in flight, ordered by
@@ -30,14 +32,14 @@ type planQueue struct {
 func (q *planQueue) key(st *tupleState) time.Time {
 	switch {
 	case !q.filling:
-		return st.Next
+		return st.Next.Time()
 	case !st.asked():
-		if st.Next.After(q.since) {
-			return st.Next // held for a reason of its own (a cluster's owner)
+		if st.Next.Time().After(q.since) {
+			return st.Next.Time() // held for a reason of its own (a cluster's owner)
 		}
 		return q.since
 	}
-	return st.Next.Add(q.hold)
+	return st.Next.Time().Add(q.hold)
 }
 
 func (q *planQueue) Len() int { return len(q.items) }
@@ -90,10 +92,10 @@ func (c *apiCollector) planLocked(st *tupleState) {
 	// The floor runs from the last refresh, sent or held back by the
 	// budget: a tuple is never taken more often.
 	last := st.LastAttempt
-	if held := st.heldAt.Time(); held.After(last) {
-		last = held
+	if held := st.heldAt.Time(); held.After(last.Time()) {
+		last = schedule.InstantOf(held)
 	}
-	if floor := last.Add(minInterval); floor.Before(st.Next) && c.sched.siblingFound(st, floor) {
+	if floor := last.Time().Add(minInterval); floor.Before(st.Next.Time()) && c.sched.siblingFound(st, floor) {
 		c.transitLocked(st, event{kind: evSiblingFound, until: floor})
 	}
 	if st.slot >= 0 {

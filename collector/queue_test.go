@@ -22,7 +22,7 @@ func TestQueueOrdersByDue(t *testing.T) {
 	c := &apiCollector{clk: clock.NewSim(now), api: &config.API{Concurrency: 1}, sched: &apiSchedule{book: schedule.NewBook(nil)}, byKey: map[string][]*tupleState{}}
 	mk := func(key, path string, next time.Time) *tupleState {
 		st := &tupleState{tuple: tuple(key, path), slot: -1, order: int32(len(c.states))}
-		st.Next = next
+		st.Next = schedule.InstantOf(next)
 		c.states = append(c.states, st)
 		c.byKey[st.delayKey()] = append(c.byKey[st.delayKey()], st)
 		return st
@@ -50,13 +50,13 @@ func TestQueueOrdersByDue(t *testing.T) {
 	// The follower waits for the 10:00 row of its key (it has 09:00);
 	// the leader finds it.
 	row := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
-	follower.Newest, follower.Following, follower.Planned, follower.LastAttempt = row, true, true, at(-time.Second)
+	follower.Newest, follower.Following, follower.Planned, follower.LastAttempt = schedule.InstantOf(row), true, true, schedule.InstantOf(at(-time.Second))
 	c.mu.Lock()
 	c.planLocked(follower)
-	if !follower.Next.Equal(at(time.Hour)) {
+	if !follower.Next.Time().Equal(at(time.Hour)) {
 		t.Errorf("before its leader found the row, the follower is due at %v, want its plan", follower.Next)
 	}
-	leader.Newest = row.Add(time.Hour)
+	leader.Newest = schedule.InstantOf(row.Add(time.Hour))
 	var siblings bool
 	leader.Poll, siblings = c.sched.book.Next(leader.delayKey(), c.sched.series(leader.tuple, &leader.Tuple), leader.Poll, schedule.Outcome{PrevNewest: row}, at(0))
 	if !siblings {
@@ -65,7 +65,7 @@ func TestQueueOrdersByDue(t *testing.T) {
 	c.replanKeyLocked(leader.delayKey())
 	due := c.popDueLocked(at(5 * time.Second))
 	c.mu.Unlock()
-	if due != follower || !follower.Next.Equal(at(4*time.Second)) {
+	if due != follower || !follower.Next.Time().Equal(at(4*time.Second)) {
 		t.Errorf("after its leader found the row, the follower is due at %v (taken: %v), want the 5 s floor after its last call", follower.Next, due != nil)
 	}
 }

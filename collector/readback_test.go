@@ -58,9 +58,9 @@ func TestWhatThePolicyWritesReadsBack(t *testing.T) {
 				for _, ph := range phases {
 					until := now.Add(time.Duration(ph.rows) * k.w)
 					for polls := 0; now.Before(until) && polls < 400; polls++ {
-						se := schedule.Series{ID: "k", Window: k.window, W: k.w, Factor: factor, LastAttempt: s.LastAttempt,
-							Failures: s.Failures, Newest: s.Newest}
-						o := schedule.Outcome{PrevNewest: s.Newest}
+						se := schedule.Series{ID: "k", Window: k.window, W: k.w, Factor: factor, LastAttempt: s.LastAttempt.Time(),
+							Failures: s.Failures, Newest: s.Newest.Time()}
+						o := schedule.Outcome{PrevNewest: s.Newest.Time()}
 						if ph.fails && polls%3 == 0 {
 							s.Failures++
 							se.Failures = s.Failures
@@ -69,13 +69,13 @@ func TestWhatThePolicyWritesReadsBack(t *testing.T) {
 							s.Failures = 0
 							// The newest row out at now: its end plus the delay passed.
 							newest := now.Add(-ph.delay).Truncate(k.w).Add(-k.w)
-							if newest.After(s.Newest) {
-								s.Newest, s.RowTime = newest, newest
+							if newest.After(s.Newest.Time()) {
+								s.Newest, s.RowTime = schedule.InstantOf(newest), schedule.InstantOf(newest)
 							}
-							se.Newest = s.Newest
+							se.Newest = s.Newest.Time()
 						}
 						s.Poll, _ = book.Next(key, se, s.Poll, o, now)
-						s.LastAttempt = now
+						s.LastAttempt = schedule.InstantOf(now)
 						for ek, e := range book.Snapshot() {
 							if err := schedule.CheckSaved(ek, e, now); err != nil {
 								t.Fatalf("at %s the policy learned %+v, which a restart refuses: %v", now, e, err)
@@ -84,7 +84,7 @@ func TestWhatThePolicyWritesReadsBack(t *testing.T) {
 						if err := s.check(tu, now); err != nil {
 							t.Fatalf("at %s the tuple's state %+v is one a restart refuses: %v", now, s.Poll, err)
 						}
-						now = s.Next
+						now = s.Next.Time()
 					}
 				}
 			})

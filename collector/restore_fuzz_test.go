@@ -47,7 +47,7 @@ func FuzzRestoredState(f *testing.F) {
 				d := door{tuple: st.tuple, sched: s, fams: fams, clean: func(m string) string { return m }, known: schedule.Known{Fresh: true}, now: time.Now()}
 				st.cell, _ = step(d, st.cell, event{kind: evSaved, row: &saved.State})
 				st.buildInfo(tf)
-				d.now = st.Next
+				d.now = st.Next.Time()
 				st.cell, _ = step(d, st.cell, event{kind: evFailed, start: d.now, err: &upstream.Error{Code: "x"}})
 			}
 		}

@@ -79,7 +79,7 @@ func spacing(window string, s *Tuple) time.Duration {
 // package schedule reads it.
 func cadence(s *Tuple) schedule.Cadence {
 	return schedule.Cadence{Interval: s.Interval, Timeless: s.RowTime.IsZero(), Weekdays: s.Weekdays,
-		Since: s.Since, Changed: s.Changed, Newest: s.Newest}
+		Since: s.Since.Time(), Changed: s.Changed.Time(), Newest: s.Newest.Time()}
 }
 
 // learnCadence learns, after an answer a at now that succeeded, how often
@@ -93,7 +93,7 @@ func learnCadence(t *config.Tuple, n *Tuple, prev Tuple, lastTry time.Time, a *d
 	c, missed := schedule.Default.LearnCadence(cadence(&prev),
 		schedule.Seen{Newest: a.Newest, Oldest: a.Oldest, Step: a.Step, Weekdays: a.Weekdays, Changed: changed(prev.Samples, a.Samples)},
 		lastTry, prev.LastSuccess.IsZero(), now)
-	n.Interval, n.Weekdays, n.Since, n.Changed, n.Newest = c.Interval, c.Weekdays, c.Since, c.Changed, c.Newest
+	n.Interval, n.Weekdays, n.Since, n.Changed, n.Newest = c.Interval, c.Weekdays, schedule.InstantOf(c.Since), schedule.InstantOf(c.Changed), schedule.InstantOf(c.Newest)
 	return missed
 }
 
@@ -115,7 +115,7 @@ func (s *apiSchedule) series(t *config.Tuple, st *Tuple) schedule.Series {
 	se := schedule.Series{ID: t.Key, Window: t.Window, W: spacing(t.Window, st),
 		CacheTTL:   time.Duration(t.CacheTTL * float64(time.Second)),
 		Revalidate: s.revalidate, Factor: s.factor[t.Key],
-		Newest: st.Newest, LastAttempt: st.LastAttempt, Deprecated: st.Deprecated, Failures: st.Failures}
+		Newest: st.Newest.Time(), LastAttempt: st.LastAttempt.Time(), Deprecated: st.Deprecated, Failures: st.Failures}
 	if t.Window == "" {
 		se.Skip = cadence(st).SkipDays()
 	}

@@ -113,8 +113,8 @@ func (st *tupleState) lastError() string {
 // garbage among the tuples' views).
 func (c *apiCollector) publishLocked(st *tupleState) {
 	v := tupleView{tuple: st.tuple, values: st.values, info: st.info, ok: st.OK, attempted: !st.LastAttempt.IsZero(), asked: st.asked(),
-		failingSince: published.InstantOf(st.FailingSince), next: published.InstantOf(st.Next), why: st.Why, inflight: st.inflight,
-		newest: published.InstantOf(st.Newest), deprecated: st.Deprecated,
+		failingSince: st.FailingSince, next: st.Next, why: st.Why, inflight: st.inflight,
+		newest: st.Newest, deprecated: st.Deprecated,
 		samples: st.Samples, page: st.page}
 	if w := rowWindow(st); w > 0 && st.tuple.CacheTTL == 0 {
 		v.w = w
@@ -230,7 +230,7 @@ func (st *tupleState) buildInfo(tf *tupleFamilies) {
 		add(tf.refused, 1)
 	}
 	if !st.LastSuccess.IsZero() {
-		add(tf.lastSuccess, float64(st.LastSuccess.UnixNano())/1e9)
+		add(tf.lastSuccess, float64(st.LastSuccess.Time().UnixNano())/1e9)
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
-	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 	"github.com/onchain-exporter/onchain_exporter/schedule"
 )
 
@@ -23,28 +22,28 @@ import (
 type Tuple struct {
 	// Samples are the last good values as decoded (scaled, labelled):
 	// the series are built from them again with the tuple's labels.
-	Samples  []decode.Sample `json:"samples,omitempty"`
-	RowTime  time.Time       `json:"row_time"` // row time of the values
-	Newest   time.Time       `json:"newest"`   // newest row seen
-	Interval time.Duration   `json:"interval,omitempty"`
+	Samples  []decode.Sample  `json:"samples,omitempty"`
+	RowTime  schedule.Instant `json:"row_time"` // row time of the values
+	Newest   schedule.Instant `json:"newest"`   // newest row seen
+	Interval time.Duration    `json:"interval,omitempty"`
 	// Weekdays are the UTC weekdays rows were seen on (bit i:
 	// time.Weekday i) since Since, the oldest row seen: a series without
 	// a window learns which days it has no rows on (trading days).
-	Weekdays uint8     `json:"weekdays,omitempty"`
-	Since    time.Time `json:"since,omitzero"`
+	Weekdays uint8            `json:"weekdays,omitempty"`
+	Since    schedule.Instant `json:"since,omitzero"`
 	// Changed is when the values of an answer without times were last
 	// seen to change, as estimated: between the last poll that did not
 	// see the change and the one that did.
-	Changed    time.Time `json:"changed,omitzero"`
-	Block      *float64  `json:"block,omitempty"` // block height of the newest row
-	Deprecated bool      `json:"deprecated,omitempty"`
+	Changed    schedule.Instant `json:"changed,omitzero"`
+	Block      *float64         `json:"block,omitempty"` // block height of the newest row
+	Deprecated bool             `json:"deprecated,omitempty"`
 
-	OK           bool      `json:"ok"` // the last refresh succeeded
-	LastCode     string    `json:"last_code,omitempty"`
-	LastSuccess  time.Time `json:"last_success"`
-	LastAttempt  time.Time `json:"last_attempt"`
-	FailingSince time.Time `json:"failing_since"`
-	Failures     int       `json:"failures,omitempty"`
+	OK           bool             `json:"ok"` // the last refresh succeeded
+	LastCode     string           `json:"last_code,omitempty"`
+	LastSuccess  schedule.Instant `json:"last_success"`
+	LastAttempt  schedule.Instant `json:"last_attempt"`
+	FailingSince schedule.Instant `json:"failing_since"`
+	Failures     int              `json:"failures,omitempty"`
 
 	// Poll is what the schedule keeps: when the next refresh is due and
 	// where the next row is polled for.
@@ -104,14 +103,14 @@ func (s *Tuple) check(t *config.Tuple, now time.Time) error {
 	rowAhead := decode.FutureTolerance(t)
 	for _, tm := range []struct {
 		name  string
-		t     time.Time
+		t     schedule.Instant
 		ahead time.Duration
 	}{
 		{"row_time", s.RowTime, rowAhead}, {"newest", s.Newest, rowAhead},
 		{"last_success", s.LastSuccess, schedule.ClockSkew}, {"last_attempt", s.LastAttempt, schedule.ClockSkew},
 		{"failing_since", s.FailingSince, schedule.ClockSkew}, {"since", s.Since, rowAhead}, {"changed", s.Changed, schedule.ClockSkew},
 	} {
-		if err := schedule.CheckTime(tm.name, tm.t, now, tm.ahead); err != nil {
+		if err := schedule.CheckInstant(tm.name, tm.t, now, tm.ahead); err != nil {
 			return err
 		}
 	}
@@ -177,10 +176,11 @@ func TakeSaved(raw json.RawMessage, t *config.Tuple, now time.Time) (Tuple, erro
 // key (a changed configuration): not taken, and not worth a warning.
 var ErrNotThisTuple = errors.New("saved for another request or series")
 
-// forgetFarTimes forgets the times of s that JSON cannot hold (a year past
-// 9999, or before year 0): one row dated in year 10000 must not stop the
-// whole file, the day's count with it, from being written. A forgotten
-// plan is due at once; a forgotten row time is none.
+// forgetFarTimes forgets the times of s that an Instant does not hold (a
+// year past 2262, or before 1678; JSON would hold none past 9999): one
+// row dated in year 10000 must not stop the whole file, the day's count
+// with it, from being written. A forgotten plan is due at once; a
+// forgotten row time is none.
 func (s *Tuple) forgetFarTimes() {
-	clock.ForgetFar(&s.RowTime, &s.Newest, &s.LastSuccess, &s.LastAttempt, &s.FailingSince, &s.Since, &s.Changed, &s.Next)
+	schedule.ForgetFar(&s.RowTime, &s.Newest, &s.LastSuccess, &s.LastAttempt, &s.FailingSince, &s.Since, &s.Changed, &s.Next)
 }

@@ -211,8 +211,8 @@ func (c *apiCollector) note(n *pageNotes, st *tupleState, ev event, fx effects) 
 		}
 	case evPeerRow:
 		row := ev.row
-		a = &published.Answer{At: published.InstantOf(row.LastAttempt), Outcome: published.AnswerOK, By: published.ByPeer,
-			Samples: int32(len(row.Samples)), Fields: int32(decode.Fields(row.Samples)), Newest: published.InstantOf(row.Newest)}
+		a = &published.Answer{At: row.LastAttempt, Outcome: published.AnswerOK, By: published.ByPeer,
+			Samples: int32(len(row.Samples)), Fields: int32(decode.Fields(row.Samples)), Newest: row.Newest}
 		if !row.OK {
 			a.Outcome, a.Code = published.AnswerError, row.LastCode
 			if row.LastCode == upstream.PlanRefused {
@@ -222,14 +222,14 @@ func (c *apiCollector) note(n *pageNotes, st *tupleState, ev event, fx effects) 
 			if ev.said != "" {
 				said = upstream.Cut(ev.said) // masked at the sender, and here
 			}
-			n.lastError = c.inert(fmt.Sprintf("the refresh a peer made at %s failed: %s", row.LastAttempt.UTC().Format(time.RFC3339), said))
+			n.lastError = c.inert(fmt.Sprintf("the refresh a peer made at %s failed: %s", row.LastAttempt.Time().UTC().Format(time.RFC3339), said))
 		} else {
 			n.lastError = ""
 		}
 	case evSaved:
 		if st.failed() && n.lastError == "" {
 			n.lastError = text.Outside(fmt.Sprintf("the last refresh before this process started, at %s, failed: %s",
-				st.LastAttempt.UTC().Format(time.RFC3339), st.LastCode), maxErrorText)
+				st.LastAttempt.Time().UTC().Format(time.RFC3339), st.LastCode), maxErrorText)
 		}
 	}
 	if a == nil {

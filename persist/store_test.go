@@ -108,7 +108,7 @@ func TestStateFileOfAnEarlierReleaseTakenBack(t *testing.T) {
 		t.Fatalf("not taken back: %+v\n%s", got, logs)
 	}
 	st, ok := got.Tuples["k"]
-	if !ok || !st.OK || st.Samples[0].Value != 1.5e9 || *st.Block != 870000 || !st.Next.Equal(at.Add(65*time.Minute)) || st.Due != 65*time.Minute {
+	if !ok || !st.OK || st.Samples[0].Value != 1.5e9 || *st.Block != 870000 || !st.Next.Time().Equal(at.Add(65*time.Minute)) || st.Due != 65*time.Minute {
 		t.Errorf("tuple taken back as %+v", st)
 	}
 	if e := got.Delays["data /v1/btc/market-data/open-interest hour"]; e.First != 65*time.Minute || e.Leader != "" || e.Rows != 12 {
@@ -171,10 +171,10 @@ func TestTupleTakenBySameDigest(t *testing.T) {
 func TestStateEntriesOutOfRangeAreDropped(t *testing.T) {
 	now := savedAt
 	block := 870000.0
-	good := collector.Tuple{OK: true, RowTime: now.Add(-time.Hour), Newest: now.Add(-time.Hour), Interval: time.Hour, Block: &block,
-		LastSuccess: now.Add(-time.Minute), LastAttempt: now.Add(-time.Minute), Failures: 1,
+	good := collector.Tuple{OK: true, RowTime: schedule.InstantOf(now.Add(-time.Hour)), Newest: schedule.InstantOf(now.Add(-time.Hour)), Interval: time.Hour, Block: &block,
+		LastSuccess: schedule.InstantOf(now.Add(-time.Minute)), LastAttempt: schedule.InstantOf(now.Add(-time.Minute)), Failures: 1,
 		Samples: []decode.Sample{{Field: &config.Field{Name: "x", Scale: 1}, Value: 42}},
-		Poll:    schedule.Poll{Next: now.Add(time.Hour), Due: 5 * time.Minute, Polls: 2}}
+		Poll:    schedule.Poll{Next: schedule.InstantOf(now.Add(time.Hour)), Due: 5 * time.Minute, Polls: 2}}
 	goodDelay := schedule.Estimate{First: 5 * time.Minute, Depth: time.Minute, Credit: 1, Rows: 3, Seen: now.Add(-time.Hour)}
 	negative := -1.0
 	cases := []struct {
@@ -193,12 +193,16 @@ func TestStateEntriesOutOfRangeAreDropped(t *testing.T) {
 			tuple: func(s *collector.Tuple) { s.Samples[0].Value = math.NaN() }},
 		{name: "negative block", entry: "tuples.k", problem: "block height -1 is not a block",
 			tuple: func(s *collector.Tuple) { s.Block = &negative }},
-		{name: "newest row in 9999", entry: "tuples.k", problem: "newest 9999-12-31T23:00:00Z is more than 1h0m0s ahead of now",
-			tuple: func(s *collector.Tuple) { s.Newest = time.Date(9999, 12, 31, 23, 0, 0, 0, time.UTC) }},
+		{name: "newest row in 2200", entry: "tuples.k", problem: "newest 2200-12-31T23:00:00Z is more than 1h0m0s ahead of now",
+			tuple: func(s *collector.Tuple) {
+				s.Newest = schedule.InstantOf(time.Date(2200, 12, 31, 23, 0, 0, 0, time.UTC))
+			}},
 		{name: "attempt in the future", entry: "tuples.k", problem: "last_attempt 2026-11-20T13:34:56Z is more than 10m0s ahead",
-			tuple: func(s *collector.Tuple) { s.LastAttempt = now.Add(time.Hour) }},
+			tuple: func(s *collector.Tuple) { s.LastAttempt = schedule.InstantOf(now.Add(time.Hour)) }},
 		{name: "attempt before 1970", entry: "tuples.k", problem: "last_attempt 1969-12-31T00:00:00Z is before 1970",
-			tuple: func(s *collector.Tuple) { s.LastAttempt = time.Date(1969, 12, 31, 0, 0, 0, 0, time.UTC) }},
+			tuple: func(s *collector.Tuple) {
+				s.LastAttempt = schedule.InstantOf(time.Date(1969, 12, 31, 0, 0, 0, 0, time.UTC))
+			}},
 		{name: "huge failures", entry: "tuples.k", problem: "failures 9223372036854775807 is not between 0 and 1000000",
 			tuple: func(s *collector.Tuple) { s.Failures = math.MaxInt64 }},
 		{name: "planned offset of centuries", entry: "tuples.k", problem: "planned offsets (due 2562047h47m16.854775807s, missed 0s) are beyond 4h0m0s for hour rows",
@@ -258,13 +262,48 @@ func TestStateEntriesOutOfRangeAreDropped(t *testing.T) {
 	}
 }
 
+// A file whose tuple's newest row is dated in 9999 (past what the engine
+// holds of a time, the year 2262) has that entry dropped with a warning
+// that says so; the other entries are taken.
+func TestStateEntryOfYear9999IsDropped(t *testing.T) {
+	good := collector.Tuple{OK: true, Newest: schedule.InstantOf(time.Date(2200, 12, 31, 23, 0, 0, 0, time.UTC))}
+	snap := snapshotOf(map[*config.Tuple]collector.Tuple{savedHourTuple("k"): good, savedHourTuple("other"): {OK: true}})
+	dir := writeSnapshot(t, snap)
+	file := filepath.Join(dir, "data.json")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	far := bytes.Replace(data, []byte(`"2200-12-31T23:00:00Z"`), []byte(`"9999-12-31T23:00:00Z"`), 1)
+	if bytes.Equal(far, data) {
+		t.Fatalf("no newest row of 2200 in %s", data)
+	}
+	if err := os.WriteFile(file, far, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, logs := takeData(t, dir, savedHourTuple("k"), savedHourTuple("other"))
+	if !strings.Contains(logs, "level=warn") || !strings.Contains(logs, "tuples.k") || !strings.Contains(logs, "newest is past the year 2262") {
+		t.Errorf("want a warning naming tuples.k and its newest row past 2262; logs:\n%s", logs)
+	}
+	if got == nil {
+		t.Fatal("the file was not handed over")
+	}
+	if _, kept := got.Tuples["k"]; kept {
+		t.Error("the entry of year 9999 was kept")
+	}
+	if _, kept := got.Tuples["other"]; !kept {
+		t.Error("the other entry was not kept")
+	}
+}
+
 // A tuple planned for year 10000 (from a row dated 9999-12-31 23:00, one
 // hour later) does not stop the file from being written: its times that
-// JSON cannot hold are forgotten, and the day's count is written with
-// the rest.
+// JSON cannot hold are forgotten (those past 2262, which the engine does
+// not hold), and the day's count is written with the rest; a row of 2200
+// is kept.
 func TestTimesPastYear9999DoNotStopTheWrite(t *testing.T) {
 	year10000 := time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
-	snap := snapshotOf(map[*config.Tuple]collector.Tuple{savedHourTuple("k"): {OK: true, Newest: time.Date(9999, 12, 31, 23, 0, 0, 0, time.UTC), Poll: schedule.Poll{Next: year10000}}})
+	snap := snapshotOf(map[*config.Tuple]collector.Tuple{savedHourTuple("k"): {OK: true, Since: schedule.InstantOf(time.Date(9999, 12, 31, 23, 0, 0, 0, time.UTC)), Newest: schedule.InstantOf(time.Date(2200, 12, 31, 23, 0, 0, 0, time.UTC)), Poll: schedule.Poll{Next: schedule.InstantOf(year10000)}}})
 	snap.Delays = map[string]schedule.Estimate{"data /p hour": {Seen: year10000}}
 	snap.Pauses = []upstream.Pause{{Until: year10000, By: "x"}}
 	snap.Budget = &budget.Saved{Day: "2026-11-20", Used: 7, At: savedAt}
@@ -280,7 +319,7 @@ func TestTimesPastYear9999DoNotStopTheWrite(t *testing.T) {
 	var st collector.SavedTuple
 	var delays map[string]schedule.Estimate
 	var b budget.Saved
-	if err := json.Unmarshal(f.Tuples["k"], &st); err != nil || !st.State.Next.IsZero() || st.State.Newest.Year() != 9999 || !st.State.OK {
+	if err := json.Unmarshal(f.Tuples["k"], &st); err != nil || !st.State.Next.IsZero() || !st.State.Since.IsZero() || st.State.Newest.Time().Year() != 2200 || !st.State.OK {
 		t.Errorf("tuple written as %s (%v)", f.Tuples["k"], err)
 	}
 	if json.Unmarshal(f.Delays, &delays) != nil || !delays["data /p hour"].Seen.IsZero() || json.Unmarshal(f.Budget, &b) != nil || b.Used != 7 {

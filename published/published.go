@@ -197,25 +197,13 @@ const (
 
 func (l Limit) String() string { return [...]string{"", "rate_limit", "daily_budget"}[l] }
 
-// Instant is a time as an Answer keeps it: Unix nanoseconds, 0 for none.
-// Eight bytes where a time.Time takes 24: a series keeps eight answers.
-type Instant int64
+// Instant is a time as an Answer keeps it: Unix nanoseconds, 0 for none
+// (schedule.Instant). Eight bytes where a time.Time takes 24: a series
+// keeps eight answers.
+type Instant = schedule.Instant
 
 // InstantOf is t as an Instant; the zero time is 0.
-func InstantOf(t time.Time) Instant {
-	if t.IsZero() {
-		return 0
-	}
-	return Instant(t.UnixNano())
-}
-
-// Time is the instant as a time in UTC; 0 is the zero time.
-func (i Instant) Time() time.Time {
-	if i == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, int64(i)).UTC()
-}
+func InstantOf(t time.Time) Instant { return schedule.InstantOf(t) }
 
 // Answer is one outcome of a tuple's refresh, as the operator's page lists
 // a series' last ones: 88 bytes, its shape shared with the engine's other

@@ -53,6 +53,19 @@ func CheckTime(name string, t, now time.Time, ahead time.Duration) error {
 	return nil
 }
 
+// CheckInstant is CheckTime for an Instant: one that stands for a time an
+// Instant does not hold (read from a year past 2262, or before 1678) is
+// refused as such.
+func CheckInstant(name string, i Instant, now time.Time, ahead time.Duration) error {
+	switch {
+	case i >= maxInstant:
+		return fmt.Errorf("%s is past the year 2262, more than %v ahead of now (%s)", name, ahead, now.UTC().Format(time.RFC3339))
+	case i <= minInstant:
+		return fmt.Errorf("%s is before 1970", name)
+	}
+	return CheckTime(name, i.Time(), now, ahead)
+}
+
 // Check says why a poll taken back is not one the schedule makes for rows
 // of spacing w, or nil. When it is due is the policy's to judge
 // (Outcome.Restored).

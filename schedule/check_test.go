@@ -28,10 +28,10 @@ func TestRestoredPlanBeyondTheHorizonIsDueAtOnce(t *testing.T) {
 		s.Newest = now.Add(-time.Minute).Truncate(max(s.W, time.Second))
 		var made []time.Time
 		_, pl := p.Next(Known{Key: p.fresh(s.W)}, s, Poll{}, Outcome{PrevNewest: s.Newest.Add(-s.W)}, now)
-		made = append(made, pl.Next)
+		made = append(made, pl.Next.Time())
 		for _, f := range []Failure{{Hold: p.MaxPause}, {PauseUntil: now.Add(p.MaxPause)}, {RetryAfter: p.MaxPause}} {
 			_, e := p.Next(Known{Key: p.fresh(s.W)}, s, Poll{}, Outcome{Err: &f}, now)
-			made = append(made, e.Next)
+			made = append(made, e.Next.Time())
 		}
 		h := p.horizon(s, now)
 		for _, next := range made {
@@ -39,13 +39,13 @@ func TestRestoredPlanBeyondTheHorizonIsDueAtOnce(t *testing.T) {
 				t.Errorf("%s: the policy plans %v, beyond its horizon %v", s.ID, next, h)
 			}
 		}
-		within := Poll{Next: h, Polls: 2, Due: time.Minute, Spacing: s.W}
+		within := Poll{Next: InstantOf(h), Polls: 2, Due: time.Minute, Spacing: s.W}
 		if _, got := p.Next(Known{}, s, within, Outcome{Restored: true}, now); got != within {
 			t.Errorf("%s: a plan at the horizon (%v) became %+v", s.ID, h, got)
 		}
-		beyond := Poll{Next: h.Add(time.Second), Polls: 2, Due: time.Minute, Spacing: s.W}
+		beyond := Poll{Next: InstantOf(h.Add(time.Second)), Polls: 2, Due: time.Minute, Spacing: s.W}
 		_, got := p.Next(Known{}, s, beyond, Outcome{Restored: true}, now)
-		if want := (Poll{Next: now, Polls: 2, Due: time.Minute, Spacing: s.W, Why: WhyNow}); got != want {
+		if want := (Poll{Next: InstantOf(now), Polls: 2, Due: time.Minute, Spacing: s.W, Why: WhyNow}); got != want {
 			t.Errorf("%s: a plan beyond the horizon (%v) became %+v, want it due at once, the rest kept", s.ID, h, got)
 		}
 	}
@@ -66,7 +66,7 @@ func TestRestoredPlanLeavesTheBook(t *testing.T) {
 	learned := b.Snapshot()
 	next := st.Poll.Next
 	pl, siblings := b.Next(st.key, st.Series, st.Poll, Outcome{Restored: true}, now.Add(-time.Minute))
-	if !pl.Next.Equal(next) || siblings {
+	if !pl.Next.Time().Equal(next.Time()) || siblings {
 		t.Errorf("plan %+v, siblings %v; want the plan for %v kept", pl, siblings, next)
 	}
 	if after := b.Snapshot(); !reflect.DeepEqual(after, learned) {

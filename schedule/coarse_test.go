@@ -107,9 +107,9 @@ func TestCoarseLateRow(t *testing.T) {
 	target := pl.Next
 	// At target the row it was for is not out: the newest is the one
 	// before it.
-	s.Newest = target.Add(-70*time.Minute - p.LearnStep(time.Hour)).Add(-time.Hour)
-	_, pl = p.Next(k, s, pl, Outcome{PrevNewest: row}, target)
-	if gap := pl.Next.Sub(target); gap < 2*time.Hour || gap > 3*time.Hour {
-		t.Errorf("the row polled for at %v was late: next poll %v later, want the next slot's, 2 to 3 h on", target.Format(time.TimeOnly), gap)
+	s.Newest = target.Time().Add(-70*time.Minute - p.LearnStep(time.Hour)).Add(-time.Hour)
+	_, pl = p.Next(k, s, pl, Outcome{PrevNewest: row}, target.Time())
+	if gap := pl.Next.Time().Sub(target.Time()); gap < 2*time.Hour || gap > 3*time.Hour {
+		t.Errorf("the row polled for at %v was late: next poll %v later, want the next slot's, 2 to 3 h on", target.Time().Format(time.TimeOnly), gap)
 	}
 }

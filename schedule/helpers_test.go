@@ -24,13 +24,13 @@ func newTuple(b *Book, id, path, window string) *tuple {
 // row before it.
 func (t *tuple) success(prev, now time.Time) time.Time {
 	t.Poll, _ = t.book.Next(t.key, t.Series, t.Poll, Outcome{PrevNewest: prev}, now)
-	return t.Poll.Next
+	return t.Poll.Next.Time()
 }
 
 // failure plans after a refresh at now that failed.
 func (t *tuple) failure(f Failure, now time.Time) time.Time {
 	t.Poll, _ = t.book.Next(t.key, t.Series, t.Poll, Outcome{Err: &f}, now)
-	return t.Poll.Next
+	return t.Poll.Next.Time()
 }
 
 // known is a copy of what the book knows of the tuple's key.

@@ -78,7 +78,7 @@ func (s Series) sameRow(found, expected time.Time) bool {
 // Poll is a tuple's next poll: what the schedule keeps of it between
 // refreshes, saved with the tuple's cache.
 type Poll struct {
-	Next    time.Time     `json:"next"`    // when a refresh is due
+	Next    Instant       `json:"next"`    // when a refresh is due
 	Planned bool          `json:"planned"` // Due holds the first poll of the next row
 	Due     time.Duration `json:"due"`     // offset from the next row's start of its first poll
 	Probing bool          `json:"probing"` // that first poll is a probe, earlier than the estimate
@@ -171,23 +171,23 @@ func (p *Policy) Next(k Known, s Series, pl Poll, o Outcome, now time.Time) (Kno
 	k, pl = p.respaced(k, s, pl)
 	switch {
 	case o.Reset:
-		pl.Next, pl.Why = now, WhyNow
+		pl.Next, pl.Why = InstantOf(now), WhyNow
 	case o.Restored:
 		// A poll further ahead than this policy ever sets (a wrong
 		// clock, an altered file) is not trusted: due at once.
-		if pl.Next.After(p.horizon(s, now)) {
-			pl.Next, pl.Why = now, WhyNow
+		if pl.Next.Time().After(p.horizon(s, now)) {
+			pl.Next, pl.Why = InstantOf(now), WhyNow
 		}
 	case o.LeaderChasing:
-		pl.Next, pl.Why = now.Add(max(p.LearnStep(s.W), p.MinInterval)), WhyLeader
+		pl.Next, pl.Why = InstantOf(now.Add(max(p.LearnStep(s.W), p.MinInterval))), WhyLeader
 	case o.Unread:
-		pl.Next = p.cap(s, &pl, now, now.Add(p.unreadWait(s)), WhyUnread)
+		pl.Next = InstantOf(p.cap(s, &pl, now, now.Add(p.unreadWait(s)), WhyUnread))
 	case !o.Until.IsZero():
-		pl.Next, pl.Why = o.Until, WhyAwaited
+		pl.Next, pl.Why = InstantOf(o.Until), WhyAwaited
 	case o.Err != nil:
-		pl.Next, pl.Why = p.afterError(&k, s, *o.Err, now), WhyRetry
+		pl.Next, pl.Why = InstantOf(p.afterError(&k, s, *o.Err, now)), WhyRetry
 	default:
-		pl.Next = p.afterSuccess(&k, s, &pl, o, now)
+		pl.Next = InstantOf(p.afterSuccess(&k, s, &pl, o, now))
 	}
 	d := MaxDelay(s.W)
 	k.Key.bound(d)
@@ -461,7 +461,7 @@ func (p *Policy) WaitsForLeader(key *Estimate, s Series, pl Poll, now time.Time)
 		return false, time.Time{}
 	}
 	_, pl = p.Next(Known{}, s, pl, Outcome{LeaderChasing: true}, now)
-	return true, pl.Next
+	return true, pl.Next.Time()
 }
 
 // SiblingFound says whether the row a series waits for (late, or

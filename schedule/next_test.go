@@ -243,7 +243,7 @@ func TestFollowerWaitsForAChasingLeader(t *testing.T) {
 	b.mu.Lock()
 	b.put(leader.key, "a", k)
 	b.mu.Unlock()
-	follower.Newest, follower.Following, follower.Next = row, true, now
+	follower.Newest, follower.Following, follower.Next = row, true, InstantOf(now)
 	if wait, until := b.WaitsForLeader(follower.key, follower.Series, follower.Poll, now); !wait || !until.After(now) {
 		t.Error("a follower polls itself while its leader chases the row")
 	}
@@ -276,7 +276,7 @@ func TestMissFromAnotherStartBoundsNothing(t *testing.T) {
 	if k.Key.First != p.FirstGuess(day) {
 		t.Errorf("estimate %v after a find 30 h after its row's start with no lower bound, want it kept at %v", k.Key.First, p.FirstGuess(day))
 	}
-	if want := mon.Add(day).Add(p.FirstGuess(day)); !pl.Next.Equal(want) {
+	if want := mon.Add(day).Add(p.FirstGuess(day)); !pl.Next.Time().Equal(want) {
 		t.Errorf("next poll %v, want Tuesday's row at the estimate %v", pl.Next, want)
 	}
 }

@@ -136,10 +136,10 @@ func TestPolicyNext(t *testing.T) {
 			}
 			k, pl = p.Next(k, s, pl, tc.out, tc.now)
 			got := pl.Next
-			if !got.Equal(tc.want) {
-				t.Errorf("next refresh %v, want %v", got.Format(time.TimeOnly), tc.want.Format(time.TimeOnly))
+			if !got.Time().Equal(tc.want) {
+				t.Errorf("next refresh %v, want %v", got.Time().Format(time.TimeOnly), tc.want.Format(time.TimeOnly))
 			}
-			if !pl.Next.Equal(got) {
+			if !pl.Next.Time().Equal(got.Time()) {
 				t.Errorf("the plan holds %v, not the next refresh", pl.Next)
 			}
 			if tc.check != nil {
@@ -248,10 +248,10 @@ func TestTradingDaysSkipWeekends(t *testing.T) {
 	s.Skip = 1<<time.Saturday | 1<<time.Sunday
 	_, trading := p.Next(k, s, Poll{}, Outcome{PrevNewest: friday.Add(-day)}, found)
 	monday := friday.Add(3 * day)
-	if plain.Next.After(monday) {
+	if plain.Next.Time().After(monday) {
 		t.Errorf("without Skip the next poll is at %v, want one for Saturday's row", plain.Next)
 	}
-	if got := trading.Next.Sub(monday); got < day || got > day+2*time.Hour {
+	if got := trading.Next.Time().Sub(monday); got < day || got > day+2*time.Hour {
 		t.Errorf("with weekends skipped the next poll is at %v, want about when Monday's row closes (%v)", trading.Next, monday.Add(day))
 	}
 	// A series with rows on every day, or hourly rows, skips nothing.

@@ -30,7 +30,7 @@ func TestUnreadIsPolledAsALateRow(t *testing.T) {
 			k, _ = p.Next(k, s, Poll{}, Outcome{}, now) // a first success: the key's estimate
 			before := k.Key
 			k2, pl := p.Next(k, s, Poll{}, Outcome{Unread: true}, now)
-			if got := pl.Next.Sub(now); got != tc.want[i] {
+			if got := pl.Next.Time().Sub(now); got != tc.want[i] {
 				t.Errorf("%s, %d answers from the future in a row: next poll after %s, want %s", tc.window, n, got, tc.want[i])
 			}
 			if !reflect.DeepEqual(k2.Key, before) {

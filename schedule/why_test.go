@@ -24,10 +24,10 @@ func TestEveryPollSaysWhy(t *testing.T) {
 			st.Newest = now.Truncate(time.Hour).Add(-time.Hour)
 			st.success(prev, now)
 		}
-		if st.Why != WhyNextRow || !st.Next.After(now) {
+		if st.Why != WhyNextRow || !st.Next.Time().After(now) {
 			t.Errorf("a row found on time: %d at %s, want WhyNextRow after %s", st.Why, st.Next, now)
 		}
-		now = st.Next.Add(time.Second) // polled when due: the row is not there
+		now = st.Next.Time().Add(time.Second) // polled when due: the row is not there
 		st.success(st.Newest, now)
 		if st.Why != WhyLate {
 			t.Errorf("the row missed when due: %d, want WhyLate", st.Why)
@@ -53,7 +53,7 @@ func TestEveryPollSaysWhy(t *testing.T) {
 		}
 		// A poll taken back keeps its reason.
 		st.Why = WhyNextRow
-		st.Next = now.Add(time.Minute)
+		st.Next = InstantOf(now.Add(time.Minute))
 		if st.Poll, _ = st.book.Next(st.key, st.Series, st.Poll, Outcome{Restored: true}, now); st.Why != WhyNextRow {
 			t.Errorf("restored: %d, want the saved WhyNextRow", st.Why)
 		}
