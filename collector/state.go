@@ -92,7 +92,8 @@ type tupleView struct {
 // outcomes, oldest first (at most maxAnswers), the text of its last
 // failure, masked, and the rows its values came from. One value, replaced
 // whole by noteLocked and never written once published: a tuple's state
-// and its published view share it.
+// and its published view share it. 64 bytes; the rows' buffer is sized
+// to the rows there are (published.Points).
 type pageNotes struct {
 	answers   []published.Answer
 	lastError string

@@ -155,9 +155,7 @@ func (c *apiCollector) noteLocked(st *tupleState, ev event, fx effects) {
 // note is noteLocked on a copy of the tuple's notes.
 func (c *apiCollector) note(n *pageNotes, st *tupleState, ev event, fx effects) {
 	if len(st.Samples) > 0 && !st.RowTime.IsZero() {
-		if p := n.points.With(st.RowTime.Unix(), st.Samples[0].Value); p != &n.points {
-			n.points = *p
-		}
+		n.points = n.points.With(st.RowTime.Unix(), st.Samples[0].Value)
 	}
 	now := c.clk.Now()
 	var a *published.Answer

@@ -14,11 +14,11 @@ import (
 func TestSortOrders(t *testing.T) {
 	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	ring := func(values ...float64) *published.Points {
-		var p *published.Points
+		var p published.Points
 		for i, v := range values {
 			p = p.With(t0.Add(time.Duration(i)*time.Hour).Unix(), v)
 		}
-		return p
+		return &p
 	}
 	series := []published.Series{
 		{Due: t0.Add(3 * time.Hour), Points: ring(1, 1, 1)}, // 0: never changed

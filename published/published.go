@@ -7,6 +7,7 @@
 package published
 
 import (
+	"encoding/binary"
 	"math"
 	"time"
 
@@ -89,8 +90,7 @@ type Series struct {
 	Due time.Time
 }
 
-// MaxPoints is how many rows a series keeps for the page's chart: 12 of
-// 12 bytes, 152 bytes a tuple with the count.
+// MaxPoints is how many rows a series keeps for the page's chart.
 const MaxPoints = 12
 
 // Point is one row a series' answers carried: its time (Unix seconds)
@@ -100,24 +100,42 @@ type Point struct {
 	Value float64
 }
 
-// Points are a series' last rows, oldest first: the first n of at and
-// value, a row's time in Unix seconds as an unsigned 32-bit number (the
-// years 1970 to 2106). Fixed arrays of numbers: no strings, no pointers,
-// nothing to grow.
+// pointSize is the bytes a row takes in Points: its time in Unix seconds
+// as an unsigned 32-bit number (the years 1970 to 2106) and its value's
+// 64 bits, little-endian.
+const pointSize = 4 + 8
+
+// Points are a series' last rows, oldest first, pointSize bytes each in
+// one buffer of just their size (none until a row comes: 12 bytes for a
+// series of one row, 144 for one of MaxPoints). A buffer is never written
+// once made: With makes a new one.
 type Points struct {
-	n     uint8
-	at    [MaxPoints]uint32
-	value [MaxPoints]float64
+	b []byte
+}
+
+// Len is how many rows p holds.
+func (p *Points) Len() int {
+	if p == nil {
+		return 0
+	}
+	return len(p.b) / pointSize
+}
+
+// row is the ith row.
+func (p *Points) row(i int) Point {
+	r := p.b[i*pointSize : (i+1)*pointSize]
+	return Point{At: int64(binary.LittleEndian.Uint32(r)), Value: math.Float64frombits(binary.LittleEndian.Uint64(r[4:]))}
 }
 
 // Rows are the points in use, oldest first, in a new slice (nil: none).
 func (p *Points) Rows() []Point {
-	if p == nil || p.n == 0 {
+	n := p.Len()
+	if n == 0 {
 		return nil
 	}
-	rows := make([]Point, p.n)
+	rows := make([]Point, n)
 	for i := range rows {
-		rows[i] = Point{At: int64(p.at[i]), Value: p.value[i]}
+		rows[i] = p.row(i)
 	}
 	return rows
 }
@@ -127,34 +145,28 @@ func (p *Points) Rows() []Point {
 // seen again takes the value it has now (a revised row); an older row,
 // or one outside the years Points hold, is no news, and p itself is
 // returned.
-func (p *Points) With(at int64, v float64) *Points {
+func (p Points) With(at int64, v float64) Points {
 	if at < 0 || at > math.MaxUint32 {
 		return p
 	}
-	if p != nil && p.n > 0 {
-		n := p.n
-		lastAt, lastV := int64(p.at[n-1]), p.value[n-1]
+	n := p.Len()
+	keep := p.b
+	if n > 0 {
+		last := p.row(n - 1)
 		switch {
-		case at < lastAt, at == lastAt && (v == lastV || math.IsNaN(v) && math.IsNaN(lastV)):
+		case at < last.At, at == last.At && (v == last.Value || math.IsNaN(v) && math.IsNaN(last.Value)):
 			return p
-		case at == lastAt:
-			q := *p
-			q.value[n-1] = v
-			return &q
+		case at == last.At:
+			keep = p.b[:(n-1)*pointSize] // revised: its value replaced
+		case n == MaxPoints:
+			keep = p.b[pointSize:] // the oldest leaves
 		}
 	}
-	var q Points
-	if p != nil {
-		q = *p
-	}
-	if q.n == MaxPoints {
-		copy(q.at[:], q.at[1:])
-		copy(q.value[:], q.value[1:])
-		q.n--
-	}
-	q.at[q.n], q.value[q.n] = uint32(at), v
-	q.n++
-	return &q
+	b := make([]byte, len(keep), len(keep)+pointSize)
+	copy(b, keep)
+	b = binary.LittleEndian.AppendUint32(b, uint32(at))
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+	return Points{b: b}
 }
 
 // EndpointWindow names a publication delay: an API's endpoint and window.
