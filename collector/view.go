@@ -129,7 +129,7 @@ func hasFamily(samples []exposition.Sample, name string) bool {
 	return false
 }
 
-// maxAnswers is how many outcomes a tuple keeps for the page: 8 of 88
+// maxAnswers is how many outcomes a tuple keeps for the page: 8 of 80
 // bytes, their shapes shared by all the engine's answers (shapeLocked).
 const maxAnswers = 8
 
@@ -183,7 +183,7 @@ func (c *apiCollector) note(n *pageNotes, st *tupleState, ev event, fx effects) 
 		}
 		switch e := ev.err; {
 		case ev.kind == evHeld:
-			a.Outcome, a.Code, a.HeldBy, a.Wait = published.AnswerHeld, e.Code, published.HeldByRateLimit, e.RetryAfter
+			a.Outcome, a.Code, a.HeldBy, a.Span = published.AnswerHeld, e.Code, published.HeldByRateLimit, e.RetryAfter
 			if e.HeldBy() == upstream.HeldByDailyBudget {
 				a.HeldBy = published.HeldByDailyBudget
 			}
@@ -193,7 +193,7 @@ func (c *apiCollector) note(n *pageNotes, st *tupleState, ev event, fx effects) 
 			a.Outcome, a.Code = published.AnswerError, st.LastCode
 		}
 		if a.Outcome != published.AnswerHeld {
-			a.Duration = max(now.Sub(ev.start), 0)
+			a.Span = max(now.Sub(ev.start), 0)
 		}
 		switch {
 		case ev.kind == evHeld:

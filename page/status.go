@@ -513,7 +513,7 @@ func answersOf(in []published.Answer) []Answer {
 		o := Answer{At: a.At.Time(), Outcome: a.Outcome.String(), Code: a.Code, HeldBy: a.HeldBy.String(), By: a.By.String(),
 			Samples: int(a.Samples), Fields: int(a.Fields), Note: a.Note}
 		if a.Outcome != published.AnswerHeld && a.By != published.ByPeer {
-			d := a.Duration.Seconds()
+			d := a.Span.Seconds()
 			o.Duration = &d
 		}
 		if u := a.Until(); !u.IsZero() {

@@ -3,6 +3,7 @@ package published
 import (
 	"math"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -70,5 +71,20 @@ func TestPointsKeepTheLastRows(t *testing.T) {
 	}
 	if cap(q.b) != MaxPoints*pointSize {
 		t.Errorf("%d rows take %d bytes", MaxPoints, cap(q.b))
+	}
+}
+
+// An Answer is 80 bytes (a size class of its own, not 96): a series
+// keeps eight.
+func TestAnswerSize(t *testing.T) {
+	if size := unsafe.Sizeof(Answer{}); size != 80 {
+		t.Errorf("an Answer is %d bytes", size)
+	}
+	held := Answer{At: 1e18, Span: time.Minute, HeldBy: HeldByRateLimit, Outcome: AnswerHeld}
+	if !held.Until().Equal(held.At.Time().Add(time.Minute)) {
+		t.Errorf("held until %v", held.Until())
+	}
+	if sent := (Answer{At: 1e18, Span: time.Second}); !sent.Until().IsZero() {
+		t.Errorf("a call sent has a turn again at %v", sent.Until())
 	}
 }

@@ -218,16 +218,15 @@ type Instant = schedule.Instant
 func InstantOf(t time.Time) Instant { return schedule.InstantOf(t) }
 
 // Answer is one outcome of a tuple's refresh, as the operator's page lists
-// a series' last ones: 88 bytes, its shape shared with the engine's other
+// a series' last ones: 80 bytes, its shape shared with the engine's other
 // answers of that shape.
 type Answer struct {
 	At Instant // when the call was sent (by a peer: as it says)
-	// Duration is from sending to the outcome here; 0 when not known (a
-	// peer's call) or nothing was sent (held).
-	Duration time.Duration
-	// HeldBy is the limit that held the call back, and Wait how long
-	// after At it has a turn again (AnswerHeld).
-	Wait time.Duration
+	// Span is, for a call sent, from sending to the outcome here (0 when
+	// not known: a peer's call); for one held back (AnswerHeld, HeldBy),
+	// how long after At the limit that held it has a turn again (Until).
+	// An answer is one or the other: one field for both.
+	Span time.Duration
 	Code string // the error's code, as api_errors_total counts it; "" when ok
 	// Shape is where the answer held its rows and their time, as decode
 	// found them (nil: no answer was read, or it held no rows); Samples
@@ -241,7 +240,7 @@ type Answer struct {
 	Note    string
 	Outcome Outcome
 	By      Caller
-	HeldBy  Limit
+	HeldBy  Limit // the limit that held the call back (AnswerHeld)
 }
 
 // Until is when the limit that held the call back has a turn again; zero
@@ -250,5 +249,5 @@ func (a *Answer) Until() time.Time {
 	if a.HeldBy == NotHeld {
 		return time.Time{}
 	}
-	return a.At.Time().Add(a.Wait)
+	return a.At.Time().Add(a.Span)
 }
