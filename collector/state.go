@@ -61,8 +61,13 @@ type tupleState struct {
 type tupleView struct {
 	// tuple is the tuple in force when it was published (its delay key,
 	// delayKey, is what a cluster member owns).
-	tuple        *config.Tuple
-	values, info []exposition.Sample
+	tuple  *config.Tuple
+	values []exposition.Sample
+	// info is the per-tuple families' samples (tupleState.info), as its
+	// first element and count (infoSamples): at most six, and 16 bytes
+	// less than a slice, which makes the view 128 bytes, not 144.
+	info         *exposition.Sample
+	nInfo        uint8
 	ok           bool // the last refresh succeeded
 	attempted    bool // a refresh has ended (LastAttempt is set)
 	asked        bool // its first fill is over (tupleState.asked)
@@ -113,7 +118,7 @@ func (st *tupleState) lastError() string {
 // a reader cannot tell them apart, and the old one is not left behind as
 // garbage among the tuples' views).
 func (c *apiCollector) publishLocked(st *tupleState) {
-	v := tupleView{tuple: st.tuple, values: st.values, info: st.info, ok: st.OK, attempted: !st.LastAttempt.IsZero(), asked: st.asked(),
+	v := tupleView{tuple: st.tuple, values: st.values, info: unsafe.SliceData(st.info), nInfo: uint8(len(st.info)), ok: st.OK, attempted: !st.LastAttempt.IsZero(), asked: st.asked(),
 		failingSince: st.FailingSince, next: st.Next, why: st.Why, inflight: st.inflight,
 		newest: st.Newest, deprecated: st.Deprecated,
 		samples: st.Samples, page: st.page}
@@ -140,7 +145,7 @@ func sameView(a, b *tupleView) bool {
 	same := func(x, y []exposition.Sample) bool {
 		return len(x) == len(y) && unsafe.SliceData(x) == unsafe.SliceData(y)
 	}
-	return a.tuple == b.tuple && same(a.values, b.values) && same(a.info, b.info) &&
+	return a.tuple == b.tuple && same(a.values, b.values) && a.info == b.info && a.nInfo == b.nInfo &&
 		a.ok == b.ok && a.attempted == b.attempted && a.asked == b.asked && a.inflight == b.inflight && a.deprecated == b.deprecated &&
 		a.failingSince == b.failingSince && a.next == b.next && a.why == b.why && a.w == b.w && a.newest == b.newest && a.earliest == b.earliest &&
 		a.dueOffset == b.dueOffset && len(a.samples) == len(b.samples) && unsafe.SliceData(a.samples) == unsafe.SliceData(b.samples) &&
@@ -241,8 +246,11 @@ func (v *tupleView) emit(out []exposition.Sample, now time.Time, maxStaleness ti
 	if showValues(v.values, v.ok, v.failingSince.Time(), now, maxStaleness) {
 		out = append(out, v.values...)
 	}
-	return append(out, v.info...)
+	return append(out, v.infoSamples()...)
 }
+
+// infoSamples are the per-tuple families' samples of the view.
+func (v *tupleView) infoSamples() []exposition.Sample { return unsafe.Slice(v.info, v.nInfo) }
 
 // delayKey is delayKey(st.tuple), made on first use; the collector's lock
 // guards it like the rest of the state.

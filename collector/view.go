@@ -94,7 +94,7 @@ func seriesOf(st *tupleState, t *config.Tuple, api *config.API, now time.Time) (
 	return published.Series{Tuple: t, OK: tv.ok, Attempted: tv.attempted, InFlight: tv.inflight,
 		Served: showValues(tv.values, tv.ok, tv.failingSince.Time(), now, api.MaxStaleness), Deprecated: tv.deprecated,
 		FailingSince: tv.failingSince.Time(), Next: tv.next.Time(), Why: tv.why, Newest: tv.newest.Time(), Spacing: tv.w, Earliest: tv.earliest,
-		Refused: hasFamily(tv.info, refusedFamily), Unit: delayKey(tv.tuple), Answers: notes.answers, LastError: notes.lastError,
+		Refused: hasFamily(tv.infoSamples(), refusedFamily), Unit: delayKey(tv.tuple), Answers: notes.answers, LastError: notes.lastError,
 		Samples: tv.samples, Points: points, Due: tv.due()}, true
 }
 
