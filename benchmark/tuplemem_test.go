@@ -28,10 +28,11 @@ import (
 // HeapInuse) above the same baseline, the live heap and the free slots of
 // spans left partly used, which resident memory holds and the heap does
 // not count; warm-rss-B/tuple is rss-B/tuple above a baseline taken after
-// an exporter of 2 tuples was built, filled, scraped and closed, so that
-// what the first exporter of a process loads once (code, the runtime's
-// own structures) is not spread over the tuples: at 10 000 tuples it is
-// a large part of rss-B/tuple, at 100 000 a small one.
+// an exporter of warmTuples tuples was built, filled, scraped and closed,
+// so that what an exporter holds whatever its size (code, the runtime's
+// own structures, the stacks of its 16 refresh workers and the buffers of
+// its 16 connections) is not spread over the tuples: at 10 000 tuples it
+// is a large part of rss-B/tuple, at 100 000 a small one.
 func BenchmarkMemoryPerTuple(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
@@ -50,7 +51,7 @@ func memoryPerTuple(b *testing.B, n int) {
 	}
 	debug.FreeOSMemory()
 	rss0, _ := RSS()
-	if _, _, err := fillRig(2); err != nil {
+	if _, _, err := fillRig(warmTuples); err != nil {
 		b.Fatal(err)
 	}
 	debug.FreeOSMemory()
@@ -97,9 +98,16 @@ func memoryPerTuple(b *testing.B, n int) {
 	b.ReportMetric(float64(lines), "series")
 }
 
+// warmTuples is the size of the warm-up rig: twice the rig's concurrency
+// (16), so that the warm-up runs every refresh worker and opens every
+// connection a rig of any size does, and what an exporter holds whatever
+// its size (their goroutines' stacks, the connections' buffers, the code
+// that runs) is in the warm baseline, not spread over the tuples.
+const warmTuples = 32
+
 // fillRig builds the rig of n tuples and scrapes it until every series is
-// served, and says how many the last scrape served; a rig of fewer than
-// 10 tuples is closed at once (a warm-up).
+// served, and says how many the last scrape served; the warm-up rig
+// (warmTuples) is closed at once.
 func fillRig(n int) (*ScrapeRig, int, error) {
 	rig, err := NewScrapeRig(n, 16, 0, fixedNow())
 	if err != nil {
@@ -117,7 +125,7 @@ func fillRig(n int) (*ScrapeRig, int, error) {
 			return nil, 0, err
 		}
 	}
-	if n < 10 {
+	if n <= warmTuples {
 		rig.Close()
 		return nil, lines, nil
 	}
