@@ -15,5 +15,7 @@
 //   - book.go: Book, the one owner of the estimates of an API and of their
 //     lock, saved and restored with the state file (Snapshot, Restore);
 //   - check.go: the bounds on what the schedule takes back (an Estimate,
-//     a Poll, a time), checked by the owner that takes them back.
+//     a Poll, a time), checked by the owner that takes them back;
+//   - instant.go: Instant, a time as a tuple's state keeps it (8 bytes,
+//     the JSON of a time.Time).
 package schedule
