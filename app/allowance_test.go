@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
-	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 	"github.com/onchain-exporter/onchain_exporter/testtool"
+	"github.com/onchain-exporter/onchain_exporter/testtool/simclock"
 )
 
 // callLog records when (on the fake's clock) each data API call of a key
@@ -19,7 +19,7 @@ import (
 // against the key's allowance.
 type callLog struct {
 	mu    sync.Mutex
-	clock *clock.Sim
+	clock *simclock.Clock
 	at    []time.Time
 }
 

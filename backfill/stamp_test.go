@@ -13,8 +13,8 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
-	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 	"github.com/onchain-exporter/onchain_exporter/testtool"
+	"github.com/onchain-exporter/onchain_exporter/testtool/simclock"
 )
 
 // TestStampAgainstLiveScrapes measures what --sample-time=end means: a
@@ -27,7 +27,7 @@ import (
 // did) and before it by about the publication lag: the median is the lag
 // plus what the live schedule adds, at most 10 % of the window.
 func TestStampAgainstLiveScrapes(t *testing.T) {
-	clock := clock.NewSim(time.Date(2026, 11, 18, 0, 7, 0, 0, time.UTC))
+	clock := simclock.New(time.Date(2026, 11, 18, 0, 7, 0, 0, time.UTC))
 	up := testtool.StartFake(t, fakeapi.Options{Now: clock.Now})
 	cfg := up.Config(t, dataConfig("    - path: /v1/btc/network-data/supply\n      window: [day, hour, block]\n"))
 	exp, err := collector.New(cfg, log.NewNopLogger(), prometheus.NewRegistry(), collector.Options{Clock: clock})

@@ -13,8 +13,8 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
-	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 	"github.com/onchain-exporter/onchain_exporter/plan"
+	"github.com/onchain-exporter/onchain_exporter/testtool/simclock"
 )
 
 // budgetWindows are the endpoints of the budget runs, one per window, so
@@ -80,7 +80,7 @@ const budgetScrapeInterval = time.Minute
 // replicas scraping every minute, the engine run at its planned times.
 func RunBudget(daily int, days int) (*BudgetRun, error) {
 	start := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
-	clock := clock.NewSim(start)
+	clock := simclock.New(start)
 	fake := fakeapi.New(fakeapi.Options{Now: clock.Now, DataToken: "bench"})
 	srv := httptest.NewServer(fake)
 	defer srv.Close()

@@ -17,6 +17,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 	"github.com/onchain-exporter/onchain_exporter/internal/clock"
+	"github.com/onchain-exporter/onchain_exporter/testtool/simclock"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -272,7 +273,7 @@ func labelOf(m *dto.Metric, name string) string {
 
 // clusterSim is the replicas of a run on their clock and fake upstream.
 type clusterSim struct {
-	clock       *clock.Sim
+	clock       *simclock.Clock
 	fake        *fakeapi.Server
 	yml         string // the configuration every member reads
 	asset       string // the window's asset, for tuples that name none

@@ -11,7 +11,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
-	"github.com/onchain-exporter/onchain_exporter/internal/clock"
+	"github.com/onchain-exporter/onchain_exporter/testtool/simclock"
 )
 
 // EconomyOptions shape a simulated day.
@@ -82,7 +82,7 @@ func (k kind) entries() string {
 // replicas offset within the interval) for Duration of simulated time.
 func RunEconomy(o EconomyOptions) (*Economy, error) {
 	start := time.Date(2026, 11, 20, 0, 3, 7, 0, time.UTC)
-	clock := clock.NewSim(start)
+	clock := simclock.New(start)
 	fake := fakeapi.New(fakeapi.Options{Now: clock.Now, DataToken: "bench", PublishLag: o.Lags})
 	srv := httptest.NewServer(fake)
 	defer srv.Close()

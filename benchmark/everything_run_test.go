@@ -14,7 +14,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/expand"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
-	"github.com/onchain-exporter/onchain_exporter/internal/clock"
+	"github.com/onchain-exporter/onchain_exporter/testtool/simclock"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -66,7 +66,7 @@ const everythingNamed = `    - path: /v1/btc/market-data/open-interest
 // RunEverything runs the exporter on "everything about BTC" for Days of
 // simulated time.
 func RunEverything(o EverythingOptions) (*Everything, error) {
-	clock := clock.NewSim(simStart)
+	clock := simclock.New(simStart)
 	p, err := fakeapi.ParseTier(o.Plan)
 	if err != nil {
 		return nil, err

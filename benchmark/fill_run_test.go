@@ -23,7 +23,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/expand"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
-	"github.com/onchain-exporter/onchain_exporter/internal/clock"
+	"github.com/onchain-exporter/onchain_exporter/testtool/simclock"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -143,7 +143,7 @@ func RunFill(o FillOptions) (*Fill, error) {
 	if o.Path == "" {
 		o.Path = "/v1/**"
 	}
-	clock := clock.NewSim(simStart)
+	clock := simclock.New(simStart)
 	p, err := fakeapi.ParseTier(o.Tier)
 	if err != nil {
 		return nil, err

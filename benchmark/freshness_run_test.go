@@ -13,8 +13,8 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
-	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 	"github.com/onchain-exporter/onchain_exporter/plan"
+	"github.com/onchain-exporter/onchain_exporter/testtool/simclock"
 )
 
 // Freshness is measured at every scrape, for every tuple, as the excess
@@ -313,7 +313,7 @@ func RunFreshness(o FreshnessOptions) (*Freshness, error) {
 // exporter's engines armed and letting them settle there: the production
 // loop, run on simulated time, so that rows are fetched when the plan
 // says, between scrapes.
-func runUntil(clock *clock.Sim, exp *collector.Exporter, end time.Time) {
+func runUntil(clock *simclock.Clock, exp *collector.Exporter, end time.Time) {
 	for i := 0; i < 100_000; i++ {
 		exp.Settle()
 		next, ok := clock.Next()
@@ -388,12 +388,12 @@ func servedRows(body []byte, names []string) (map[string]time.Time, error) {
 
 // upstream starts the run's simulated clock and the fake upstream, which
 // publishes the window's rows with the run's delay.
-func (o FreshnessOptions) upstream() (*clock.Sim, *fakeapi.Server, *httptest.Server) {
+func (o FreshnessOptions) upstream() (*simclock.Clock, *fakeapi.Server, *httptest.Server) {
 	start := simStart
 	if !o.Start.IsZero() {
 		start = o.Start
 	}
-	clock := clock.NewSim(start)
+	clock := simclock.New(start)
 	fo := fakeapi.Options{Now: clock.Now, DataToken: "bench", Publish: map[string]fakeapi.Delay{o.Window: o.Delay}}
 	if o.Plan != "" {
 		p, err := fakeapi.ParseTier(o.Plan)

@@ -9,14 +9,14 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/expand"
-	"github.com/onchain-exporter/onchain_exporter/internal/clock"
+	"github.com/onchain-exporter/onchain_exporter/testtool/simclock"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
 // exporter starts the run's exporter on yml: alone, or, with ReadPlan,
 // after the expansion that reads the key's plan at start and puts it in
 // force on the clients the exporter calls through, as main wires them.
-func (o FreshnessOptions) exporter(yml string, clock *clock.Sim) (*config.Config, *collector.Exporter, error) {
+func (o FreshnessOptions) exporter(yml string, clock *simclock.Clock) (*config.Config, *collector.Exporter, error) {
 	if !o.ReadPlan {
 		return newExporter("freshness.yml", yml, collector.Options{Clock: clock})
 	}

@@ -14,9 +14,9 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/collector"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
-	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 	"github.com/onchain-exporter/onchain_exporter/persist"
 	"github.com/onchain-exporter/onchain_exporter/state"
+	"github.com/onchain-exporter/onchain_exporter/testtool/simclock"
 )
 
 // restartConfig lays out n distinct tuples the fake serves: four erc20
@@ -47,7 +47,7 @@ type restartRun struct {
 // startAndScrape starts an exporter on dir ("" keeps nothing), scrapes it
 // once, lets the refreshes that were due end, and stops it (which saves
 // the state).
-func startAndScrape(name, yml, dir string, fake *fakeapi.Server, clock *clock.Sim) (restartRun, error) {
+func startAndScrape(name, yml, dir string, fake *fakeapi.Server, clock *simclock.Clock) (restartRun, error) {
 	fake.ResetCalls()
 	begin := time.Now()
 	var store collector.Keeper
@@ -89,7 +89,7 @@ func TestRestartCost(t *testing.T) {
 	if os.Getenv("ONCHAIN_BENCH_FULL") != "" {
 		latency = 50 * time.Millisecond
 	}
-	clock := clock.NewSim(time.Date(2026, 11, 20, 12, 20, 0, 0, time.UTC))
+	clock := simclock.New(time.Date(2026, 11, 20, 12, 20, 0, 0, time.UTC))
 	// netflow and inflow are real erc20 endpoints outside the fake's
 	// catalog: it serves them as it is told.
 	fake := fakeapi.New(fakeapi.Options{Now: clock.Now, DataToken: "bench", Latency: latency,

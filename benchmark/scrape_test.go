@@ -1,14 +1,16 @@
 package benchmark
 
 import (
-	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 	"math"
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/onchain-exporter/onchain_exporter/internal/clock"
+	"github.com/onchain-exporter/onchain_exporter/testtool/simclock"
 )
 
-func fixedNow() clock.Clock { return clock.NewSim(time.Date(2026, 11, 19, 12, 0, 0, 0, time.UTC)) }
+func fixedNow() clock.Clock { return simclock.New(time.Date(2026, 11, 19, 12, 0, 0, 0, time.UTC)) }
 
 // prometheusAccept is the Accept header Prometheus 2.42 scrapes with.
 const prometheusAccept = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"

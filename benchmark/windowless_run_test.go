@@ -24,7 +24,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/expand"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
-	"github.com/onchain-exporter/onchain_exporter/internal/clock"
+	"github.com/onchain-exporter/onchain_exporter/testtool/simclock"
 )
 
 // The windowless run: the realistic first file of docs/fake.md against
@@ -248,7 +248,7 @@ func RunWindowless(o WindowlessOptions) (*Windowless, error) {
 		start = o.Start
 	}
 	end := start.Add(time.Duration(o.Days) * day)
-	clock := clock.NewSim(start)
+	clock := simclock.New(start)
 	fake := fakeapi.New(fakeapi.Options{Now: clock.Now, DataToken: "bench", IndicatorToken: "bench",
 		ConsensusKeys: map[string]string{"bench": "premium"}, Timeless: o.Timeless})
 	counter := &pathCounter{next: fake, n: map[string]int64{}}

@@ -13,6 +13,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 	"github.com/onchain-exporter/onchain_exporter/testtool"
+	"github.com/onchain-exporter/onchain_exporter/testtool/simclock"
 )
 
 // TestScrapeNeverWaitsForACall: on the real clock, once the first fill is
@@ -174,7 +175,7 @@ func TestClockMovedWhilePlanningIsSeen(t *testing.T) {
 `
 	e := newEnv(t, yml, fakeapi.Options{})
 	e.exp.Close()
-	clk := &movingClock{Sim: e.clock}
+	clk := &movingClock{Clock: e.clock}
 	exp, err := New(e.parse(yml), log.NewNopLogger(), prometheus.NewRegistry(), Options{Clock: clk, IdleAfter: neverIdle})
 	if err != nil {
 		t.Fatal(err)
@@ -198,7 +199,7 @@ func TestClockMovedWhilePlanningIsSeen(t *testing.T) {
 // movingClock is a simulated clock that moves itself by jump, once, as
 // the engine arms a timer: as if a test's Add landed while it planned.
 type movingClock struct {
-	*clock.Sim
+	*simclock.Clock
 	jump atomic.Int64 // nanoseconds
 }
 
@@ -210,10 +211,10 @@ func (c *movingClock) moves() {
 
 func (c *movingClock) AfterFunc(d time.Duration, f func()) clock.Timer {
 	c.moves()
-	return c.Sim.AfterFunc(d, f)
+	return c.Clock.AfterFunc(d, f)
 }
 
 func (c *movingClock) At(t time.Time, f func()) clock.Timer {
 	c.moves()
-	return c.Sim.At(t, f)
+	return c.Clock.At(t, f)
 }

@@ -25,7 +25,7 @@ import (
 // Options tune an Exporter; the zero value is the production default.
 type Options struct {
 	// Clock is the time the engines run on: clock.Real by default. Tests
-	// and benchmarks give a simulated clock (clock.Sim), move it, and
+	// and benchmarks give a simulated clock (simclock.Clock), move it, and
 	// call Settle to let the engines catch up: the same loop as in
 	// production, on another clock.
 	Clock clock.Clock

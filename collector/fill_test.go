@@ -14,8 +14,8 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/expand"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
-	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 	"github.com/onchain-exporter/onchain_exporter/testtool"
+	"github.com/onchain-exporter/onchain_exporter/testtool/simclock"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -24,7 +24,7 @@ import (
 // reach the fake.
 type fillRun struct {
 	t     *testing.T
-	clock *clock.Sim
+	clock *simclock.Clock
 	fake  *fakeapi.Server
 	exp   *Exporter
 	logs  *testtool.LogBuffer

@@ -16,7 +16,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/cluster"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
-	"github.com/onchain-exporter/onchain_exporter/internal/clock"
+	"github.com/onchain-exporter/onchain_exporter/testtool/simclock"
 )
 
 // sameViews fails t where the replica does not serve what the owner does.
@@ -197,7 +197,7 @@ func TestDeltaBurst(t *testing.T) {
 		fmt.Fprintf(&yml, "x%06d", i)
 	}
 	yml.WriteString("]\n")
-	c := clock.NewSim(time.Now().UTC().Truncate(time.Second))
+	c := simclock.New(time.Now().UTC().Truncate(time.Second))
 	owner := envOn(t, c, srv, yml.String())
 	owner.scrape("600")
 	var deltas [][]byte

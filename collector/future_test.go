@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 	"github.com/onchain-exporter/onchain_exporter/schedule"
 	"github.com/onchain-exporter/onchain_exporter/testtool"
+	"github.com/onchain-exporter/onchain_exporter/testtool/simclock"
 )
 
 // eventsYAML is the tuple of these tests: stablecoin events, 10min rows.
@@ -209,7 +209,7 @@ func TestFutureRowTeachesNoDelay(t *testing.T) {
 
 // runUntil moves the clock to end, stopping at every timer the engines
 // armed: the production loop on simulated time.
-func runUntil(c *clock.Sim, exp *Exporter, end time.Time) {
+func runUntil(c *simclock.Clock, exp *Exporter, end time.Time) {
 	for i := 0; i < 100_000; i++ {
 		exp.Settle()
 		next, ok := c.Next()

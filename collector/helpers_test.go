@@ -10,14 +10,14 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
-	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 	"github.com/onchain-exporter/onchain_exporter/testtool"
+	"github.com/onchain-exporter/onchain_exporter/testtool/simclock"
 )
 
 // env is a running fake upstream and an exporter configured against it.
 type env struct {
 	t     *testing.T
-	clock *clock.Sim
+	clock *simclock.Clock
 	fake  *fakeapi.Server
 	srv   *httptest.Server
 	exp   *Exporter
@@ -37,7 +37,7 @@ func newEnv(t *testing.T, yml string, fo fakeapi.Options) *env {
 
 // envOn runs an exporter on yml, against an upstream of the test's own
 // (srv), on the clock c; {{URL}} in yml stands for srv's address.
-func envOn(t *testing.T, c *clock.Sim, srv *httptest.Server, yml string) *env {
+func envOn(t *testing.T, c *simclock.Clock, srv *httptest.Server, yml string) *env {
 	t.Helper()
 	e := &env{t: t, clock: c, srv: srv, reg: prometheus.NewRegistry()}
 	exp, err := New(e.parse(yml), log.NewNopLogger(), e.reg, Options{Clock: c, IdleAfter: neverIdle})

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
-	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 	"github.com/onchain-exporter/onchain_exporter/testtool"
+	"github.com/onchain-exporter/onchain_exporter/testtool/simclock"
 )
 
 // Rows gossiped under 64 names that are no serving member, each with a
@@ -20,7 +20,7 @@ import (
 // until 00:00 nor by an empty bucket. Before, 310 057 calls were counted
 // and every call stopped until the next day.
 func TestRogueCountsNeitherSpendNorHold(t *testing.T) {
-	clk := clock.NewSim(time.Date(2026, 11, 29, 5, 39, 0, 0, time.UTC))
+	clk := simclock.New(time.Date(2026, 11, 29, 5, 39, 0, 0, time.UTC))
 	up := testtool.StartFake(t, fakeapi.Options{Now: clk.Now})
 	up.Clock = clk
 	yml := strings.Replace(supplyConfig, "  token_env: T\n", "  token_env: T\n  daily_budget: 20000\n", 1)

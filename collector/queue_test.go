@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
-	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 	"github.com/onchain-exporter/onchain_exporter/schedule"
+	"github.com/onchain-exporter/onchain_exporter/testtool/simclock"
 )
 
 // TestQueueOrdersByDue: the engine takes tuples in the order they are
@@ -19,7 +19,7 @@ func TestQueueOrdersByDue(t *testing.T) {
 		return &config.Tuple{API: "data", Path: path, Window: "hour", Key: key}
 	}
 	at := func(d time.Duration) time.Time { return now.Add(d) }
-	c := &apiCollector{clk: clock.NewSim(now), api: &config.API{Concurrency: 1}, sched: &apiSchedule{book: schedule.NewBook(nil)}, byKey: map[string][]*tupleState{}}
+	c := &apiCollector{clk: simclock.New(now), api: &config.API{Concurrency: 1}, sched: &apiSchedule{book: schedule.NewBook(nil)}, byKey: map[string][]*tupleState{}}
 	mk := func(key, path string, next time.Time) *tupleState {
 		st := &tupleState{tuple: tuple(key, path), slot: -1, order: int32(len(c.states))}
 		st.Next = schedule.InstantOf(next)

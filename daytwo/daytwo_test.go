@@ -25,8 +25,8 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/app"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
-	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 	"github.com/onchain-exporter/onchain_exporter/testtool"
+	"github.com/onchain-exporter/onchain_exporter/testtool/simclock"
 )
 
 // proKey is the data API key of the run, on the professional plan: it
@@ -136,7 +136,7 @@ func TestDayTwo(t *testing.T) {
 
 func (sc scenario) run(t *testing.T, promtool string, groups *rulefmt.RuleGroups) {
 	began := time.Now()
-	clk := clock.NewSim(sc.start)
+	clk := simclock.New(sc.start)
 	day := func(d int, h int) time.Time {
 		return sc.start.Add(time.Duration(d)*24*time.Hour + time.Duration(h)*time.Hour)
 	}

@@ -8,15 +8,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onchain-exporter/onchain_exporter/internal/clock"
+	"github.com/onchain-exporter/onchain_exporter/testtool/simclock"
 )
 
 // t0 is the default test time: a Sunday, mid-morning UTC.
 var t0 = time.Date(2026, 11, 22, 10, 17, 30, 0, time.UTC)
 
-func newClock(t time.Time) *clock.Sim { return clock.NewSim(t) }
+func newClock(t time.Time) *simclock.Clock { return simclock.New(t) }
 
-func newTestServer(o Options) (*Server, *clock.Sim) {
+func newTestServer(o Options) (*Server, *simclock.Clock) {
 	c := newClock(t0)
 	o.Now = c.Now
 	return New(o), c

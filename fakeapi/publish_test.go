@@ -4,12 +4,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onchain-exporter/onchain_exporter/internal/clock"
+	"github.com/onchain-exporter/onchain_exporter/testtool/simclock"
 )
 
 // sweep checks, every step from from to to, that the API's newest row is
 // NewestVisible's, that it is visible by VisibleAt and the next row is not.
-func sweep(t *testing.T, s *Server, c *clock.Sim, u, path, window, asset string, from, to time.Time, step time.Duration) {
+func sweep(t *testing.T, s *Server, c *simclock.Clock, u, path, window, asset string, from, to time.Time, step time.Duration) {
 	t.Helper()
 	rowStep := s.RowStep(path, window, asset)
 	for now := from; now.Before(to); now = now.Add(step) {

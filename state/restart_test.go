@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 	"github.com/onchain-exporter/onchain_exporter/plan"
+	"github.com/onchain-exporter/onchain_exporter/testtool/simclock"
 
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
@@ -40,7 +40,7 @@ const restartConfig = testtool.DataSection + `    - path: /v1/btc/network-data/s
 // against one fake upstream, as restarts of one process would.
 type restartRig struct {
 	t     *testing.T
-	clock *clock.Sim
+	clock *simclock.Clock
 	fake  *fakeapi.Server
 	srv   *httptest.Server
 	dir   string

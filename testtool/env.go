@@ -11,7 +11,7 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
-	"github.com/onchain-exporter/onchain_exporter/internal/clock"
+	"github.com/onchain-exporter/onchain_exporter/testtool/simclock"
 )
 
 // The harness that runs an exporter against the fake upstream. It does not
@@ -36,7 +36,7 @@ const SupplyConfig = DataSection + `    - path: /v1/btc/network-data/supply
 // Upstream is a fake upstream serving on 127.0.0.1, on a simulated clock
 // (Clock) unless the test keeps its own, stopped when the test ends.
 type Upstream struct {
-	Clock *clock.Sim
+	Clock *simclock.Clock
 	Fake  *fakeapi.Server
 	Srv   *httptest.Server
 }

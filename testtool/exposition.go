@@ -6,11 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onchain-exporter/onchain_exporter/testtool/simclock"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-
-	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 )
 
 // What the tests of several packages (collector, expand, state, main)
@@ -22,8 +21,8 @@ const DataToken = "test-data-token"
 
 // Clock is the simulated time shared by the fake upstream, the expander
 // and the exporter of a test.
-func Clock() *clock.Sim {
-	return clock.NewSim(time.Date(2026, 11, 20, 12, 34, 56, 0, time.UTC))
+func Clock() *simclock.Clock {
+	return simclock.New(time.Date(2026, 11, 20, 12, 34, 56, 0, time.UTC))
 }
 
 // Lines returns the sample lines of families whose name starts with one

@@ -1,13 +1,13 @@
-package clock
+package simclock
 
 import (
 	"testing"
 	"time"
 )
 
-func TestSimFiresDueTimersInOrder(t *testing.T) {
+func TestFiresDueTimersInOrder(t *testing.T) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	c := NewSim(start)
+	c := New(start)
 	var fired []string
 	c.AfterFunc(2*time.Second, func() { fired = append(fired, "b") })
 	c.AfterFunc(time.Second, func() { fired = append(fired, "a") })
@@ -37,8 +37,8 @@ func TestSimFiresDueTimersInOrder(t *testing.T) {
 	}
 }
 
-func TestSimTimerArmedByAFiredOneFiresInTheSameMove(t *testing.T) {
-	c := NewSim(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+func TestTimerArmedByAFiredOneFiresInTheSameMove(t *testing.T) {
+	c := New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	n := 0
 	var again func()
 	again = func() {
@@ -57,9 +57,9 @@ func TestSimTimerArmedByAFiredOneFiresInTheSameMove(t *testing.T) {
 	}
 }
 
-func TestSimAtKeepsItsDeadlineAcrossAMove(t *testing.T) {
+func TestAtKeepsItsDeadlineAcrossAMove(t *testing.T) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	c := NewSim(start)
+	c := New(start)
 	c.Add(30 * time.Second) // a move between reading the time and arming
 	fired := 0
 	c.At(start.Add(time.Minute), func() { fired++ })
