@@ -209,6 +209,28 @@ func pinsOf(t *config.Tuple) pins {
 // (label values, field) pair.
 // The label fields are read from the row fields labelsFrom names.
 func (d *reading) collect(rows []row, t *config.Tuple, labelsFrom []string, timeKey string) {
+	d.collectWith(rows, t, labelsFrom, newRowRules(t, labelsFrom, timeKey))
+}
+
+// rowRules is what reading the rows of one answer of a tuple takes from
+// the tuple, made once per answer: History reads its rows one at a time
+// with them, not parsing the query and naming each field again a row.
+type rowRules struct {
+	skip map[string]bool
+	// most bounds the series of a tuple whose rows are told apart by a
+	// label (one per analyst of /analysts/top): whatever the upstream
+	// sends, at most limit of them, the first in the answer's order.
+	most int
+	// fieldLimit bounds the fields outside the catalog that become
+	// families: the first fieldLimit numeric ones by name, the others
+	// counted and read past before any sample is made of them.
+	fieldLimit int
+	// named are the fields outside the catalog named so far (the naming
+	// rule, config/naming.go), whichever row they came in.
+	named map[string]*config.Field
+}
+
+func newRowRules(t *config.Tuple, labelsFrom []string, timeKey string) *rowRules {
 	skip := map[string]bool{"blockheight": true, t.TimeKey(): true, timeKey: true}
 	for _, k := range TimeKeys {
 		skip[k] = true
@@ -216,16 +238,25 @@ func (d *reading) collect(rows []row, t *config.Tuple, labelsFrom []string, time
 	for _, l := range labelsFrom {
 		skip[l] = true
 	}
-	seen := map[string]bool{}
-	// A limit bounds the series of a tuple whose rows are told apart by
-	// a label (one per analyst of /analysts/top): whatever the upstream
-	// sends, at most limit of them, the first in the answer's order.
 	most, _ := strconv.Atoi(t.Query().Get("limit"))
+	return &rowRules{skip: skip, most: most, fieldLimit: t.Entry.FieldLimit(), named: map[string]*config.Field{}}
+}
+
+// derivedField is the tuple's family of a field outside the catalog.
+func (rr *rowRules) derivedField(t *config.Tuple, name string) *config.Field {
+	f := rr.named[name]
+	if f == nil {
+		f = t.DerivedField(name)
+		rr.named[name] = f
+	}
+	return f
+}
+
+func (d *reading) collectWith(rows []row, t *config.Tuple, labelsFrom []string, rr *rowRules) {
+	skip, most, fieldLimit := rr.skip, rr.most, rr.fieldLimit
+	seen := map[string]bool{}
 	groups, dropped := map[string]bool{}, 0
-	// The entry bounds the fields outside the catalog that become
-	// families: the first fieldLimit numeric ones by name, the others
-	// counted and read past before any sample is made of them.
-	fieldLimit, derived := t.Entry.FieldLimit(), map[string]*config.Field{}
+	derived := map[string]*config.Field{}
 	for _, r := range rows {
 		labels := make([]string, len(labelsFrom))
 		for i, l := range labelsFrom {
@@ -263,7 +294,7 @@ func (d *reading) collect(rows []row, t *config.Tuple, labelsFrom []string, time
 						over++
 						continue
 					}
-					f = t.DerivedField(name) // the naming rule (config/naming.go)
+					f = rr.derivedField(t, name) // the naming rule (config/naming.go)
 					derived[name] = f
 				}
 			}

@@ -26,13 +26,14 @@ func History(root any, t *config.Tuple, defaultRows string) ([]Row, []string, er
 		return nil, nil, err
 	}
 	out := make([]Row, 0, len(rows))
+	rr := newRowRules(t, d.labels, d.timeKey)
 	for i := len(rows) - 1; i >= 0; i-- { // readRows orders them newest first
 		r := rows[i]
 		if r.time.IsZero() {
 			continue
 		}
 		one := &reading{}
-		one.collect([]row{r}, t, d.labels, d.timeKey)
+		one.collectWith([]row{r}, t, d.labels, rr)
 		d.Problems = append(d.Problems, one.Problems...)
 		if len(one.Samples) == 0 {
 			continue
