@@ -73,7 +73,7 @@ func (ts *tupleSeries) sample(s decode.Sample) int {
 	f, err := series.Data(s.Field)
 	if err == nil {
 		names, values := series.Labels(ts.t, s)
-		if err = ts.claims.Claim(ts.t.LabelGroup, f, names); err == nil {
+		if err = ts.claims.Claim(ts.t.LabelGroup(), f, names); err == nil {
 			idx = ts.add(f, names, values)
 			ts.defs[idx].claim = names
 		}

@@ -79,7 +79,7 @@ func (r *runner) write(oc *outcome) error {
 		for _, def := range oc.ts.defs {
 			rec := familyRecord{Help: def.fam.Help, Type: def.fam.Type}
 			if def.claim != nil {
-				rec.Owner, rec.Labels = t.LabelGroup, def.claim
+				rec.Owner, rec.Labels = t.LabelGroup(), def.claim
 			}
 			r.prog.family(def.fam.Name, rec)
 		}

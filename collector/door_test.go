@@ -20,8 +20,8 @@ func TestDoor(t *testing.T) {
 	hour := time.Hour
 	now := time.Date(2026, 11, 20, 12, 0, 30, 0, time.UTC) // 30 s after the 11:00 row closed
 	field := &config.Field{Name: "door_value", Help: "A value.", Type: "gauge", Scale: 1}
-	tu := &config.Tuple{API: "data", Key: "k", Path: "/v1/x", Window: "hour", LabelGroup: "g",
-		Fields: map[string]*config.Field{"v": field}, LabelNames: []string{"api"}, LabelValues: []string{"data"}}
+	tu := &config.Tuple{API: "data", Key: "k", Path: "/v1/x", Window: "hour", Group: &config.LabelGroup{Name: "g", Names: []string{"api"}},
+		Fields: map[string]*config.Field{"v": field}, LabelValues: []string{"data"}}
 	sample := func(v float64) []decode.Sample { return []decode.Sample{{Field: field, Value: v}} }
 	row11 := time.Date(2026, 11, 20, 11, 0, 0, 0, time.UTC)
 	answer := &decode.Answer{Samples: sample(7), RowTime: row11, Newest: row11, HasShape: true}

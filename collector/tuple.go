@@ -70,7 +70,7 @@ func digest(t *config.Tuple) string {
 		LabelFields, Names, Values       []string
 		CacheTTL                         float64
 	}{t.Key, t.Path, t.Window, t.Rows(), t.TimeKey(), t.Query().URL(), t.Fields, t.AllNumeric, t.Keyed,
-		t.LabelFields(), t.LabelNames, t.LabelValues, t.CacheTTL})
+		t.LabelFields(), t.LabelNames(), t.LabelValues, t.CacheTTL})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:12])
 }

@@ -64,8 +64,8 @@ consensus:
 		if tp.Keyed != tc.keyed {
 			t.Errorf("%s: keyed %v, want %v", tc.key, tp.Keyed, tc.keyed)
 		}
-		if !reflect.DeepEqual(tp.LabelNames, tc.labels) || !reflect.DeepEqual(tp.LabelValues, tc.values) {
-			t.Errorf("%s: labels %v=%v, want %v=%v", tc.key, tp.LabelNames, tp.LabelValues, tc.labels, tc.values)
+		if !reflect.DeepEqual(tp.LabelNames(), tc.labels) || !reflect.DeepEqual(tp.LabelValues, tc.values) {
+			t.Errorf("%s: labels %v=%v, want %v=%v", tc.key, tp.LabelNames(), tp.LabelValues, tc.labels, tc.values)
 		}
 		// Payloads of these APIs carry words beside the values.
 		if tp.AllNumeric || tp.Endpoint == nil || tp.Rows() != "data" {

@@ -223,9 +223,9 @@ func TestExampleConfigExpands(t *testing.T) {
 	if got := oi.Query().Encode(); got != "exchange=bybit&limit=5&window=hour" {
 		t.Errorf("query = %s", got)
 	}
-	if !reflect.DeepEqual(oi.LabelNames, []string{"asset", "window", "exchange"}) ||
+	if !reflect.DeepEqual(oi.LabelNames(), []string{"asset", "window", "exchange"}) ||
 		!reflect.DeepEqual(oi.LabelValues, []string{"btc", "hour", "bybit"}) {
-		t.Errorf("labels = %v %v", oi.LabelNames, oi.LabelValues)
+		t.Errorf("labels = %v %v", oi.LabelNames(), oi.LabelValues)
 	}
 	supply := byKey["data /v1/btc/network-data/supply?window=block"]
 	if supply == nil || supply.Path != "/v1/btc/network-data/supply" || supply.Query().Has("asset") {
@@ -275,8 +275,8 @@ data:
 		t.Fatal(err)
 	}
 	for _, tp := range cfg.Tuples {
-		if !reflect.DeepEqual(tp.LabelNames, []string{"asset", "window", "exchange", "symbol"}) {
-			t.Errorf("%s: labels %v", tp.Key, tp.LabelNames)
+		if !reflect.DeepEqual(tp.LabelNames(), []string{"asset", "window", "exchange", "symbol"}) {
+			t.Errorf("%s: labels %v", tp.Key, tp.LabelNames())
 		}
 	}
 	if got := cfg.Tuples[0].LabelValues; !reflect.DeepEqual(got, []string{"btc", "day", "binance", ""}) {

@@ -271,7 +271,7 @@ func (l *errorList) constLabels(key string, n *yaml.Node) map[string]string {
 func (l *errorList) checkLabels(t *Tuple) {
 	e := t.Entry
 	series := map[string]bool{}
-	for _, n := range t.LabelNames {
+	for _, n := range t.LabelNames() {
 		series[n] = true
 	}
 	for _, n := range t.LabelFields() {

@@ -128,10 +128,10 @@ func checkServable(t *testing.T, cfg *Config) {
 		if err := m.Write(&dto.Metric{}); err != nil {
 			t.Fatalf("tuple %s: %v", tp.Key, err)
 		}
-		if len(tp.LabelNames) != len(tp.LabelValues) {
-			t.Fatalf("tuple %s: labels %v for values %v", tp.Key, tp.LabelNames, tp.LabelValues)
+		if len(tp.LabelNames()) != len(tp.LabelValues) {
+			t.Fatalf("tuple %s: labels %v for values %v", tp.Key, tp.LabelNames(), tp.LabelValues)
 		}
-		checkLabelNames(t, "data labels of "+tp.Key, append(append([]string(nil), tp.LabelNames...), tp.LabelFields()...))
+		checkLabelNames(t, "data labels of "+tp.Key, append(append([]string(nil), tp.LabelNames()...), tp.LabelFields()...))
 		for _, v := range tp.LabelValues {
 			if !utf8.ValidString(v) {
 				t.Fatalf("tuple %s: label value %q is not UTF-8", tp.Key, v)
@@ -143,7 +143,7 @@ func checkServable(t *testing.T, cfg *Config) {
 			}
 			// The labels of the field's series: the tuple's, the row
 			// labels, the field's constant labels and its key label.
-			all := append(append([]string(nil), tp.LabelNames...), tp.LabelFields()...)
+			all := append(append([]string(nil), tp.LabelNames()...), tp.LabelFields()...)
 			for k := range fl.Labels {
 				all = append(all, k)
 			}

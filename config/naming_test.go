@@ -65,11 +65,11 @@ data:
 	}
 	reserves := cfg.Tuples[:3]
 	for _, tp := range reserves {
-		if tp.LabelGroup != reserves[0].LabelGroup {
-			t.Errorf("%s: label group %q, %s has %q", tp.Key, tp.LabelGroup, reserves[0].Key, reserves[0].LabelGroup)
+		if tp.LabelGroup() != reserves[0].LabelGroup() {
+			t.Errorf("%s: label group %q, %s has %q", tp.Key, tp.LabelGroup(), reserves[0].Key, reserves[0].LabelGroup())
 		}
-		if !reflect.DeepEqual(tp.LabelNames, []string{"asset", "window", "exchange", "token"}) {
-			t.Errorf("%s: labels %v", tp.Key, tp.LabelNames)
+		if !reflect.DeepEqual(tp.LabelNames(), []string{"asset", "window", "exchange", "token"}) {
+			t.Errorf("%s: labels %v", tp.Key, tp.LabelNames())
 		}
 		if f := tp.Fields["reserve"]; f == nil || f.Name != "exchange_reserve" {
 			t.Errorf("%s: reserve is %+v, want exchange_reserve", tp.Key, f)
@@ -113,7 +113,7 @@ data:
 	names, groups := map[string]bool{}, map[string]bool{}
 	for _, tp := range cfg.Tuples {
 		names[tp.DerivedField("value").Name] = true
-		groups[tp.LabelGroup] = true
+		groups[tp.LabelGroup()] = true
 	}
 	if len(names) != 3 || len(groups) != 3 {
 		t.Errorf("field value gives families %v in label groups %v; want three of each", names, groups)

@@ -23,10 +23,11 @@ type Tuple struct {
 	Key string
 	// Params holds every parameter value as sent, placeholders included.
 	Params Values
-	// LabelGroup names the tuples whose families share one label set.
-	LabelGroup string
-	// LabelNames and LabelValues label the tuple's data families.
-	LabelNames, LabelValues []string
+	// Group is the tuple's label group: the tuples whose families share
+	// one label set, one value for all of them (LabelGroup, LabelNames).
+	Group *LabelGroup
+	// LabelValues label the tuple's data families, after LabelNames.
+	LabelValues []string
 	// TupleLabelValues follow Config.TupleLabelNames.
 	TupleLabelValues []string
 	// Fields maps row fields to families; with AllNumeric, fields missing
@@ -38,6 +39,31 @@ type Tuple struct {
 	// that they count against the caller's IP and not the key's quota.
 	Keyed    bool
 	CacheTTL float64 // seconds; 0 = by schedule
+}
+
+// LabelGroup is a label group: its name and the label names of its
+// tuples' data families (read only), shared by its tuples.
+type LabelGroup struct {
+	Name  string
+	Names []string
+}
+
+// LabelGroup names the tuples whose families share one label set; "" for
+// a tuple without a group.
+func (t *Tuple) LabelGroup() string {
+	if t.Group == nil {
+		return ""
+	}
+	return t.Group.Name
+}
+
+// LabelNames are the label names of the tuple's data families (its
+// group's, read only).
+func (t *Tuple) LabelNames() []string {
+	if t.Group == nil {
+		return nil
+	}
+	return t.Group.Names
 }
 
 // Parameters that do not tell two series apart and so are not labels.
@@ -145,23 +171,18 @@ func (l *errorList) expand(cfg *Config) {
 		default:
 			l.addAt(keyedBy.Entry.Line, keyedBy.Entry.Key, "%s: set %s.token_env or %s.token_file", keyReason(keyedBy), name, name)
 		}
-		// A label group's name and label names are one string and one
-		// slice for all its tuples.
-		groupOf, namesOf := map[string]string{}, map[string][]string{}
+		// A label group's name and label names are one value for all
+		// its tuples.
+		groupOf := map[string]*LabelGroup{}
 		for _, t := range a.Tuples {
-			g := labelGroup(t)
-			if s, ok := groupOf[g]; ok {
-				g = s
-			} else {
-				groupOf[g] = g
+			name := labelGroup(t)
+			g := groupOf[name]
+			if g == nil {
+				g = &LabelGroup{Name: name, Names: labelNames(t, groups[name])}
+				groupOf[name] = g
 			}
-			t.LabelGroup = g
-			names, ok := namesOf[g]
-			if !ok {
-				names = labelNames(t, groups[g])
-				namesOf[g] = names
-			}
-			setLabels(t, names)
+			t.Group = g
+			setLabels(t, g.Names)
 			l.checkLabels(t)
 		}
 		l.checkDistinct(a.Tuples)
@@ -240,10 +261,9 @@ func labelNames(t *Tuple, params map[string]bool) []string {
 	return slices.Clip(names)
 }
 
-// setLabels sets the tuple's label names (its group's: one slice, read
-// only) and values.
+// setLabels sets the tuple's label values, its group's label names
+// given.
 func setLabels(t *Tuple, names []string) {
-	t.LabelNames = names
 	t.LabelValues = make([]string, len(names))
 	for i, n := range names {
 		switch n {

@@ -141,7 +141,7 @@ func contains(list []string, s string) bool {
 func (l *errorList) checkDistinct(tuples []*Tuple) {
 	seen := map[string]*Tuple{}
 	for _, t := range tuples {
-		id := t.LabelGroup + "\xff" + strings.Join(t.LabelValues, "\xff")
+		id := t.LabelGroup() + "\xff" + strings.Join(t.LabelValues, "\xff")
 		prev, dup := seen[id]
 		if !dup {
 			seen[id] = t
@@ -153,8 +153,8 @@ func (l *errorList) checkDistinct(tuples []*Tuple) {
 }
 
 func labelText(t *Tuple) string {
-	parts := make([]string, len(t.LabelNames))
-	for i, n := range t.LabelNames {
+	parts := make([]string, len(t.LabelNames()))
+	for i, n := range t.LabelNames() {
 		parts[i] = fmt.Sprintf("%s=%q", n, t.LabelValues[i])
 	}
 	return strings.Join(parts, ", ")

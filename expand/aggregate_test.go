@@ -34,7 +34,7 @@ func TestPatternLabelsTheAggregateAsANamedEntryDoes(t *testing.T) {
 		}
 		tp := cfg.Tuples[0]
 		got := map[string]string{}
-		for i, n := range tp.LabelNames {
+		for i, n := range tp.LabelNames() {
 			got[n] = tp.LabelValues[i]
 		}
 		if got["exchange"] != "all_exchange" || got["symbol"] != "all_symbol" || !strings.Contains(tp.Key, "exchange=all_exchange") {

@@ -237,7 +237,7 @@ func (fs *Families) Build(t *config.Tuple, samples []decode.Sample) ([]Sample, [
 	like := "" // the label set of the sample before
 	for _, s := range samples {
 		names, values := series.Labels(t, s)
-		fam, err := fs.get(t.LabelGroup, s.Field, names)
+		fam, err := fs.get(t.LabelGroup(), s.Field, names)
 		if err != nil {
 			problems = append(problems, err.Error())
 			continue

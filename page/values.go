@@ -199,7 +199,7 @@ func leadOf(vs []Value) *Value {
 // outside: its path (a listing may have given it) and its label values.
 func tupleOutside(t *config.Tuple) (path string, labels map[string]string) {
 	labels = map[string]string{}
-	for i, n := range t.LabelNames {
+	for i, n := range t.LabelNames() {
 		if i < len(t.LabelValues) {
 			labels[n] = outside(t.LabelValues[i])
 		}

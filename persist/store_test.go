@@ -141,11 +141,13 @@ func TestTupleTakenBySameDigest(t *testing.T) {
 		t.Errorf("the same tuple: %+v", got.Tuples)
 	}
 	changes := map[string]func(*config.Tuple){
-		"path":      func(t *config.Tuple) { t.Path = "/v1/btc/market-data/funding-rates" },
-		"window":    func(t *config.Tuple) { t.Window = "day" },
-		"query":     func(t *config.Tuple) { t.Params = config.MakeValues("exchange", "okx") },
-		"fields":    func(t *config.Tuple) { t.Fields = map[string]*config.Field{"open_interest": {Scale: 2}} },
-		"labels":    func(t *config.Tuple) { t.LabelNames, t.LabelValues = []string{"venue"}, []string{"b"} },
+		"path":   func(t *config.Tuple) { t.Path = "/v1/btc/market-data/funding-rates" },
+		"window": func(t *config.Tuple) { t.Window = "day" },
+		"query":  func(t *config.Tuple) { t.Params = config.MakeValues("exchange", "okx") },
+		"fields": func(t *config.Tuple) { t.Fields = map[string]*config.Field{"open_interest": {Scale: 2}} },
+		"labels": func(t *config.Tuple) {
+			t.Group, t.LabelValues = &config.LabelGroup{Name: t.LabelGroup(), Names: []string{"venue"}}, []string{"b"}
+		},
 		"cache_ttl": func(t *config.Tuple) { t.CacheTTL = 60 },
 		"rows":      func(t *config.Tuple) { t.Entry = &config.Entry{Rows: "history"} },
 	}
