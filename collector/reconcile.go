@@ -42,7 +42,7 @@ func (c *apiCollector) reconcile(ec engineConfig) {
 		switch saved, ok := ec.saved[t.Key]; {
 		case st != nil:
 			delete(old, t.Key)
-			st.tuple, st.key, st.labels = t, "", "" // made again from the new tuple
+			st.tuple, st.key, st.info = t, "", nil // made again from the new tuple
 			if ec.reload && st.failed() && !st.inflight {
 				c.transitLocked(st, event{kind: evReset}) // failing: a reload may have fixed it
 			}

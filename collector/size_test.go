@@ -13,9 +13,10 @@ func TestStateSizes(t *testing.T) {
 		name      string
 		size, max uintptr
 	}{
-		{"tupleState", unsafe.Sizeof(tupleState{}), 352},
+		{"tupleState", unsafe.Sizeof(tupleState{}), 320},
 		{"tupleView", unsafe.Sizeof(tupleView{}), 128},
 		{"pageNotes", unsafe.Sizeof(pageNotes{}), 64},
+		{"tupleInfo", unsafe.Sizeof(tupleInfo{}), 64},
 	} {
 		if c.size > c.max {
 			t.Errorf("%s is %d bytes, more than %d", c.name, c.size, c.max)

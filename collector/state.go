@@ -29,14 +29,11 @@ type tupleState struct {
 	// key names the series it shares a publication delay with
 	// (delayKey), made once.
 	key string
-	// labels is the label set of the per-tuple families' series,
-	// rendered once for the tuple (buildInfo; "" until then, or when it
-	// cannot be): a refresh does not render it again, and it is
-	// allocated with the engine's states, not among a refresh's garbage.
-	labels string
-
-	info     []exposition.Sample // the per-tuple families
-	inflight bool                // a refresh is under way
+	// info is what the per-tuple families' samples are made of, with
+	// their label set, rendered once for the tuple (buildInfo; nil until
+	// then, or when it cannot be): a refresh does not render it again.
+	info     *tupleInfo
+	inflight bool // a refresh is under way
 	// removed: a reload dropped the tuple; a refresh under way ends
 	// without a trace.
 	removed bool
@@ -63,11 +60,9 @@ type tupleView struct {
 	// delayKey, is what a cluster member owns).
 	tuple  *config.Tuple
 	values []exposition.Sample
-	// info is the per-tuple families' samples (tupleState.info), as its
-	// first element and count (infoSamples): at most six, and 16 bytes
-	// less than a slice, which makes the view 128 bytes, not 144.
-	info         *exposition.Sample
-	nInfo        uint8
+	// info is what the per-tuple families' samples are made of
+	// (tupleState.info; nil: none).
+	info         *tupleInfo
 	ok           bool // the last refresh succeeded
 	attempted    bool // a refresh has ended (LastAttempt is set)
 	asked        bool // its first fill is over (tupleState.asked)
@@ -118,7 +113,7 @@ func (st *tupleState) lastError() string {
 // a reader cannot tell them apart, and the old one is not left behind as
 // garbage among the tuples' views).
 func (c *apiCollector) publishLocked(st *tupleState) {
-	v := tupleView{tuple: st.tuple, values: st.values, info: unsafe.SliceData(st.info), nInfo: uint8(len(st.info)), ok: st.OK, attempted: !st.LastAttempt.IsZero(), asked: st.asked(),
+	v := tupleView{tuple: st.tuple, values: st.values, info: st.info, ok: st.OK, attempted: !st.LastAttempt.IsZero(), asked: st.asked(),
 		failingSince: st.FailingSince, next: st.Next, why: st.Why, inflight: st.inflight,
 		newest: st.Newest, deprecated: st.Deprecated,
 		samples: st.Samples, page: st.page}
@@ -145,7 +140,7 @@ func sameView(a, b *tupleView) bool {
 	same := func(x, y []exposition.Sample) bool {
 		return len(x) == len(y) && unsafe.SliceData(x) == unsafe.SliceData(y)
 	}
-	return a.tuple == b.tuple && same(a.values, b.values) && a.info == b.info && a.nInfo == b.nInfo &&
+	return a.tuple == b.tuple && same(a.values, b.values) && a.info == b.info &&
 		a.ok == b.ok && a.attempted == b.attempted && a.asked == b.asked && a.inflight == b.inflight && a.deprecated == b.deprecated &&
 		a.failingSince == b.failingSince && a.next == b.next && a.why == b.why && a.w == b.w && a.newest == b.newest && a.earliest == b.earliest &&
 		a.dueOffset == b.dueOffset && len(a.samples) == len(b.samples) && unsafe.SliceData(a.samples) == unsafe.SliceData(b.samples) &&
@@ -182,62 +177,110 @@ func newTupleFamilies(labels []string) *tupleFamilies {
 	}
 }
 
-// buildInfo renders the per-tuple families after the state changed; they
-// change only with a refresh, so scrapes serve them as built.
+// tupleInfo is what the per-tuple families' samples of a tuple are made
+// of: its label set, rendered once for the tuple, which of them it
+// has and their values. Made after the state changed (buildInfo), never
+// written once published; a scrape makes the samples (appendTo). 64 bytes,
+// where the samples themselves were 32 bytes each (96 with three).
+type tupleInfo struct {
+	tf                          *tupleFamilies
+	labels                      string
+	rowTime, block, lastSuccess float64
+	has                         infoBits
+}
+
+// infoBits say which per-tuple families a tuple has a sample of, and the
+// value of query_success.
+type infoBits uint8
+
+const (
+	hasSuccess infoBits = 1 << iota
+	wasOK               // query_success is 1
+	hasRowTime
+	hasBlock
+	hasDeprecated
+	hasRefused
+	hasLastSuccess
+)
+
+// buildInfo makes the per-tuple families' info after the state changed;
+// they change only with a refresh, so scrapes serve them as built. A
+// label set that cannot be rendered (a label value that is not UTF-8)
+// leaves the tuple without them: every family of them has its label
+// names, and would refuse it as well.
 func (st *tupleState) buildInfo(tf *tupleFamilies) {
-	lv := st.tuple.TupleLabelValues
-	n := 0
-	for _, has := range []bool{st.asked(), !st.RowTime.IsZero(), st.Block != nil, st.Deprecated, st.refused(), !st.LastSuccess.IsZero()} {
-		if has {
-			n++
-		}
-	}
-	if st.labels == "" {
-		st.labels, _ = tf.success.LabelSet(lv...) // on an error, each sample says it below, as before
-	}
-	st.info = make([]exposition.Sample, 0, n) // a new slice, of the size it takes: the published view keeps the old one
-	// The families share their label names: the label set, rendered
-	// once, is every sample's.
-	add := func(f *exposition.Family, v float64) {
-		if st.labels != "" {
-			st.info = append(st.info, f.WithLabelSet(st.labels, v))
+	var labels string
+	if st.info != nil {
+		labels = st.info.labels
+	} else {
+		var err error
+		if labels, err = tf.success.LabelSet(st.tuple.TupleLabelValues...); err != nil {
 			return
 		}
-		if len(st.info) > 0 {
-			if smp, ok := f.SameLabels(st.info[0], v); ok {
-				st.info = append(st.info, smp)
-				return
-			}
-		}
-		if smp, err := f.Sample(v, lv...); err == nil {
-			st.info = append(st.info, smp)
-		}
 	}
+	var has infoBits
 	// A tuple never asked has no last refresh to say anything of: it
 	// has no query_success until its first one ends (a fill of thousands
 	// of series is not an outage).
 	if st.asked() {
-		ok := 0.0
+		has |= hasSuccess
 		if st.OK {
-			ok = 1
+			has |= wasOK
 		}
-		add(tf.success, ok)
 	}
+	in := tupleInfo{tf: tf, labels: labels}
 	if !st.RowTime.IsZero() {
-		add(tf.timestamp, float64(st.RowTime.Unix()))
+		has |= hasRowTime
+		in.rowTime = float64(st.RowTime.Unix())
 	}
 	if st.Block != nil {
-		add(tf.block, *st.Block)
+		has |= hasBlock
+		in.block = *st.Block
 	}
 	if st.Deprecated {
-		add(tf.deprecated, 1)
+		has |= hasDeprecated
 	}
 	if st.refused() {
-		add(tf.refused, 1)
+		has |= hasRefused
 	}
 	if !st.LastSuccess.IsZero() {
-		add(tf.lastSuccess, float64(st.LastSuccess.Time().UnixNano())/1e9)
+		has |= hasLastSuccess
+		in.lastSuccess = float64(st.LastSuccess.Time().UnixNano()) / 1e9
 	}
+	in.has = has
+	st.info = &in // a new value: the published view keeps the old one
+}
+
+// appendTo appends the per-tuple families' samples, in their order; the
+// families share their label names, so the label set is every sample's.
+func (in *tupleInfo) appendTo(out []exposition.Sample) []exposition.Sample {
+	if in == nil {
+		return out
+	}
+	add := func(f *exposition.Family, v float64) { out = append(out, f.WithLabelSet(in.labels, v)) }
+	if in.has&hasSuccess != 0 {
+		ok := 0.0
+		if in.has&wasOK != 0 {
+			ok = 1
+		}
+		add(in.tf.success, ok)
+	}
+	if in.has&hasRowTime != 0 {
+		add(in.tf.timestamp, in.rowTime)
+	}
+	if in.has&hasBlock != 0 {
+		add(in.tf.block, in.block)
+	}
+	if in.has&hasDeprecated != 0 {
+		add(in.tf.deprecated, 1)
+	}
+	if in.has&hasRefused != 0 {
+		add(in.tf.refused, 1)
+	}
+	if in.has&hasLastSuccess != 0 {
+		add(in.tf.lastSuccess, in.lastSuccess)
+	}
+	return out
 }
 
 // emit appends the tuple's metrics: values while they may be served, and
@@ -246,11 +289,11 @@ func (v *tupleView) emit(out []exposition.Sample, now time.Time, maxStaleness ti
 	if showValues(v.values, v.ok, v.failingSince.Time(), now, maxStaleness) {
 		out = append(out, v.values...)
 	}
-	return append(out, v.infoSamples()...)
+	return v.info.appendTo(out)
 }
 
-// infoSamples are the per-tuple families' samples of the view.
-func (v *tupleView) infoSamples() []exposition.Sample { return unsafe.Slice(v.info, v.nInfo) }
+// refused says whether the view has the sample of query_refused.
+func (v *tupleView) refused() bool { return v.info != nil && v.info.has&hasRefused != 0 }
 
 // delayKey is delayKey(st.tuple), made on first use; the collector's lock
 // guards it like the rest of the state.

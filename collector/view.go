@@ -6,7 +6,6 @@ import (
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
-	"github.com/onchain-exporter/onchain_exporter/exposition"
 	"github.com/onchain-exporter/onchain_exporter/internal/text"
 	"github.com/onchain-exporter/onchain_exporter/published"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
@@ -94,7 +93,7 @@ func seriesOf(st *tupleState, t *config.Tuple, api *config.API, now time.Time) (
 	return published.Series{Tuple: t, OK: tv.ok, Attempted: tv.attempted, InFlight: tv.inflight,
 		Served: showValues(tv.values, tv.ok, tv.failingSince.Time(), now, api.MaxStaleness), Deprecated: tv.deprecated,
 		FailingSince: tv.failingSince.Time(), Next: tv.next.Time(), Why: tv.why, Newest: tv.newest.Time(), Spacing: tv.w, Earliest: tv.earliest,
-		Refused: hasFamily(tv.infoSamples(), refusedFamily), Unit: delayKey(tv.tuple), Answers: notes.answers, LastError: notes.lastError,
+		Refused: tv.refused(), Unit: delayKey(tv.tuple), Answers: notes.answers, LastError: notes.lastError,
 		Samples: tv.samples, Points: points, Due: tv.due()}, true
 }
 
@@ -114,19 +113,6 @@ func (e *Exporter) PublicationDelays() map[published.EndpointWindow]time.Duratio
 // false when it has none.
 func (e *Exporter) PublicationDelay(k published.EndpointWindow) (time.Duration, bool) {
 	return e.m.pubDelay.Get(k)
-}
-
-// refusedFamily is the per-tuple family that says the plan refuses it.
-const refusedFamily = namespace + "_query_refused"
-
-// hasFamily says whether samples hold one of the family name.
-func hasFamily(samples []exposition.Sample, name string) bool {
-	for _, s := range samples {
-		if s.Family() != nil && s.Family().Name() == name {
-			return true
-		}
-	}
-	return false
 }
 
 // maxAnswers is how many outcomes a tuple keeps for the page: 8 of 80
