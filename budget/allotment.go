@@ -77,7 +77,9 @@ type Allotment struct {
 	Entries []EntryCut
 	// Note says what could not be done, when something could not.
 	Note string
-	// series are the series planned, for Factors.
+	// series are the series planned whose factor is above 1, for
+	// Factors and PatternsOverBudget: the others are polled for every
+	// row, and an allotment that cuts nothing keeps none of them.
 	series []Series
 }
 
@@ -113,7 +115,7 @@ type EntryCut struct {
 // can make the allotment fit; only then are they cut too, the patterns' at
 // MaxInterval.
 func NewAllotment(series []Series, listing float64, budget int) Allotment {
-	p := Allotment{Budget: budget, Listing: listing, series: series}
+	p := Allotment{Budget: budget, Listing: listing}
 	type key struct {
 		window string
 		every  time.Duration
@@ -183,6 +185,12 @@ func NewAllotment(series []Series, listing float64, budget int) Allotment {
 	p.Fits = budget <= 0 || p.Planned <= p.Available
 	p.Entries = p.entries(series)
 	p.Note = p.note(cost, fixed)
+	for _, s := range series {
+		if p.seriesFactor(s) > 1 {
+			p.series = append(p.series, s)
+		}
+	}
+	p.series = slices.Clip(p.series)
 	return p
 }
 
