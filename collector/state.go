@@ -248,6 +248,9 @@ func (st *tupleState) buildInfo(tf *tupleFamilies) {
 		in.lastSuccess = float64(st.LastSuccess.Time().UnixNano()) / 1e9
 	}
 	in.has = has
+	if st.info != nil && *st.info == in {
+		return // the same: the view published keeps it, and no garbage is made
+	}
 	st.info = &in // a new value: the published view keeps the old one
 }
 
