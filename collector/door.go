@@ -10,7 +10,6 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/decode"
 	"github.com/onchain-exporter/onchain_exporter/exposition"
 	"github.com/onchain-exporter/onchain_exporter/internal/clock"
-	"github.com/onchain-exporter/onchain_exporter/published"
 	"github.com/onchain-exporter/onchain_exporter/schedule"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
@@ -114,10 +113,10 @@ type cell struct {
 	// owner's row did not come (cluster.go).
 	fallback bool
 	// heldAt is when the last refresh was held back by the budget.
-	heldAt published.Instant
+	heldAt schedule.Instant
 	// awaitFrom is when the tuple came due while this member waits for
 	// its unit's owner (0: it does not wait).
-	awaitFrom published.Instant
+	awaitFrom schedule.Instant
 }
 
 // door is what step reads besides the tuple's state: the configuration in
@@ -217,7 +216,7 @@ func step(d door, s cell, ev event) (cell, effects) {
 		// has a turn; for rate_limit the engine starts no refresh of
 		// the API before then (applyLocked). A wait, said by the page
 		// and onchain_exporter_tuples_due, not a line per series.
-		s.heldAt, fx.filled, fx.held = published.InstantOf(d.now), true, true
+		s.heldAt, fx.filled, fx.held = schedule.InstantOf(d.now), true, true
 		fx.holdUntil, fx.holdBy = d.now.Add(max(ev.err.RetryAfter, 0)), ev.err.HeldBy()
 		d.plan(&s, &fx, schedule.Outcome{Until: d.now.Add(max(ev.err.RetryAfter, minInterval))}) // the 5 s floor holds
 		fx.logs = append(fx.logs, logLine{msg: "refresh held back by " + ev.err.HeldBy(), err: ev.err.Error()})
@@ -275,7 +274,7 @@ func awaitOwner(d door, s cell, ev event, fx effects) (cell, effects) {
 		return s, fx
 	}
 	if s.awaitFrom == 0 {
-		s.awaitFrom = published.InstantOf(d.now) // due here now: the owner's row is due about now too
+		s.awaitFrom = schedule.InstantOf(d.now) // due here now: the owner's row is due about now too
 	}
 	if until := s.awaitFrom.Time().Add(ev.wait); d.now.Before(until) {
 		fx.awaits = true

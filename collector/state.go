@@ -69,14 +69,14 @@ type tupleView struct {
 	inflight     bool
 	deprecated   bool
 	why          schedule.Why // why next is then, as the policy said
-	failingSince published.Instant
-	next         published.Instant // when its next refresh is due
+	failingSince schedule.Instant
+	next         schedule.Instant // when its next refresh is due
 	// For the excess staleness tally (excessTally): the spacing of its
 	// rows (0: not scheduled; the window is the tuple's), the newest
 	// row, and the offset from a row's start at which rows are taken to
 	// be out.
 	w        time.Duration
-	newest   published.Instant
+	newest   schedule.Instant
 	earliest time.Duration
 	// dueOffset is how long after its start a row is due at the latest
 	// (rowDue, schedule.Estimate.DueOffset), 0 until the key's rows found

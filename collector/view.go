@@ -8,6 +8,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/decode"
 	"github.com/onchain-exporter/onchain_exporter/internal/text"
 	"github.com/onchain-exporter/onchain_exporter/published"
+	"github.com/onchain-exporter/onchain_exporter/schedule"
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
@@ -157,7 +158,7 @@ func (c *apiCollector) note(n *pageNotes, st *tupleState, ev event, fx effects) 
 			n.lastError = c.inert(refusedLog + ": " + ev.err.Error())
 			return // no call of its own
 		}
-		a = &published.Answer{At: published.InstantOf(ev.start), Outcome: published.AnswerOK, By: published.ByThis}
+		a = &published.Answer{At: schedule.InstantOf(ev.start), Outcome: published.AnswerOK, By: published.ByThis}
 		if fx.fallback {
 			a.By = published.ByFallback
 		}
@@ -165,7 +166,7 @@ func (c *apiCollector) note(n *pageNotes, st *tupleState, ev event, fx effects) 
 			if d.HasShape {
 				a.Shape = c.shapeLocked(d.Shape)
 			}
-			a.Samples, a.Fields, a.Newest = int32(len(d.Samples)), int32(decode.Fields(d.Samples)), published.InstantOf(d.Newest)
+			a.Samples, a.Fields, a.Newest = int32(len(d.Samples)), int32(decode.Fields(d.Samples)), schedule.InstantOf(d.Newest)
 		}
 		switch e := ev.err; {
 		case ev.kind == evHeld:

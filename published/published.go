@@ -214,9 +214,6 @@ func (l Limit) String() string { return [...]string{"", "rate_limit", "daily_bud
 // keeps eight answers.
 type Instant = schedule.Instant
 
-// InstantOf is t as an Instant; the zero time is 0.
-func InstantOf(t time.Time) Instant { return schedule.InstantOf(t) }
-
 // Answer is one outcome of a tuple's refresh, as the operator's page lists
 // a series' last ones: 80 bytes, its shape shared with the engine's other
 // answers of that shape.
