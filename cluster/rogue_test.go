@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -25,6 +26,28 @@ type rogue struct {
 	skew   time.Duration
 	stop   chan struct{}
 	done   sync.WaitGroup
+	// known are the members it heard of, as nodes of its own (as
+	// Peer.others): memberlist's Members are its own nodes, which it
+	// changes under its lock while a sender would read them.
+	known map[string]memberlist.Node
+}
+
+// rogueEvents keeps the rogue's known members; memberlist calls them with
+// its lock held, so the node is read whole here.
+type rogueEvents struct{ r *rogue }
+
+func (e rogueEvents) NotifyJoin(n *memberlist.Node)   { e.r.heard(n, true) }
+func (e rogueEvents) NotifyUpdate(n *memberlist.Node) { e.r.heard(n, true) }
+func (e rogueEvents) NotifyLeave(n *memberlist.Node)  { e.r.heard(n, false) }
+
+func (r *rogue) heard(n *memberlist.Node, live bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !live {
+		delete(r.known, n.Name)
+		return
+	}
+	r.known[n.Name] = memberlist.Node{Name: n.Name, Addr: slices.Clone(n.Addr), Port: n.Port}
 }
 
 // startRogue starts a rogue named name that joins join (when not empty)
@@ -37,11 +60,13 @@ func startRogue(t *testing.T, name, join, digest string, skew time.Duration) *ro
 	mc.EnableCompression = false // as the members: compressed gossip in the clear is refused
 	mc.ProbeInterval, mc.ProbeTimeout, mc.GossipInterval = 200*time.Millisecond, 100*time.Millisecond, 20*time.Millisecond
 	mc.LogOutput = &syncBuffer{}
+	r := &rogue{name: name, digest: digest, skew: skew, stop: make(chan struct{}), known: map[string]memberlist.Node{}}
+	mc.Events = rogueEvents{r}
 	ml, err := memberlist.Create(mc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rogue{ml: ml, name: name, digest: digest, skew: skew, stop: make(chan struct{})}
+	r.ml = ml
 	t.Cleanup(func() {
 		close(r.stop)
 		r.done.Wait()
@@ -76,10 +101,16 @@ func (r *rogue) beat() {
 }
 
 func (r *rogue) sendAll(msg []byte) {
-	for _, n := range r.ml.Members() {
+	r.mu.Lock()
+	to := make([]memberlist.Node, 0, len(r.known))
+	for _, n := range r.known {
 		if n.Name != r.name {
-			_ = r.ml.SendBestEffort(n, msg)
+			to = append(to, n)
 		}
+	}
+	r.mu.Unlock()
+	for i := range to {
+		_ = r.ml.SendBestEffort(&to[i], msg)
 	}
 }
 
