@@ -177,6 +177,7 @@ func (c *apiCollector) Collect(ctx context.Context) ([]exposition.Sample, bool) 
 	out := make([]exposition.Sample, 0, 4*len(v.tuples))
 	excess := excessTally{}
 	rowsDue := dueTally{}
+	var scratch []byte // a tuple's label set, rendered (tupleInfo.appendTo)
 	for _, st := range v.tuples {
 		tv := st.view.Load()
 		if !tv.ok || !tv.attempted {
@@ -185,7 +186,7 @@ func (c *apiCollector) Collect(ctx context.Context) ([]exposition.Sample, bool) 
 				stale++
 			}
 		}
-		out = tv.emit(out, now, v.api.MaxStaleness)
+		out = tv.emit(out, now, v.api.MaxStaleness, &scratch)
 		excess.add(tv, now)
 		rowsDue.add(tv)
 		if !tv.inflight && !tv.next.Time().After(now) {

@@ -178,13 +178,14 @@ func newTupleFamilies(labels []string) *tupleFamilies {
 }
 
 // tupleInfo is what the per-tuple families' samples of a tuple are made
-// of: its label set, rendered once for the tuple, which of them it
-// has and their values. Made after the state changed (buildInfo), never
-// written once published; a scrape makes the samples (appendTo). 64 bytes,
-// where the samples themselves were 32 bytes each (96 with three).
+// of: which of them it has and their values, and their label set when a
+// scrape cannot render it (renderLabels). Made after the state changed
+// (buildInfo), never written once published; a scrape makes the samples
+// (appendTo). 64 bytes, where the samples themselves were 32 bytes each
+// (96 with three), and the label set, kept, 176 more.
 type tupleInfo struct {
 	tf                          *tupleFamilies
-	labels                      string
+	labels                      string // "" with renderLabels
 	rowTime, block, lastSuccess float64
 	has                         infoBits
 }
@@ -201,24 +202,34 @@ const (
 	hasDeprecated
 	hasRefused
 	hasLastSuccess
+	// renderLabels: a scrape renders the label set from the tuple's
+	// label values (exposition.Family.AppendLabelSet), which gave what
+	// the client library renders when the info was made.
+	renderLabels
 )
 
 // buildInfo makes the per-tuple families' info after the state changed;
 // they change only with a refresh, so scrapes serve them as built. A
 // label set that cannot be rendered (a label value that is not UTF-8)
 // leaves the tuple without them: every family of them has its label
-// names, and would refuse it as well.
+// names, and would refuse it as well. The label set is rendered by the
+// client library once, and kept only where a scrape would not render the
+// same (renderLabels).
 func (st *tupleState) buildInfo(tf *tupleFamilies) {
 	var labels string
+	var has infoBits
 	if st.info != nil {
-		labels = st.info.labels
+		labels, has = st.info.labels, st.info.has&renderLabels
 	} else {
 		var err error
-		if labels, err = tf.success.LabelSet(st.tuple.TupleLabelValues...); err != nil {
+		values := st.tuple.TupleLabelValues
+		if labels, err = tf.success.LabelSet(values...); err != nil {
 			return
 		}
+		if b, ok := tf.success.AppendLabelSet(nil, values); ok && string(b) == labels {
+			labels, has = "", renderLabels
+		}
 	}
-	var has infoBits
 	// A tuple never asked has no last refresh to say anything of: it
 	// has no query_success until its first one ends (a fill of thousands
 	// of series is not an outage).
@@ -255,12 +266,19 @@ func (st *tupleState) buildInfo(tf *tupleFamilies) {
 }
 
 // appendTo appends the per-tuple families' samples, in their order; the
-// families share their label names, so the label set is every sample's.
-func (in *tupleInfo) appendTo(out []exposition.Sample) []exposition.Sample {
+// families share their label names, so the label set is every sample's,
+// rendered from values (the tuple's label values) with renderLabels, in
+// scratch.
+func (in *tupleInfo) appendTo(out []exposition.Sample, values []string, scratch *[]byte) []exposition.Sample {
 	if in == nil {
 		return out
 	}
-	add := func(f *exposition.Family, v float64) { out = append(out, f.WithLabelSet(in.labels, v)) }
+	labels := in.labels
+	if in.has&renderLabels != 0 {
+		*scratch, _ = in.tf.success.AppendLabelSet((*scratch)[:0], values)
+		labels = string(*scratch)
+	}
+	add := func(f *exposition.Family, v float64) { out = append(out, f.WithLabelSet(labels, v)) }
 	if in.has&hasSuccess != 0 {
 		ok := 0.0
 		if in.has&wasOK != 0 {
@@ -288,11 +306,11 @@ func (in *tupleInfo) appendTo(out []exposition.Sample) []exposition.Sample {
 
 // emit appends the tuple's metrics: values while they may be served, and
 // the per-tuple families always.
-func (v *tupleView) emit(out []exposition.Sample, now time.Time, maxStaleness time.Duration) []exposition.Sample {
+func (v *tupleView) emit(out []exposition.Sample, now time.Time, maxStaleness time.Duration, scratch *[]byte) []exposition.Sample {
 	if showValues(v.values, v.ok, v.failingSince.Time(), now, maxStaleness) {
 		out = append(out, v.values...)
 	}
-	return v.info.appendTo(out)
+	return v.info.appendTo(out, v.tuple.TupleLabelValues, scratch)
 }
 
 // refused says whether the view has the sample of query_refused.

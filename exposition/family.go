@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -36,6 +37,11 @@ type Family struct {
 	typ              dto.MetricType
 	labels           string // comma-joined label names
 	desc             *prometheus.Desc
+	// names are the label names, sorted their order in a series' line
+	// (the client library sorts them), nil when one is not a plain name
+	// (AppendLabelSet).
+	names  []string
+	sorted []int
 }
 
 // Sample is one series of a family: its label set as the exposition
@@ -127,7 +133,73 @@ func (fs *Families) get(owner string, f *config.Field, labelNames []string) (*Fa
 // given), of the base unit its name ends in (seconds, bytes) if any.
 func NewFamily(name, help string, typ dto.MetricType, labelNames []string) *Family {
 	return &Family{name: name, help: help, typ: typ, labels: strings.Join(labelNames, ","),
-		desc: prometheus.NewDesc(name, help, labelNames, nil), unit: baseUnit(name, typ)}
+		desc: prometheus.NewDesc(name, help, labelNames, nil), unit: baseUnit(name, typ),
+		names: labelNames, sorted: plainOrder(labelNames)}
+}
+
+// plainOrder is the order of the label names as the client library
+// writes them, sorted; nil when one of them is not a plain name
+// ([a-zA-Z_][a-zA-Z0-9_]*), which it would write quoted.
+func plainOrder(names []string) []int {
+	order := make([]int, len(names))
+	for i, n := range names {
+		if !plainName(n) {
+			return nil
+		}
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(names[a], names[b]) })
+	return order
+}
+
+func plainName(n string) bool {
+	for i, c := range []byte(n) {
+		if !(c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || i > 0 && '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return n != ""
+}
+
+// AppendLabelSet appends the label set LabelSet renders for these label
+// values, without the client library: a scrape renders it where keeping
+// it rendered would cost a tuple's memory. ok is false where it cannot
+// (a label name that is not plain, a value that is not UTF-8, a count of
+// values that is not the family's): LabelSet then says what the client
+// library does of them.
+func (f *Family) AppendLabelSet(b []byte, values []string) (_ []byte, ok bool) {
+	if f.sorted == nil || len(values) != len(f.sorted) {
+		return b, false
+	}
+	names := f.names
+	sep := byte('{')
+	for _, i := range f.sorted {
+		v := values[i]
+		if v == "" {
+			continue // left out, as metric leaves it
+		}
+		if !utf8.ValidString(v) {
+			return b, false
+		}
+		b = append(append(append(b, sep), names[i]...), '=', '"')
+		for j := 0; j < len(v); j++ {
+			switch c := v[j]; c {
+			case '\\':
+				b = append(b, '\\', '\\')
+			case '"':
+				b = append(b, '\\', '"')
+			case '\n':
+				b = append(b, '\\', 'n')
+			default:
+				b = append(b, c)
+			}
+		}
+		b, sep = append(b, '"'), ','
+	}
+	if sep == ',' {
+		b = append(b, '}')
+	}
+	return b, true
 }
 
 // baseUnit is the base unit a family's name ends in, as Prometheus names

@@ -82,3 +82,43 @@ func TestLabelSetIsTheSamplesLabelSet(t *testing.T) {
 		t.Error("one label value of two was rendered")
 	}
 }
+
+// AppendLabelSet renders, without the client library, the label set
+// LabelSet renders with it, for label names given in any order and
+// values that need escaping, are empty or are random bytes; where it
+// cannot (a name the library quotes, a value that is not UTF-8, a count
+// of values that is not the family's) it says so.
+func TestAppendLabelSetIsLabelSet(t *testing.T) {
+	fams := []*Family{
+		NewFamily("onchain_x", "x", dto.MetricType_GAUGE, []string{"window", "api", "asset", "endpoint", "_b", "A9"}),
+		NewFamily("onchain_y", "y", dto.MetricType_GAUGE, []string{"a"}),
+		NewFamily("onchain_z", "z", dto.MetricType_GAUGE, nil),
+	}
+	pieces := []string{"", "btc", `"`, `\`, "\n", "ünï", "\xff", "\t", "}", ",", "=", "\u202e"}
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, f := range fams {
+		for range 5000 {
+			lv := make([]string, len(f.names))
+			for i := range lv {
+				for range r.IntN(4) {
+					lv[i] += pieces[r.IntN(len(pieces))]
+				}
+			}
+			want, err := f.LabelSet(lv...)
+			got, ok := f.AppendLabelSet([]byte("kept"), lv)
+			switch {
+			case err != nil && ok:
+				t.Fatalf("%s %q: rendered %q, the library refuses: %v", f.name, lv, got, err)
+			case err == nil && (!ok || string(got) != "kept"+want):
+				t.Fatalf("%s %q: %q (%v), the library's %q", f.name, lv, got, ok, want)
+			}
+		}
+	}
+	quoted := NewFamily("onchain_q", "q", dto.MetricType_GAUGE, []string{"api", "end.point"})
+	if got, ok := quoted.AppendLabelSet(nil, []string{"data", "/p"}); ok {
+		t.Errorf("a label name the library quotes: %q", got)
+	}
+	if got, ok := fams[0].AppendLabelSet(nil, []string{"data"}); ok {
+		t.Errorf("one label value of six: %q", got)
+	}
+}
