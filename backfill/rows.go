@@ -65,7 +65,7 @@ func newTupleSeries(cfg *config.Config, t *config.Tuple, extra []Label, claims *
 // would refuse it (the reason goes to problems once).
 func (ts *tupleSeries) sample(s decode.Sample) int {
 	for _, fs := range ts.byField[s.Field.Name] {
-		if slices.Equal(fs.names, s.ExtraNames) && slices.Equal(fs.values, s.ExtraValues) {
+		if slices.Equal(fs.names, s.ExtraNames()) && slices.Equal(fs.values, s.ExtraValues()) {
 			return fs.idx
 		}
 	}
@@ -81,7 +81,7 @@ func (ts *tupleSeries) sample(s decode.Sample) int {
 	if err != nil {
 		ts.problems = append(ts.problems, err.Error())
 	}
-	ts.byField[s.Field.Name] = append(ts.byField[s.Field.Name], fieldSeries{names: s.ExtraNames, values: s.ExtraValues, idx: idx})
+	ts.byField[s.Field.Name] = append(ts.byField[s.Field.Name], fieldSeries{names: s.ExtraNames(), values: s.ExtraValues(), idx: idx})
 	return idx
 }
 

@@ -2,6 +2,7 @@ package collector
 
 import (
 	"fmt"
+	"hash/fnv"
 	"strconv"
 	"strings"
 	"time"
@@ -105,9 +106,9 @@ type cell struct {
 	Tuple
 	// values are the series built from Samples, ready to serve.
 	values []exposition.Sample
-	// logged is the last error logged (each is logged once);
-	// deprecatedLog says the deprecation was logged.
-	logged        string
+	// logged is the last error logged, as loggedKey (each is logged
+	// once); deprecatedLog says the deprecation was logged.
+	logged        uint32
 	deprecatedLog bool
 	// fallback says its refresh is this member's own because the unit's
 	// owner's row did not come (cluster.go).
@@ -188,9 +189,21 @@ type effects struct {
 
 // log adds a line, at warn the first time the tuple says it.
 func (fx *effects) log(s *cell, msg, err string) {
-	key := msg + "\x00" + err
+	key := loggedKey(msg, err)
 	fx.logs = append(fx.logs, logLine{warn: s.logged != key, msg: msg, err: err})
 	s.logged = key
+}
+
+// loggedKey is a line's message and error as cell.logged keeps them: a
+// 32-bit FNV-1a hash, 4 bytes a tuple where the text was 16 and its
+// bytes (a tupleState of 288 bytes, not 320). A new line of the same
+// hash as the last would be logged at debug, not warn: once in 2^32.
+func loggedKey(msg, err string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(msg))
+	h.Write([]byte{0})
+	h.Write([]byte(err))
+	return h.Sum32()
 }
 
 // step is the transition: the tuple's state s and an event in, the new
@@ -228,7 +241,7 @@ func step(d door, s cell, ev event) (cell, effects) {
 			if s.FailingSince.IsZero() {
 				s.FailingSince = schedule.InstantOf(d.now)
 			}
-			s.logged = refusedLog + "\x00" + ev.err.Error() // logged once for the key
+			s.logged = loggedKey(refusedLog, ev.err.Error()) // logged once for the key
 			fx.filled, fx.send = true, true
 			d.plan(&s, &fx, schedule.Outcome{Err: failure(ev.err)})
 			return s, fx
@@ -379,7 +392,7 @@ func succeeded(d door, s cell, n Tuple, values []exposition.Sample, fx effects, 
 	prevNewest := s.Newest
 	n.OK, n.LastCode, n.Failures = true, "", 0
 	n.FailingSince = 0
-	s.Tuple, s.values, s.logged = n, values, ""
+	s.Tuple, s.values, s.logged = n, values, 0
 	fx.samplesChanged, fx.filled = true, true
 	if s.Deprecated && !s.deprecatedLog {
 		s.deprecatedLog = true

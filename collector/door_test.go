@@ -114,7 +114,7 @@ func TestDoor(t *testing.T) {
 			nil, want{ok: true, value: 6, next: now, refused: "invalid", noPub: true}},
 		{"a peer's row with a label its field does not have", had, learned, event{kind: evPeerRow,
 			row: peer(func(r *Tuple) {
-				r.Samples = []decode.Sample{{Field: field, Value: 1, ExtraNames: []string{"x"}, ExtraValues: []string{"y"}}}
+				r.Samples = []decode.Sample{{Field: field, Value: 1, Extra: &decode.Extra{Names: []string{"x"}, Values: []string{"y"}}}}
 			}), fromOwner: true},
 			nil, want{ok: true, value: 6, next: now, refused: "invalid", noPub: true}},
 		{"a saved entry", cell{}, schedule.Known{Fresh: true}, event{kind: evSaved, row: &had.Tuple},

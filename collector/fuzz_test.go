@@ -125,10 +125,10 @@ func FuzzDecode(f *testing.F) {
 			if math.IsNaN(s.Value) || math.IsInf(s.Value, 0) {
 				t.Fatalf("non-finite sample %v of %s", s.Value, s.Field.Name)
 			}
-			if len(s.ExtraNames) != len(s.ExtraValues) {
-				t.Fatalf("labels %v for values %v", s.ExtraNames, s.ExtraValues)
+			if len(s.ExtraNames()) != len(s.ExtraValues()) {
+				t.Fatalf("labels %v for values %v", s.ExtraNames(), s.ExtraValues())
 			}
-			for _, v := range s.ExtraValues {
+			for _, v := range s.ExtraValues() {
 				if !utf8.ValidString(v) {
 					t.Fatalf("label value %q is not UTF-8", v)
 				}

@@ -103,7 +103,7 @@ func changed(a, b []decode.Sample) bool {
 		return true
 	}
 	for i := range a {
-		if a[i].Value != b[i].Value || a[i].Field.Name != b[i].Field.Name || !slices.Equal(a[i].ExtraValues, b[i].ExtraValues) {
+		if a[i].Value != b[i].Value || a[i].Field.Name != b[i].Field.Name || !slices.Equal(a[i].ExtraValues(), b[i].ExtraValues()) {
 			return true
 		}
 	}

@@ -13,7 +13,7 @@ func TestStateSizes(t *testing.T) {
 		name      string
 		size, max uintptr
 	}{
-		{"tupleState", unsafe.Sizeof(tupleState{}), 320},
+		{"tupleState", unsafe.Sizeof(tupleState{}), 288},
 		{"tupleView", unsafe.Sizeof(tupleView{}), 128},
 		{"pageNotes", unsafe.Sizeof(pageNotes{}), 64},
 		{"tupleInfo", unsafe.Sizeof(tupleInfo{}), 64},

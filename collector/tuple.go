@@ -26,10 +26,6 @@ type Tuple struct {
 	RowTime  schedule.Instant `json:"row_time"` // row time of the values
 	Newest   schedule.Instant `json:"newest"`   // newest row seen
 	Interval time.Duration    `json:"interval,omitempty"`
-	// Weekdays are the UTC weekdays rows were seen on (bit i:
-	// time.Weekday i) since Since, the oldest row seen: a series without
-	// a window learns which days it has no rows on (trading days).
-	Weekdays uint8            `json:"weekdays,omitempty"`
 	Since    schedule.Instant `json:"since,omitzero"`
 	// Changed is when the values of an answer without times were last
 	// seen to change, as estimated: between the last poll that did not
@@ -37,6 +33,11 @@ type Tuple struct {
 	Changed    schedule.Instant `json:"changed,omitzero"`
 	Block      *float64         `json:"block,omitempty"` // block height of the newest row
 	Deprecated bool             `json:"deprecated,omitempty"`
+	// Weekdays are the UTC weekdays rows were seen on (bit i:
+	// time.Weekday i) since Since, the oldest row seen: a series without
+	// a window learns which days it has no rows on (trading days).
+	// Beside Deprecated and OK, so that the three share a word.
+	Weekdays uint8 `json:"weekdays,omitempty"`
 
 	OK           bool             `json:"ok"` // the last refresh succeeded
 	LastCode     string           `json:"last_code,omitempty"`

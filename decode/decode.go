@@ -17,10 +17,38 @@ import (
 // field it came from (family, scale, constant labels), the labels read
 // from the row (and the key label), and the value, scaled.
 type Sample struct {
-	Field       *config.Field
-	ExtraNames  []string // row labels, constant labels, key label
-	ExtraValues []string
-	Value       float64
+	Field *config.Field
+	// Extra are its labels of its own (row labels, constant labels, key
+	// label), nil for none: a sample without them, most, is 24 bytes.
+	Extra *Extra
+	Value float64
+}
+
+// Extra are a sample's labels of its own, names and values in one order.
+type Extra struct{ Names, Values []string }
+
+// ExtraOf is names and values as a sample's Extra: nil for none.
+func ExtraOf(names, values []string) *Extra {
+	if len(names) == 0 && len(values) == 0 {
+		return nil
+	}
+	return &Extra{names, values}
+}
+
+// ExtraNames are the names of the sample's labels of its own.
+func (s Sample) ExtraNames() []string {
+	if s.Extra == nil {
+		return nil
+	}
+	return s.Extra.Names
+}
+
+// ExtraValues are the values of the sample's labels of its own.
+func (s Sample) ExtraValues() []string {
+	if s.Extra == nil {
+		return nil
+	}
+	return s.Extra.Values
 }
 
 // Answer is what one answer says about a tuple.
@@ -387,18 +415,18 @@ func (d *reading) problem(msg string) {
 }
 
 func newSample(f *config.Field, t *config.Tuple, rowLabels []string, v float64, keyLabel, key string) Sample {
-	s := Sample{Field: f, Value: v * f.Scale}
-	s.ExtraNames = append(s.ExtraNames, t.LabelFields()...)
-	s.ExtraValues = append(s.ExtraValues, rowLabels...)
+	var names, values []string
+	names = append(names, t.LabelFields()...)
+	values = append(values, rowLabels...)
 	for _, k := range slices.Sorted(maps.Keys(f.Labels)) {
-		s.ExtraNames = append(s.ExtraNames, k)
-		s.ExtraValues = append(s.ExtraValues, f.Labels[k])
+		names = append(names, k)
+		values = append(values, f.Labels[k])
 	}
 	if keyLabel != "" {
-		s.ExtraNames = append(s.ExtraNames, keyLabel)
-		s.ExtraValues = append(s.ExtraValues, key)
+		names = append(names, keyLabel)
+		values = append(values, key)
 	}
-	return s
+	return Sample{Field: f, Extra: ExtraOf(names, values), Value: v * f.Scale}
 }
 
 func describe(v any) string {

@@ -55,7 +55,7 @@ func decode(body []byte, t *config.Tuple, up shapeSource) (*Answer, error) {
 func values(d *Answer) map[string]float64 {
 	out := map[string]float64{}
 	for _, s := range d.Samples {
-		out[s.Field.Name+"{"+strings.Join(s.ExtraValues, ",")+"}"] = s.Value
+		out[s.Field.Name+"{"+strings.Join(s.ExtraValues(), ",")+"}"] = s.Value
 	}
 	return out
 }

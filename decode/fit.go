@@ -70,15 +70,15 @@ func Fit(t *config.Tuple, samples []Sample) error {
 // give (newSample), or nil.
 func fitLabels(t *config.Tuple, f *config.Field, x *Sample) error {
 	names := append(slices.Clone(t.LabelFields()), slices.Sorted(maps.Keys(f.Labels))...)
-	keyed := f.KeyLabel != "" && len(x.ExtraNames) == len(names)+1
+	keyed := f.KeyLabel != "" && len(x.ExtraNames()) == len(names)+1
 	if keyed {
 		names = append(names, f.KeyLabel)
 	}
-	if !slices.Equal(x.ExtraNames, names) || len(x.ExtraValues) != len(names) {
-		return fmt.Errorf("labels %q are not %q", text.Clip(strings.Join(x.ExtraNames, ","), 128, "…"), strings.Join(names, ","))
+	if !slices.Equal(x.ExtraNames(), names) || len(x.ExtraValues()) != len(names) {
+		return fmt.Errorf("labels %q are not %q", text.Clip(strings.Join(x.ExtraNames(), ","), 128, "…"), strings.Join(names, ","))
 	}
 	for i, k := range names[len(t.LabelFields()) : len(names)-boolInt(keyed)] {
-		if v := x.ExtraValues[len(t.LabelFields())+i]; v != f.Labels[k] {
+		if v := x.ExtraValues()[len(t.LabelFields())+i]; v != f.Labels[k] {
 			return fmt.Errorf("label %s is %q, not %q", k, text.Clip(v, 64, "…"), f.Labels[k])
 		}
 	}
@@ -138,7 +138,7 @@ type Wire struct {
 func ToWire(t *config.Tuple, samples []Sample) []Wire {
 	out := make([]Wire, 0, len(samples))
 	for _, x := range samples {
-		w := Wire{L: x.ExtraValues, V: x.Value}
+		w := Wire{L: x.ExtraValues(), V: x.Value}
 		for k, f := range t.Fields {
 			if f == x.Field {
 				w.F = k
@@ -204,7 +204,7 @@ func FromWire(t *config.Tuple, ws []Wire) ([]Sample, bool) {
 		if f.KeyLabel != "" && len(w.L) == len(names)+1 {
 			names = append(names, f.KeyLabel)
 		}
-		out = append(out, Sample{Field: f, ExtraNames: names, ExtraValues: w.L, Value: w.V})
+		out = append(out, Sample{Field: f, Extra: ExtraOf(names, w.L), Value: w.V})
 	}
 	return out, true
 }

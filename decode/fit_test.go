@@ -47,7 +47,8 @@ func TestFitIsTheInverseOfDecode(t *testing.T) {
 	}
 
 	relabelled := slices.Clone(d.Samples)
-	relabelled[0].ExtraValues = append(slices.Clone(relabelled[0].ExtraValues[:len(relabelled[0].ExtraValues)-1]), "rebrand")
+	x := relabelled[0].ExtraValues()
+	relabelled[0].Extra = ExtraOf(relabelled[0].ExtraNames(), append(slices.Clone(x[:len(x)-1]), "rebrand"))
 	if err := Fit(tp, relabelled); err == nil || !strings.Contains(err.Error(), `"rebrand"`) {
 		t.Errorf("a label its field does not give: %v", err)
 	}

@@ -22,7 +22,7 @@ type savedSample struct {
 }
 
 func (s Sample) MarshalJSON() ([]byte, error) {
-	return json.Marshal(savedSample{Field: *s.Field, Names: s.ExtraNames, Values: s.ExtraValues,
+	return json.Marshal(savedSample{Field: *s.Field, Names: s.ExtraNames(), Values: s.ExtraValues(),
 		Value: strconv.FormatFloat(s.Value, 'g', -1, 64)})
 }
 
@@ -38,6 +38,6 @@ func (s *Sample) UnmarshalJSON(data []byte) error {
 	if err != nil {
 		return errors.New("a sample's value is not a number")
 	}
-	*s = Sample{Field: &v.Field, ExtraNames: v.Names, ExtraValues: v.Values, Value: x}
+	*s = Sample{Field: &v.Field, Extra: ExtraOf(v.Names, v.Values), Value: x}
 	return nil
 }

@@ -274,7 +274,7 @@ consensus:
 	}
 	handles := map[string]bool{}
 	for _, s := range d.Samples {
-		handles[strings.Join(s.ExtraValues, ",")] = true
+		handles[strings.Join(s.ExtraValues(), ",")] = true
 	}
 	if len(handles) != 10 || !handles["h0000"] || !handles["h0009"] || d.Over == "" {
 		t.Errorf("%d handles served (%v), over %q; want the first 10 and a warning", len(handles), handles, d.Over)

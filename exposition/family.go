@@ -314,7 +314,7 @@ func (fs *Families) Build(t *config.Tuple, samples []decode.Sample) ([]Sample, [
 			problems = append(problems, err.Error())
 			continue
 		}
-		id := s.Field.Name + "\xff" + strings.Join(s.ExtraValues, "\xff")
+		id := s.Field.Name + "\xff" + strings.Join(s.ExtraValues(), "\xff")
 		if seen[id] {
 			problems = append(problems, fmt.Sprintf("two fields give family onchain_%s the same labels; the second is dropped", s.Field.Name))
 			continue

@@ -45,12 +45,12 @@ func valuesOf(samples []decode.Sample) []Value {
 		if v.Unit == "" {
 			v.Unit = s.Field.Unit
 		}
-		for i, n := range s.ExtraNames {
-			if i < len(s.ExtraValues) {
+		for i, n := range s.ExtraNames() {
+			if i < len(s.ExtraValues()) {
 				if v.Labels == nil {
 					v.Labels = map[string]string{}
 				}
-				v.Labels[n] = outside(s.ExtraValues[i])
+				v.Labels[n] = outside(s.ExtraValues()[i])
 			}
 		}
 		out = append(out, v)

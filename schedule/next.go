@@ -78,21 +78,24 @@ func (s Series) sameRow(found, expected time.Time) bool {
 // Poll is a tuple's next poll: what the schedule keeps of it between
 // refreshes, saved with the tuple's cache.
 type Poll struct {
-	Next    Instant       `json:"next"`    // when a refresh is due
+	Next Instant       `json:"next"` // when a refresh is due
+	Due  time.Duration `json:"due"`  // offset from the next row's start of its first poll
+	// Polls that missed the next row after it was due, and the offset
+	// from the next row's start of the last of them.
+	Polls  int           `json:"polls"`
+	Missed time.Duration `json:"missed"`
+	// Spacing is the spacing the poll was set for, for a series without a
+	// window: a poll set for another spacing is dropped (respaced).
+	Spacing time.Duration `json:"spacing,omitempty"`
 	Planned bool          `json:"planned"` // Due holds the first poll of the next row
-	Due     time.Duration `json:"due"`     // offset from the next row's start of its first poll
 	Probing bool          `json:"probing"` // that first poll is a probe, earlier than the estimate
 	// Following: the series waits for its key's leader to find the row;
 	// Due is then a fallback.
 	Following bool `json:"following,omitempty"`
 	// Why is why Next is when it is: the policy's reason, given with its
 	// decision, for the page to say (never derived again elsewhere).
-	Why    Why           `json:"why,omitempty"`
-	Polls  int           `json:"polls"`  // polls that missed the next row after it was due
-	Missed time.Duration `json:"missed"` // offset from the next row's start of the last of them
-	// Spacing is the spacing the poll was set for, for a series without a
-	// window: a poll set for another spacing is dropped (respaced).
-	Spacing time.Duration `json:"spacing,omitempty"`
+	// The small fields last: 48 bytes, not 56.
+	Why Why `json:"why,omitempty"`
 }
 
 // Why is the reason of a poll's Next.

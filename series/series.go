@@ -91,10 +91,10 @@ func unitOf(name, typ, unit string) string {
 // the tuple's labels, then those the sample carries (row labels, constant
 // labels, the key label). The slices are new: a caller may append to them.
 func Labels(t *config.Tuple, s decode.Sample) (names, values []string) {
-	names = make([]string, 0, len(t.LabelNames())+len(s.ExtraNames))
-	names = append(append(names, t.LabelNames()...), s.ExtraNames...)
+	names = make([]string, 0, len(t.LabelNames())+len(s.ExtraNames()))
+	names = append(append(names, t.LabelNames()...), s.ExtraNames()...)
 	values = make([]string, 0, len(names))
-	values = append(append(values, t.LabelValues...), s.ExtraValues...)
+	values = append(append(values, t.LabelValues...), s.ExtraValues()...)
 	return names, values
 }
 
