@@ -189,7 +189,7 @@ func (c *apiCollector) Collect(ctx context.Context) ([]exposition.Sample, bool) 
 		out = tv.emit(out, now, v.api.MaxStaleness, &scratch)
 		excess.add(tv, now)
 		rowsDue.add(tv)
-		if !tv.inflight && !tv.next.Time().After(now) {
+		if !st.running.Load() && !tv.next.Time().After(now) {
 			due++
 		}
 		if !tv.asked {
@@ -266,6 +266,7 @@ func (c *apiCollector) refresh(st *tupleState, r refreshRun) {
 	default:
 		c.handleLocked(st, refreshEvent(start, d, err))
 	}
+	st.running.Store(false) // published by the outcome, if any
 	// The plan changed: followers may be due, a slot is free.
 	c.wakes.Add(1)
 	c.settled.Broadcast()

@@ -176,7 +176,7 @@ func (c *apiCollector) dispatch() {
 func (c *apiCollector) startLocked(st *tupleState, turn *upstream.Turn) {
 	c.running++
 	st.inflight = true
-	c.publishLocked(st)
+	st.running.Store(true) // no view of its own: a view a refresh, not two
 	c.wg.Add(1)
 	go c.refresh(st, refreshRun{tuple: st.tuple, api: c.api, up: c.up, turn: turn})
 }

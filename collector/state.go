@@ -40,6 +40,10 @@ type tupleState struct {
 	// first: the tuple has never been refreshed; scrapes wait for its
 	// first refresh, within their deadline.
 	first bool
+	// running is inflight as scrapes and the page read it, without the
+	// lock: set when a refresh starts, cleared when its outcome is
+	// published. A refresh that starts publishes no view of its own.
+	running atomic.Bool
 	// slot is its place in the API's queue (-1: not queued), order its
 	// place in the configuration (max_tuples bounds both).
 	slot, order int32
@@ -66,7 +70,6 @@ type tupleView struct {
 	ok           bool // the last refresh succeeded
 	attempted    bool // a refresh has ended (LastAttempt is set)
 	asked        bool // its first fill is over (tupleState.asked)
-	inflight     bool
 	deprecated   bool
 	why          schedule.Why // why next is then, as the policy said
 	failingSince schedule.Instant
@@ -114,7 +117,7 @@ func (st *tupleState) lastError() string {
 // garbage among the tuples' views).
 func (c *apiCollector) publishLocked(st *tupleState) {
 	v := tupleView{tuple: st.tuple, values: st.values, info: st.info, ok: st.OK, attempted: !st.LastAttempt.IsZero(), asked: st.asked(),
-		failingSince: st.FailingSince, next: st.Next, why: st.Why, inflight: st.inflight,
+		failingSince: st.FailingSince, next: st.Next, why: st.Why,
 		newest: st.Newest, deprecated: st.Deprecated,
 		samples: st.Samples, page: st.page}
 	if w := rowWindow(st); w > 0 && st.tuple.CacheTTL == 0 {
@@ -126,6 +129,7 @@ func (c *apiCollector) publishLocked(st *tupleState) {
 			}
 		}
 	}
+	defer st.running.Store(st.inflight) // after the view: an outcome is served before its refresh ends
 	if old := st.view.Load(); old != nil && sameView(old, &v) {
 		return
 	}
@@ -141,7 +145,7 @@ func sameView(a, b *tupleView) bool {
 		return len(x) == len(y) && unsafe.SliceData(x) == unsafe.SliceData(y)
 	}
 	return a.tuple == b.tuple && same(a.values, b.values) && a.info == b.info &&
-		a.ok == b.ok && a.attempted == b.attempted && a.asked == b.asked && a.inflight == b.inflight && a.deprecated == b.deprecated &&
+		a.ok == b.ok && a.attempted == b.attempted && a.asked == b.asked && a.deprecated == b.deprecated &&
 		a.failingSince == b.failingSince && a.next == b.next && a.why == b.why && a.w == b.w && a.newest == b.newest && a.earliest == b.earliest &&
 		a.dueOffset == b.dueOffset && len(a.samples) == len(b.samples) && unsafe.SliceData(a.samples) == unsafe.SliceData(b.samples) &&
 		a.page == b.page

@@ -91,7 +91,7 @@ func seriesOf(st *tupleState, t *config.Tuple, api *config.API, now time.Time) (
 	if tv.page != nil {
 		notes, points = *tv.page, &tv.page.points // never written
 	}
-	return published.Series{Tuple: t, OK: tv.ok, Attempted: tv.attempted, InFlight: tv.inflight,
+	return published.Series{Tuple: t, OK: tv.ok, Attempted: tv.attempted, InFlight: st.running.Load(),
 		Served: showValues(tv.values, tv.ok, tv.failingSince.Time(), now, api.MaxStaleness), Deprecated: tv.deprecated,
 		FailingSince: tv.failingSince.Time(), Next: tv.next.Time(), Why: tv.why, Newest: tv.newest.Time(), Spacing: tv.w, Earliest: tv.earliest,
 		Refused: tv.refused(), Unit: delayKey(tv.tuple), Answers: notes.answers, LastError: notes.lastError,
