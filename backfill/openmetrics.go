@@ -34,12 +34,16 @@ type openMetrics struct {
 	replace  bool
 	fams     map[string]*famPart
 	logger   log.Logger
+	// w buffers the writes to cur, the part of the series being written:
+	// one buffer for all the parts (a series is written whole, one at a
+	// time), where one a family held 64 KiB for each of a thousand.
+	w   *bufio.Writer
+	cur *famPart
 }
 
 type famPart struct {
 	fam  series.Family
 	f    *os.File
-	w    *bufio.Writer
 	size int64 // bytes written, flushed or not
 }
 
@@ -78,9 +82,37 @@ func (o *openMetrics) open(f series.Family, flag int) (*famPart, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &famPart{fam: f, f: file, w: bufio.NewWriterSize(file, 64<<10)}
+	p := &famPart{fam: f, f: file}
 	o.fams[f.Name] = p
 	return p, nil
+}
+
+// to makes p the part the buffer writes to, what it holds of the part
+// before written out.
+func (o *openMetrics) to(p *famPart) error {
+	if o.cur == p {
+		return nil
+	}
+	if err := o.flush(); err != nil {
+		return err
+	}
+	if o.w == nil {
+		o.w = bufio.NewWriterSize(p.f, 64<<10)
+	}
+	o.w.Reset(p.f)
+	o.cur = p
+	return nil
+}
+
+// flush writes out what the buffer holds of the current part.
+func (o *openMetrics) flush() error {
+	if o.cur == nil {
+		return nil
+	}
+	if err := o.w.Flush(); err != nil {
+		return fmt.Errorf("%s: %w", o.cur.f.Name(), err)
+	}
+	return nil
 }
 
 func (o *openMetrics) series(def *seriesDef, each func(add func(ms int64, v float64) error) error) error {
@@ -91,6 +123,9 @@ func (o *openMetrics) series(def *seriesDef, each func(add func(ms int64, v floa
 			return err
 		}
 	}
+	if err := o.to(p); err != nil {
+		return err
+	}
 	prefix := def.text + " "
 	buf := make([]byte, 0, 128)
 	return each(func(ms int64, v float64) error {
@@ -99,7 +134,7 @@ func (o *openMetrics) series(def *seriesDef, each func(add func(ms int64, v floa
 		buf = append(buf, ' ')
 		buf = appendTimestamp(buf, ms)
 		buf = append(buf, '\n')
-		n, err := p.w.Write(buf)
+		n, err := o.w.Write(buf)
 		p.size += int64(n)
 		return err
 	})
@@ -108,11 +143,11 @@ func (o *openMetrics) series(def *seriesDef, each func(add func(ms int64, v floa
 // commit flushes every part and returns their lengths for the progress
 // file: what is recorded is on disk.
 func (o *openMetrics) commit() (map[string]int64, error) {
+	if err := o.flush(); err != nil {
+		return nil, err
+	}
 	sizes := make(map[string]int64, len(o.fams))
 	for name, p := range o.fams {
-		if err := p.w.Flush(); err != nil {
-			return nil, fmt.Errorf("%s: %w", p.f.Name(), err)
-		}
 		sizes[name] = p.size
 	}
 	return sizes, nil
@@ -122,10 +157,8 @@ func (o *openMetrics) commit() (map[string]int64, error) {
 // the parts; a run that did not write everything, or could not put the
 // output where it was asked, leaves them for the next.
 func (o *openMetrics) finish(complete bool) error {
-	for _, p := range o.fams {
-		if err := p.w.Flush(); err != nil {
-			return err
-		}
+	if err := o.flush(); err != nil {
+		return err
 	}
 	defer func() {
 		for _, p := range o.fams {
