@@ -274,8 +274,8 @@ func (st *tupleState) buildInfo(tf *tupleFamilies) {
 // rendered from values (the tuple's label values) with renderLabels, in
 // scratch.
 func (in *tupleInfo) appendTo(out []exposition.Sample, values []string, scratch *[]byte) []exposition.Sample {
-	if in == nil {
-		return out
+	if in == nil || in.has&^renderLabels == 0 {
+		return out // none: nothing to render
 	}
 	labels := in.labels
 	if in.has&renderLabels != 0 {

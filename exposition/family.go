@@ -37,9 +37,9 @@ type Family struct {
 	typ              dto.MetricType
 	labels           string // comma-joined label names
 	desc             *prometheus.Desc
-	// names are the label names, sorted their order in a series' line
-	// (the client library sorts them), nil when one is not a plain name
-	// (AppendLabelSet).
+	// names are the label names as given; sorted is their order in a
+	// series' line (the client library sorts them), nil when one is not
+	// a plain name (AppendLabelSet).
 	names  []string
 	sorted []int
 }
@@ -134,7 +134,7 @@ func (fs *Families) get(owner string, f *config.Field, labelNames []string) (*Fa
 func NewFamily(name, help string, typ dto.MetricType, labelNames []string) *Family {
 	return &Family{name: name, help: help, typ: typ, labels: strings.Join(labelNames, ","),
 		desc: prometheus.NewDesc(name, help, labelNames, nil), unit: baseUnit(name, typ),
-		names: labelNames, sorted: plainOrder(labelNames)}
+		names: slices.Clone(labelNames), sorted: plainOrder(labelNames)}
 }
 
 // plainOrder is the order of the label names as the client library
