@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/prometheus/common/expfmt"
@@ -114,7 +115,7 @@ func FuzzDecode(f *testing.F) {
 		if err != nil {
 			return
 		}
-		d, err := decode.Latest(root, tp, upstream.DefaultRows(tp.API))
+		d, err := decode.LatestAt(root, tp, upstream.DefaultRows(tp.API), time.Time{})
 		if err != nil {
 			if d != nil {
 				t.Fatal("decode returned both a result and an error")

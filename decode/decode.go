@@ -99,22 +99,6 @@ type row struct {
 	time time.Time
 }
 
-// Latest reads the rows of a parsed answer (Parse) and takes, per field
-// (and per combination of label fields), the newest non-null value. Rows
-// are ordered by their time key, not by their position: the API serves
-// them latest first, and a payload that does not is read just as well.
-// Where the rows and their time are is found in the answer (FindRows and
-// FindTimeKey) unless the entry pins it (rows:, time_key:); defaultRows
-// is where the API keeps them by its documentation.
-func Latest(root any, t *config.Tuple, defaultRows string) (*Answer, error) {
-	rows, d, err := readRows(root, t, defaultRows, time.Time{})
-	if err != nil {
-		return nil, err
-	}
-	d.collect(rows, t, d.labels, d.timeKey)
-	return &d.Answer, nil
-}
-
 // reading is an answer being read: the Answer and what the rows' reading
 // found on the way.
 type reading struct {

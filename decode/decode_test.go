@@ -43,7 +43,7 @@ func decode(body []byte, t *config.Tuple, up shapeSource) (*Answer, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := Latest(root, t, up.DefaultRows())
+	d, err := LatestAt(root, t, up.DefaultRows(), time.Time{})
 	if err == nil && d.HasShape {
 		if l, ok := up.(*shapeLog); ok {
 			l.shapes = append(l.shapes, d.Shape)

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 )
@@ -33,7 +34,7 @@ func BenchmarkFieldBomb(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		d, err := Latest(root, tp, "result.data")
+		d, err := LatestAt(root, tp, "result.data", time.Time{})
 		if err != nil || len(d.Samples) == 0 {
 			b.Fatal(err)
 		}
@@ -85,7 +86,7 @@ func TestFieldBombBounded(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	if _, err := Latest(root, tp, "result.data"); err != nil {
+	if _, err := LatestAt(root, tp, "result.data", time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	runtime.ReadMemStats(&after)

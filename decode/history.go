@@ -16,10 +16,10 @@ type Row struct {
 }
 
 // History reads every row of a parsed answer, oldest first, each with
-// the samples Latest would have taken from it: the same fields, names,
+// the samples LatestAt would have taken from it: the same fields, names,
 // scales and labels. Rows without a time are left out (a history needs
 // one), as are rows that give no value. Problems are the bad values
-// skipped, as Latest reports them.
+// skipped, as LatestAt reports them.
 func History(root any, t *config.Tuple, defaultRows string) ([]Row, []string, error) {
 	rows, d, err := readRows(root, t, defaultRows, time.Time{})
 	if err != nil {

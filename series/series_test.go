@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
@@ -112,7 +113,7 @@ func compareWithLive(t *testing.T, dialect fakeapi.Dialect) {
 		if err != nil {
 			t.Fatalf("%s: %v", tp.Key, err)
 		}
-		ans, err := decode.Latest(root, tp, c.DefaultRows())
+		ans, err := decode.LatestAt(root, tp, c.DefaultRows(), time.Time{})
 		if err != nil {
 			t.Fatalf("%s: %v", tp.Key, err)
 		}
