@@ -18,7 +18,7 @@ data:
 // One row dated 9999-12-31 23:00 (issue 26) is not taken as the newest:
 // LatestAt serves the newest row within one spacing of now, plans from
 // it (Newest, Interval), and reports the future row for the engine to
-// count as future_row. Latest, as before, takes it.
+// count as future_row. Read without a now, every row is trusted.
 func TestLatestAtLeavesFutureRowsOut(t *testing.T) {
 	tp := tupleFor(t, hourNetflowYAML)
 	now := time.Date(2026, 11, 20, 12, 34, 56, 0, time.UTC)
