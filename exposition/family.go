@@ -18,6 +18,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/model"
 
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
@@ -38,8 +39,8 @@ type Family struct {
 	labels           string // comma-joined label names
 	desc             *prometheus.Desc
 	// names are the label names as given; sorted is their order in a
-	// series' line (the client library sorts them), nil when one is not
-	// a plain name (AppendLabelSet).
+	// series' line (the client library sorts them), nil when it writes
+	// one of them quoted (AppendLabelSet).
 	names  []string
 	sorted []int
 }
@@ -138,12 +139,12 @@ func NewFamily(name, help string, typ dto.MetricType, labelNames []string) *Fami
 }
 
 // plainOrder is the order of the label names as the client library
-// writes them, sorted; nil when one of them is not a plain name
-// ([a-zA-Z_][a-zA-Z0-9_]*), which it would write quoted.
+// writes them, sorted; nil when one of them is not a legacy name, which
+// it would write quoted (the test the text encoder makes, writeName).
 func plainOrder(names []string) []int {
 	order := make([]int, len(names))
 	for i, n := range names {
-		if !plainName(n) {
+		if !model.LegacyValidation.IsValidMetricName(n) {
 			return nil
 		}
 		order[i] = i
@@ -152,19 +153,10 @@ func plainOrder(names []string) []int {
 	return order
 }
 
-func plainName(n string) bool {
-	for i, c := range []byte(n) {
-		if !(c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || i > 0 && '0' <= c && c <= '9') {
-			return false
-		}
-	}
-	return n != ""
-}
-
 // AppendLabelSet appends the label set LabelSet renders for these label
 // values, without the client library: a scrape renders it where keeping
 // it rendered would cost a tuple's memory. ok is false where it cannot
-// (a label name that is not plain, a value that is not UTF-8, a count of
+// (a label name the library quotes, a value that is not UTF-8, a count of
 // values that is not the family's): LabelSet then says what the client
 // library does of them.
 func (f *Family) AppendLabelSet(b []byte, values []string) (_ []byte, ok bool) {

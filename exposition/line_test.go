@@ -90,7 +90,7 @@ func TestLabelSetIsTheSamplesLabelSet(t *testing.T) {
 // of values that is not the family's) it says so.
 func TestAppendLabelSetIsLabelSet(t *testing.T) {
 	fams := []*Family{
-		NewFamily("onchain_x", "x", dto.MetricType_GAUGE, []string{"window", "api", "asset", "endpoint", "_b", "A9"}),
+		NewFamily("onchain_x", "x", dto.MetricType_GAUGE, []string{"window", "api", "asset", "endpoint", "_b", "A9", "c:d"}),
 		NewFamily("onchain_y", "y", dto.MetricType_GAUGE, []string{"a"}),
 		NewFamily("onchain_z", "z", dto.MetricType_GAUGE, nil),
 	}
