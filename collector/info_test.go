@@ -52,7 +52,7 @@ func TestTupleInfo(t *testing.T) {
 	if got := infoLines(st); got != want {
 		t.Errorf("lines\n%s\nwant\n%s", got, want)
 	}
-	if st.info == first || first.has&^renderLabels != 0 {
+	if st.info == first || first.has != 0 {
 		t.Error("the info published before was written")
 	}
 	st.OK, st.LastCode, st.Block, st.Deprecated = false, upstream.PlanRefused, nil, false
@@ -60,7 +60,7 @@ func TestTupleInfo(t *testing.T) {
 	if got := infoLines(st); !strings.HasPrefix(got, "onchain_exporter_query_success"+set+" 0\n") || !strings.Contains(got, "onchain_exporter_query_refused"+set+" 1\n") {
 		t.Errorf("a refused tuple: %q", got)
 	}
-	if st.info.has&renderLabels == 0 || st.info.labels != "" {
+	if st.info.labels != "" {
 		t.Errorf("a label set of plain names kept as %q: a scrape renders it", st.info.labels)
 	}
 	// A label name the client library writes quoted: the label set it
@@ -68,7 +68,7 @@ func TestTupleInfo(t *testing.T) {
 	quoted := &tupleState{tuple: &config.Tuple{API: "data", Key: "q", TupleLabelValues: []string{"data", "/p"}}}
 	quoted.OK, quoted.LastAttempt = true, schedule.InstantOf(time.Unix(1_764_000_000, 0))
 	quoted.buildInfo(newTupleFamilies([]string{"api", "end.point"}))
-	if got, want := infoLines(quoted), `onchain_exporter_query_success{api="data","end.point"="/p"} 1`+"\n"; got != want || quoted.info.has&renderLabels != 0 {
+	if got, want := infoLines(quoted), `onchain_exporter_query_success{api="data","end.point"="/p"} 1`+"\n"; got != want || quoted.info.labels == "" {
 		t.Errorf("a quoted label name: %q, want %q, kept as %q", got, want, quoted.info.labels)
 	}
 	bad := &tupleState{tuple: &config.Tuple{API: "data", Key: "b", TupleLabelValues: []string{"data", "\xff"}}}

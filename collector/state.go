@@ -183,13 +183,16 @@ func newTupleFamilies(labels []string) *tupleFamilies {
 
 // tupleInfo is what the per-tuple families' samples of a tuple are made
 // of: which of them it has and their values, and their label set when a
-// scrape cannot render it (renderLabels). Made after the state changed
+// scrape cannot render it. Made after the state changed
 // (buildInfo), never written once published; a scrape makes the samples
 // (appendTo). 64 bytes, where the samples themselves were 32 bytes each
 // (96 with three), and the label set, kept, 176 more.
 type tupleInfo struct {
-	tf                          *tupleFamilies
-	labels                      string // "" with renderLabels
+	tf *tupleFamilies
+	// labels is the label set as the client library rendered it, kept
+	// where a scrape would not render the same; "": a scrape renders it
+	// from the tuple's label values (exposition.Family.AppendLabelSet).
+	labels                      string
 	rowTime, block, lastSuccess float64
 	has                         infoBits
 }
@@ -206,10 +209,6 @@ const (
 	hasDeprecated
 	hasRefused
 	hasLastSuccess
-	// renderLabels: a scrape renders the label set from the tuple's
-	// label values (exposition.Family.AppendLabelSet), which gave what
-	// the client library renders when the info was made.
-	renderLabels
 )
 
 // buildInfo makes the per-tuple families' info after the state changed;
@@ -218,12 +217,11 @@ const (
 // leaves the tuple without them: every family of them has its label
 // names, and would refuse it as well. The label set is rendered by the
 // client library once, and kept only where a scrape would not render the
-// same (renderLabels).
+// same (tupleInfo.labels).
 func (st *tupleState) buildInfo(tf *tupleFamilies) {
 	var labels string
-	var has infoBits
 	if st.info != nil {
-		labels, has = st.info.labels, st.info.has&renderLabels
+		labels = st.info.labels
 	} else {
 		var err error
 		values := st.tuple.TupleLabelValues
@@ -231,9 +229,10 @@ func (st *tupleState) buildInfo(tf *tupleFamilies) {
 			return
 		}
 		if b, ok := tf.success.AppendLabelSet(nil, values); ok && string(b) == labels {
-			labels, has = "", renderLabels
+			labels = "" // rendered at each scrape
 		}
 	}
+	var has infoBits
 	// A tuple never asked has no last refresh to say anything of: it
 	// has no query_success until its first one ends (a fill of thousands
 	// of series is not an outage).
@@ -271,14 +270,13 @@ func (st *tupleState) buildInfo(tf *tupleFamilies) {
 
 // appendTo appends the per-tuple families' samples, in their order; the
 // families share their label names, so the label set is every sample's,
-// rendered from values (the tuple's label values) with renderLabels, in
-// scratch.
+// rendered from values (the tuple's label values) in scratch unless kept.
 func (in *tupleInfo) appendTo(out []exposition.Sample, values []string, scratch *[]byte) []exposition.Sample {
-	if in == nil || in.has&^renderLabels == 0 {
+	if in == nil || in.has == 0 {
 		return out // none: nothing to render
 	}
 	labels := in.labels
-	if in.has&renderLabels != 0 {
+	if labels == "" {
 		*scratch, _ = in.tf.success.AppendLabelSet((*scratch)[:0], values)
 		labels = string(*scratch)
 	}
