@@ -179,10 +179,7 @@ type Entry struct {
 }
 
 // KeyLine returns the line of one of the entry's keys, or the entry's own.
-func (e *Entry) KeyLine(key string) int { return e.line(key) }
-
-// line returns the line of one of the entry's keys, or the entry's own.
-func (e *Entry) line(key string) int {
+func (e *Entry) KeyLine(key string) int {
 	if n, ok := e.lines[key]; ok {
 		return n
 	}

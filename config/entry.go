@@ -149,7 +149,7 @@ func (l *errorList) entry(api, key string, n *yaml.Node) *Entry {
 	}
 	l.readPattern(api, e, excludes)
 	if e.MaxFields != 0 && e.Fields != nil {
-		l.addAt(e.line("max_fields"), join(key, "max_fields"), "does not apply beside fields:, which lists the fields exactly")
+		l.addAt(e.KeyLine("max_fields"), join(key, "max_fields"), "does not apply beside fields:, which lists the fields exactly")
 	}
 	// An entry read with errors is still checked, so that every error of
 	// the file shows in one run, but it is not served; a key refused above
@@ -168,7 +168,7 @@ func (l *errorList) param(e *Entry, p paramPair, listed []string) {
 		if _, seen := e.lines[p.key]; !seen {
 			e.lines[p.key] = p.keyN.Line
 		}
-	} else if typo := entryTypo(p.key); typo != "" && !contains(listed, p.key) {
+	} else if typo := entryTypo(p.key); typo != "" && !slices.Contains(listed, p.key) {
 		l.add(p.keyN, k, "unknown key; did you mean %q? (to send %s upstream as a parameter, list it under params:)", typo, p.key)
 		return
 	}
@@ -276,7 +276,7 @@ func (l *errorList) checkLabels(t *Tuple) {
 	}
 	for _, n := range t.LabelFields() {
 		if series[n] {
-			l.addAt(e.line("labels"), join(e.Key, "labels"), "%q is already a label of the series", n)
+			l.addAt(e.KeyLine("labels"), join(e.Key, "labels"), "%q is already a label of the series", n)
 		}
 		series[n] = true
 	}
@@ -284,9 +284,9 @@ func (l *errorList) checkLabels(t *Tuple) {
 		f := t.Fields[name]
 		switch total := strings.HasSuffix(f.Name, "_total"); {
 		case f.Type == "counter" && !total:
-			l.addAt(e.line("fields"), join(e.Key, "fields."+name), "a counter's name ends in _total: name it %s_total", f.Name)
+			l.addAt(e.KeyLine("fields"), join(e.Key, "fields."+name), "a counter's name ends in _total: name it %s_total", f.Name)
 		case f.Type != "counter" && total:
-			l.addAt(e.line("fields"), join(e.Key, "fields."+name), "%s is a gauge, whose name may not end in _total: rename it or give it type: counter", f.Name)
+			l.addAt(e.KeyLine("fields"), join(e.Key, "fields."+name), "%s is a gauge, whose name may not end in _total: rename it or give it type: counter", f.Name)
 		}
 		extra := slices.Sorted(maps.Keys(f.Labels))
 		if f.KeyLabel != "" {
@@ -295,7 +295,7 @@ func (l *errorList) checkLabels(t *Tuple) {
 		seen := map[string]bool{}
 		for _, n := range extra {
 			if series[n] || seen[n] {
-				l.addAt(e.line("fields"), join(e.Key, "fields."+name), "label %q is already a label of the series", n)
+				l.addAt(e.KeyLine("fields"), join(e.Key, "fields."+name), "label %q is already a label of the series", n)
 			}
 			seen[n] = true
 		}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -37,14 +38,14 @@ func LeftOutOfAll(api, param, value string) string {
 	switch {
 	case strings.HasPrefix(value, "all_"):
 		return leftOutAggregate
-	case contains(deprecatedValues[param], value):
+	case slices.Contains(deprecatedValues[param], value):
 		return leftOutDeprecated
 	}
 	return ""
 }
 
 // HasAll says whether the parameter lists All.
-func (p Param) HasAll() bool { return contains(p.Values, All) }
+func (p Param) HasAll() bool { return slices.Contains(p.Values, All) }
 
 // Resolver returns the parameter as it stands upstream: its values as
 // listed when there is nothing to resolve, else the values to send, with

@@ -68,17 +68,11 @@ func (l *findingList) add(kind string, line int, key, format string, args ...any
 	}
 }
 
-// sorted returns the findings in the order of their lines.
-func (l *findingList) sorted() []Finding {
-	slices.SortStableFunc(l.list, func(a, b Finding) int { return cmp.Compare(a.Line, b.Line) })
-	return l.list
-}
-
 // SortFindings orders findings of one file by line, keeping the order of
 // those of one line.
 func SortFindings(fs []Finding) []Finding {
-	l := findingList{list: fs}
-	return l.sorted()
+	slices.SortStableFunc(fs, func(a, b Finding) int { return cmp.Compare(a.Line, b.Line) })
+	return fs
 }
 
 // Findings returns the configuration's findings against the built-in
@@ -107,11 +101,11 @@ func (c *Config) Findings() []Finding {
 				continue
 			}
 			if s := nearPath(name, e.Path); s != "" {
-				l.add(FindingCatalogPath, e.line("path"), join(e.Key, "path"),
+				l.add(FindingCatalogPath, e.KeyLine("path"), join(e.Key, "path"),
 					"%s is outside the built-in catalog; did you mean %s? (it is asked for as written)", e.Path, s)
 			}
 			for _, p := range e.Params {
-				if p.Name == "limit" || contains(known, p.Name) || strings.Contains(e.Path, "{"+p.Name+"}") {
+				if p.Name == "limit" || slices.Contains(known, p.Name) || strings.Contains(e.Path, "{"+p.Name+"}") {
 					continue
 				}
 				if s := nearKey(p.Name, known, 4); s != "" {
@@ -121,7 +115,7 @@ func (c *Config) Findings() []Finding {
 			}
 		}
 	}
-	return l.sorted()
+	return SortFindings(l.list)
 }
 
 // apiParams lists the parameters of every catalog endpoint of an API.
@@ -132,7 +126,7 @@ func apiParams(api string) []string {
 			continue
 		}
 		for _, p := range e.Params {
-			if !contains(out, p) {
+			if !slices.Contains(out, p) {
 				out = append(out, p)
 			}
 		}
@@ -155,7 +149,7 @@ func nearPath(api, path string) string {
 			continue
 		}
 		vocab, open := catalogSegments(api, segs, i)
-		if open || len(vocab) == 0 || contains(vocab, s) {
+		if open || len(vocab) == 0 || slices.Contains(vocab, s) {
 			continue
 		}
 		if n := nearKey(s, vocab, 4); n != "" {
@@ -180,7 +174,7 @@ func catalogSegments(api string, segs []string, i int) (vocab []string, open boo
 		if strings.HasPrefix(t[i], "{") {
 			return nil, true
 		}
-		if !contains(vocab, t[i]) {
+		if !slices.Contains(vocab, t[i]) {
 			vocab = append(vocab, t[i])
 		}
 	}

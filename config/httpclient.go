@@ -1,11 +1,11 @@
 package config
 
 import (
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -210,11 +210,7 @@ func (l *errorList) tlsVersion(n *yaml.Node, key string, dst *promconfig.TLSVers
 	}
 	v, ok := promconfig.TLSVersions[s]
 	if !ok {
-		names := make([]string, 0, len(promconfig.TLSVersions))
-		for name := range promconfig.TLSVersions {
-			names = append(names, name)
-		}
-		sort.Strings(names)
+		names := slices.Sorted(maps.Keys(promconfig.TLSVersions))
 		l.add(n, key, "must be one of %s, got %q", strings.Join(names, ", "), s)
 		return
 	}

@@ -74,7 +74,7 @@ func (c *Config) CheckListingFindings(listing Listing) []Finding {
 			if s := nearListed(t.Path, paths); s != "" {
 				msg += fmt.Sprintf("; did you mean %s?", s)
 			}
-			l.add(FindingListingPath, e.line("path"), join(e.Key, "path"), "%s", msg)
+			l.add(FindingListingPath, e.KeyLine("path"), join(e.Key, "path"), "%s", msg)
 			for _, p := range e.Params {
 				if inPath[p.Name] || known[p.Name] {
 					continue
@@ -96,7 +96,7 @@ func (c *Config) CheckListingFindings(listing Listing) []Finding {
 			}
 			values, has := params[p.Name]
 			if !has {
-				if contains(catalog, p.Name) {
+				if slices.Contains(catalog, p.Name) {
 					continue // checked at load
 				}
 				msg := fmt.Sprintf("discovery lists no parameter %s for %s (listed: %s); it is sent anyway", p.Name, t.Path, listedNames(names))
@@ -107,7 +107,7 @@ func (c *Config) CheckListingFindings(listing Listing) []Finding {
 				continue
 			}
 			v, ok := t.Params.Lookup(p.Name)
-			if !ok || len(values) == 0 || contains(values, v) {
+			if !ok || len(values) == 0 || slices.Contains(values, v) {
 				continue
 			}
 			msg := fmt.Sprintf("discovery lists no value %q of %s for %s (listed: %s); it is asked for anyway", v, p.Name, t.Path, someValues(values, 8))
@@ -117,7 +117,7 @@ func (c *Config) CheckListingFindings(listing Listing) []Finding {
 			l.add(FindingListingValue, p.Line, join(e.Key, p.Name), "%s", msg)
 		}
 	}
-	return l.sorted()
+	return SortFindings(l.list)
 }
 
 // nearListed returns the listed path that path is near, or "": as long,
@@ -160,9 +160,10 @@ func version(path string) string {
 	return ""
 }
 
+// listedNames lists sorted names, "none" for none.
 func listedNames(names []string) string {
 	if len(names) == 0 {
 		return "none"
 	}
-	return strings.Join(slices.Sorted(slices.Values(names)), ", ")
+	return strings.Join(names, ", ")
 }

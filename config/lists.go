@@ -31,12 +31,9 @@ type List struct {
 func (a *API) Lists() []List {
 	var out []List
 	add := func(l List) {
-		for _, have := range out {
-			if have.Path == l.Path {
-				return
-			}
+		if !slices.ContainsFunc(out, func(have List) bool { return have.Path == l.Path }) {
+			out = append(out, l)
 		}
-		out = append(out, l)
 	}
 	for _, e := range a.Metrics {
 		for _, l := range a.EntryLists(e) {

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -62,7 +63,7 @@ func Parse(file string, b []byte, getenv func(string) string) (*Config, error) {
 		return nil, l.err()
 	}
 	for _, p := range pairs {
-		if !isAPIName(p.key) {
+		if !slices.Contains(APINames, p.key) {
 			l.add(p.keyN, p.key, "%s", unknownKeyMessage(p.key, APINames))
 			continue
 		}
@@ -85,15 +86,6 @@ func Parse(file string, b []byte, getenv func(string) string) (*Config, error) {
 		return nil, err
 	}
 	return cfg, nil
-}
-
-func isAPIName(s string) bool {
-	for _, n := range APINames {
-		if n == s {
-			return true
-		}
-	}
-	return false
 }
 
 func (l *errorList) api(name string, n *yaml.Node, getenv func(string) string) *API {

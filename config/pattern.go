@@ -193,44 +193,44 @@ func (l *errorList) readPattern(api string, e *Entry, excludes []string) {
 	if len(e.Windows) == 1 && slices.Contains(windowChoices, e.Windows[0]) {
 		e.WindowChoice, e.Windows = e.Windows[0], nil
 	} else if i := slices.IndexFunc(e.Windows, func(w string) bool { return slices.Contains(windowChoices, w) }); i >= 0 {
-		l.addAt(e.line("window"), join(e.Key, "window"), "%q chooses among the windows a path allows: give it alone (window: %s), not in a list", e.Windows[i], e.Windows[i])
+		l.addAt(e.KeyLine("window"), join(e.Key, "window"), "%q chooses among the windows a path allows: give it alone (window: %s), not in a list", e.Windows[i], e.Windows[i])
 		e.failed["window"] = true
 	}
 	if !IsPattern(e.Path) {
 		for key, set := range map[string]bool{"exclude": excludes != nil, "coarsen": e.Coarsen} {
 			if set {
-				l.addAt(e.line(key), join(e.Key, key), "applies to a path pattern only (a path with * or {a,b})")
+				l.addAt(e.KeyLine(key), join(e.Key, key), "applies to a path pattern only (a path with * or {a,b})")
 				e.failed[key] = true
 			}
 		}
 		if e.WindowChoice != "" {
-			l.addAt(e.line("window"), join(e.Key, "window"), "%s chooses among the windows a path pattern selects (a path with * or {a,b}): name the windows of %s", e.WindowChoice, e.Path)
+			l.addAt(e.KeyLine("window"), join(e.Key, "window"), "%s chooses among the windows a path pattern selects (a path with * or {a,b}): name the windows of %s", e.WindowChoice, e.Path)
 			e.failed["window"] = true
 		}
 		return
 	}
 	if api != APIData {
-		l.addAt(e.line("path"), join(e.Key, "path"), "path patterns select from the data API's discovery only; the %s API takes a path named", api)
+		l.addAt(e.KeyLine("path"), join(e.Key, "path"), "path patterns select from the data API's discovery only; the %s API takes a path named", api)
 		e.failed["path"] = true
 		return
 	}
 	p, err := ParsePattern(e.Path)
 	if err != nil {
-		l.addAt(e.line("path"), join(e.Key, "path"), "%v", err)
+		l.addAt(e.KeyLine("path"), join(e.Key, "path"), "%v", err)
 		e.failed["path"] = true
 		return
 	}
 	e.Pattern = p
 	for _, w := range e.Windows {
 		if !slices.Contains(knownWindows, w) && !e.failed["window"] {
-			l.addAt(e.line("window"), join(e.Key, "window"), "%q is not a window of the data API (%s, or one of %s)", w,
+			l.addAt(e.KeyLine("window"), join(e.Key, "window"), "%q is not a window of the data API (%s, or one of %s)", w,
 				strings.Join(knownWindows, ", "), strings.Join(windowChoices, ", "))
 			e.failed["window"] = true
 		}
 	}
 	for _, x := range excludes {
 		if xp, err := ParsePattern(x); err != nil {
-			l.addAt(e.line("exclude"), join(e.Key, "exclude"), "%v", err)
+			l.addAt(e.KeyLine("exclude"), join(e.Key, "exclude"), "%v", err)
 			e.failed["exclude"] = true
 		} else {
 			e.Exclude = append(e.Exclude, xp)

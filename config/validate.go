@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -25,7 +26,7 @@ func CheckSegment(v string) error {
 // checkPath validates the path scheme of an entry and its placeholders.
 func (l *errorList) checkPath(a *API, e *Entry) bool {
 	key := join(e.Key, "path")
-	line := e.line("path")
+	line := e.KeyLine("path")
 	ok := true
 	switch a.Name {
 	case APIData:
@@ -51,7 +52,7 @@ func (l *errorList) checkPath(a *API, e *Entry) bool {
 		}
 	}
 	if a.Name != APIData && len(e.Windows) > 0 {
-		l.addAt(e.line("window"), join(e.Key, "window"), "the %s API takes no window", a.Name)
+		l.addAt(e.KeyLine("window"), join(e.Key, "window"), "the %s API takes no window", a.Name)
 		ok = false
 	}
 	return ok
@@ -64,19 +65,19 @@ func (l *errorList) checkTuple(a *API, e *Entry, t *Tuple, inPath map[string]boo
 	if ep != nil && a.Name == APIData {
 		windows = ep.Windows
 	}
-	if t.Window != "" && !contains(windows, t.Window) {
+	if t.Window != "" && !slices.Contains(windows, t.Window) {
 		where := "the data API"
 		if ep != nil {
 			where = ep.Template
 		}
-		l.addAt(e.line("window"), join(e.Key, "window"), "%q is not allowed for %s (allowed: %s)", t.Window, where, strings.Join(windows, ", "))
+		l.addAt(e.KeyLine("window"), join(e.Key, "window"), "%q is not allowed for %s (allowed: %s)", t.Window, where, strings.Join(windows, ", "))
 		ok = false
 	}
 	maxLimit := 0
 	if ep != nil {
 		maxLimit = ep.MaxLimit
 		for _, p := range e.Params {
-			if inPath[p.Name] || p.Name == "limit" || contains(ep.Params, p.Name) {
+			if inPath[p.Name] || p.Name == "limit" || slices.Contains(ep.Params, p.Name) {
 				continue
 			}
 			accepted := "none"
@@ -106,33 +107,24 @@ func (l *errorList) checkTuple(a *API, e *Entry, t *Tuple, inPath map[string]boo
 		n, err := strconv.Atoi(v)
 		switch {
 		case maxLimit == 0 && ep != nil:
-			l.addAt(e.line("limit"), join(e.Key, "limit"), "%s takes no limit", ep.Template)
+			l.addAt(e.KeyLine("limit"), join(e.Key, "limit"), "%s takes no limit", ep.Template)
 			ok = false
 		case err != nil || n < 1 || (maxLimit > 0 && n > maxLimit):
-			l.addAt(e.line("limit"), join(e.Key, "limit"), "%q is out of range (1 to %d)", v, max(maxLimit, 1))
+			l.addAt(e.KeyLine("limit"), join(e.Key, "limit"), "%q is out of range (1 to %d)", v, max(maxLimit, 1))
 			ok = false
 		}
 	}
 	if a.Name == APIData && strings.HasPrefix(t.Path, "/v2/") {
 		if as, has := t.Params.Lookup("asset"); has && chainSuffixRE.MatchString(as) {
-			l.addAt(e.line("asset"), join(e.Key, "asset"), "%q carries a chain suffix; v2 takes the alias without it (and chain: ethereum where needed)", as)
+			l.addAt(e.KeyLine("asset"), join(e.Key, "asset"), "%q carries a chain suffix; v2 takes the alias without it (and chain: ethereum where needed)", as)
 			ok = false
 		}
 		if ch, has := t.Params.Lookup("chain"); has && ch != "ethereum" {
-			l.addAt(e.line("chain"), join(e.Key, "chain"), "%q is not a supported chain (allowed: ethereum)", ch)
+			l.addAt(e.KeyLine("chain"), join(e.Key, "chain"), "%q is not a supported chain (allowed: ethereum)", ch)
 			ok = false
 		}
 	}
 	return ok
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // checkDistinct refuses two tuples of one label set that would be one
