@@ -1,14 +1,12 @@
 // Package check is --config.check: the file loaded and validated, its
-// findings (config.Findings: what is probably a typo outside the built-in
-// catalog) and the forecast of upstream calls a day, offline; with
-// --config.check.upstream, the listing endpoints are read too, one call
-// each, through the clients the exporter itself uses (upstream.Pool,
-// Client.List), and every path, parameter name and value is checked
-// against what they list as expand reads them, every data tuple against
-// the key's plan, and what each pattern selects and costs is shown.
-// A path no list knows is an error (lists.go, expand.Unlisted). Offline,
-// what the last run kept in --storage.path stands in for the upstream's
-// lists (saved.go).
+// findings (config.Findings) and the forecast of upstream calls a day,
+// offline. With --config.check.upstream the listing endpoints are read too,
+// once each, through the exporter's own clients (upstream.Pool), and every
+// path, parameter name and value is checked against them as expand reads
+// them, every data tuple against the key's plan, and what each pattern
+// selects and costs is shown; a path no list knows is an error (lists.go,
+// expand.Unlisted). Offline, what the last run kept in --storage.path
+// stands in for the upstream's lists (saved.go).
 package check
 
 import (

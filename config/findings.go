@@ -8,24 +8,15 @@ import (
 )
 
 // Findings are what a configuration asks for that is probably a mistake
-// but not certainly one: the built-in catalog holds a few of the data
-// API's 242 endpoints and the upstream may serve what the exporter does
-// not know, so a path or parameter outside it is asked for as written.
-// They are warnings, never load errors: --config.check prints them after
-// OK, and at run time the landing page lists them and
-// onchain_exporter_config_findings counts them by kind.
-//
-// Offline (Findings), a path outside the catalog is a finding only when a
-// segment of it is one edit (two from 8 characters on, nearKey) from the
-// segment the catalog has at that place, and a parameter of such a path
-// only when its name is that near a parameter of the API's catalog and not
-// one itself (exchanges for exchange): a path or name near nothing known
-// is most likely a real one the catalog lacks, and is not reported. The
-// asset of a v1 path is never compared (etc is one edit from eth), nor
-// what fills a {placeholder}. With --config.check.upstream the listing
-// endpoints are read, and every path, parameter name and value is checked
-// against them (CheckListingFindings; package check for the
-// Indicator and Analyst Consensus lists).
+// but may be a real endpoint the built-in catalog lacks (it holds a few of
+// the data API's 242): warnings, never load errors. --config.check prints
+// them after OK; at run time the landing page lists them and
+// onchain_exporter_config_findings counts them by kind. Offline (Findings)
+// only a name near one the catalog knows is reported (nearKey): a name
+// near nothing known is most likely real. With --config.check.upstream the
+// listings are read, and every path, parameter name and value is checked
+// against them (CheckListingFindings; package check for the Indicator and
+// Analyst Consensus lists).
 
 // Kinds of finding, the kind label of onchain_exporter_config_findings.
 const (
@@ -140,7 +131,7 @@ func apiParams(api string) []string {
 // /v1/btc/exchange-flows/reserve. Templates of the same API and length
 // (and, on the data API, version) are compared; a place where one of
 // them has a {placeholder}, or the path has one, is open, and so are the
-// version and the v1 asset.
+// version and the v1 asset (etc is one edit from eth).
 func nearPath(api, path string) string {
 	segs := strings.Split(path, "/")
 	changed := false

@@ -24,23 +24,16 @@ func (c *Config) CheckListing(listing Listing) []string {
 }
 
 // CheckListingFindings checks the data API's tuples against a discovery
-// listing and returns findings with the file:line of what they concern,
-// in line order:
-//
-//   - a parameter the listing does not have for the tuple's path, with the
-//     listed name it is probably a typo of;
-//   - a value the listing does not have for that parameter of the path,
-//     with the listed value it is probably a typo of;
-//   - a path neither the built-in catalog nor the listing knows, once per
-//     entry, with the listed path it is near (a segment mistyped), since
-//     nothing else about it can be checked; and any parameter of it that
-//     the listing has for no path at all but is one edit from one it has
-//     (exchnage: binance), since it would become a label silently.
-//
-// Parameters filled into the path and limit are not checked, nor the paths
-// of a version (/v1/, /v2/) of which the listing holds no path: that
-// version's discovery was not read. The upstream may accept what it does
-// not list, so these are warnings, not errors.
+// listing and returns findings, in line order: a parameter the listing
+// does not have for the tuple's path, or a value it does not have for that
+// parameter, each with the listed one it is probably a typo of; a path
+// neither the catalog nor the listing knows, once per entry, with the
+// listed path it is near, since nothing else about it can be checked, and
+// any parameter of it that the listing has for no path but is one edit
+// from one it has (exchnage: binance), since it would become a label
+// silently. Parameters filled into the path and limit are not checked, nor
+// the paths of a version whose discovery the listing does not hold. The
+// upstream may accept what it does not list: warnings, not errors.
 func (c *Config) CheckListingFindings(listing Listing) []Finding {
 	if len(listing) == 0 {
 		return nil

@@ -1,18 +1,15 @@
 package config
 
 // What the data API's numbers mean, for the fields of the provider's
-// catalog that the built-in catalog (endpoints.go) does not list: one
-// entry per concept (category and metric, whatever the asset: naming.go)
-// and row field, with the HELP the project writes for it, its unit, and
-// where the naming rule's name does not say the value well, a name of its
-// own. Facts come from the provider's public descriptions of its metrics;
-// the wording is ours. Every field of every path the fake upstream's full
-// catalog serves is here (TestEveryFakeFieldIsDescribed), and a family
-// has one HELP and unit wherever it comes from (TestOneMeaningPerFamily).
+// catalog that the built-in catalog (endpoints.go) does not list: per
+// concept (naming.go) and row field, the HELP the project writes for it,
+// its unit and, where the rule's name does not say the value well, a name
+// of its own. Facts come from the provider's public descriptions; the
+// wording is ours. Tests hold every field the fake's full catalog serves
+// to be here, and a family to have one HELP and unit wherever it comes from.
 //
-// "In the window" is the row's interval: the day, hour, ten minutes,
-// minute or block of the window label. A value without "in the window" is
-// a level as of the row (a balance, a price, a ratio).
+// "In the window" is the row's interval (the window label); a value
+// without it is a level as of the row (a balance, a price, a ratio).
 
 // known is one field's meaning. name "" takes the naming rule's name,
 // scale and unit; scale 0 is 1. sameAs names a field of the concept's

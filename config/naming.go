@@ -7,29 +7,16 @@ import (
 
 // Family names. A row field becomes the family the entry names it
 // (fields.<field>.name), else the one the built-in catalog names it, else
-// one derived from the path and the field by the rule below (docs/naming.md):
-//
-//   - On the data API a path is a concept, its category and metric
-//     (/v1/{asset}/{category}/{metric}, /v2/[{domain}/]{category}/{metric}),
-//     whatever its asset: the category loses its -data or -flows ending
-//     (exchange-flows → exchange) and both become snake case. Every path of
-//     one concept shares one set of families and one label set, the asset
-//     telling them apart, and takes the catalog's names when the catalog
-//     knows the concept on any asset (/v1/btc/exchange-flows/reserve has
-//     the names of /v1/erc20/exchange-flows/reserve).
-//   - A derived name is <category>_<metric>_<field>, with the metric left
-//     out of the field's part when the field already starts with it
-//     (reserve_usd on .../reserve → exchange_reserve_usd) and the field
-//     left out when it is the metric itself or "value".
-//   - Prometheus naming: a field ending in _percent is scaled by 0.01 and
-//     named _ratio; a gauge does not end in _total, so that ending is
-//     dropped (netflow_total → exchange_netflow).
-//   - On the Indicator and Analyst Consensus APIs the API's name stands for
-//     the category and the path's last segment that is not a placeholder
-//     for the metric (indicator_per_band_close).
-//
-// Two concepts thus never derive one name from fields that differ only by
-// their endpoint: the category and metric are part of every derived name.
+// one derived from the path and the field by the rule docs/naming.md
+// states. On the data API a path is a concept, its category (less a -data
+// or -flows ending) and metric in snake case, whatever its asset: the
+// paths of one concept share one set of families and one label set, the
+// asset telling them apart, with the catalog's names when it knows the
+// concept on any asset. A derived name is <category>_<metric>_<field>
+// (ruleName) named as Prometheus names a gauge (conventional); on the
+// other APIs the API's name stands for the category and the last literal
+// segment for the metric. The category and metric are part of every
+// derived name, so two concepts never derive one name.
 
 // concept is what a data-API path measures, whatever its asset: its
 // category and metric, in snake case.

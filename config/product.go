@@ -135,18 +135,14 @@ func (l *errorList) eachTuple(a *API, e *Entry, yield func(*Tuple) bool) {
 	}
 }
 
-// tupleBudget holds one API's expansion to max_tuples.
-//
-// A file (errorList.dedupe off) may not list a series twice, so the
-// combinations of its entries are its tuples: the entry that takes them
-// past max_tuples is reported and nothing past it is built.
-//
-// A configuration resolved through the upstream's lists (dedupe on) may:
-// "all" beside a listed value. Its tuples are counted as they are built,
-// and those past max_tuples are counted, not kept. The file it comes from
-// fitted max_tuples, so at most max_tuples of its combinations repeat
-// another: past 2 × max_tuples combinations (plus some slack, so that small
-// caps still get an exact count) the list cannot fit, and building stops.
+// tupleBudget holds one API's expansion to max_tuples. A file (dedupe
+// off) may not list a series twice, so its entries' combinations are its
+// tuples: the entry that takes them past max_tuples is reported and
+// nothing past it is built. A configuration resolved through the lists
+// (dedupe on) may ("all" beside a listed value): its tuples are counted as
+// built, those past max_tuples counted, not kept. As the file fitted
+// max_tuples, past 2 × max_tuples combinations (plus dedupeSlack, so that
+// small caps still get an exact count) the list cannot fit: building stops.
 type tupleBudget struct {
 	l      *errorList
 	api    *API

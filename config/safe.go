@@ -8,16 +8,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// SafeConfig holds the configuration in force and swaps it on reload. A
-// file that fails to load leaves the old configuration in force. SIGHUP and
-// POST /-/reload both go through Reload. It owns the metrics of the
-// configuration: the reload's, and the findings of the one in force.
-//
-// One change at a time: a reload, or a refinement of the configuration
-// last loaded, holds mu while it loads, expands (which may call the
-// upstreams' lists) and applies, so that a refinement never undoes a
-// reload. Reading the configuration in force (Get) takes no lock: a
-// scrape or a page never waits for a reload.
+// SafeConfig holds the configuration in force and swaps it on reload
+// (SIGHUP and POST /-/reload both call Reload); a file that fails to load
+// leaves the old one in force. It owns the reload's metrics and those of
+// the findings in force. A reload or a refinement holds mu while it loads,
+// expands (which may call the upstreams' lists) and applies, so that a
+// refinement never undoes a reload; Get takes no lock: a scrape or a page
+// never waits for a reload.
 type SafeConfig struct {
 	mu       sync.Mutex // one change at a time
 	c        atomic.Pointer[Config]

@@ -11,17 +11,13 @@ import (
 )
 
 // A YAML syntax error names the line of the mistake where it can be found.
-// yaml.v3 numbers the line of its parser's context, not of the problem:
-// for a parser error ("did not find expected key", "... '-' indicator",
-// "... ',' or ']'") the line before the block or flow collection the
-// mistake is in, which can be far above it (a mistake on line 6 of a list
-// that starts on line 5 is reported at line 4). The line of the mistake
-// is then the first line after which no prefix of the file parses: a
-// mistake stays in every longer prefix, while a prefix that cuts a good
-// multi-line value in two fails only until the value ends. yaml's own
-// line is kept for scanner errors, which name the line of the token
-// (a key without its colon), but for a tab in the indentation, which
-// yaml numbers one line early.
+// For a parser error ("did not find expected key", "... '-' indicator")
+// yaml.v3 gives the line before the collection the mistake is in, which
+// can be far above it. The mistake's line is then the first line after
+// which no prefix of the file parses: a mistake stays in every longer
+// prefix, while a prefix that cuts a good multi-line value in two fails
+// only until the value ends. Scanner errors keep yaml's line, that of
+// their token, but for a tab in the indentation, numbered one line early.
 
 // maxRescan bounds the bytes parsed again to find a mistake's line: a
 // configuration of a few KiB is searched whole; past the bound the
