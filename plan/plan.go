@@ -49,17 +49,6 @@ func (r RateLimit) Period() time.Duration { return rateWindows[r.Window] }
 // Known says whether the plan gave a rate limit this package can spend.
 func (r RateLimit) Known() bool { return r.Token > 0 && r.Period() > 0 }
 
-// PerSecond is the allowance as requests a second; 0 when not Known.
-func (r RateLimit) PerSecond() float64 {
-	if !r.Known() {
-		return 0
-	}
-	return float64(r.Token) / r.Period().Seconds()
-}
-
-// PerDay is the allowance as requests a day; 0 when not Known.
-func (r RateLimit) PerDay() float64 { return r.PerSecond() * 86400 }
-
 // String says the allowance the way the plan gives it: "1000 per hour".
 func (r RateLimit) String() string {
 	if r.Token <= 0 || r.Window == "" {
@@ -92,9 +81,6 @@ func (p *Plan) Listed(path string) bool {
 	_, ok := p.Paths[path]
 	return ok || slices.Contains(p.Statics, path)
 }
-
-// PathsListed are the paths the plan lists with windows, sorted.
-func (p *Plan) PathsListed() []string { return slices.Sorted(maps.Keys(p.Paths)) }
 
 // WindowsOf are the windows the plan allows a path at, sorted by name;
 // none for a static or a path it does not list.

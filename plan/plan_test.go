@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"maps"
+	"slices"
 	"testing"
 	"time"
 )
@@ -105,3 +107,14 @@ func TestRateLimit(t *testing.T) {
 		}
 	}
 }
+
+// PerDay is the allowance as requests a day; 0 when not Known.
+func (r RateLimit) PerDay() float64 {
+	if !r.Known() {
+		return 0
+	}
+	return float64(r.Token) / r.Period().Seconds() * 86400
+}
+
+// PathsListed are the paths the plan lists with windows, sorted.
+func (p *Plan) PathsListed() []string { return slices.Sorted(maps.Keys(p.Paths)) }
