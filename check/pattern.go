@@ -1,7 +1,6 @@
 package check
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/go-kit/log"
 
@@ -111,18 +109,17 @@ func printPatterns(w io.Writer, cfg, resolved *config.Config) {
 		if p.Err != nil {
 			fmt.Fprintf(w, "  not expanded: %v\n", p.Err)
 		}
-		var table bytes.Buffer
-		tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  CATEGORY\tPATHS\tSERIES\tCALLS/DAY")
-		for _, c := range budget.PatternCategories(ra, p.Entry) {
-			calls := budget.FormatCalls(c.CallsPerDay)
-			if c.Unknown > 0 {
-				calls += fmt.Sprintf(" + %d block series", c.Unknown)
+		categories := budget.PatternCategories(ra, p.Entry)
+		writeTable(w, func(tw io.Writer) {
+			fmt.Fprintln(tw, "  CATEGORY\tPATHS\tSERIES\tCALLS/DAY")
+			for _, c := range categories {
+				calls := budget.FormatCalls(c.CallsPerDay)
+				if c.Unknown > 0 {
+					calls += fmt.Sprintf(" + %d block series", c.Unknown)
+				}
+				fmt.Fprintf(tw, "  %s\t%d\t%d\t%s\n", c.Category, c.Paths, c.Series, calls)
 			}
-			fmt.Fprintf(tw, "  %s\t%d\t%d\t%s\n", c.Category, c.Paths, c.Series, calls)
-		}
-		tw.Flush()
-		fmt.Fprint(w, table.String())
+		})
 		for _, l := range p.Left {
 			fmt.Fprintf(w, "  left out: %s\n", l)
 		}
