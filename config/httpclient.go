@@ -26,13 +26,15 @@ var tlsConfigKeys = []string{"ca_file", "cert_file", "key_file", "server_name", 
 // refusedHTTPKeys are keys of the ecosystem's HTTP client configuration
 // that a section does not take, with the reason a user is told.
 var refusedHTTPKeys = map[string]string{
-	"authorization":     "not taken here: the credential comes from token_env or token_file, sent the way the API expects (see auth)",
-	"basic_auth":        "not taken here: the credential comes from token_env or token_file, sent the way the API expects (see auth)",
-	"bearer_token":      "not taken here: the credential comes from token_env or token_file, sent the way the API expects (see auth)",
-	"bearer_token_file": "not taken here: the credential comes from token_env or token_file, sent the way the API expects (see auth)",
-	"oauth2":            "not taken here: the credential comes from token_env or token_file, sent the way the API expects (see auth)",
+	"authorization":     ourCredential,
+	"basic_auth":        ourCredential,
+	"bearer_token":      ourCredential,
+	"bearer_token_file": ourCredential,
+	"oauth2":            ourCredential,
 	"http_headers":      "not taken here: the exporter sets the headers each API expects",
 }
+
+const ourCredential = "not taken here: the credential comes from token_env or token_file, sent the way the API expects (see auth)"
 
 // httpClientPairs collects a section's HTTP client keys while the section
 // is read; httpClient turns them into the section's HTTPClient.
@@ -127,23 +129,18 @@ func (l *errorList) tlsConfig(t *promconfig.TLSConfig, n *yaml.Node, key, dir st
 		return
 	}
 	nodes := map[string]*yaml.Node{}
+	strs := map[string]*string{"ca_file": &t.CAFile, "cert_file": &t.CertFile, "key_file": &t.KeyFile, "server_name": &t.ServerName}
 	for _, p := range pairs {
 		k := join(key, p.key)
 		nodes[p.key] = p.value
-		switch p.key {
-		case "ca_file":
-			l.str(p.value, k, &t.CAFile)
-		case "cert_file":
-			l.str(p.value, k, &t.CertFile)
-		case "key_file":
-			l.str(p.value, k, &t.KeyFile)
-		case "server_name":
-			l.str(p.value, k, &t.ServerName)
-		case "insecure_skip_verify":
+		switch dst := strs[p.key]; {
+		case dst != nil:
+			l.str(p.value, k, dst)
+		case p.key == "insecure_skip_verify":
 			l.boolean(p.value, k, &t.InsecureSkipVerify)
-		case "min_version":
+		case p.key == "min_version":
 			l.tlsVersion(p.value, k, &t.MinVersion)
-		case "max_version":
+		case p.key == "max_version":
 			l.tlsVersion(p.value, k, &t.MaxVersion)
 		default:
 			l.add(p.keyN, k, "%s", unknownKeyMessage(p.key, tlsConfigKeys))
