@@ -162,18 +162,12 @@ func (p *Plan) Check(path, window string, from, now time.Time) *Refusal {
 	if window == "" {
 		window = DefaultWindow
 	}
-	ws, listed := p.Paths[path]
-	if !listed {
+	switch d, ok := p.Depth(path, window); {
+	case !ok && !p.Listed(path):
 		return &Refusal{Plan: p.Name, Path: path, Window: window, Reason: NotListed}
-	}
-	d, ok := ws[window]
-	if !ok && len(ws) == 0 {
-		return nil // listed with no window: nothing to hold the tuple to
-	}
-	if !ok {
+	case !ok:
 		return &Refusal{Plan: p.Name, Path: path, Window: window, Reason: WindowNotAllowed, Allowed: p.WindowsOf(path)}
-	}
-	if !from.IsZero() && !d.Unlimited() && from.Before(d.Earliest(now)) {
+	case !from.IsZero() && !d.Unlimited() && from.Before(d.Earliest(now)):
 		return &Refusal{Plan: p.Name, Path: path, Window: window, Reason: HistoryTooDeep, Depth: d, From: from}
 	}
 	return nil
