@@ -256,36 +256,33 @@ func checkUpstream(ctx context.Context, cfg *config.Config, logger log.Logger) (
 		unlisted = expand.Unlisted(cfg, listing) // judged with the plan below
 		notChecked = append(notChecked, "data: window and limit against discovery (the built-in catalog checks them for its endpoints)")
 	}
-	// A list whose items carry nothing readable checks nothing: its shape
-	// is not published, and an unread list is no reason to warn.
-	unread := func(api, what, path string) {
-		notChecked = append(notChecked, fmt.Sprintf("%s: %s (%s lists none the exporter can read)", api, what, path))
+	// checkList checks the names a key-free list gives. A list whose items
+	// carry nothing readable checks nothing: its shape is not published,
+	// and an unread list is no reason to warn.
+	checkList := func(a *config.API, path, what string, names func([]map[string]any) []string, check func([]string) []config.Finding) {
+		rows, ok := list(a, path, false)
+		if !ok {
+			return
+		}
+		if ns := names(rows); len(ns) > 0 {
+			findings = append(findings, check(ns)...)
+		} else {
+			notChecked = append(notChecked, fmt.Sprintf("%s: %s (%s lists none the exporter can read)", a.Name, what, path))
+		}
 	}
 	if a := cfg.APIs[config.APIIndicator]; a != nil {
-		if rows, ok := list(a, config.ListIndicators, false); ok {
-			if paths := expand.IndicatorPaths(rows); len(paths) > 0 {
-				findings = append(findings, checkIndicatorPaths(cfg.File, a, paths)...)
-			} else {
-				unread(a.Name, "paths", config.ListIndicators)
-			}
-		}
-		if rows, ok := list(a, config.ListEquities, false); ok {
-			if ids := expand.EquityIDs(rows); len(ids) > 0 {
-				findings = append(findings, checkValues(cfg.File, a, "equity", config.ListEquities, ids, false)...)
-			} else {
-				unread(a.Name, "equities", config.ListEquities)
-			}
-		}
+		checkList(a, config.ListIndicators, "paths", expand.IndicatorPaths, func(paths []string) []config.Finding {
+			return checkIndicatorPaths(cfg.File, a, paths)
+		})
+		checkList(a, config.ListEquities, "equities", expand.EquityIDs, func(ids []string) []config.Finding {
+			return checkValues(cfg.File, a, "equity", config.ListEquities, ids, false)
+		})
 		notChecked = append(notChecked, "indicator: parameter names (the Indicator API lists none)")
 	}
 	if a := cfg.APIs[config.APIConsensus]; a != nil {
-		if rows, ok := list(a, config.ListAssets, false); ok {
-			if names := expand.AssetNames(rows); len(names) > 0 {
-				findings = append(findings, checkValues(cfg.File, a, "asset", config.ListAssets, names, true)...)
-			} else {
-				unread(a.Name, "assets", config.ListAssets)
-			}
-		}
+		checkList(a, config.ListAssets, "assets", expand.AssetNames, func(names []string) []config.Finding {
+			return checkValues(cfg.File, a, "asset", config.ListAssets, names, true)
+		})
 		notChecked = append(notChecked, "consensus: paths and parameter names (the Analyst Consensus API lists its assets only)")
 	}
 	if a := cfg.APIs[config.APIData]; a != nil {
