@@ -11,6 +11,7 @@ package check
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -146,12 +147,8 @@ func checkConfig(stdout, stderr io.Writer, cfg *config.Config, err error, hint s
 	for _, n := range notChecked {
 		fmt.Fprintf(stdout, "Not checked: %s\n", n)
 	}
-	shown := cfg
-	if resolved != nil {
-		shown = resolved
-	}
-	printPatterns(stdout, cfg, resolved) // pattern.go
-	printForecast(stdout, shown)         // forecast.go
+	printPatterns(stdout, cfg, resolved)         // pattern.go
+	printForecast(stdout, cmp.Or(resolved, cfg)) // forecast.go
 	if len(failures) > 0 {
 		return 1
 	}
@@ -311,10 +308,7 @@ func checkUpstream(ctx context.Context, cfg *config.Config, logger log.Logger) (
 		// A path no list knows is a typo, not one the plan refuses.
 		unlisted = expand.NotInPlan(unlisted, p)
 		if p != nil {
-			judged := cfg // all and patterns resolved, when they are
-			if resolved != nil {
-				judged = resolved
-			}
+			judged := cmp.Or(resolved, cfg) // all and patterns resolved, when they are
 			findings = append(findings, withoutUnlisted(judged, unlisted).CheckPlan(p, time.Now())...)
 		}
 		if resolved != nil {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -92,7 +93,7 @@ func (c *Config) CheckListingFindings(listing Listing) []Finding {
 				if slices.Contains(catalog, p.Name) {
 					continue // checked at load
 				}
-				msg := fmt.Sprintf("discovery lists no parameter %s for %s (listed: %s); it is sent anyway", p.Name, t.Path, listedNames(names))
+				msg := fmt.Sprintf("discovery lists no parameter %s for %s (listed: %s); it is sent anyway", p.Name, t.Path, cmp.Or(strings.Join(names, ", "), "none"))
 				if s := nearKey(p.Name, names, 3); s != "" {
 					msg += fmt.Sprintf("; did you mean %q?", s)
 				}
@@ -151,12 +152,4 @@ func version(path string) string {
 		return path[:4]
 	}
 	return ""
-}
-
-// listedNames lists sorted names, "none" for none.
-func listedNames(names []string) string {
-	if len(names) == 0 {
-		return "none"
-	}
-	return strings.Join(names, ", ")
 }

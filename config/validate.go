@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -80,10 +81,7 @@ func (l *errorList) checkTuple(a *API, e *Entry, t *Tuple, inPath map[string]boo
 			if inPath[p.Name] || p.Name == "limit" || slices.Contains(ep.Params, p.Name) {
 				continue
 			}
-			accepted := "none"
-			if len(ep.Params) > 0 {
-				accepted = strings.Join(ep.Params, ", ")
-			}
+			accepted := cmp.Or(strings.Join(ep.Params, ", "), "none")
 			hint := ""
 			if s := nearKey(p.Name, ep.Params, 3); s != "" {
 				hint = fmt.Sprintf("; did you mean %q?", s)
