@@ -1,5 +1,7 @@
 package config
 
+import "cmp"
+
 // What the data API's numbers mean, for the fields of the provider's
 // catalog that the built-in catalog (endpoints.go) does not list: per
 // concept (naming.go) and row field, the HELP the project writes for it,
@@ -223,11 +225,6 @@ func conceptField(c concept, field string) *Field {
 	if k.name != "" {
 		name, scale, unit = k.name, 1, k.unit
 	}
-	if k.scale != 0 {
-		scale = k.scale
-	}
-	if k.unit != "" {
-		unit = k.unit
-	}
+	scale, unit = cmp.Or(k.scale, scale), cmp.Or(k.unit, unit)
 	return &Field{Name: name, Help: k.help, Type: "gauge", Scale: scale, Unit: unit, Source: field}
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"net/url"
@@ -32,8 +33,7 @@ type Tuple struct {
 	TupleLabelValues []string
 	// Fields maps row fields to families; with AllNumeric, fields missing
 	// here are exported too, with derived names.
-	Fields map[string]*Field
-	// AllNumeric: with it, fields missing from Fields are exported too.
+	Fields     map[string]*Field
 	AllNumeric bool
 	// Keyed calls send the API's credential; key-free ones do not, so
 	// that they count against the caller's IP and not the key's quota.
@@ -271,13 +271,10 @@ func setLabels(t *Tuple, names []string) {
 			t.LabelValues[i] = t.Asset()
 		case "window":
 			t.LabelValues[i] = t.Window
-		case "exchange_code", "security_code":
-			code, sec, _ := strings.Cut(t.Params.Get("equity"), ":")
-			if n == "exchange_code" {
-				t.LabelValues[i] = code
-			} else {
-				t.LabelValues[i] = sec
-			}
+		case "exchange_code":
+			t.LabelValues[i], _, _ = strings.Cut(t.Params.Get("equity"), ":")
+		case "security_code":
+			_, t.LabelValues[i], _ = strings.Cut(t.Params.Get("equity"), ":")
 		default:
 			t.LabelValues[i] = t.Label(n)
 		}
@@ -457,12 +454,7 @@ func (t *Tuple) resolveFields() {
 		} else {
 			merged = *t.DerivedField(name) // listed, and not in the catalog
 		}
-		if f.Name != "" {
-			merged.Name = f.Name
-		}
-		if f.Help != "" {
-			merged.Help = f.Help
-		}
+		merged.Name, merged.Help = cmp.Or(f.Name, merged.Name), cmp.Or(f.Help, merged.Help)
 		if f.Type != "gauge" || merged.Type == "" {
 			merged.Type = f.Type
 		}
@@ -475,9 +467,7 @@ func (t *Tuple) resolveFields() {
 		if f.Labels != nil {
 			merged.Labels = f.Labels
 		}
-		if f.KeyLabel != "" {
-			merged.KeyLabel = f.KeyLabel
-		}
+		merged.KeyLabel = cmp.Or(f.KeyLabel, merged.KeyLabel)
 		t.Fields[name] = &merged
 	}
 }

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -90,9 +91,7 @@ func (p *Plan) WindowsOf(path string) []string { return slices.Sorted(maps.Keys(
 // when it does not allow that window there. A static, and a path listed
 // with no window, read without limit.
 func (p *Plan) Depth(path, window string) (d Duration, ok bool) {
-	if window == "" {
-		window = DefaultWindow
-	}
+	window = cmp.Or(window, DefaultWindow)
 	if w, listed := p.Paths[path]; listed {
 		d, ok = w[window]
 		return d, ok || len(w) == 0
@@ -159,9 +158,7 @@ func (p *Plan) Check(path, window string, from, now time.Time) *Refusal {
 	if !p.Covers(path) || slices.Contains(p.Statics, path) {
 		return nil
 	}
-	if window == "" {
-		window = DefaultWindow
-	}
+	window = cmp.Or(window, DefaultWindow)
 	switch d, ok := p.Depth(path, window); {
 	case !ok && !p.Listed(path):
 		return &Refusal{Plan: p.Name, Path: path, Window: window, Reason: NotListed}
