@@ -1,6 +1,9 @@
 package config
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Endpoint is what is known of one upstream endpoint: the windows and
 // parameters it accepts and a catalog of its row fields with good metric
@@ -194,15 +197,7 @@ func withKeyLabel(f *Field, label string) *Field {
 
 // keyedFor says whether a call with these parameters needs the key.
 func (e *Endpoint) keyedFor(params Values) bool {
-	if e.Keyed {
-		return true
-	}
-	for _, p := range e.KeyedWith {
-		if params.Has(p) {
-			return true
-		}
-	}
-	return false
+	return e.Keyed || slices.ContainsFunc(e.KeyedWith, params.Has)
 }
 
 // keyReason names, for an error message, why a tuple needs the key.

@@ -48,23 +48,18 @@ func (s *segment) match(v string) bool {
 	return s.re.MatchString(v)
 }
 
-// patternSegRE is what a segment of a pattern may hold besides * and
+// patternWordRE is what a segment of a pattern may hold besides * and
 // {a,b}: the characters of a data-API path segment.
 var patternWordRE = regexp.MustCompile(`^[a-z0-9_.-]*$`)
 
 // IsPattern says whether a path selects by pattern: it holds * or a
 // {a,b} group (a {name} without a comma is a placeholder).
 func IsPattern(path string) bool {
-	if strings.Contains(path, "*") {
-		return true
-	}
-	for _, m := range regexp.MustCompile(`\{[^{}]*\}`).FindAllString(path, -1) {
-		if strings.Contains(m, ",") {
-			return true
-		}
-	}
-	return false
+	return strings.Contains(path, "*") ||
+		slices.ContainsFunc(groupRE.FindAllString(path, -1), func(g string) bool { return strings.Contains(g, ",") })
 }
+
+var groupRE = regexp.MustCompile(`\{[^{}]*\}`)
 
 // ParsePattern reads a path pattern of the data API: /v1/ or /v2/, then
 // segments of a-z, 0-9, _ . - with * and {a,b} in them, or ** alone.
