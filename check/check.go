@@ -99,9 +99,9 @@ func checkConfig(stdout, stderr io.Writer, cfg *config.Config, err error, hint s
 	var resolved *config.Config
 	var unlisted []*expand.UnlistedPath
 	var expandErr error
+	var more []config.Finding
 	if withUpstream {
 		ctx, cancel := context.WithTimeout(context.Background(), checkUpstreamBudget)
-		var more []config.Finding
 		read, more, notChecked, planLines, unlisted, resolved, expandErr = checkUpstream(ctx, cfg, logger)
 		cancel()
 		findings = config.SortFindings(append(superseded(findings, more), more...))
@@ -110,7 +110,6 @@ func checkConfig(stdout, stderr io.Writer, cfg *config.Config, err error, hint s
 			return f.Kind == config.FindingListingPath && slices.ContainsFunc(unlisted, func(u *expand.UnlistedPath) bool { return f.Key == u.Entry.Key+".path" })
 		})
 	} else if storage != "" {
-		var more []config.Finding
 		planLines, more, unlisted, resolved, expandErr = checkSaved(storage, cfg, logger)
 		findings = config.SortFindings(append(findings, more...))
 	}
@@ -296,14 +295,12 @@ func checkUpstream(ctx context.Context, cfg *config.Config, logger log.Logger) (
 			}
 		}
 		planLines = append(planLines, out.String())
-		if out.Kind == plan.Read {
-			for _, n := range out.Plan.Notes {
-				planLines = append(planLines, "note: "+n)
-			}
-		}
 		var p *plan.Plan
 		if out.Kind == plan.Read {
 			p = out.Plan
+			for _, n := range p.Notes {
+				planLines = append(planLines, "note: "+n)
+			}
 		}
 		// A path no list knows is a typo, not one the plan refuses.
 		unlisted = expand.NotInPlan(unlisted, p)
