@@ -230,10 +230,9 @@ func (s Secret) MarshalText() ([]byte, error) { return []byte("<secret>"), nil }
 func (s Secret) GoString() string { return `"<secret>"` }
 
 // MaxRateLimit is the largest rate_limit, in requests a minute (about
-// 1 700 a second), whether the file or the key's plan sets it: the cap
-// keeps the send time of each request of its window, so a larger one
-// would cost memory for a limit no upstream gives. A plan that allows
-// more is held to it.
+// 1 700 a second), from the file or the key's plan (a plan that allows
+// more is held to it): the limiter keeps the send time of each request of
+// its window, so a larger one would cost memory for a limit no upstream gives.
 const MaxRateLimit = 100_000
 
 // MaxDailyBudget is the largest daily_budget, in calls a day, whether the

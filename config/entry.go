@@ -50,11 +50,10 @@ func (l *errorList) entries(api string, n *yaml.Node) []*Entry {
 	return out
 }
 
-// DefaultMaxFields is how many numeric fields outside the catalog a row
-// of an entry without fields: may add as families (one per field): an
-// upstream that adds a hundred thousand fields to its rows adds 64
-// series, not a hundred thousand. max_fields sets it per entry; fields:
-// lists the fields exactly.
+// DefaultMaxFields is how many numeric fields outside the catalog a row of
+// an entry without fields: may add as families, one each: an upstream that
+// adds a hundred thousand fields to its rows adds 64 series. max_fields
+// sets it per entry; fields: lists the fields exactly.
 const DefaultMaxFields = 64
 
 // MaxMaxFields is the most max_fields may be set to.

@@ -9,9 +9,8 @@ import (
 // All, as a parameter value, stands for every value the upstream lists for
 // that parameter (asset, exchange or token of the data API through its
 // discovery endpoints, equity of the Indicator API through /api/equities),
-// but for those LeftOutOfAll names. Load takes it as one value and never calls upstream, so --config.check
-// stays offline; the collector replaces it through Resolve at start, on
-// every reload and daily.
+// but for those LeftOutOfAll names. Load keeps it as one value, offline;
+// the collector replaces it through Resolve at start, on every reload and daily.
 const All = "all"
 
 // Left out of All unless named: a data-API value that stands for all the
@@ -55,12 +54,11 @@ type Resolver func(a *API, e *Entry, p Param) (Param, error)
 // Resolve returns a copy of the configuration in which every parameter
 // lists what resolve returns for it, with tuples, label sets, the
 // credential check and max_tuples computed again. Values that resolve to
-// the same one (a name and a ticker of one asset) are kept once, and so
-// are tuples that become the same series (exchange: all in one entry and
-// exchange: binance in another): the file as written was already checked
-// for duplicates, so these are not mistakes. The first in file order wins.
-// Errors, resolve's included, carry file:line like Load's. Pattern entries
-// stay unexpanded (no tuples): ResolveWith expands them.
+// one (a name and a ticker of one asset), and tuples that become one series
+// (exchange: all beside exchange: binance), are kept once, the first in file
+// order: the file as written was checked for duplicates. Errors carry
+// file:line like Load's. Pattern entries stay unexpanded: ResolveWith
+// expands them.
 func (c *Config) Resolve(resolve Resolver) (*Config, error) {
 	return c.ResolveWith(resolve, nil)
 }

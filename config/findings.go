@@ -67,11 +67,10 @@ func SortFindings(fs []Finding) []Finding {
 }
 
 // Findings returns the configuration's findings against the built-in
-// catalog, in line order: an entry's path outside the catalog that is
-// near a path in it, and a parameter of such an entry whose name is near
-// one the catalog has for the API. An entry of a catalog endpoint has
-// neither: its path is known, and a parameter it does not take is a load
-// error. Nor has a path a pattern selected from the upstream's discovery.
+// catalog, in line order: an entry's path outside the catalog near a path
+// in it, and a parameter of such an entry whose name is near one the
+// catalog has for the API. A catalog endpoint's entry (a parameter it does
+// not take is a load error) and a path a pattern selected have none.
 func (c *Config) Findings() []Finding {
 	l := &findingList{file: c.File}
 	for _, name := range APINames {

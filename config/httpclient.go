@@ -58,8 +58,8 @@ func (h *httpClientPairs) take(l *errorList, p pair, key string) bool {
 
 // httpClient reads the section's TLS and proxy keys into a.HTTPClient and
 // checks them now: files are read relative to the configuration file's
-// directory (files.go), and a CA or client certificate that cannot be read or used
-// is a load error naming its key and line.
+// directory (files.go), and a CA or client certificate that cannot be read
+// or used is a load error naming its key and line.
 func (l *errorList) httpClient(a *API, h *httpClientPairs) {
 	c := &a.HTTPClient
 	*c = promconfig.HTTPClientConfig{EnableHTTP2: true}

@@ -9,12 +9,10 @@ import (
 )
 
 // Values is an immutable list of name=value pairs, sorted by name, each
-// name once: a tuple's parameters (Tuple.Params) and its query
-// (Tuple.Query). It holds a tuple's few pairs in one small array where a
-// map would take several hundred bytes, and the tuples of one entry share
-// its strings; nothing changes a Values once built, so tuples may share
-// one (the windows of a combination share its parameters). The zero
-// Values is empty.
+// name once: a tuple's parameters and its query. A tuple's few pairs take
+// one small array where a map would take several hundred bytes, and tuples
+// may share one (the windows of a combination share its parameters). The
+// zero Values is empty.
 type Values struct {
 	kv []nameValue
 }
