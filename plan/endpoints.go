@@ -47,65 +47,39 @@ func (p *Plan) readEndpoints(raw json.RawMessage) error {
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()
 	r := &endpoints{p: p, d: d, shared: map[string]Windows{}}
-	if ok, err := r.open(keyEndpoints); !ok {
-		return err
-	}
-	for d.More() {
-		asset, err := r.name()
-		if err != nil {
-			return err
-		}
+	return r.object(keyEndpoints, func(asset string) error {
 		where := keyEndpoints + "." + asset
 		if asset == keyStatics {
 			var v json.RawMessage
 			if err := d.Decode(&v); err != nil {
 				return err
 			}
-			if err := p.readStatics(v, where); err != nil {
-				return err
-			}
-			continue
+			return p.readStatics(v, where)
 		}
-		if ok, err := r.open(where); !ok {
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		if err := r.categories(asset, where); err != nil {
-			return err
-		}
-	}
-	return nil
+		return r.object(where, func(cat string) error {
+			return r.object(where+"."+cat, func(metric string) error {
+				return r.metric(asset, cat, metric, where+"."+cat+"."+metric)
+			})
+		})
+	})
 }
 
-// categories reads an asset's categories, its { read.
-func (r *endpoints) categories(asset, where string) error {
+// object reads an object, calling each with each of its keys to read the
+// value that follows; null reads as an empty object.
+func (r *endpoints) object(where string, each func(key string) error) error {
+	if ok, err := r.open(where); !ok {
+		return err
+	}
 	for r.d.More() {
-		cat, err := r.name()
+		k, err := r.name()
 		if err != nil {
 			return err
 		}
-		if ok, err := r.open(where + "." + cat); !ok {
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		for r.d.More() {
-			metric, err := r.name()
-			if err != nil {
-				return err
-			}
-			if err := r.metric(asset, cat, metric, where+"."+cat+"."+metric); err != nil {
-				return err
-			}
-		}
-		if _, err := r.d.Token(); err != nil { // the category's }
+		if err := each(k); err != nil {
 			return err
 		}
 	}
-	_, err := r.d.Token() // the asset's }
+	_, err := r.d.Token() // }
 	return err
 }
 
