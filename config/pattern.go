@@ -103,13 +103,11 @@ func segmentRegexp(seg string) (*regexp.Regexp, error) {
 	var b strings.Builder
 	b.WriteString("^")
 	for seg != "" {
-		switch i := strings.IndexAny(seg, "*{}"); {
-		case i < 0:
-			if !patternWordRE.MatchString(seg) {
-				return nil, fmt.Errorf("only a-z, 0-9, _ . - besides * and {a,b}")
-			}
-			b.WriteString(regexp.QuoteMeta(seg))
-			seg = ""
+		i := strings.IndexAny(seg, "*{}")
+		if i < 0 {
+			i = len(seg)
+		}
+		switch {
 		case i > 0:
 			if !patternWordRE.MatchString(seg[:i]) {
 				return nil, fmt.Errorf("only a-z, 0-9, _ . - besides * and {a,b}")
