@@ -1,7 +1,6 @@
 package fakeapi
 
 import (
-	"fmt"
 	"strings"
 	"time"
 )
@@ -24,26 +23,12 @@ const (
 
 var catalogNames = [...]string{"small", "full"}
 
-func (c Catalog) String() string {
-	if c >= 0 && int(c) < len(catalogNames) {
-		return catalogNames[c]
-	}
-	return fmt.Sprintf("Catalog(%d)", int(c))
-}
+func (c Catalog) String() string { return enumName(catalogNames[:], "Catalog", c) }
 
 // ParseCatalog reads a catalog name, small or full in any case; "" is
 // small.
 func ParseCatalog(s string) (Catalog, error) {
-	s = strings.ToLower(strings.TrimSpace(s))
-	if s == "" {
-		return CatalogSmall, nil
-	}
-	for i, n := range catalogNames {
-		if s == n {
-			return Catalog(i), nil
-		}
-	}
-	return CatalogSmall, fmt.Errorf("unknown catalog %q (small or full)", s)
+	return parseEnum[Catalog](catalogNames[:], s, "catalog", "small or full", true)
 }
 
 // SetCatalog changes the endpoints served and listed from now on, as a

@@ -66,7 +66,7 @@ func TestFullCatalogIsWellFormed(t *testing.T) {
 	required := 0
 	for _, p := range fullOrder {
 		segs := strings.Split(p, "/")
-		if len(segs) != 5 || segs[1] != "v1" || !contains(v1Assets, segs[2]) {
+		if len(segs) != 5 || segs[1] != "v1" || !slices.Contains(v1Assets, segs[2]) {
 			t.Errorf("%s is not /v1/{asset}/{category}/{metric}", p)
 			continue
 		}

@@ -1,6 +1,7 @@
 package fakeapi
 
 import (
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -300,22 +301,18 @@ func (s *Server) serveConsensus(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	rt, ok := matchConsensus(r.URL.Path, q)
+	early := keyErr
 	switch {
 	case r.Method != http.MethodGet && r.Method != http.MethodHead:
-		peek()
-		fail(&apiError{Code: "METHOD_NOT_ALLOWED"})
-		return
+		early = &apiError{Code: "METHOD_NOT_ALLOWED"}
 	case !ok:
+		early = &apiError{Code: "NOT_FOUND"}
+	case keyErr == nil && rt.keyed && id.key == "" && s.opts.ConsensusKeys != nil:
+		early = &apiError{Code: "API_KEY_REQUIRED"}
+	}
+	if early != nil {
 		peek()
-		fail(&apiError{Code: "NOT_FOUND"})
-		return
-	case keyErr != nil:
-		peek()
-		fail(keyErr)
-		return
-	case rt.keyed && id.key == "" && s.opts.ConsensusKeys != nil:
-		peek()
-		fail(&apiError{Code: "API_KEY_REQUIRED"})
+		fail(early)
 		return
 	}
 	b, err := s.rate(id, now, true)
@@ -328,12 +325,7 @@ func (s *Server) serveConsensus(w http.ResponseWriter, r *http.Request) {
 		fail(&apiError{Code: "PLAN_REQUIRED", Plan: id.plan, RequiredPlans: premiumPlans})
 		return
 	}
-	names := make([]string, 0, len(q))
-	for name := range q {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(q)) {
 		if name != "api_key" && name != "source_text" && !slices.Contains(rt.params, name) {
 			fail(&apiError{Code: "INVALID_PARAMETER", Param: echoed(name)})
 			return

@@ -2,6 +2,7 @@ package fakeapi
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"time"
 )
@@ -259,7 +260,7 @@ var genericByPath = func() map[string]*endpoint {
 // path of a known asset, or nil for any other path.
 func genericOf(path string) *endpoint {
 	segs := strings.Split(path, "/")
-	if len(segs) != 5 || segs[0] != "" || segs[1] != "v1" || !contains(v1Assets, segs[2]) || segs[3] == "" || segs[4] == "" {
+	if len(segs) != 5 || segs[0] != "" || segs[1] != "v1" || !slices.Contains(v1Assets, segs[2]) || segs[3] == "" || segs[4] == "" {
 		return nil
 	}
 	return genericEndpoint(path, segs[2], segs[3], segs[4])

@@ -3,6 +3,7 @@ package fakeapi
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -99,7 +100,7 @@ func TestWindowValidation(t *testing.T) {
 	for prefix, ok := range allowed {
 		for _, w := range []string{"day", "hour", "10min", "min", "block", "week"} {
 			want := 400
-			if contains(ok, w) {
+			if slices.Contains(ok, w) {
 				want = 200
 			}
 			rec := get(t, s, prefix+"limit=3&window="+w)

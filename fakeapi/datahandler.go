@@ -97,7 +97,7 @@ func (s *Server) rows(ep *endpoint, pathAsset string, q url.Values, plan Tier) (
 	if window == "" {
 		window = "day"
 	}
-	if !contains(ep.windows, window) {
+	if !slices.Contains(ep.windows, window) {
 		return window, nil, "", http.StatusBadRequest
 	}
 	if f := q.Get("format"); f != "" && f != "json" {
@@ -124,7 +124,7 @@ func (s *Server) rows(ep *endpoint, pathAsset string, q url.Values, plan Tier) (
 		if v == "" {
 			continue
 		}
-		if p.values != nil && !contains(p.values, v) {
+		if p.values != nil && !slices.Contains(p.values, v) {
 			return window, nil, "", http.StatusBadRequest
 		}
 		params[p.name] = v

@@ -3,6 +3,7 @@ package fakeapi
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -34,25 +35,29 @@ var dialectNames = [...]string{"a", "b"}
 // Dialects lists every dialect, for tests that run against each.
 var Dialects = []Dialect{DialectA, DialectB}
 
-func (d Dialect) String() string {
-	if d >= 0 && int(d) < len(dialectNames) {
-		return dialectNames[d]
-	}
-	return "Dialect(" + strconv.Itoa(int(d)) + ")"
-}
+func (d Dialect) String() string { return enumName(dialectNames[:], "Dialect", d) }
 
 // ParseDialect reads a dialect name, "a" or "b" in any case; "" is A.
 func ParseDialect(s string) (Dialect, error) {
+	return parseEnum[Dialect](dialectNames[:], s, "dialect", "a or b", true)
+}
+
+// enumName is names[v], or typ(v) for a value without a name.
+func enumName[T ~int](names []string, typ string, v T) string {
+	if v >= 0 && int(v) < len(names) {
+		return names[v]
+	}
+	return typ + "(" + strconv.Itoa(int(v)) + ")"
+}
+
+// parseEnum finds s, trimmed and in any case, among names; "" is the
+// first with emptyFirst. The error names what and its choices.
+func parseEnum[T ~int](names []string, s, what, choices string, emptyFirst bool) (T, error) {
 	s = strings.ToLower(strings.TrimSpace(s))
-	if s == "" {
-		return DialectA, nil
+	if i := slices.Index(names, s); i >= 0 || s == "" && emptyFirst {
+		return T(max(i, 0)), nil
 	}
-	for i, n := range dialectNames {
-		if s == n {
-			return Dialect(i), nil
-		}
-	}
-	return DialectA, fmt.Errorf("unknown dialect %q (a or b)", s)
+	return 0, fmt.Errorf("unknown %s %q (%s)", what, s, choices)
 }
 
 // indicatorShape turns an Indicator answer built in dialect A into the
@@ -91,24 +96,10 @@ func (s *Server) consensusShape(rt consensusRoute, q url.Values, payload obj) an
 		profile, _ := payload.get("data")
 		return retimed(profile.(obj), "updated_at", rfc3339)
 	case "views":
-		items := []obj{}
-		for _, r := range rows {
-			stance, _ := r.get("stance")
-			for range countOf(r) {
-				items = append(items, obj{{"handle", itemHandle(len(items))}, {"direction", stance}, {"as_of", date}})
-			}
-		}
-		return items
+		return perItem(rows, "stance", kv{"as_of", date})
 	case "calls":
-		items := []obj{}
-		for _, r := range rows {
-			dir, _ := r.get("direction")
-			for range countOf(r) {
-				items = append(items, obj{{"handle", itemHandle(len(items))}, {"direction", dir}})
-			}
-		}
 		day, _ := time.Parse(time.DateOnly, date.(string))
-		return obj{{"asset", asset}, {"updated_at", rfc3339(day)}, {"calls", items}}
+		return obj{{"asset", asset}, {"updated_at", rfc3339(day)}, {"calls", perItem(rows, "direction")}}
 	case "consensus":
 		if q.Has("days") {
 			days, _ := strconv.Atoi(q.Get("days"))
@@ -130,10 +121,19 @@ func dataRows(payload obj) []obj {
 	return list
 }
 
-func countOf(r obj) int {
-	n, _ := r.get("count")
-	c, _ := n.(int)
-	return c
+// perItem turns rows of counts into one item per count: an analyst's
+// handle, the row's member key as "direction", and extra.
+func perItem(rows []obj, key string, extra ...kv) []obj {
+	items := []obj{}
+	for _, r := range rows {
+		dir, _ := r.get(key)
+		n, _ := r.get("count")
+		count, _ := n.(int)
+		for range count {
+			items = append(items, append(obj{{"handle", itemHandle(len(items))}, {"direction", dir}}, extra...))
+		}
+	}
+	return items
 }
 
 // retimed returns a copy of row whose "date" is replaced, at the end, by

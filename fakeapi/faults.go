@@ -36,12 +36,7 @@ var faultNames = [...]string{"FaultNone", "Slow", "SlowBody", "ConnReset", "Stat
 	"TooManyRequests", "InvalidJSON", "TruncatedJSON", "EmptyData", "StatusMismatch", "NumbersAsStrings",
 	"NonFinite", "HugeBody", "Unauthorized", "Redirect"}
 
-func (k FaultKind) String() string {
-	if k >= 0 && int(k) < len(faultNames) {
-		return faultNames[k]
-	}
-	return "FaultKind(" + strconv.Itoa(int(k)) + ")"
-}
+func (k FaultKind) String() string { return enumName(faultNames[:], "FaultKind", k) }
 
 // Fault describes one misbehaviour of an API.
 type Fault struct {
@@ -90,7 +85,12 @@ func (c *capture) send(w http.ResponseWriter, body []byte) {
 	_, _ = w.Write(body)
 }
 
-// writeAPIError answers with code in the error shape of api.
+// faultStatus is the HTTP status of the faults that answer an error.
+var faultStatus = map[FaultKind]int{Status500: http.StatusInternalServerError, Status503: http.StatusServiceUnavailable,
+	TooManyRequests: http.StatusTooManyRequests, Unauthorized: http.StatusUnauthorized}
+
+// writeAPIError answers with code in the error shape of api; retryAfter
+// (seconds) is told only with 429.
 func (s *Server) writeAPIError(w http.ResponseWriter, r *http.Request, api string, code, retryAfter int) {
 	if code == http.StatusTooManyRequests {
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
@@ -145,14 +145,8 @@ func (s *Server) serveFault(w http.ResponseWriter, r *http.Request, api string, 
 			_ = tc.SetLinger(0)
 		}
 		_ = conn.Close()
-	case Status500:
-		s.writeAPIError(w, r, api, http.StatusInternalServerError, 0)
-	case Status503:
-		s.writeAPIError(w, r, api, http.StatusServiceUnavailable, 0)
-	case TooManyRequests:
-		s.writeAPIError(w, r, api, http.StatusTooManyRequests, max(f.RetryAfter, 1))
-	case Unauthorized:
-		s.writeAPIError(w, r, api, http.StatusUnauthorized, 0)
+	case Status500, Status503, TooManyRequests, Unauthorized:
+		s.writeAPIError(w, r, api, faultStatus[f.Kind], max(f.RetryAfter, 1))
 	case Redirect:
 		w.Header().Set("Location", f.Location)
 		w.WriteHeader(http.StatusFound)

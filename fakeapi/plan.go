@@ -2,7 +2,7 @@ package fakeapi
 
 import (
 	"fmt"
-	"strconv"
+	"slices"
 	"strings"
 	"time"
 )
@@ -38,46 +38,25 @@ var tierNames = [...]string{"basic", "advanced", "professional", "premium"}
 // Tiers lists every tier the fake knows, cheapest first.
 var Tiers = []Tier{TierBasic, TierAdvanced, TierProfessional, TierPremium}
 
-func (p Tier) String() string {
-	if p >= 0 && int(p) < len(tierNames) {
-		return tierNames[p]
-	}
-	return "Tier(" + strconv.Itoa(int(p)) + ")"
-}
+func (p Tier) String() string { return enumName(tierNames[:], "Tier", p) }
 
-// ParseTier reads a tier by its plan name, in any case: basic, advanced, professional
-// or premium.
+// ParseTier reads a tier by its plan name, in any case: basic, advanced,
+// professional or premium.
 func ParseTier(s string) (Tier, error) {
-	s = strings.ToLower(strings.TrimSpace(s))
-	for i, n := range tierNames {
-		if s == n {
-			return Tier(i), nil
-		}
-	}
-	return TierBasic, fmt.Errorf("unknown plan %q (%s)", s, strings.Join(tierNames[:], ", "))
+	return parseEnum[Tier](tierNames[:], s, "plan", strings.Join(tierNames[:], ", "), false)
 }
 
-// rateLimit is a plan's request allowance: token requests per window
-// ("day", "hour" or "minute"), as the plan answer states it. The fake
-// states it; it does not enforce it.
-type rateLimit struct {
+// rateLimits are the plans' request allowances: token requests per
+// window ("day", "hour" or "minute"), as the plan answer states them. The
+// fake states them; it does not enforce them.
+var rateLimits = map[Tier]struct {
 	token  int
 	window string
-}
-
-// rateLimit is the plan's allowance.
-func (p Tier) rateLimit() rateLimit {
-	switch p {
-	case TierBasic:
-		return rateLimit{token: 1000, window: "day"}
-	case TierAdvanced:
-		return rateLimit{token: 5000, window: "day"}
-	case TierProfessional:
-		return rateLimit{token: 1000, window: "hour"}
-	case TierPremium:
-		return rateLimit{token: 600, window: "minute"}
-	}
-	return rateLimit{}
+}{
+	TierBasic:        {1000, "day"},
+	TierAdvanced:     {5000, "day"},
+	TierProfessional: {1000, "hour"},
+	TierPremium:      {600, "minute"},
 }
 
 // history is how far back a plan reads a window: whole years and days,
@@ -141,19 +120,20 @@ var advancedCategories = map[string][]string{
 	"trx": {"market-data", "network-data"},
 }
 
-// grants says which of a v1 metric's windows the plan allows and how far
-// back, in the order of windows; nil when the plan does not include the
-// metric.
-func (p Tier) grants(asset, category, metric string, windows []string) []grant {
+// grants says which windows of a v1 endpoint the plan allows and how far
+// back, in the order of its windows; nil when the plan does not include
+// the metric.
+func (p Tier) grants(ep *endpoint) []grant {
+	asset, category, metric := v1Parts(ep.path)
 	var depth map[string]history
 	switch p {
 	case TierBasic:
-		if contains(basicMetrics[category+"/"+metric], asset) {
+		if slices.Contains(basicMetrics[category+"/"+metric], asset) {
 			depth = map[string]history{"day": {days: 90}}
 		}
 	case TierAdvanced:
 		switch {
-		case !contains(advancedCategories[asset], category):
+		case !slices.Contains(advancedCategories[asset], category):
 		case indicatorCategories[category]:
 			depth = map[string]history{"day": {years: 1}}
 		default:
@@ -169,12 +149,12 @@ func (p Tier) grants(asset, category, metric string, windows []string) []grant {
 		}
 	case TierPremium:
 		depth = map[string]history{}
-		for _, w := range windows {
+		for _, w := range ep.windows {
 			depth[w] = history{}
 		}
 	}
 	var out []grant
-	for _, w := range windows {
+	for _, w := range ep.windows {
 		if d, ok := depth[w]; ok {
 			out = append(out, grant{window: w, depth: d})
 		}
@@ -187,9 +167,9 @@ func (p Tier) grants(asset, category, metric string, windows []string) []grant {
 // outside every plan answer and is allowed to every key, without limit.
 func (p Tier) reach(ep *endpoint, window string) (depth history, ok bool) {
 	if ep.v2 {
-		return history{}, contains(ep.windows, window)
+		return history{}, slices.Contains(ep.windows, window)
 	}
-	for _, g := range p.grants(segment(ep.path, 2), categoryOf(ep.path), metricOf(ep.path), ep.windows) {
+	for _, g := range p.grants(ep) {
 		if g.window == window {
 			return g.depth, true
 		}
@@ -197,14 +177,9 @@ func (p Tier) reach(ep *endpoint, window string) (depth history, ok bool) {
 	return history{}, false
 }
 
-// categoryOf and metricOf read the segments of /v1/{asset}/{category}/{metric}.
-func categoryOf(path string) string { return segment(path, 3) }
-func metricOf(path string) string   { return segment(path, 4) }
-
-func segment(path string, i int) string {
-	segs := strings.Split(path, "/")
-	if i < len(segs) {
-		return segs[i]
-	}
-	return ""
+// v1Parts reads the segments of /v1/{asset}/{category}/{metric}; those
+// missing are "".
+func v1Parts(path string) (asset, category, metric string) {
+	segs := append(strings.Split(path, "/"), "", "", "", "")
+	return segs[2], segs[3], segs[4]
 }

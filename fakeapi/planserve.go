@@ -2,6 +2,7 @@ package fakeapi
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -31,7 +32,7 @@ func entityTypes(path string) []string {
 // without a type it knows.
 func entityList(path string, q url.Values) (obj, int) {
 	typ := q.Get("type")
-	if unknownParam(q, []string{"type"}) != "" || !contains(entityTypes(path), typ) {
+	if unknownParam(q, []string{"type"}) != "" || !slices.Contains(entityTypes(path), typ) {
 		return nil, http.StatusBadRequest
 	}
 	names := without(flowExchanges, "all_exchange")
@@ -43,7 +44,7 @@ func entityList(path string, q url.Values) (obj, int) {
 		row := obj{{"symbol", n}, {"name", entityName(n)}, {"type", typ}}
 		if typ == "exchange" {
 			market := "spot"
-			if contains(exchanges, n) {
+			if slices.Contains(exchanges, n) {
 				market = "derivative"
 			}
 			row.add("market_type", market)
@@ -132,9 +133,7 @@ func dataKeys(o Options) map[string]Tier {
 	if o.DataToken != "" {
 		keys[o.DataToken] = TierPremium
 	}
-	for k, p := range o.DataKeys {
-		keys[k] = p
-	}
+	maps.Copy(keys, o.DataKeys)
 	return keys
 }
 
@@ -146,9 +145,7 @@ func (s *Server) SetDataKey(key string, p Tier) {
 	s.access.Lock()
 	defer s.access.Unlock()
 	keys := make(map[string]Tier, len(s.keys)+1)
-	for k, v := range s.keys {
-		keys[k] = v
-	}
+	maps.Copy(keys, s.keys)
 	keys[key] = p
 	s.keys = keys
 }
@@ -186,8 +183,8 @@ func (s *Server) planAnswer(p Tier, nested bool) obj {
 	var assetOrder []string
 	byAsset := map[string][]*category{}
 	for _, ep := range s.listed(false) {
-		asset, cat, metric := segment(ep.path, 2), categoryOf(ep.path), metricOf(ep.path)
-		gs := p.grants(asset, cat, metric, ep.windows)
+		asset, cat, metric := v1Parts(ep.path)
+		gs := p.grants(ep)
 		if len(gs) == 0 {
 			continue
 		}
@@ -220,7 +217,7 @@ func (s *Server) planAnswer(p Tier, nested bool) obj {
 		assets.add(a, cats)
 	}
 	assets.add("statics", statics)
-	rl := p.rateLimit()
+	rl := rateLimits[p]
 	return obj{
 		{"plan", obj{{"name", strings.ToUpper(p.String())}}},
 		{"apiEndpoint", assets},

@@ -66,13 +66,6 @@ func (d Delay) bounds() (lo, hi time.Duration) {
 	return lo, hi
 }
 
-// seriesSeed identifies a series for the jitter of its delays: its path,
-// window and asset. The parameters (exchange, token...) of one endpoint
-// share one publication pipeline and so one delay per row.
-func seriesSeed(path, window, asset string) uint64 {
-	return hash64(path, window, asset)
-}
-
 // closes is the moment the row starting at row is complete: the end of its
 // interval, or the block time for block rows.
 func (tl timeline) closes(row time.Time) time.Time {

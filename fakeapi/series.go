@@ -3,6 +3,7 @@ package fakeapi
 import (
 	"errors"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -50,7 +51,7 @@ func BlockInterval(asset string) time.Duration {
 }
 
 func onEthereum(a string) bool {
-	return a == "erc20" || a == "stablecoin" || contains(erc20Tokens, a) || contains(stablecoins, a)
+	return a == "erc20" || a == "stablecoin" || slices.Contains(erc20Tokens, a) || slices.Contains(stablecoins, a)
 }
 
 // genesis is the origin of an asset's block heights.
@@ -80,15 +81,12 @@ type timeline struct {
 	first   time.Time     // earliest row
 }
 
-// timeline places the rows of a series that has no path of its own (the
-// Indicator API's day rows).
-func (s *Server) timeline(window, asset string) timeline {
-	return s.seriesTimeline("", window, asset)
-}
-
-// seriesTimeline places the rows of the series (path, window, asset).
+// seriesTimeline places the rows of the series (path, window, asset); the
+// Indicator API's day rows have no path. The parameters (exchange,
+// token...) of one endpoint share one publication pipeline, and so one
+// seed for the jitter of their delays.
 func (s *Server) seriesTimeline(path, window, asset string) timeline {
-	tl := timeline{window: window, delay: s.delays[window], seed: seriesSeed(path, window, asset)}
+	tl := timeline{window: window, delay: s.delays[window], seed: hash64(path, window, asset)}
 	if window == "block" {
 		tl.genesis = genesis(asset)
 		tl.step, tl.first = BlockInterval(asset), tl.genesis
@@ -205,13 +203,4 @@ func wave(h uint64, t time.Time) float64 {
 func round(v float64, dp int) float64 {
 	p := math.Pow(10, float64(dp))
 	return math.Round(v*p) / p
-}
-
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }

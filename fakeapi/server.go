@@ -2,6 +2,7 @@ package fakeapi
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -85,7 +86,9 @@ type Server struct {
 	extra      map[string]*endpoint
 	extraPaths []string
 
-	dataCalls, indicatorCalls, consensusCalls atomic.Int64
+	// calls counts the requests of each API (apis); the map is not
+	// changed after New.
+	calls map[string]*atomic.Int64
 	// refused counts the data calls answered 403 by the key's plan.
 	refused atomic.Int64
 
@@ -124,6 +127,7 @@ func New(o Options) *Server {
 		buckets:   map[string]*rateBucket{},
 		keys:      dataKeys(o),
 		catalog:   o.Catalog,
+		calls:     map[string]*atomic.Int64{},
 
 		planAnswerMode: o.PlanAnswer,
 	}
@@ -139,12 +143,10 @@ func New(o Options) *Server {
 	for w, d := range o.Publish {
 		s.delays[w] = d
 	}
-	if o.ConsensusKeys != nil {
-		s.opts.ConsensusKeys = make(map[string]string, len(o.ConsensusKeys))
-		for k, v := range o.ConsensusKeys {
-			s.opts.ConsensusKeys[k] = v
-		}
+	for _, a := range apis {
+		s.calls[a] = &atomic.Int64{}
 	}
+	s.opts.ConsensusKeys = maps.Clone(o.ConsensusKeys)
 	for _, k := range o.RawAccessKeys {
 		s.raw[k] = true
 	}
@@ -168,6 +170,8 @@ const (
 	apiIndicator = "indicator"
 	apiConsensus = "consensus"
 )
+
+var apis = []string{apiData, apiIndicator, apiConsensus}
 
 // apiOf tells which API a URL path belongs to.
 func apiOf(path string) string {
@@ -213,14 +217,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, api string) {
 }
 
 func (s *Server) count(api, path string) {
-	switch api {
-	case apiIndicator:
-		s.indicatorCalls.Add(1)
-	case apiConsensus:
-		s.consensusCalls.Add(1)
-	default:
-		s.dataCalls.Add(1)
-	}
+	s.calls[api].Add(1)
 	if !s.serves(api, path) {
 		return
 	}
@@ -257,13 +254,8 @@ func echoed(v string) string {
 // Calls returns the number of requests served for api ("data",
 // "indicator" or "consensus"), errors and faults included.
 func (s *Server) Calls(api string) int64 {
-	switch api {
-	case apiData:
-		return s.dataCalls.Load()
-	case apiIndicator:
-		return s.indicatorCalls.Load()
-	case apiConsensus:
-		return s.consensusCalls.Load()
+	if c := s.calls[api]; c != nil {
+		return c.Load()
 	}
 	return 0
 }
@@ -285,9 +277,9 @@ func (s *Server) Refused() int64 { return s.refused.Load() }
 // Rate-limit state is kept.
 func (s *Server) ResetCalls() {
 	s.refused.Store(0)
-	s.dataCalls.Store(0)
-	s.indicatorCalls.Store(0)
-	s.consensusCalls.Store(0)
+	for _, c := range s.calls {
+		c.Store(0)
+	}
 	s.mu.Lock()
 	s.pathCalls = map[string]int64{}
 	s.mu.Unlock()
@@ -296,13 +288,13 @@ func (s *Server) ResetCalls() {
 // SetFault replaces the fault of api ("data", "indicator", "consensus", or
 // "" for all three). A fault of kind FaultNone clears it.
 func (s *Server) SetFault(api string, f Fault) {
-	apis := []string{api}
+	list := []string{api}
 	if api == "" {
-		apis = []string{apiData, apiIndicator, apiConsensus}
+		list = apis
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, a := range apis {
+	for _, a := range list {
 		if f.Kind == FaultNone {
 			delete(s.faults, a)
 		} else {

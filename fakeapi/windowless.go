@@ -55,7 +55,7 @@ func tradingDay(d time.Time) bool {
 
 // bandDay is the trading day of the newest band row served at now.
 func (s *Server) bandDay(now time.Time) time.Time {
-	d := s.timeline("day", "").latest(now)
+	d := s.seriesTimeline("", "day", "").latest(now)
 	for !tradingDay(d) {
 		d = d.AddDate(0, 0, -1)
 	}
@@ -125,7 +125,7 @@ func (s *Server) Revisions(target string, from, to time.Time) ([]Revision, error
 		if i < 0 || !strings.HasSuffix(u.Path, "/pbr-band") {
 			return nil, fmt.Errorf("no band at %s", target)
 		}
-		tl := s.timeline("day", "")
+		tl := s.seriesTimeline("", "day", "")
 		value := func(d time.Time) float64 { v, _ := bandRow(equities[i], d).get("close"); return v.(float64) }
 		first := s.bandDay(from)
 		revs := []Revision{{Day: first, At: tl.visibleAt(first), Value: value(first)}}
