@@ -70,30 +70,29 @@ func (f *Command) Chosen() bool { return f.chosen }
 // or SIGTERM) and returns the process's exit code. What to point a
 // configuration at is printed on out.
 func (f *Command) Run(ctx context.Context, logger log.Logger, out io.Writer) int {
+	fail := func(code int, err error) int {
+		level.Error(logger).Log("msg", "cannot start the fake upstream", "err", err)
+		return code
+	}
 	dialect, err := fakeapi.ParseDialect(*f.dialect)
 	if err != nil {
-		level.Error(logger).Log("msg", "cannot start the fake upstream", "err", err)
-		return 2
+		return fail(2, err)
 	}
 	keys, err := f.planKeys()
 	if err != nil {
-		level.Error(logger).Log("msg", "cannot start the fake upstream", "err", err)
-		return 2
+		return fail(2, err)
 	}
 	catalog, err := fakeapi.ParseCatalog(*f.catalog)
 	if err != nil {
-		level.Error(logger).Log("msg", "cannot start the fake upstream", "err", err)
-		return 2
+		return fail(2, err)
 	}
 	answer, err := fakeapi.ParsePlanAnswer(*f.answer)
 	if err != nil {
-		level.Error(logger).Log("msg", "cannot start the fake upstream", "err", fmt.Errorf("--fake.plan-answer: %w", err))
-		return 2
+		return fail(2, fmt.Errorf("--fake.plan-answer: %w", err))
 	}
 	d, err := Listen(logger, *f.listen, Payload{Dialect: dialect, Timeless: *f.timeless})
 	if err != nil {
-		level.Error(logger).Log("msg", "cannot start the fake upstream", "err", err)
-		return 1
+		return fail(1, err)
 	}
 	defer d.Close()
 	d.Fake.SetCatalog(catalog)

@@ -115,13 +115,17 @@ func Listen(logger log.Logger, addr string, p Payload) (*Demo, error) {
 			level.Error(logger).Log("msg", "demo upstream stopped", "err", err)
 		}
 	}()
-	d.Config, err = config.Parse("demo.yml (embedded)", YAML(d.URL), Getenv)
-	if err != nil {
+	if d.Config, err = d.load(); err != nil {
 		d.Close()
 		return nil, err
 	}
 	level.Info(logger).Log("msg", "fake upstream serving", "url", d.URL, "dialect", p.Dialect, "timeless", p.Timeless)
 	return d, nil
+}
+
+// load parses the demo configuration against the fake upstream.
+func (d *Demo) load() (*config.Config, error) {
+	return config.Parse("demo.yml (embedded)", YAML(d.URL), Getenv)
 }
 
 // reachable is a listener's address as a client on this host dials it:

@@ -8,9 +8,9 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 )
 
-// FaultHandler switches faults of the demo upstream: POST
-// /-/demo/fault?api=data&kind=Status500 (kind=None clears). It exists only
-// in demo mode, to try alerts and dashboards by hand.
+// FaultHandler switches faults of the fake upstream: POST
+// FaultPath?api=data&kind=Status500 (kind=None clears), to try alerts and
+// dashboards by hand.
 func FaultHandler(fake *fakeapi.Server) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {

@@ -19,9 +19,7 @@ func Source(file string, demoMode bool, logger log.Logger) (func() (*config.Conf
 	if err != nil {
 		return nil, nil, err
 	}
-	return func() (*config.Config, error) {
-		return config.Parse("demo.yml (embedded)", YAML(d.URL), Getenv)
-	}, d, nil
+	return d.load, d, nil
 }
 
 // MissingConfigHint says what to do when the configuration file does not
