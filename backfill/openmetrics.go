@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -189,12 +190,7 @@ func (o *openMetrics) finish(complete bool) error {
 // writeOutput writes the parts, sorted by family, and # EOF to f, and
 // closes it.
 func (o *openMetrics) writeOutput(f *os.File) error {
-	names := make([]string, 0, len(o.fams))
-	for n := range o.fams {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(o.fams)) {
 		if err := appendPart(f, o.fams[n]); err != nil {
 			return errors.Join(err, f.Close())
 		}
@@ -213,7 +209,7 @@ func appendPart(f *os.File, p *famPart) error {
 		return nil
 	}
 	base, typ := omFamily(p.fam)
-	if _, err := fmt.Fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", base, omHelpEscaper.Replace(p.fam.Help), base, typ); err != nil {
+	if _, err := fmt.Fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", base, escaper.Replace(p.fam.Help), base, typ); err != nil {
 		return err
 	}
 	if _, err := p.f.Seek(0, io.SeekStart); err != nil {
@@ -236,8 +232,6 @@ func omFamily(f series.Family) (name, typ string) {
 	}
 	return f.Name, f.Type
 }
-
-var omHelpEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
 
 // appendFloat writes a value as the exposition formats write it.
 func appendFloat(b []byte, v float64) []byte {

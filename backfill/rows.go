@@ -182,14 +182,15 @@ func seriesText(name string, labels []Label) string {
 		}
 		b.WriteString(l.Name)
 		b.WriteString(`="`)
-		labelEscaper.WriteString(&b, l.Value)
+		escaper.WriteString(&b, l.Value)
 		b.WriteByte('"')
 	}
 	b.WriteByte('}')
 	return b.String()
 }
 
-var labelEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
+// escaper escapes a label value, and an OpenMetrics HELP text, alike.
+var escaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
 
 // Stamp says which time a row's samples carry.
 type Stamp string

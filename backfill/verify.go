@@ -193,7 +193,9 @@ func (v *verifier) check() {
 			// shows by then is not dropped.
 			at := v.now()
 			if end := p.sent.Add(v.grace); at.Before(end) {
-				p.next = minTime(at.Add(p.wait), end)
+				if p.next = at.Add(p.wait); p.next.After(end) {
+					p.next = end
+				}
 				p.wait = min(2*p.wait, checkEveryMax)
 				kept = append(kept, p)
 				continue
@@ -203,13 +205,6 @@ func (v *verifier) check() {
 		}
 	}
 	v.pending = kept
-}
-
-func minTime(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
 }
 
 // drain checks until no tuple waits, or the context ends.
