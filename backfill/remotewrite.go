@@ -156,11 +156,9 @@ type remoteWrite struct {
 	defs    []*seriesDef // of each pending series
 	n       int          // samples pending
 
-	requests       int
 	refusedSeries  int
 	refusedSamples int64
-	refusals       []string // the first reasons, for the summary
-	inARow         int      // series refused since the last accepted
+	inARow         int // series refused since the last accepted
 }
 
 func newRemoteWrite(ctx context.Context, rw *RemoteWrite, logger log.Logger) *remoteWrite {
@@ -247,7 +245,6 @@ func (s *remoteWrite) flush() error {
 }
 
 func (s *remoteWrite) sendBatch(ts []prompb.TimeSeries) error {
-	s.requests++
 	return s.rw.send(s.ctx, &prompb.WriteRequest{Timeseries: ts}, s.sleep)
 }
 
@@ -262,9 +259,6 @@ func (s *remoteWrite) refuse(i int, e *refusedError) error {
 		msTime(samples[0].Timestamp), msTime(samples[len(samples)-1].Timestamp), e)
 	level.Warn(s.logger).Log("msg", "the remote-write target refused samples", "series", s.defs[i].text, "samples", len(samples),
 		"from", msTime(samples[0].Timestamp), "to", msTime(samples[len(samples)-1].Timestamp), "reason", e.Error(), "hint", refusalHint(e.body))
-	if len(s.refusals) < 5 {
-		s.refusals = append(s.refusals, what)
-	}
 	if s.inARow >= maxRefusedInARow {
 		return fmt.Errorf("the remote-write target %s refused %d series in a row, the last %s; %s", s.rw.Redacted, s.inARow, what, refusalHint(e.body))
 	}
