@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -131,7 +130,8 @@ func (o *openMetrics) series(def *seriesDef, each func(add func(ms int64, v floa
 	buf := make([]byte, 0, 128)
 	return each(func(ms int64, v float64) error {
 		buf = append(buf[:0], prefix...)
-		buf = appendFloat(buf, v)
+		// As the exposition formats write it: NaN, +Inf and -Inf included.
+		buf = strconv.AppendFloat(buf, v, 'g', -1, 64)
 		buf = append(buf, ' ')
 		buf = appendTimestamp(buf, ms)
 		buf = append(buf, '\n')
@@ -231,19 +231,6 @@ func omFamily(f series.Family) (name, typ string) {
 		return f.Name, "unknown"
 	}
 	return f.Name, f.Type
-}
-
-// appendFloat writes a value as the exposition formats write it.
-func appendFloat(b []byte, v float64) []byte {
-	switch {
-	case math.IsNaN(v):
-		return append(b, "NaN"...)
-	case math.IsInf(v, 1):
-		return append(b, "+Inf"...)
-	case math.IsInf(v, -1):
-		return append(b, "-Inf"...)
-	}
-	return strconv.AppendFloat(b, v, 'g', -1, 64)
 }
 
 // appendTimestamp writes Unix milliseconds as OpenMetrics seconds.
