@@ -1,6 +1,7 @@
 package fakeapi
 
 import (
+	"cmp"
 	"net/url"
 	"slices"
 	"strconv"
@@ -150,12 +151,8 @@ func assetList(filter string) obj {
 	f := strings.ToLower(strings.TrimSpace(filter))
 	rows := []obj{}
 	for _, a := range consensusAssets {
-		match := f == "" || strings.Contains(strings.ToLower(a.name), f) ||
-			strings.Contains(strings.ToLower(a.symbol), f) || strings.Contains(a.key, f)
-		for _, al := range a.aliases {
-			match = match || strings.Contains(al, f)
-		}
-		if match {
+		if strings.Contains(strings.ToLower(a.name), f) || strings.Contains(strings.ToLower(a.symbol), f) || strings.Contains(a.key, f) ||
+			slices.ContainsFunc(a.aliases, func(al string) bool { return strings.Contains(al, f) }) {
 			rows = append(rows, obj{{"symbol", a.symbol}, {"key", a.key}, {"name", a.name}, {"aliases", a.aliases}})
 		}
 	}
@@ -185,19 +182,10 @@ func topAnalysts(a consensusAsset, limit int) obj {
 		}
 	}
 	slices.SortFunc(list, func(x, y entry) int {
-		if x.accuracy != y.accuracy {
-			if x.accuracy > y.accuracy {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(x.handle, y.handle)
+		return cmp.Or(cmp.Compare(y.accuracy, x.accuracy), strings.Compare(x.handle, y.handle))
 	})
 	rows := []obj{}
-	for i, e := range list {
-		if i == limit {
-			break
-		}
+	for i, e := range list[:min(limit, len(list))] {
 		rows = append(rows, obj{{"handle", e.handle}, {"rank", i + 1}, {"accuracy", e.accuracy}, {"calls", e.calls}, {"followers", e.follower}})
 	}
 	return obj{{"asset", a.key}, {"data", rows}}
