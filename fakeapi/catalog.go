@@ -172,13 +172,6 @@ var windowCodes = map[string][]string{"d": wD, "dh": wDH, "dhb": wDHB, "dhm": wD
 // fullCatalog is CatalogFull beyond CatalogSmall, in catalogGroups' order,
 // and fullByPath the same by path.
 var fullCatalog, fullByPath = func() ([]*endpoint, map[string]*endpoint) {
-	small := map[string]bool{}
-	for _, ep := range endpoints {
-		small[ep.path] = true
-	}
-	for _, p := range genericPaths {
-		small[p] = true
-	}
 	var list []*endpoint
 	byPath := map[string]*endpoint{}
 	for _, g := range catalogGroups {
@@ -188,7 +181,7 @@ var fullCatalog, fullByPath = func() ([]*endpoint, map[string]*endpoint) {
 				m, windows = name, windowCodes[code]
 			}
 			path := "/v1/" + g.asset + "/" + g.category + "/" + m
-			if small[path] || byPath[path] != nil {
+			if smallByPath[path] != nil || byPath[path] != nil {
 				continue // TestFullCatalogIsWellFormed finds it
 			}
 			ep := &endpoint{path: path, windows: windows, params: g.params, maxLimit: 100000, fields: catalogFields(g.asset, m)}

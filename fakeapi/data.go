@@ -245,13 +245,15 @@ var genericPaths = []string{
 	"/v1/eth/exchange-flows/inflow", "/v1/eth/exchange-flows/outflow",
 }
 
-// genericByPath holds the endpoints of genericPaths.
-var genericByPath = func() map[string]*endpoint {
-	m := make(map[string]*endpoint, len(genericPaths))
+// smallByPath holds the endpoints of CatalogSmall: genericPaths' and the
+// table's.
+var smallByPath = func() map[string]*endpoint {
+	m := make(map[string]*endpoint, len(endpoints)+len(genericPaths))
 	for _, p := range genericPaths {
-		if ep := genericOf(p); ep != nil {
-			m[p] = ep
-		}
+		m[p] = genericOf(p)
+	}
+	for _, ep := range endpoints {
+		m[ep.path] = ep
 	}
 	return m
 }()
@@ -269,15 +271,7 @@ func genericOf(path string) *endpoint {
 // lookupEndpoint finds the endpoint serving path and the asset named by a
 // v1 path; ok is false for a path the fake does not serve.
 func (s *Server) lookupEndpoint(path string) (ep *endpoint, pathAsset string, ok bool) {
-	for _, e := range endpoints {
-		if e.path == path {
-			ep = e
-			break
-		}
-	}
-	if ep == nil {
-		ep = genericByPath[path]
-	}
+	ep = smallByPath[path]
 	if ep == nil && s.catalogNow() == CatalogFull {
 		ep = fullByPath[path]
 	}

@@ -256,7 +256,7 @@ func (s *Server) listed(v2 bool) []*endpoint {
 	}
 	if !v2 {
 		for _, p := range genericPaths {
-			list = append(list, genericByPath[p])
+			list = append(list, smallByPath[p])
 		}
 		full := s.catalogNow() == CatalogFull
 		if full {
