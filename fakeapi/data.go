@@ -66,6 +66,18 @@ func (c *rowCtx) count(field string, lo, hi float64, t time.Time) int64 {
 	return int64(math.Round((lo + (hi-lo)*wave(hash64(c.key, field), t)) * scale))
 }
 
+// addReserve adds reserve and reserve_usd at price (1 when not known):
+// an asset worth more than a dollar has proportionally fewer units on
+// exchanges, so reserve_usd stays plausible.
+func (c *rowCtx) addReserve(row *obj, t time.Time, lo, hi, price float64, known bool) {
+	if !known {
+		price = 1
+	}
+	reserve := round(c.num("reserve", lo, hi, 2, t)/math.Max(price, 1), 4)
+	row.add("reserve", reserve)
+	row.add("reserve_usd", round(reserve*price, 2))
+}
+
 // daysSince is the fractional number of days from ref to t.
 func daysSince(t time.Time, ref time.Time) float64 {
 	return t.Sub(ref).Hours() / 24
@@ -111,15 +123,8 @@ var endpoints = []*endpoint{
 	{path: "/v1/erc20/exchange-flows/reserve", windows: []string{"day", "hour", "block"}, maxLimit: 100000,
 		params: []param{tokenParam, exchangeParam},
 		fields: func(c *rowCtx, t time.Time, row *obj) {
-			// Tokens worth more than a dollar have proportionally fewer
-			// units on exchanges, so reserve_usd stays plausible.
 			price, ok := tokenPrice[c.params["token"]]
-			if !ok {
-				price = 1
-			}
-			reserve := round(c.num("reserve", 1e8, 1e10, 2, t)/math.Max(price, 1), 4)
-			row.add("reserve", reserve)
-			row.add("reserve_usd", round(reserve*price, 2))
+			c.addReserve(row, t, 1e8, 1e10, price, ok)
 		}},
 	{path: "/v1/xrp/market-data/capitalization", windows: []string{"day", "hour"}, maxLimit: 100000,
 		fields: func(c *rowCtx, t time.Time, row *obj) {
@@ -196,14 +201,7 @@ func genericFields(asset, metric string) func(c *rowCtx, t time.Time, row *obj) 
 	switch metric {
 	case "reserve":
 		price, ok := assetPrice[asset]
-		if !ok {
-			price = 1
-		}
-		return func(c *rowCtx, t time.Time, row *obj) {
-			reserve := round(c.num("reserve", 1e9, 2e10, 2, t)/math.Max(price, 1), 4)
-			row.add("reserve", reserve)
-			row.add("reserve_usd", round(reserve*price, 2))
-		}
+		return func(c *rowCtx, t time.Time, row *obj) { c.addReserve(row, t, 1e9, 2e10, price, ok) }
 	case "netflow", "inflow", "outflow":
 		lo, hi := 1000.0, 50000.0
 		if metric == "netflow" {
