@@ -8,19 +8,13 @@ import (
 	"time"
 )
 
-// The Indicator and Analyst Consensus answers have no window: their
-// cadence is the data's own. A price-to-book band has one row per trading
-// day (Monday to Friday), published like a data API day row: the row of a
-// day at its close plus the "day" window's delay. The consensus of an
-// asset is computed once a day, also like a day row: the row of a UTC day
-// (that day's views, calls and score) is published after the day closes,
-// by a daily run at a time of the asset's own that no answer states, so
-// that a poll before the run sees the day before.
-
-// Consensus publication: each asset's daily run ends at a fixed time
-// after the day closes, between consensusRunEarliest and
-// consensusRunEarliest + consensusRunSpread, and each day's run up to
-// ±consensusRunJitter from it.
+// The windowless answers' cadence is the data's own: a price-to-book band
+// row per trading day (Monday to Friday), published as a data API day row;
+// an asset's consensus row of a UTC day (its views, calls and score) once
+// the asset's daily run ends, at a fixed time per asset between
+// consensusRunEarliest and consensusRunEarliest + consensusRunSpread after
+// the day closes, each day up to ±consensusRunJitter from it. No answer
+// states the time: a poll before the run sees the day before.
 const (
 	consensusRunEarliest = time.Hour
 	consensusRunSpread   = 8 * time.Hour
