@@ -16,11 +16,10 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/fakeapi"
 )
 
-// Command is `onchain_exporter fake`: the project's fake upstream on
-// its own, on a fixed address with fixed credentials, so that a
-// configuration can be tried before it is pointed at the paid APIs. The
-// exporter stays the default command: without a command name the
-// arguments are the exporter's, as they always were.
+// Command is `onchain_exporter fake`: the fake upstream on a fixed
+// address with fixed credentials, to try a configuration before pointing
+// it at the paid APIs. Without a command name the arguments are the
+// exporter's.
 type Command struct {
 	chosen   bool
 	listen   *string

@@ -27,19 +27,11 @@
 // path, its series parameters, the window and the row time, so identical
 // requests give identical answers across runs and processes.
 //
-// The Indicator and Analyst Consensus payloads are not documented, so the
-// server answers in one of two dialects (Options.Dialect): rows under
-// "data" with dates, or other plausible shapes (bare arrays, one object,
-// rows under other keys with Unix-millisecond times, one row per analyst
-// instead of counts). Both serve the same numbers. Options.Timeless takes
-// every time out of those answers, for a client that must learn their
-// cadence from the values alone.
-//
-// Those two APIs have no window: a price-to-book band row per trading day,
-// published like a data API day row, and a consensus row per day,
-// published after the day closes at a time per asset that no answer
-// states (windowless.go; Revisions tells a benchmark when each answer
-// changed).
+// The Indicator and Analyst Consensus payloads are not documented: the
+// server answers in one of two dialects with the same numbers
+// (Options.Dialect), with or without times (Options.Timeless). Those two
+// APIs have no window (windowless.go; Revisions tells a benchmark when
+// each answer changed).
 //
 // Faults (slow answers, resets, bad statuses, malformed or huge bodies,
 // redirects) can be switched on and off while the server runs, so the
