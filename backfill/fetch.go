@@ -321,8 +321,7 @@ func (r *runner) notReached(api string, e *upstream.Error) bool {
 	r.mu.Lock()
 	r.inARow[api]++
 	n := r.inARow[api]
-	first := n >= maxBelowHTTPInARow && r.unreachable[api] == nil
-	if first {
+	if n >= maxBelowHTTPInARow && r.unreachable[api] == nil {
 		base := ""
 		if a := r.cfg.APIs[api]; a != nil && a.URL != nil {
 			base = upstream.ShownURL(a.URL)
