@@ -2,7 +2,6 @@ package backfill
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
-	"github.com/golang/snappy"
 	"github.com/prometheus/prometheus/prompb"
 )
 
@@ -34,25 +32,11 @@ func CheckTarget(ctx context.Context, rw *RemoteWrite, logger log.Logger) error 
 	if logger == nil {
 		logger = log.NewNopLogger()
 	}
-	data, err := (&prompb.WriteRequest{}).Marshal()
+	err := rw.retry(ctx, &prompb.WriteRequest{}, probeTries, func(tries int, err error) error {
+		return fmt.Errorf("the remote-write target %s does not take a write (an empty one, which writes nothing; %d tries): %w; nothing was fetched", rw.Redacted, tries, err)
+	})
 	if err != nil {
 		return err
-	}
-	body := snappy.Encode(nil, data)
-	backoff := rw.MinBackoff
-	for try := 1; ; try++ {
-		var wait time.Duration
-		if wait, err = rw.post(ctx, body); err == nil {
-			break
-		}
-		var refused *refusedError
-		if errors.As(err, &refused) || ctx.Err() != nil || try == probeTries {
-			return fmt.Errorf("the remote-write target %s does not take a write (an empty one, which writes nothing; %d tries): %w; nothing was fetched", rw.Redacted, try, err)
-		}
-		if err := sleepCtx(ctx, max(wait, backoff)); err != nil {
-			return err
-		}
-		backoff = min(2*backoff, rw.MaxBackoff)
 	}
 	rw.checked = true
 	if rw.QueryURL == "" {

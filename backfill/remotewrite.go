@@ -75,26 +75,38 @@ func (e *refusedError) Error() string {
 }
 
 // send sends one request, again on 5xx and 429 until MaxRetries.
-func (rw *RemoteWrite) send(ctx context.Context, req *prompb.WriteRequest, sleep func(context.Context, time.Duration) error) error {
+func (rw *RemoteWrite) send(ctx context.Context, req *prompb.WriteRequest) error {
+	return rw.retry(ctx, req, rw.MaxRetries+1, func(tries int, err error) error {
+		var refused *refusedError
+		if errors.As(err, &refused) || ctx.Err() != nil {
+			return err
+		}
+		return fmt.Errorf("remote write to %s failed %d times, last: %w", rw.Redacted, tries, err)
+	})
+}
+
+// retry posts req until it is taken, at most tries times: again after a
+// back-off, or the wait the target asked for, on 5xx, 429 and errors
+// below HTTP; not after another refusal or once ctx ends. The last post's
+// error goes to failed with the tries made; an interrupted wait's comes
+// back as it is.
+func (rw *RemoteWrite) retry(ctx context.Context, req *prompb.WriteRequest, tries int, failed func(tries int, err error) error) error {
 	data, err := req.Marshal()
 	if err != nil {
 		return err
 	}
 	body := snappy.Encode(nil, data)
 	backoff := rw.MinBackoff
-	for attempt := 0; ; attempt++ {
+	for try := 1; ; try++ {
 		wait, err := rw.post(ctx, body)
 		if err == nil {
 			return nil
 		}
 		var refused *refusedError
-		if errors.As(err, &refused) || ctx.Err() != nil {
-			return err
+		if errors.As(err, &refused) || ctx.Err() != nil || try >= tries {
+			return failed(try, err)
 		}
-		if attempt >= rw.MaxRetries {
-			return fmt.Errorf("remote write to %s failed %d times, last: %w", rw.Redacted, attempt+1, err)
-		}
-		if err := sleep(ctx, max(wait, backoff)); err != nil {
+		if err := sleepCtx(ctx, max(wait, backoff)); err != nil {
 			return err
 		}
 		backoff = min(2*backoff, rw.MaxBackoff)
@@ -150,7 +162,6 @@ type remoteWrite struct {
 	ctx    context.Context
 	rw     *RemoteWrite
 	logger log.Logger
-	sleep  func(context.Context, time.Duration) error
 
 	pending []prompb.TimeSeries
 	defs    []*seriesDef // of each pending series
@@ -162,7 +173,7 @@ type remoteWrite struct {
 }
 
 func newRemoteWrite(ctx context.Context, rw *RemoteWrite, logger log.Logger) *remoteWrite {
-	return &remoteWrite{ctx: ctx, rw: rw, logger: logger, sleep: sleepCtx}
+	return &remoteWrite{ctx: ctx, rw: rw, logger: logger}
 }
 
 func (s *remoteWrite) series(def *seriesDef, each func(add func(ms int64, v float64) error) error) error {
@@ -245,7 +256,7 @@ func (s *remoteWrite) flush() error {
 }
 
 func (s *remoteWrite) sendBatch(ts []prompb.TimeSeries) error {
-	return s.rw.send(s.ctx, &prompb.WriteRequest{Timeseries: ts}, s.sleep)
+	return s.rw.send(s.ctx, &prompb.WriteRequest{Timeseries: ts})
 }
 
 // refuse records pending series i as refused, and stops the run once
