@@ -335,7 +335,7 @@ func (s *Server) serveConsensus(w http.ResponseWriter, r *http.Request) {
 	if q.Has("source_text") {
 		switch q.Get("source_text") {
 		case "statement":
-			if !s.raw[id.key] {
+			if !slices.Contains(s.opts.RawAccessKeys, id.key) {
 				fail(&apiError{Code: "RAW_ACCESS_REQUIRED"})
 				return
 			}

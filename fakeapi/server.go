@@ -80,7 +80,6 @@ type Server struct {
 	opts   Options
 	now    Clock
 	delays map[string]Delay
-	raw    map[string]bool
 	// extra holds the endpoints of Options.ExtraPaths, listed by
 	// discovery in extraPaths' order.
 	extra      map[string]*endpoint
@@ -121,7 +120,6 @@ func New(o Options) *Server {
 		opts:      o,
 		now:       o.Now,
 		delays:    map[string]Delay{},
-		raw:       map[string]bool{},
 		pathCalls: map[string]int64{},
 		faults:    map[string]Fault{},
 		buckets:   map[string]*rateBucket{},
@@ -146,10 +144,7 @@ func New(o Options) *Server {
 	for _, a := range apis {
 		s.calls[a] = &atomic.Int64{}
 	}
-	s.opts.ConsensusKeys = maps.Clone(o.ConsensusKeys)
-	for _, k := range o.RawAccessKeys {
-		s.raw[k] = true
-	}
+	s.opts.ConsensusKeys, s.opts.RawAccessKeys = maps.Clone(o.ConsensusKeys), slices.Clone(o.RawAccessKeys)
 	s.extra = map[string]*endpoint{}
 	for _, p := range o.ExtraPaths {
 		if _, _, served := s.lookupEndpoint(p); served {
