@@ -192,10 +192,8 @@ func pageBounds(list []any, t *config.Tuple) (oldest, newest cursor, dated bool)
 }
 
 // movesBack says whether a page of rows from oldest to newest, asked for
-// the rows before the cursor prev, moves back by at least its own length
-// (prev - oldest >= newest - oldest, and more than nothing): its newest
-// row is not after prev and its oldest is before it. Block heights are
-// compared where all three have one, else times.
+// the rows before prev, moves back by at least its own length; block
+// heights are compared where all three have one, else times.
 func movesBack(prev, oldest, newest cursor) bool {
 	if prev.hasBlock && oldest.hasBlock && newest.hasBlock {
 		return oldest.block < prev.block && newest.block <= prev.block
