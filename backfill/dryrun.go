@@ -63,7 +63,8 @@ func DryRun(w io.Writer, cfg *config.Config, o Options) error {
 			fmt.Fprintf(w, "# written by an earlier run: %s %s?%s\n", t.API, t.Path, t.Query().Encode())
 			continue
 		}
-		shift := o.Stamp.shift(t, keyplan.WindowDuration(t.Window))
+		win := keyplan.WindowDuration(t.Window)
+		shift := o.Stamp.shift(t, win)
 		from, clamped, why := fromFor(t, o.Plan, o.From, o.To.Add(-shift), o.Now())
 		if why != nil {
 			fmt.Fprintf(w, "# not called, the key's plan refuses it: %s %s?%s: %v\n", t.API, t.Path, t.Query().Encode(), why)
@@ -84,11 +85,10 @@ func DryRun(w io.Writer, cfg *config.Config, o Options) error {
 				fmt.Fprintf(w, "#   and about %d more pages before it by to=, %d rows a page: %s\n", more, p.limit, basis)
 			}
 		case p.ranged && p.limit > 0:
-			for to := p.to.Add(-time.Duration(p.limit) * keyplan.WindowDuration(t.Window)); rows > p.limit; rows -= p.limit {
-				q := p.query(t, p.limit, &cursor{time: to.Add(keyplan.WindowDuration(t.Window))})
-				fmt.Fprintln(w, describeCall(t, q))
+			page := time.Duration(p.limit) * win
+			for to := p.to.Add(-page); rows > p.limit; rows, to = rows-p.limit, to.Add(-page) {
+				fmt.Fprintln(w, describeCall(t, p.query(t, p.limit, &cursor{time: to.Add(win)})))
 				calls++
-				to = to.Add(-time.Duration(p.limit) * keyplan.WindowDuration(t.Window))
 			}
 		}
 	}
