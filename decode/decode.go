@@ -14,12 +14,11 @@ import (
 )
 
 // Sample is one value of one family, before it becomes a metric: the
-// field it came from (family, scale, constant labels), the labels read
-// from the row (and the key label), and the value, scaled.
+// field it came from, its labels of its own and the value, scaled.
 type Sample struct {
 	Field *config.Field
-	// Extra are its labels of its own (row labels, constant labels, key
-	// label), nil for none: a sample without them, most, is 24 bytes.
+	// Extra are the row, constant and key labels; nil for none, so that
+	// most samples are 24 bytes.
 	Extra *Extra
 	Value float64
 }
@@ -54,15 +53,13 @@ func (s Sample) ExtraValues() []string {
 // Answer is what one answer says about a tuple.
 type Answer struct {
 	Samples []Sample
-	// RowTime is the time of the newest row that gave a value; Newest is
-	// the newest row in the answer, and Interval the mean spacing of rows.
+	// RowTime is the newest row that gave a value, Newest the newest row,
+	// Interval the mean spacing of rows.
 	RowTime, Newest time.Time
 	Interval        time.Duration
-	// Step is the smallest spacing between two rows of the answer, and
-	// Weekdays the UTC weekdays its rows fall on (bit i: time.Weekday i),
-	// from Oldest, its oldest row, on: what a series without a window
-	// learns its cadence from (a price-to-book band has a row per trading
-	// day).
+	// Step is the smallest spacing between rows and Weekdays the UTC
+	// weekdays they fall on (bit i: time.Weekday i) since Oldest: what a
+	// series without a window learns its cadence from.
 	Step       time.Duration
 	Weekdays   uint8
 	Oldest     time.Time
@@ -73,19 +70,15 @@ type Answer struct {
 	Problems []string
 	// Page says the items counted are one page of more (paginated).
 	Page string
-	// Over says the answer held more series than the tuple's limit asks
-	// for; only the first limit of them are served.
+	// Over says the answer held more series than the tuple's limit; the
+	// first limit are served.
 	Over string
-	// FieldsDropped counts the numeric fields outside the catalog that a
-	// row held beyond the entry's max_fields (config.Entry.FieldLimit),
-	// the most of any row; FieldsOver says so in a sentence. They were
-	// read past, never made samples: the first max_fields by name are
-	// served.
+	// FieldsDropped is the most numeric fields outside the catalog a row
+	// held beyond max_fields (never made samples), FieldsOver its sentence.
 	FieldsDropped int
 	FieldsOver    string
-	// Future counts the rows dated too far after now to be trusted
-	// (LatestAt), left out of everything above; FutureAt is the newest of
-	// their times.
+	// Future counts the rows dated too far after now (LatestAt), left out
+	// of everything above; FutureAt is the newest of them.
 	Future   int
 	FutureAt time.Time
 	// Shape is where the rows and their time were found; HasShape is
@@ -99,8 +92,7 @@ type row struct {
 	time time.Time
 }
 
-// reading is an answer being read: the Answer and what the rows' reading
-// found on the way.
+// reading is an answer being read.
 type reading struct {
 	Answer
 	labels  []string
@@ -119,9 +111,8 @@ func readRows(root any, t *config.Tuple, defaultRows string, until time.Time) ([
 		return nil, nil, err
 	}
 	if obj, ok := root.(map[string]any); ok && pin.rows == "" && at != "." && !carriesFields(list, t.Fields) && carriesFields([]any{obj}, t.Fields) {
-		// One object that is the row and also holds a list (its top
-		// analysts, say): the list found carries none of the fields the
-		// series reads, the object does.
+		// The object is the row; the list it holds (its top analysts, say)
+		// carries none of the series' fields.
 		list, at = []any{obj}, "."
 	}
 	d := &reading{}
@@ -203,8 +194,8 @@ func readRows(root any, t *config.Tuple, defaultRows string, until time.Time) ([
 	return rows, d, nil
 }
 
-// pins are what the entry itself says of the payload, as opposed to the
-// catalog's guesses: a pinned shape must hold.
+// pins are what the entry says of the payload (not the catalog's
+// guesses): a pinned shape must hold.
 type pins struct {
 	rows, timeKey string
 	labels        bool
@@ -217,25 +208,15 @@ func pinsOf(t *config.Tuple) pins {
 	return pins{rows: t.Entry.Rows, timeKey: t.Entry.TimeKey, labels: t.Entry.LabelFields != nil}
 }
 
-// collect walks rows newest first, keeping the first usable value of every
-// (label values, field) pair.
-// The label fields are read from the row fields labelsFrom names.
-func (d *reading) collect(rows []row, t *config.Tuple, labelsFrom []string, timeKey string) {
-	d.collectWith(rows, t, labelsFrom, newRowRules(t, labelsFrom, timeKey))
-}
-
-// rowRules is what reading the rows of one answer of a tuple takes from
-// the tuple, made once per answer: History reads its rows one at a time
-// with them, not parsing the query and naming each field again a row.
+// rowRules is what reading the rows of one answer takes from the tuple,
+// made once per answer (History reads its rows one at a time).
 type rowRules struct {
 	skip map[string]bool
-	// most bounds the series of a tuple whose rows are told apart by a
-	// label (one per analyst of /analysts/top): whatever the upstream
-	// sends, at most limit of them, the first in the answer's order.
+	// most is the tuple's limit: at most that many series told apart by
+	// a label (one per analyst), the first in the answer's order.
 	most int
-	// fieldLimit bounds the fields outside the catalog that become
-	// families: the first fieldLimit numeric ones by name, the others
-	// counted and read past before any sample is made of them.
+	// fieldLimit is max_fields: the first numeric fields outside the
+	// catalog by name become families, the rest are counted.
 	fieldLimit int
 	// named are the fields outside the catalog named so far (the naming
 	// rule, config/naming.go), whichever row they came in.
@@ -264,7 +245,10 @@ func (rr *rowRules) derivedField(t *config.Tuple, name string) *config.Field {
 	return f
 }
 
-func (d *reading) collectWith(rows []row, t *config.Tuple, labelsFrom []string, rr *rowRules) {
+// collect walks rows newest first, keeping the first usable value of every
+// (label values, field) pair; labels are read from the fields labelsFrom
+// names.
+func (d *reading) collect(rows []row, t *config.Tuple, labelsFrom []string, rr *rowRules) {
 	skip, most, fieldLimit := rr.skip, rr.most, rr.fieldLimit
 	seen := map[string]bool{}
 	groups, dropped := map[string]bool{}, 0
@@ -374,9 +358,8 @@ func (d *reading) add(v any, name string, f *config.Field, t *config.Tuple, labe
 	d.Samples = append(d.Samples, newSample(f, t, labels, x, "", ""))
 }
 
-// notANumber says that a field outside the catalog holds a value that is
-// not a number, as add would: a string or a number out of range is bad
-// data; null, a boolean, a list or an object is no value.
+// notANumber reports a field outside the catalog as add would: a string
+// or a number out of range is bad data; anything else is no value.
 func (d *reading) notANumber(v any, name string) {
 	switch v.(type) {
 	case string, json.Number:
@@ -384,9 +367,8 @@ func (d *reading) notANumber(v any, name string) {
 	}
 }
 
-// maxProblems bounds the problems an answer lists one by one: a row of a
-// hundred thousand strings where numbers belong says so in maxProblems
-// lines and a count.
+// maxProblems bounds the problems an answer lists one by one; the rest
+// are counted.
 const maxProblems = 100
 
 // problem adds a problem, or counts it past maxProblems.
@@ -441,8 +423,8 @@ func LabelValue(v any) string {
 	return fmt.Sprint(v)
 }
 
-// carriesFields says whether any of the rows holds one of the fields a
-// series reads; false when the series reads every numeric field (no list).
+// carriesFields says whether any row holds one of the fields; false for
+// a series that reads every numeric field (no list).
 func carriesFields(rows []any, fields map[string]*config.Field) bool {
 	return slices.ContainsFunc(rows, func(r any) bool {
 		obj, _ := r.(map[string]any)

@@ -11,24 +11,21 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/internal/text"
 )
 
-// What an answer for a tuple can give, checked where a tuple's samples
-// come from outside the decoder: a peer's row or a state file's entry
-// (the engine's door, collector.admit). The inverse of what Decode
-// builds (newSample), next to it.
+// What an answer for a tuple can give, checked where samples come from
+// outside the decoder (a peer's row, a state file: collector.admit); the
+// inverse of newSample.
 
 // MaxRows is the most items an answer's arrays are read with: the
-// exporter asks for a few rows (limit), so an answer of a hundred thousand
-// costs what this many do.
+// exporter asks for a few rows (limit).
 const MaxRows = 1000
 
-// Fit says why samples are not what an answer for t can give, or
-// nil: each field one the file lists, or (all fields) one named by the
-// table of known fields or the naming rule, at most max_fields of those, by its family name; the
-// labels its field and the tuple give. Each sample's field is then the
-// file's own (its help, type, scale), not the one sent.
+// Fit says why samples are not what an answer for t can give, or nil:
+// each field, by its family name, one the file lists or (all fields) one
+// the naming rule gives, at most max_fields of those, with the labels its
+// field and the tuple give. Each sample then takes the file's field (its
+// help, type, scale), not the one sent.
 func Fit(t *config.Tuple, samples []Sample) error {
-	// Fields of one family name differ by their constant labels (a
-	// stance each).
+	// Fields of one family name differ by their constant labels.
 	byName := make(map[string][]*config.Field, len(t.Fields))
 	for _, f := range t.Fields {
 		byName[f.Name] = append(byName[f.Name], f)
@@ -93,13 +90,12 @@ func boolInt(b bool) int {
 }
 
 // MaxKeys bounds the keys of a field whose value is an object of numbers
-// (a key label): a few multiples of a band, never near this.
+// (a key label).
 const MaxKeys = 1000
 
-// MaxSamples is the most samples an answer for t gives: each field the
-// file lists and max_fields more (all fields), for each series the rows
-// tell apart by a label (limit of them, or MaxRows), each key of a keyed
-// field.
+// MaxSamples is the most samples an answer for t gives: its fields and
+// max_fields more (all fields), times the series a label tells apart
+// (limit, at most MaxRows), times MaxKeys for a keyed field.
 func MaxSamples(t *config.Tuple) int {
 	fields, keyed := len(t.Fields), false
 	for _, f := range t.Fields {
@@ -121,12 +117,10 @@ func MaxSamples(t *config.Tuple) int {
 	return max(fields, 1) * groups
 }
 
-// Wire is a sample as the members of a cluster send it: the key of its
-// field in the tuple's fields (or, D, the answer's name of a field
-// outside the catalog, named by the naming rule), the values of its
-// labels, its value. Both members have the file: the field itself (its
-// help, type, scale, labels) is the receiver's own, and a row stays
-// small.
+// Wire is a sample as cluster members send it: the key of its field in
+// the tuple's fields (or, D, the answer's name of a field outside the
+// catalog), its label values and value. The field itself is the
+// receiver's own (both have the file), so a row stays small.
 type Wire struct {
 	F string   `json:"f"`
 	D bool     `json:"d,omitempty"`
@@ -153,11 +147,9 @@ func ToWire(t *config.Tuple, samples []Sample) []Wire {
 }
 
 // Refit gives a state file's samples of fields outside the tuple's own
-// (named by the table of known fields or the naming rule) those fields as
-// they are today, HELP and unit included, or says which is named
-// otherwise now: the entry is then not taken, and the next refresh serves
-// the family under its name of today. A sample of a field the tuple lists
-// is the tuple's (its digest holds the fields).
+// those fields as named today, or says which is named otherwise now (the
+// entry is then not taken). Fields the tuple lists are left as they are:
+// the tuple's digest holds them.
 func Refit(t *config.Tuple, samples []Sample) error {
 	for i := range samples {
 		x := &samples[i]
@@ -177,8 +169,8 @@ func Refit(t *config.Tuple, samples []Sample) error {
 }
 
 // source is the row field a family outside the tuple's fields comes from:
-// its Source, or in a state file written before fields had one, the field
-// its HELP named ("Field <field> of ...").
+// its Source, or in an older state file the field its HELP names
+// ("Field <field> of ...").
 func source(f *config.Field) string {
 	if f.Source != "" {
 		return f.Source
@@ -188,8 +180,8 @@ func source(f *config.Field) string {
 }
 
 // FromWire is the samples a member sent for t, each field the file's
-// own; false when one names no field of t (the receiver refuses the row
-// then). Its labels are then checked as any sample from outside is (Fit).
+// own; false when one names no field of t. Their labels are checked by
+// Fit.
 func FromWire(t *config.Tuple, ws []Wire) ([]Sample, bool) {
 	out := make([]Sample, 0, len(ws))
 	for _, w := range ws {

@@ -6,8 +6,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/config"
 )
 
-// Row is the values one row of an answer gives a tuple, for history:
-// what a refresh would have served had that row been the newest.
+// Row is what one row of an answer gives a tuple, for history.
 type Row struct {
 	Time     time.Time
 	Samples  []Sample
@@ -16,10 +15,8 @@ type Row struct {
 }
 
 // History reads every row of a parsed answer, oldest first, each with
-// the samples LatestAt would have taken from it: the same fields, names,
-// scales and labels. Rows without a time are left out (a history needs
-// one), as are rows that give no value. Problems are the bad values
-// skipped, as LatestAt reports them.
+// the samples LatestAt would have taken from it. Rows without a time or
+// a value are left out; problems are the bad values skipped.
 func History(root any, t *config.Tuple, defaultRows string) ([]Row, []string, error) {
 	rows, d, err := readRows(root, t, defaultRows, time.Time{})
 	if err != nil {
@@ -33,7 +30,7 @@ func History(root any, t *config.Tuple, defaultRows string) ([]Row, []string, er
 			continue
 		}
 		one := &reading{}
-		one.collectWith([]row{r}, t, d.labels, rr)
+		one.collect([]row{r}, t, d.labels, rr)
 		d.Problems = append(d.Problems, one.Problems...)
 		if len(one.Samples) == 0 {
 			continue

@@ -13,23 +13,20 @@ import (
 )
 
 // A listing endpoint (/analyst-views, /calls) may answer counts per stance
-// ({"stance": "bullish", "count": 12}) or the items themselves, one row
-// per analyst ({"handle": "...", "direction": "bullish"}). Both must give
-// the same series, onchain_analyst_views{stance="bullish"} 12.
+// ({"stance": "bullish", "count": 12}) or the items, one row per analyst
+// ({"handle": "...", "direction": "bullish"}); both give the same series.
 
-// stanceFields name a stance or direction in payloads seen in the wild: a
-// label of one of these names that no row carries is read from the one
-// other of them the rows do carry.
+// stanceFields name a stance in payloads seen in the wild: a label of one
+// of these names no row carries is read from the one other the rows carry.
 var stanceFields = []string{"stance", "direction", "view", "sentiment", "position", "side", "signal", "bias", "outlook"}
 
-// vocabularies are closed sets of stance words: when every item counted
-// has a word of one set, the words no item has count 0, for the answer
-// lists every item.
+// vocabularies are closed sets of stance words: when every item has a
+// word of one set, the words no item has count 0.
 var vocabularies = [][]string{{"bullish", "bearish", "neutral"}, {"long", "short"}, {"buy", "hold", "sell"}}
 
-// labelSources returns the row field each label field of the tuple is read
-// from, and, for the log, the labels read from a field of another name.
-// Labels pinned in the entry (labels:) are read as named.
+// labelSources returns the row field each label field is read from and,
+// for the log, those read from a field of another name. Pinned labels
+// (labels:) are read as named.
 func labelSources(rows []row, t *config.Tuple, pinned bool) ([]string, string) {
 	src := slices.Clone(t.LabelFields())
 	if pinned {
@@ -54,12 +51,11 @@ func labelSources(rows []row, t *config.Tuple, pinned bool) ([]string, string) {
 	return src, strings.Join(from, ",")
 }
 
-// countItems turns rows that are items into counts: when the tuple's value
-// is a count (its field "count", or its only field), no row carries any of
-// its fields (not even null), and rows carry the label fields as words,
-// the rows become one row per combination of label values with the number
-// of items as the count, at the time of the newest item. Rows without the
-// words are reported and not counted. It returns the label fields counted
+// countItems turns items into counts: when the tuple's value is a count
+// (countField), no row carries any of its fields (not even null) and rows
+// carry the label fields as words, the rows become one per combination of
+// words, counting its items, at the newest item's time. Rows without the
+// words are reported, not counted. It returns the label fields counted
 // by, "" when the rows are left as they are.
 func countItems(rows []row, t *config.Tuple, labelsFrom []string) ([]row, string, []string) {
 	field := countField(t)
@@ -114,8 +110,7 @@ func countItems(rows []row, t *config.Tuple, labelsFrom []string) ([]row, string
 	return out, strings.Join(labelsFrom, ","), problems
 }
 
-// fillVocabulary counts 0 for the words of a vocabulary no item has, when
-// every item has a word of it.
+// fillVocabulary counts 0 for the words of a vocabulary no item has.
 func fillVocabulary(counts map[string]int, words map[string][]string) {
 	for _, vocab := range vocabularies {
 		all := true
@@ -151,10 +146,9 @@ func countField(t *config.Tuple) string {
 	return ""
 }
 
-// paginated says, when items were counted, whether the answer around them
-// says it holds only a page of them (a total above the items it lists, a
-// next page): the counts are then of that page, and the log says so. ""
-// when nothing says so.
+// paginated says, for the log, whether the answer around counted items
+// holds only a page of them (a total above them, a next page); "" when
+// nothing says so.
 func paginated(root map[string]any, items int) string {
 	if root == nil {
 		return ""
@@ -167,15 +161,8 @@ func paginated(root map[string]any, items int) string {
 		}
 	}
 	for _, k := range []string{"next", "next_page", "nextPage", "next_cursor", "has_more", "hasMore"} {
-		switch v := root[k].(type) {
-		case string:
-			if v != "" {
-				return fmt.Sprintf("the answer has a next page (%s): the counts are of this page only", k)
-			}
-		case bool:
-			if v {
-				return fmt.Sprintf("the answer has a next page (%s): the counts are of this page only", k)
-			}
+		if s, _ := root[k].(string); s != "" || root[k] == true {
+			return fmt.Sprintf("the answer has a next page (%s): the counts are of this page only", k)
 		}
 	}
 	return ""

@@ -9,16 +9,16 @@ import (
 	"math"
 )
 
-// Parse reads one JSON answer into the generic form the rest of the
-// package reads (objects as map[string]any, numbers as json.Number), once
-// per answer. Memory is bounded by what is kept, not by what was sent: an
-// array longer than maxItems keeps its first and its last maxItems/2
-// items (the newest rows, whichever order the upstream sends them in), and
-// the items between are read and dropped. An answer asked for with a
-// small limit that holds a hundred thousand rows costs what a thousand
-// would. maxItems <= 0 keeps everything.
+// Parse reads one JSON answer into the generic form the package reads
+// (objects as map[string]any, numbers as json.Number). Memory is bounded
+// by what is kept: an array longer than maxItems keeps its first and last
+// maxItems/2 items (the newest rows, whichever order they come in), the
+// middle read and dropped. maxItems <= 0 keeps everything.
 func Parse(body []byte, maxItems int) (any, error) {
-	v, _, err := ParseStats(body, maxItems)
+	if v, ok := parseWhole(body, maxItems); ok {
+		return v, nil
+	}
+	v, _, err := parseTokens(body, maxItems)
 	return v, err
 }
 
@@ -29,16 +29,8 @@ type parser struct {
 	dropped int
 }
 
-// ParseStats is Parse that also says how many array items were dropped.
-func ParseStats(body []byte, maxItems int) (any, int, error) {
-	if v, ok := parseWhole(body, maxItems); ok {
-		return v, 0, nil
-	}
-	return parseTokens(body, maxItems)
-}
-
-// parseTokens is ParseStats token by token, dropping the middle of long
-// arrays as it reads them.
+// parseTokens is Parse token by token, dropping the middle of long arrays
+// as it reads them; it also says how many items it dropped.
 func parseTokens(body []byte, maxItems int) (any, int, error) {
 	p := &parser{dec: json.NewDecoder(bytes.NewReader(body)), max: maxItems}
 	p.dec.UseNumber()
@@ -52,12 +44,11 @@ func parseTokens(body []byte, maxItems int) (any, int, error) {
 	return v, p.dropped, nil
 }
 
-// parseWhole is Parse of an answer none of whose arrays holds more than
-// maxItems items, read as one value: what the parser below gives, without
-// the garbage of reading it token by token (encoding/json makes an error
-// value for every scalar token it reads that way). ok is false when the
-// answer may hold a longer array, or is not one JSON value: the parser
-// below reads it then, and says why it is not.
+// parseWhole is Parse of an answer with no array longer than maxItems,
+// read as one value: without the garbage of reading token by token
+// (encoding/json makes an error value per scalar token). ok is false when
+// an array may be longer or the answer is not one JSON value: parseTokens
+// reads it then, and says why.
 func parseWhole(body []byte, maxItems int) (v any, ok bool) {
 	if maxItems > 0 && widestArray(body) > maxItems {
 		return nil, false
@@ -75,10 +66,9 @@ func parseWhole(body []byte, maxItems int) (v any, ok bool) {
 	return v, true
 }
 
-// widestArray is at least the number of items of the longest array of a
-// JSON answer: the commas at an array's own level, plus one; math.MaxInt
-// when it cannot say (arrays nested deeper than it follows, brackets that
-// do not pair).
+// widestArray is at least the item count of the longest array of a JSON
+// answer (its commas plus one); math.MaxInt when it cannot say (nested
+// too deep, brackets that do not pair).
 func widestArray(body []byte) int {
 	var open [64]int // per bracket open: its commas so far, -1 for an object
 	depth, widest := 0, 0

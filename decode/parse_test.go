@@ -8,6 +8,14 @@ import (
 	"testing"
 )
 
+// ParseStats is Parse that also says how many array items were dropped.
+func ParseStats(body []byte, maxItems int) (any, int, error) {
+	if v, ok := parseWhole(body, maxItems); ok {
+		return v, 0, nil
+	}
+	return parseTokens(body, maxItems)
+}
+
 // bigAnswer is a data-API answer of n rows, newest first unless reversed.
 func bigAnswer(n int, reversed bool) []byte {
 	var b strings.Builder

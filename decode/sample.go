@@ -8,12 +8,8 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/config"
 )
 
-// A Sample is kept in state files as it was decoded, so that a restart
-// serves it again without a call.
-
-// savedSample is a decoded value in a state file: the field it came from
-// (its family, scale and labels), its extra label names and values, and
-// the value, as text so that any float survives.
+// savedSample is a Sample in a state file, so that a restart serves it
+// without a call; the value as text so that any float survives.
 type savedSample struct {
 	Field  config.Field `json:"field"`
 	Names  []string     `json:"names,omitempty"`

@@ -15,15 +15,14 @@ import (
 
 // The Indicator and Analyst Consensus APIs publish no payload samples: an
 // answer may be a bare array, rows under some key, or one object that is
-// itself the row. FindRows and FindTimeKey are the one way every caller
-// (scrapes and listing endpoints) finds rows and their time in any of
-// these, unless the configuration pins where they are.
+// the row. FindRows and FindTimeKey are the one way every caller finds
+// rows and their time, unless the configuration pins them.
 
 // rowKeys are the places rows are usually kept, in the order they are tried.
 var rowKeys = []string{"data", "result.data", "results", "items"}
 
 // TimeKeys are the keys usually holding a row's time, in the order they
-// are tried. They are never values.
+// are tried; never values.
 var TimeKeys = []string{"datetime", "date", "timestamp", "time", "ts", "updated_at", "updatedAt",
 	"as_of", "asOf", "created_at", "createdAt", "published_at"}
 
@@ -32,10 +31,10 @@ var timeLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 
 	"2006-01-02T15:04Z07:00", "2006-01-02T15:04", "2006-01-02 15:04:05 MST", "2006/01/02", "2006/01/02 15:04:05",
 	time.RFC1123, time.RFC1123Z}
 
-// timeShapes are what a value must start with for the layout of the same
-// place in timeLayouts to read it (time.Parse fails on any other, making
-// an error value to say so): 'd' an ASCII digit, 'A' an ASCII letter (a
-// day's name), any other byte itself; with exact, nothing after it.
+// timeShapes are what a value must start with for the layout at the same
+// index of timeLayouts to read it, so that time.Parse (which allocates an
+// error) is not tried in vain: 'd' a digit, 'A' a letter, any other byte
+// itself; with exact, nothing after it.
 var timeShapes = []struct {
 	prefix string
 	exact  bool
@@ -73,25 +72,21 @@ func fits(x, prefix string, exact bool) bool {
 type Shape struct {
 	Rows    string // "." for the answer itself
 	TimeKey string // "" when no row (nor the answer around them) has a time
-	// CountedBy is set when the rows were items (one per analyst) counted
-	// by this field rather than counts.
+	// CountedBy is the field items (one per analyst) were counted by.
 	CountedBy string
 	// LabelsFrom names labels read from a field of another name
 	// ("stance=direction").
 	LabelsFrom string
-	// Expected says the shape is the one the configuration, the catalog or
-	// the API's documentation gives: nothing was searched for.
+	// Expected says the shape is the configuration's, the catalog's or
+	// the API's documented one: nothing was searched for.
 	Expected bool
 }
 
 // FindRows returns the rows of an answer and the dotted path they were at.
-// A pinned path (the configuration's rows:) must be in the answer: a shape
-// that no longer holds is an error naming it. Otherwise the hints (the
-// catalog's or the API's usual place) are tried, then, in order: the
-// answer itself when it is an array; data, result.data, results, items;
-// the only field of the object holding a list of objects; the object
-// itself when it carries numeric fields (one row). A null where rows
-// belong is no rows, not an error.
+// A pinned path (rows:) must be in the answer. Otherwise it tries the
+// answer itself when it is an array, the hints, rowKeys, the object's
+// only list of objects, then the object itself when it carries numbers
+// (one row). A null where rows belong is no rows, not an error.
 func FindRows(root any, pinned string, hints ...string) (rows []any, at string, err error) {
 	if pinned != "" {
 		node, ok := Lookup(root, pinned)
@@ -149,8 +144,8 @@ func FindRows(root any, pinned string, hints ...string) (rows []any, at string, 
 	return rows, at, err
 }
 
-// inObject finds rows in an object found at path: its only list of objects,
-// or the object itself when it carries numbers.
+// inObject finds rows in an object at path: its only list of objects, or
+// the object itself when it carries numbers.
 func inObject(obj map[string]any, path string) ([]any, string, error) {
 	var lists, empty []string
 	for _, k := range slices.Sorted(maps.Keys(obj)) {
@@ -200,8 +195,8 @@ func quoteAll(keys []string, join func(string) string) string {
 	return strings.Join(q, ", ")
 }
 
-// objectsOnly says whether a list can be rows: objects (and nulls), no
-// scalars (a list of names is a field, not rows).
+// objectsOnly says whether a list can be rows: objects and nulls only (a
+// list of names is a field).
 func objectsOnly(list []any) bool {
 	for _, it := range list {
 		switch it.(type) {
@@ -234,23 +229,16 @@ func hasNumbers(obj map[string]any) bool {
 
 // FindTimeKey returns the key holding the time of a row, and that time. A
 // pinned key (time_key:) is the only one read; otherwise the hints, then
-// TimeKeys, are tried in order. Accepted values: dates (2026-11-20,
-// 2026/11/20, YYYYMMDD), RFC 3339 (with or without seconds),
-// "YYYY-MM-DD HH:MM:SS" (UTC, or with a zone name), RFC 1123 (HTTP
-// dates), and Unix times in seconds, milliseconds or microseconds, as
-// numbers or numeric strings.
+// TimeKeys, are tried in order. Values read: see ParseTime.
 func FindTimeKey(row map[string]any, pinned string, hints ...string) (key string, t time.Time, ok bool) {
 	if pinned != "" {
 		return timeAt(row, pinned)
 	}
-	for _, k := range hints {
-		if key, t, ok = timeAt(row, k); ok {
-			return key, t, true
-		}
-	}
-	for _, k := range TimeKeys {
-		if key, t, ok = timeAt(row, k); ok {
-			return key, t, true
+	for _, keys := range [2][]string{hints, TimeKeys} {
+		for _, k := range keys {
+			if key, t, ok = timeAt(row, k); ok {
+				return key, t, true
+			}
 		}
 	}
 	return "", time.Time{}, false
@@ -269,7 +257,10 @@ func timeAt(row map[string]any, k string) (string, time.Time, bool) {
 	return "", time.Time{}, false
 }
 
-// ParseTime reads a time value (see FindTimeKey).
+// ParseTime reads a time value: dates (2026-11-20, 2026/11/20,
+// YYYYMMDD), RFC 3339 (with or without seconds), "YYYY-MM-DD HH:MM:SS"
+// (UTC, or with a zone name), RFC 1123, and Unix times in seconds,
+// milliseconds or microseconds, as numbers or numeric strings.
 func ParseTime(v any) (time.Time, bool) {
 	switch x := v.(type) {
 	case string:
@@ -293,10 +284,9 @@ func ParseTime(v any) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// epoch reads a Unix time by its magnitude: seconds up to 1e11 (the year
-// 5138), then milliseconds, then microseconds. Times before 1973 (1e8 s)
-// are not taken for times: a small number under a time key is something
-// else. Eight digits are a date, YYYYMMDD.
+// epoch reads a Unix time by its magnitude: seconds up to 1e11 (year
+// 5138), then milliseconds, then microseconds. Below 1e8 s (1973) it is
+// no time; eight digits are a date, YYYYMMDD.
 func epoch(f float64) (time.Time, bool) {
 	switch {
 	case f >= 19000101 && f <= 99991231 && f == math.Trunc(f):

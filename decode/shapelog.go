@@ -9,11 +9,10 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/config"
 )
 
-// ShapeLog logs the shape an answer of an endpoint was found in, once per
-// API, endpoint and configuration entry, and again when it changes: at
-// info when it was searched for, so that a user can pin it (rows:,
-// time_key:), at debug when it is the expected one. One lives for the
-// process, so that reloads do not log every shape again.
+// ShapeLog logs the shape an endpoint's answer was found in, once per API,
+// endpoint and entry and again when it changes: at info when it was
+// searched for (so that a user can pin it), at debug when expected. One
+// lives for the process, so that reloads do not log every shape again.
 type ShapeLog struct {
 	logger log.Logger
 	mu     sync.Mutex

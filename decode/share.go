@@ -7,32 +7,25 @@ import (
 	"slices"
 )
 
-// ShareRows makes the rows of a list (what Parse gives, or a state file
-// read with encoding/json) hold each value once: every string, number,
-// object and array equal to one seen before is replaced by that one, and
-// every key of a row by the first such key. A discovery of 85 000 paths
-// whose items all take {"window": ["day", "hour"]} then holds one such
-// object rather than 85 000 (a third of what its rows weigh).
-//
-// The rows are changed in place, their values only for equal ones, so
-// that nothing reading them sees a difference; from then on no value of
-// them may be changed, since it may be another row's too (no reader of
-// a list changes one). A value of another type than JSON's (a plan kept
-// as a row) is kept as it is, and so is any object or array holding one.
+// ShareRows makes the rows of a list hold each value once: every string,
+// number, object, array and key equal to one seen before is replaced by
+// that one (a discovery of 85 000 paths then holds one {"window": [...]}
+// rather than 85 000: a third of its weight). The rows are changed in
+// place, and from then on no value of them may be changed, since it may
+// be another row's too. A value of a non-JSON type (a plan kept as a row)
+// is kept as it is, and so is anything holding one.
 func ShareRows(rows []map[string]any) {
 	s := sharer{strs: map[string]sharedValue{}, scalars: map[string]sharedValue{}, composites: map[string]sharedValue{}, keys: map[string]string{}}
 	for _, row := range rows {
 		for k, v := range row {
 			sv, _, _ := s.share(v)
-			// The key stored is replaced too: a string key is updated
-			// when its entry is assigned.
-			row[s.key(k)] = sv
+			row[s.key(k)] = sv // assigning the entry stores the shared key too
 		}
 	}
 }
 
 // sharer is one ShareRows: the values seen, each with an id that stands
-// for it in the encoding of the objects and arrays that hold it.
+// for it in the encoding of what holds it.
 type sharer struct {
 	strs       map[string]sharedValue
 	scalars    map[string]sharedValue // json.Number, float64, bool and nil, by their encoding
@@ -56,9 +49,8 @@ func (s *sharer) key(k string) string {
 	return k
 }
 
-// share returns the value equal to v seen first (v when it is the first)
-// and its id; ok is false for a value that cannot be shared (its type is
-// not JSON's, or it holds such a value), which is returned as it is.
+// share returns the first value seen equal to v, and its id; ok is false
+// (and v returned) for a value of a non-JSON type or holding one.
 func (s *sharer) share(v any) (out any, id uint64, ok bool) {
 	switch x := v.(type) {
 	case string:
@@ -69,16 +61,16 @@ func (s *sharer) share(v any) (out any, id uint64, ok bool) {
 		s.strs[x] = sharedValue{v, s.ids}
 		return v, s.ids, true
 	case json.Number:
-		return s.scalar(v, append(append(s.buf[:0], 'n'), x...))
+		return s.lookup(s.scalars, v, append(append(s.buf[:0], 'n'), x...))
 	case float64:
-		return s.scalar(v, binary.BigEndian.AppendUint64(append(s.buf[:0], 'f'), math.Float64bits(x)))
+		return s.lookup(s.scalars, v, binary.BigEndian.AppendUint64(append(s.buf[:0], 'f'), math.Float64bits(x)))
 	case bool:
 		if x {
-			return s.scalar(v, append(s.buf[:0], 't'))
+			return s.lookup(s.scalars, v, append(s.buf[:0], 't'))
 		}
-		return s.scalar(v, append(s.buf[:0], 'F'))
+		return s.lookup(s.scalars, v, append(s.buf[:0], 'F'))
 	case nil:
-		return s.scalar(v, append(s.buf[:0], '0'))
+		return s.lookup(s.scalars, v, append(s.buf[:0], '0'))
 	case map[string]any:
 		keys := make([]string, 0, len(x))
 		for k := range x {
@@ -101,7 +93,7 @@ func (s *sharer) share(v any) (out any, id uint64, ok bool) {
 			b = append(b, k...)
 			b = binary.AppendUvarint(b, ids[i])
 		}
-		return s.composite(v, b)
+		return s.lookup(s.composites, v, b)
 	case []any:
 		ids := make([]uint64, len(x))
 		all := true
@@ -117,25 +109,15 @@ func (s *sharer) share(v any) (out any, id uint64, ok bool) {
 		for _, id := range ids {
 			b = binary.AppendUvarint(b, id)
 		}
-		return s.composite(v, b)
+		return s.lookup(s.composites, v, b)
 	}
 	return v, 0, false
 }
 
-// scalar shares a scalar other than a string by its encoding b.
-func (s *sharer) scalar(v any, b []byte) (any, uint64, bool) {
-	s.buf = b
-	return s.lookup(s.scalars, v, b)
-}
-
-// composite shares an object or an array by its encoding b, which names
-// its items by their ids.
-func (s *sharer) composite(v any, b []byte) (any, uint64, bool) {
-	s.buf = b
-	return s.lookup(s.composites, v, b)
-}
-
+// lookup shares v by its encoding b in m (objects and arrays name their
+// items by their ids); b is kept as the buffer of the next encoding.
 func (s *sharer) lookup(m map[string]sharedValue, v any, b []byte) (any, uint64, bool) {
+	s.buf = b
 	if sv, seen := m[string(b)]; seen {
 		return sv.v, sv.id, true
 	}
