@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -22,51 +23,44 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/config"
 )
 
-// MaxBody caps what is read of one answer: real answers with a small limit
-// are a few KiB; anything past this is a fault, not data.
+// MaxBody caps what is read of one answer: real answers are a few KiB.
 const MaxBody = 8 << 20
 
-// Client is the one way to call an API: one reused client with
-// keep-alives, at most `concurrency` requests in flight, an optional
-// requests-per-minute limit, one retry for server faults (transport.go),
-// and an API-wide pause after errors that say "stop calling".
+// Client is the one way to call an API: keep-alives, at most
+// `concurrency` requests in flight, rate_limit and daily_budget, one retry
+// of server faults, and API-wide pauses after errors that say "stop
+// calling".
 type Client struct {
-	api     *config.API
-	dialect dialect
-	client  *http.Client
-	sem     chan struct{}
-	m       *Metrics
-	now     func() time.Time
-	logger  log.Logger
-	// identity is what the client was built from (Pool.Client).
-	identity string
-	// closed: an answer still in flight when the client was replaced
-	// pauses nothing (guarded by mu).
-	closed bool
-	// shapes are the payload shapes logged (decode.ShapeLog).
-	shapes *decode.ShapeLog
-	// scrub removes the credential from upstream texts (text.go).
-	scrub scrubber
+	api      *config.API
+	dialect  dialect
+	client   *http.Client
+	sem      chan struct{}
+	m        *Metrics
+	now      func() time.Time
+	logger   log.Logger
+	identity string // Identity of the section it was built from
+	shapes   *decode.ShapeLog
+	scrub    scrubber
+	// refusals is the Pool's (Pool.Refusals); nil outside a Pool.
+	refusals chan<- string
+	plan     *planHolder // the account's
 
 	mu sync.Mutex
-	// limit is rate_limit (nil without one); a client rebuilt for the
-	// same account takes over its predecessor's (Pool.Client).
-	limit *minuteCap
-	// budget counts the API's calls of the day and holds daily_budget.
+	// closed: an answer in flight after the client was replaced pauses
+	// nothing.
+	closed bool
+	// limit (nil without rate_limit) and budget are the account's: a
+	// client rebuilt for it takes them over (Pool.build).
+	limit  *minuteCap
 	budget *budget.Budget
 	// noRaw: the key was refused raw access (RAW_ACCESS_REQUIRED), so
 	// source_text is left out of its calls.
 	noRaw bool
-	// plan is the key's plan in force (plan.go), the account's.
-	plan *planHolder
-	// refusals is the Pool's (Pool.Refusals); nil outside a Pool.
-	refusals chan<- string
-	// answered: a keyed request of this client had an answer with data
-	// (guarded by mu).
+	// answered: a keyed request had an answer with data.
 	answered bool
 	// pauses holds one API-wide pause per lane, key-free [0] and keyed
-	// [1]: upstream limits and rejects the two apart (a key's daily quota
-	// or a bad key stop keyed calls; key-free calls count per IP).
+	// [1]: upstream limits and rejects the two apart (a key's quota or a
+	// bad key stop keyed calls; key-free calls count per IP).
 	pauses [2]pauseState
 }
 
@@ -83,6 +77,7 @@ func lane(keyed bool) int {
 	return 0
 }
 
+// New builds the client of an API section; m counts its calls.
 func New(a *config.API, m *Metrics, now func() time.Time, logger log.Logger) *Client {
 	m.initErrors(a.Name)
 	base := newTransport(a)
@@ -100,14 +95,11 @@ func New(a *config.API, m *Metrics, now func() time.Time, logger log.Logger) *Cl
 	if a.RateLimit > 0 {
 		u.limit = newMinuteCap(a.RateLimit, now)
 	}
-	// Every API counts its calls of the day; daily_budget (or the
-	// upstream's X-Daily-Limit) caps them.
-	u.budget = budget.New(a.DailyBudget, now())
+	u.budget = budget.New(a.DailyBudget, now()) // every API counts its calls of the day
 	u.client = &http.Client{
-		// Every attempt on the wire, a retry or a redirect hop too, waits
-		// for its turn under rate_limit, then takes a call of the day's
-		// budget, and is counted. In that order: a request rate_limit
-		// holds back is not sent, so it spends none of the budget.
+		// Every attempt on the wire waits for its turn under rate_limit,
+		// then takes a call of the budget, then is counted: a request
+		// rate_limit holds back spends none of the budget.
 		Transport: &retryTransport{
 			next: &limitTransport{
 				next: &budgetTransport{
@@ -142,8 +134,8 @@ func checkRedirect(follow bool) func(*http.Request, []*http.Request) error {
 	}
 }
 
-// rateCap is the client's rate_limit, read under its lock: a client that
-// takes over another's cap sets it after New.
+// rateCap is the client's rate_limit, read under its lock (Pool.build
+// sets it after New).
 func (u *Client) rateCap() *minuteCap {
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -161,21 +153,18 @@ func (u *Client) Close() {
 }
 
 // Get performs one GET of the API's path with query and returns the body
-// of a successful answer, or an *Error. Nothing in an error carries the
-// credential: URLs in errors are rebuilt without it, and the upstream's
-// texts are scrubbed of it and cut (clean).
+// of a successful answer, or an *Error, which never carries the
+// credential (clean).
 //
-// A key without raw access (RAW_ACCESS_REQUIRED, Analyst Consensus) is
-// asked again at once without source_text, for the excerpt, and from
-// then on without it; a reload or another key asks with it again.
+// A key without raw access (RAW_ACCESS_REQUIRED) is asked again at once
+// without source_text, and from then on until a reload.
 func (u *Client) Get(ctx context.Context, path string, query url.Values, keyed bool) ([]byte, error) {
 	body, _, err := u.fetch(ctx, path, query, keyed, 0)
 	return body, err
 }
 
-// Fetch is Get that hands over the answer parsed, once (decode.Parse):
-// arrays past maxItems keep their first and last maxItems/2 items, so
-// that memory is bounded by what is kept, whatever the answer holds.
+// Fetch is Get that hands over the answer parsed (decode.Parse, arrays
+// cut to maxItems).
 func (u *Client) Fetch(ctx context.Context, path string, query url.Values, keyed bool, maxItems int) (any, error) {
 	_, root, err := u.fetch(ctx, path, query, keyed, maxItems)
 	return root, err
@@ -201,12 +190,8 @@ func (u *Client) fetch(ctx context.Context, path string, query url.Values, keyed
 			level.Warn(u.logger).Log("msg", "key has no raw access; asking for the excerpt instead of source_text", "endpoint", path)
 		}
 	}
-	q := make(url.Values, len(query))
-	for k, v := range query {
-		if k != sourceText {
-			q[k] = v
-		}
-	}
+	q := maps.Clone(query)
+	delete(q, sourceText)
 	return u.get(ctx, path, q, keyed, maxItems)
 }
 
@@ -236,12 +221,10 @@ func (u *Client) get(ctx context.Context, path string, query url.Values, keyed b
 	}
 	body := resp.body
 	fail = func(e *Error) *Error {
-		e.URL = resp.shown // every error from here on names the URL asked for, credential masked
+		e.URL = resp.shown
 		if e.Refused && u.planAllows(path, query) {
-			// The plan in force lists what was asked: a refusal it does
-			// not explain (a provider's passing fault, a plan changing
-			// at this moment) is asked again with the error back-off,
-			// not held a day.
+			// A refusal the plan in force does not explain (a passing
+			// fault, a plan changing now) is retried, not held a day.
 			e.Hold = 0
 			e.Details = strings.TrimSpace(e.Details + " (the key's plan lists it: asked again soon)")
 		}
@@ -267,8 +250,8 @@ func (u *Client) get(ctx context.Context, path string, query url.Values, keyed b
 	return body, root, nil
 }
 
-// sent is the answer to one request: its status, headers and body, read
-// whole, and the URL asked for as a message may show it (ShownURL).
+// sent is the answer to one request, its body read whole, and the URL
+// asked for as a message may show it (ShownURL).
 type sent struct {
 	status int
 	header http.Header
@@ -276,20 +259,16 @@ type sent struct {
 	shown  string
 }
 
-// send makes one GET of path through the client: the key as the dialect
-// sends it when keyed, a connection slot, and the transport's retries,
-// rate_limit and daily budget; it reads the answer whole, up to MaxBody.
-// Its errors are not counted (the caller does, failOn) and name the URL
-// once the request is built.
+// send makes one GET of path through the client, the key as the dialect
+// sends it when keyed, and reads the answer up to MaxBody. Its errors are
+// not counted (the caller does, failOn).
 func (u *Client) send(ctx context.Context, path string, query url.Values, keyed bool) (sent, *Error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.api.URL.String()+path, nil)
 	if err != nil {
 		return sent{}, &Error{Code: "request", Message: err.Error()}
 	}
 	q := url.Values{}
-	for k, v := range query {
-		q[k] = v
-	}
+	maps.Copy(q, query)
 	if keyed {
 		u.dialect.authorize(req, q, u.api)
 	}
@@ -327,18 +306,16 @@ func (u *Client) send(ctx context.Context, path string, query url.Values, keyed 
 // Fail counts an error found after the call (decode, no data).
 func (u *Client) Fail(e *Error) *Error { return u.failOn(true, e) }
 
-// failOn counts an error, cleaned of the credential, cut and with a code
-// of Codes, and applies its pause to the lane of the call; a call held
-// back by the exporter's own limits is counted apart, not as an error.
+// failOn cleans and counts an error and applies its pause to the lane of
+// the call; a call held back by the exporter's own limits is counted
+// apart, not as an error.
 func (u *Client) failOn(keyed bool, e *Error) *Error {
 	u.clean(e)
 	if e.Refused && e.URL != "" {
 		u.noteRefusal() // sent and refused: the plan may have changed
 	}
 	switch {
-	case e.HeldBack:
-		// Not sent: a limit of the exporter's own had no turn for it.
-		// Nothing failed, and nothing pauses.
+	case e.HeldBack: // not sent: nothing failed, nothing pauses
 		u.m.held.WithLabelValues(u.api.Name, e.HeldBy()).Inc()
 		return e
 	case !e.Refused:
@@ -357,7 +334,7 @@ func (u *Client) failOn(keyed bool, e *Error) *Error {
 }
 
 // transportError classifies a failure below HTTP, dropping the URL (which
-// may carry api_key) from the message.
+// may carry api_key).
 func transportError(err error) *Error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -388,13 +365,13 @@ func (u *Client) DefaultRows() string { return u.dialect.defaultRows() }
 // API is the configuration section the client was built from.
 func (u *Client) API() *config.API { return u.api }
 
-// CountErrors counts n errors of one code found in an answer that was
-// otherwise served (bad values beside good ones).
+// CountErrors counts n errors of one code found in an answer otherwise
+// served (bad values beside good ones).
 func (u *Client) CountErrors(code string, n int) {
 	u.m.apiErrors.WithLabelValues(u.api.Name, labelCode(code)).Add(float64(n))
 }
 
-// WrapTransport wraps the transport under retries and instrumentation, so
+// WrapTransport wraps the transport under the client's own layers, so
 // that a test can watch or disturb what goes on the wire.
 func (u *Client) WrapTransport(wrap func(http.RoundTripper) http.RoundTripper) {
 	it := u.client.Transport.(*retryTransport).next.(*limitTransport).next.(*budgetTransport).next.(*instrumentTransport)

@@ -29,6 +29,8 @@ func (consensusDialect) authorize(req *http.Request, q url.Values, a *config.API
 func (consensusDialect) defaultRows() string { return "data" }
 
 // consensusError is the Analyst Consensus API's error body.
+// Fields not read are declared all the same: a body whose field is of
+// another type is no error body of the API (json.Unmarshal fails).
 type consensusError struct {
 	Error         string   `json:"error"`
 	Code          string   `json:"code"`
@@ -103,9 +105,8 @@ func (consensusDialect) check(status int, h http.Header, body []byte, now time.T
 	return e
 }
 
-// isCode says whether an upstream error code may become a label value:
-// the API's codes are short words of letters, digits and underscores, and
-// anything else is not taken for one.
+// isCode says whether an upstream error code may become a label value: a
+// short word of letters, digits and underscores.
 func isCode(s string) bool {
 	if s == "" || len(s) > 64 {
 		return false

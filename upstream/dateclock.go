@@ -7,22 +7,18 @@ import (
 	"time"
 )
 
-// The provider's clock. Every answer carries the time its server sent it
-// (Date, RFC 9110 §6.6.1, whole seconds): the answers of the last minutes
-// say how far this member's clock is off the provider's. A cluster takes
-// it as its clock (cluster.Config.Reference): two members that disagree
-// cannot tell which of them is wrong, the provider's answers can, and no
-// peer can move them. The provider's day is also the one its quotas
-// count.
+// The provider's clock, from every answer's Date (RFC 9110 §6.6.1, whole
+// seconds). A cluster takes it as its clock (cluster.Config.Reference):
+// two members that disagree cannot tell which is wrong, the provider's
+// answers can, and no peer can move them.
 
-// dateSamples is how many answers' Date the offset is the median of: a
-// few answers from a CDN's edge whose clock is off, or a cached answer
-// carrying an older Date, do not move it.
+// dateSamples is how many answers' Date the offset is the median of, so
+// that a few from an edge whose clock is off, or cached ones, do not move
+// it.
 const dateSamples = 15
 
 // maxDateOffset bounds what an answer's Date may say of this member's
-// clock: a host clock a day off is still measured (and then owns nothing
-// in its cluster); a Date years away is garbage and ignored.
+// clock: a day off is still measured; years away is garbage.
 const maxDateOffset = 7 * 24 * time.Hour
 
 // dateClock keeps the offsets of the last answers.
@@ -33,7 +29,7 @@ type dateClock struct {
 }
 
 // observe notes the Date of an answer received at now (this member's
-// clock). A Date that does not parse is ignored.
+// clock), if it parses.
 func (d *dateClock) observe(h http.Header, now time.Time) {
 	v := h.Get("Date")
 	if v == "" {
@@ -71,7 +67,6 @@ func (d *dateClock) offset() (time.Duration, bool) {
 	return s[len(s)/2], true
 }
 
-// ClockOffset is this member's clock less the upstreams' (the median of
-// the last answers' Date, network time included: well under a second);
-// false until an answer carried a Date.
+// ClockOffset is this member's clock less the upstreams' (network time
+// included: well under a second); false until an answer carried a Date.
 func (p *Pool) ClockOffset() (time.Duration, bool) { return p.m.dates.offset() }

@@ -54,18 +54,7 @@ func (dataDialect) answer(root any, status int, h http.Header, now time.Time) *E
 		return &Error{Code: "decode", HTTP: status, Message: "answer has no status object"}
 	}
 	message, _ := obj["message"].(string)
-	code := 0
-	switch c := obj["code"].(type) {
-	case json.Number:
-		if n, err := strconv.Atoi(c.String()); err == nil {
-			code = n
-		}
-	case string:
-		if n, err := strconv.Atoi(c); err == nil {
-			code = n
-		}
-	}
-	if code != 200 {
+	if code := atoi(obj["code"]); code != 200 {
 		return httpError(code, statusWord(code, message), message, h, now)
 	}
 	return nil
@@ -79,10 +68,7 @@ func (dataDialect) check(status int, h http.Header, body []byte, now time.Time) 
 	decodeErr := json.Unmarshal(body, &env)
 	code, message := 0, ""
 	if decodeErr == nil && env.Status != nil {
-		if c, err := strconv.Atoi(env.Status.Code.String()); err == nil {
-			code = c
-		}
-		message = env.Status.Message
+		code, message = atoi(env.Status.Code), env.Status.Message
 	}
 	if len(env.RequiredPlans) > 0 {
 		// A plan is named: the request, not the key, is refused.
@@ -101,6 +87,17 @@ func (dataDialect) check(status int, h http.Header, body []byte, now time.Time) 
 		return httpError(code, statusWord(code, message), message, h, now)
 	}
 	return nil
+}
+
+// atoi is a status code given as a number or a string; 0 when it is not
+// one.
+func atoi(v any) int {
+	s, _ := v.(string)
+	if n, ok := v.(json.Number); ok {
+		s = n.String()
+	}
+	n, _ := strconv.Atoi(s)
+	return n
 }
 
 // indicatorDialect: bearer key on value endpoints; errors as
@@ -131,8 +128,7 @@ func (indicatorDialect) check(status int, h http.Header, body []byte, now time.T
 	err := httpError(status, word, e.Message, h, now)
 	if err.Refused {
 		// Access to the Indicator API starts at one plan (SPEC.md): a
-		// key below it is refused every endpoint, so the refusal is
-		// the key's, as a rejected credential's is.
+		// refusal is the key's, as a rejected credential's is.
 		err.Code, err.Details, err.Refused, err.Hold = word, "", false, 0
 		if err.Code == "" {
 			err.Code = statusCode(status)

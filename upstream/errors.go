@@ -16,9 +16,7 @@ import (
 // Error is an upstream call that did not yield data, classified once so
 // that every caller handles it the same way.
 type Error struct {
-	// Code is the api_errors_total label, one of Codes: the upstream's
-	// status word or error code when the exporter knows it, else the
-	// HTTP status's; or timeout, transport, decode, no_data, paused...
+	// Code is the api_errors_total label, one of Codes.
 	Code    string
 	HTTP    int
 	Message string
@@ -30,54 +28,43 @@ type Error struct {
 	// credential, quota used, rate limited); PauseUntil wins when set.
 	Pause      time.Duration
 	PauseUntil time.Time
-	// Credential says the pause is the credential's fault (rejected,
-	// unentitled): a reload lifts it, since the user may have fixed it
-	// upstream; a rate or quota pause outlives reloads.
+	// Credential says the pause is the credential's fault: a reload lifts
+	// it; a rate or quota pause outlives reloads.
 	Credential bool
 	// Hold stops calls of this one tuple for that long (not retryable).
 	Hold time.Duration
-	// Refused says the key's plan does not include what was asked (a
-	// metric, a window, a history range): the key works, so nothing of
-	// the API is paused; the request's endpoint and window are held for
-	// PlanHold, or until the plan may have changed (a reload, a new read
-	// of the plan). Its Code is PlanRefused; the upstream's own word is
-	// in Details, and Word is the code api_errors_total counts it by.
+	// Refused says the key's plan does not include what was asked: nothing
+	// is paused, the request is held for PlanHold or until the plan may
+	// have changed. Its Code is PlanRefused.
 	Refused bool
-	// Word is the upstream's own code of a refused request (PLAN_REQUIRED,
-	// forbidden, plan_required...), as one of Codes: api_errors_total
-	// keeps the provider's stable codes, so that clients and rules that
-	// branch on them see them. Empty for a request the plan refuses
-	// before it is sent, which api_errors_total does not count (no answer
-	// came; query_refused says it).
+	// Word is the upstream's own code of a refused request, as one of
+	// Codes, which api_errors_total counts it by (rules branch on the
+	// provider's codes); empty for a refusal before sending, not counted.
 	Word string
-	// Gone says the series does not exist as asked (unknown asset, no
-	// data, a parameter out of range): its last value is not served.
+	// Gone says the series does not exist as asked: its last value is not
+	// served.
 	Gone bool
-	// HeldBack says the request was never sent: rate_limit had no turn
-	// for it (Code rate_limited) or daily_budget no call (Code
-	// budget_exhausted); RetryAfter is when the next one frees. It is a
-	// wait, not a failure (HeldBy).
+	// HeldBack says the request was never sent: rate_limit or
+	// daily_budget had no turn for it (HeldBy) until RetryAfter. A wait,
+	// not a failure.
 	HeldBack bool
-	// TooLarge says the answer was longer than MaxBody and was not read:
-	// the same request asked for fewer rows may be.
+	// TooLarge says the answer was longer than MaxBody and not read.
 	TooLarge bool
-	// Details such as required_plans or param, for the log line; an
-	// upstream code outside Codes is kept here (code=...).
+	// Details are for the log line; an upstream code outside Codes is
+	// kept here (code=...).
 	Details string
-	// URL is the address asked for, with the credential masked
-	// (ShownURL); empty when no request was made.
+	// URL is the address asked for, credential masked (ShownURL); empty
+	// when no request was made.
 	URL string
 }
 
-// The limits that hold a call back, as calls_held_back_total's limit
-// label says them.
+// The limit label values of calls_held_back_total.
 const (
 	HeldByRateLimit   = "rate_limit"
 	HeldByDailyBudget = "daily_budget"
 )
 
-// HeldBy is the limit that held a call back: rate_limit or daily_budget;
-// "" for a call that was sent.
+// HeldBy is the limit that held a call back; "" for a call that was sent.
 func (e *Error) HeldBy() string {
 	switch {
 	case !e.HeldBack:
@@ -110,20 +97,17 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// credentialParams are query parameters that carry a credential
-// (auth: query): a URL shown in a message masks their values.
+// credentialParams are query parameters that carry a credential (auth:
+// query).
 var credentialParams = map[string]bool{"api_key": true}
 
-// ShownQuery is a query as logs and the operator's page show it, by
-// ShownURL's rule: a credential parameter's value masked. (The credential
-// is never in a tuple's query; the rule holds all the same.)
+// ShownQuery is a query as logs and the page show it, by ShownURL's rule.
 func ShownQuery(q url.Values) string {
 	return strings.TrimPrefix(ShownURL(&url.URL{RawQuery: q.Encode()}), "?")
 }
 
-// ShownURL is a request URL as a message or log line may show it: scheme,
-// host, path and query, the values of credential parameters masked, and
-// no user information.
+// ShownURL is a request URL as a message may show it: credential
+// parameters masked, no user information.
 func ShownURL(u *url.URL) string {
 	c := *u
 	c.User = nil
@@ -153,6 +137,7 @@ func ShownURL(u *url.URL) string {
 	return b.String()
 }
 
+// AsError is err as an *Error; another error is a transport one.
 func AsError(err error) *Error {
 	var ae *Error
 	if errors.As(err, &ae) {
@@ -166,20 +151,18 @@ const (
 	AuthPause    = 30 * time.Minute // bad or unentitled credential: until reload or this
 	HoldNotFound = time.Hour        // a request the upstream rejects as malformed or unknown
 	defaultRetry = time.Minute      // rate limited without a Retry-After
-	// PlanHold is how long a request the key's plan refuses is held: a
-	// plan changes when the user changes it (then a reload, or the daily
-	// read of the plan, asks again), not by waiting.
+	// PlanHold is how long a request the plan refuses is held: a plan
+	// changes when the user changes it, not by waiting.
 	PlanHold = 24 * time.Hour
 )
 
 // PlanRefused is the code of a request the key's plan does not include.
 const PlanRefused = "plan_refused"
 
-// refusedByPlan says whether an error answer is the plan's refusal of
-// one request rather than the key's: a 403 (the resource, not the key:
-// API-FACTS.md), the plan words (plan_required, PLAN_REQUIRED, a
-// required_plans field, which the dialects pass as the word
-// plan_required), or a 401 whose message names a plan.
+// refusedByPlan says whether an error answer is the plan's refusal of one
+// request rather than the key's: a 403 (API-FACTS.md), the word
+// plan_required (the dialects pass required_plans as it), or a 401 whose
+// message names a plan.
 func refusedByPlan(status int, word, message string) bool {
 	switch {
 	case strings.EqualFold(word, "plan_required"):
@@ -215,9 +198,9 @@ var statusWords = map[int]string{
 	405: "not_allowed", 429: "too_many_requests", 500: "internal_server_error",
 }
 
-// httpError classifies a non-2xx answer, or a 200 whose body says otherwise,
-// by its HTTP status. word is the upstream's own code where it gave one:
-// the error's code when it is one of Codes, else kept in the details.
+// httpError classifies an error answer by its HTTP status. word is the
+// upstream's own code, if any: the error's code when one of Codes, else
+// kept in the details.
 func httpError(status int, word, message string, h http.Header, now time.Time) *Error {
 	code := word
 	if !Codes[code] || code == OtherCode {
@@ -248,8 +231,8 @@ func httpError(status int, word, message string, h http.Header, now time.Time) *
 	return e
 }
 
-// maxRetryAfter bounds what an upstream can ask us to wait: the longest
-// real wait is a daily quota's, until the next midnight.
+// maxRetryAfter bounds what an upstream can ask us to wait: a daily
+// quota's wait, until midnight.
 const maxRetryAfter = 24 * time.Hour
 
 // retryAfter reads Retry-After (seconds or an HTTP date), at most a day.

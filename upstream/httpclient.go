@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"slices"
@@ -18,21 +19,11 @@ import (
 )
 
 // newTransport builds the transport of an API from its section's TLS and
-// proxy settings with the ecosystem's own library, as Prometheus and
-// blackbox_exporter do. What the library does not let us set, and why
-// that is fine:
-//   - MaxIdleConnsPerHost is the library's (1000): the client's semaphore
-//     lets at most `concurrency` requests out at once, so no more
-//     connections than that are ever opened or kept idle.
-//   - ResponseHeaderTimeout is unset: every request carries the section's
-//     timeout in its context, which bounds the wait for headers too.
-//   - TLSHandshakeTimeout is the library's 10 s, under that same context.
-//   - Compression is off: answers are small (a few rows), and what is read
-//     is capped at MaxBody as sent.
-//
-// The credential is not the library's business: the dialects add it to
-// each request (dialect.go), and redirects stay with the http.Client that
-// New builds.
+// proxy settings with prometheus/common, as Prometheus does. What it does
+// not let us set does not matter: the semaphore keeps connections to
+// `concurrency`, the context's timeout bounds the wait for headers and
+// the handshake, and answers are small and capped at MaxBody. The
+// dialects add the credential; New's http.Client handles redirects.
 func newTransport(a *config.API) http.RoundTripper {
 	t := &lazyTransport{build: func() (http.RoundTripper, error) {
 		return promconfig.NewRoundTripperFromConfig(a.HTTPClient, "onchain_"+a.Name,
@@ -44,16 +35,13 @@ func newTransport(a *config.API) http.RoundTripper {
 	return t
 }
 
-// dial opens the connections of every client, to the API or to its proxy;
-// a variable so that tests can give names of their own an address.
+// dial opens the connections of every client; a variable for tests.
 var dial promconfig.DialContextFunc = (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 
-// lazyTransport holds the built transport, or builds it on first use when
-// building failed: the files of tls_config are checked at load, but one
-// may go missing before the client is built. Every call fails with the
-// reason until the file is back, and then the client works without a
-// reload. Once built, the library itself re-reads the CA and certificate
-// files and picks up a renewed one.
+// lazyTransport holds the built transport, or builds it at each use while
+// building fails (a tls_config file gone since load): calls fail with the
+// reason until the file is back, then work without a reload. Once built,
+// the library re-reads renewed CA and certificate files itself.
 type lazyTransport struct {
 	build func() (http.RoundTripper, error)
 
@@ -78,9 +66,7 @@ func (t *lazyTransport) get() (http.RoundTripper, error) {
 func (t *lazyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	rt, err := t.get()
 	if err != nil {
-		if req.Body != nil {
-			req.Body.Close()
-		}
+		closeBody(req)
 		return nil, err
 	}
 	return rt.RoundTrip(req)
@@ -94,8 +80,7 @@ func (t *lazyTransport) CloseIdleConnections() {
 }
 
 // certificateError says why the API's certificate was refused, with the
-// key that fixes it; ok is false for errors that are not about the
-// certificate. Retrying does not fix these.
+// key that fixes it; false for other errors. Retrying does not fix these.
 func certificateError(err error) (string, bool) {
 	var unknown x509.UnknownAuthorityError
 	var host x509.HostnameError
@@ -113,9 +98,8 @@ func certificateError(err error) (string, bool) {
 }
 
 // writeHTTPClientIdentity writes what of the TLS and proxy settings makes
-// a different client. File contents are left out: the library reads the
-// CA and certificate files again for every request and rebuilds its
-// connections when they change, so the paths are enough.
+// a different client: file paths, not contents, which the library
+// re-reads itself.
 func writeHTTPClientIdentity(w io.Writer, c *promconfig.HTTPClientConfig) {
 	t := &c.TLSConfig
 	fmt.Fprintf(w, "tls\x00%s\x00%s\x00%s\x00%s\x00%t\x00%d\x00%d\x00", t.CAFile, t.CertFile, t.KeyFile, t.ServerName, t.InsecureSkipVerify, t.MinVersion, t.MaxVersion)
@@ -124,12 +108,7 @@ func writeHTTPClientIdentity(w io.Writer, c *promconfig.HTTPClientConfig) {
 		proxy = c.ProxyURL.String() // digested, never shown
 	}
 	fmt.Fprintf(w, "proxy\x00%s\x00%s\x00%t\x00", proxy, c.NoProxy, c.ProxyFromEnvironment)
-	names := make([]string, 0, len(c.ProxyConnectHeader))
-	for name := range c.ProxyConnectHeader {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(c.ProxyConnectHeader)) {
 		fmt.Fprintf(w, "%s\x00", name)
 		for _, v := range c.ProxyConnectHeader[name] {
 			fmt.Fprintf(w, "%s\x00", string(v))
@@ -137,8 +116,8 @@ func writeHTTPClientIdentity(w io.Writer, c *promconfig.HTTPClientConfig) {
 	}
 }
 
-// unusableTLSError says the section's TLS files cannot be used (gone,
-// unreadable): retrying the same request at once cannot fix it.
+// unusableTLSError says the section's TLS files cannot be used: retrying
+// at once cannot fix it.
 type unusableTLSError struct{ err error }
 
 func (e *unusableTLSError) Error() string {

@@ -13,22 +13,15 @@ import (
 )
 
 // limitMargin widens the window of rate_limit beyond 60 s, so that two
-// requests a window apart here are not counted in one minute upstream
-// after a little network jitter.
+// requests a window apart are not one minute apart upstream after jitter.
 const limitMargin = 250 * time.Millisecond
 
-// minuteCap is rate_limit as a hard cap rather than an average: it keeps
-// the send times of the requests of the last window, oldest first, and
-// lets one more go only while fewer than n are that recent. So no window
-// of that length, wherever it starts, holds more than n requests. Every
-// request on the wire takes a turn (limitTransport): first tries, retries
-// and redirect hops alike. The concurrency cap bounds how many go out at
-// once; the cap does not spread them.
-//
-// A rate_limit of r per minute is n = ⌊r⌋ requests per 60 s (plus the
-// margin); below 1 it is one request per 60/r seconds. It runs on the
-// client's clock, the one its pauses and budget run on: the real one in
-// production, a simulated one in tests and benchmarks.
+// minuteCap is rate_limit as a hard cap, not an average: it keeps the
+// send times of the last window and lets one more request go only while
+// fewer than n are that recent, so no window, wherever it starts, holds
+// more than n. Every request on the wire takes a turn (limitTransport).
+// A rate_limit of r per minute is n = ⌊r⌋ per 60 s plus the margin; below
+// 1, one per 60/r seconds. It runs on the client's clock.
 type minuteCap struct {
 	now   func() time.Time
 	sleep func(context.Context, time.Duration) error
@@ -36,9 +29,7 @@ type minuteCap struct {
 	mu     sync.Mutex
 	n      int
 	window time.Duration
-	// sent are the send times within the window, oldest first, at most
-	// n of them.
-	sent []time.Time
+	sent   []time.Time // within the window, oldest first, at most n
 }
 
 func newMinuteCap(perMinute float64, now func() time.Time) *minuteCap {
@@ -47,9 +38,8 @@ func newMinuteCap(perMinute float64, now func() time.Time) *minuteCap {
 	return c
 }
 
-// capShape turns a per-minute rate into a count per window. The rate is
-// held to config.MaxRateLimit, which the loader and the plan's limits
-// keep to already: the cap keeps one time per turn, so no number read
+// capShape turns a per-minute rate into a count per window, at most
+// config.MaxRateLimit: the cap keeps one time per turn, so no number read
 // from outside may size it.
 func capShape(perMinute float64) (int, time.Duration) {
 	switch {
@@ -63,9 +53,7 @@ func capShape(perMinute float64) (int, time.Duration) {
 	return config.MaxRateLimit, time.Minute + limitMargin
 }
 
-// resize sets a new rate and keeps the send times already spent: a
-// reload that changes rate_limit, or anything else of the section,
-// starts from what went out before it.
+// resize sets a new rate, keeping the send times already spent.
 func (c *minuteCap) resize(perMinute float64) {
 	n, window := capShape(perMinute)
 	c.mu.Lock()
@@ -88,25 +76,15 @@ func (c *minuteCap) expire(now time.Time) {
 	}
 }
 
-// free says how many turns are free now, and when the next one frees
-// when none is; the lock is held.
-func (c *minuteCap) free(now time.Time) (int, time.Time) {
-	c.expire(now)
-	if n := c.n - len(c.sent); n > 0 {
-		return n, now
-	}
-	return 0, c.sent[0].Add(c.window)
-}
-
 // take spends a turn now if one is free, or says how long until the
-// oldest send leaves the window. A turn taken is returned by giveBack
-// with the time take returned, when the request was not sent after all.
+// oldest send leaves the window. giveBack returns it, by the time take
+// returned, when the request was not sent after all.
 func (c *minuteCap) take() (wait time.Duration, at time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.now()
-	if n, next := c.free(now); n == 0 {
-		return next.Sub(now), time.Time{}
+	if c.expire(now); len(c.sent) >= c.n {
+		return c.sent[0].Add(c.window).Sub(now), time.Time{}
 	}
 	c.add(now)
 	return 0, now
@@ -128,9 +106,7 @@ func (c *minuteCap) add(t time.Time) {
 }
 
 // giveBack frees a turn taken at `at` for a request that was not sent
-// (the day's budget had no call for it): the turn goes to the next
-// request. A turn that left the window since, or that a resize dropped,
-// is not there to give back.
+// (the budget had no call for it), if it is still there.
 func (c *minuteCap) giveBack(at time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -142,8 +118,7 @@ func (c *minuteCap) giveBack(at time.Time) {
 	}
 }
 
-// observe counts n requests another member of a cluster sent, as sent
-// now: rate_limit holds for the members' requests together.
+// observe counts n requests another cluster member sent, as sent now.
 func (c *minuteCap) observe(n int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -173,12 +148,10 @@ func (c *minuteCap) wait(ctx context.Context) (at time.Time, err error) {
 }
 
 // Turn is a turn of rate_limit taken before the call it is for: the
-// refresh engine takes one before it starts a refresh (Client.TakeTurn),
-// so that it starts none the cap has no turn for, and hands it to the
-// call (WithTurn), whose first request spends it instead of waiting.
-// Release gives it back when no request spent it (the call was never
-// sent: a pause, the key's plan, no free connection). A zero Turn is
-// one of a client without rate_limit.
+// engine takes one (Client.TakeTurn) so that it starts no refresh the cap
+// has no turn for, and hands it to the call (WithTurn), whose first
+// request spends it. Release gives it back when no request did. A zero
+// Turn is one of a client without rate_limit.
 type Turn struct {
 	c    *minuteCap
 	at   time.Time
@@ -201,7 +174,7 @@ func (u *Client) TakeTurn() (*Turn, time.Time) {
 
 // Release gives the turn back unless a request spent it.
 func (t *Turn) Release() {
-	if t != nil && t.c != nil && t.used.CompareAndSwap(false, true) {
+	if t.spend() {
 		t.c.giveBack(t.at)
 	}
 }
@@ -212,15 +185,14 @@ func (t *Turn) spend() bool { return t != nil && t.c != nil && t.used.CompareAnd
 // turnKey carries a Turn in a request's context (WithTurn).
 type turnKey struct{}
 
-// WithTurn hands a turn taken before the call to its first request;
-// other requests of the call (a retry, a redirect hop) take turns of
-// their own.
+// WithTurn hands a turn taken before the call to its first request; a
+// retry or a redirect hop takes its own.
 func WithTurn(ctx context.Context, t *Turn) context.Context {
 	return context.WithValue(ctx, turnKey{}, t)
 }
 
-// ownLimitError is the error of a request that rate_limit holds back:
-// not sent, and a turn frees after wait.
+// ownLimitError is the error of a request rate_limit holds back; a turn
+// frees after wait.
 func ownLimitError(wait time.Duration, msg string) *Error {
 	return &Error{Code: "rate_limited", Message: msg, HeldBack: true, RetryAfter: wait}
 }
@@ -245,9 +217,7 @@ func (lt *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		at, err = c.wait(req.Context())
 	}
 	if err != nil {
-		if req.Body != nil {
-			req.Body.Close()
-		}
+		closeBody(req)
 		return nil, err
 	}
 	resp, err := lt.next.RoundTrip(req)

@@ -9,14 +9,12 @@ import (
 )
 
 // MaxListItems is the most items a listing answer is read with: far more
-// than any max_tuples lets a configuration use.
+// than any max_tuples uses.
 const MaxListItems = 100_000
 
-// List reads the items of a listing endpoint (discovery, equities,
-// assets): one GET within the API's timeout, the objects of the answer's
-// rows wherever FindRows finds them. Errors name the path, and what they
-// quote of the answer is cleaned (Clean); the call is counted under the
-// listing path as its endpoint.
+// List reads the items of a listing endpoint: one GET within the API's
+// timeout, the objects among the rows FindRows finds. Errors name the
+// path; the call is counted under it as its endpoint.
 func (u *Client) List(ctx context.Context, path string, query url.Values, keyed bool) ([]map[string]any, error) {
 	ctx, cancel := context.WithTimeout(WithEndpoint(ctx, path), u.api.Timeout)
 	defer cancel()
@@ -35,7 +33,7 @@ func (u *Client) List(ctx context.Context, path string, query url.Values, keyed 
 		}
 	}
 	if len(rows) > 0 {
-		// The key named is the answer's: cleaned like any upstream text.
+		// at is the answer's key, cleaned like any upstream text.
 		u.shapes.Note(u.api.Name, path, "", decode.Shape{Rows: u.Clean(at), Expected: at == u.DefaultRows()})
 	}
 	return rows, nil

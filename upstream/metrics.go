@@ -74,8 +74,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
-// quotaWindow is what the headers said within one rate-limit window (and
-// one day, for the daily quota) of one API.
+// quotaWindow is what the headers said within one rate-limit window and
+// one day of one API.
 type quotaWindow struct {
 	window    string
 	remaining float64
@@ -83,22 +83,19 @@ type quotaWindow struct {
 	used      float64
 }
 
-// Sane ranges of the rate-limit and quota headers. A count past maxCount
-// (a billion requests) or a reset time more than a day from now is not
-// one the upstream means: exported, it would fire quota alerts or hide
-// real ones.
+// Sane ranges of the quota headers: past them a value is no quota the
+// upstream means, and exported it would fire alerts or hide real ones.
 const (
 	maxCount      = 1e9
 	maxResetShift = 24 * time.Hour
 )
 
-// observeHeaders copies the rate-limit and quota headers into gauges.
-// Answers to concurrent requests arrive in any order, so within one window
-// (the same X-RateLimit-Reset, or the same clock minute where the API
-// sends none) the lowest remaining count wins, and within one UTC day the
-// highest daily count used. A value out of its sane range (NaN, ±Inf,
-// negative, absurdly large, not a number) is not exported; ignored is
-// told of it. So is a Retry-After that is neither seconds nor a date.
+// observeHeaders copies the quota headers into gauges. Answers to
+// concurrent requests arrive in any order, so within one window (the same
+// X-RateLimit-Reset, else the same clock minute) the lowest remaining
+// count wins, and within one UTC day the highest count used. A value out
+// of its sane range is not exported but told to ignored, as is a
+// Retry-After that is neither seconds nor a date.
 func (m *Metrics) observeHeaders(api string, h http.Header, now time.Time, ignored func(header, value string)) {
 	num := func(header string, lo, hi float64) (float64, bool) {
 		f, present, ok := headerNumber(h, header, lo, hi)
@@ -146,7 +143,7 @@ func (m *Metrics) observeHeaders(api string, h http.Header, now time.Time, ignor
 }
 
 // headerNumber reads a numeric header: present says it was sent, ok that
-// it is a number within [lo, hi] (not NaN, not ±Inf past the bounds).
+// it is a number within [lo, hi].
 func headerNumber(h http.Header, header string, lo, hi float64) (f float64, present, ok bool) {
 	v := h.Get(header)
 	if v == "" {
@@ -180,18 +177,16 @@ func (m *Metrics) first(key string) bool {
 	return true
 }
 
-// knownErrorCodes are the codes of api_errors_total that exist from the
-// start of every API, at 0, so that increase() and rate() over them work
-// from the first error on and alerts need no "or vector(0)": the codes
-// the bundled rules and dashboards read.
+// knownErrorCodes are the codes of api_errors_total that exist at 0 from
+// the start (the bundled rules and dashboards read them), so that rate()
+// works from the first error and alerts need no "or vector(0)".
 var knownErrorCodes = []string{"timeout", "transport", "decode",
 	"unauthorized", "forbidden", "too_many_requests", "future_row"}
 
 // consensusErrorCodes are the Analyst Consensus API's codes the rules read.
 var consensusErrorCodes = []string{"API_KEY_REQUIRED", "INVALID_API_KEY", "PLAN_REQUIRED", "RATE_LIMIT_EXCEEDED", "DAILY_LIMIT_EXCEEDED"}
 
-// initErrors creates an API's known error series at 0, and those of
-// the calls its own limits hold back.
+// initErrors creates an API's known error and held-back series at 0.
 func (m *Metrics) initErrors(api string) {
 	for _, l := range []string{HeldByRateLimit, HeldByDailyBudget} {
 		m.held.WithLabelValues(api, l)

@@ -7,9 +7,8 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/config"
 )
 
-// Pause is an API-wide pause in force, in the form kept across restarts:
-// a quota spent or a credential rejected stays so after a restart, and
-// calling again at once would spend calls on answers known in advance.
+// Pause is an API-wide pause in force, as kept across restarts: a quota
+// spent or a credential rejected stays so after one.
 type Pause struct {
 	Keyed      bool      `json:"keyed"` // the lane: keyed calls, or key-free ones
 	Until      time.Time `json:"until"`
@@ -17,12 +16,10 @@ type Pause struct {
 	Credential bool      `json:"credential,omitempty"`
 }
 
-// Identity is the digest of what the client is made of (see Identity).
+// Identity is the digest of what the client is made of (Identity).
 func (u *Client) Identity() string { return u.identity }
 
-// Account is the digest of the client's API, address and credential (see
-// Account): saved state, pauses included, applies to the same account
-// only.
+// Account is the digest saved state is kept under (Account).
 func (u *Client) Account() string { return Account(u.api) }
 
 // Pauses returns the pauses in force, for saving.
@@ -40,19 +37,20 @@ func (u *Client) Pauses() []Pause {
 }
 
 // RestorePauses applies saved pauses that have not ended yet; a pause
-// longer than one in force wins, as it does when an error sets it.
-//
-// A saved pause ends no later than MaxRestoredPause from now: a file
-// written under a wrong clock, or altered, must not silence the API for
-// longer than any pause the upstream can ask for (a daily quota resets
-// within a day).
+// longer than one in force wins. A saved pause ends within
+// MaxRestoredPause: a file written under a wrong clock, or altered, must
+// not silence the API longer than the upstream can ask (a daily quota
+// resets within a day).
 func (u *Client) RestorePauses(ps []Pause) {
 	now := u.now()
 	for _, p := range ps {
 		if p.By == "" || !now.Before(p.Until) {
 			continue
 		}
-		until := minTime(p.Until, now.Add(MaxRestoredPause))
+		until := p.Until
+		if most := now.Add(MaxRestoredPause); until.After(most) {
+			until = most
+		}
 		if u.pause(p.Keyed, until, p.By, p.Credential) {
 			u.logCredentialPause(p.Keyed, until, p.By, true)
 		}
@@ -61,13 +59,6 @@ func (u *Client) RestorePauses(ps []Pause) {
 
 // MaxRestoredPause is the longest pause taken from a state file.
 const MaxRestoredPause = 24 * time.Hour
-
-func minTime(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
-}
 
 // Reloaded lifts the pauses a reload may have fixed: those of a rejected
 // or unentitled credential. Rate-limit and quota pauses stay.
@@ -107,10 +98,10 @@ func (u *Client) paused(keyed bool) (time.Time, string, bool) {
 }
 
 // pause stops the calls of a lane until then, unless a longer pause is in
-// force. It reports whether a credential pause starts: the lane was not
-// already held by one, so that the calls failing together log it once.
+// force. It reports whether a credential pause starts (not one already),
+// so that the calls failing together log it once.
 func (u *Client) pause(keyed bool, until time.Time, code string, credential bool) bool {
-	code = labelCode(code) // a label value; saved pauses are read back through here
+	code = labelCode(code) // saved pauses are read back through here
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.closed {
@@ -129,9 +120,8 @@ func (u *Client) pause(keyed bool, until time.Time, code string, credential bool
 	return started
 }
 
-// logCredentialPause says, once per pause, that the credential was
-// refused: where it is read from (never its value) and how to lift the
-// pause once it is fixed.
+// logCredentialPause says that the credential was refused, where it is
+// read from (never its value) and how to lift the pause once fixed.
 func (u *Client) logCredentialPause(keyed bool, until time.Time, code string, restored bool) {
 	calls := "all calls"
 	if u.api.Name != config.APIData {
@@ -153,8 +143,8 @@ func (u *Client) logCredentialPause(keyed bool, until time.Time, code string, re
 }
 
 // unmark clears the paused gauge of a code no lane is paused by; with no
-// pause left the API's series without a code says 0, so that the family
-// is there for every configured API from the start.
+// pause left the series without a code says 0, so that the family exists
+// for every API from the start.
 func (u *Client) unmark(code string) {
 	paused := false
 	for _, p := range u.pauses {

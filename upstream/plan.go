@@ -16,15 +16,11 @@ import (
 )
 
 // The key's plan (package plan), as last read: the data API's client
-// asks nothing the plan refuses. A request the plan does not allow (a
-// metric it does not list, a window it does not read) fails before it
-// is sent, as the upstream would have refused it, with the plan's words:
-// the caller holds it as it holds the upstream's refusal (Error.Refused),
-// and no call is spent. Without a plan (not read yet, or the upstream
-// has no plan endpoint) every request goes out and the upstream decides.
+// asks nothing the plan refuses. Such a request fails before it is sent,
+// as the upstream would refuse it (Error.Refused), and spends no call.
+// Without a plan every request goes out and the upstream decides.
 
-// planHolder is the plan of one account, shared by the clients built for
-// it (Pool: a client rebuilt for the same account keeps it).
+// planHolder is the plan of one account, shared by its clients.
 type planHolder struct{ p atomic.Pointer[plan.Plan] }
 
 // SetPlan puts the key's plan in force for the client's calls (nil: no
@@ -40,10 +36,9 @@ func (u *Client) SetPlan(p *plan.Plan) bool {
 // Plan is the key's plan in force; nil when none is known.
 func (u *Client) Plan() *plan.Plan { return u.plan.p.Load() }
 
-// planRefusal is the plan's refusal of a request, before it is sent; nil
-// when the plan allows it or none is known. Only the data API's plan is
-// read; only rows of recent windows are asked by the engine, so the
-// history depth is the backfill's to respect (its from).
+// planRefusal is the plan's refusal of a request; nil when it allows it
+// or none is known. The history depth is not checked: the engine asks
+// recent rows only, and the backfill respects it itself.
 func (u *Client) planRefusal(path string, query url.Values) *Error {
 	p := u.plan.p.Load()
 	if p == nil || u.api.Name != config.APIData {
@@ -56,15 +51,13 @@ func (u *Client) planRefusal(path string, query url.Values) *Error {
 	return &Error{Code: PlanRefused, Refused: true, Hold: PlanHold, Message: "not asked: " + r.Error()}
 }
 
-// planAllows says whether the data API key's plan in force is known and
-// allows the request.
+// planAllows says whether a plan is known and allows the request.
 func (u *Client) planAllows(path string, query url.Values) bool {
 	p := u.plan.p.Load()
 	return p != nil && u.api.Name == config.APIData && p.Check(path, query.Get("window"), time.Time{}, u.now()) == nil
 }
 
-// setPlan shows the plan in force: its name as an info series and its
-// rate limit; nothing for an API without one.
+// setPlan shows the plan in force: its name and its rate limit.
 func (m *Metrics) setPlan(api string, p *plan.Plan) {
 	m.planInfo.DeletePartialMatch(prometheus.Labels{"api": api})
 	m.planLimit.DeletePartialMatch(prometheus.Labels{"api": api})
@@ -78,11 +71,9 @@ func (m *Metrics) setPlan(api string, p *plan.Plan) {
 }
 
 // ReadPlan reads the key's plan (plan.Path) with one call through the
-// client, as its other calls go: within rate_limit, counted against the
-// day's budget (borrowed, not waiting for the budget's pace: the plan
-// says what the budget is), the key sent as the dialect sends it and kept out of
-// every error. It puts nothing in force: the caller decides (SetPlan).
-// A 401 pauses the API as a rejected key does elsewhere.
+// client, its call of the budget borrowed (the plan says what the budget
+// is). It puts nothing in force (SetPlan does). A rejected key pauses the
+// API as elsewhere.
 func (u *Client) ReadPlan(ctx context.Context) plan.Outcome {
 	if u.api.Name != config.APIData {
 		return plan.Outcome{Kind: plan.NoEndpoint}
@@ -110,9 +101,8 @@ func (u *Client) ReadPlan(ctx context.Context) plan.Outcome {
 }
 
 // Refusals receives the name of an API whose upstream refused a request
-// that was sent, for the key's plan: the plan may have changed since it
-// was read, so the reader of plans reads it again (expand). Signals
-// coalesce: one waiting per pool.
+// that was sent, for the key's plan: the plan may have changed, and
+// expand reads it again. Signals coalesce: one waiting per pool.
 func (p *Pool) Refusals() <-chan string { return p.refusals }
 
 // noteRefusal signals Refusals without waiting.
@@ -126,12 +116,10 @@ func (u *Client) noteRefusal() {
 	}
 }
 
-// RejectIfRefusedEverywhere takes a refusal by the upstream for a 403 on
-// everything, and so the key's rather than the plan's, when the plan
-// endpoint refused to describe the key's plan too (out: 403) and no keyed
-// request of the client has been answered with data since it was built:
-// it then pauses the API as a rejected key does (AuthPause, lifted by a
-// reload) and reports true.
+// RejectIfRefusedEverywhere takes a refusal for the key's, not the
+// plan's, when the plan endpoint refused it too (out: 403) and no keyed
+// request of the client was answered with data: it then pauses the API as
+// a rejected key does and reports true.
 func (u *Client) RejectIfRefusedEverywhere(out plan.Outcome) bool {
 	if out.Kind != plan.Basic || out.Status != http.StatusForbidden {
 		return false

@@ -16,24 +16,19 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/config"
 )
 
-// Pool holds the one Client of each API for the life of the process:
-// expansion, listing endpoints and scrapes all take it, so that its rate
-// limit, concurrency cap and pauses hold whoever calls. A reload keeps a
-// client whose section is unchanged and builds a new one only when what
-// the client is made of (address, credential, limits, transport) changed.
+// Pool holds the one Client of each API for the life of the process, so
+// that its limits and pauses hold whoever calls. A reload builds a new
+// client only when what it is made of (Identity) changed.
 type Pool struct {
 	m      *Metrics
 	now    func() time.Time
 	logger log.Logger
 	shapes *decode.ShapeLog // shared: a shape is logged once per process
 
-	// refusals signals the APIs whose upstream refused a request for the
-	// key's plan (Refusals).
-	refusals chan string
+	refusals chan string // Refusals
 
-	mu      sync.Mutex
-	clients map[string]*Client
-	// onClient are called with each client put in force (OnClient).
+	mu       sync.Mutex
+	clients  map[string]*Client
 	onClient []func(*Client)
 }
 
@@ -48,8 +43,7 @@ func NewPool(reg prometheus.Registerer, now func() time.Time, logger log.Logger)
 }
 
 // Client returns the client of an API section: the one in use when the
-// section is the same as before, a new one otherwise (the old one's idle
-// connections are dropped; calls in flight end on their own).
+// section is the same, else a new one (the old one closed).
 func (p *Pool) Client(a *config.API) *Client {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -73,11 +67,9 @@ func (p *Pool) clientLocked(a *config.API) *Client {
 	return c
 }
 
-// OnClient calls f with each client the pool puts in force from now on,
-// before its first call, and with each one in force already: the one
-// place a client's budget and pauses are hooked to what keeps them
-// across restarts (persist.Store.Keep), whether the client serves the
-// first start's listing calls, the engine or a reload's new account.
+// OnClient calls f with each client in force and each one the pool puts
+// in force from now on, before its first call: where a client's budget
+// and pauses are hooked to what keeps them across restarts.
 func (p *Pool) OnClient(f func(*Client)) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -89,22 +81,17 @@ func (p *Pool) OnClient(f func(*Client)) {
 	}
 }
 
-// Candidate returns a client for a section that is not (yet) in force:
-// the client in use when the section is the same, otherwise a client of
-// its own that shares the account's rate_limit turns, daily budget and
-// pauses with the client in use, and that release closes. Expansion of a
-// candidate configuration calls through it, so that the clients in use
-// stay as they are until the configuration is applied (Client), whether
-// it is applied or not. With no client of the API in the pool yet, the
-// section's client goes in.
+// Candidate returns a client for a section not (yet) in force: the one in
+// use when the section is the same, else one of its own that shares the
+// account's turns, budget and pauses and that release closes, so that
+// expanding a candidate configuration leaves the clients in use as they
+// are. With no client of the API yet, the section's goes in.
 func (p *Pool) Candidate(a *config.API) (c *Client, release func()) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	old := p.clients[a.Name]
 	switch {
 	case old == nil:
-		// Nothing in force to disturb (the first start): the client
-		// goes in, and what its calls spend and learn stays with it.
 		return p.clientLocked(a), func() {}
 	case old.identity == Identity(a):
 		return old, func() {}
@@ -113,13 +100,10 @@ func (p *Pool) Candidate(a *config.API) (c *Client, release func()) {
 	return c, c.Close
 }
 
-// build makes a client of section a. Of the same account as old (the
-// client in force), it carries over what is the account's, not the
-// section's: pauses (a rate limit, a quota; not a rejected credential,
-// which the new section may have fixed), the requests of the last minute
-// against rate_limit, the calls of the day against daily_budget, and the
-// key's plan. A client put in force (inForce) takes them over at a's
-// limits; a candidate shares them as they are.
+// build makes a client of section a. Of old's account, it carries over
+// what is the account's: pauses but a rejected credential's (which a may
+// have fixed), the rate_limit turns, the day's calls and the key's plan;
+// in force, at a's limits; a candidate shares them as they are.
 func (p *Pool) build(a *config.API, old *Client, inForce bool) *Client {
 	c := New(a, p.m, p.now, p.logger) // New adds the api label
 	c.identity, c.refusals, c.shapes = Identity(a), p.refusals, p.shapes
@@ -181,11 +165,9 @@ func (p *Pool) Close() {
 }
 
 // Identity is a digest of what a client of the section is made of:
-// address, credential, authentication, limits (rate_limit and
-// daily_budget, from the file or the key's plan), timeout, and the TLS and
-// proxy settings (a changed CA path or proxy rebuilds the client). Equal
-// identities can share one client; the digest carries nothing that can be
-// turned back into the credential.
+// address, credential, authentication, limits, timeout, TLS and proxy
+// settings. Equal identities share one client; the credential cannot be
+// read back from it.
 func Identity(a *config.API) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%d\x00%g\x00%d\x00", a.Name, a.URL, a.Auth, a.Timeout, a.Concurrency, a.RateLimit, a.DailyBudget)
@@ -200,8 +182,8 @@ func sameAccount(a, b *config.API) bool {
 	return a.URL.String() == b.URL.String() && a.Token() == b.Token()
 }
 
-// accountIterations is the cost of the account digest: a state file left
-// where others can read it must not make guessing the credential cheap.
+// accountIterations is the cost of the account digest: a state file others
+// can read must not make guessing the credential cheap.
 const accountIterations = 50000
 
 var (
@@ -209,13 +191,11 @@ var (
 	accounts   = map[[32]byte]string{} // in memory only: sha256 of the fields -> digest
 )
 
-// Account is the digest that a state file is saved under: the API, its
-// address, the way the credential is sent and the credential, and nothing
-// else, so that a new timeout, limit, CA or proxy keeps what was learned
-// while another account or upstream starts cold (and a credential pause
-// saved under one auth mode does not outlive a change of it). It is a
-// salted PBKDF2 of the credential (salted by the rest), computed once per
-// process and section.
+// Account is the digest a state file is saved under: the API, address,
+// auth mode and credential only, so that a new timeout, limit, CA or proxy
+// keeps what was learned while another account starts cold. A PBKDF2 of
+// the credential salted by the rest, computed once per process and
+// section.
 func Account(a *config.API) string {
 	key := sha256.Sum256([]byte(a.Name + "\x00" + a.URL.String() + "\x00" + a.Auth + "\x00" + string(a.Token())))
 	accountsMu.Lock()

@@ -13,19 +13,16 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/internal/text"
 )
 
-// Texts an upstream sends (error messages, codes, JSON keys) reach logs,
-// errors, the landing page and state files. Whatever they carry in, they
-// leave without the credential (scrubber), cut to a sensible length (Cut),
-// and an upstream's code becomes a label value only when it is one the
-// exporter knows (Codes).
+// Texts an upstream sends reach logs, errors, the page and state files:
+// they leave without the credential (scrubber), cut (Cut), and a code
+// becomes a label value only when the exporter knows it (Codes).
 
 // MaxText is the most of one upstream text that is kept or logged: real
-// messages are a sentence; a 4 MB one is a fault, not information.
+// messages are a sentence.
 const MaxText = 512
 
 // Cut returns s cut to MaxText bytes on a character boundary, saying how
-// much was cut, and inert (text.Outside: a U+202E, an ESC or a BEL in a
-// provider's message is written as \u{…}, in a log line as on the page).
+// much was cut, and inert (text.Outside: U+202E, ESC or BEL as \u{…}).
 func Cut(s string) string {
 	p := text.Prefix(s, MaxText)
 	shown := text.Outside(p, len(`\u{10FFFF}`)*len(p)) // escaped whole: the cut is MaxText's
@@ -38,9 +35,8 @@ func Cut(s string) string {
 // redacted stands for a credential in a text.
 const redacted = "<secret>"
 
-// scrubber removes a client's secrets from texts: the credential as sent
-// and as it would appear echoed in a URL, and the proxy's password and
-// CONNECT header values.
+// scrubber removes a client's secrets from texts, in every form an echo
+// may take: the credential, the proxy's password and CONNECT headers.
 type scrubber struct {
 	forms []string // longest first, so that no form leaves part of another
 }
@@ -82,16 +78,11 @@ func (s scrubber) text(t string) string {
 	return t
 }
 
-// Scrub returns t without the client's credential (or proxy secrets),
-// however the upstream echoed it: in a message, as "Bearer <token>", or
-// in a URL as api_key=<token>.
-func (u *Client) Scrub(t string) string { return u.scrub.text(t) }
-
-// Clean is Cut of Scrub: an upstream text as it may be logged or kept.
+// Clean is an upstream text as it may be logged or kept: without the
+// client's secrets, and cut.
 func (u *Client) Clean(t string) string { return Cut(u.scrub.text(t)) }
 
-// Clean is an upstream text of an API as it may be shown: without the
-// credential of the API's client in the pool, and cut.
+// Clean is Client.Clean by the API's client in the pool.
 func (p *Pool) Clean(api, t string) string {
 	if c := p.Current(api); c != nil {
 		return c.Clean(t)
@@ -100,8 +91,7 @@ func (p *Pool) Clean(api, t string) string {
 }
 
 // clean readies an error for counting, logging and keeping: its texts
-// scrubbed and cut, and its code one of Codes (another one is kept in
-// the details, for the log).
+// cleaned, its code one of Codes (another is kept in the details).
 func (u *Client) clean(e *Error) {
 	e.Message = u.Clean(e.Message)
 	if code := labelCode(e.Code); code != e.Code {
@@ -111,14 +101,11 @@ func (u *Client) clean(e *Error) {
 	e.Details = u.Clean(e.Details)
 }
 
-// Codes are the values the code label of api_errors_total and api_paused
-// takes: the Analyst Consensus API's codes (SPEC.md) and their lower-case
-// forms (the words of its legacy error field, which the Indicator API's
-// undocumented error words are taken to share: plan_required,
-// internal_error), the data API's status words (API-FACTS.md),
-// http_<status> for another standard HTTP status, the exporter's own,
-// and OtherCode for anything else. An upstream that sends a new word at
-// every call must not add a series at every call.
+// Codes are the values of the code label of api_errors_total and
+// api_paused: the Analyst Consensus API's codes (SPEC.md) and their
+// lower-case forms (which the Indicator API's words share), the data
+// API's status words, http_<status>, the exporter's own, and OtherCode,
+// so that a new word at every call adds no series.
 var Codes = func() map[string]bool {
 	m := map[string]bool{OtherCode: true}
 	for _, c := range []string{

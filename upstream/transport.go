@@ -12,10 +12,9 @@ import (
 	"github.com/go-kit/log/level"
 )
 
-// retryTransport retries an idempotent request once when the upstream
-// failed in a way worth retrying (a transport error, 500, 502, 503, 504),
-// waiting at least what Retry-After asks, and never past the request's
-// deadline. Everything that retrying cannot fix passes through untouched.
+// retryTransport retries an idempotent request once after a transport
+// error or a 500, 502, 503 or 504, waiting at least what Retry-After asks
+// and never past the request's deadline.
 type retryTransport struct {
 	next  http.RoundTripper
 	now   func() time.Time // the upstream's clock, for Retry-After dates
@@ -31,15 +30,13 @@ func (rt *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !retry || req.Context().Err() != nil {
 		return resp, err
 	}
-	// The deadline is real time, whatever clock the upstream keeps. The
-	// retry then waits for its turn under rate_limit like any request
-	// (limitTransport, below this one).
+	// The deadline is real time, whatever clock the upstream keeps.
 	if dl, ok := req.Context().Deadline(); ok && time.Until(dl) < wait+100*time.Millisecond {
 		return resp, err // no time left for a second try
 	}
-	// The first answer is kept (its first 64 KiB: a fault's body is
-	// short), to stand if the retry is held back: then the call's outcome
-	// is what the upstream answered, not a hold.
+	// The first answer (its first 64 KiB: a fault's body is short)
+	// stands if the retry is held back: the outcome is what the upstream
+	// answered, not a hold.
 	var kept []byte
 	if resp != nil {
 		kept, _ = io.ReadAll(io.LimitReader(resp.Body, 64<<10))
@@ -48,7 +45,6 @@ func (rt *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err := rt.sleep(req.Context(), wait); err != nil {
 		return nil, err
 	}
-	// The retry waits for its turn within its deadline.
 	resp2, err2 := rt.next.RoundTrip(req)
 	var own *Error
 	if errors.As(err2, &own) && own.HeldBack {
@@ -60,13 +56,11 @@ func (rt *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp2, err2
 }
 
-// CloseIdleConnections passes on to the transport below, so that
-// Client.Close drops the connections of a replaced client.
+// CloseIdleConnections passes on to the transport below (Client.Close).
 func (rt *retryTransport) CloseIdleConnections() { closeIdle(rt.next) }
 
 // retryDelay says whether an answer is worth one more try, and after how
-// long: Retry-After is a floor, a few seconds for 503 (the upstream asks
-// for that), one second for other server faults.
+// long: at least Retry-After, 2 s for 503, 1 s for other server faults.
 func retryDelay(resp *http.Response, err error, now time.Time) (time.Duration, bool) {
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
@@ -109,8 +103,8 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 }
 
 // instrumentTransport counts every attempt that reaches the network, by
-// the endpoint its context carries (WithEndpoint), and reads the
-// rate-limit headers of every answer.
+// the endpoint its context carries (WithEndpoint), and reads the quota
+// headers of every answer.
 type instrumentTransport struct {
 	next   http.RoundTripper
 	api    string
@@ -143,6 +137,13 @@ func (it *instrumentTransport) ignored(header, value string) {
 }
 
 func (it *instrumentTransport) CloseIdleConnections() { closeIdle(it.next) }
+
+// closeBody closes the body of a request a transport does not send.
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}
 
 // closeIdle drops the idle connections of a transport that keeps any.
 func closeIdle(rt http.RoundTripper) {
