@@ -9,22 +9,18 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/plan"
 )
 
-// Book keeps what the series of one API taught, per key (an endpoint and
-// window: the series that share a publication delay), across reloads and,
-// through Snapshot and Restore, restarts. It is the one owner of the
-// estimates and of their lock: every call takes a copy of a key's
-// estimates (Known), hands it to the Policy, and puts back what the
-// Policy made of it.
+// Book keeps what the series of one API taught, per key, across reloads
+// and (Snapshot, Restore) restarts. It owns the estimates and their lock:
+// every call hands a copy (Known) to the Policy and puts back the result.
 type Book struct {
 	p  *Policy
 	mu sync.Mutex
 	// est holds the key's estimate under the key, and a series' own, once
-	// the key's series learn apart, under key + "\x00" + the series' ID.
-	est map[string]*Estimate
-	// members counts the series of each key in the configuration.
-	members map[string]int
-	// pools holds the keys of each API and window, for the spread of
-	// their rows found on time (pool.go); poolOf is each key's pool.
+	// the key split, under ownKey.
+	est     map[string]*Estimate
+	members map[string]int // series of each key in the configuration
+	// pools holds the keys of each API and window (pool.go); poolOf is
+	// each key's pool.
 	pools  map[string]*duePool
 	poolOf map[string]*duePool
 }
@@ -38,7 +34,7 @@ func NewBook(p *Policy) *Book {
 }
 
 // join puts the key's estimate e in the pool of its API and window: keys
-// of windowed rows only, not a series' own estimate.
+// of windows only, not a series' own estimate.
 func (b *Book) join(key string, e *Estimate) {
 	k, own, err := ParseKey(key)
 	if err != nil || own != "" || k.Series != "" {
@@ -59,8 +55,7 @@ func (b *Book) join(key string, e *Estimate) {
 	b.poolOf[key] = p
 }
 
-// pooled is the pooled tolerance of the key (duePool.margin), 0 when
-// there is none.
+// pooled is the pooled tolerance of the key, 0 when there is none.
 func (b *Book) pooled(key string) time.Duration {
 	p, e := b.poolOf[key], b.est[key]
 	if p == nil || e == nil {
@@ -118,24 +113,20 @@ func (b *Book) put(key, id string, k Known) {
 	}
 }
 
-// Next runs the policy for one series of key on an event (Policy.Next):
-// it stores what the key learned and returns the series' next poll after it.
-// It reports whether what the key's other series wait for changed (a row
-// found, the key's series found to publish apart): those that wait for a
-// row may then be due sooner (SiblingFound).
+// Next runs Policy.Step for one series of key on an event, stores what
+// the key learned and returns the series' next poll, and whether the
+// key's other series may be due sooner.
 func (b *Book) Next(key string, s Series, pl Poll, o Outcome, now time.Time) (Poll, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	k := b.take(key, s.ID, s.W)
-	seen, split := k.Key.Seen, k.Key.Split
-	k, pl = b.p.Next(k, s, pl, o, now)
+	k, pl, changed := b.p.Step(b.take(key, s.ID, s.W), s, pl, o, now)
 	b.put(key, s.ID, k)
-	return pl, !k.Key.Seen.Equal(seen) || k.Key.Split != split
+	return pl, changed
 }
 
-// Update runs f on what is known of the key for the series id (Fresh
-// when nothing is) and keeps what it returns, under the Book's lock: the
-// engine's transition runs there (Policy.Step).
+// Update runs f (the engine's transition, Policy.Step) on what is known of
+// the key for the series id (Fresh when nothing is) under the Book's lock,
+// and keeps the result.
 func (b *Book) Update(key, id string, f func(Known) Known) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -148,8 +139,7 @@ func (b *Book) Update(key, id string, f func(Known) Known) {
 	}
 }
 
-// read returns a copy of the key's estimate (zero when none), for the
-// questions that change nothing.
+// read returns a copy of the key's estimate (zero when none).
 func (b *Book) read(key string) Estimate {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -177,8 +167,7 @@ func (b *Book) SiblingFound(key string, s Series, pl Poll, at time.Time) bool {
 	return b.p.SiblingFound(&e, s, pl, at)
 }
 
-// Publication is the estimated delay between the end of a row's interval
-// and its publication, for the gauge (Known.Publication).
+// Publication: see Known.Publication.
 func (b *Book) Publication(key string, w time.Duration) time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -186,8 +175,7 @@ func (b *Book) Publication(key string, w time.Duration) time.Duration {
 	return k.Publication(w)
 }
 
-// Earliest is the offset from a row's start at which the series' rows are
-// taken to be out (Known.Earliest).
+// Earliest: see Known.Earliest.
 func (b *Book) Earliest(key, id string, w time.Duration) time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -195,13 +183,10 @@ func (b *Book) Earliest(key, id string, w time.Duration) time.Duration {
 	return k.Earliest()
 }
 
-// SetMembers records how many series of the configuration share each
-// key, and which series there are: a leader or chaser no longer
-// configured hands its part to the next series that plans. A key no
-// series of the configuration has leaves its pool: its rows no longer
-// come, and its old spread would speak for the provider's habit for
-// ever. It keeps its estimate, and pools again when a reload brings it
-// back.
+// SetMembers records how many series share each key and which series
+// there are: a leader or chaser no longer configured hands its part on. A
+// key without series leaves its pool (its old spread would speak for the
+// provider for ever) but keeps its estimate.
 func (b *Book) SetMembers(m map[string]int, ids map[string]bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -249,8 +234,8 @@ func (b *Book) Restore(saved map[string]Estimate) {
 	}
 }
 
-// Estimate returns a copy of what the key learned, false when nothing
-// was: what a cluster's owner of the key sends its peers.
+// Estimate returns a copy of what the key learned (what a cluster's owner
+// of the key sends its peers), false when nothing was.
 func (b *Book) Estimate(key string) (Estimate, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -6,33 +6,29 @@ import (
 	"time"
 )
 
-// What the schedule takes back (its estimates from a state file or a
-// peer, a tuple's Poll) is checked like configuration: every number
-// within what the schedule itself makes, else an error saying which.
+// What the schedule takes back (estimates from a state file or a peer, a
+// tuple's Poll) is checked like configuration: every number within what
+// the schedule itself makes.
 
-// ClockSkew is how far ahead of now a time taken back as past (a last
-// attempt, a row seen) may lie: a clock set back a little, not a file
-// from the future.
+// ClockSkew is how far ahead of now a time taken back as past may lie: a
+// clock set back a little, not a file from the future.
 const ClockSkew = 10 * time.Minute
 
-// MaxSpacing bounds the spacing of a series' rows taken back: block rows
-// of the slowest chain are minutes apart, day rows a day, a monthly
-// series' a month.
+// MaxSpacing bounds the spacing of a series' rows taken back (a monthly
+// series').
 const MaxSpacing = 31 * 24 * time.Hour
 
-// maxCount bounds the counters taken back (polls, rows, misses): the
-// schedule counts them in ones, never near this.
+// maxCount bounds the counters taken back: the schedule counts them in
+// ones, never near this.
 const maxCount = 1_000_000
 
-// epoch is the earliest time taken back (a zero time, for never, aside):
-// earlier ones are no row or attempt, and overflow what is computed from
-// them.
+// epoch is the earliest time taken back (but the zero time): earlier
+// ones overflow what is computed from them.
 var epoch = time.Unix(0, 0)
 
-// MaxDelay bounds a learned publication delay, a planned offset and their
-// steps for rows of spacing w: four rows late, at least an hour; a day
-// when the spacing is not known (block windows, no window). A learned
-// delay of 9e18 ns (year 2312) is not one.
+// MaxDelay bounds a learned delay, a planned offset and their steps for
+// rows of spacing w: four rows, at least an hour; a day when the spacing
+// is not known.
 func MaxDelay(w time.Duration) time.Duration {
 	if w <= 0 {
 		return 24 * time.Hour
@@ -41,7 +37,7 @@ func MaxDelay(w time.Duration) time.Duration {
 }
 
 // CheckTime says why a time taken back is not one of the past (up to
-// ahead after now), or nil. A zero time is never.
+// ahead after now), or nil. A zero time is never, and fine.
 func CheckTime(name string, t, now time.Time, ahead time.Duration) error {
 	switch {
 	case t.IsZero():
@@ -53,9 +49,8 @@ func CheckTime(name string, t, now time.Time, ahead time.Duration) error {
 	return nil
 }
 
-// CheckInstant is CheckTime for an Instant: one that stands for a time an
-// Instant does not hold (read from a year past 2262, or before 1678) is
-// refused as such.
+// CheckInstant is CheckTime for an Instant, refusing one that stands for
+// a time an Instant does not hold.
 func CheckInstant(name string, i Instant, now time.Time, ahead time.Duration) error {
 	switch {
 	case i >= maxInstant:
@@ -67,8 +62,7 @@ func CheckInstant(name string, i Instant, now time.Time, ahead time.Duration) er
 }
 
 // Check says why a poll taken back is not one the schedule makes for rows
-// of spacing w, or nil. When it is due is the policy's to judge
-// (Outcome.Restored).
+// of spacing w, or nil; when it is due is judged by Outcome.Restored.
 func (pl *Poll) Check(w time.Duration) error {
 	d := MaxDelay(w)
 	switch {
@@ -117,14 +111,6 @@ func (e *Estimate) Check(w time.Duration, now time.Time) error {
 			return fmt.Errorf("a count (%d) is not between 0 and %d", n, maxCount)
 		}
 	}
-	for _, tm := range []struct {
-		name string
-		t    time.Time
-	}{{"seen", e.Seen}} {
-		// Seen is a row's time: up to a spacing ahead, as a tuple's.
-		if err := CheckTime(tm.name, tm.t, now, max(d/4, ClockSkew)); err != nil {
-			return err
-		}
-	}
-	return nil
+	// Seen is a row's time: up to a spacing ahead, as a tuple's.
+	return CheckTime("seen", e.Seen, now, max(d/4, ClockSkew))
 }

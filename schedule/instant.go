@@ -6,18 +6,13 @@ import (
 )
 
 // Instant is a time as a tuple's state keeps it: Unix nanoseconds, 0 for
-// none (the zero time). Eight bytes where a time.Time takes 24, and in
-// JSON just what a time.Time in UTC writes and reads (RFC 3339, the zero
-// time as "0001-01-01T00:00:00Z"), so that a state file or a peer's row
-// reads the same to a version that keeps time.Time. It holds the years
-// 1678 to 2262; every time taken back is checked to lie after 1970 and
-// not far ahead of now (CheckTime), and one outside those years reads as
-// the nearest it holds, which that check refuses as well. 1970-01-01
-// 00:00:00 UTC itself reads as none.
+// none (the zero time, and 1970-01-01 00:00:00 UTC itself). Eight bytes
+// where a time.Time takes 24, and the same JSON as a time.Time in UTC. It
+// holds the years 1678 to 2262; a time outside reads as the nearest it
+// holds, which CheckInstant refuses.
 type Instant int64
 
-// InstantOf is t as an Instant: the zero time is 0, a time outside the
-// years an Instant holds the nearest it holds.
+// InstantOf is t as an Instant.
 func InstantOf(t time.Time) Instant {
 	if t.IsZero() {
 		return 0
@@ -76,9 +71,8 @@ func (i *Instant) UnmarshalJSON(b []byte) error {
 func (i Instant) String() string { return i.Time().String() }
 
 // ForgetFar forgets the instants that stand for a time an Instant does
-// not hold (InstantOf took the nearest it holds): as clock.ForgetFar
-// forgets the times JSON cannot hold, so that one row dated in year
-// 10000 is none, not a row of year 2262.
+// not hold, as clock.ForgetFar does: a row of year 10000 is none, not one
+// of 2262.
 func ForgetFar(is ...*Instant) {
 	for _, i := range is {
 		if *i <= minInstant || *i >= maxInstant {

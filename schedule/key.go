@@ -9,19 +9,16 @@ import (
 )
 
 // Key names the series that share a publication delay: an API's endpoint
-// and window. A series without a window is a key of its own (Series, its
-// id): nothing says that two assets' consensus come out of one pipeline
-// at one time. NewKey is its one constructor and ParseKey its one
-// parser; String is its spelling in a state file, a Book and a cluster's
-// refresh units.
+// and window. A series without a window is a key of its own: nothing says
+// two assets' consensus come out of one pipeline. String is its spelling
+// in state files, Books and a cluster's units; ParseKey reads it.
 type Key struct {
 	API, Path, Window string
 	// Series is the series' id when it has no window, else empty.
 	Series string
 }
 
-// NewKey is the key of a series: its API, endpoint and window, and its
-// id when it has no window.
+// NewKey is the key of a series, its id used when it has no window.
 func NewKey(api, path, window, series string) Key {
 	k := Key{API: api, Path: path, Window: window}
 	if window == "" {
@@ -30,8 +27,8 @@ func NewKey(api, path, window, series string) Key {
 	return k
 }
 
-// String spells the key: API, path and window apart by spaces, the
-// series' id after them when it has no window.
+// String spells the key: API, path and window, and the series' id when
+// it has no window, apart by spaces.
 func (k Key) String() string {
 	if k.Window == "" {
 		return k.API + " " + k.Path + " " + k.Window + " " + k.Series
@@ -49,8 +46,6 @@ func ParseKey(s string) (k Key, own string, err error) {
 		k = Key{API: parts[0], Path: parts[1], Window: parts[2]}
 	case len(parts) == 4 && parts[2] == "" && parts[3] != "":
 		k = Key{API: parts[0], Path: parts[1], Series: parts[3]}
-	default:
-		return Key{}, "", fmt.Errorf("%q is not a delay key (API, endpoint and window, or a series without one)", cutKey(s))
 	}
 	if k.API == "" || !strings.HasPrefix(k.Path, "/") {
 		return Key{}, "", fmt.Errorf("%q is not a delay key (API, endpoint and window, or a series without one)", cutKey(s))
@@ -59,8 +54,7 @@ func ParseKey(s string) (k Key, own string, err error) {
 }
 
 // CheckSaved checks an estimate kept under key in a state file: the key
-// is one ParseKey reads, and the estimate one the policy can have learned
-// for the rows of its spacing (Estimate.Check, against MaxSpacing).
+// parses, and the estimate fits its spacing (Estimate.Check).
 func CheckSaved(key string, e Estimate, now time.Time) error {
 	k, _, err := ParseKey(key)
 	if err != nil {
@@ -69,9 +63,8 @@ func CheckSaved(key string, e Estimate, now time.Time) error {
 	return e.Check(k.MaxSpacing(), now)
 }
 
-// MaxSpacing is the largest spacing of the rows a key's estimate can have
-// been learned for: its window's; for a block window or a series without
-// a window, whose spacing is learned (up to MaxSpacing), that bound.
+// MaxSpacing is the largest spacing a key's estimate can have been
+// learned for: its window's, else the bound MaxSpacing.
 func (k Key) MaxSpacing() time.Duration {
 	if w := plan.WindowDuration(k.Window); w > 0 {
 		return w

@@ -5,80 +5,63 @@ import (
 	"time"
 )
 
-// Estimate is what the series of one key (an API, endpoint and window)
-// taught of when their rows appear; what the model learned (16 fields)
-// is saved and sent to peers, the parts its series play here are not.
+// Estimate is what the series of one key taught of when their rows
+// appear; the exported fields are saved and sent to peers.
 //
-// First is the offset from a row's start of its first poll. A poll that
-// misses a row bounds its delay from below and the poll that then finds
-// it from above: First goes to the top of that bracket (plus a margin for
-// jitter), Low to its bottom, and probes bisect it. A poll that finds the
-// row at once only says the delay is no later, so a share of first polls
-// are probes, placed Depth earlier: a probe that finds the row brings
-// First down to it; with no lower bound known the next probe looks four
-// times deeper, then at the first guess (a provider that became faster is
-// followed in a few rows). A probe that misses is a new Low.
+// First is the offset from a row's start of its first poll. A miss then a
+// find bracket the delay: First goes to the top (plus a jitter margin),
+// Low to the bottom, and probes bisect it. A find at once only bounds the
+// delay from above, so a share of first polls are probes, Depth earlier;
+// with no lower bound a probe that finds the row looks four times deeper
+// next, then at the first guess. A probe that misses is a new Low.
 //
-// Series of one key are published together as a rule (one pipeline
-// upstream): one of them, the Leader, polls for each row; the others
-// follow, polled the moment it finds the row. A follower that then misses
-// its row counts against following; a key whose series turn out to be
-// published apart (Split) learns per series.
+// A key's series are published together as a rule: the Leader polls for
+// each row, the others follow the moment it finds it. A key whose
+// followers miss too often (Split) learns per series.
 type Estimate struct {
 	First time.Duration `json:"first"`
 	Depth time.Duration `json:"depth"`
 	// Low, when HasLow, is the latest offset at which a recent row was
-	// not there yet: probes bisect between it and First.
+	// not there yet.
 	Low     time.Duration `json:"low,omitempty"`
 	HasLow  bool          `json:"has_low,omitempty"`
 	Credit  float64       `json:"credit"`
 	Learned bool          `json:"learned"`
 	// Seen is the newest row any series of the key was found with.
 	Seen time.Time `json:"seen"`
-	// Spent is the mean count of polls per row, beyond the first, that
-	// missed (a moving average); Rows counts the rows found (up to 100).
+	// Spent is the moving average of missed polls per row; Rows counts
+	// the rows found (up to 100).
 	Spent float64 `json:"spent,omitempty"`
 	Rows  int     `json:"rows,omitempty"`
 	// Descent counts probes in a row that found the row with no lower
-	// bound known: the provider became faster.
+	// bound known.
 	Descent int `json:"descent,omitempty"`
-	// Tight counts the probes in a row that missed within a narrow
-	// bracket: the estimate is as good as it gets, and probes thin out.
+	// Tight counts probes in a row that missed within a narrow bracket:
+	// probes then thin out.
 	Tight int `json:"tight,omitempty"`
-	// FollowHits counts the rows a follower got once its leader found
-	// them, FollowMisses the rows a follower then missed: rows, not
-	// followers' polls (FollowHit, FollowMiss below), so that how many
-	// followers a key has and which of them leads do not decide when it
-	// splits.
+	// FollowHits and FollowMisses count the rows followers got or missed
+	// once their leader found them: rows, not polls, so that the number
+	// of followers does not decide when a key splits.
 	FollowHits   int `json:"follow_hits,omitempty"`
 	FollowMisses int `json:"follow_misses,omitempty"`
-	// Split says the key's series were seen to be published apart: each
-	// then learns on its own, from the key's estimate.
+	// Split says the key's series publish apart: each learns on its own.
 	Split bool `json:"split,omitempty"`
-	// Released are the offsets from their start at which the key's last
-	// rows found on time (by their due time) were first found here,
-	// oldest first, at most ReleaseRows; Late is the offset of the last
-	// row, when it was found past its due time (0: it was not). See
-	// release.go.
+	// Released are the offsets at which the key's last rows found on time
+	// were first found, oldest first, at most ReleaseRows; Late is the
+	// last row's when it was found past due (release.go).
 	Released []time.Duration `json:"released,omitempty"`
 	Late     time.Duration   `json:"late,omitempty"`
-	// pooled is what the due time allows past the learned release when
-	// the spread is pooled across the keys of the API and window
-	// (PooledTolerance), 0 when it is not: set by the Book on the copies
-	// it hands out, neither saved nor sent (it is made again from the
-	// keys' Released).
+	// pooled is the due tolerance pooled across the keys of the API and
+	// window (pool.go), 0 when not: set by the Book on the copies it
+	// hands out, never saved.
 	pooled time.Duration
 
-	// The parts the key's series play in this process, and the row under
-	// way: neither saved nor sent to peers (what the model learned is
-	// above; these are taken again at the next row's plan). Chaser is the
-	// one series polling for a late row (Chased) while the others wait
-	// for it to find the row; Leader polls for the rows of the key,
-	// LeaderAt is when it last planned one; RowMisses counts the polls
-	// of the row under way that missed, for Spent. SeenAt is when Seen
-	// was found: a sibling polled since has had what that find could
-	// tell it (SiblingFound). FollowHit and FollowMiss are the newest
-	// rows counted in FollowHits and FollowMisses.
+	// The parts the key's series play in this process, never saved nor
+	// sent. Chaser polls for a late row (Chased) while the others wait;
+	// Leader polls for the key's rows, LeaderAt when it last planned one;
+	// RowMisses counts the missed polls of the row under way (for Spent);
+	// SeenAt is when Seen was found (SiblingFound); FollowHit and
+	// FollowMiss are the newest rows counted in FollowHits, FollowMisses.
 	Chaser     string    `json:"-"`
 	Chased     time.Time `json:"-"`
 	Leader     string    `json:"-"`
@@ -89,38 +72,33 @@ type Estimate struct {
 	FollowMiss time.Time `json:"-"`
 }
 
-// keepLocal keeps the parts the key's series play in this process (not
-// saved, not sent) from from, when the estimate is replaced by a peer's:
-// the peer's carry none.
+// keepLocal keeps from from the parts the key's series play in this
+// process, when a peer's estimate replaces it.
 func (e *Estimate) keepLocal(from *Estimate) {
 	e.Chaser, e.Chased, e.Leader, e.LeaderAt = from.Chaser, from.Chased, from.Leader, from.LeaderAt
 	e.RowMisses, e.SeenAt, e.FollowHit, e.FollowMiss = from.RowMisses, from.SeenAt, from.FollowHit, from.FollowMiss
 }
 
-// Known is what the policy is given of one series' key: a copy, taken
-// and put back by the Book, so that the policy's functions hold no lock
-// and change nothing but it.
+// Known is what the policy is given of one series' key: a copy the Book
+// takes and puts back, so that the policy holds no lock.
 type Known struct {
 	// Members counts the series of the key in the configuration.
 	Members int
 	// Key is the key's estimate.
 	Key Estimate
-	// Own is the series' own estimate, once the key's series are
-	// published apart (Key.Split); HasOwn says it exists.
+	// Own is the series' own estimate once Key.Split; HasOwn says it
+	// exists.
 	Own    Estimate
 	HasOwn bool
-	// OwnFirst is the earliest First of the key's series that learn
-	// apart (for Publication), when Key.Split.
+	// OwnFirst are the First of the key's series that learn apart, for
+	// Publication.
 	OwnFirst []time.Duration
-	// Fresh: nothing was learned of the key; Next starts it from the
-	// first guess for the series' spacing.
+	// Fresh: nothing was learned of the key yet.
 	Fresh bool
 }
 
-// Adopt takes the estimate a peer's owner of the key learned, unless a
-// newer row of the key was seen here: the owner polls and learns, the
-// other members plan from what it learned. The parts the key's series
-// play in this process are kept.
+// Adopt takes the estimate the key's owner in a cluster learned, unless
+// a newer row was seen here, keeping the parts played in this process.
 func (k *Known) Adopt(e Estimate) {
 	if !k.Fresh && k.Key.Seen.After(e.Seen) {
 		return
@@ -138,17 +116,14 @@ func (p *Policy) fresh(w time.Duration) Estimate {
 }
 
 // entry is the estimate the series goes by: its key's, or its own once
-// the key's series were seen to be published apart.
+// the key split.
 func (k *Known) entry() *Estimate {
 	if !k.Key.Split {
 		return &k.Key
 	}
 	if !k.HasOwn {
-		// All the key learned of the delay, bracket and misses
-		// included: a series that starts from the estimate alone
-		// probes and descends as if nothing bounded it, and what it
-		// pays then depends on how many rows the key followed before
-		// it split, that is on which series led.
+		// The bracket and misses too: without them the series would
+		// probe as if nothing bounded it.
 		e := &k.Key
 		k.Own = Estimate{First: e.First, Depth: e.Depth, Low: e.Low, HasLow: e.HasLow, Learned: e.Learned,
 			Spent: e.Spent, Rows: e.Rows, Tight: e.Tight}
@@ -160,10 +135,9 @@ func (k *Known) entry() *Estimate {
 // following says whether the key's series follow a leader.
 func (k *Known) following() bool { return k.Members > 1 && !k.Key.Split }
 
-// plan places the first poll of a series' next row: the offset from the
-// row's start, whether it is a probe, and whether the series follows the
-// key's leader (then the offset is only a fallback, should the leader not
-// find the row).
+// plan places the first poll of a series' next row: its offset, whether
+// it is a probe, and whether the series follows the leader (the offset a
+// fallback then).
 func (p *Policy) plan(k *Known, id string, w time.Duration, now time.Time) (time.Duration, bool, bool) {
 	if k.following() {
 		if k.Key.Leader != "" && k.Key.Leader != id && now.Sub(k.Key.LeaderAt) < w+k.Key.First {
@@ -188,8 +162,7 @@ func (p *Policy) plan(k *Known, id string, w time.Duration, now time.Time) (time
 }
 
 // probeAt is where a probe goes: Depth below the estimate, not below the
-// first guess (just after the interval closes) unless rows were seen
-// earlier than that.
+// first guess unless rows came earlier than that.
 func (p *Policy) probeAt(e *Estimate, w time.Duration) time.Duration {
 	probe := e.First - e.Depth
 	if floor := p.FirstGuess(w); e.First > floor {
@@ -199,15 +172,11 @@ func (p *Policy) probeAt(e *Estimate, w time.Duration) time.Duration {
 }
 
 // found records that a row was found `at` after its start: by a probe,
-// at the first try, or (missed > 0) late, after `misses` polls, the last
-// at `missed`, did not find it. A late row's delay lies between the two:
-// First goes to the top (plus a margin for jitter) and the next probes
-// bisect the bracket.
+// at the first try, or late (missed > 0) after `misses` polls, the last
+// at `missed`.
 func (p *Policy) found(k *Known, row time.Time, w, at, missed time.Duration, misses int, probe bool) {
 	late := false
 	if row.After(k.Key.Seen) {
-		// The first find of the row here: its offset teaches the due
-		// time, unless it was past it (release.go).
 		late = k.Key.released(w, at)
 		k.Key.Seen, k.Key.SeenAt = row, row.Add(at)
 	}
@@ -228,18 +197,14 @@ func (p *Policy) found(k *Known, row time.Time, w, at, missed time.Duration, mis
 	e.Rows = min(e.Rows+1, 100)
 	switch {
 	case missed > 0 && late:
-		// Past its due time: the provider's incident, not its habit
-		// (release.go). The next row is polled for as this one was: a
-		// First at the top of this bracket would have it polled, and
-		// due, hours after the provider's usual time for days.
+		// Past due: the provider's incident, not its habit (release.go);
+		// the next row is polled for as this one was.
 	case missed > 0:
-		// Late: the delay lies in (missed, at]. Poll the next row safely
-		// at the top, and probe the bracket from there on.
+		// The delay lies in (missed, at]: poll at the top, probe below.
 		top := at + p.jitterMargin(w)
 		if n := k.Members; n > 1 && k.following() && top > e.First && e.Rows > 3 && e.Spent < p.MissBudget*float64(n) {
-			// A leader's missed polls are shared by its followers:
-			// while they cost less than the budget, rise part of the
-			// way only, and keep polling early.
+			// Within the budget a leader (whose misses its followers
+			// share) rises part of the way only.
 			top = e.First + time.Duration(float64(top-e.First)/math.Sqrt(float64(n)))
 		}
 		e.First = max(e.First, top)
@@ -254,26 +219,19 @@ func (p *Policy) found(k *Known, row time.Time, w, at, missed time.Duration, mis
 		case e.HasLow:
 			e.bisect(step)
 		case e.Spent > p.MissBudget:
-			// Its rows were late more often than the budget allows,
-			// and this one came early: the delay spreads (a provider
-			// that jitters); nothing says it became faster. The
-			// estimate comes down to this row, no further.
+			// Late often, early now: the delay spreads, nothing says it
+			// became faster; the estimate comes down to this row only.
 		default:
-			// No lower bound: rows came earlier than they did. Look
-			// four times as far down next time and, when that works
-			// too (at once for a leader, whose misses its followers
-			// share; twice more for a lone series), at the first
-			// guess, bisecting from there: a provider that became
-			// much faster is followed in a few rows.
+			// No lower bound: look four times as deep next, and when
+			// that works too (at once for a leader, twice more for a
+			// lone series), at the first guess, bisecting from there.
 			e.Depth, e.Credit = min(descentDepth*e.Depth, p.longestWait(w)), 1
 			wait := 1 // a lone series: its probes' misses are its own
 			if k.following() {
 				wait = -1 // a leader: shared by its followers
 			}
 			if e.Descent > wait {
-				// Down to the first guess or, for rows seen before
-				// their interval closed (a live upstream), to the
-				// interval's start.
+				// To the interval's start for a live upstream.
 				floor := p.FirstGuess(w)
 				if e.First <= floor {
 					floor = 0
@@ -289,12 +247,11 @@ func (p *Policy) found(k *Known, row time.Time, w, at, missed time.Duration, mis
 }
 
 // descentDepth is how much deeper the next probe looks when one found
-// the row with no lower bound known (4: four times as deep; then at the
-// first guess).
+// the row with no lower bound known.
 const descentDepth = 4
 
-// bisect aims the next probe at the middle of the bracket (Low, First],
-// at once while the bracket is wide, at the usual share once it is narrow.
+// bisect aims the next probe at the middle of (Low, First], at once while
+// the bracket is wide.
 func (e *Estimate) bisect(step time.Duration) {
 	gap := e.First - e.Low
 	e.Depth = max(gap/2, step)
@@ -303,9 +260,8 @@ func (e *Estimate) bisect(step time.Duration) {
 	}
 }
 
-// followed records whether a follower polled after the leader found the
-// row starting at row got it too, once per row however many followers
-// polled; a key whose followers miss too many rows learns apart.
+// followed records, once per row, whether a follower polled after the
+// leader's find got the row too; too many misses split the key.
 func (p *Policy) followed(k *Known, row time.Time, hit bool) {
 	e := &k.Key
 	switch {
@@ -322,13 +278,8 @@ func (p *Policy) followed(k *Known, row time.Time, hit bool) {
 }
 
 // bound records that a row was there `at` after its start (the first
-// refresh after start): its delay is no later. When that is before the
-// row's interval even closed (a live upstream, showing rows as they
-// grow), the next row is probed for at its interval start: one call
-// that, if it finds the row, has the upstream followed from the second
-// row on, and if it misses, bounds the delay from below for the probes
-// that bisect what is left. Otherwise probing waits for a row found by
-// the schedule.
+// refresh after start): its delay is no later. Before its interval closed
+// (a live upstream), the next row is probed for at its start.
 func (p *Policy) bound(k *Known, w, at time.Duration) {
 	e := k.entry()
 	e.First = min(e.First, at)
@@ -337,9 +288,8 @@ func (p *Policy) bound(k *Known, w, at time.Duration) {
 	}
 }
 
-// chase says whether the series `id` is the one to poll for a late row
-// starting at row: the first to find it missing is, and the others of the
-// key wait until it is found.
+// chase says whether the series `id` is the one to poll for a late row:
+// the first to find it missing; the others wait.
 func (k *Known) chase(id string, row time.Time) bool {
 	e := k.entry()
 	if e.Chaser == "" || e.Chaser == id || e.Chased.Before(row) {
@@ -364,8 +314,8 @@ func (p *Policy) probeMissed(k *Known, w time.Duration) {
 	}
 }
 
-// resign hands on the parts a failing series plays for its key: its
-// followers would otherwise wait for rows it cannot find.
+// resign hands on the parts a failing series plays, so that no follower
+// waits for rows it cannot find.
 func (k *Known) resign(id string) {
 	for _, e := range []*Estimate{&k.Key, &k.Own} {
 		if e.Leader == id {
@@ -378,8 +328,7 @@ func (k *Known) resign(id string) {
 }
 
 // Chasing says whether the key's leader is polling for the late row that
-// starts at row: its followers then wait for it rather than poll
-// themselves (it resigns when it fails).
+// starts at row: its followers wait for it.
 func (e *Estimate) Chasing(row time.Time) bool {
 	return !e.Split && e.Leader != "" && e.Chaser == e.Leader && e.Chased.Equal(row)
 }
@@ -391,8 +340,7 @@ func (e *Estimate) FoundSince(row time.Time) bool {
 }
 
 // Publication is the estimated delay between the end of a row's interval
-// and its publication, for the gauge: the first guess until something is
-// learned, the earliest series' once the key's series learn apart.
+// and its publication, the earliest series' once the key split.
 func (k *Known) Publication(w time.Duration) time.Duration {
 	first := k.Key.First
 	if k.Key.Split {
@@ -405,9 +353,7 @@ func (k *Known) Publication(w time.Duration) time.Duration {
 
 // Earliest is the offset from a row's start at which the series' rows
 // are taken to be out, for excess_staleness_seconds: the middle of the
-// learned bracket where a poll that missed gave one (the delay lies
-// between its bottom and the estimate, where the engine polls), the
-// estimate otherwise.
+// learned bracket, or the estimate without one.
 func (k *Known) Earliest() time.Duration {
 	e := k.entry()
 	if e.HasLow && e.Low < e.First {

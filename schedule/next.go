@@ -9,50 +9,41 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 )
 
-// A row at time s covers [s, s+w) for a window of duration w; the next row
-// starts at s+w and becomes visible some delay D after its start (w plus
-// a publication lag when the API serves closed intervals only; less than
-// w for a live upstream). Before then nothing new can be had, so the
-// cached value is served without a call. D is learned per key (learn.go):
-// the first poll for a row goes to the learned estimate, probes go below
-// it, and a row that is late is polled in widening steps until it shows
-// up.
+// A row at s covers [s, s+w); the next row becomes visible some delay D
+// after its start (w plus a publication lag for closed intervals, less
+// for a live upstream), and until then the cached value is served. D is
+// learned per key (learn.go); a late row is polled in widening steps.
 
 // Series is what the policy reads of one tuple.
 type Series struct {
 	ID     string // the tuple's key, unique in the configuration
-	Window string // its window's name, for fallbackTTL
-	// W is the spacing of its rows: its window, or for block windows the
-	// mean spacing of the rows seen (0 when unknown).
+	Window string // its window's name, for FallbackTTL
+	// W is the spacing of its rows: its window, or the learned spacing
+	// (0 when unknown).
 	W time.Duration
-	// CacheTTL, when set, replaces the schedule: refreshed that often.
+	// CacheTTL, when set, replaces the schedule.
 	CacheTTL time.Duration
 	// Revalidate caps the wait between refreshes (data is revised after
-	// the fact); Factor > 1 has the series polled for one row in Factor
-	// only (the daily budget's coarsening; 2.5: alternately every 2nd
-	// and 3rd row).
+	// the fact); Factor > 1 polls for one row in Factor (the daily
+	// budget's coarsening).
 	Revalidate time.Duration
 	Factor     float64
-	// Newest is the newest row seen (after the refresh being planned
-	// from, when it succeeded); LastAttempt when it was last asked.
+	// Newest is the newest row seen (after the refresh planned from);
+	// LastAttempt when it was last asked.
 	Newest      time.Time
 	LastAttempt time.Time
 	Deprecated  bool
-	// Failures counts the refreshes in a row that failed.
-	Failures int
-	// Skip are the UTC weekdays (bit i: time.Weekday i) on which the
-	// series was seen to have no row, for rows a day or more apart: a
-	// series of trading days skips weekends by what it showed, not by a
-	// calendar.
+	Failures    int // refreshes in a row that failed
+	// Skip are the UTC weekdays (bit i: time.Weekday i) the series showed
+	// no row on, for rows a day or more apart (trading days).
 	Skip uint8
-	// MaxWait, when set, caps the wait between polls of a row that is
-	// late: a series without a window is polled at least that often
-	// (its API's max_staleness) while its expected row does not come.
+	// MaxWait, when set, caps the wait between polls of a late row (a
+	// series without a window: its API's max_staleness).
 	MaxWait time.Duration
 }
 
-// windowless says whether the series has no window: its spacing W is
-// learned (the engine's cadence), and its key is its own.
+// windowless says whether the series has no window: W is learned, and
+// its key is its own.
 func (s Series) windowless() bool { return s.Window == "" }
 
 // after is the start of the row that follows the one starting at t: a
@@ -68,33 +59,29 @@ func (s Series) after(t time.Time) time.Time {
 	return t
 }
 
-// sameRow says whether a row found starting at `found` is the one
-// expected to start at `expected`: within half a spacing of it (a row
-// found later follows a gap: an outage, a pause, a day without a row).
+// sameRow says whether a row starting at `found` is the one expected at
+// `expected`: within half a spacing (later, it follows a gap).
 func (s Series) sameRow(found, expected time.Time) bool {
 	return found.Sub(expected) < s.W/2
 }
 
-// Poll is a tuple's next poll: what the schedule keeps of it between
-// refreshes, saved with the tuple's cache.
+// Poll is a tuple's next poll, saved with the tuple's cache.
 type Poll struct {
 	Next Instant       `json:"next"` // when a refresh is due
 	Due  time.Duration `json:"due"`  // offset from the next row's start of its first poll
-	// Polls that missed the next row after it was due, and the offset
-	// from the next row's start of the last of them.
+	// Polls that missed the next row after it was due, and the offset of
+	// the last of them.
 	Polls  int           `json:"polls"`
 	Missed time.Duration `json:"missed"`
-	// Spacing is the spacing the poll was set for, for a series without a
-	// window: a poll set for another spacing is dropped (respaced).
+	// Spacing is what a series without a window was planned for
+	// (respaced).
 	Spacing time.Duration `json:"spacing,omitempty"`
 	Planned bool          `json:"planned"` // Due holds the first poll of the next row
 	Probing bool          `json:"probing"` // that first poll is a probe, earlier than the estimate
-	// Following: the series waits for its key's leader to find the row;
-	// Due is then a fallback.
+	// Following: the series waits for its key's leader; Due is a fallback.
 	Following bool `json:"following,omitempty"`
-	// Why is why Next is when it is: the policy's reason, given with its
-	// decision, for the page to say (never derived again elsewhere).
-	// The small fields last: 48 bytes, not 56.
+	// Why is the policy's reason for Next, for the page. The small fields
+	// last: 48 bytes, not 56.
 	Why Why `json:"why,omitempty"`
 }
 
@@ -121,52 +108,41 @@ const (
 	WhyRevalidate            // revalidate: polled at least this often
 )
 
-// Failure is what the policy needs of a refresh that failed. A call
-// rate_limit or the daily budget held back did not fail, and is not one:
-// its poll stands, and the engine waits for the turn.
+// Failure is what the policy needs of a refresh that failed (a call held
+// back by the exporter's limits did not).
 type Failure struct {
 	// RetryAfter is the least wait the upstream asked for.
 	RetryAfter time.Duration
-	// Hold and PauseUntil: how long the upstream's answer says not to ask
-	// again (a hold of the series, a pause of the endpoint or account).
+	// Hold and PauseUntil: how long the upstream says not to ask again.
 	Hold       time.Duration
 	PauseUntil time.Time
 }
 
-// Outcome is the event a poll is set from: the result of a refresh (a
-// failure, held back or not, or a success whose answer is in Series
-// (Newest) and whose newest row before it was PrevNewest), or an event
-// that asks no call: Reset (ask at once: a reload, the series' labels
-// changed), LeaderChasing (a follower came due while its key's leader
-// chases the row: WaitsForLeader) or Restored (the poll was taken back
-// from a state file or a peer).
+// Outcome is the event a poll is set from: a refresh (failed, or a
+// success whose answer is in Series and whose newest row before was
+// PrevNewest), or an event without a call: Reset (ask at once),
+// LeaderChasing (WaitsForLeader) or Restored (taken back from a state
+// file or a peer).
 type Outcome struct {
 	Err        *Failure
 	PrevNewest time.Time
-	// MissedAt, when set, is when the series was last asked without
-	// its newest row being there, for a row the series places for the
-	// first time (an answer without times, whose first change on the
-	// grid of its cadence has just been seen): the row's delay lies
-	// between that poll and this one.
+	// MissedAt is when a series without times was last asked before the
+	// first row it places (LearnCadence): its delay lies after it.
 	MissedAt      time.Time
 	Reset         bool
 	LeaderChasing bool
 	Restored      bool
-	// Until: due then, and nothing learned: another series of the key
-	// found the row this one waits for (SiblingFound; the caller keeps
-	// the 5 s floor), or this member waits for its unit's owner's row (a
-	// cluster). Unread: an answer that says nothing of the row (every
-	// row of it dated in the future): asked again as a late row is
-	// (unreadWait), nothing learned.
+	// Until: due then, nothing learned (SiblingFound, or a cluster
+	// member waiting for its unit's owner). Unread: the answer said
+	// nothing of the row (all dated in the future), nothing learned.
 	Until  time.Time
 	Unread bool
 }
 
-// Next is the policy, and the one place a series' next refresh is
-// decided: from what is known of the series' key, the series, its poll,
-// an event and the time, it returns what is known and the poll after the
-// event; the poll's Next is when the series is refreshed next. It takes
-// its arguments by value, holds no lock and does no I/O.
+// Next is the policy, the one place a series' next refresh is decided:
+// from what is known of its key, the series, its poll, an event and the
+// time, it returns what is known and the poll after the event. No lock,
+// no I/O.
 func (p *Policy) Next(k Known, s Series, pl Poll, o Outcome, now time.Time) (Known, Poll) {
 	if k.Fresh {
 		k.Key, k.Fresh = p.fresh(s.W), false
@@ -176,8 +152,7 @@ func (p *Policy) Next(k Known, s Series, pl Poll, o Outcome, now time.Time) (Kno
 	case o.Reset:
 		pl.Next, pl.Why = InstantOf(now), WhyNow
 	case o.Restored:
-		// A poll further ahead than this policy ever sets (a wrong
-		// clock, an altered file) is not trusted: due at once.
+		// Further ahead than this policy sets: not trusted.
 		if pl.Next.Time().After(p.horizon(s, now)) {
 			pl.Next, pl.Why = InstantOf(now), WhyNow
 		}
@@ -199,10 +174,8 @@ func (p *Policy) Next(k Known, s Series, pl Poll, o Outcome, now time.Time) (Kno
 	return k, pl
 }
 
-// bound keeps what an estimate learned within d (MaxDelay of its
-// spacing), the bound its reader checks (Estimate.Check): a row found
-// days late, or an upstream that stopped, teaches no offset a restart
-// would refuse.
+// bound keeps what an estimate learned within d (MaxDelay), which
+// Estimate.Check enforces on restart.
 func (e *Estimate) bound(d time.Duration) {
 	e.First, e.Depth, e.Low = clampDelay(e.First, d), clampDelay(e.Depth, d), clampDelay(e.Low, d)
 	e.Late = clampDelay(e.Late, d)
@@ -219,18 +192,15 @@ func (e *Estimate) bound(d time.Duration) {
 func clampDelay(v, d time.Duration) time.Duration { return min(max(v, -d), d) }
 
 // Step is Next, and says whether what the key's other series wait for
-// changed (a row found, the key's series found to publish apart): those
-// that wait for a row may then be due sooner (SiblingFound).
+// changed (a row found, the key split): they may be due sooner.
 func (p *Policy) Step(k Known, s Series, pl Poll, o Outcome, now time.Time) (Known, Poll, bool) {
 	seen, split := k.Key.Seen, k.Key.Split
 	k, pl = p.Next(k, s, pl, o, now)
 	return k, pl, !k.Key.Seen.Equal(seen) || k.Key.Split != split
 }
 
-// respaced drops what was learned for another spacing of a series
-// without a window: its cadence became known, or changed (a key of its
-// own, so the key's estimate is the series'). What was learned of a
-// delay at one spacing says nothing at another.
+// respaced drops what a series without a window learned for another
+// spacing: a delay at one spacing says nothing at another.
 func (p *Policy) respaced(k Known, s Series, pl Poll) (Known, Poll) {
 	if !s.windowless() || s.W <= 0 || pl.Spacing == s.W {
 		return k, pl
@@ -241,9 +211,7 @@ func (p *Policy) respaced(k Known, s Series, pl Poll) (Known, Poll) {
 	return k, Poll{Next: pl.Next, Spacing: s.W}
 }
 
-// afterSuccess learns from a refresh at `now` that succeeded and plans the
-// next. prevNewest is the newest row before it; s holds what the answer
-// said.
+// afterSuccess learns from a refresh that succeeded and plans the next.
 func (p *Policy) afterSuccess(k *Known, s Series, pl *Poll, o Outcome, now time.Time) time.Time {
 	w, prevNewest := s.W, o.PrevNewest
 	if s.Factor > 1 && w > 0 && !s.Newest.IsZero() && s.CacheTTL == 0 {
@@ -252,25 +220,16 @@ func (p *Policy) afterSuccess(k *Known, s Series, pl *Poll, o Outcome, now time.
 	if w > 0 && !s.Newest.IsZero() {
 		switch {
 		case prevNewest.IsZero() && o.MissedAt.After(s.Newest) && !s.Newest.After(now):
-			// A row placed for the first time, missed at MissedAt: its
-			// delay lies in between, as a late row's.
 			p.found(k, s.Newest, w, now.Sub(s.Newest), o.MissedAt.Sub(s.Newest), 1, false)
 		case prevNewest.IsZero():
-			// The first refresh after start sets the schedule from the
-			// rows it got: the next row is polled for when it appears.
 			if !s.Newest.After(now) {
 				p.bound(k, w, now.Sub(s.Newest))
 			}
 		case s.Newest.After(prevNewest):
 			var missed time.Duration
 			if at := now.Sub(s.Newest); pl.Polls > 0 && s.sameRow(s.Newest, s.after(prevNewest)) && pl.Missed < at {
-				// The polls that missed were for this row: they bound
-				// its delay from below. (After a gap, an outage or a
-				// pause, they were for an older row: this find only
-				// bounds the delay from above. So too when the last
-				// miss was measured from another start than this row's,
-				// the weekdays without rows learned since: it cannot
-				// be later than the find.)
+				// The misses were for this row (not one before a gap):
+				// they bound its delay from below.
 				missed = pl.Missed
 			}
 			if pl.Following {
@@ -281,15 +240,13 @@ func (p *Policy) afterSuccess(k *Known, s Series, pl *Poll, o Outcome, now time.
 			pl.Polls, pl.Probing, pl.Planned, pl.Following = 0, false, false, false
 		case !pl.Planned:
 		case pl.Following && k.Key.FoundSince(s.after(prevNewest)):
-			// Polled because another series of the key found the row,
-			// and this one has not got it: it publishes on its own.
+			// Its leader found the row, this one did not.
 			p.followed(k, s.after(prevNewest), false)
 			pl.Following = false
 			pl.Polls++
 			pl.Missed = now.Sub(s.after(prevNewest))
 		case now.Before(s.after(prevNewest).Add(pl.Due)):
-			// Polled before the row was due (a revalidation): nothing
-			// learned.
+			// Polled before the row was due: nothing learned.
 		case pl.Probing:
 			p.probeMissed(k, w)
 			pl.Probing, pl.Planned = false, false
@@ -312,9 +269,7 @@ func (p *Policy) afterSuccess(k *Known, s Series, pl *Poll, o Outcome, now time.
 	nextStart := s.after(s.Newest)
 	if pl.Polls > 0 {
 		if !k.chase(s.ID, nextStart) {
-			// Another series of the key polls for this row; this one
-			// is polled as soon as that one finds it (SiblingFound),
-			// or after the longest step if it never does.
+			// Another series chases the row: wait for its find.
 			return p.cap(s, pl, now, now.Add(p.lateWait(s, -1, max(p.longestWait(w), p.MinInterval))), WhySibling)
 		}
 		return p.cap(s, pl, now, now.Add(p.lateWait(s, pl.Polls-1, p.overdueStep(pl.Polls-1, w, pl.Missed-w, s.Deprecated))), WhyLate)
@@ -334,30 +289,21 @@ func (p *Policy) afterSuccess(k *Known, s Series, pl *Poll, o Outcome, now time.
 		}
 		return p.cap(s, pl, now, clock.Later(due, now.Add(p.MinInterval)), why)
 	}
-	// Due already (a revalidation, or a row the estimate says is there):
-	// poll again after the floor; if the row is still missing then, it
-	// is late.
+	// Due already: poll again after the floor, late if still missing.
 	return p.cap(s, pl, now, now.Add(p.MinInterval), WhyLate)
 }
 
-// coarse plans a series the daily budget's allotment coarsens: polled for one
-// row in Factor, when the learned delay says it is out, and for nothing
-// in between. Such polls teach nothing of the delay (a poll may find the
-// row before the one it was meant for), and the series polls on its own.
-//
-// The rows polled for are fixed by the clock, not by the last poll: those
-// that start a slot of Factor rows, slot j starting at row ⌈φ + j·Factor⌉
-// (rows numbered from the Unix epoch, φ the series' phase). A factor of
-// 2.5 polls alternately every 2nd and 3rd row, and its calls a day are
-// the rows a day over Factor whatever a late row or a restart did; the
-// phases spread the series of a window over the slot, so that they are
-// not all polled in the same minute.
+// coarse plans a series the daily budget coarsens: polled for one row in
+// Factor when the learned delay says it is out, learning nothing. The
+// rows are fixed by the clock: slot j starts at row ⌈φ + j·Factor⌉ (rows
+// numbered from the epoch, φ the series' phase), so that its calls a day
+// are the rows over Factor whatever a restart did, and the phases spread
+// a window's series over the slot.
 func (p *Policy) coarse(k *Known, s Series, pl *Poll, now time.Time) time.Time {
 	pl.Polls, pl.Probing, pl.Planned, pl.Following = 0, false, false, false
 	w, f := s.W, s.Factor
-	// A row is out its window, the learned delay and a learn step after
-	// it starts. The next poll is for a row that is not out yet: a poll
-	// that came before its row found the one before, and is not repeated.
+	// The next poll is for a row not out yet (out: w, the learned delay
+	// and a learn step after its start).
 	out := w + k.Publication(w) + p.LearnStep(w)
 	newest := s.Newest.UnixNano() / int64(w)
 	ahead := max(1, int64(math.Ceil(float64(now.Add(p.MinInterval).Sub(s.Newest)-out)/float64(w))))
@@ -373,15 +319,9 @@ func (p *Policy) coarse(k *Known, s Series, pl *Poll, now time.Time) time.Time {
 	return p.cap(s, pl, now, clock.Later(start.Add(out), now.Add(p.MinInterval)), WhyCoarse)
 }
 
-// unreadWait is the wait after an answer that says nothing of the row it
-// was for (Unread: every row of it dated in the future), nothing being
-// learned from it: the wait before the next poll of a late row
-// (pollStep: from a learn step, doubling, at most 8 steps and
-// longestWait), the answers in a row that said nothing (Failures)
-// counted as its polls; a failing series' retry (errorStep) without a
-// spacing. An upstream that answers rows from the future for hours then
-// costs a call every 8 learn steps, not one every step; when it answers
-// sanely again, its row is fetched as a late row would be.
+// unreadWait is the wait after an Unread answer: a late row's (pollStep),
+// the unread answers in a row (Failures) counted as its polls; a retry's
+// (errorStep) without a spacing.
 func (p *Policy) unreadWait(s Series) time.Duration {
 	n := max(s.Failures, 1)
 	if s.W <= 0 {
@@ -409,10 +349,8 @@ func (p *Policy) afterError(k *Known, s Series, e Failure, now time.Time) time.T
 }
 
 // lateWait is the wait d before the n-th poll (from 0; -1 for a series
-// that waits for another to find the row) of a late row. A series with
-// MaxWait (no window: its delay is its own and may be hours after its
-// cadence) widens its waits, doubling from the learn step, up to MaxWait
-// and never past it.
+// waiting for another's find) of a late row; with MaxWait, doubling from
+// the learn step up to MaxWait.
 func (p *Policy) lateWait(s Series, n int, d time.Duration) time.Duration {
 	if s.MaxWait <= 0 {
 		return d
@@ -423,10 +361,9 @@ func (p *Policy) lateWait(s Series, n int, d time.Duration) time.Duration {
 	return max(min(d, s.MaxWait), p.MinInterval)
 }
 
-// horizon is the furthest ahead of now the policy plans a series' next
-// refresh: two rows ahead (Factor rows each, rounded up, the weekdays
-// without rows skipped), its cache_ttl, its longest wait for a late row (MaxWait), or
-// the longest pause or hold it waits out, a minute's margin added.
+// horizon is the furthest ahead the policy plans a series' next refresh:
+// two rows (of Factor rows each), cache_ttl, MaxWait or MaxPause, plus a
+// minute.
 func (p *Policy) horizon(s Series, now time.Time) time.Time {
 	h := now.Add(max(s.CacheTTL, s.MaxWait, p.MaxPause))
 	if s.W > 0 {
@@ -439,9 +376,8 @@ func (p *Policy) horizon(s Series, now time.Time) time.Time {
 	return h.Add(time.Minute)
 }
 
-// cap applies the revalidation interval to a poll set at next for why:
-// data is revised after the fact. It sets pl.Why: why, or WhyRevalidate
-// when the interval comes first.
+// cap applies the revalidation interval to a poll set at next for why,
+// and sets pl.Why.
 func (p *Policy) cap(s Series, pl *Poll, now, next time.Time, why Why) time.Time {
 	pl.Why = why
 	if r := max(s.Revalidate, p.MinInterval); s.Revalidate > 0 && next.After(now.Add(r)) {
@@ -451,11 +387,9 @@ func (p *Policy) cap(s Series, pl *Poll, now, next time.Time, why Why) time.Time
 	return next
 }
 
-// WaitsForLeader says whether a follower whose own poll is due waits
-// instead, because its key's leader is still chasing the row (a late
-// row), and if so until when: a learn step later, or as soon as the
-// leader finds the row (SiblingFound), or it polls itself once the leader
-// fails and resigns.
+// WaitsForLeader says whether a follower whose poll is due waits for its
+// leader still chasing a late row, and until when: a learn step later
+// (or the leader's find, SiblingFound).
 func (p *Policy) WaitsForLeader(key *Estimate, s Series, pl Poll, now time.Time) (bool, time.Time) {
 	if !pl.Following || s.Newest.IsZero() || s.CacheTTL > 0 || s.W <= 0 {
 		return false, time.Time{}
@@ -467,11 +401,10 @@ func (p *Policy) WaitsForLeader(key *Estimate, s Series, pl Poll, now time.Time)
 	return true, pl.Next.Time()
 }
 
-// SiblingFound says whether the row a series waits for (late, or
-// following its key's leader) was found by another series of its key, at
-// `at`: then the series is due at once, the 5 s floor kept. Once per find:
-// a series that polled since the find and still missed the row publishes
-// apart from that sibling, and waits for its row on its own steps.
+// SiblingFound says whether the row a series waits for was found by
+// another series of its key, at `at`: it is then due at once (the 5 s
+// floor kept). Once per find: a series that polled since waits on its own
+// steps.
 func (p *Policy) SiblingFound(key *Estimate, s Series, pl Poll, at time.Time) bool {
 	if (pl.Polls == 0 && !pl.Following) || s.CacheTTL > 0 || s.Newest.IsZero() || s.W <= 0 {
 		return false
@@ -480,15 +413,12 @@ func (p *Policy) SiblingFound(key *Estimate, s Series, pl Poll, at time.Time) bo
 		!s.LastAttempt.After(key.SeenAt)
 }
 
-// DefaultCadence is the spacing a series without a window is taken to
-// have until it showed its own: the spacing of its rows' times, or, for
-// an answer without times, how often its values change. An hour: a
-// never-seen Indicator or Analyst Consensus series costs about a call an
-// hour until then (the forecast of --config.check assumes as much).
+// DefaultCadence is the spacing of a series without a window until it
+// showed its own: about a call an hour (as --config.check forecasts).
 const DefaultCadence = time.Hour
 
 // FallbackTTL is how long a value is cached when the schedule cannot be
-// derived (no row time, or a window unknown), by window.
+// derived (no row time, no spacing), by window.
 func FallbackTTL(w string) time.Duration {
 	switch w {
 	case "block", "min":

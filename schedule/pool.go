@@ -7,45 +7,30 @@ import (
 )
 
 // The spread of the release offsets pooled across the keys of one API and
-// window (issue 43). A key's own rows say where its releases lie (its
-// location: the learned release, the latest of them); how widely they
-// spread is the provider's publishing pipeline, which the API's endpoints
-// of one window share. A day key knows 3 or 4 rows after as many days:
-// from them alone (DueTolerance) the spread explains nothing and the
-// margin is the cap, a 12th of the window; the keys of its API and window
-// together know tens.
+// window (issue 43): a key's rows say where its releases lie, but how
+// widely they spread is the provider's pipeline, which the endpoints of
+// one window share. A day key knows 3 or 4 rows; its API and window tens.
 //
-// The model: the offsets of key j are a_j + L·u, u uniform on [0, 1]
-// (the model DueTolerance assumes), with a location a_j of its own and a
-// width L all the keys share. Given L, key j's rows (n_j of them, latest
-// M_j, earliest m_j, range S_j) leave its location anywhere in
-// [M_j - L, m_j], a length of L - S_j; with the group's own invariant
-// prior (flat in each a_j, 1/L in L) the width's posterior is
+// The model: key j's offsets are a_j + L·u, u uniform on [0, 1], a
+// location a_j of its own and a width L shared. With n_j rows of range
+// S_j and the invariant prior (flat in each a_j, 1/L in L), the width's
+// posterior is
 //
 //	p(L) ∝ 1/L · Π_j (L - S_j)₊ / L^n_j
 //
-// and the next row of key i passes M_i + t with probability
+// and the next row of key i passes its latest M_i by t with probability
 //
 //	P_i(t) = ∫ p(L) · (L - S_i - t)₊² / (2·L·(L - S_i)) dL
 //
-// (its location uniform on [M_i - L, m_i], the row uniform on
-// [a_i, a_i + L]). The margin is the t for which P_i(t) = dueFalseShare.
-// That prior is the right Haar measure of the group the model is
-// invariant under (a shift per key, one common scale), so the predictive
-// chance is also the frequentist one, given the configuration of the
-// rows: under the model the due time is passed by one row in a thousand,
-// whatever the locations and the width (TestPooledFalseShare measures
-// it). With L known, t would be (L - S_i)·(1 - √(2·10⁻³·L/(L - S_i))):
-// about 23 min for a day key of 3 rows 25 min apart when L is 50 min; the
-// few rows of the key, not the spread, are then what the margin pays for.
+// The margin is the t for which P_i(t) = dueFalseShare. The prior is the
+// right Haar measure of the model's group (a shift per key, one scale),
+// so the chance is also the frequentist one: one row in a thousand past
+// due whatever the locations and width (TestPooledFalseShare).
 //
-// Guards: a key joins the pool only if its range is likely under the
-// group's typical width (the median over the keys of S_j·(n_j+1)/(n_j-1),
-// which one key cannot move far): a range among the poolFit least likely,
-// wider or narrower, is another habit; that key neither takes from nor
-// gives to the pool and keeps its own rule. So does every key while fewer
-// than poolKeys keys of 2 rows or more fit. The pool reads at most
-// poolMax keys: the width is known well long before that.
+// Guards: a key whose range is unlikely under the others' width, wider or
+// narrower (habit), is another habit and keeps its own rule, as does
+// every key while fewer than poolKeys keys of 2 rows or more fit. The
+// pool reads at most poolMax keys.
 
 // poolKeys is the least number of keys of one API and window, each with 2
 // rows found on time or more, for their spread to be pooled.
@@ -55,13 +40,10 @@ const poolKeys = 3
 const poolMax = 32
 
 // poolNarrow and poolWide are the chances under which a key's range is
-// taken as another habit: narrower than the other keys' rows say a range
-// of its rows is with a chance under poolNarrow, wider with one under
-// poolWide (see above).
+// taken as another habit, narrower or wider.
 const poolNarrow, poolWide = 0.01, 1e-3
 
-// span is what a key's rows found on time say of their spread: their
-// range and count.
+// span is the range and count of a key's rows found on time.
 type span struct {
 	s float64 // seconds
 	n int
@@ -86,12 +68,10 @@ func (sp span) below(l float64) float64 {
 // poolGrid is how many widths the posterior is summed over.
 const poolGrid = 400
 
-// posterior is the posterior of the width given the spans (see above) on
-// a grid of widths L = l0·e^x, x in (0, X], weights summing to 1: l0 is
-// the largest range (no smaller width explains it), and past X the
-// posterior, which falls as e^(-x·Σ(n_j-1)) at most, holds less than
-// e^-20 of the mass. False when nothing spreads (every range 0, or no
-// key of 2 rows).
+// posterior is the posterior of the width on a grid L = l0·e^x, x in
+// (0, X], weights summing to 1: l0 is the largest range, and past X the
+// posterior (falling as e^(-x·Σ(n_j-1)) at most) holds under e^-20 of
+// the mass. False when nothing spreads.
 func posterior(spans []span, ls, ps *[poolGrid]float64) bool {
 	l0, decay := 0.0, 0.0
 	for _, sp := range spans {
@@ -126,10 +106,9 @@ func posterior(spans []span, ls, ps *[poolGrid]float64) bool {
 	return true
 }
 
-// habit says whether a key's range is another habit than the other keys'
-// rows say (others): narrower, wider, or neither. The chance that a range
-// of its rows is at most its own is Σ p(L)·below(L) under the others'
-// posterior: exact under the model, as the margin's (see above).
+// habit says whether a key's range is another habit than the others'
+// rows say: narrower, wider, or neither. The chance that a range of its
+// rows is at most its own is Σ p(L)·below(L) under their posterior.
 func (sp span) habit(others []span) (narrower, wider bool) {
 	var ls, ps [poolGrid]float64
 	if sp.n < 2 || !posterior(others, &ls, &ps) {
@@ -142,18 +121,9 @@ func (sp span) habit(others []span) (narrower, wider bool) {
 	return at < poolNarrow, 1-at < poolWide
 }
 
-// PooledTolerance is what the due time of a key allows past its learned
-// release when its rows spread as those of its pool do (see above): own
-// is the key's Released, others those of the other keys of its API and
-// window in its pool; the margin lies in [2 min, w/12], as DueTolerance's.
-func PooledTolerance(own []time.Duration, others [][]time.Duration, w time.Duration) time.Duration {
-	spans := make([]span, 0, len(others))
-	for _, rs := range others {
-		spans = append(spans, spanOf(rs))
-	}
-	return pooledTolerance(spanOf(own), spans, w)
-}
-
+// pooledTolerance is what the due time of a key allows past its learned
+// release when its rows spread as its pool's do: in [2 min, w/12], as
+// DueTolerance.
 func pooledTolerance(own span, others []span, w time.Duration) time.Duration {
 	most, least := max(w/12, 2*time.Minute), 2*time.Minute
 	var ls, ps [poolGrid]float64
@@ -213,9 +183,8 @@ func newDuePool(w time.Duration) *duePool {
 	return &duePool{w: w, built: -1, margins: map[*Estimate]poolMargin{}}
 }
 
-// changed notes that e's Released changed: the pool is made again when
-// e is one of the keys it reads or may become one (it has 2 rows now),
-// else only e's margin is.
+// changed notes that e's Released changed: the pool is made again when e
+// is or may become one of the keys it reads, else only e's margin is.
 func (p *duePool) changed(e *Estimate) {
 	if len(p.cands) < poolMax || len(e.Released) <= 2 || slices.Contains(p.cands, e) {
 		p.version++
@@ -241,8 +210,7 @@ func (p *duePool) build() {
 		return
 	}
 	// Each key is judged by the others but those the last pass found
-	// wider: a key of another, wider habit would have the others' ranges
-	// look narrow. Three passes at most.
+	// wider, which would make the others look narrow. Three passes at most.
 	others := make([]span, 0, len(p.spans))
 	wide := make([]bool, len(p.spans))
 	for range 3 {
@@ -262,12 +230,9 @@ func (p *duePool) build() {
 	}
 }
 
-// margin is the pooled tolerance of the pool's key e, 0 when its spread
-// is not pooled: fewer than poolKeys keys of 2 rows or more, itself
-// included, are of one habit, or its rows spread wider than the others'
-// say (it keeps its own rule). Its pool is the other keys but those of a
-// wider or narrower habit than the rest: one key of another habit moves
-// nobody's margin.
+// margin is the pooled tolerance of the pool's key e, from the other keys
+// of one habit; 0 when fewer than poolKeys keys are, or e's rows spread
+// wider than theirs.
 func (p *duePool) margin(e *Estimate) time.Duration {
 	if p.built != p.version {
 		p.build()

@@ -7,6 +7,16 @@ import (
 	"time"
 )
 
+// PooledTolerance is pooledTolerance of the keys' Released: own's, and
+// the other keys' of its pool.
+func PooledTolerance(own []time.Duration, others [][]time.Duration, w time.Duration) time.Duration {
+	spans := make([]span, 0, len(others))
+	for _, rs := range others {
+		spans = append(spans, spanOf(rs))
+	}
+	return pooledTolerance(spanOf(own), spans, w)
+}
+
 // evenly is n offsets after a day row's close, from first on, spread
 // over s.
 func evenly(n int, first, s time.Duration) []time.Duration {
