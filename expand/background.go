@@ -18,19 +18,16 @@ import (
 
 // State is how the expansion of one API's entries stands.
 type State struct {
-	// OK is true when the last expansion read every list of the API (or
-	// reused one read within the hour) and the configuration took it.
-	OK bool
-	// LastSuccess is when that last happened; zero before the first time.
+	// OK: the last expansion read (or reused) every list of the API and
+	// the configuration took it; LastSuccess is when that last happened.
+	OK          bool
 	LastSuccess time.Time
-	// LastError says why the last expansion failed; "" when it did not.
-	LastError string
-	// Waiting counts the entries left out until their lists are read.
-	Waiting int
+	LastError   string // why the last expansion failed; "" when it did not
+	Waiting     int    // entries left out until their lists are read
 }
 
-// State returns the expansion state of every API whose entries are
-// resolved through the upstream's lists, by API name.
+// State returns the expansion state of every API with entries to
+// expand, by name.
 func (x *Expander) State() map[string]State {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -42,8 +39,8 @@ func (x *Expander) State() map[string]State {
 }
 
 // commit records an expansion that returned a configuration: its source,
-// what it produced, and per API whether its lists were read and, in
-// blamed, the configuration errors that keep its entries out.
+// what it produced, and per API whether its lists were read and (blamed)
+// the configuration errors that keep its entries out.
 func (x *Expander) commit(src, out *config.Config, r *resolution, blamed map[string]error, background bool) {
 	now := x.now()
 	x.mu.Lock()
@@ -99,8 +96,6 @@ func (x *Expander) record(api string, st *State, now time.Time, err error) bool 
 		st.OK, st.LastSuccess, st.LastError = true, now, ""
 		return false
 	}
-	// Upstream texts are in it: scrubbed of the API's credential and cut
-	// before they reach the log and the landing page.
 	msg := x.clients.Clean(api, strings.ReplaceAll(err.Error(), "\n", "; "))
 	changed := msg != st.LastError
 	st.OK, st.LastError = false, msg
@@ -131,8 +126,7 @@ func digest(c *config.Config) string {
 	h := sha256.New()
 	for _, name := range config.APINames {
 		if a := c.APIs[name]; a != nil {
-			// Limits the key's plan gives, and the plan the forecast
-			// leaves refused tuples out by, change what is in force too.
+			// The plan's limits and the plan itself change it too.
 			fmt.Fprintf(h, "%s %v %d\x01", name, a.RateLimit, a.DailyBudget)
 			if a.Plan != nil {
 				b, _ := json.Marshal(a.Plan)
@@ -147,14 +141,12 @@ func digest(c *config.Config) string {
 }
 
 // Maintain keeps the expansion of the configuration in force complete and
-// current until ctx ends. While some API's lists fail it expands again
-// after a back-off (retryMin doubling to retryMax, each wait drawn between
-// half and all of it, so that replicas do not call in step); every `every`
-// it expands from fresh lists. Each expansion starts from the
-// configuration last loaded, not from the file (a file changes what is in
-// force on reload only), and goes through refine, which puts the result
-// in force unless derive returns nil: nothing changed. SafeConfig.Refine
-// is refine: it holds the reload lock, so a retry never undoes a reload.
+// current until ctx ends: while some API's lists fail it expands again
+// after a back-off, and every `every` from fresh lists. Each expansion
+// starts from the configuration last loaded (not the file) and goes
+// through refine (SafeConfig.Refine, under the reload lock, so that a
+// retry never undoes a reload), which puts it in force unless derive
+// returns nil.
 func (x *Expander) Maintain(ctx context.Context, every time.Duration, refine func(derive func() (*config.Config, error)) error) {
 	refreshAt := time.Now().Add(every)
 	wait := x.plan(refreshAt)
@@ -170,8 +162,7 @@ func (x *Expander) Maintain(ctx context.Context, every time.Duration, refine fun
 			continue
 		case <-x.clients.Refusals(): // the key's plan may have changed
 			timer.Stop()
-			if x.planAgain(ctx) {
-				// Entries by pattern expand by the plan.
+			if x.planAgain(ctx) { // patterns expand by the plan
 				if err := refine(func() (*config.Config, error) { return x.reexpand(ctx) }); err != nil && ctx.Err() == nil {
 					level.Error(x.logger).Log("msg", "background expansion not put in force", "err", err)
 				}
@@ -190,7 +181,7 @@ func (x *Expander) Maintain(ctx context.Context, every time.Duration, refine fun
 		}
 		if needed {
 			err := refine(func() (*config.Config, error) { return x.reexpand(ctx) })
-			if err != nil && ctx.Err() == nil { // only the file can be wrong: an upstream failure is no error
+			if err != nil && ctx.Err() == nil { // only the file can be wrong
 				level.Error(x.logger).Log("msg", "background expansion not put in force", "err", err)
 			}
 		}
@@ -215,8 +206,8 @@ func (x *Expander) reexpand(ctx context.Context) (*config.Config, error) {
 }
 
 // plan returns how long Maintain waits for its next expansion: a back-off
-// while lists fail (none after one that ran out of its budget: the lists
-// may only be slow), the time left to the refresh otherwise.
+// while lists fail (none after one cut short by its budget: they may only
+// be slow), else the time left to the refresh.
 func (x *Expander) plan(refreshAt time.Time) time.Duration {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -229,8 +220,9 @@ func (x *Expander) plan(refreshAt time.Time) time.Duration {
 	return max(time.Until(refreshAt), 0)
 }
 
-// backoff is the wait before retry n (1, 2, ...): retryMin doubling up to
-// retryMax, drawn between half and all of it.
+// backoff is the wait before retry n (from 1): retryMin doubling up to
+// retryMax, drawn between half and all of it so that replicas do not
+// call in step.
 func (x *Expander) backoff(n int) time.Duration {
 	d := x.retryMax
 	if n <= 16 {
@@ -251,8 +243,7 @@ var (
 		"Entries left out of the configuration in force: their listing endpoint has not answered yet, or its answer shows them wrong.", []string{"api"}, nil)
 )
 
-// Describe and Collect make the Expander the collector of its own state,
-// per API with entries to expand.
+// Describe and Collect make the Expander the collector of its own state.
 func (x *Expander) Describe(ch chan<- *prometheus.Desc) {
 	ch <- expansionSuccessDesc
 	ch <- expansionLastSuccessDesc

@@ -9,16 +9,12 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
-// Store is what keeps the listing answers across restarts: a
-// persist.Store, which writes them in each API's state file under
-// --storage.path (the pauses a list call must respect at start are
-// restored on the client as the pool puts it in force,
-// upstream.Pool.OnClient). Its methods accept a nil receiver, which
-// keeps nothing.
+// Store keeps the listing answers across restarts (a persist.Store, in
+// each API's state file). Its methods accept a nil receiver, which keeps
+// nothing.
 type Store interface {
-	// Cache returns the Cache the Store writes the listing answers from
-	// at every save, filled at start with those the last run saved; nil
-	// when the Store keeps nothing. The Expander uses it as its own.
+	// Cache returns the Cache the Store saves from, filled at start with
+	// what the last run saved; nil when it keeps nothing.
 	Cache() *Cache
 }
 
@@ -28,38 +24,28 @@ type Answer struct {
 	At   time.Time        `json:"at"`
 }
 
-// Cache holds the answers of the listing endpoints: the only copy of them
-// in memory. Expansion reads it and puts there what it fetched; a Store
-// (persist.Store) fills it at start with the answers the last run saved
-// and writes from it at every save, so that what a restart reuses is
-// what this run read. Every Expander given the same Store shares its
-// Cache.
+// Cache holds the answers of the listing endpoints, the only copy in
+// memory: expansion reads and fills it, a Store restores and saves it.
 type Cache struct {
 	mu sync.Mutex
 	// lists holds the answers this run fetched, or took from saved, under
-	// listKey: API, address and path.
+	// listKey.
 	lists map[string]cachedList
 	// saved holds per API the answers the last run saved, by path, until
-	// an expansion of an API section of the same account takes them
-	// into lists.
+	// an expansion of the same account takes them into lists.
 	saved map[string]savedAnswers
-	// gen is bumped by Maintain's refresh: answers of older generations
-	// are fetched again.
+	// gen is bumped by Maintain's refresh: older answers are fetched again.
 	gen int
 }
 
 // cachedList is one answer in the Cache, under listKey.
 type cachedList struct {
 	api, path string
-	// account is the upstream.Account of the API section it was read
-	// for: a save writes it in that account's file only.
-	account string
-	rows    []map[string]any
-	at      time.Time
-	gen     int
-	// saved: read from the state of the last run, not fetched by this
-	// one; reused up to Refresh, as the last run would have.
-	saved bool
+	account   string // upstream.Account it was read for: saved in its file only
+	rows      []map[string]any
+	at        time.Time
+	gen       int
+	saved     bool // the last run's, reused up to Refresh
 }
 
 type savedAnswers struct {
@@ -72,11 +58,9 @@ func NewCache() *Cache {
 	return &Cache{lists: map[string]cachedList{}, saved: map[string]savedAnswers{}}
 }
 
-// Restore hands the Cache the answers the last run saved for an API,
-// by path, and the account (upstream.Account) of the section they were
-// read for. They are reused by an expansion of a section of that account
-// and, until then, saved again as they were. Their rows are kept with
-// their equal values shared (decode.ShareRows), like those put.
+// Restore hands the Cache the answers the last run saved for an API, by
+// path, and the account they were read for: reused by an expansion of
+// that account and, until then, saved again as they were.
 func (c *Cache) Restore(api, account string, byPath map[string]*Answer) {
 	kept := make(map[string]*Answer, len(byPath))
 	for path, a := range byPath {
@@ -95,9 +79,8 @@ func (c *Cache) Restore(api, account string, byPath map[string]*Answer) {
 }
 
 // Saved returns the answers to save in the file of an API section of
-// account, by path: those read for that account, this run's where it
-// read them again; nil when there is none. A Store calls it at every
-// save; the answers are not copied, and never changed once in the Cache.
+// account, by path (this run's over the last's); nil when there is none.
+// They are not copied: nothing in the Cache is ever changed.
 func (c *Cache) Saved(api, account string) map[string]*Answer {
 	if c == nil {
 		return nil
@@ -125,9 +108,8 @@ func (c *Cache) Saved(api, account string) map[string]*Answer {
 }
 
 // lookup returns the answer of a listing endpoint of a, if the Cache
-// holds one: fetched by this run, or saved by the last for a section of
-// the same account (taken in, from then on, as this run's). gen is the
-// generation an answer fetched now belongs to.
+// holds one: this run's, or the last run's for the same account (taken
+// in as this run's). gen is the generation of an answer fetched now.
 func (c *Cache) lookup(a *config.API, path string) (l cachedList, ok bool, gen int) {
 	key := listKey(a, path)
 	c.mu.Lock()
@@ -159,8 +141,8 @@ func (c *Cache) lookup(a *config.API, path string) (l cachedList, ok bool, gen i
 }
 
 // put keeps the answer of a listing endpoint of a, fetched at at in
-// generation gen, its equal values shared (decode.ShareRows): the rows
-// are the Cache's from then on, and never changed.
+// generation gen, its values shared (decode.ShareRows): the rows are the
+// Cache's from then on.
 func (c *Cache) put(a *config.API, path string, rows []map[string]any, at time.Time, gen int) {
 	decode.ShareRows(rows)
 	account := upstream.Account(a)
@@ -177,7 +159,7 @@ func (c *Cache) drop(a *config.API, path string) {
 }
 
 // renew starts a generation: every answer is fetched again at its next
-// use, the last good one standing in when that fails.
+// use.
 func (c *Cache) renew() {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -13,10 +13,6 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/decode"
 )
 
-// What each API's listing endpoint says, read for expansion: the values of
-// a data-API parameter in discovery, the Indicator API's equities, the
-// Analyst Consensus API's assets with their names, tickers and aliases.
-
 // resolve is the Resolver of one expansion: what an expandable parameter
 // stands for, read from the lists fetchAll read.
 func (r *resolution) resolve(a *config.API, e *config.Entry, p config.Param) (config.Param, error) {
@@ -54,10 +50,8 @@ func (r *resolution) resolve(a *config.API, e *config.Entry, p config.Param) (co
 	return p, nil
 }
 
-// leaveOut drops from what all stands for the listed values that are not
-// of it (config.LeftOutOfAll: the aggregate all_exchange, the deprecated
-// ftx), unless the entry names them too; left says which, and why, for
-// the log.
+// leaveOut drops from what all stands for the values config.LeftOutOfAll
+// leaves out, unless the entry names them; left says which and why.
 func leaveOut(api string, p config.Param, found []string) (kept, left []string) {
 	for _, v := range found {
 		why := config.LeftOutOfAll(api, p.Name, v)
@@ -74,8 +68,8 @@ func leaveOut(api string, p config.Param, found []string) (kept, left []string) 
 }
 
 // segments drops, with a warning, the listed values that cannot fill the
-// entry's {placeholder} of the parameter: a list is the upstream's word,
-// not the user's, so a bad value is skipped rather than refused.
+// entry's {placeholder}: a list is the upstream's word, so a bad value is
+// skipped, not refused.
 func (r *resolution) segments(a *config.API, e *config.Entry, p config.Param, values []string) []string {
 	if !strings.Contains(e.Path, "{"+p.Name+"}") {
 		return values
@@ -94,16 +88,11 @@ func (r *resolution) segments(a *config.API, e *config.Entry, p config.Param, va
 	})
 }
 
-// logExpanded logs what a parameter resolved to, and the listed values
-// all left out (leaveOut) with how to have them.
+// logExpanded logs what a parameter resolved to (at debug when as last
+// time), and the values all left out (leaveOut).
 func (r *resolution) logExpanded(a *config.API, e *config.Entry, p config.Param, values []string, left ...string) {
-	key, joined := a.Name+" "+e.Key+" "+e.Path+"."+p.Name, strings.Join(values, ",")
-	r.x.mu.Lock()
-	same := r.x.logged[key] == joined
-	r.x.logged[key] = joined
-	r.x.mu.Unlock()
 	l := level.Debug(r.x.logger)
-	if !same {
+	if r.x.newly(a.Name+" "+e.Key+" "+e.Path+"."+p.Name, strings.Join(values, ",")) {
 		l = level.Info(r.x.logger)
 		if r.touched == nil {
 			r.touched = map[string]bool{}
@@ -123,9 +112,9 @@ func (r *resolution) logExpanded(a *config.API, e *config.Entry, p config.Param,
 	l.Log(kv...)
 }
 
-// dataValues lists the values of a parameter for the discovery entries
-// that fit the entry's path: the path segment of a placeholder, or the
-// listed values of a query parameter (on v2 also an item's "assets").
+// dataValues lists the values of a parameter in the discovery items that
+// fit the entry's path: a placeholder's segment, or a query parameter's
+// listed values (on v2 also an item's "assets").
 func (r *resolution) dataValues(a *config.API, e *config.Entry, p config.Param) ([]string, error) {
 	list := config.ListDataV1
 	if strings.HasPrefix(e.Path, "/v2/") {
@@ -199,11 +188,10 @@ func (r *resolution) equities(a *config.API) ([]string, error) {
 	return out, nil
 }
 
-// assets resolves each listed asset (key, ticker, name or alias, in any
-// case; all stands for every asset) to the key the API is asked with,
-// labelled with the asset's ticker in lower case: the value the data API
-// labels the same asset with (btc, not bitcoin). A ticker two assets share
-// cannot tell them apart; those are labelled with their keys.
+// assets resolves each asset named (key, ticker, name or alias, in any
+// case; all for every one) to the key the API is asked with, labelled
+// with its ticker in lower case as the data API labels it (btc, not
+// bitcoin); assets sharing a ticker are labelled with their keys.
 func (r *resolution) assets(a *config.API, e *config.Entry, p config.Param) (config.Param, error) {
 	rows, err := r.rows(a, config.ListAssets)
 	if err != nil {
@@ -268,10 +256,8 @@ func strs(v any) []string {
 	return out
 }
 
-// warnUnlisted warns, once each, about what the data API's discovery, when
-// this expansion read it, does not list for a tuple (config.CheckListing):
-// a parameter name or value not listed for its path, most likely a typo
-// the upstream would ignore or refuse, and a path discovery does not list.
+// warnUnlisted warns, once each, of what the discovery read does not list
+// for a tuple (config.CheckListing): most likely a typo.
 func (x *Expander) warnUnlisted(cfg *config.Config, listing config.Listing) {
 	for _, w := range cfg.CheckListing(listing) {
 		if x.firstWarning(w) {
@@ -280,8 +266,8 @@ func (x *Expander) warnUnlisted(cfg *config.Config, listing config.Listing) {
 	}
 }
 
-// firstWarning says whether a warning is new to this process: a warning
-// about what a list says is logged once, not at every expansion.
+// firstWarning says whether a warning is new to this process: logged
+// once, not at every expansion.
 func (x *Expander) firstWarning(w string) bool {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -318,10 +304,9 @@ func firstOf(row map[string]any, names ...string) string {
 	return ""
 }
 
-// unusable says why a listing answer cannot be expanded from, or "": an
-// answer with no item the exporter can read is the upstream's fault (an
-// outage page, a new shape), not the file's, so it is a failed call that
-// leaves the last good answer in place, never a configuration error.
+// unusable says why a listing answer cannot be expanded from, or "": no
+// item the exporter can read is the upstream's fault (a failed call,
+// leaving the last good answer in place), never the file's.
 func unusable(path string, rows []map[string]any) string {
 	var what string
 	var ok func(map[string]any) bool
@@ -342,7 +327,7 @@ func unusable(path string, rows []map[string]any) string {
 }
 
 // knownList names the values of a list in an error: the first ten and how
-// many more, whatever the upstream lists.
+// many more.
 func knownList(keys []string) string {
 	if len(keys) <= 10 {
 		return strings.Join(keys, ", ")
@@ -351,11 +336,9 @@ func knownList(keys []string) string {
 }
 
 // AddDiscovery adds the items of a discovery answer to a listing: per
-// path, its parameters with their values, its required parameters and,
-// on v2, its assets. Expansion reads it for the warnings at run time,
-// --config.check.upstream for its findings. The paths that list the same
-// parameters and values share one map of them (most paths take the same
-// windows), which is never changed: a path listed again gets a copy.
+// path, its parameters with their values, its required ones and, on v2,
+// its assets. Paths that list the same share one map (most take the same
+// windows), never changed: a path listed again gets a copy.
 func AddDiscovery(listing config.Listing, rows []map[string]any) {
 	shared := map[string]map[string][]string{}
 	var key []byte
@@ -398,8 +381,8 @@ func AddDiscovery(listing config.Listing, rows []map[string]any) {
 	}
 }
 
-// listedKey appends to b what a path's parameters list, in an order of
-// their own: equal for equal parameters, and only for them.
+// listedKey appends to b an encoding of a path's parameters, equal for
+// equal parameters only.
 func listedKey(b []byte, params map[string][]string) []byte {
 	for _, name := range slices.Sorted(maps.Keys(params)) {
 		values := params[name]
@@ -427,7 +410,7 @@ func EquityIDs(rows []map[string]any) []string {
 }
 
 // AssetNames are every name a list of /assets lets an asset be written
-// as: key (or id), symbol (or ticker), name and aliases.
+// as.
 func AssetNames(rows []map[string]any) []string {
 	var out []string
 	for _, r := range rows {
@@ -450,4 +433,14 @@ func IndicatorPaths(rows []map[string]any) []string {
 		}
 	}
 	return out
+}
+
+// newly records what key last came to, said, and reports whether that
+// changed: a result logged at info once, at debug when repeated.
+func (x *Expander) newly(key, said string) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	changed := x.logged[key] != said
+	x.logged[key] = said
+	return changed
 }

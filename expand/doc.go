@@ -9,29 +9,12 @@
 //
 // It owns:
 //
-//   - expand.go: the Expander, and one expansion (Expand, and Start at
-//     start): which lists a configuration needs, the entries that wait
-//     while a list cannot be read;
-//   - lists.go: the listing calls of an expansion, made at the same time,
-//     an answer reused while recent, the last good one standing in when
-//     a call fails;
-//   - cache.go: the Cache, the one copy in memory of the listing
-//     answers. A Store (persist.Store) fills it at start with those the
-//     last run saved and writes from it at every save, per API section
-//     and account;
-//   - discovery.go: what each list says, resolved into parameter values,
-//     and the warnings about what discovery does not list;
-//   - plan.go: the data API key's plan, read with the lists, kept in the
-//     Cache and put in force on the API's client;
-//   - unlisted.go: a path named that neither discovery, nor the key's
-//     plan, nor the built-in catalog lists (Unlisted, NotInPlan): a typo,
-//     an error of the file with the listed path nearest it, shared with
-//     --config.check, and the entry kept out until the file is fixed;
-//   - pattern.go: pattern entries (path: /v1/btc/**) matched against
-//     discovery and the plan (config.Matcher), the rate_limit and
-//     daily_budget the plan gives, what each pattern came to (metrics,
-//     log), and Offline, an expansion from kept answers with no call;
-//   - background.go: the state of each API's expansion (State, and the
-//     expansion metrics), the retries while lists fail and the daily
-//     refresh (Maintain).
+//   - expand.go: the Expander and one expansion;
+//   - lists.go: the listing calls of an expansion, made at once;
+//   - cache.go: the Cache, the one copy of the listing answers;
+//   - discovery.go: what each list says, resolved into parameter values;
+//   - plan.go: the data API key's plan;
+//   - unlisted.go: paths no list knows (a typo of the file);
+//   - pattern.go: pattern entries, and Offline, an expansion with no call;
+//   - background.go: each API's expansion state, and Maintain.
 package expand

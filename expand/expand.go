@@ -18,71 +18,52 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
-// How long a listing answer is reused (the endpoints are config's:
-// config.API.Lists).
 const (
-	// listReuse absorbs repeated loads (reloads come in bursts) without
-	// calling the lists again.
+	// listReuse absorbs bursts of reloads without calling the lists again.
 	listReuse = time.Hour
 	// Refresh is how often a configuration that depends on upstream
-	// lists is expanded again from fresh lists, to pick up new assets,
-	// exchanges, tokens and equities.
+	// lists is expanded from fresh lists, for new assets and the like.
 	Refresh = 24 * time.Hour
-	// StartBudget bounds the expansion at start: the exporter serves what
-	// needs no list within it, and Maintain completes the rest.
+	// StartBudget bounds the expansion at start: what needs no list is
+	// served within it, and Maintain completes the rest.
 	StartBudget = 750 * time.Millisecond
 )
 
 // Expander resolves what a configuration leaves to the upstream APIs:
-// "all" on a data-API parameter (through the v1 and v2 discovery
-// endpoints), equity: all of the Indicator API (/api/equities), and
-// Analyst Consensus asset names, tickers and aliases (/assets), which are
-// sent as the asset's key and labelled with its lowercase ticker, so that
-// "Bitcoin" and "btc" are one series labelled like the data API's. Its
-// calls take the API's one client (upstream.Pool) like every other call.
+// "all" on a data-API parameter (discovery), equity: all (/api/equities)
+// and Analyst Consensus assets by name, ticker or alias (/assets), sent
+// as the asset's key and labelled with its lowercase ticker, as the data
+// API labels it. It calls through the API's one client (upstream.Pool).
 // An answer is reused for listReuse (one the last run saved, up to
-// Refresh), and the last good one stands in when a later call fails; the
-// answers are held in a Cache, the Store's when there is one.
+// Refresh), and the last good one stands in when a call fails.
 //
-// An upstream that is down or answers badly never fails an expansion:
-// the entries whose lists cannot be read wait, the rest is served, and
-// Maintain (background.go) retries until they are in.
+// An upstream that is down never fails an expansion: the entries whose
+// lists cannot be read wait, and Maintain retries until they are in.
 type Expander struct {
-	logger  log.Logger
-	now     func() time.Time
-	clients *upstream.Pool
-	// retryMin and retryMax bound the back-off of retries while lists
-	// fail (background.go).
-	retryMin, retryMax time.Duration
-	// changed wakes Maintain after every expansion, to plan again.
-	changed chan struct{}
-	store   Store // keeps listing answers and pauses across restarts; nil keeps nothing
-	// warned holds the warnings about lists already logged (firstWarning).
-	warned map[string]bool
-	// plans gives the plan of an API's key, nil when none is known
-	// (Options.Plan); pattern entries expand by it.
-	plans func(*config.API) *plan.Plan
-	// once: Options.Once.
-	once bool
-	// patterns is what the pattern entries of the last expansion came
-	// to (pattern.go), guarded by mu.
-	patterns []patternState
-
-	// cache holds the listing answers: the Store's when there is one.
-	cache *Cache
+	logger             log.Logger
+	now                func() time.Time
+	clients            *upstream.Pool
+	retryMin, retryMax time.Duration // the back-off while lists fail
+	changed            chan struct{} // wakes Maintain after every expansion
+	store              Store         // nil keeps nothing
+	warned             map[string]bool
+	plans              func(*config.API) *plan.Plan // Options.Plan
+	once               bool                         // Options.Once
+	patterns           []patternState               // of the last expansion, guarded by mu
+	cache              *Cache                       // the Store's when there is one
 
 	mu sync.Mutex
-	// logged holds what each parameter last resolved to: the same result
+	// logged holds what each log line keyed by newly last said: the same
 	// again (on a reload) is logged at debug only.
 	logged map[string]string
-	// source is the configuration, as loaded, that was last expanded
-	// without error; digest identifies what that expansion produced.
+	// source is the configuration, as loaded, last expanded without
+	// error; digest identifies what that expansion produced.
 	source *config.Config
 	digest string
 	// state is per API with entries to expand. failures counts Maintain's
-	// expansions in a row in which some API failed (a failed expansion of
-	// a start or reload counts only when it starts a run of failures);
-	// cutShort says the last one failed within a budget (StartBudget).
+	// expansions in a row in which some API failed (a start's or
+	// reload's counts only when it starts a run); cutShort says the last
+	// one failed within a budget.
 	state    map[string]*State
 	failures int
 	cutShort bool
@@ -98,31 +79,23 @@ type Expander struct {
 // Options tune an Expander; the zero value calls through clients of its
 // own and keeps nothing across restarts.
 type Options struct {
-	// Now is the clock (tests simulate time with it).
 	Now func() time.Time
-	// Clients are the upstream clients, one per API, shared with the
-	// collector.Exporter so that limits hold across expansion and
-	// scrapes; nil builds a pool of the Expander's own.
+	// Clients are shared with the collector.Exporter, so that limits hold
+	// across expansion and scrapes; nil builds a pool of its own.
 	Clients *upstream.Pool
-	// Store keeps listing answers across restarts
-	// (a persist.Store): the Expander reads and fills its Cache. Nil
-	// keeps nothing; the Expander then has a Cache of its own.
+	// Store (a persist.Store) keeps listing answers across restarts in
+	// its Cache; nil keeps nothing.
 	Store Store
-	// Plan gives the plan of an API's key as last read, nil when none is
-	// known: pattern entries expand from discovery and it together. Nil
-	// takes the plan in force on the API's client (which the Expander
-	// reads and puts there, plan.go).
+	// Plan gives the plan of an API's key, nil when none is known; nil
+	// takes the plan in force on the API's client (plan.go).
 	Plan func(*config.API) *plan.Plan
-	// Once says the configuration is expanded once (--config.check): an
-	// expansion that succeeds lets go of the listing answers, in its Cache
-	// too, as soon as it has read them, and of their memory, before it
-	// forecasts the calls of what they selected. One that fails keeps
-	// them for another.
+	// Once says the configuration is expanded once (--config.check): a
+	// successful expansion lets go of the listing answers and their
+	// memory as soon as it has read them.
 	Once bool
 }
 
-// New returns an Expander; opts supplies the clock, the clients it
-// shares with the collector.Exporter and the Store.
+// New returns an Expander tuned by opts.
 func New(logger log.Logger, opts ...Options) *Expander {
 	x := &Expander{logger: logger, now: time.Now, logged: map[string]string{},
 		retryMin: 5 * time.Second, retryMax: time.Minute, changed: make(chan struct{}, 1),
@@ -157,32 +130,28 @@ func expandable(api string, p config.Param) bool {
 	return p.HasAll() || (api == config.APIConsensus && p.Name == "asset")
 }
 
-// Expand returns cfg with every "all" replaced by the upstream's list and
-// consensus assets by their key (labelled with the ticker), tuples rebuilt
+// Expand returns cfg resolved through the upstream's lists, tuples rebuilt
 // and max_tuples checked again; cfg itself when there is nothing to
-// resolve. An entry whose list cannot be read, and was never read before,
-// is left out until a later expansion (Maintain) reads it: the error
-// returned is always one of the configuration, with file, line and
-// parameter, never one of the upstream.
+// resolve. An entry whose list was never read is left out until Maintain
+// reads it: the error is always one of the configuration, never of the
+// upstream.
 func (x *Expander) Expand(ctx context.Context, cfg *config.Config) (*config.Config, error) {
 	return x.expand(ctx, cfg, false)
 }
 
 // Start is Expand at start: a list that shows the file wrong for an API
-// (an asset it does not know, an "all" past max_tuples) keeps that API's
-// expanded entries out, says why at error level and is retried in the
-// background, while the other APIs' entries go in. Only an error of the
-// file itself fails it.
+// keeps that API's expanded entries out, said at error level and retried
+// in the background, while the others go in. Only an error of the file
+// itself fails it.
 func (x *Expander) Start(ctx context.Context, cfg *config.Config) (*config.Config, error) {
 	return x.expand(ctx, cfg, true)
 }
 
-// expand is Expand; background says Maintain asks, for the configuration
-// already in force, so that a configuration error is the expansion's
-// failure to report, not a reload's.
+// expand is Expand; background (Maintain, or Start) makes a configuration
+// error the expansion's failure to report, not a reload's.
 func (x *Expander) expand(ctx context.Context, cfg *config.Config, background bool) (*config.Config, error) {
-	// The key's plan is read after the lists: a key it shows rejected
-	// pauses the API, and the lists' own answers say more.
+	// The plan is read after the lists: a key it shows rejected pauses the
+	// API, and the lists' own answers say more.
 	reuse := listReuse
 	if !background {
 		reuse = 0 // a reload: the user may have changed the plan
@@ -206,9 +175,8 @@ func (x *Expander) expand(ctx context.Context, cfg *config.Config, background bo
 		if !background {
 			return nil, err
 		}
-		// The lists now show the file wrong (an asset they do not know,
-		// "all" past max_tuples): the entries of the API at fault wait
-		// for a fixed file, the others go in.
+		// The lists show the file wrong: the entries of the API at fault
+		// wait for a fixed file, the others go in.
 		blamed = r.blame(in, err)
 		for e, api := range r.entryAPI {
 			r.waiting[e] = r.waiting[e] || blamed[api] != nil
@@ -255,8 +223,7 @@ func (x *Expander) expand(ctx context.Context, cfg *config.Config, background bo
 type resolution struct {
 	x   *Expander
 	ctx context.Context
-	// needs maps an API to the keys of the lists its entries need, and
-	// entryLists an entry to its lists.
+	// needs maps an API to the keys of the lists its entries need.
 	needs      map[string][]string
 	entryLists map[*config.Entry][]string
 	entryAPI   map[*config.Entry]string
@@ -264,16 +231,12 @@ type resolution struct {
 	lists      map[string]listResult
 	waiting    map[*config.Entry]bool
 	touched    map[string]bool
-	// sorted holds the discovery lists' items by path, once sorted
-	// (byPath).
-	sorted map[string][]pathRow
+	sorted     map[string][]pathRow // byPath
 }
 
 // letGo drops the listing answers this expansion read, here and in the
-// Cache (Options.Once): what they selected is resolved. It collects them
-// and returns their memory to the system at once: the heap then grows
-// from what is kept, not from what it held with them (the forecast that
-// follows adds some 30 MB for 85 000 paths).
+// Cache (Options.Once), and returns their memory to the system at once,
+// so that the forecast that follows grows the heap from what is kept.
 func (r *resolution) letGo() {
 	for k, l := range r.lists {
 		l.rows = nil
@@ -316,10 +279,9 @@ func (r *resolution) plan(cfg *config.Config) bool {
 			}
 		}
 	}
-	// A data-API path outside the built-in catalog is checked against
-	// discovery (warnUnlisted): its parameters are the user's word only.
-	// The list is read for the warning; no entry waits for it, and its
-	// failure is no expansion failure.
+	// A data-API path outside the catalog is checked against discovery
+	// (warnUnlisted); no entry waits for that list, and its failure is no
+	// expansion failure.
 	if a := cfg.APIs[config.APIData]; a != nil {
 		for _, t := range a.Tuples {
 			if t.Endpoint != nil {

@@ -11,10 +11,7 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
-// The listing endpoints' answers: read once per expansion, at the same
-// time, reused from the Cache while recent, the last good one standing in
-// when a call fails.
-
+// listRequest is a listing call an expansion needs.
 type listRequest struct {
 	api   *config.API
 	path  string
@@ -22,15 +19,15 @@ type listRequest struct {
 }
 
 // listResult is what one list gave: rows to resolve with (fresh, reused
-// or the last good answer), and the error of the call when it failed.
+// or the last good answer), and the error of the call if it failed.
 type listResult struct {
 	rows []map[string]any
 	ok   bool
 	err  error
 }
 
-// fetchAll reads every list needed, at the same time: at start the
-// budget is short, and one slow API must not use it up for the others.
+// fetchAll reads every list needed at the same time: at start the budget
+// is short, and one slow API must not use it up for the others.
 func (r *resolution) fetchAll() {
 	keys := make([]string, 0, len(r.requests))
 	for k := range r.requests {
@@ -49,6 +46,11 @@ func (r *resolution) fetchAll() {
 	for i, k := range keys {
 		r.lists[k] = results[i]
 	}
+	r.markWaiting()
+}
+
+// markWaiting leaves out the entries a list they need was not read for.
+func (r *resolution) markWaiting() {
 	for e, ks := range r.entryLists {
 		for _, k := range ks {
 			if !r.lists[k].ok {
@@ -65,8 +67,7 @@ func (r *resolution) fetch(req listRequest) listResult {
 	c, cached, gen := x.cache.lookup(req.api, req.path)
 	reuse := listReuse
 	if c.saved {
-		// A restart costs no list call the last run would not have made.
-		reuse = Refresh
+		reuse = Refresh // a restart makes no call the last run would not have
 	}
 	if cached && c.gen == gen && x.now().Sub(c.at) < reuse {
 		return listResult{rows: c.rows, ok: true}

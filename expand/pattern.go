@@ -20,22 +20,11 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/plan"
 )
 
-// Pattern entries (path: /v1/btc/**) expand from the public discovery and
-// the key's plan together: the paths discovery lists that the pattern
-// selects, but for what exclude: matches, what the plan does not list and
-// its statics (lists and metadata, not series); at the windows discovery
-// lists for each that the plan allows, chosen by the entry; with the
-// parameters each path takes. Without a plan (none read, no endpoint, the
-// basic plan's refusal) discovery alone decides, and the data calls say
-// the rest.
-
-// keyPlan is the plan of the API's key, nil when none is known.
-func (r *resolution) keyPlan(a *config.API) *plan.Plan {
-	if r.x.plans == nil {
-		return nil
-	}
-	return r.x.plans(a)
-}
+// Pattern entries (path: /v1/btc/**) expand from discovery and the key's
+// plan together: the paths discovery lists that the pattern selects, but
+// those excluded, not in the plan or its statics (lists, metadata); at the
+// windows both allow, chosen by the entry; with each path's parameters.
+// Without a plan discovery alone decides.
 
 // match is the config.Matcher of one expansion.
 func (r *resolution) match(a *config.API, e *config.Entry) ([]config.Match, []string, error) {
@@ -43,7 +32,7 @@ func (r *resolution) match(a *config.API, e *config.Entry) ([]config.Match, []st
 	if err != nil {
 		return nil, nil, err
 	}
-	kp := r.keyPlan(a)
+	kp := r.x.plans(a)
 	var out []config.Match
 	var left []string
 	selected := 0
@@ -59,9 +48,7 @@ func (r *resolution) match(a *config.API, e *config.Entry) ([]config.Match, []st
 			left = append(left, text.Outside(path, maxShownPath)+" (a template, not a path)")
 			continue
 		case !plainPath(path):
-			// A listing is outside text: a path with a control, a
-			// bidirectional mark or a space would reach labels, the
-			// page and the log as it is.
+			// Outside text: it would reach labels, the page and the log.
 			left = append(left, text.Outside(path, maxShownPath)+" (not a path to ask: a character other than a letter, a digit or one of - . _ ~ / :)")
 			continue
 		case kp != nil && slices.Contains(kp.Statics, path):
@@ -96,9 +83,8 @@ func pathOf(it map[string]any) string { s, _ := it["path"].(string); return s }
 const maxShownPath = 200
 
 // plainPath says whether a listed path is one a pattern may select: it
-// starts with / and holds only letters, digits and - . _ ~ / : (the
-// characters of the provider's paths, none of which a URL, a label or a
-// log line changes).
+// starts with / and holds only letters, digits and - . _ ~ / : (none of
+// which a URL, a label or a log line changes).
 func plainPath(p string) bool {
 	if !strings.HasPrefix(p, "/") {
 		return false
@@ -121,8 +107,8 @@ type pathRow struct {
 }
 
 // byPath is a discovery list's items ordered by path, sorted once per
-// expansion whatever the patterns matched against it; the list's rows in
-// the Cache are left as they came (a save may be writing them).
+// expansion; the Cache's rows are left as they are (a save may be
+// writing them).
 func (r *resolution) byPath(a *config.API, list string) ([]pathRow, error) {
 	key := listKey(a, list)
 	if items, ok := r.sorted[key]; ok {
@@ -188,11 +174,9 @@ func matchPath(e *config.Entry, kp *plan.Plan, path string, it map[string]any) (
 		p.Values = kept
 		m.Params = append(m.Params, p)
 	}
-	// Unset, a parameter takes its aggregate (all_exchange): one series
-	// for the path; name values, or all, for more. An optional one too, so
-	// that the series is labelled as what it is (exchange="all_exchange"),
-	// as when an entry names the aggregate, rather than left without the
-	// label; a required one without an aggregate leaves the path out.
+	// A parameter the entry does not set, optional or not, takes its
+	// aggregate (all_exchange), so that the series is labelled as what it
+	// is; a required one without an aggregate leaves the path out.
 	names := slices.Sorted(maps.Keys(listed))
 	for _, name := range required {
 		if !slices.Contains(names, name) {
@@ -214,9 +198,8 @@ func matchPath(e *config.Entry, kp *plan.Plan, path string, it map[string]any) (
 	return m, ""
 }
 
-// chooseWindows picks a path's windows as the entry asks among those
-// allowed (coarsest first): the windows it lists, or a choice, coarsest
-// by default. A path with no window listed is read at the API's default.
+// chooseWindows picks a path's windows among those allowed as the entry
+// asks, the coarsest by default; none listed reads the API's default.
 func chooseWindows(e *config.Entry, allowed []string) ([]string, string) {
 	if len(allowed) == 0 {
 		return nil, ""
@@ -243,8 +226,8 @@ func chooseWindows(e *config.Entry, allowed []string) ([]string, string) {
 	return allowed[:1], ""
 }
 
-// coarserFirst orders windows by their spacing, the longest first; block
-// and windows of no fixed spacing come last, as the finest.
+// coarserFirst orders windows by their spacing, the longest first; those
+// of no fixed spacing (block) last.
 func coarserFirst(a, b string) int {
 	if c := cmp.Compare(plan.WindowDuration(b), plan.WindowDuration(a)); c != 0 {
 		return c
@@ -252,10 +235,8 @@ func coarserFirst(a, b string) int {
 	return cmp.Compare(a, b)
 }
 
-// PlanAnswer is a plan outcome as the Cache keeps it under plan.Path, for
-// Cache.Restore: --config.check hands the Expander the plan it read, so
-// that expanding calls it no second time. Nil for an unknown outcome,
-// which is not kept.
+// PlanAnswer is a plan outcome as the Cache keeps it under plan.Path
+// (Cache.Restore); nil for an unknown outcome, which is not kept.
 func PlanAnswer(out plan.Outcome, at time.Time) *Answer {
 	if out.Kind == plan.Unknown {
 		return nil
@@ -263,9 +244,9 @@ func PlanAnswer(out plan.Outcome, at time.Time) *Answer {
 	return &Answer{Rows: rowsOf(out), At: at}
 }
 
-// planLimits gives the data API the rate_limit and daily_budget of the
-// key's plan where the file sets neither (budget.WithPlanLimits), and
-// logs them when they change.
+// planLimits gives the data API the limits of the key's plan where the
+// file sets neither (budget.WithPlanLimits), and logs them when they
+// change.
 func (x *Expander) planLimits(cfg *config.Config) *config.Config {
 	a := cfg.APIs[config.APIData]
 	if a == nil {
@@ -273,12 +254,7 @@ func (x *Expander) planLimits(cfg *config.Config) *config.Config {
 	}
 	out := budget.WithPlanLimits(cfg, x.plans(a))
 	if na := out.APIs[config.APIData]; na != a && na.LimitsFromPlan != "" {
-		said := fmt.Sprintf("%s %v %d", na.LimitsFromPlan, na.RateLimit, na.DailyBudget)
-		x.mu.Lock()
-		first := x.logged["plan limits"] != said
-		x.logged["plan limits"] = said
-		x.mu.Unlock()
-		if first {
+		if x.newly("plan limits", fmt.Sprintf("%s %v %d", na.LimitsFromPlan, na.RateLimit, na.DailyBudget)) {
 			level.Info(x.logger).Log("msg", "rate_limit and daily_budget not set in the file: taken from the key's plan, less the reserve",
 				"api", na.Name, "plan", na.LimitsFromPlan, "rate_limit", na.RateLimit, "daily_budget", na.DailyBudget)
 		}
@@ -286,8 +262,7 @@ func (x *Expander) planLimits(cfg *config.Config) *config.Config {
 	return out
 }
 
-// patternState is what one pattern entry expanded to, as the metrics show
-// it.
+// patternState is what one pattern entry expanded to, for the metrics.
 type patternState struct {
 	api, entry, pattern string
 	tuples, cut         int
@@ -300,9 +275,8 @@ var (
 		"Tuples a pattern entry selected past max_tuples, left out of the configuration in force.", []string{"api", "entry", "pattern"}, nil)
 )
 
-// notePatterns records what the patterns of an expansion came to, for the
-// metrics, and logs a pattern cut by max_tuples, or left unexpanded, when
-// that changes.
+// notePatterns records what the patterns of an expansion came to, and
+// logs each when that changes.
 func (x *Expander) notePatterns(cfg *config.Config) {
 	var states []patternState
 	for _, name := range config.APINames {
@@ -312,13 +286,7 @@ func (x *Expander) notePatterns(cfg *config.Config) {
 		}
 		for _, p := range a.Patterns {
 			states = append(states, patternState{api: name, entry: p.Entry.Key, pattern: p.Entry.Path, tuples: p.Tuples, cut: p.Cut})
-			said := fmt.Sprintf("%d %d %d %v", p.Paths, p.Tuples, p.Cut, p.Err)
-			key := "pattern " + name + " " + p.Entry.Key + " " + p.Entry.Path
-			x.mu.Lock()
-			changed := x.logged[key] != said
-			x.logged[key] = said
-			x.mu.Unlock()
-			if !changed {
+			if !x.newly("pattern "+name+" "+p.Entry.Key+" "+p.Entry.Path, fmt.Sprintf("%d %d %d %v", p.Paths, p.Tuples, p.Cut, p.Err)) {
 				continue
 			}
 			kv := []any{"api", name, "entry", p.Entry.Key, "pattern", p.Entry.Path, "paths", p.Paths, "tuples", p.Tuples}
@@ -349,9 +317,8 @@ func (x *Expander) collectPatterns(ch chan<- prometheus.Metric) {
 	}
 }
 
-// PlanOf reads back a plan outcome kept in the Cache (PlanAnswer, and the
-// state file's listing answers under plan.Path): an unknown outcome when
-// it holds none.
+// PlanOf reads back a plan outcome kept under plan.Path (PlanAnswer); an
+// unknown outcome for none.
 func PlanOf(a *Answer) plan.Outcome {
 	if a == nil {
 		return plan.Outcome{Kind: plan.Unknown}
@@ -359,11 +326,10 @@ func PlanOf(a *Answer) plan.Outcome {
 	return outcomeOf(a.Rows)
 }
 
-// Offline expands cfg as Expand does, from listing answers already kept
-// (answers gives them by API and path, nil for one not kept) and the plan
-// p (nil: none), with no call: what --config.check shows from the state
-// file's last lists and plan. Entries whose lists are not kept stay out.
-// Its error is one of the file, as Expand's.
+// Offline expands cfg as Expand does, with no call: from kept listing
+// answers (by API and path, nil for none) and the plan p (nil: none), as
+// --config.check does from a state file. Entries whose lists are not kept
+// stay out.
 func Offline(cfg *config.Config, answers func(api, path string) *Answer, p *plan.Plan, logger log.Logger) (*config.Config, error) {
 	x := &Expander{logger: logger, now: time.Now, logged: map[string]string{}, state: map[string]*State{},
 		planSaid: map[string]string{}, plans: func(*config.API) *plan.Plan { return p }}
@@ -376,13 +342,7 @@ func Offline(cfg *config.Config, answers func(api, path string) *Answer, p *plan
 			r.lists[key] = listResult{rows: a.Rows, ok: true}
 		}
 	}
-	for e, keys := range r.entryLists {
-		for _, k := range keys {
-			if !r.lists[k].ok {
-				r.waiting[e] = true
-			}
-		}
-	}
+	r.markWaiting()
 	out, err := r.withoutWaiting(cfg).ResolveWith(r.resolve, r.match)
 	if err != nil {
 		return nil, err

@@ -14,33 +14,20 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
-// The key's plan on the data API (package plan): what it may read, at
-// which windows, how far back, and its rate limit. Only the provider's
-// answer to this member's own key sets it: it is read at start, with
-// every refresh (daily), at every reload (the user may have changed the
-// plan: one call a reload), and when the upstream refuses a request for
-// the plan (at most once in planAfterRefusal). It is kept with the lists
-// in the Cache and saved with them, but an answer the last run saved is
-// never believed over a read: it stands in only when the read fails (the
-// upstream down at a restart), until the next read. A state file edited
-// to hold another plan so sets nothing while the provider answers. The
-// plan read is put in force
-// on the API's client (upstream.Client.SetPlan), which then asks nothing
-// the plan refuses; when it differs from the one in force, OnPlanChanged
-// hears of it (the engine asks its held series again). An upstream
-// without the plan endpoint (404), or one that refuses to describe the
-// key's plan (403, 500), leaves no plan in force: every request goes out
-// and the upstream decides, as before plans were read; that is said once.
+// The key's plan on the data API (package plan) is read at start, daily,
+// at every reload and after the upstream refuses a request for it. It is
+// kept and saved with the lists, but a saved one only stands in while a
+// read fails, so that an edited state file sets nothing while the
+// provider answers. Read, it is put in force on the API's client
+// (upstream.Client.SetPlan), and OnPlanChanged hears of a change. An
+// upstream without the endpoint, or refusing it, leaves no plan in force.
 
-const (
-	// planAfterRefusal is the least time between two reads that the
-	// upstream's refusals ask for.
-	planAfterRefusal = 10 * time.Minute
-)
+// planAfterRefusal is the least time between two reads that the
+// upstream's refusals ask for.
+const planAfterRefusal = 10 * time.Minute
 
-// OnPlanChanged sets f to hear, with the API's name, of every change of
-// the plan in force. It is called from the goroutine that expands: at
-// start, on reload or in Maintain.
+// OnPlanChanged sets f to hear of every change of the plan in force,
+// from the goroutine that expands.
 func (x *Expander) OnPlanChanged(f func(api string)) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -48,8 +35,8 @@ func (x *Expander) OnPlanChanged(f func(api string)) {
 }
 
 // refreshPlan reads the plan of the data API section a, or reuses one
-// read within reuse (one the last run saved, within Refresh), puts it in
-// force and reports whether that changed the plan in force.
+// this run read within reuse, puts it in force and reports whether that
+// changed it.
 func (x *Expander) refreshPlan(ctx context.Context, a *config.API, reuse time.Duration) (plan.Outcome, bool) {
 	if a == nil || a.Name != config.APIData {
 		return plan.Outcome{}, false
@@ -79,17 +66,16 @@ func (x *Expander) refreshPlan(ctx context.Context, a *config.API, reuse time.Du
 	return out, x.putPlan(c, a, out)
 }
 
-// PlanRead is the outcome of the last read of the data API key's plan:
-// what --config.check says of the plan its expansion read.
+// PlanRead is the outcome of the last read of the data API key's plan.
 func (x *Expander) PlanRead() plan.Outcome {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return x.planLast
 }
 
-// putPlan puts the plan of an outcome in force (none but for a plan
-// read; an unknown outcome leaves the one in force), says what it came
-// to when that differs from the last time, and tells OnPlanChanged.
+// putPlan puts the plan of an outcome in force (an unknown outcome leaves
+// the one in force), says what it came to when that changed, and tells
+// OnPlanChanged.
 func (x *Expander) putPlan(c *upstream.Client, a *config.API, out plan.Outcome) bool {
 	if out.Kind == plan.Unknown && c.Plan() != nil {
 		return false
@@ -115,12 +101,9 @@ func (x *Expander) putPlan(c *upstream.Client, a *config.API, out plan.Outcome) 
 	return changed
 }
 
-// planAgain reads the plan of the data API section in force again after
-// the upstream refused a request for it, unless it was read within
-// planAfterRefusal; it reports whether the plan in force changed. A
-// refusal while the plan endpoint refuses the key too, and nothing the
-// key asked has been answered, is a 403 on everything: the key's, and
-// the API is paused as for a rejected key
+// planAgain reads the plan again after the upstream refused a request for
+// it, unless within planAfterRefusal, and reports whether the plan in
+// force changed; a 403 on everything pauses the API as for a rejected key
 // (upstream.Client.RejectIfRefusedEverywhere).
 func (x *Expander) planAgain(ctx context.Context) bool {
 	x.mu.Lock()
@@ -140,9 +123,8 @@ func (x *Expander) planAgain(ctx context.Context) bool {
 	return changed
 }
 
-// planAnswer is an outcome as the Cache keeps it: the plan's answer (in
-// the current dialect, plan.Plan.MarshalJSON), or the outcome's kind and
-// status when no plan came.
+// planAnswer is an outcome as a state file keeps it: its kind, status
+// and the plan (plan.Plan.MarshalJSON).
 type planAnswer struct {
 	Outcome string          `json:"outcome"`
 	Status  int             `json:"status,omitempty"`
@@ -152,11 +134,8 @@ type planAnswer struct {
 // The kinds of outcome a Cache keeps.
 var kindNames = map[plan.Kind]string{plan.Read: "read", plan.NoEndpoint: "no_endpoint", plan.Basic: "basic", plan.Rejected: "rejected"}
 
-// rowsOf is an outcome as one row of the Cache. The plan is kept as the
-// plan read: a state file writes it in the current dialect
-// (plan.Plan.MarshalJSON) when it saves, and outcomeOf gives it back
-// as it is. Not as a tree of maps, which for a plan of many paths is
-// several times its size, nor as JSON written at every read.
+// rowsOf is an outcome as one row of the Cache, the plan kept as read (a
+// tree of maps would be several times its size).
 func rowsOf(out plan.Outcome) []map[string]any {
 	row := map[string]any{"outcome": kindNames[out.Kind]}
 	if out.Status != 0 {
@@ -168,9 +147,8 @@ func rowsOf(out plan.Outcome) []map[string]any {
 	return []map[string]any{row}
 }
 
-// outcomeOf reads back what rowsOf kept, or what a state file kept of it;
-// a row that is not one (a file altered, or of another version) is an
-// unknown outcome.
+// outcomeOf reads back what rowsOf or a state file kept; anything else
+// is an unknown outcome.
 func outcomeOf(rows []map[string]any) plan.Outcome {
 	bad := plan.Outcome{Kind: plan.Unknown}
 	if len(rows) != 1 {
@@ -205,10 +183,9 @@ func outcomeOf(rows []map[string]any) plan.Outcome {
 	return bad
 }
 
-// planUnread makes a plan that could not be read, with none in force,
-// one of the lists the data API's expansion failed on: Maintain reads it
-// again with the lists' back-off (a budget that had no call for it at
-// start has one later), and the expansion's state says why.
+// planUnread makes a plan that could not be read, with none in force, a
+// list the data API's expansion failed on: Maintain retries it, and the
+// expansion's state says why.
 func (r *resolution) planUnread(a *config.API, out plan.Outcome) {
 	if a == nil || a.Name != config.APIData || out.Kind != plan.Unknown || r.x.plans(a) != nil {
 		return

@@ -15,12 +15,9 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
-// What the last run kept in --storage.path, read without a lock and
-// without writing anything, so that a running exporter is not disturbed:
-// the listing answers and the key's plan of each API section, when they
-// were read for the same account. The offline --config.check judges the
-// file with them, and a backfill's dry run takes the plan from them,
-// both without a call.
+// What the last run kept in --storage.path (listing answers and the
+// plan), read without a lock or a write, so that a running exporter is
+// not disturbed: for the offline --config.check and a backfill's dry run.
 
 // maxSavedState bounds a state file read.
 const maxSavedState = 256 << 20
@@ -29,8 +26,7 @@ const maxSavedState = 256 << 20
 // section of a configuration, by API and path.
 type Saved struct {
 	byAPI map[string]map[string]*Answer
-	// Why says what was not read.
-	Why []string
+	Why   []string // what was not read
 }
 
 // Get is the answer the last run kept for the API's path, or nil.
@@ -59,8 +55,8 @@ func ReadSaved(dir string, cfg *config.Config) Saved {
 	return out
 }
 
-// readSavedLists reads the listing answers of one API's state file, when
-// it was saved for account, their equal values shared (decode.ShareRows).
+// readSavedLists reads the listing answers of one API's state file saved
+// for account, their values shared (decode.ShareRows).
 func readSavedLists(path, api, account string) (map[string]*Answer, error) {
 	f, err := os.Open(path)
 	if err != nil {

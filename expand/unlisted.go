@@ -10,25 +10,18 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/plan"
 )
 
-// A data-API path that the discovery read does not list, nor the key's
-// plan, nor the built-in catalog, is no endpoint of the upstream: most
-// likely a typo (/v1/btc/market-indicator/mvrvv). It is an error of the
-// file, said with the listed path it is nearest, not a tuple the plan
-// refuses (the plan lists what the key may read of what exists) nor one
-// the upstream would answer 404 at every poll. --config.check.upstream
-// fails on it; at start and in the background the entry stays out, said
-// at error level, until the file is fixed; a reload that has it fails.
+// A data-API path that neither discovery, nor the key's plan, nor the
+// catalog lists is most likely a typo: an error of the file, said with
+// the nearest listed path. A check or a reload fails on it; at start and
+// in the background the entry stays out until the file is fixed.
 
 // UnlistedPath is an entry's path that no list of the upstream knows.
 type UnlistedPath struct {
 	File  string
 	Entry *config.Entry
 	Path  string
-	// Plan is the name of the key's plan that does not list it either,
-	// "" when none was read.
-	Plan string
-	// Near is the listed path it is probably a typo of, or "".
-	Near string
+	Plan  string // the key's plan that does not list it either, "" for none
+	Near  string // the listed path it is probably a typo of, or ""
 }
 
 func (u *UnlistedPath) Error() string {
@@ -42,12 +35,10 @@ func (u *UnlistedPath) Error() string {
 	return msg + ": no such endpoint"
 }
 
-// Unlisted returns, in line order, the data-API paths of cfg's entries
-// named one by one that listing (the discovery read, AddDiscovery) does
-// not list, nor the built-in catalog: one per entry and path. Paths of a
-// version (/v1/, /v2/) the listing holds none of are not judged (that
-// discovery was not read), nor those that still hold all to resolve.
-// NotInPlan then keeps those the key's plan does not list either.
+// Unlisted returns, in line order, one per entry and path, the data-API
+// paths of cfg's entries named one by one that neither listing
+// (AddDiscovery) nor the catalog lists. Paths of a version the listing
+// holds none of (not read), or still holding all, are not judged.
 func Unlisted(cfg *config.Config, listing config.Listing) []*UnlistedPath {
 	a := cfg.APIs[config.APIData]
 	if a == nil || len(listing) == 0 {
@@ -81,10 +72,7 @@ func Unlisted(cfg *config.Config, listing config.Listing) []*UnlistedPath {
 }
 
 // NotInPlan keeps of what Unlisted found the paths the key's plan p does
-// not list either (a plan lists what its key may read of what exists),
-// naming the plan in them; all of them when p is nil (none was read).
-// The check reads the plan after the lists, and does not keep the
-// listing until then.
+// not list either, naming the plan; all of them when p is nil.
 func NotInPlan(unlisted []*UnlistedPath, p *plan.Plan) []*UnlistedPath {
 	if p == nil {
 		return unlisted
@@ -100,10 +88,9 @@ func NotInPlan(unlisted []*UnlistedPath, p *plan.Plan) []*UnlistedPath {
 	return out
 }
 
-// pathIndex is a listing's paths by their parent (/v1/btc/market-indicator),
-// for the listed path nearest one that is not: a path is compared with
-// the metrics of its own asset and category only, or when those are not
-// listed, its parent with the parents listed; never with every path.
+// pathIndex is a listing's paths by their parent, for the listed path
+// nearest one that is not: compared with its siblings, or its parent with
+// the parents; never with every path.
 type pathIndex struct {
 	versions map[string]bool
 	parents  []string
@@ -127,8 +114,7 @@ func newPathIndex(listing config.Listing) *pathIndex {
 	return idx
 }
 
-// near is the listed path that path is probably a typo of (config.NearName
-// on its parent, then its last segment), or "".
+// near is the listed path that path is probably a typo of, or "".
 func (idx *pathIndex) near(path string) string {
 	parent, leaf := splitLeaf(path)
 	leaves, ok := idx.leaves[parent]
@@ -163,8 +149,8 @@ func version(path string) string {
 	return ""
 }
 
-// discovery is what the data API's discovery lists, as this expansion
-// read it (AddDiscovery); empty when it read none.
+// discovery is what the discovery this expansion read lists; empty when
+// it read none.
 func (r *resolution) discovery(a *config.API) config.Listing {
 	listing := config.Listing{}
 	for _, path := range []string{config.ListDataV1, config.ListDataV2} {
@@ -175,16 +161,15 @@ func (r *resolution) discovery(a *config.API) config.Listing {
 	return listing
 }
 
-// unlisted keeps out the entries whose paths no list knows (Unlisted),
-// blamed on the data API as a file's error, and returns cfg resolved
-// without them; on a reload or a check (not background) it fails with
-// them instead.
+// unlisted keeps out the entries whose paths no list knows, blamed on
+// the data API as a file's error, and returns cfg resolved without them;
+// not in the background it fails with them instead.
 func (r *resolution) unlisted(cfg, out *config.Config, listing config.Listing, background bool, blamed map[string]error) (*config.Config, map[string]error, error) {
 	a := out.APIs[config.APIData]
 	if a == nil {
 		return out, blamed, nil
 	}
-	bad := NotInPlan(Unlisted(out, listing), r.keyPlan(a))
+	bad := NotInPlan(Unlisted(out, listing), r.x.plans(a))
 	if len(bad) == 0 {
 		return out, blamed, nil
 	}
@@ -209,7 +194,7 @@ func (r *resolution) unlisted(cfg, out *config.Config, listing config.Listing, b
 	blamed[config.APIData] = errors.Join(blamed[config.APIData], err)
 	for _, u := range bad {
 		if key := listKey(src, config.DataDiscovery(u.Path)); !slices.Contains(r.needs[config.APIData], key) {
-			r.needs[config.APIData] = append(r.needs[config.APIData], key) // the API's state says why
+			r.needs[config.APIData] = append(r.needs[config.APIData], key)
 		}
 	}
 	out, err = r.withoutWaiting(cfg).ResolveWith(r.resolve, r.match)
