@@ -420,15 +420,11 @@ const DefaultCadence = time.Hour
 // FallbackTTL is how long a value is cached when the schedule cannot be
 // derived (no row time, no spacing), by window.
 func FallbackTTL(w string) time.Duration {
-	switch w {
-	case "block", "min":
-		return 30 * time.Second
-	case "10min":
-		return 2 * time.Minute
-	case "hour":
-		return 5 * time.Minute
-	case "day":
-		return 15 * time.Minute
+	if d, ok := fallbackTTLs[w]; ok {
+		return d
 	}
 	return 5 * time.Minute
 }
+
+var fallbackTTLs = map[string]time.Duration{"block": 30 * time.Second, "min": 30 * time.Second,
+	"10min": 2 * time.Minute, "hour": 5 * time.Minute, "day": 15 * time.Minute}
