@@ -66,27 +66,28 @@ func Fit(t *config.Tuple, samples []Sample) error {
 // fitLabels says why a sample's labels are not those its field and tuple
 // give (newSample), or nil.
 func fitLabels(t *config.Tuple, f *config.Field, x *Sample) error {
-	names := append(slices.Clone(t.LabelFields()), slices.Sorted(maps.Keys(f.Labels))...)
-	keyed := f.KeyLabel != "" && len(x.ExtraNames()) == len(names)+1
-	if keyed {
-		names = append(names, f.KeyLabel)
-	}
+	names := labelNames(t, f, len(x.ExtraNames()))
 	if !slices.Equal(x.ExtraNames(), names) || len(x.ExtraValues()) != len(names) {
 		return fmt.Errorf("labels %q are not %q", text.Clip(strings.Join(x.ExtraNames(), ","), 128, "…"), strings.Join(names, ","))
 	}
-	for i, k := range names[len(t.LabelFields()) : len(names)-boolInt(keyed)] {
-		if v := x.ExtraValues()[len(t.LabelFields())+i]; v != f.Labels[k] {
+	n := len(t.LabelFields())
+	for i, k := range names[n : n+len(f.Labels)] {
+		if v := x.ExtraValues()[n+i]; v != f.Labels[k] {
 			return fmt.Errorf("label %s is %q, not %q", k, text.Clip(v, 64, "…"), f.Labels[k])
 		}
 	}
 	return nil
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
+// labelNames are the label names of a sample of f with n labels: the
+// tuple's label fields, f's constant labels by name, and its key label
+// when n says there is one.
+func labelNames(t *config.Tuple, f *config.Field, n int) []string {
+	names := append(slices.Clone(t.LabelFields()), slices.Sorted(maps.Keys(f.Labels))...)
+	if f.KeyLabel != "" && n == len(names)+1 {
+		names = append(names, f.KeyLabel)
 	}
-	return 0
+	return names
 }
 
 // MaxKeys bounds the keys of a field whose value is an object of numbers
@@ -192,11 +193,7 @@ func FromWire(t *config.Tuple, ws []Wire) ([]Sample, bool) {
 		if f == nil {
 			return nil, false
 		}
-		names := append(slices.Clone(t.LabelFields()), slices.Sorted(maps.Keys(f.Labels))...)
-		if f.KeyLabel != "" && len(w.L) == len(names)+1 {
-			names = append(names, f.KeyLabel)
-		}
-		out = append(out, Sample{Field: f, Extra: ExtraOf(names, w.L), Value: w.V})
+		out = append(out, Sample{Field: f, Extra: ExtraOf(labelNames(t, f, len(w.L)), w.L), Value: w.V})
 	}
 	return out, true
 }
