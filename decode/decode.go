@@ -116,11 +116,9 @@ func readRows(root any, t *config.Tuple, defaultRows string, until time.Time) ([
 		list, at = []any{obj}, "."
 	}
 	d := &reading{}
-	if m, ok := Lookup(root, "status.message"); ok {
-		if s, _ := m.(string); strings.EqualFold(strings.TrimSpace(s), "deprecated") {
-			d.Deprecated = true
-		}
-	}
+	m, _ := Lookup(root, "status.message")
+	s, _ := m.(string)
+	d.Deprecated = strings.EqualFold(strings.TrimSpace(s), "deprecated")
 	rootObj, _ := root.(map[string]any)
 	rows := make([]row, 0, len(list))
 	timeKey := ""
@@ -166,11 +164,11 @@ func readRows(root any, t *config.Tuple, defaultRows string, until time.Time) ([
 	}
 	if len(rows) > 0 {
 		d.Newest = rows[0].time
-		if n := len(rows); n > 1 && !rows[n-1].time.IsZero() {
-			d.Interval = rows[0].time.Sub(rows[n-1].time) / time.Duration(n-1)
-		}
 		if n := len(rows); !rows[n-1].time.IsZero() {
 			d.Oldest = rows[n-1].time
+			if n > 1 {
+				d.Interval = rows[0].time.Sub(rows[n-1].time) / time.Duration(n-1)
+			}
 		}
 		for i, r := range rows {
 			if r.time.IsZero() {
@@ -344,10 +342,8 @@ func (d *reading) add(v any, name string, f *config.Field, t *config.Tuple, labe
 		}
 		return
 	}
-	if _, isBool := v.(bool); isBool {
-		return
-	}
-	if _, isList := v.([]any); isList {
+	switch v.(type) {
+	case bool, []any:
 		return
 	}
 	x, ok := Number(v)

@@ -82,17 +82,13 @@ func (e *Error) Error() string {
 		fmt.Fprintf(&b, " (HTTP %d)", e.HTTP)
 	}
 	if e.Message != "" && e.Message != e.Code {
-		b.WriteString(": ")
-		b.WriteString(e.Message)
+		b.WriteString(": " + e.Message)
 	}
 	if e.Details != "" {
-		b.WriteString(" [")
-		b.WriteString(e.Details)
-		b.WriteString("]")
+		b.WriteString(" [" + e.Details + "]")
 	}
 	if e.URL != "" {
-		b.WriteString(" for GET ")
-		b.WriteString(e.URL)
+		b.WriteString(" for GET " + e.URL)
 	}
 	return b.String()
 }
