@@ -140,8 +140,7 @@ func (p *Peer) sendDirect() {
 					level.Debug(p.logger).Log("msg", "cannot send a delta", "member", n.Name, "err", err)
 					continue
 				}
-				p.m.sent.WithLabelValues(kindDeltaLabel).Inc()
-				p.m.sentBytes.WithLabelValues(kindDeltaLabel).Add(float64(len(msg)))
+				p.m.sentMsg(kindDeltaLabel, msg)
 			}
 		}
 	}
@@ -176,8 +175,7 @@ func (p *Peer) sendOversized() {
 						return
 					}
 					p.m.oversized.WithLabelValues("sent").Inc()
-					p.m.sent.WithLabelValues(kindDeltaLabel).Inc()
-					p.m.sentBytes.WithLabelValues(kindDeltaLabel).Add(float64(len(msg)))
+					p.m.sentMsg(kindDeltaLabel, msg)
 				}(n)
 			}
 			wg.Wait()

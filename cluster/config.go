@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -238,11 +239,7 @@ func (c Config) Validate() error {
 
 // withDefaults returns c with every zero duration replaced by its default.
 func (c Config) withDefaults() Config {
-	set := func(d *time.Duration, def time.Duration) {
-		if *d == 0 {
-			*d = def
-		}
-	}
+	set := setDefault[time.Duration]
 	set(&c.PeerTimeout, defaultPeerTimeout)
 	set(&c.GossipInterval, defaultGossipInterval)
 	set(&c.PushPullInterval, defaultPushPullInterval)
@@ -251,16 +248,17 @@ func (c Config) withDefaults() Config {
 	set(&c.SettleTimeout, defaultSettleTimeout)
 	set(&c.ReconnectInterval, defaultReconnectInterval)
 	set(&c.ReconnectTimeout, defaultReconnectTimeout)
-	if c.MaxMembers == 0 {
-		c.MaxMembers = defaultMaxMembers
-	}
-	if c.MaxStateBytes == 0 {
-		c.MaxStateBytes = defaultMaxStateBytes
-	}
-	if c.MaxDeltaBytes == 0 {
-		c.MaxDeltaBytes = defaultMaxDeltaBytes
-	}
+	setDefault(&c.MaxMembers, defaultMaxMembers)
+	setDefault(&c.MaxStateBytes, defaultMaxStateBytes)
+	setDefault(&c.MaxDeltaBytes, defaultMaxDeltaBytes)
 	return c
+}
+
+func setDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
 }
 
 // label is what every packet and stream of this cluster carries:
@@ -339,14 +337,7 @@ func decodeKey(b []byte) ([]byte, bool) {
 	return decoded[:n], true
 }
 
-func validKeySize(n int) bool {
-	for _, s := range keySizes {
-		if n == s {
-			return true
-		}
-	}
-	return false
-}
+func validKeySize(n int) bool { return slices.Contains(keySizes, n) }
 
 // defaultName is the host name and 8 random hex digits: readable in logs,
 // and a restarted member is a new member, so memberlist never mistakes it

@@ -2,7 +2,8 @@ package cluster
 
 import (
 	"errors"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
@@ -37,8 +38,7 @@ func (d *delegate) NotifyMsg(b []byte) {
 		p.receiveHeartbeat(b)
 		return
 	}
-	p.m.received.WithLabelValues(kindDeltaLabel).Inc()
-	p.m.receivedBytes.WithLabelValues(kindDeltaLabel).Add(float64(len(b)))
+	p.m.receivedMsg(kindDeltaLabel, b)
 	if len(b) > p.cfg.MaxDeltaBytes {
 		p.refuse(refusedDeltaSize, "", "bytes", len(b), "limit_bytes", p.cfg.MaxDeltaBytes)
 		return
@@ -71,8 +71,7 @@ func (d *delegate) NotifyMsg(b []byte) {
 func (d *delegate) GetBroadcasts(overhead, limit int) [][]byte {
 	msgs := d.p.queue.GetBroadcasts(overhead, limit)
 	for _, m := range msgs {
-		d.p.m.sent.WithLabelValues(kindDeltaLabel).Inc()
-		d.p.m.sentBytes.WithLabelValues(kindDeltaLabel).Add(float64(len(m)))
+		d.p.m.sentMsg(kindDeltaLabel, m)
 	}
 	return msgs
 }
@@ -82,12 +81,8 @@ func (d *delegate) GetBroadcasts(overhead, limit int) [][]byte {
 func (d *delegate) LocalState(bool) []byte {
 	p := d.p
 	p.statesMu.RLock()
-	keys := make([]string, 0, len(p.states))
-	for k := range p.states {
-		keys = append(keys, k)
-	}
+	keys := slices.Sorted(maps.Keys(p.states))
 	states := make([]State, len(keys))
-	sort.Strings(keys)
 	for i, k := range keys {
 		states[i] = p.states[k]
 	}
@@ -102,16 +97,14 @@ func (d *delegate) LocalState(bool) []byte {
 		parts = append(parts, part{key: keys[i], data: b})
 	}
 	b := encodeFull(parts)
-	p.m.sent.WithLabelValues(kindFullLabel).Inc()
-	p.m.sentBytes.WithLabelValues(kindFullLabel).Add(float64(len(b)))
+	p.m.sentMsg(kindFullLabel, b)
 	return b
 }
 
 // MergeRemoteState implements memberlist.Delegate: a peer's full state.
 func (d *delegate) MergeRemoteState(b []byte, _ bool) {
 	p := d.p
-	p.m.received.WithLabelValues(kindFullLabel).Inc()
-	p.m.receivedBytes.WithLabelValues(kindFullLabel).Add(float64(len(b)))
+	p.m.receivedMsg(kindFullLabel, b)
 	if len(b) > p.cfg.MaxStateBytes {
 		p.refuse(refusedStateSize, "", "bytes", len(b), "limit_bytes", p.cfg.MaxStateBytes)
 		return

@@ -50,8 +50,6 @@ const (
 	refusedCompressed  = "compressed"   // compressed gossip in the clear
 )
 
-var refusalReasons = []string{refusedClusterName, refusedStreams, refusedStreamSize, refusedStateSize, refusedDeltaSize, refusedMembers, refusedCompressed}
-
 // memberlist's message types that matter here: a compressed message
 // expands up to 40 MiB whatever its size on the wire, and a CRC header
 // (4 bytes) may come before it in a packet.
@@ -338,6 +336,7 @@ func (p *Peer) refuse(reason, from string, kv ...any) {
 	level.Warn(p.logger).Log(args...)
 }
 
+// refusalMessage is the log line of each reason; its keys are every reason.
 var refusalMessage = map[string]string{
 	refusedClusterName: "refused gossip from another cluster (--cluster.label differs); logged once per host",
 	refusedStreams:     "refused a gossip stream: too many, or too many bytes, at once; logged once per host",

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"time"
 
@@ -70,7 +71,8 @@ func (p *Peer) join(ctx context.Context) error {
 		level.Warn(p.logger).Log("msg", "cannot resolve a peer; trying again every --cluster.reconnect-interval", "err", err)
 	}
 	p.keepResolved(addrs, errs)
-	addrs = without(addrs, p.Self().Address)
+	self := p.Self().Address
+	addrs = slices.DeleteFunc(addrs, func(a string) bool { return a == self })
 	if len(addrs) == 0 {
 		if len(p.cfg.Peers) > 0 && len(errs) > 0 {
 			return errors.New("no address of --cluster.peer resolved")
@@ -216,14 +218,4 @@ func resolvePeers(ctx context.Context, peers []string, lookup lookupFunc) (addrs
 		}
 	}
 	return addrs, errs
-}
-
-func without(addrs []string, self string) []string {
-	out := addrs[:0:0]
-	for _, a := range addrs {
-		if a != self {
-			out = append(out, a)
-		}
-	}
-	return out
 }

@@ -1,10 +1,11 @@
 package cluster
 
 import (
+	"maps"
 	"net"
 	"slices"
-	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-kit/log/level"
@@ -123,11 +124,7 @@ func (p *Peer) memberLeft(n *memberlist.Node) {
 // them at now, who owns and who ranks last (standing), and the clock
 // offset, and fires Changed when the lists changed; the lock is held.
 func (p *Peer) publishLocked(now time.Time) {
-	ms := make([]Member, 0, len(p.live))
-	for _, m := range p.live {
-		ms = append(ms, m)
-	}
-	sort.Slice(ms, func(i, j int) bool { return ms[i].Name < ms[j].Name })
+	ms := slices.SortedFunc(maps.Values(p.live), func(a, b Member) int { return strings.Compare(a.Name, b.Name) })
 	serving := p.servingLocked(ms, now)
 	offset := p.clockOffsetLocked(serving)
 	p.offset.Store(int64(offset))

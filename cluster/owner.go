@@ -22,19 +22,18 @@ const (
 	fnvPrime  = 1099511628211
 )
 
+// weight hashes member, a byte no UTF-8 text holds (0xff), then unit.
 func weight(member, unit string) uint64 {
-	h := uint64(fnvOffset)
-	for i := 0; i < len(member); i++ {
-		h ^= uint64(member[i])
+	return mix(fnv1a(fnv1a(fnv1a(fnvOffset, member), "\xff"), unit))
+}
+
+// fnv1a adds b to the FNV-1a hash h.
+func fnv1a[T string | []byte](h uint64, b T) uint64 {
+	for i := 0; i < len(b); i++ {
+		h ^= uint64(b[i])
 		h *= fnvPrime
 	}
-	h ^= 0xff // a byte no UTF-8 text holds ends the name
-	h *= fnvPrime
-	for i := 0; i < len(unit); i++ {
-		h ^= uint64(unit[i])
-		h *= fnvPrime
-	}
-	return mix(h)
+	return h
 }
 
 // mix is murmur3's 64-bit finalizer.

@@ -46,11 +46,4 @@ func (s *seenSet) add(d uint64) bool {
 }
 
 // digest is FNV-1a over b, mixed as weight is.
-func digest(b []byte) uint64 {
-	h := uint64(fnvOffset)
-	for _, c := range b {
-		h ^= uint64(c)
-		h *= fnvPrime
-	}
-	return mix(h)
-}
+func digest(b []byte) uint64 { return mix(fnv1a(fnvOffset, b)) }
