@@ -271,12 +271,7 @@ func (p Allotment) note(cost func(time.Duration) float64, fixed float64) string 
 
 // Cut says whether the allotment polls any series less often than its rows.
 func (p Allotment) Cut() bool {
-	for _, g := range p.Groups {
-		if g.Factor > 1 {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(p.Groups, func(g Cut) bool { return g.Factor > 1 })
 }
 
 // Factor is the coarsening factor of series of a window and spacing: 1

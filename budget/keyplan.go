@@ -3,6 +3,7 @@ package budget
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -68,10 +69,7 @@ func WithPlanLimits(cfg *config.Config, p *plan.Plan) *config.Config {
 		na.DailyBudget, na.LimitsFromPlan = perDay, p.Name
 	}
 	out := *cfg
-	out.APIs = make(map[string]*config.API, len(cfg.APIs))
-	for name, x := range cfg.APIs {
-		out.APIs[name] = x
-	}
+	out.APIs = maps.Clone(cfg.APIs)
 	out.APIs[config.APIData] = &na
 	return &out
 }

@@ -141,12 +141,7 @@ func filesUnder(dir string) []string {
 		name = strings.TrimPrefix(name, "budget-")
 		seen[name] = true
 	}
-	out := make([]string, 0, len(seen))
-	for name := range seen {
-		out = append(out, name)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(seen))
 }
 
 func (s *Store) file(api string) string { return filepath.Join(s.dir, api+".json") }
