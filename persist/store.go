@@ -1,23 +1,11 @@
-// Package persist keeps what the exporter learned across restarts, in the
-// state files of --storage.path (package state, which stores plain data):
-// it is the one place persistence is wired, outside the refresh engine.
-// Each owner gives a snapshot of its own type and takes one back, checked:
-//
-//   - a tuple: collector.Tuple, under its digest (collector.SavedTuple),
-//     checked by the engine's door (collector.TakeSaved) as it is read;
-//   - the learned delays: schedule.Book's Snapshot and Restore, each
-//     estimate checked by schedule.Estimate.Check;
-//   - the pauses: upstream.Client's Pauses and RestorePauses;
-//   - the listing answers: expand.Cache's Saved and Restore, which Store
-//     holds for the Expander (expand.Store);
-//   - the day's count: budget.Budget's Saved and Restore, in the state
-//     file and, reserved before each chunk of calls leaves, in the
-//     reservation file (Keep).
-//
-// The Store is the engine's collector.Keeper, and it keeps every client
-// the pool of upstream clients puts in force (upstream.Pool.OnClient
-// with Keep): a client's budget and pauses are hooked up in that one
-// place, at the start, at a reload and for the listing calls alike.
+// Package persist is the one place persistence is wired: it joins the
+// state files of --storage.path (package state, plain data) to the owners
+// of what they hold, each giving a snapshot of its own type and taking
+// one back checked (collector.TakeSaved for tuples, schedule.CheckSaved
+// for delays, upstream.Client's pauses, expand.Cache's listing answers,
+// budget.Saved.Check for the day's count). The Store is the engine's
+// collector.Keeper, and Keep hooks up each client the upstream pool puts
+// in force, at start, at a reload and for listing calls alike.
 package persist
 
 import (
@@ -44,15 +32,12 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
-// Store joins the state files to the owners of what they hold. A nil
-// *Store keeps nothing.
+// Store joins the state files to their owners. A nil *Store keeps nothing.
 type Store struct {
 	files  *state.Store
 	logger log.Logger
 	now    func() time.Time
-	// cache holds the listing answers: those of the files at open, then
-	// what expansion reads; saves write from it.
-	cache *expand.Cache
+	cache  *expand.Cache // listing answers: the files', then expansion's
 
 	mu   sync.Mutex
 	kept map[string]*budget.Budget // the budgets that reserve in the files
@@ -61,8 +46,7 @@ type Store struct {
 var _ collector.Keeper = (*Store)(nil)
 
 // Open takes dir for this process and reads the state files of the API
-// sections cfg configures, each bounded by how many tuples its section
-// may hold (state.Open). An empty dir returns nil: nothing is kept.
+// sections cfg configures (state.Open). An empty dir returns nil.
 func Open(dir string, cfg *config.Config, logger log.Logger) (*Store, error) {
 	apis := map[string]int{}
 	for name, a := range cfg.APIs {
@@ -75,8 +59,8 @@ func Open(dir string, cfg *config.Config, logger log.Logger) (*Store, error) {
 	return New(files, logger), nil
 }
 
-// New keeps state in files, and hands the listing answers they hold to
-// its Cache at once, for the first expansion. Nil files: nil.
+// New keeps state in files, whose listing answers go to its Cache at
+// once, for the first expansion. Nil files: nil.
 func New(files *state.Store, logger log.Logger) *Store {
 	if files == nil {
 		return nil
@@ -102,8 +86,8 @@ func (s *Store) Close() error {
 	return s.files.Close()
 }
 
-// Cache returns the cache of listing answers the Store saves, for the
-// Expander (expand.Store); nil for a nil Store.
+// Cache returns the listing answers the Store saves, for the Expander
+// (expand.Store); nil for a nil Store.
 func (s *Store) Cache() *expand.Cache {
 	if s == nil {
 		return nil
@@ -111,9 +95,8 @@ func (s *Store) Cache() *expand.Cache {
 	return s.cache
 }
 
-// Keep makes a client put in force keep its account's state across
-// restarts (upstream.Pool.OnClient): the pauses saved for its API and
-// account, once, and the reservation of its daily budget (keepBudget).
+// Keep hooks up a client put in force (upstream.Pool.OnClient): its saved
+// pauses, once, and the reservation of its daily budget.
 func (s *Store) Keep(c *upstream.Client) {
 	if s == nil {
 		return
@@ -122,8 +105,8 @@ func (s *Store) Keep(c *upstream.Client) {
 	s.keepBudget(c.API().Name, c.Account(), c.Budget())
 }
 
-// restorePauses applies the saved pauses of a client's API, once, when
-// the client is of the account they were saved for.
+// restorePauses applies the pauses saved for the client's API and
+// account, once.
 func (s *Store) restorePauses(c *upstream.Client) {
 	raw := s.files.Pauses(c.API().Name, c.Account())
 	if raw == nil {
@@ -137,14 +120,11 @@ func (s *Store) restorePauses(c *upstream.Client) {
 	c.RestorePauses(ps) // bounded there (upstream.MaxRestoredPause)
 }
 
-// keepBudget makes b, the daily budget of API api for account
-// (upstream.Account), survive any crash: it restores what the API's
-// reservation file says was reserved today (when it was written for the
-// same account), then makes b write each chunk of calls there before the
-// calls leave (budget.SetReserver, state.Store.Reserve). For a budget it
-// already keeps (a client rebuilt for the same account carries its
-// budget over), it does nothing. A Store whose directory cannot be
-// written keeps nothing (the start warned).
+// keepBudget makes b, the daily budget of api for account, survive any
+// crash: it restores the reservation file written for account, then has b
+// write each chunk of calls there before they leave (budget.SetReserver).
+// A budget already kept (a client rebuilt for the same account carries
+// it over) is left alone; a directory that cannot be written keeps none.
 func (s *Store) keepBudget(api, account string, b *budget.Budget) {
 	if !s.files.Keeps() || b == nil {
 		return
@@ -176,10 +156,8 @@ func (s *Store) keepBudget(api, account string, b *budget.Budget) {
 }
 
 // Take hands back the state file of an API section once (nil when there
-// is none): only the entries of its tuples, each checked against its
-// tuple at now by the engine's door (collector.TakeSaved); an entry that
-// is not what the exporter writes is dropped with a warning naming the
-// file and the entry.
+// is none), each part checked at now; an entry that is not what the
+// exporter writes is dropped with a warning naming the file and entry.
 func (s *Store) Take(a *config.API, account string, now time.Time) *collector.Saved {
 	if s == nil {
 		return nil
@@ -232,9 +210,9 @@ func (s *Store) Take(a *config.API, account string, now time.Time) *collector.Sa
 	return out
 }
 
-// takeLists reads the listing answers of a state file at now, numbers
-// as upstream.List reads them; an answer dated ahead (it would be reused
-// for ever) is dropped, and named.
+// takeLists reads the listing answers of a state file, numbers as
+// upstream.List reads them; one dated after now (it would be reused for
+// ever) is dropped, and named.
 func takeLists(raw json.RawMessage, now time.Time) (map[string]*expand.Answer, []state.Problem) {
 	var lists map[string]*expand.Answer
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -269,10 +247,9 @@ func (s *Store) Save(snaps []collector.Snapshot) {
 	}
 }
 
-// write writes one API's snapshot. The times JSON cannot hold (a year
-// past 9999) are forgotten first (clock.ForgetFar; the engine's tuples
-// come so): one row dated in year 10000 must not stop the whole file,
-// the day's count with it, from being written.
+// write writes one API's snapshot. Times JSON cannot hold (past year
+// 9999) are forgotten first (clock.ForgetFar; the tuples come so): one
+// such row must not stop the whole file, day's count included.
 func (s *Store) write(snap *collector.Snapshot) {
 	f := state.NewFile(snap.API, snap.Account)
 	for k, t := range snap.Tuples {
@@ -304,8 +281,7 @@ func (s *Store) write(snap *collector.Snapshot) {
 	s.files.Write(snap.API, f)
 }
 
-// raw is v as JSON; what cannot be written (a number JSON cannot hold) is
-// left out of the file, with a debug line.
+// raw is v as JSON; what cannot be written is left out, with a debug line.
 func (s *Store) raw(api, entry string, v any) json.RawMessage {
 	b, err := json.Marshal(v)
 	if err != nil {

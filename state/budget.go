@@ -12,15 +12,9 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/internal/jsonerr"
 )
 
-// The day's count of an API's calls is written before the calls leave
-// (Reserve, which the budget calls for each chunk of calls before it
-// lets them go), in a file of its own beside the API's state file:
-// DIR/budget-API.json, a few hundred bytes, so that a reservation costs
-// one small write, synced and renamed into place, whatever the size of
-// the state file.
-
-// budgetFile is the content of DIR/budget-API.json; Budget is the
-// budget's snapshot (budget.Saved) as it gave it.
+// budgetFile is the content of DIR/budget-API.json, a file apart from the
+// state file so that a reservation costs one small write whatever the
+// state's size; Budget is the budget's snapshot (budget.Saved).
 type budgetFile struct {
 	Version int             `json:"version"`
 	API     string          `json:"api"`
@@ -68,10 +62,9 @@ func (s *Store) readBudget(api string) {
 	s.budgets[api] = &f
 }
 
-// TakeReservation hands back, once, what an API's reservation file says
-// was reserved (the budget's snapshot), when the file was written for
-// account; else nil. The budget checks it when it takes it back, and
-// says why it did not with ReservationIgnored.
+// TakeReservation hands back, once, the budget's snapshot in an API's
+// reservation file when it was written for account; else nil. The budget
+// checks it, and says why it refused it with ReservationIgnored.
 func (s *Store) TakeReservation(api, account string) json.RawMessage {
 	if s == nil {
 		return nil
@@ -97,10 +90,10 @@ func (s *Store) ReservationIgnored(api string, err error) {
 // Store, or one whose directory cannot be written (the start warned).
 func (s *Store) Keeps() bool { return s != nil && s.writable }
 
-// Reserve writes an API's reservation file, synchronously: the budget's
-// snapshot v for account, synced and renamed into place before it
-// returns, so that a call counted in v is on disk before it is made. A
-// failure is returned, and logged once until a write succeeds again.
+// Reserve writes the budget's snapshot v for account as an API's
+// reservation file, synced and renamed into place before it returns: a
+// call counted in v is on disk before it is made. A failure is returned,
+// and logged once until a write succeeds again.
 func (s *Store) Reserve(api, account string, v json.RawMessage) error {
 	if !s.Keeps() {
 		return errors.New("the storage directory cannot be written")
@@ -113,8 +106,8 @@ func (s *Store) Reserve(api, account string, v json.RawMessage) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil {
-		// Once until a write succeeds again: the temporary file's name
-		// makes each error's text new.
+		// Not keyed on the error's text: the temporary file's name
+		// makes each one new.
 		if s.failed[key] == "" {
 			s.failed[key] = err.Error()
 			level.Error(s.logger).Log("msg", "cannot write the day's call count; calls are held back until it can be written", "file", s.budgetPath(api), "err", err)

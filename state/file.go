@@ -15,10 +15,8 @@ import (
 // version is ignored (a cold start for its API).
 const fileVersion = 3
 
-// File is the content of one API's file: each owner's snapshot as the
-// owner wrote it (JSON), stored and handed back as it is. What a
-// snapshot holds, and whether it may be trusted, is its owner's to say
-// (package collector takes each back to its owner and checks it there).
+// File is the content of one API's file: each owner's snapshot (JSON),
+// stored and handed back as the owner wrote it.
 type File struct {
 	Version int    `json:"version"`
 	API     string `json:"api"`
@@ -36,8 +34,7 @@ type File struct {
 	// (budget.Budget).
 	Budget json.RawMessage `json:"budget,omitempty"`
 
-	// raw holds the tuples' entries of a file read, until tuples reads
-	// the ones asked for.
+	// raw holds the tuples' entries of a file read, until tuples.
 	raw json.RawMessage
 }
 
@@ -51,20 +48,18 @@ func NewFile(api, account string) *File {
 // configuration max_tuples allows writes.
 const maxFile = 256 << 20
 
-// baseFile and perTuple make the bound of one API's file under a
-// configuration (fileBound): room for its listing answers, learned delays
-// and pauses, and for each tuple max_tuples allows its last values (a
-// row's fields, up to max_fields, with their labels) and plan.
+// baseFile and perTuple make fileBound: room for the listing answers,
+// delays and pauses, and per tuple for its last row (up to max_fields
+// fields with their labels) and plan.
 const (
 	baseFile = 16 << 20
 	perTuple = 32 << 10
 )
 
-// fileBound is the most the file of an API section that may hold n
-// tuples is read up to: a larger one was not written for this
-// configuration (a file of 600 000 entries of an old one), and reading it
-// would spend memory and start-up time on what nothing asks for. With n
-// below 0 (no configuration), maxFile.
+// fileBound is the most the file of a section of n tuples is read up to
+// (maxFile for n < 0: no configuration): a larger one was written for
+// another configuration, and reading it would spend memory and start-up
+// time on what nothing asks for.
 func fileBound(n int) int64 {
 	if n < 0 {
 		return maxFile
@@ -72,10 +67,9 @@ func fileBound(n int) int64 {
 	return min(maxFile, baseFile+int64(max(n, 1))*perTuple)
 }
 
-// readFile reads a state file that is a regular file of at most limit
-// bytes: a FIFO, a device or a directory under its name is not read (a
-// FIFO would hang the start), nor a larger file, whose size is known
-// before anything is read.
+// readFile reads a regular file of at most limit bytes, refused on its
+// size before anything is read; a FIFO (which would hang the start), a
+// device or a directory is not read.
 func readFile(path string, limit int64) ([]byte, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -114,10 +108,9 @@ func readFile(path string, limit int64) ([]byte, error) {
 	return append(data, rest...), err
 }
 
-// Decode reads the file of API api, every tuple's entry included; any
+// Decode reads the file of API api, every tuple's entry included; a
 // problem of its structure is an error naming it. The owners' snapshots
-// in it are as the file holds them, not checked. (A Store reads a file
-// with decodeFile and only the entries of the tuples configured.)
+// are not checked.
 func Decode(data []byte, api string) (*File, error) {
 	f, err := decodeFile(data, api)
 	if err != nil {
@@ -128,9 +121,8 @@ func Decode(data []byte, api string) (*File, error) {
 	return f, nil
 }
 
-// decodeFile reads a file but its tuples' entries, which stay raw (in
-// f.raw) until tuples reads those asked for: a file full of entries
-// nobody asks for costs their bytes, not copies of them.
+// decodeFile reads a file but its tuples' entries, which stay in f.raw
+// until tuples: entries nobody asks for cost their bytes, not copies.
 func decodeFile(data []byte, api string) (*File, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, errors.New("empty file")
@@ -168,10 +160,9 @@ func decodeFile(data []byte, api string) (*File, error) {
 	return f, nil
 }
 
-// tuples copies the raw entries of the tuples keep asks for (every one
-// when keep is nil); the others are counted as skipped, never copied.
-// decodeFile saw the whole file to be valid JSON and the tuples an
-// object (or null).
+// tuples copies the raw entries keep asks for (all when keep is nil) and
+// counts the others, never copied. decodeFile saw valid JSON, the tuples
+// an object or null.
 func (f *File) tuples(keep func(key string) bool) (out map[string]json.RawMessage, skipped int) {
 	out = map[string]json.RawMessage{}
 	dec := json.NewDecoder(bytes.NewReader(f.raw))
@@ -185,7 +176,6 @@ func (f *File) tuples(keep func(key string) bool) (out map[string]json.RawMessag
 		}
 		key, _ := tok.(string)
 		if keep != nil && !keep(key) {
-			// Read past, into nothing: nothing is copied.
 			var skip struct{}
 			var typ *json.UnmarshalTypeError
 			if err := dec.Decode(&skip); err != nil && !errors.As(err, &typ) {

@@ -11,8 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// lockName is the file in the storage directory that one process at a
-// time holds an advisory lock on (flock), with its pid written in it.
+// lockName is the file one process at a time flocks, its pid in it.
 const lockName = ".lock"
 
 // ErrInUse is the error of LockDir (wrapped) when another process holds
@@ -21,15 +20,13 @@ var ErrInUse = errors.New("in use by another process")
 
 // DirLock is a storage directory held by this process: two exporters on
 // one --storage.path would each spend the daily budget and overwrite each
-// other's files. The lock is the kernel's: it ends with the process,
-// however it ends, and the file stays.
+// other's files. The kernel's lock ends with the process however it ends.
 type DirLock struct {
 	f *os.File
 }
 
-// LockDir takes dir (created if needed) for this process. When another
-// process holds it, the error names the directory and, when the lock file
-// says, that process's pid.
+// LockDir takes dir (created if needed) for this process; when another
+// holds it, the error names the directory and, if known, its pid.
 func LockDir(dir string) (*DirLock, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("storage directory %s: %w", dir, err)
@@ -52,7 +49,6 @@ func LockDir(dir string) (*DirLock, error) {
 		}
 		return nil, fmt.Errorf("storage directory %s cannot be locked: %w", dir, err)
 	}
-	// Whose lock it is, for the error of the next one.
 	if err := f.Truncate(0); err == nil {
 		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	}

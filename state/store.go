@@ -15,41 +15,31 @@ import (
 	"github.com/go-kit/log/level"
 )
 
-// Store keeps what the exporter learned across restarts, one file per API
-// under a directory (DIR/data.json, ...), each holding the snapshots its
-// owners gave (File). A file applies only to an API section of the same
-// account (a digest the caller gives: nothing secret is written), and
-// each part of it is handed back once. A nil *Store keeps nothing.
+// Store keeps one File per API under a directory (DIR/data.json, ...). A
+// file applies only to a section of the same account (a digest the
+// caller gives: nothing secret is written), and each part of it is handed
+// back once. A nil *Store keeps nothing.
 type Store struct {
 	dir      string
 	logger   log.Logger
 	writable bool
 	lock     *DirLock // held by Open; nil from OpenStore
 
-	// saving serialises whole saves (LockSaves): what written says is on
-	// disk stays true when two saves meet.
-	saving   sync.Mutex
+	saving   sync.Mutex // LockSaves
 	mu       sync.Mutex
-	loaded   map[string]*File  // per API, until the exporter takes it
-	restored map[string]bool   // APIs whose pauses were handed back
-	written  map[string][]byte // per API: what its file holds
-	failed   map[string]string // per API: the last write error logged
-	// budgets are the reservation files read at open, per API, until
-	// TakeReservation hands them back.
-	budgets map[string]*budgetFile
+	loaded   map[string]*File       // per API, until the exporter takes it
+	restored map[string]bool        // APIs whose pauses were handed back
+	written  map[string][]byte      // per API: what its file holds
+	failed   map[string]string      // per API: the last write error logged
+	budgets  map[string]*budgetFile // per API, until TakeReservation
 }
 
-// Open takes dir for this process (LockDir: a second exporter on the same
-// --storage.path gets an error naming the directory and the pid holding
-// it) and reads the state files of the API sections in apis, each within
-// the bound its count of tuples sets (apis maps an API's name to the most
-// tuples its configuration may hold: max_tuples, or more when listed):
-// the file of an API no longer configured is not read, nor one larger
-// than its configuration writes. The lock is held until Close. Its only
-// error is ErrInUse (wrapped): otherwise it never fails, as OpenStore; a
-// directory that cannot be locked (a read-only file system) is a warning,
-// and is then not written either. An empty dir returns nil and no error:
-// nothing is kept.
+// Open takes dir for this process (LockDir) until Close and reads the
+// files of the API sections in apis, each within fileBound of its most
+// tuples (apis maps an API's name to them); the file of an API not in apis
+// is not read. Its only error is ErrInUse (wrapped): a directory that
+// cannot be locked (a read-only file system) is a warning, as OpenStore's.
+// An empty dir returns nil and no error: nothing is kept.
 func Open(dir string, apis map[string]int, logger log.Logger) (*Store, error) {
 	if dir == "" {
 		return nil, nil
@@ -69,8 +59,7 @@ func Open(dir string, apis map[string]int, logger log.Logger) (*Store, error) {
 	return s, nil
 }
 
-// Close releases the directory's lock taken by Open; a nil Store, or one
-// from OpenStore, has none.
+// Close releases the directory's lock taken by Open, if any.
 func (s *Store) Close() error {
 	if s == nil || s.lock == nil {
 		return nil
@@ -78,12 +67,10 @@ func (s *Store) Close() error {
 	return s.lock.Release()
 }
 
-// OpenStore reads every state file under dir (DIR/API.json), without a
-// lock and with no configuration to bound them by but maxFile (tests,
-// tools). It never fails: a directory that cannot be written is a
-// warning and state is not kept; a file that cannot be read or decoded is
-// a warning and a cold start of its API. An empty dir returns nil:
-// nothing is kept.
+// OpenStore reads every state file under dir, without a lock and bounded
+// by maxFile alone (tests, tools). It never fails: a directory that
+// cannot be written is a warning and nothing is kept; a file that cannot
+// be read is a warning and a cold start of its API. An empty dir: nil.
 func OpenStore(dir string, logger log.Logger) *Store {
 	if dir == "" {
 		return nil
@@ -146,8 +133,8 @@ func filesUnder(dir string) []string {
 
 func (s *Store) file(api string) string { return filepath.Join(s.dir, api+".json") }
 
-// probe creates the directory if needed, removes temporary files a crash
-// left behind and checks that a file can be created there.
+// probe creates the directory, removes temporary files a crash left and
+// checks that a file can be created there.
 func (s *Store) probe() error {
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
 		return err
@@ -166,11 +153,10 @@ func (s *Store) probe() error {
 	return os.Remove(f.Name())
 }
 
-// Take hands back the file of an API section once: nil when there is
-// none, or when it was saved for another account (or the Store is nil).
-// Only the entries of the tuples keep asks for are read; the others are
-// dropped unread (an info line counts them). Its pauses and listing
-// answers are not in it: Pauses and Lists hand those back.
+// Take hands back the file of an API section once, nil when there is
+// none or it was saved for another account. Only the tuples keep asks for
+// are read; the others are dropped unread (an info line counts them).
+// Pauses and Lists hand back the rest.
 func (s *Store) Take(api, account string, keep func(key string) bool) *File {
 	if s == nil {
 		return nil
@@ -195,8 +181,8 @@ func (s *Store) Take(api, account string, keep func(key string) bool) *File {
 	return f
 }
 
-// Pauses hands back the pauses saved in an API's file, once, when the
-// file is of account; else nil.
+// Pauses hands back the pauses of an API's file once, when the file is
+// of account; else nil.
 func (s *Store) Pauses(api, account string) json.RawMessage {
 	if s == nil {
 		return nil
@@ -231,12 +217,11 @@ func (s *Store) Lists(api string) (account string, lists json.RawMessage) {
 // why: Entry names it as the file does (tuples.KEY, delays.KEY, budget).
 type Problem struct{ Entry, Err string }
 
-// maxWarnings is how many dropped entries of one file are named one by
-// one; the rest are counted in one more line.
+// maxWarnings is how many dropped entries of a file are named; one more
+// line counts the rest.
 const maxWarnings = 10
 
-// Dropped logs the entries of an API's file that were not taken back,
-// naming the file and each entry.
+// Dropped logs the entries of an API's file its owners refused.
 func (s *Store) Dropped(api string, bad []Problem) {
 	if s == nil {
 		return
@@ -250,10 +235,9 @@ func (s *Store) Dropped(api string, bad []Problem) {
 	}
 }
 
-// LockSaves begins a whole save (the Files of every API, then Write):
-// saves are serialised, so that what the Store knows to be on disk stays
-// true when two saves meet. UnlockSaves ends it. Both do nothing on a
-// nil Store.
+// LockSaves begins a whole save (every API's Write): saves are
+// serialised, so that what the Store knows is on disk stays true when
+// two saves meet.
 func (s *Store) LockSaves() {
 	if s != nil {
 		s.saving.Lock()
@@ -267,10 +251,9 @@ func (s *Store) UnlockSaves() {
 	}
 }
 
-// Write replaces an API's file when its content changed: a temporary file
-// in the directory, synced, renamed over the old one, so that a crash
-// leaves either the old file or the new one. A failure is logged once.
-// A nil Store, or one whose directory cannot be written, writes nothing.
+// Write replaces an API's file when its content changed, by a synced
+// temporary file renamed over it: a crash leaves the old or the new. A
+// failure is logged once per error text.
 func (s *Store) Write(api string, f *File) {
 	if s == nil || !s.writable {
 		return
