@@ -9,20 +9,13 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 )
 
-// Budget is the daily budget of one API: at most Limit calls per UTC day
-// (the day counter resets at 00:00 UTC), paced over the day by a token
-// bucket refilled at Limit/86400 calls a second with room for Limit/96
-// calls (a quarter of an hour's share, at least one). So no clock hour
-// spends more than Limit/24 + 25 % (rounded up to a whole call), and a
-// burst at 00:05 does not leave the evening dark. Every call takes a turn:
-// refreshes, retries, listing and discovery calls alike.
-//
-// The limit in force is the smaller of the configured daily_budget and
-// the upstream's own daily limit (X-Daily-Limit) seen today; with
-// neither, every call is allowed and still counted.
-//
-// In a cluster the day is the cluster's (SetClock): every member's day
-// turns at the same moment, whatever its own clock says.
+// Budget is the daily budget of one API: at most Limit calls per UTC day,
+// every call counted, paced by a token bucket refilled at Limit/86400
+// calls a second with room for Limit/96 (a quarter hour's share, at least
+// one): no clock hour spends more than Limit/24 + 25 %, and a burst at
+// 00:05 does not leave the evening dark. The limit is the smaller of
+// daily_budget and the upstream's X-Daily-Limit seen today; with neither,
+// every call is allowed and still counted.
 type Budget struct {
 	mu  sync.Mutex
 	own int // daily_budget; 0 = none
@@ -32,39 +25,31 @@ type Budget struct {
 	day     time.Time // the UTC day used counts
 	used    int
 	// tokens is the bucket's level at `at`; paced says a limit was in
-	// force then (without one the bucket is not kept, and fills at once
-	// when a limit comes).
+	// force then (else the bucket fills at once when one comes).
 	tokens float64
 	at     time.Time
 	paced  bool
 
-	// reserver, when set, writes each chunk of calls before it is spent
-	// (reserve.go); reserved is the day's count it last wrote, chunk the
-	// size of the next one and reserveErr the last write's failure.
+	// reserve.go: reserved is the day's count last written, chunk the
+	// size of the next one, reserveErr the last write's failure.
 	reserver   Reserver
 	reserved   int
 	chunk      int
 	reserveErr error
-	// writing is closed when the reservation being written (outside
-	// the lock) is done; nil when none is.
-	writing chan struct{}
+	writing    chan struct{} // closed when the write under way ends
 
-	// peers are the other members' counts of the day, serving the other
-	// members that serve now, and seen of the members this one sees out
-	// of the most there were (cluster.go).
+	// cluster.go: the other members' counts, those that serve now, and
+	// seen of the most members there were.
 	peers    map[string]peerCount
 	serving  map[string]bool
 	seen, of int
-	// peerRefused counts the peers' counts refused or cut, by reason;
-	// logger logs them, at most once an hour per member and reason
-	// (logged says when each was last logged).
+	// peerRefused counts refused peers' counts by reason; logged says
+	// when each member and reason was last logged.
 	peerRefused map[string]int
 	logger      log.Logger
 	logged      map[refusalKey]time.Time
 
-	// clock, when set, is the cluster's clock, on which the day turns
-	// (SetClock); nil is the time passed in.
-	clock func(time.Time) time.Time
+	clock func(time.Time) time.Time // SetClock
 }
 
 // New returns a budget of limit calls per UTC day (0 = none of our own)
@@ -79,19 +64,15 @@ func New(limit int, now time.Time) *Budget {
 func midnight(t time.Time) time.Time { return t.UTC().Truncate(24 * time.Hour) }
 
 // maxClockShift bounds how far the cluster's clock may move the day from
-// this member's own: a day, so that a member whose own clock is wrong by
-// hours (19 h: past midnight while the cluster is not) still counts on
-// the cluster's day; further, the cluster's clock is broken, and a day
-// taken far ahead would hold every count until this clock catches up
-// with it. Only members this one trusts move it (cluster.Peer.ClusterTime).
+// this member's own: a member whose clock is hours wrong still counts on
+// the cluster's day; past a day the cluster's clock is broken, and a day
+// taken far ahead would hold every count until this clock caught up.
 const maxClockShift = 24 * time.Hour
 
-// SetClock has the day follow clock instead of the time passed in: in a
-// cluster, the cluster's clock (cluster.Peer.ClusterTime), so that every
-// member counts its calls, and the others' counts, on the same UTC day
-// whatever its own clock says. The pace still runs on the time passed in,
-// which measures durations. clock is called with the budget's lock held:
-// it must not call the budget. nil is the time passed in.
+// SetClock has the day follow clock (cluster.Peer.ClusterTime), so that
+// every member counts on the same UTC day; the pace still runs on the
+// time passed in. clock is called with the lock held: it must not call
+// the budget. nil is the time passed in.
 func (b *Budget) SetClock(clock func(time.Time) time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -128,13 +109,10 @@ func (b *Budget) limit() int {
 	return l
 }
 
-// advance brings the day counter and the bucket up to now and returns
-// the limit in force; the lock is held. A clock that steps back neither
-// resets the day nor refills the bucket; the day is the one the day's
-// clock (SetClock) is on. When the day's clock is the cluster's and puts
-// the day before the one counted (its offset measured after a start on
-// this member's own clock, a day or more off), the day counted becomes
-// the cluster's, its calls with it: they were made on it.
+// advance brings the day and the bucket up to now and returns the limit
+// in force; the lock is held. A clock that steps back neither resets the
+// day nor refills the bucket, but the cluster's clock (SetClock) may move
+// the day back, its calls with it: they were made on the cluster's day.
 func (b *Budget) advance(now time.Time) int {
 	switch d := b.today(now); {
 	case d.After(b.day):
@@ -161,25 +139,17 @@ func (b *Budget) advance(now time.Time) int {
 }
 
 // Take spends one call at now if the budget allows it. When it does not,
-// next is the earliest time it may: the bucket's next whole token, or the
-// next 00:00 UTC (on the day's clock) once the day's calls are used (or
-// the token after it),
-// or ReserveRetry later when the call's reservation could not be written
-// (SetReserver).
-//
-// The reservation is written outside the budget's lock: what reads the
-// budget meanwhile (a scrape, a save, a peer's count) never waits for the
-// disk; a Take that meets a reservation under way waits for it, then
-// looks again.
+// next is the earliest time it may: the bucket's next whole token, the
+// next 00:00 UTC on the day's clock once the day's calls are used, or
+// ReserveRetry later when the reservation could not be written. The
+// reservation is written outside the lock, so readers never wait for the
+// disk; a Take that meets one under way waits for it.
 func (b *Budget) Take(now time.Time) (ok bool, next time.Time) { return b.take(now, false) }
 
-// Borrow is Take without waiting for the pace: a call the day's count
-// still has room for is taken at once, an empty bucket going into debt
-// that the calls after it wait out (so a window still holds no more than
-// the bucket's room and its refill). The read of the key's plan borrows:
-// it says what the budget is, and a small budget spent to its pace (a
-// day's allowance of 40 at 00:30 UTC) must not keep a plan that changed
-// out of force for hours.
+// Borrow is Take without waiting for the pace: the bucket goes into debt
+// that later calls wait out. The read of the key's plan borrows, so that
+// a small budget spent to its pace does not keep a changed plan out of
+// force for hours.
 func (b *Budget) Borrow(now time.Time) (ok bool, next time.Time) { return b.take(now, true) }
 
 func (b *Budget) take(now time.Time, borrow bool) (ok bool, next time.Time) {
@@ -223,9 +193,8 @@ func (b *Budget) refilled(now time.Time, l int) time.Time {
 	return now.Add(time.Duration(wait))
 }
 
-// Used is the number of calls counted on now's UTC day: those taken, or
-// what the upstream says were used (X-Daily-Used) when that is more, and
-// in a cluster those the other members counted (ObservePeer).
+// Used is the calls counted on now's UTC day: those taken (or
+// X-Daily-Used when more), and the other members' (ObservePeer).
 func (b *Budget) Used(now time.Time) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -233,16 +202,15 @@ func (b *Budget) Used(now time.Time) int {
 	return b.used + b.peersUsed(l, now)
 }
 
-// Limit is the limit in force at now: the smaller of daily_budget and the
-// upstream's daily limit seen today; 0 when there is neither.
+// Limit is the limit in force at now; 0 when there is none.
 func (b *Budget) Limit(now time.Time) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.advance(now)
 }
 
-// SetLimit sets the configured daily_budget (0 = none), as a reload
-// does: the calls of the day and the bucket's level carry over.
+// SetLimit sets daily_budget (0 = none), as a reload does: the day's
+// calls and the bucket's level carry over.
 func (b *Budget) SetLimit(limit int, now time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -251,11 +219,9 @@ func (b *Budget) SetLimit(limit int, now time.Time) {
 	b.advance(now)
 }
 
-// ObserveUpstream takes what an answer's headers said at now: the
-// upstream's daily limit (X-Daily-Limit, applying for the rest of the UTC
-// day when below daily_budget) and its count of the day's calls
-// (X-Daily-Used, which can hold calls made by others with the same key).
-// A value below 1 (a header absent) is not taken.
+// ObserveUpstream takes an answer's X-Daily-Limit (in force for the rest
+// of the UTC day when below daily_budget) and X-Daily-Used (which may
+// count others' calls with the same key); a value below 1 is absent.
 func (b *Budget) ObserveUpstream(limit, used int, now time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -9,26 +9,18 @@ import (
 	"github.com/go-kit/log/level"
 )
 
-// A cluster's members share one daily budget (package cluster). Each
-// gossips the calls it counted today; every member's budget counts the
-// others' calls against the day's limit, so that daily_budget holds for
-// the cluster while its members can talk. A member that can see fewer
-// members than the cluster had today spends at most its share of that
-// membership: cut off, it cannot know what the others spend.
+// A cluster's members share one daily budget: each gossips its day's
+// count, and every member counts the others' against the limit. A member
+// that sees fewer members than the cluster had today spends at most its
+// share: cut off, it cannot know what the others spend.
 //
-// A count is another member's word, so it is bounded by what the cluster
-// can have spent. Only a member that serves (its heartbeat of this
-// configuration's digest came lately, SetMembers) is counted; each at
-// most what its own bucket allowed since the cluster's day began (its
-// burst and its pace: every member runs the same budget), never past the
-// day's limit, never below zero; all of them together at most what that
-// many members serving at once (the most seen today, but this one) can
-// have spent; at most maxPeerNames members count on a day. What is past a
-// bound is cut (the rest may come with a later count, as the pace
-// allows) and counted by reason (PeerRefusals). The others' calls never
-// drain this member's own bucket: it paces this member's calls, and
-// nobody's word holds them. A share counts only the members that made
-// calls today: one that joined and said nothing does not shrink it.
+// A count is another member's word, bounded by what it can have spent:
+// only serving members count (SetMembers), each at most its own bucket's
+// allowance since the day began and the day's limit, all together at most
+// what the most members serving at once today can have spent, at most
+// maxPeerNames members a day. What is past a bound is cut and counted by
+// reason (PeerRefusals). The others' calls never drain this member's own
+// bucket: nobody's word holds its calls.
 
 // Reasons a peer's count is refused or cut, the keys of PeerRefusals.
 const (
@@ -39,8 +31,7 @@ const (
 	PeerPace = "pace"
 	// PeerLimit is a count past the day's limit, cut to it.
 	PeerLimit = "limit"
-	// PeerMembers is a count of a member past maxPeerNames on the day,
-	// refused.
+	// PeerMembers is a count of a member past maxPeerNames, refused.
 	PeerMembers = "members"
 	// PeerNotServing is a count from a name that is not a serving member
 	// (SetMembers), refused: anyone can gossip a name.
@@ -51,30 +42,25 @@ const (
 var peerReasons = []string{PeerNegative, PeerPace, PeerLimit, PeerMembers, PeerNotServing}
 
 const (
-	// maxPeerNames is the most members whose counts a day holds: more
-	// than a cluster's members and their replacements in a day of rolling
-	// updates, few enough that a flood of names costs nothing.
+	// maxPeerNames is the most members a day counts: past a day of
+	// rolling updates' replacements, few enough that a flood costs nothing.
 	maxPeerNames = 64
-	// unlimitedPeerRate is the most calls a second a member is believed
-	// to make without a daily limit (where counts stop no call and only
-	// show in daily_calls_used), and unlimitedPeerBurst its room.
+	// unlimitedPeerRate and unlimitedPeerBurst bound a member's count
+	// without a daily limit (where counts only show in daily_calls_used).
 	unlimitedPeerRate  = 1000
 	unlimitedPeerBurst = 1000
 )
 
-// peerCount is what one other member said it counted on a UTC day, as
-// far as it was believed, and when it was last believed.
+// peerCount is another member's count of a UTC day as far as believed.
 type peerCount struct {
 	day  time.Time
 	used int
 	at   time.Time
 }
 
-// ObservePeer takes the count of calls another member made on the UTC day
-// of day, as it gossiped it, and returns how many calls it added to the
-// cluster's count since the last count, within the bounds above. A count
-// refused or cut is logged (SetLogger), at most once an hour per member
-// and reason.
+// ObservePeer takes another member's gossiped count of the UTC day of day
+// and returns how many calls it added to the cluster's count, within the
+// bounds above. A refusal is logged (SetLogger).
 func (b *Budget) ObservePeer(member string, day time.Time, used int, now time.Time) int {
 	b.mu.Lock()
 	added, refused := b.observePeerLocked(member, day, used, now)
@@ -86,8 +72,8 @@ func (b *Budget) ObservePeer(member string, day time.Time, used int, now time.Ti
 	return added
 }
 
-// observePeerLocked is ObservePeer under the lock: the calls added, and
-// the refusals to log (written after the lock is released).
+// observePeerLocked is ObservePeer under the lock, returning the
+// refusals to log after it is released.
 func (b *Budget) observePeerLocked(member string, day time.Time, used int, now time.Time) (int, []refusal) {
 	l := b.advance(now)
 	var refused []refusal
@@ -149,10 +135,9 @@ func (b *Budget) observePeerLocked(member string, day time.Time, used int, now t
 	return max(b.peersUsed(l, now)-before, 0), refused
 }
 
-// dayAllowance is the most calls one member can have made since the
-// budget's day began (on the day's clock) at now: its bucket's room and
-// its refill since, under the limit l (every member runs the same
-// budget), or unlimitedPeerRate without one; the lock is held.
+// dayAllowance is the most calls one member can have made since the day
+// began: a bucket's room and refill under l (every member runs the same
+// budget), or the unlimited rate; the lock is held.
 func (b *Budget) dayAllowance(l int, now time.Time) int {
 	s := max(now.Add(b.shift(now)).Sub(b.day).Seconds(), 0)
 	r, room := float64(unlimitedPeerRate), float64(unlimitedPeerBurst)
@@ -163,7 +148,7 @@ func (b *Budget) dayAllowance(l int, now time.Time) int {
 }
 
 // peerCap is the most one member may count on a day: the limit, or
-// MaxDailyCalls without one, so that no sum of counts overflows.
+// MaxDailyCalls, so that no sum overflows.
 func peerCap(l int) int {
 	if l > 0 {
 		return min(l, MaxDailyCalls)
@@ -171,11 +156,9 @@ func peerCap(l int) int {
 	return MaxDailyCalls
 }
 
-// refusePeer counts a refusal of member's count used (kept: what was
-// kept of it, under the limit l) and says whether to log it: not when it
-// was logged less than refusalLogEvery ago, nor past maxLoggedRefusals
-// members and reasons within that time (a flood of names is counted, not
-// logged name by name); the lock is held.
+// refusePeer counts a refusal and says whether to log it: not within
+// refusalLogEvery of the last, nor past maxLoggedRefusals members and
+// reasons (a flood is counted, not logged); the lock is held.
 func (b *Budget) refusePeer(member, reason string, used, kept, l int, now time.Time) (refusal, bool) {
 	if b.peerRefused == nil {
 		b.peerRefused = map[string]int{}
@@ -212,12 +195,9 @@ func (b *Budget) SetLogger(logger log.Logger) {
 }
 
 const (
-	// refusalLogEvery is how often a member's count refused for one
-	// reason is logged again: a rogue or broken member gossips a count
-	// with every row, and the counter counts each.
+	// refusalLogEvery: a rogue member gossips a count with every row.
 	refusalLogEvery = time.Hour
-	// maxLoggedRefusals bounds the members and reasons whose last log
-	// line is remembered (each member, each reason).
+	// maxLoggedRefusals bounds the members and reasons remembered.
 	maxLoggedRefusals = 4 * maxPeerNames
 	// maxShownName bounds a member's name in a log line: it came from
 	// gossip.
@@ -254,20 +234,17 @@ func (r refusal) log(logger log.Logger) {
 }
 
 // PeerRefusals returns how many peers' counts were refused or cut since
-// the budget was made, by reason (PeerNegative, PeerPace, PeerLimit,
-// PeerMembers).
+// the budget was made, by reason.
 func (b *Budget) PeerRefusals() map[string]int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return maps.Clone(b.peerRefused)
 }
 
-// SetMembers says which other members serve now (their heartbeats of
-// this configuration's digest came lately), whose counts are taken, and
-// the most members, this one included, that served at once today. Seeing
-// fewer than most, this member's own calls are capped at its share of
-// the limit (ownCap); the others' counts together are at most what most
-// members but this one can have spent. None and 0 is a member alone.
+// SetMembers says which other members serve now, whose counts are taken,
+// and the most members, this one included, that served at once today:
+// seeing fewer, this member is capped at its share (ownCap). None and 0
+// is a member alone.
 func (b *Budget) SetMembers(others []string, most int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -278,9 +255,8 @@ func (b *Budget) SetMembers(others []string, most int) {
 	b.seen, b.of = len(others)+1, most
 }
 
-// peersUsed is the calls the other members counted today, at most what
-// the members that served at once today but this one can have spent
-// since the day began; the lock is held and the day advanced.
+// peersUsed is the other members' calls today, at most what they can
+// have spent; the lock is held and the day advanced.
 func (b *Budget) peersUsed(l int, now time.Time) int {
 	n := 0
 	for _, p := range b.peers {
@@ -295,12 +271,10 @@ func (b *Budget) peersUsed(l int, now time.Time) int {
 	return min(n, others*b.dayAllowance(l, now))
 }
 
-// ownCap is the most calls this member may make today on its own: the
-// limit, or its share of it while it sees fewer members than the cluster
-// had (at least one call); the lock is held. The members the share counts
-// are at most this one and those that counted calls today or yesterday:
-// members that joined and made none (silent, or gone before they could)
-// take no share.
+// ownCap is the most calls this member may make today: the limit, or
+// its share while it sees fewer members than the cluster had (at least
+// one call); the lock is held. Members that made no calls today or
+// yesterday take no share.
 func (b *Budget) ownCap(l int) int {
 	of := b.of
 	if n := 1 + b.peersCalling(); of > n {
@@ -325,16 +299,14 @@ func (b *Budget) peersCalling() int {
 	return n
 }
 
-// Own is the number of calls this member made on now's UTC day (Used
-// adds the other members' in a cluster).
+// Own is the calls this member made on now's UTC day.
 func (b *Budget) Own(now time.Time) int {
 	_, used := b.OwnDay(now)
 	return used
 }
 
 // DayStart is when the budget's day began, on the clock of now: its UTC
-// midnight, on the cluster's clock in a cluster (SetClock), so that the
-// day's pace and "calls resume at" agree with the count.
+// midnight on the day's clock (SetClock).
 func (b *Budget) DayStart(now time.Time) time.Time {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -342,9 +314,8 @@ func (b *Budget) DayStart(now time.Time) time.Time {
 	return midnight(now.Add(shift)).Add(-shift)
 }
 
-// OwnDay is the UTC day the budget counts at now (the cluster's, with
-// SetClock) and the calls this member made on it: what it gossips, and
-// what the others' ObservePeer take.
+// OwnDay is the UTC day the budget counts at now and the calls this
+// member made on it: what it gossips to the others' ObservePeer.
 func (b *Budget) OwnDay(now time.Time) (day time.Time, used int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

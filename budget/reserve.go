@@ -12,27 +12,21 @@ import (
 type Reserver func(Saved) error
 
 // MaxChunk is the most calls one reservation covers: a crash loses at
-// most this many calls of the day's budget (reserved, never made), and a
-// process writes its count at most once per this many calls. The first
-// chunk after New, Restore or SetReserver is one call, and each next one
-// twice the last, up to MaxChunk: a process that crashes right after its
-// first call wastes nothing.
+// most this many (reserved, never made). The first chunk after New,
+// Restore or SetReserver is one call and each next one twice the last, so
+// a process that crashes right after its first call wastes nothing.
 const MaxChunk = 5
 
-// ReserveRetry is how long a call waits after a reservation could not be
-// written: the call is held back (money is not spent that the next
-// process cannot see), and asked again then.
+// ReserveRetry is how long a call is held back after a reservation could
+// not be written: money is not spent that the next process cannot see.
 const ReserveRetry = 30 * time.Second
 
-// SetReserver makes every call beyond what is already reserved wait for a
-// new reservation: before Take allows it, the day's count with the next
-// chunk of calls counted as spent (and the bucket's level with them
-// taken) goes to r, synchronously. So a process killed at any moment has
-// spent at most what its file says, and a restart that restores the file
-// (Restore) neither gets a new day nor a new burst. A write that fails
-// holds the call back (Take says no until ReserveRetry) and is kept for
-// ReserveError. Without a limit in force nothing is reserved: no money is
-// capped. A nil r stops reserving.
+// SetReserver makes every call past what is reserved wait for r to write
+// the day's count with the next chunk counted as spent: a process killed
+// at any moment has spent at most what its file says, and a restart that
+// restores it gets neither a new day nor a new burst. A failed write
+// holds the call back (ReserveRetry, ReserveError). Without a limit
+// nothing is reserved. A nil r stops reserving.
 func (b *Budget) SetReserver(r Reserver) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -47,14 +41,11 @@ func (b *Budget) ReserveError() error {
 	return b.reserveErr
 }
 
-// reserve writes the next chunk before the call about to be taken under
-// limit l, the calls reserved so far being used; false when it could not
-// be written. The lock is held on entry and on return, released while
-// the chunk is written: readers of the budget never wait for the disk.
+// reserve writes the next chunk under limit l; false when it could not.
+// The lock is held on entry and return, released while writing.
 func (b *Budget) reserve(l int) bool {
-	// The chunk fits the day's calls left and the bucket's whole tokens,
-	// so that the level saved is never below zero: a restart waits no
-	// longer than the process that wrote it would have.
+	// Within the bucket's whole tokens: a restart waits no longer than
+	// the process that wrote it would have.
 	k := min(max(b.chunk, 1), MaxChunk, l-b.used, int(math.Floor(b.tokens+tokenSlack)))
 	k = max(k, 1)
 	s := b.savedLocked()

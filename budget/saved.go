@@ -9,10 +9,8 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/config"
 )
 
-// Saved is what a Budget keeps across reloads and restarts, as a small
-// JSON value: the calls counted on one UTC day, the bucket's level and the
-// upstream's daily limit seen that day. A restart loop so gets no fresh
-// day and no fresh burst.
+// Saved is what a Budget keeps across reloads and restarts (JSON), so
+// that a restart loop gets no fresh day and no fresh burst.
 type Saved struct {
 	// Day is the UTC day Used counts, as YYYY-MM-DD.
 	Day  string `json:"day"`
@@ -50,10 +48,8 @@ func (b *Budget) savedLocked() Saved {
 // read from a header: past it the value is garbage, not a count.
 const MaxDailyCalls = config.MaxDailyBudget
 
-// Check says why a saved value cannot be restored at now, or nil: one
-// saved later than now (a clock that stepped back, or a file from
-// elsewhere) is not taken, nor one with impossible numbers (negative,
-// beyond MaxDailyCalls, not finite).
+// Check says why a saved value cannot be restored at now, or nil: saved
+// later than now, or with impossible numbers.
 func (s Saved) Check(now time.Time) error {
 	day, err := time.Parse(time.DateOnly, s.Day)
 	switch {
@@ -77,14 +73,11 @@ func (s Saved) Check(now time.Time) error {
 	return nil
 }
 
-// Restore takes a saved value back at now, after Check: the bucket's
-// level refilled since it was saved, and, when it was saved today, the
-// day's count (or the one already taken, when more) and the upstream's
-// limit; a value of an earlier day gives no count, but no fresh burst
-// either. A value a Reserver wrote
-// counts the calls of its chunk as spent, made or not: a crash loses them
-// rather than spend them twice. A value Check refuses is not taken, and
-// its error returned.
+// Restore takes back a value Check accepts (else its error): the bucket's
+// level refilled since, and when saved today the day's count (if more)
+// and upstream limit; an earlier day's value gives no count but no fresh
+// burst either. A Reserver's chunk counts as spent, made or not: a crash
+// loses those calls rather than spend them twice.
 func (b *Budget) Restore(s Saved, now time.Time) error {
 	if err := s.Check(now); err != nil {
 		return err
@@ -100,8 +93,7 @@ func (b *Budget) Restore(s Saved, now time.Time) error {
 		}
 	}
 	if s.Paced {
-		// The saved level, refilled since, unless the bucket already
-		// holds less (calls taken before the restore).
+		// Unless the bucket holds less (calls taken before the restore).
 		held, paced := b.tokens, b.paced
 		b.tokens, b.at, b.paced = s.Tokens, s.At, true
 		b.advance(now)
