@@ -12,74 +12,52 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/plan"
 )
 
-// Reserve is the share of the daily budget an Allotment leaves unscheduled, for
-// the calls it cannot foresee: retries of failed calls, the listing calls
-// of reloads, and polls of rows later than usual beyond the measured
-// Overhead. The listing calls of the daily refresh come off besides.
+// Reserve is the share of the daily budget an Allotment leaves for calls
+// it cannot foresee: retries, reloads' listing calls, late rows past
+// Overhead. The daily refresh's listing calls come off besides.
 const Reserve = 0.10
 
-// MaxInterval is the longest an Allotment stretches a series' poll interval:
-// when a budget cannot pay even a call a week per series, the allotment says
-// so and the daily cap refuses the rest.
+// MaxInterval is the longest an Allotment stretches a series' poll
+// interval; past it the daily cap refuses the rest.
 const MaxInterval = 7 * 24 * time.Hour
 
 // Series is what an Allotment knows of one upstream series.
 type Series struct {
-	// Key is the tuple's key (config.Tuple.Key), by which the schedule
-	// asks for its factor (Allotment.Factors).
-	Key string
-	// Entry names the configuration entry the series comes from, as the
-	// summary shows it ("data.metrics[0] /v1/btc/market-data/open-interest").
-	Entry string
-	// Window is the window's name (min, 10min, hour, day, block; "" for
-	// none), the label its coarsening factor is shown with.
-	Window string
-	// Every is the spacing of the series' rows (for block windows the
-	// chain's block spacing), or its poll interval when it follows no
-	// rows (cache_ttl, no window): the unit a factor multiplies. A series
-	// without one is a fixed cost, never cut.
+	Key string // config.Tuple.Key, for Allotment.Factors
+	// Entry names the configuration entry, as the summary shows it
+	// ("data.metrics[0] /v1/btc/market-data/open-interest").
+	Entry  string
+	Window string // min, 10min, hour, day, block; "" for none
+	// Every is the spacing of the series' rows (of blocks for block
+	// windows): the unit a factor multiplies. 0 is a fixed cost, never cut.
 	Every time.Duration
-	// CallsPerDay is its natural cost: rows per day times the schedule's
-	// overhead, or 86400 s / its poll interval.
+	// CallsPerDay is its natural cost: rows a day × Overhead, or a day
+	// over its poll interval.
 	CallsPerDay float64
 	// Shared says the series comes from a pattern entry (path:
-	// /v1/btc/**): the series of patterns share what the entries named
-	// one by one leave, and are coarsened first.
+	// /v1/btc/**): they share what the named entries leave, cut first.
 	Shared bool
 }
 
-// Allotment is the day's share of the daily budget each of an API's
-// series gets: how they are polled when their natural cost exceeds the
-// budget. Every series of a window and spacing is polled for one row in
-// Factor, with one common interval T chosen as the smallest that fits:
-// each group is polled every max(Every, T), so Factor is T/Every, not a
-// whole number (2.5: alternately every 2nd and 3rd row), and the
-// allotment spends what the budget leaves, not the next whole factor's
-// share of it. So the finest windows are coarsened first (a min series is
-// polled every few minutes before a day series misses a row), the series
-// of one window share the cut evenly, and every series keeps at least one
-// call per its coarsened interval.
+// Allotment is how an API's series are polled when their natural cost
+// exceeds the daily budget: each group of a window and spacing every
+// max(Every, T), T the smallest common interval that fits, so Factor =
+// T/Every need not be whole (2.5: alternately every 2nd and 3rd row) and
+// the budget is spent, not rounded down. The finest windows are
+// coarsened first, and a window's series share the cut evenly.
 type Allotment struct {
-	// Budget is the daily limit in force; 0 means none, and nothing is cut.
-	Budget int
-	// Listing is the listing calls a day, off the budget besides Reserve.
-	Listing float64
-	// Available is what is left a day for the series' calls.
-	Available float64
+	Budget    int     // the daily limit in force; 0: none, nothing cut
+	Listing   float64 // listing calls a day, off the budget besides Reserve
+	Available float64 // left a day for the series
 	// Natural and Planned are the series' calls a day before and after
 	// the cut.
 	Natural, Planned float64
-	// Fits says Planned is within Available.
-	Fits bool
-	// Groups holds a cut per window and spacing, finest first.
-	Groups []Cut
-	// Entries holds the cost of each entry, costliest first.
-	Entries []EntryCut
-	// Note says what could not be done, when something could not.
-	Note string
-	// series are the series planned whose factor is above 1, for
-	// Factors and PatternsOverBudget: the others are polled for every
-	// row, and an allotment that cuts nothing keeps none of them.
+	Fits             bool       // Planned is within Available
+	Groups           []Cut      // per window and spacing, finest first
+	Entries          []EntryCut // costliest first
+	Note             string     // what could not be done, if anything
+	// series are those whose factor is above 1 (Factors,
+	// PatternsOverBudget).
 	series []Series
 }
 
@@ -108,12 +86,10 @@ type EntryCut struct {
 	Cut []string
 }
 
-// NewAllotment plans series under a daily budget (0 = none) of which listing
-// calls a day go to listing and discovery endpoints. The series of
-// patterns (Shared) are coarsened first: those named one by one keep
-// every row while the patterns' series, polled up to every MaxInterval,
-// can make the allotment fit; only then are they cut too, the patterns' at
-// MaxInterval.
+// NewAllotment plans series under a daily budget (0 = none) of which
+// listing calls go to listing endpoints. The patterns' series are cut
+// first: the named ones keep every row while the patterns', up to
+// MaxInterval, can make it fit.
 func NewAllotment(series []Series, listing float64, budget int) Allotment {
 	p := Allotment{Budget: budget, Listing: listing}
 	type key struct {
@@ -143,8 +119,7 @@ func NewAllotment(series []Series, listing float64, budget int) Allotment {
 		return cmp.Or(cmp.Compare(a.Every, b.Every), cmp.Compare(a.Window, b.Window), compareBool(a.Shared, b.Shared))
 	})
 	p.Available = float64(budget)*(1-Reserve) - listing
-	// costOf is the cost when the series named are polled every tNamed at
-	// most, those of patterns every tShared.
+	// costOf: the named series polled every tNamed, the patterns' every tShared.
 	costOf := func(tNamed, tShared time.Duration) float64 {
 		c := fixed
 		for _, g := range p.Groups {
@@ -200,12 +175,9 @@ func factor(every, t time.Duration) float64 {
 	return max(1, float64(t)/float64(every))
 }
 
-// cutCost is the calls a day of series whose natural cost is natural
-// when polled for one row in f. Uncut, a series costs Overhead calls per
-// row (probes, polls of late rows); coarsened, one call per row polled
-// for: the schedule polls once the learned delay says the row is out,
-// and a row that was late is not polled for again (the next poll is
-// for a later row).
+// cutCost is the calls a day of series of natural cost polled for one row
+// in f. Uncut a row costs Overhead calls; coarsened one: a late row is
+// not polled for again, the next poll is for a later one.
 func cutCost(natural, f float64) float64 {
 	if f <= 1 {
 		return natural
@@ -213,9 +185,8 @@ func cutCost(natural, f float64) float64 {
 	return natural / Overhead / f
 }
 
-// smallestFit is the smallest interval, to the nanosecond, whose cost is
-// within available: cost falls as the interval grows, and fits at
-// MaxInterval.
+// smallestFit is the smallest interval whose cost is within available,
+// by bisection: cost falls as the interval grows and fits at MaxInterval.
 func smallestFit(cost func(time.Duration) float64, available float64) time.Duration {
 	lo, hi := time.Duration(0), MaxInterval // cost(lo) > available ≥ cost(hi)
 	for hi-lo > 1 {
@@ -262,8 +233,6 @@ func (p Allotment) note(cost func(time.Duration) float64, fixed float64) string 
 	case !p.Fits:
 		return fmt.Sprintf("even a call every %s per series exceeds the %s calls a day left for series: the daily cap refuses the rest", human(MaxInterval), FormatCalls(p.Available))
 	case cost(24*time.Hour+1) > p.Available:
-		// A poll a day per series, each for its row (a coarsened
-		// poll's cost), does not fit.
 		return fmt.Sprintf("even a call a day per series exceeds the %s calls a day left for series: day rows are missed", FormatCalls(p.Available))
 	}
 	return ""
@@ -274,9 +243,8 @@ func (p Allotment) Cut() bool {
 	return slices.ContainsFunc(p.Groups, func(g Cut) bool { return g.Factor > 1 })
 }
 
-// Factor is the coarsening factor of series of a window and spacing: 1
-// when they are not cut or not planned; the larger, the patterns', where
-// both those named and those of patterns have it.
+// Factor is the coarsening factor of a window and spacing (1 when not
+// cut); the larger where named and pattern series both have one.
 func (p Allotment) Factor(window string, every time.Duration) float64 {
 	f := 1.0
 	for _, g := range p.Groups {
@@ -307,9 +275,8 @@ func compareBool(a, b bool) int {
 	return -1
 }
 
-// Factors is the coarsening factor of each series the allotment cuts, by its
-// Key: a series of Ethereum blocks (12 s) may be cut while one of Bitcoin
-// blocks (10 min), of the same window, is not.
+// Factors is the coarsening factor of each series cut, by Key: Ethereum
+// blocks (12 s) may be cut while Bitcoin's (10 min), same window, are not.
 func (p Allotment) Factors() map[string]float64 {
 	out := map[string]float64{}
 	for _, s := range p.series {
@@ -320,8 +287,8 @@ func (p Allotment) Factors() map[string]float64 {
 	return out
 }
 
-// WindowFactors is the coarsening factor of each window of the allotment: the
-// largest among its spacings (block windows of several chains).
+// WindowFactors is each window's coarsening factor, the largest among
+// its spacings (block windows of several chains).
 func (p Allotment) WindowFactors() map[string]float64 {
 	out := map[string]float64{}
 	for _, g := range p.Groups {
@@ -330,10 +297,9 @@ func (p Allotment) WindowFactors() map[string]float64 {
 	return out
 }
 
-// Summary is the allotment in one line, for the log at start and reload and
-// the landing page: the natural cost against the budget, the cut of each
-// window polled less often, and the top costliest entries with what they
-// were cut to.
+// Summary is the allotment in one line (the log, the landing page): the
+// natural cost against the budget, each window's cut, and the top
+// costliest entries.
 func (p Allotment) Summary(top int) string {
 	if p.Budget <= 0 {
 		return fmt.Sprintf("no daily budget: %s calls a day", FormatCalls(p.Natural+p.Listing))
@@ -382,9 +348,8 @@ func FormatFactor(f float64) string {
 	return strconv.FormatFloat(math.Ceil(f*100-1e-6)/100, 'f', -1, 64)
 }
 
-// Costliest names the top costliest entries with their calls a day
-// before and under the allotment: "data.metrics[4] /v2/network/events-count
-// 15120 → 7560, ...".
+// Costliest names the top costliest entries, calls a day before and
+// after: "data.metrics[4] /v2/network/events-count 15120 → 7560, ...".
 func (p Allotment) Costliest(top int) string {
 	var es []string
 	for _, e := range p.Entries[:min(max(top, 0), len(p.Entries))] {
@@ -393,8 +358,8 @@ func (p Allotment) Costliest(top int) string {
 	return strings.Join(es, ", ")
 }
 
-// windowName names a group: its window, with the spacing where a window
-// name alone does not say it (block, none).
+// windowName names a group, with its spacing where the window's name
+// does not say it.
 func windowName(window string, every time.Duration) string {
 	switch window {
 	case "block":
@@ -417,8 +382,7 @@ func FormatCalls(f float64) string {
 	return fmt.Sprintf("%.0f", f)
 }
 
-// human shows a duration the way a configuration writes it: 12s, 17m,
-// 1h30m, 2d.
+// human shows a duration as a configuration writes it: 12s, 17m, 1h30m, 2d.
 func human(d time.Duration) string {
 	if d >= 24*time.Hour && d%(24*time.Hour) == 0 {
 		return fmt.Sprintf("%dd", d/(24*time.Hour))

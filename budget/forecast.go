@@ -11,27 +11,20 @@ import (
 )
 
 // Overhead is the schedule's calls per published row: BENCHMARKS.md
-// measured 1.01 to 1.05 per window over three simulated days ("Upstream
-// economy") and 1.05 for min, 10min and hour rows when rows come on time
-// ("Freshness and economy"; a provider that jitters costs up to 1.17 on
-// day rows). The forecast takes 1.05; the Allotment's Reserve covers the rest.
+// measured 1.01 to 1.05 ("Upstream economy", "Freshness and economy"; a
+// jittering provider up to 1.17 on day rows, which Reserve covers).
 const Overhead = 1.05
 
-// UnwindowedInterval is the cadence the forecast assumes for a series
-// without a window (the Indicator and Analyst Consensus APIs), never
-// seen: the schedule's DefaultCadence, a change an hour, at Overhead
-// calls each. At run time the schedule follows the cadence the series
-// shows (a price-to-book band's row per trading day, a consensus that
-// changes daily: a few calls a day). cache_ttl sets another interval.
+// UnwindowedInterval is the cadence assumed for a series without a
+// window not yet seen (schedule.DefaultCadence); at run time the schedule
+// follows the cadence the series shows (Learned).
 const UnwindowedInterval = schedule.DefaultCadence
 
-// minInterval is the schedule's floor between two calls of one series,
-// revalidate included: the policy's own (schedule.Policy.MinInterval).
+// minInterval is the schedule's floor between two calls of one series.
 var minInterval = schedule.Default.MinInterval
 
 // Report is the offline forecast of a configuration's upstream calls per
-// UTC day: no call is made, "all" counts as one value, and its figures are
-// per value listed at start.
+// UTC day; "all" counts as one value, its figures per value listed.
 type Report struct {
 	APIs []APIForecast
 }
@@ -42,23 +35,18 @@ type APIForecast struct {
 	DailyBudget int     // 0: none
 	RateLimit   float64 // requests per minute; 0: none
 	Entries     []EntryForecast
-	// Lists are the listing endpoints, each read once a day by the
-	// daily refresh, and once more at start and on every reload.
-	Lists []string
-	// CallsPerDay is the known cost of the entries without all, and the
-	// daily listing calls; the entries with all cost their CallsPerDay
-	// per value listed on top (PerValueCalls).
+	Lists       []string // listing endpoints, each read once a day
+	// CallsPerDay is the known cost of the entries without all and the
+	// listing calls; those with all add PerValueCalls per value listed.
 	CallsPerDay float64
 	// Series counts the series of the entries without all; Unknown
-	// those whose cost is not known offline, left out of CallsPerDay.
+	// those whose cost is not known offline.
 	Series, Unknown int
-	// Allotment is what the exporter would cut to under DailyBudget, with one
-	// value listed per all: the least the expanded entries can cost.
+	// Allotment is the cut under DailyBudget, one value listed per all.
 	Allotment Allotment
 }
 
-// PerValueCalls is what the entries with all cost for one value listed
-// each.
+// PerValueCalls is what the entries with all cost per value listed.
 func (a APIForecast) PerValueCalls() float64 {
 	var sum float64
 	for _, e := range a.Entries {
@@ -76,8 +64,7 @@ func (a APIForecast) AtLeast() float64 { return a.CallsPerDay + a.PerValueCalls(
 // ListCalls is the listing calls a day.
 func (a APIForecast) ListCalls() float64 { return float64(len(a.Lists)) }
 
-// RateLimitPerDay is what rate_limit allows a day (rate_limit × 1440);
-// 0 without one.
+// RateLimitPerDay is rate_limit × 1440; 0 without one.
 func (a APIForecast) RateLimitPerDay() float64 { return a.RateLimit * 1440 }
 
 // OverBudget says the forecast, at least, exceeds daily_budget.
@@ -85,8 +72,8 @@ func (a APIForecast) OverBudget() bool {
 	return a.DailyBudget > 0 && a.AtLeast() > float64(a.DailyBudget)
 }
 
-// OverRateLimit says the forecast, at least, exceeds what rate_limit
-// allows a day, where daily_budget does not hold it below.
+// OverRateLimit says the forecast, at least and within daily_budget,
+// exceeds what rate_limit allows a day.
 func (a APIForecast) OverRateLimit() bool {
 	calls := a.AtLeast()
 	if a.DailyBudget > 0 {
@@ -95,8 +82,8 @@ func (a APIForecast) OverRateLimit() bool {
 	return a.RateLimit > 0 && calls > a.RateLimitPerDay()
 }
 
-// ByEndpoint is the forecast per configured path (entries of one path
-// summed) and per listing endpoint, as the forecast gauge carries it.
+// ByEndpoint is the forecast per configured path and listing endpoint,
+// as the forecast gauge carries it.
 func (a APIForecast) ByEndpoint() map[string]float64 {
 	out := map[string]float64{}
 	for _, e := range a.Entries {
@@ -113,13 +100,12 @@ type EntryForecast struct {
 	Key  string // data.metrics[0]
 	Line int
 	Path string // as configured
-	// PerValue lists the parameters given as all: Series and the calls
-	// are then per value listed (per combination of values, for several).
-	PerValue []string
-	Series   int
-	Windows  []WindowForecast
-	// CallsPerDay sums the windows whose cost is known.
-	CallsPerDay float64
+	// PerValue lists the parameters given as all: the figures are then
+	// per value (combination) listed.
+	PerValue    []string
+	Series      int
+	Windows     []WindowForecast
+	CallsPerDay float64 // of the windows whose cost is known
 }
 
 // WindowForecast is the cost of an entry's series of one window and
@@ -127,26 +113,19 @@ type EntryForecast struct {
 type WindowForecast struct {
 	Window string // min, 10min, hour, day, block; "" for none
 	Series int
-	// Every is the spacing of the rows (block: of the chain's blocks) or
-	// the poll interval (cache_ttl, no window, revalidate); 0 when the
+	// Every is the spacing of the rows or the poll interval; 0 when a
 	// block spacing is not known.
-	Every time.Duration
-	// RowsPerDay is per series; 0 for series that follow no rows.
-	RowsPerDay float64
-	// CallsPerDay is for all Series together.
-	CallsPerDay float64
-	// Basis says how the calls are counted: "rows" (rows × Overhead),
-	// "cache_ttl", "no window", "revalidate", or "unknown".
+	Every       time.Duration
+	RowsPerDay  float64 // per series; 0 when it follows no rows
+	CallsPerDay float64 // of all Series
+	// Basis: "rows" (× Overhead), "cache_ttl", "no window", "learned
+	// cadence", "revalidate" or "unknown".
 	Basis string
-	// Chain names the chain of a block window ("btc", "ethereum"), or
-	// the asset whose chain is not known.
-	Chain string
+	Chain string // of a block window, or the asset whose chain is unknown
 }
 
 // String says how the group is polled: "hour: 24 rows", "block (btc,
-// 10m): 144 rows", "cache_ttl 1h", "no window: a change every 1h until
-// learned", "day: 1 row,
-// revalidate 10m", "block (xrp): spacing unknown".
+// 10m): 144 rows", "cache_ttl 1h", "day: 1 row, revalidate 10m", ...
 func (w WindowForecast) String() string {
 	name := w.Window
 	switch {
@@ -180,10 +159,8 @@ func (w WindowForecast) String() string {
 	return rows()
 }
 
-// Forecast counts the calls a day that cfg makes, without calling
-// upstream. On the configuration as loaded, "all" is one value and the
-// figures of its entries are per value listed; on an expanded one (the
-// engine's, after the listing calls) every value is counted.
+// Forecast counts the calls a day cfg makes, without calling upstream;
+// on an expanded configuration every value of "all" is counted.
 func Forecast(cfg *config.Config) Report {
 	var r Report
 	for _, name := range config.APINames {
@@ -194,22 +171,18 @@ func Forecast(cfg *config.Config) Report {
 	return r
 }
 
-// Learned gives the spacing of the rows (or changes) of a series without
-// a window as the schedule learned it, 0 when it has not yet: the
-// running exporter's forecast and plan count what each such series
-// showed, not UnwindowedInterval.
+// Learned gives the spacing of a series without a window as the schedule
+// learned it, 0 when it has not yet.
 type Learned func(*config.Tuple) time.Duration
 
-// ForecastAPI is the forecast of one API section, with the cadence
-// learned of its series without a window (learned may be nil: none).
+// ForecastAPI is the forecast of one API section; learned may be nil.
 func ForecastAPI(a *config.API, learned Learned) APIForecast {
 	f := APIForecast{API: a.Name, DailyBudget: a.DailyBudget, RateLimit: a.RateLimit}
 	for _, l := range a.Lists() {
 		f.Lists = append(f.Lists, l.Path)
 	}
 	var series []Series
-	// Each entry's tuples, in their order: a pattern's entries are as many
-	// as its paths, and scanning every tuple for each would be quadratic.
+	// Grouped once: scanning every tuple per entry would be quadratic.
 	byEntry := make(map[*config.Entry][]*config.Tuple, len(a.Metrics))
 	for _, t := range a.Tuples {
 		byEntry[t.Entry] = append(byEntry[t.Entry], t)
@@ -237,7 +210,7 @@ func ForecastAPI(a *config.API, learned Learned) APIForecast {
 }
 
 // forecastEntry counts one entry's tuples by window and spacing, and
-// returns them as Allotment series (those of known cost).
+// returns those of known cost as Allotment series.
 func forecastEntry(a *config.API, e *config.Entry, tuples []*config.Tuple, learned Learned) (EntryForecast, []Series) {
 	ef := EntryForecast{Key: e.Key, Line: e.Line, Path: e.Path}
 	for _, p := range e.Params {
@@ -270,8 +243,7 @@ func forecastEntry(a *config.API, e *config.Entry, tuples []*config.Tuple, learn
 			ef.CallsPerDay += w.CallsPerDay
 			every := w.Every
 			if w.Basis == "cache_ttl" || w.Basis == "revalidate" {
-				// Polled by the clock, not for rows: the schedule
-				// does not coarsen them, so the plan counts them whole.
+				// Polled by the clock, not for rows: never coarsened.
 				every = 0
 			}
 			series = append(series, Series{Key: t.Key, Entry: name, Window: t.Window, Every: every, CallsPerDay: w.CallsPerDay, Shared: e.Origin != nil})
@@ -280,9 +252,8 @@ func forecastEntry(a *config.API, e *config.Entry, tuples []*config.Tuple, learn
 	return ef, series
 }
 
-// allOf says whether a tuple stands for "all" of each parameter named:
-// the tuples of an entry with all are counted once per value listed, and
-// a value listed beside all is one of those.
+// allOf says whether a tuple stands for "all" of each parameter named: a
+// value listed beside all is one of those, counted per value.
 func allOf(t *config.Tuple, params []string) bool {
 	for _, p := range params {
 		if t.Params.Get(p) != config.All {
@@ -296,11 +267,9 @@ func sameGroup(a, b WindowForecast) bool {
 	return a.Window == b.Window && a.Every == b.Every && a.Basis == b.Basis && a.Chain == b.Chain
 }
 
-// tupleCost is the calls a day of one series, as the schedule polls it:
-// every cache_ttl when set; else once per row (at the measured overhead)
-// of its window, or without a window once per row of the cadence it
-// showed (learned), every UnwindowedInterval until it did; either at
-// least every revalidate.
+// tupleCost is the calls a day of one series as the schedule polls it:
+// every cache_ttl; else per row × Overhead of its window or learned
+// cadence (UnwindowedInterval until learned); at least every revalidate.
 func tupleCost(a *config.API, t *config.Tuple, learned Learned) WindowForecast {
 	w := WindowForecast{Window: t.Window, Series: 1}
 	if t.CacheTTL > 0 {
@@ -348,13 +317,10 @@ func tupleCost(a *config.API, t *config.Tuple, learned Learned) WindowForecast {
 // perDay is how many intervals of d a day holds.
 func perDay(d time.Duration) float64 { return float64(24*time.Hour) / float64(d) }
 
-// BlockSpacing is the time between two blocks of the chain a block-window
-// series follows, as far as it is known offline (the project's fake
-// upstream publishes at these spacings): btc 10 min; Ethereum 12 s, for
-// eth, its ERC-20 tokens (/v1/erc20/...) and the stablecoins of the
-// v2 events-count, whose only chain is ethereum. For any other chain ok
-// is false and chain names the asset: the exporter learns the spacing
-// from the rows it reads.
+// BlockSpacing is the block spacing of a block-window series' chain as
+// known offline: btc 10 min; Ethereum 12 s (eth, ERC-20 tokens, the v2
+// events-count). Otherwise ok is false, chain names the asset, and the
+// exporter learns the spacing from the rows.
 func BlockSpacing(t *config.Tuple) (chain string, every time.Duration, ok bool) {
 	asset := strings.ToLower(t.Asset())
 	switch {

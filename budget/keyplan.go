@@ -13,22 +13,12 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/plan"
 )
 
-// What the key's plan on the data API (package plan) and the patterns it
-// lets a file select change in spending: the limits the plan gives where
-// the file sets none, a pattern that costs more than the budget leaves
-// it, and what each pattern costs per category.
-
-// PlanLimits are the rate_limit (requests a minute) and daily_budget
-// (calls a day) the key's plan gives, each holding the exporter to the
-// plan's allowance less the Reserve, which is left to the key's other
-// uses (a backfill, another tool). Zero for what the plan does not give.
-//
-// An allowance per minute or less becomes rate_limit (a hard cap per
-// minute) and its share of a day daily_budget. rate_limit cannot hold an
-// allowance per hour or longer without forbidding what the plan allows
-// (a start's burst of calls): daily_budget alone holds it, small enough
-// that no window of the allowance's length gets more than its share,
-// the daily budget's burst (a quarter of an hour's share) included.
+// PlanLimits are the rate_limit (requests a minute) and daily_budget the
+// key's plan gives: its allowance less the Reserve, left to the key's
+// other uses; zero for what the plan does not give. An allowance per
+// minute or less is a rate_limit and its day's share; a longer one only a
+// daily_budget small enough that no window of its length, burst included,
+// gets more than its share (a rate_limit would forbid a start's burst).
 func PlanLimits(r plan.RateLimit) (perMinute float64, perDay int) {
 	if !r.Known() {
 		return 0, 0
@@ -51,9 +41,8 @@ func PlanLimits(r plan.RateLimit) (perMinute float64, perDay int) {
 }
 
 // WithPlanLimits returns cfg with the key's plan on its data API section
-// (config.API.Plan) and, where the file sets neither, the rate_limit and
-// daily_budget the plan gives (PlanLimits); cfg itself when that changes
-// nothing (no plan, no data API, the same plan in force already).
+// and, where the file sets none, its PlanLimits; cfg itself when that
+// changes nothing.
 func WithPlanLimits(cfg *config.Config, p *plan.Plan) *config.Config {
 	a := cfg.APIs[config.APIData]
 	if a == nil || p == nil || a.Plan.Equal(p) {
@@ -75,11 +64,8 @@ func WithPlanLimits(cfg *config.Config, p *plan.Plan) *config.Config {
 }
 
 // PatternsOverBudget says, as errors with file:line, which pattern
-// entries of an API section cost more than its daily_budget leaves them
-// after the entries named one by one, and do not allow coarsening
-// (coarsen: true): such a file is refused, rather than its series polled
-// less often than their rows unasked. Nil when every pattern fits, or
-// allows it, or there is no budget.
+// entries without coarsen: true cost more than daily_budget leaves them
+// after the named entries: such a file is refused rather than cut unasked.
 func PatternsOverBudget(file string, a *config.API) []error {
 	f := ForecastAPI(a, nil)
 	if f.DailyBudget <= 0 {
@@ -122,19 +108,16 @@ func PatternsOverBudget(file string, a *config.API) []error {
 // CategoryCost is what the series a pattern entry brings of one category
 // cost a day (PatternCategories).
 type CategoryCost struct {
-	// Category is the path's category segment (/v1/{asset}/{category}/...,
-	// /v2/{domain}/{category}/...).
-	Category      string
+	Category      string // the path's third segment: /v1/{asset}/{category}/...
 	Paths, Series int
 	// CallsPerDay counts the series of known cost; Unknown the block
-	// series whose chain's spacing is learned once they run.
+	// series whose spacing is learned once they run.
 	CallsPerDay float64
 	Unknown     int
 }
 
-// PatternCategories is what the tuples a pattern entry (config.Entry with
-// a Pattern) expanded to cost a day, per category, before any cut by
-// daily_budget: the figures --config.check shows of each pattern.
+// PatternCategories is what a pattern entry's tuples cost a day per
+// category, before any cut (--config.check).
 func PatternCategories(a *config.API, pattern *config.Entry) []CategoryCost {
 	var out []CategoryCost
 	index := map[string]int{}

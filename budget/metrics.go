@@ -9,18 +9,15 @@ import (
 )
 
 // Metrics are the families of what an API's calls cost, set by the
-// refresh engine from its Budget, its Allotment and the Forecast of the
-// configuration in force (after expansion). Registered once per registry,
-// they live across reloads. The calls themselves are counted per
-// configured endpoint by upstream's onchain_exporter_upstream_requests_total.
+// refresh engine from its Budget, Allotment and Forecast; registered once,
+// they live across reloads.
 type Metrics struct {
 	budget   *prometheus.GaugeVec
 	used     *prometheus.GaugeVec
 	own      *prometheus.GaugeVec
 	forecast *prometheus.GaugeVec
 	factor   *prometheus.GaugeVec
-	// peerRefused counts peers' counts refused or cut (cluster.go), by
-	// API and reason; peerSeen is what each API's budget had reported.
+	// peerSeen is what each API's budget had reported of peerRefused.
 	peerRefused *prometheus.CounterVec
 	peerMu      sync.Mutex
 	peerSeen    map[string]map[string]int
@@ -91,7 +88,7 @@ func (m *Metrics) Forget(api string) {
 }
 
 // observePeerRefusals adds what b refused of its peers' counts since the
-// last call (a budget replaced starts again from what it reports).
+// last call.
 func (m *Metrics) observePeerRefusals(api string, b *Budget) {
 	now := b.PeerRefusals()
 	m.peerMu.Lock()
