@@ -10,23 +10,17 @@ import (
 )
 
 const (
-	// maxGossipPacket is the UDP payload memberlist fills with gossip, as
-	// Alertmanager sets it: under a 1500-byte Ethernet MTU.
+	// maxGossipPacket is the UDP payload, as Alertmanager's: under a
+	// 1500-byte Ethernet MTU.
 	maxGossipPacket = 1400
-	// maxGossipMessage is the largest delta sent by gossip; a larger one
-	// goes to each member over TCP. Half a packet leaves room for
-	// memberlist's framing, the label and encryption.
+	// maxGossipMessage is the largest delta gossiped, larger ones go by
+	// TCP: half a packet leaves room for framing, label and encryption.
 	maxGossipMessage = maxGossipPacket / 2
-	// oversizedQueue is how many oversized deltas may wait; more are
-	// dropped and counted (push/pull repairs them).
+	// Queue bounds; past them deltas are dropped (push/pull repairs them).
 	oversizedQueue = 256
-	// maxQueued is how many deltas may wait for gossip before the oldest
-	// are pruned, checked every pruneInterval.
-	maxQueued     = 4096
-	pruneInterval = time.Minute
-	// directQueue is how many deltas may wait to be sent to each member
-	// at once; more go by gossip alone.
-	directQueue = 4096
+	maxQueued      = 4096 // pruned every pruneInterval
+	pruneInterval  = time.Minute
+	directQueue    = 4096
 )
 
 // State is a piece of replicated state: each member holds a copy and
@@ -49,15 +43,10 @@ type Channel struct {
 	key string
 }
 
-// AddState registers s under key and returns the Channel its deltas are
-// broadcast through; a message from a peer under key is merged into s.
-// Register every State before Join. key must be the same on every member
-// and unique here (a second registration of a key panics).
-//
-// Gossip carries exactly the bytes s marshals and broadcasts, to every
-// member and, without --cluster.encryption-key-file, in the clear: s must
-// never hold a credential (an API key, a token, a header that carries
-// one). A nil *Peer returns a nil *Channel, whose Broadcast does nothing.
+// AddState registers s under key, the same on every member and unique
+// here (twice panics), before Join, and returns the Channel of its
+// deltas. Gossip may be in the clear: s must never hold a credential. A
+// nil *Peer returns a nil *Channel, whose Broadcast does nothing.
 func (p *Peer) AddState(key string, s State) *Channel {
 	if p == nil {
 		return nil
@@ -71,14 +60,10 @@ func (p *Peer) AddState(key string, s State) *Channel {
 	return &Channel{p: p, key: key}
 }
 
-// Broadcast sends a delta to every other member, at least once while they
-// can be reached: by gossip when it fits a packet (retransmitted a few
-// times, and relayed by each member that merges it; in a cluster whose
-// gossip rounds go to every member, also sent to each member at once:
-// sendDirect), else over TCP to each member. It does not block; a delta
-// that cannot be queued is dropped and counted, and the next push/pull
-// repairs it. The member that broadcasts does not receive its own delta.
-// A nil *Channel does nothing.
+// Broadcast sends a delta to every other member: by gossip when it fits
+// a packet (and directly in a small cluster, queueDirect), else over TCP.
+// It does not block; a delta that cannot be queued is dropped and
+// counted, and the next push/pull repairs it.
 func (c *Channel) Broadcast(b []byte) {
 	if c == nil {
 		return
@@ -105,17 +90,13 @@ func (b broadcast) Message() []byte                       { return b }
 func (b broadcast) Invalidates(memberlist.Broadcast) bool { return false }
 func (b broadcast) Finished()                             {}
 
-// queueDirect hands a delta that gossip carries to sendDirect, when the
-// other members are two to gossipNodes: each gossip round goes to all of
-// them anyway, so a packet to each costs what a round costs. memberlist's
-// queue counts a delta's transmissions, not the members they went to: in
-// a burst (a first fill, a window's rows due together) each round hands
-// different deltas to its targets, and a delta's few transmissions and
-// its relays could all miss one member (measured: 3 to 8 of a burst of
-// 300 deltas a packet each missed one member of four), which then never
-// had the row until a push/pull or its own fallback call. With one other
-// member every transmission goes to it; in a larger cluster relays spread
-// the delta. A delta that finds the queue full goes by gossip alone.
+// queueDirect hands a gossiped delta to sendDirect when the other members
+// are two to gossipNodes, so a packet to each costs what a gossip round
+// costs. memberlist counts a delta's transmissions, not who got them: in
+// a burst, its transmissions and relays could all miss one member
+// (measured: 3 to 8 of 300 deltas missed one member of four). With one
+// other member every transmission goes to it; in a larger cluster relays
+// spread the delta.
 func (p *Peer) queueDirect(msg []byte) {
 	if n := len(*p.members.Load()) - 1; n < 2 || n > p.gossipNodes {
 		return
@@ -126,8 +107,7 @@ func (p *Peer) queueDirect(msg []byte) {
 	}
 }
 
-// sendDirect sends each delta queueDirect queued to every other live
-// member in one packet (best effort: gossip repeats it).
+// sendDirect sends each delta queueDirect queued to every other member.
 func (p *Peer) sendDirect() {
 	defer p.wg.Done()
 	for {
@@ -146,9 +126,9 @@ func (p *Peer) sendDirect() {
 	}
 }
 
-// sendOversized sends each oversized delta to every other live member over
-// TCP, one delta at a time so that a burst opens at most one connection
-// per member, and prunes the gossip queue every pruneInterval.
+// sendOversized sends each oversized delta to every other member over TCP,
+// one at a time so that a burst opens at most one connection per member,
+// and prunes the gossip queue.
 func (p *Peer) sendOversized() {
 	defer p.wg.Done()
 	t := time.NewTicker(pruneInterval)

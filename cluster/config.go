@@ -21,37 +21,20 @@ import (
 // Defaults, as Alertmanager's cluster flags have them, so that an
 // operator who runs both finds the same behaviour under the same names.
 const (
-	// defaultPeerTimeout is how long each rank waits after the one before
-	// it: the fallback of rank r acts r × PeerTimeout late.
-	defaultPeerTimeout = 15 * time.Second
-	// defaultGossipInterval sends queued deltas five times a second.
-	defaultGossipInterval = 200 * time.Millisecond
-	// defaultPushPullInterval exchanges the full state with one random
-	// member every minute, which repairs any delta that gossip lost.
-	defaultPushPullInterval = time.Minute
-	// defaultProbeTimeout is the round trip after which a probed member
-	// is suspected: the 99th percentile of a LAN's.
-	defaultProbeTimeout = 500 * time.Millisecond
-	// defaultProbeInterval probes one random member every second.
-	defaultProbeInterval = time.Second
-	// defaultSettleTimeout bounds Settle: one push/pull interval.
-	defaultSettleTimeout = defaultPushPullInterval
-	// defaultReconnectInterval is how often the names of --cluster.peer
-	// are resolved again and lost members are asked to join again.
+	defaultPeerTimeout       = 15 * time.Second
+	defaultGossipInterval    = 200 * time.Millisecond
+	defaultPushPullInterval  = time.Minute
+	defaultProbeTimeout      = 500 * time.Millisecond // a LAN's 99th percentile round trip
+	defaultProbeInterval     = time.Second
+	defaultSettleTimeout     = defaultPushPullInterval
 	defaultReconnectInterval = 10 * time.Second
-	// defaultReconnectTimeout is how long the address of a member that
-	// failed is asked to join again before it is forgotten: long enough for
-	// a container restart or a short network cut, short enough that an
-	// address given to another pod is not knocked at for hours (a member
-	// that left gracefully is not asked at all).
+	// defaultReconnectTimeout: long enough for a container restart or a
+	// short network cut, short enough that an address given to another
+	// pod is not knocked at for hours.
 	defaultReconnectTimeout = 10 * time.Minute
-	// defaultMaxMembers bounds the members taken in: replicas, a rolling
-	// update's surge and a margin. The chart sets it from its replicas.
-	defaultMaxMembers = 10
-	// defaultMaxStateBytes bounds a peer's full state and, with
-	// maxStreams, what the streams of the gossip port can hold at once.
+	// defaultMaxMembers: replicas, a rolling update's surge and a margin.
+	defaultMaxMembers    = 10
 	defaultMaxStateBytes = 8 << 20
-	// defaultMaxDeltaBytes bounds one delta.
 	defaultMaxDeltaBytes = 1 << 20
 	// labelPrefix begins every packet's label; the cluster's name follows.
 	labelPrefix = config.Namespace
@@ -60,85 +43,50 @@ const (
 // keySizes are the AES key sizes memberlist accepts: AES-128, -192, -256.
 var keySizes = []int{16, 24, 32}
 
-// Config is what a member needs to know to join a cluster. The zero value
-// is cluster mode off; a zero duration takes its default.
+// Config is what a member needs to know to join a cluster; the fields
+// are the flags of AddFlags. The zero value is cluster mode off; a zero
+// duration or bound takes its default.
 type Config struct {
-	// ListenAddress is the host:port gossip binds, UDP and TCP alike.
-	// Empty turns cluster mode off.
-	ListenAddress string
-	// AdvertiseAddress is the IP:port other members reach this one at,
-	// when it is not the listen address (behind NAT, or when listening
-	// on 0.0.0.0 picks the wrong interface). Empty: memberlist's choice.
-	AdvertiseAddress string
-	// Name identifies this member; it must be unique in the cluster.
-	// Empty: the host name and a random suffix, new at every start.
-	Name string
-	// Peers are the host:port addresses joined at start and again when
-	// lost. A name is resolved at every attempt and every address it
-	// resolves to is joined (a Kubernetes headless Service names all
-	// its pods).
-	Peers []string
-	// PeerTimeout is how long the member of rank r+1 waits after the
-	// member of rank r before it acts in its place.
-	PeerTimeout time.Duration
-	// GossipInterval is how often queued deltas are sent.
-	GossipInterval time.Duration
-	// PushPullInterval is how often the full state is exchanged with one
-	// random member.
-	PushPullInterval time.Duration
-	// ProbeTimeout is how long a probe waits for an answer before the
-	// probed member is suspected; it must be under ProbeInterval.
-	ProbeTimeout time.Duration
-	// ProbeInterval is how often one random member is probed.
-	ProbeInterval time.Duration
-	// SettleTimeout bounds Settle.
-	SettleTimeout time.Duration
-	// ReconnectInterval is how often peers are resolved and joined again.
+	ListenAddress    string // host:port, UDP and TCP; empty: cluster mode off
+	AdvertiseAddress string // IP:port; empty: memberlist's choice
+	Name             string // unique; empty: host name and a random suffix
+	// Peers are host:port addresses joined at start and when lost; a name
+	// is resolved at every attempt and all its addresses joined.
+	Peers             []string
+	PeerTimeout       time.Duration // between rank r and rank r+1
+	GossipInterval    time.Duration
+	PushPullInterval  time.Duration
+	ProbeTimeout      time.Duration // under ProbeInterval
+	ProbeInterval     time.Duration
+	SettleTimeout     time.Duration
 	ReconnectInterval time.Duration
-	// ReconnectTimeout is how long a member that left or failed is retried.
-	ReconnectTimeout time.Duration
-	// KeyFile names a file that holds the key all gossip is encrypted and
-	// authenticated with: 16, 24 or 32 bytes (AES-128, -192, -256), raw
-	// or base64; or several base64 keys, one a line, the first encrypting
-	// and all of them accepted (a rotation, keyring.go). It is read again
-	// every ReconnectInterval. Empty: gossip is in the clear.
+	ReconnectTimeout  time.Duration
+	// KeyFile holds the gossip keys (readKeys), read again every
+	// ReconnectInterval (keyring.go). Empty: gossip in the clear.
 	KeyFile string
-	// ClusterName is put on every packet and stream and checked on
-	// receipt: a member of another cluster name is refused and counted.
-	// It is required in cluster mode: two clusters without a name whose
-	// addresses meet (a pod's address reused) would merge, each counting
-	// the other's calls and serving its rows.
+	// ClusterName labels every packet and stream. Required: two clusters
+	// whose addresses meet would otherwise merge, each counting the
+	// other's calls and serving its rows.
 	ClusterName string
-	// NameFile, when Name is empty, keeps the generated member name
-	// across restarts (a file in the state directory), so that a member
-	// restarted with its storage is the same member to the others and its
-	// day's calls are not counted twice. Empty: a new name at each start.
-	NameFile string
-	// MaxMembers is the most members taken in, this one included: a
-	// member that would join past it is refused and counted. 0: the
-	// default, 10.
-	MaxMembers int
-	// MaxStateBytes is the largest full state taken from a peer; a larger
-	// one is refused and counted. 0: 16 MiB.
-	MaxStateBytes int
-	// MaxDeltaBytes is the largest delta taken from a peer. 0: 1 MiB.
-	MaxDeltaBytes int
-	// Clock is the wall clock this member's heartbeats carry, against
-	// which the others' clocks are measured. nil: time.Now. A test or a
-	// benchmark gives a clock that is off, to play a member whose host
-	// clock is wrong.
+	// NameFile, when Name is empty, keeps the generated name across
+	// restarts, so that a member restarted with its storage is the same
+	// member and its day's calls are not counted twice.
+	NameFile      string
+	MaxMembers    int // this one included
+	MaxStateBytes int // a peer's full state
+	MaxDeltaBytes int // one delta
+	// Clock is the wall clock heartbeats carry and measure others by (nil:
+	// time.Now); tests give one that is off.
 	Clock func() time.Time
-	// Reference, when set and it knows one, is this member's clock less
-	// the provider's, as the upstreams' answers measured it
-	// (upstream.Pool.ClockOffset): the cluster's clock is then the
-	// provider's, which each member reads for itself and no peer can
-	// move; without it, the median of the trusted members' clocks.
+	// Reference, when it knows one, is this member's clock less the
+	// provider's (upstream.Pool.ClockOffset): the cluster's clock is then
+	// the provider's, which no peer can move; else the median of the
+	// trusted members' clocks.
 	Reference func() (time.Duration, bool)
 }
 
-// AddFlags registers the cluster flags on app and returns the Config they
-// fill when app parses its arguments. The names are Alertmanager's where
-// Alertmanager has the same setting.
+// AddFlags registers the cluster flags on app (Alertmanager's names where
+// it has the setting) and returns the Config they fill.
 func AddFlags(app *kingpin.Application) *Config {
 	c := &Config{}
 	app.Flag("cluster.listen-address", "host:port for gossip between replicas (UDP and TCP). Empty turns cluster mode off: this replica calls upstream for every row itself.").Default("").StringVar(&c.ListenAddress)
@@ -163,10 +111,10 @@ func AddFlags(app *kingpin.Application) *Config {
 // Enabled reports whether cluster mode is on.
 func (c Config) Enabled() bool { return c.ListenAddress != "" }
 
-// Validate reports the first setting that cannot work, naming its flag.
-// It reads the key file. A peer, an advertise address or a key file with
-// cluster mode off is an error: it would be ignored, and each replica
-// would pay for every call while its operator thinks they share.
+// Validate reports the first setting that cannot work, naming its flag;
+// it reads the key file. A cluster flag with cluster mode off is an error:
+// each replica would pay for every call while its operator thinks they
+// share.
 func (c Config) Validate() error {
 	if !c.Enabled() {
 		switch {
@@ -261,14 +209,12 @@ func setDefault[T comparable](v *T, def T) {
 	}
 }
 
-// label is what every packet and stream of this cluster carries:
-// "onchain_exporter", ":" and the cluster's name.
+// label is what every packet and stream of this cluster carries.
 func (c Config) label() string {
 	return labelPrefix + ":" + c.ClusterName
 }
 
-// splitAddress splits host:port; the port must be a number in range, and
-// the host may be empty (all interfaces) only where emptyHost allows it.
+// splitAddress splits host:port; the host may be empty only if emptyHost.
 func splitAddress(addr string, emptyHost bool) (string, int, error) {
 	host, portText, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -288,12 +234,9 @@ func splitAddress(addr string, emptyHost bool) (string, int, error) {
 // and a spare.
 const maxKeys = 3
 
-// readKeys reads the gossip keys of a file, the primary first. A file
-// whose content, spaces trimmed, is base64 of 16, 24 or 32 bytes holds
-// that key; one of several lines holds one base64 key a line (blank lines
-// skipped, at most maxKeys); otherwise the content as it is must be 16,
-// 24 or 32 bytes. Either way every member that reads the same file gets
-// the same keys. An error never quotes the file's content.
+// readKeys reads the gossip keys of a file, the primary first: one key of
+// 16, 24 or 32 bytes (AES-128, -192, -256), base64 or raw, or up to
+// maxKeys base64 keys one a line. An error never quotes the content.
 func readKeys(path string) ([][]byte, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -339,9 +282,9 @@ func decodeKey(b []byte) ([]byte, bool) {
 
 func validKeySize(n int) bool { return slices.Contains(keySizes, n) }
 
-// defaultName is the host name and 8 random hex digits: readable in logs,
-// and a restarted member is a new member, so memberlist never mistakes it
-// for the one it replaces while that one is still suspected.
+// defaultName is the host name and 8 random hex digits: a restarted
+// member is new, so memberlist never mistakes it for the one it replaces
+// while that one is still suspected.
 func defaultName() (string, error) {
 	host, err := os.Hostname()
 	if err != nil || host == "" {
@@ -357,10 +300,9 @@ func defaultName() (string, error) {
 // maxNameBytes bounds a member name read from NameFile.
 const maxNameBytes = 128
 
-// memberName is this member's name: Config.Name, else the one NameFile
-// keeps, else a new defaultName, written to NameFile when there is one.
-// A NameFile that cannot be read or written costs a new name at each
-// start (saved is false), never the start itself.
+// memberName is Config.Name, else the one NameFile keeps, else a new
+// defaultName written to NameFile. A NameFile that cannot be written
+// costs a new name at each start (saved is false), never the start.
 func memberName(c Config) (name string, saved bool, err error) {
 	if c.Name != "" {
 		return c.Name, false, nil
@@ -385,8 +327,8 @@ func memberName(c Config) (name string, saved bool, err error) {
 	return name, true, nil
 }
 
-// validName reports whether a saved name is one defaultName could give:
-// not empty, at most maxNameBytes, printable ASCII without spaces.
+// validName reports whether a saved name is non-empty, at most
+// maxNameBytes, printable ASCII without spaces.
 func validName(n string) bool {
 	if n == "" || len(n) > maxNameBytes {
 		return false

@@ -10,13 +10,10 @@ import (
 	"github.com/hashicorp/memberlist"
 )
 
-// delegate is what memberlist calls: messages, full state, membership
-// events and name conflicts. It is a type of its own so that these
-// methods stay off the Peer's exported surface.
+// delegate is what memberlist calls, kept off the Peer's exported methods.
 type delegate struct{ p *Peer }
 
-// NodeMeta implements memberlist.Delegate: a member carries no metadata
-// but, once it leaves, metaLeaving.
+// NodeMeta implements memberlist.Delegate: metaLeaving once it leaves.
 func (d *delegate) NodeMeta(limit int) []byte {
 	if d.p.leaving.Load() && limit >= len(metaLeaving) {
 		return []byte(metaLeaving)
@@ -27,10 +24,9 @@ func (d *delegate) NodeMeta(limit int) []byte {
 // metaLeaving is the metadata of a member that leaves (Peer.Leave).
 const metaLeaving = "leaving"
 
-// NotifyMsg implements memberlist.Delegate: a delta, by gossip or TCP.
-// A gossiped delta seen before (a retransmission, a relay, this member's
-// own coming back) is dropped; one seen for the first time is merged and
-// relayed (relay.go).
+// NotifyMsg implements memberlist.Delegate: a heartbeat, or a delta by
+// gossip or TCP; a gossiped delta is merged and relayed the first time
+// only (relay.go).
 func (d *delegate) NotifyMsg(b []byte) {
 	p := d.p
 	if len(b) >= 2 && b[0] == formatVersion && b[1] == kindHeartbeat {
@@ -76,8 +72,8 @@ func (d *delegate) GetBroadcasts(overhead, limit int) [][]byte {
 	return msgs
 }
 
-// LocalState implements memberlist.Delegate: every State, marshalled, for
-// a push/pull. A State that cannot marshal is left out and logged.
+// LocalState implements memberlist.Delegate: every State for a push/pull;
+// one that cannot marshal is left out and logged.
 func (d *delegate) LocalState(bool) []byte {
 	p := d.p
 	p.statesMu.RLock()
@@ -135,8 +131,8 @@ func (d *delegate) merge(pt part) error {
 	return s.Merge(pt.data)
 }
 
-// logMerge logs a refused merge as a warning, and an unknown key (a
-// member of another version, or a push/pull before AddState) as debug.
+// logMerge logs a refused merge at warn, an unknown key (another
+// version, or a push/pull before AddState) at debug.
 func logMerge(p *Peer, err error) log.Logger {
 	if errors.Is(err, errUnknownKey) {
 		return level.Debug(p.logger)
@@ -154,8 +150,8 @@ func (d *delegate) NotifyLeave(n *memberlist.Node) { d.p.memberLeft(n) }
 // or a member's goodbye.
 func (d *delegate) NotifyUpdate(n *memberlist.Node) { d.p.memberJoined(n) }
 
-// NotifyAlive implements memberlist.AliveDelegate: a member not yet live
-// is taken in only while a slot is free for it (members.go).
+// NotifyAlive implements memberlist.AliveDelegate: a new member needs a
+// free slot (members.go).
 func (d *delegate) NotifyAlive(n *memberlist.Node) error {
 	if d.p.admits(n.Name, n.Address()) {
 		return nil
@@ -164,11 +160,10 @@ func (d *delegate) NotifyAlive(n *memberlist.Node) error {
 	return errTooManyMembers
 }
 
-// NotifyMerge implements memberlist.MergeDelegate: a join or push/pull
-// none of whose members could be taken in is refused whole; otherwise
-// each member is taken in or refused on its own (NotifyAlive), so that a
-// cluster with rogues past the slots can still be joined by a member
-// whose slot is kept.
+// NotifyMerge implements memberlist.MergeDelegate: a merge none of whose
+// members could be taken in is refused whole; otherwise each is judged
+// by NotifyAlive, so a cluster with rogues past the slots can still be
+// joined by a member whose slot is kept.
 func (d *delegate) NotifyMerge(peers []*memberlist.Node) error {
 	alive := 0
 	for _, n := range peers {

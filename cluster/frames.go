@@ -11,19 +11,16 @@ import (
 	"slices"
 )
 
-// A State's whole copy may be a frame stream: gzip of frames, each a
-// length (uvarint) and that many bytes (one row, say). A stream of many
-// similar frames compresses well (JSON rows of the exporter to about a
-// twentieth), and it is read a frame at a time, so that what a peer's
-// state expands to is bounded: by a frame's size, the count of frames,
-// and a multiple of the stream's own size.
+// A frame stream, a State's compact whole copy, is gzip of frames, each a
+// uvarint length and that many bytes (one row, say): JSON rows compress
+// to about a twentieth, and reading a frame at a time bounds what a
+// peer's state expands to.
 
 // Bounds of a frame stream a peer sent (ReadFrames).
 const (
 	// MaxFrameBytes bounds one frame.
 	MaxFrameBytes = 1 << 20
-	// maxExpansion bounds the bytes a stream expands to, as a multiple
-	// of its own size, with a floor of minExpanded for a small one.
+	// maxExpansion × the stream's size (at least minExpanded) bounds it.
 	maxExpansion = 64
 	minExpanded  = 16 << 20
 )
@@ -64,12 +61,10 @@ func (w *FrameWriter) Bytes() ([]byte, error) {
 // IsFrames reports whether b is a frame stream: it starts as gzip does.
 func IsFrames(b []byte) bool { return len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b }
 
-// ReadFrames calls f with each frame of the stream b in order, a frame at
-// a time (valid only during the call), and returns how many it read. It
-// stops at the first frame that cannot be read, past maxFrames frames,
-// past MaxFrameBytes in one frame or 64 times len(b) (16 MiB at least) in
-// all, or at f's first error, and returns an error that says which frame;
-// the frames before it were handed to f.
+// ReadFrames calls f with each frame of b in order (valid only during the
+// call) and returns how many it read. It stops with an error naming the
+// frame at the first that cannot be read, past maxFrames, past the bounds
+// above, or at f's first error.
 func ReadFrames(b []byte, maxFrames int, f func(frame []byte) error) (int, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(b))
 	if err != nil {

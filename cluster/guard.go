@@ -12,34 +12,25 @@ import (
 	"github.com/hashicorp/memberlist"
 )
 
-// The guard stands between memberlist and the network. It refuses what
-// comes from another cluster (a packet or stream labelled with another
-// cluster name), and it bounds what the gossip port can make this member
-// hold: at most maxStreams streams at once, each cut off past
-// Config.MaxStateBytes plus memberlist's own share (the member list), and
-// all of them together holding at most streamBudget such streams' bytes
-// until they close. memberlist checks the label again, and its own limits
-// (20 MiB of state, 128 push/pulls at once) stay above these.
+// The guard stands between memberlist and the network: it refuses another
+// cluster's packets and streams, and bounds what the gossip port can make
+// this member hold (memberlist's own limits, 20 MiB of state and 128
+// push/pulls at once, stay above these).
 const (
-	// maxStreams is how many incoming streams (push/pulls, oversized
-	// deltas, joins, TCP pings) are open at once; more are closed and
-	// counted. Small streams cost little: the bytes are bounded apart.
+	// maxStreams is how many incoming streams are open at once; their
+	// bytes are bounded apart.
 	maxStreams = 64
 	// streamBudget is how many full-sized streams' bytes all streams may
-	// hold at once; a read past it fails and is counted ("streams").
+	// hold at once.
 	streamBudget = 2
 	// streamOverhead is what a stream may carry beside the states: the
 	// member list (about 100 bytes a member), framing, encryption.
-	streamOverhead = 1 << 20
-	// peekTimeout bounds the wait for a stream's label.
-	peekTimeout = 5 * time.Second
-	// maxLoggedSources is how many addresses a refusal is logged for
-	// once each, before refusals are only counted.
-	maxLoggedSources = 64
+	streamOverhead   = 1 << 20
+	peekTimeout      = 5 * time.Second // for a stream's label
+	maxLoggedSources = 64              // refusals logged once each, then counted
 )
 
-// Refusal reasons, the values of the label "reason" of
-// onchain_exporter_cluster_messages_refused_total.
+// Refusal reasons, the label "reason" of messages_refused_total.
 const (
 	refusedClusterName = "cluster_name" // another cluster's label
 	refusedStreams     = "streams"      // too many streams, or bytes, at once
@@ -58,11 +49,10 @@ const (
 	hasCrcMsg   = 12
 )
 
-// compressed reports whether a message in the clear (after its label)
-// is compressed. This cluster's members do not compress (peer.go), so a
-// compressed message comes from elsewhere and is refused before memberlist
-// expands it. Encrypted, nothing can be seen: only a holder of the key
-// could send one.
+// compressed reports whether a message in the clear is compressed: this
+// cluster's members do not compress (peer.go), so it comes from elsewhere
+// and is refused before memberlist expands it. (Encrypted, only a holder
+// of the key could send one.)
 func compressed(b []byte) bool {
 	if len(b) > 5 && b[0] == hasCrcMsg {
 		b = b[5:]
@@ -109,7 +99,7 @@ func (g *guardTransport) PacketCh() <-chan *memberlist.Packet { return g.packets
 func (g *guardTransport) StreamCh() <-chan net.Conn { return g.streams }
 
 // Shutdown implements memberlist.Transport. The wrapped transport stops
-// first, while the filters still drain it (it blocks on a full channel).
+// first, while the filters still drain it.
 func (g *guardTransport) Shutdown() error {
 	err := g.NodeAwareTransport.Shutdown()
 	g.stopOnce.Do(func() { close(g.stop) })
@@ -117,8 +107,8 @@ func (g *guardTransport) Shutdown() error {
 	return err
 }
 
-// DialAddressTimeout implements memberlist.NodeAwareTransport: what a
-// peer answers on a stream this member opens is bounded too.
+// DialAddressTimeout implements memberlist.NodeAwareTransport: the
+// answer on a stream this member opens is bounded too.
 func (g *guardTransport) DialAddressTimeout(addr memberlist.Address, timeout time.Duration) (net.Conn, error) {
 	conn, err := g.NodeAwareTransport.DialAddressTimeout(addr, timeout)
 	if err != nil {
@@ -187,8 +177,8 @@ func (g *guardTransport) filterStreams() {
 	}
 }
 
-// checkStream reads a stream's label and hands the stream on, bounded,
-// when it is this cluster's; its slot is freed when memberlist closes it.
+// checkStream hands a stream of this cluster's label on, bounded; its
+// slot is freed when memberlist closes it.
 func (g *guardTransport) checkStream(conn net.Conn) {
 	defer g.wg.Done()
 	from := conn.RemoteAddr().String()
@@ -226,9 +216,8 @@ func (g *guardTransport) checkStream(conn net.Conn) {
 	}
 }
 
-// peekLabel reads a stream's label header (memberlist's: a byte 244, a
-// length byte, the label) and returns the bytes read, to be read again.
-// A stream without the header has the label "".
+// peekLabel reads a stream's label header (a byte 244, a length byte, the
+// label; "" without one) and returns the bytes read, to be read again.
 func peekLabel(conn net.Conn) (peeked []byte, label string, err error) {
 	head := make([]byte, 2)
 	if _, err := io.ReadFull(conn, head[:1]); err != nil {
@@ -248,12 +237,10 @@ func peekLabel(conn net.Conn) (peeked []byte, label string, err error) {
 	return append(head, l...), string(l), nil
 }
 
-// errStreamTooLong ends a stream past its bound.
-var errStreamTooLong = errors.New("stream longer than the cluster's bound")
-
-// errStreamsFull ends a stream that would take the streams past their
-// budget.
-var errStreamsFull = errors.New("streams hold the cluster's bound of bytes")
+var (
+	errStreamTooLong = errors.New("stream longer than the cluster's bound")
+	errStreamsFull   = errors.New("streams hold the cluster's bound of bytes")
+)
 
 // boundedConn replays the peeked bytes, then reads at most left bytes,
 // each counted in the guard's budget until the stream closes.
@@ -311,9 +298,8 @@ func (c *boundedConn) Close() error {
 	return err
 }
 
-// refuse counts a refusal and logs it once per source host (and
-// reason), for the first maxLoggedSources sources; after that only the
-// counter moves, so a flood cannot fill the log or the memory.
+// refuse counts a refusal and logs it once per reason and host, for the
+// first maxLoggedSources: a flood cannot fill the log or the memory.
 func (p *Peer) refuse(reason, from string, kv ...any) {
 	p.m.refused.WithLabelValues(reason).Inc()
 	host := from

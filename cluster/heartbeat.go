@@ -12,51 +12,34 @@ import (
 )
 
 // Heartbeats say which members serve. Each member sends every other live
-// member, every heartbeat interval (a probe interval, 1 s by default)
-// and at once when one joins, a heartbeat: its name, the digest of its
-// configuration (SetConfigDigest) and its clock. A unit's owner and ranks
-// (owner.go) are chosen among the members that serve: this one, and those
-// whose heartbeat of the same digest came lately (serveTimeout). A member that joined and says nothing, or runs another
-// configuration, owns nothing: the others fetch what it would own, twice
-// at worst, never zero times. A member of another digest is logged at
-// warn when its heartbeat first says so (and when its digest changes, at
-// most every otherConfigLogEvery; not while it has set none, as a member
-// starting has not), at info when it runs this one's again,
-// and shows as live but not serving (onchain_exporter_cluster_live_members
-// above onchain_exporter_cluster_members; Health's SameConfig).
+// member its name, configuration digest (SetConfigDigest) and clock,
+// every heartbeat interval and at once when one joins. Units are owned
+// (owner.go) among this member and those whose heartbeat of the same
+// digest came lately: one that says nothing or runs another
+// configuration owns nothing, and the others fetch what it would own,
+// twice at worst, never zero times.
 //
-// The heartbeats' clocks give this member's offset from the cluster's
-// clock, which is not a vote anyone can join: only the clocks of members
-// this member trusts count (this one's own; in an encrypted cluster every
-// serving member, who holds the key; in the clear those at an address
-// --cluster.peer resolves to). The cluster's clock is the median of
-// theirs, the earlier of the middle two for an even count: two members
-// whose clocks disagree take the earlier, as a clock ahead polls for rows
-// not yet published and costs calls, where one behind costs staleness.
-// Every member that trusts the same members computes the same clock.
-//
-// A serving member whose clock is more than farClock off the cluster's,
-// this one included, owns no unit (owner.go): it ranks after every other,
-// and waits the longer for their rows as its clock is off, ahead or
-// behind (FallbackDelay). Its budget counts on the cluster's day
-// (ClusterTime), not its own, and it takes the rows the provider has
-// published even when they are dated after its own now.
+// The heartbeats' clocks give the cluster's clock, which is not a vote
+// anyone can join: it is the median of the clocks of the members this one
+// trusts (itself; every serving member when encrypted, else those at an
+// address --cluster.peer resolves to), the earlier of the middle two for
+// an even count, as a clock ahead costs calls where one behind costs
+// staleness. A serving member more than farClock off it owns no unit and
+// ranks after every other (FallbackDelay).
 
 // A member serves for serveTimeout heartbeat intervals after its last
-// heartbeat, and at least minServeTimeout: lost packets, a pause of the
-// process (a collection, a CPU quota spent) do not move its units, which
-// would cost calls twice; a member that stops for good is declared failed
-// by memberlist in a few seconds anyway. One that never sent a heartbeat
-// owns nothing at all.
+// heartbeat, at least minServeTimeout: lost packets or a pause of the
+// process do not move its units, which would cost calls twice;
+// memberlist declares a member that stops for good failed anyway.
 const (
 	serveTimeout    = 4
 	minServeTimeout = 10 * time.Second
 )
 
 // farClock is how far a member's clock may be off the cluster's and the
-// member still own units: NTP keeps clocks within milliseconds, and the
-// alert fires past 10 s; past a minute a member's rows look late or early
-// to the others, and its plans come due at the wrong time.
+// member still own units: NTP keeps milliseconds, the alert fires past
+// 10 s; past a minute its rows look late or early and its plans come due
+// at the wrong time.
 const farClock = time.Minute
 
 // maxDigestBytes bounds a configuration digest.
@@ -67,27 +50,23 @@ type heard struct {
 	digest string
 	at     time.Time     // when it came, this member's clock
 	offset time.Duration // its clock less this member's, as it came
-	// warned is the member's digest last logged as another
-	// configuration's ("" when none is), at warnedAt.
+	// warned is its digest last logged as another's, at warnedAt.
 	warned   string
 	warnedAt time.Time
 }
 
-// otherConfigLogEvery is how often a member's configuration digest, other
-// than this member's, is logged again when it changes: a member that
-// flips between files (or a rogue one) is not logged at every heartbeat.
+// otherConfigLogEvery is how often another digest is logged again when it
+// changes: a member that flips between files is not logged every beat.
 const otherConfigLogEvery = 10 * time.Minute
 
-// heartbeatInterval is how often heartbeats go out: a probe interval, and
-// at least five gossip intervals (1 s by default).
+// heartbeatInterval is a probe interval, at least five gossip intervals.
 func (c Config) heartbeatInterval() time.Duration {
 	return max(5*c.GossipInterval, c.ProbeInterval)
 }
 
 // SetConfigDigest sets the digest of this member's configuration, sent in
-// its heartbeats; members own units among those of the same digest. ""
-// (the default) matches the members that set none. A nil *Peer does
-// nothing.
+// its heartbeats; members own units among those of the same digest. A nil
+// *Peer does nothing.
 func (p *Peer) SetConfigDigest(d string) {
 	if p == nil {
 		return
@@ -142,8 +121,7 @@ func decodeHeartbeat(b []byte) (name, digest string, sent time.Time, err error) 
 	return string(n), string(d), time.Unix(0, int64(binary.BigEndian.Uint64(rest))), nil
 }
 
-// clock is the wall clock heartbeats carry and are measured by
-// (Config.Clock).
+// clock is Config.Clock, or time.Now.
 func (p *Peer) clock() time.Time {
 	if p.cfg.Clock != nil {
 		return p.cfg.Clock()
@@ -151,9 +129,8 @@ func (p *Peer) clock() time.Time {
 	return time.Now()
 }
 
-// heartbeats sends this member's heartbeat to every other live member
-// every heartbeat interval, and at once when asked (beatNow), and lets the
-// members whose heartbeats stopped go from the serving ones.
+// heartbeats sends this member's heartbeat every interval and when asked
+// (beatNow), and lets members whose heartbeats stopped stop serving.
 func (p *Peer) heartbeats() {
 	defer p.wg.Done()
 	t := time.NewTicker(p.cfg.heartbeatInterval())
@@ -177,8 +154,8 @@ func (p *Peer) heartbeats() {
 	}
 }
 
-// receiveHeartbeat records a live member's heartbeat; one of a name that
-// is not a live member is dropped (it bounds what is kept).
+// receiveHeartbeat records a live member's heartbeat; another name's is
+// dropped, which bounds what is kept.
 func (p *Peer) receiveHeartbeat(b []byte) {
 	name, digest, sent, err := decodeHeartbeat(b)
 	if err != nil {
@@ -197,9 +174,7 @@ func (p *Peer) receiveHeartbeat(b []byte) {
 	var line []any
 	switch {
 	case digest == "":
-		// None set yet: a member starting, whose heartbeats may go out
-		// before its configuration is in force. It does not serve here,
-		// unlogged.
+		// A member starting: it does not serve here, unlogged.
 	case digest != p.digest && (!had || prev.warned != digest) && (prev.warnedAt.IsZero() || now.Sub(prev.warnedAt) >= otherConfigLogEvery):
 		h.warned, h.warnedAt = digest, now
 		line = []any{"msg", "a member runs another configuration: it owns no unit here, and each fetches what the other would own until both run the same file",
@@ -219,9 +194,8 @@ func (p *Peer) receiveHeartbeat(b []byte) {
 	}
 }
 
-// servingLocked returns the live members that serve at now: this one, and
-// those whose heartbeat of this member's digest is recent; the lock is
-// held, and the result is sorted by name as live members are.
+// servingLocked returns the live members that serve at now, sorted as
+// live is; the lock is held.
 func (p *Peer) servingLocked(live []Member, now time.Time) []Member {
 	timeout := max(serveTimeout*p.cfg.heartbeatInterval(), minServeTimeout)
 	out := make([]Member, 0, len(live))
@@ -238,13 +212,9 @@ func (p *Peer) servingLocked(live []Member, now time.Time) []Member {
 }
 
 // ClockOffset is this member's clock less the cluster's: the provider's
-// clock as this member's upstream answers measured it (Config.Reference);
-// before any answer, or without a reference, the median of the trusted
-// members' clocks (the earlier of the middle two for an even count, this
-// one's included) as the heartbeats measured it, network delay included
-// (well under a second on a LAN). Two members cannot tell which of them
-// is wrong; the provider's answers can. A nil *Peer, or a member alone
-// without a reference, returns 0.
+// (Config.Reference), else the trusted members' median as heartbeats
+// measured it, network delay included. Two members cannot tell which of
+// them is wrong; the provider's answers can. A nil *Peer returns 0.
 func (p *Peer) ClockOffset() time.Duration {
 	if p == nil {
 		return 0
@@ -259,8 +229,7 @@ func (p *Peer) ClusterTime(t time.Time) time.Time {
 }
 
 // trustedLocked says whether member m's clock counts in the cluster's:
-// gossip is encrypted (m holds the key), or m is at an address
-// --cluster.peer resolves to; the lock is held.
+// m holds the key, or is at an address --cluster.peer resolves to.
 func (p *Peer) trustedLocked(m Member) bool {
 	return p.keyring != nil || p.expected[m.Address]
 }
@@ -284,7 +253,7 @@ func (p *Peer) clockOffsetLocked(serving []Member) time.Duration {
 }
 
 // farLocked says which serving members' clocks are more than farClock off
-// the cluster's (this member's offset is offset); the lock is held.
+// the cluster's; the lock is held.
 func (p *Peer) farLocked(serving []Member, offset time.Duration) map[string]bool {
 	far := map[string]bool{}
 	for _, m := range serving {
