@@ -6,33 +6,21 @@ import (
 	"time"
 )
 
-// MemberHealth is what this member knows of one member of the cluster, for
-// the operator's page: whether it serves and, for another member, its
-// last heartbeat, its clock and whether it runs this member's
-// configuration.
+// MemberHealth is what this member knows of one member, for the
+// operator's page.
 type MemberHealth struct {
-	Name    string
-	Address string
-	Self    bool
-	// Serving: units are owned among it (Members).
-	Serving bool
-	// Heard is when its last heartbeat came, by this member's clock;
-	// zero when none came (or it is this member).
-	Heard time.Time
-	// Offset is its clock less this member's, as its last heartbeat
-	// measured it, network delay included.
-	Offset time.Duration
-	// SameConfig says its last heartbeat carried this member's
-	// configuration digest (SetConfigDigest); false when none came.
-	SameConfig bool
-	// Failed is set for a member that failed or left, asked to rejoin
-	// until --cluster.reconnect-timeout: since when.
-	Failed time.Time
+	Name       string
+	Address    string
+	Self       bool
+	Serving    bool          // units are owned among it (Members)
+	Heard      time.Time     // its last heartbeat, by this clock; zero: none
+	Offset     time.Duration // its clock less this one's, delay included
+	SameConfig bool          // its last heartbeat carried this digest
+	Failed     time.Time     // since when, for a failed member still asked to rejoin
 }
 
-// Health returns the live members, this one included, and the failed
-// ones still asked to rejoin, sorted by name. It takes the member lists'
-// lock for a copy; a nil *Peer returns nil.
+// Health returns the live members and the failed ones still asked to
+// rejoin, sorted by name; a nil *Peer returns nil.
 func (p *Peer) Health() []MemberHealth {
 	if p == nil {
 		return nil

@@ -12,13 +12,11 @@ import (
 	"github.com/go-kit/log/level"
 )
 
-// Join asks the addresses of Config.Peers to let this member in, which
-// exchanges the full state with each, and starts asking again every
-// ReconnectInterval: names are resolved again (a Service's new pods are
-// joined) and failed members are retried until ReconnectTimeout. An error
-// says no peer could be joined now; it is not fatal, as the member keeps
-// trying and works alone meanwhile. Each address may take up to
-// memberlist's TCP timeout (10 s) to fail; ctx bounds name resolution.
+// Join joins the addresses of Config.Peers, exchanging the full state
+// with each, and starts the reconnect loop. An error says no peer could
+// be joined now; it is not fatal: the member keeps trying and works alone
+// meanwhile. ctx bounds name resolution; each address may take
+// memberlist's TCP timeout (10 s) to fail.
 func (p *Peer) Join(ctx context.Context) error {
 	if p == nil {
 		return nil
@@ -28,10 +26,8 @@ func (p *Peer) Join(ctx context.Context) error {
 	return p.join(ctx)
 }
 
-// JoinInBackground is Join in a goroutine of its own, logged when no peer
-// could be joined: a member serves (its /metrics, its probes) while it
-// joins and takes the others' full state, however long that takes.
-// Joining reports true from the call until the join ends.
+// JoinInBackground is Join in a goroutine, so that a member serves
+// while it joins however long that takes; its error is logged.
 func (p *Peer) JoinInBackground(ctx context.Context) {
 	if p == nil {
 		return
@@ -45,13 +41,11 @@ func (p *Peer) JoinInBackground(ctx context.Context) {
 	}()
 }
 
-// Joining reports whether a join is under way: this member does not know
-// yet what the others hold, and a tuple it would fetch now may be in the
-// full state on its way. A nil *Peer is never joining.
+// Joining reports whether a join is under way: a tuple this member would
+// fetch now may be in the full state on its way.
 func (p *Peer) Joining() bool { return p != nil && p.joining.Load() > 0 }
 
-// joinEnded ends a join and fires Changed: what waited for the join (an
-// engine that does not call while it joins) looks again.
+// joinEnded ends a join and fires Changed for what waited on it.
 func (p *Peer) joinEnded() {
 	p.joining.Add(-1)
 	p.mu.Lock()
@@ -60,7 +54,6 @@ func (p *Peer) joinEnded() {
 	p.mu.Unlock()
 }
 
-// join is Join.
 func (p *Peer) join(ctx context.Context) error {
 	p.joinOnce.Do(func() {
 		p.wg.Add(1)
@@ -89,9 +82,9 @@ func (p *Peer) join(ctx context.Context) error {
 	return nil
 }
 
-// reconnect resolves the peers again and joins the addresses that are not
-// live members, and retries failed members, every ReconnectInterval; it
-// reads the key file again too (keyring.go).
+// reconnect, every ReconnectInterval, reads the key file again, resolves
+// the peers again (a Service's new pods) and joins the addresses that are
+// not live members, failed members included until ReconnectTimeout.
 func (p *Peer) reconnect() {
 	defer p.wg.Done()
 	t := time.NewTicker(p.cfg.ReconnectInterval)
@@ -104,8 +97,7 @@ func (p *Peer) reconnect() {
 		}
 		p.reloadKeys()
 		if p.Joining() {
-			// A join under way (its push/pull may take a while at many
-			// tuples) is not made twice.
+			// Its push/pull may take a while: not twice.
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), p.cfg.ReconnectInterval)
@@ -132,9 +124,8 @@ func (p *Peer) reconnect() {
 	}
 }
 
-// lost returns the addresses to join: those resolved and the failed
-// members', less this member's and the live members'. It forgets failed
-// members older than ReconnectTimeout.
+// lost returns the addresses resolved and the failed members' that no
+// live member holds, and forgets failed members past ReconnectTimeout.
 func (p *Peer) lost(resolved []string, now time.Time) []string {
 	self := p.Self().Address // before p.mu: memberlist locks, then calls memberJoined
 	p.mu.Lock()
@@ -163,9 +154,9 @@ func (p *Peer) lost(resolved []string, now time.Time) []string {
 	return out
 }
 
-// keepResolved keeps the addresses resolved as those whose slots are
-// kept (members.go). A name that did not resolve this time keeps the
-// addresses it had: a DNS hiccup does not give the slots away.
+// keepResolved keeps the slots of the addresses resolved (members.go);
+// after a failed resolution the old ones stay: a DNS hiccup does not give
+// the slots away.
 func (p *Peer) keepResolved(addrs []string, errs []error) {
 	if len(errs) > 0 {
 		p.mu.Lock()
@@ -180,9 +171,8 @@ func (p *Peer) keepResolved(addrs []string, errs []error) {
 // lookupFunc resolves a host name to addresses, as net.Resolver.LookupHost.
 type lookupFunc func(ctx context.Context, host string) ([]string, error)
 
-// resolvePeers turns host:port peers into IP:port addresses, every address
-// a name resolves to, without duplicates. A name that does not resolve now
-// is an error and is left out; the others are still returned.
+// resolvePeers turns host:port peers into every IP:port they resolve to,
+// without duplicates; a name that does not resolve is an error, left out.
 func resolvePeers(ctx context.Context, peers []string, lookup lookupFunc) (addrs []string, errs []error) {
 	seen := map[string]bool{}
 	add := func(host, port string) {

@@ -7,31 +7,19 @@ import (
 	"github.com/go-kit/log/level"
 )
 
-// A gossip key is rotated without a partition by memberlist's keyring:
-// every member encrypts with the primary key and accepts any key of its
-// ring. The key file (--cluster.encryption-key-file) lists the keys, the
-// primary first, and is read again every --cluster.reconnect-interval, so
-// a rotation is three edits of the file (or of the Secret it is mounted
-// from), each made on every member before the next:
-//
-//  1. add the new key on a second line: every member accepts it, all
-//     still send with the old one;
-//  2. swap the lines: members send with the new key, which every member
-//     accepts, and still accept the old one from those not yet swapped;
-//  3. remove the old key.
-//
-// onchain_exporter_cluster_encryption_keys shows each member's count.
+// A gossip key is rotated without a partition: every member encrypts with
+// the primary (the file's first key) and accepts every key of its ring.
+// A rotation is three edits of the key file, each on every member before
+// the next: add the new key second, swap the lines, remove the old key.
 
-// keysSum is a digest of the keys, to tell a changed file from the one
-// installed; it is never shown.
+// keysSum tells a changed file from the one installed; never shown.
 func keysSum(keys [][]byte) [32]byte {
 	return sha256.Sum256(bytes.Join(keys, []byte{0}))
 }
 
-// reloadKeys reads the key file again and installs what changed: new keys
-// first, then the primary, then it removes the keys the file no longer
-// holds. A file that cannot be read or holds no valid key keeps the ring
-// as it is, logged; the error never quotes the file.
+// reloadKeys installs what changed in the key file: new keys, then the
+// primary, then it removes keys no longer there. A file that cannot be
+// read keeps the ring as it is, logged.
 func (p *Peer) reloadKeys() {
 	if p.keyring == nil {
 		return // in the clear: turning encryption on needs a restart
@@ -82,10 +70,8 @@ func (p *Peer) keyCount() int {
 	return len(p.keyring.GetKeys())
 }
 
-// Encrypted reports whether gossip is encrypted and authenticated
-// (--cluster.encryption-key-file): false in the clear, where anyone who
-// reaches the port can change what every member serves, which a page
-// should say. A nil *Peer (no cluster) returns false.
+// Encrypted reports whether gossip is encrypted and authenticated; false
+// in the clear or for a nil *Peer.
 func (p *Peer) Encrypted() bool {
 	return p != nil && p.keyring != nil
 }

@@ -10,12 +10,10 @@ import (
 )
 
 // logWriter turns memberlist's log lines ("[WARN] memberlist: ...") into
-// go-kit records: warnings and errors as warnings, the rest as debug. What
-// reaches the gossip port makes memberlist write a line per packet (a
-// packet that cannot be decrypted or decoded, a ping for another node):
-// so a warning of one kind is logged at most once every logEvery, and
-// the next one says how many were left out meanwhile. The warnings of a
-// refusal this package counts and logs once (refuse) are debug.
+// go-kit records, warnings and errors at warn, the rest at debug. Since
+// memberlist writes a line per bad packet, a warning of one kind is logged
+// at most every logEvery, the next counting those left out; refusals
+// logged by refuse are debug.
 type logWriter struct {
 	logger log.Logger
 	now    func() time.Time
@@ -24,21 +22,16 @@ type logWriter struct {
 	kinds map[string]*logKind
 }
 
-// logKind is when a kind of warning was last logged, and how many of it
-// were left out since.
+// logKind is when a kind was last logged, and how many were left out since.
 type logKind struct {
 	at      time.Time
 	skipped int
 }
 
 const (
-	// logEvery is how often one kind of memberlist warning is logged.
-	logEvery = time.Minute
-	// maxLogKinds bounds the kinds remembered; past it, every other
-	// kind shares one.
-	maxLogKinds = 64
-	// maxKindBytes is how much of a line names its kind.
-	maxKindBytes = 48
+	logEvery     = time.Minute
+	maxLogKinds  = 64 // past it, the others share one kind
+	maxKindBytes = 48 // of a line, naming its kind
 )
 
 func newLogWriter(logger log.Logger) *logWriter {
@@ -73,8 +66,8 @@ func (w *logWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// take says whether a warning of kind is logged now, and how many of it
-// were left out since the last one.
+// take says whether a warning of kind is logged now, and how many were
+// left out since.
 func (w *logWriter) take(kind string) (skipped int, ok bool) {
 	now := w.now()
 	w.mu.Lock()
@@ -98,10 +91,8 @@ func (w *logWriter) take(kind string) (skipped int, ok bool) {
 	return skipped, true
 }
 
-// logKindOf is what a memberlist line says, without what differs from
-// one packet to the next: cut before the first colon, quote, bracket,
-// parenthesis, equals sign or digit (an error's detail, a name, an
-// address, a number).
+// logKindOf is a line without what differs from one packet to the next:
+// cut before an error's detail, a name, an address or a number.
 func logKindOf(msg string) string {
 	if i := strings.IndexAny(msg, ":'\"([=0123456789"); i >= 0 {
 		msg = msg[:i]

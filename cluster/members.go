@@ -19,10 +19,8 @@ type Member struct {
 }
 
 // Members returns the members that serve (heartbeat.go), this one
-// included, sorted by name: the live members whose heartbeat of this
-// member's configuration digest came lately, among whom units are owned,
-// and whom a budget's share counts. Suspected members count until they
-// are declared failed or their heartbeats stop. A nil *Peer returns nil.
+// included, sorted by name: units are owned and a budget's share counted
+// among them. A nil *Peer returns nil.
 func (p *Peer) Members() []Member {
 	if p == nil {
 		return nil
@@ -30,9 +28,8 @@ func (p *Peer) Members() []Member {
 	return append([]Member(nil), *p.serving.Load()...)
 }
 
-// others returns the other live members as memberlist nodes of their
-// own: memberlist's Members are its own nodes, which it changes under
-// its lock while a sender would read them.
+// others returns the other live members as nodes of their own:
+// memberlist changes its own under its lock while a sender reads them.
 func (p *Peer) others() []*memberlist.Node {
 	var out []*memberlist.Node
 	for _, m := range *p.members.Load() {
@@ -67,8 +64,8 @@ func (p *Peer) Name() string {
 	return p.name
 }
 
-// memberJoined and memberLeft keep live, failed and the published members.
-// memberlist calls them with its own lock held: they must not call it.
+// memberJoined and memberLeft keep live, failed and the published
+// members. memberlist calls them with its lock held: they must not call it.
 func (p *Peer) memberJoined(n *memberlist.Node) {
 	m := Member{Name: n.Name, Address: n.Address()}
 	p.mu.Lock()
@@ -96,17 +93,16 @@ func (p *Peer) memberLeft(n *memberlist.Node) {
 	if n.Name == p.name {
 		return // this member's own Leave
 	}
-	// memberlist tells a leave from a death in its own state only, not
-	// in the Node it hands out: the goodbye is the member's metadata.
+	// memberlist's Node does not tell a leave from a death: the
+	// member's metadata does.
 	p.mu.Lock()
 	left := p.goodbye[n.Name] || string(n.Meta) == metaLeaving
 	delete(p.goodbye, n.Name)
 	delete(p.live, n.Name)
 	delete(p.heard, n.Name)
-	// A member that failed is asked to rejoin at its address until
-	// ReconnectTimeout: a restarted container keeps its address. One that
-	// left said goodbye: its address may soon be another pod's, even
-	// another cluster's, and is not knocked at.
+	// A failed member is asked to rejoin (a restarted container keeps
+	// its address); one that left is not: its address may soon be
+	// another pod's.
 	if !left {
 		p.failed[n.Name] = failedPeer{address: n.Address(), since: time.Now()}
 	}
@@ -120,9 +116,9 @@ func (p *Peer) memberLeft(n *memberlist.Node) {
 	level.Info(p.logger).Log("msg", what, "member", n.Name, "address", n.Address())
 }
 
-// publishLocked publishes the live members and those that serve among
-// them at now, who owns and who ranks last (standing), and the clock
-// offset, and fires Changed when the lists changed; the lock is held.
+// publishLocked publishes the live and serving members at now, their
+// standing and the clock offset, and fires Changed when the lists
+// changed; the lock is held.
 func (p *Peer) publishLocked(now time.Time) {
 	ms := slices.SortedFunc(maps.Values(p.live), func(a, b Member) int { return strings.Compare(a.Name, b.Name) })
 	serving := p.servingLocked(ms, now)
@@ -158,10 +154,9 @@ func (p *Peer) publishLocked(now time.Time) {
 	close(*p.changed.Swap(&next))
 }
 
-// Changed returns a channel closed at the next change of the live
-// members, of those that serve or of those that own: a unit's owner and ranks may have changed, and a plan made on
-// them may be made again. Take a new channel after each change. A nil
-// *Peer returns a nil channel, which never fires.
+// Changed returns a channel closed at the next change of the live,
+// serving or owning members, when owners and ranks may have changed.
+// Take a new one after each change. A nil *Peer's never fires.
 func (p *Peer) Changed() <-chan struct{} {
 	if p == nil {
 		return nil
@@ -169,20 +164,13 @@ func (p *Peer) Changed() <-chan struct{} {
 	return *p.changed.Load()
 }
 
-// Slots. At most MaxMembers members are live, this one included, and the
-// addresses --cluster.peer resolves to keep theirs: a member at another
+// admits reports whether the member name at addr may be live. At most
+// MaxMembers are, and the addresses --cluster.peer resolves to (the
+// operator's word, where names are the peer's) keep their slots: another
 // address is taken in only while the live members and the expected
-// addresses no live member holds yet stay within MaxMembers, and a member
-// at an expected address is taken in whatever came before it (at most
-// MaxMembers plus the expected addresses in all, which bounds memory). So
-// members that join on their own, rogues heartbeating a captured digest
-// among them, cannot fill the slots and lock out a member the operator
-// named (a headless Service names every pod). The names a peer gives are
-// its own word; the addresses --cluster.peer resolves to are the
-// operator's.
-
-// admits reports whether the member name at addr may be live: it is, or
-// a slot is free for it.
+// addresses not yet live stay within MaxMembers; an expected one always,
+// up to MaxMembers plus the expected in all. So rogues cannot fill the
+// slots and lock out a member the operator named.
 func (p *Peer) admits(name, addr string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -205,8 +193,8 @@ func (p *Peer) admits(name, addr string) bool {
 	return len(p.live)+1+kept <= p.cfg.MaxMembers
 }
 
-// setExpected keeps the addresses --cluster.peer resolved to, this
-// member's own left out: the addresses whose slots are kept.
+// setExpected keeps the addresses --cluster.peer resolved to but this
+// member's: those whose slots are kept.
 func (p *Peer) setExpected(addrs []string) {
 	self := p.Self().Address // before p.mu: memberlist locks, then calls memberJoined
 	p.mu.Lock()

@@ -6,10 +6,9 @@ import (
 	"fmt"
 )
 
-// The wire format of this package's messages inside memberlist's. The
-// first byte is the format version; a member that reads another version
-// drops the message and counts it, so a rolling upgrade that changes the
-// format costs fallback fetches, never a wrong merge.
+// The wire format inside memberlist's messages. A message of another
+// format version is dropped and counted: a rolling upgrade that changes
+// it costs fallback fetches, never a wrong merge.
 //
 //	delta: version, kindDelta, uvarint len(key), key, data
 //	full:  version, kindFull, uvarint parts, then per part:
@@ -18,10 +17,9 @@ const (
 	formatVersion byte = 1
 	kindDelta     byte = 1
 	kindFull      byte = 2
-	// kindHeartbeat (heartbeat.go): version, kindHeartbeat, uvarint
-	// len(name), name, uvarint len(digest), digest, the sender's clock
-	// in Unix nanoseconds (8 bytes, big-endian). A member of an earlier
-	// version counts it as an invalid delta and drops it.
+	// kindHeartbeat: version, kind, uvarint len(name), name, uvarint
+	// len(digest), digest, the sender's clock in Unix nanoseconds (8
+	// bytes, big-endian).
 	kindHeartbeat byte = 3
 )
 
@@ -119,6 +117,5 @@ func field(b []byte) (value, rest []byte, err error) {
 	return b[k : k+int(n)], b[k+int(n):], nil
 }
 
-// errUnknownKey is a message for a state this member has not registered:
-// a member of another version, or one that registered more states.
+// errUnknownKey is a message for a state not registered here.
 var errUnknownKey = errors.New("no state registered under this key")

@@ -8,15 +8,14 @@ import (
 
 const namespace = config.Namespace + "_cluster_"
 
-// Label values of "kind": a full state moves by push/pull when a member
-// joins and every push/pull interval; a delta is one Broadcast.
+// Label values of "kind".
 const (
 	kindFullLabel      = "full"
 	kindDeltaLabel     = "delta"
 	kindHeartbeatLabel = "heartbeat"
 )
 
-// metrics are the package's own; one owner, registered once per Peer.
+// metrics are the package's own, registered once per Peer.
 type metrics struct {
 	received      *prometheus.CounterVec // by kind
 	receivedBytes *prometheus.CounterVec
@@ -100,8 +99,8 @@ func (m *metrics) receivedMsg(kind string, b []byte) {
 	m.receivedBytes.WithLabelValues(kind).Add(float64(len(b)))
 }
 
-// registerGauges registers the gauges read from the live Peer; called
-// once memberlist runs.
+// registerGauges registers the gauges read from the Peer once memberlist
+// runs.
 func (p *Peer) registerGauges(reg prometheus.Registerer) {
 	f := promauto.With(reg)
 	f.NewGauge(prometheus.GaugeOpts{

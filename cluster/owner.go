@@ -5,18 +5,15 @@ import (
 	"time"
 )
 
-// Ownership is rendezvous (highest random weight) hashing: each live
-// member scores each unit with weight(member, unit) and the member with
-// the highest score owns the unit; ranks follow the scores downward. Every
-// member computes the same ranks from the same member names, with no vote
-// and no message; when a member leaves, only the units it owned move (to
-// their rank-1 member), and a member that joins takes about 1/n of the
-// units, each from one member. Changing weight is a protocol change:
-// members of two versions would disagree, which costs fallback calls
-// (never a gap) until all run the same one.
+// Ownership is rendezvous hashing: the member with the highest
+// weight(member, unit) owns the unit, ranks following the weights down.
+// Every member computes the same ranks from the same names, with no vote;
+// a member that leaves moves only its units, one that joins takes about
+// 1/n. Changing weight is a protocol change: members of two versions
+// disagree, which costs fallback calls (never a gap).
 
-// FNV-1a's constants, then murmur3's finalizer: FNV alone spreads names
-// that differ in one trailing character poorly.
+// FNV-1a, then murmur3's finalizer: FNV alone spreads names that differ
+// in one trailing character poorly.
 const (
 	fnvOffset = 14695981039346656037
 	fnvPrime  = 1099511628211
@@ -52,17 +49,14 @@ func ahead(a string, wa uint64, b string, wb uint64) bool {
 	return wa > wb || (wa == wb && a < b)
 }
 
-// standing is the serving members (Members) split by their clocks:
-// owners, among whom units are owned, and far, members whose clock is
-// more than farClock off the cluster's (heartbeat.go), who own nothing
-// and rank after every owner. Each list is sorted by name.
+// standing is the serving members split by their clocks, each sorted by
+// name: owners, and far (farClock off), who rank after every owner.
 type standing struct {
 	owners, far []Member
 }
 
-// rank returns the owner of unit among members and the rank of self:
-// how many members rank before it. A self that is not among members
-// ranks after all of them; no members at all makes self the owner.
+// rank returns the owner of unit among members and how many rank before
+// self; no members at all makes self the owner.
 func rank(members []Member, self, unit string) (owner string, r int) {
 	if len(members) == 0 {
 		return self, 0
@@ -81,8 +75,7 @@ func rank(members []Member, self, unit string) (owner string, r int) {
 	return owner, r
 }
 
-// rankIn is rank over a standing: the owner among the owners; self, when
-// far, after every owner and then by weight among the far members.
+// rankIn is rank over a standing: a far self ranks after every owner.
 func rankIn(st *standing, self, unit string) (owner string, r int) {
 	owner, r = rank(st.owners, self, unit)
 	if slices.ContainsFunc(st.far, func(m Member) bool { return m.Name == self }) {
@@ -95,19 +88,12 @@ func rankIn(st *standing, self, unit string) (owner string, r int) {
 	return owner, r
 }
 
-// Owner returns the member that owns unit among the members that serve
-// (Members, heartbeat.go) and whose clock agrees with the cluster's, and
-// the rank of this member for it: 0 is the owner, r > 0 means r members
-// come before this one (a member whose clock is far off ranks after
-// every other). A member of rank r acts in the owner's place when what
-// the owner should have sent has not arrived r × PeerTimeout after it was
-// due. All members that see the same serving members agree; while their
-// views differ (a join, a failure or a heartbeat not yet known everywhere,
-// a partition, two configuration digests during a rolling change) two
-// members may both rank 0, and the unit is fetched twice, never zero
-// times.
-//
-// A nil *Peer (cluster mode off) owns every unit: it returns "", 0.
+// Owner returns the owner of unit among the serving members whose clocks
+// agree with the cluster's, and this member's rank for it (0: the owner):
+// rank r acts in the owner's place r × PeerTimeout past the unit's due
+// time. While views differ (a join, a failure, a partition, a rolling
+// change) two members may both rank 0: twice, never zero times. A nil
+// *Peer owns every unit: "", 0.
 func (p *Peer) Owner(unit string) (owner string, rank int) {
 	if p == nil {
 		return "", 0
@@ -115,9 +101,8 @@ func (p *Peer) Owner(unit string) (owner string, rank int) {
 	return p.rank(unit)
 }
 
-// Ahead says whether member, one that serves, ranks before this member
-// for unit: its wait for the unit's owner ends before this one's, so a
-// row it fetched as a fallback is as good as the owner's here.
+// Ahead says whether serving member ranks before this member for unit:
+// a row it fetched as a fallback is as good as the owner's here.
 func (p *Peer) Ahead(member, unit string) bool {
 	if p == nil || member == p.name {
 		return false
@@ -141,13 +126,9 @@ func (p *Peer) Rank(unit string) int {
 	return r
 }
 
-// FallbackDelay is how long after a unit's refresh was due this member
-// waits before it fetches the unit itself: Rank × PeerTimeout, so 0 for
-// the owner, and, when this member's clock is far off the cluster's
-// (farClock), that much more: ahead, its refreshes come due early by as
-// much; behind, the rows it takes are dated after its now, and its plans
-// from them come due at times its clock does not read right. A nil
-// *Peer waits 0.
+// FallbackDelay is how long past a unit's due time this member waits
+// before it fetches it: Rank × PeerTimeout, plus its clock's offset when
+// far off the cluster's, as its plans then come due off by as much.
 func (p *Peer) FallbackDelay(unit string) time.Duration {
 	if p == nil {
 		return 0

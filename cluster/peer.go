@@ -16,9 +16,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Peer is this process's membership of the cluster. A nil *Peer is cluster
-// mode off: it answers as a cluster of one (it owns every unit, its
-// channels send nothing).
+// Peer is this process's membership of the cluster. A nil *Peer is
+// cluster mode off: a cluster of one.
 type Peer struct {
 	cfg    Config // defaults filled
 	name   string
@@ -28,73 +27,61 @@ type Peer struct {
 	queue  *memberlist.TransmitLimitedQueue
 	lookup lookupFunc
 
-	// members is published on every membership change, sorted by name:
-	// Owner and Members read it without a lock.
+	// members, serving and standing are published on every change,
+	// sorted by name, and read without a lock.
 	members atomic.Pointer[[]Member]
 	changed atomic.Pointer[chan struct{}] // closed and replaced with members
 
 	mu     sync.Mutex // guards live, failed, heard, digest and expected
 	live   map[string]Member
 	failed map[string]failedPeer
-	heard  map[string]heard // last heartbeat of each live member (heartbeat.go)
-	// goodbye are the live members whose metadata said they are leaving
-	// (Leave): their leave is not a failure. leaving is this member's.
-	goodbye map[string]bool
-	leaving atomic.Bool
-	digest  string // this member's configuration digest
-	// expected are the addresses --cluster.peer resolved to last, whose
-	// slots are kept (members.go).
-	expected map[string]bool
+	heard  map[string]heard // last heartbeat of each live member
+	// goodbye are the live members leaving (not failing); leaving is
+	// this member's.
+	goodbye  map[string]bool
+	leaving  atomic.Bool
+	digest   string
+	expected map[string]bool // addresses whose slots are kept (members.go)
 
-	// serving is published with members, and standing: who owns units
-	// and who ranks last among them (owner.go); offset is ClockOffset in
-	// nanoseconds, selfFar says this member's clock is far off the
-	// cluster's (guarded by mu); beat asks for a heartbeat now.
+	// offset is ClockOffset in nanoseconds; selfFar (guarded by mu) says
+	// this member's clock is far off the cluster's.
 	serving  atomic.Pointer[[]Member]
 	standing atomic.Pointer[standing]
 	offset   atomic.Int64
 	selfFar  bool
-	beat     chan struct{}
+	beat     chan struct{} // beatNow
 
 	statesMu sync.RWMutex
 	states   map[string]State
 
 	refusedMu     sync.Mutex
-	refusedLogged map[string]struct{} // reason and source, logged once (guard.go)
+	refusedLogged map[string]struct{} // guard.go
 
-	keyring *memberlist.Keyring // nil in the clear (keyring.go)
-	keysSum [32]byte            // of the key file's content last installed
+	keyring *memberlist.Keyring // nil in the clear
+	keysSum [32]byte            // of the keys last installed
 
-	seen      seenSet // recent deltas, relayed once (relay.go)
-	oversized chan []byte
-	// direct are deltas to send to each member at once (channel.go);
-	// gossipNodes is how many members a gossip round goes to.
-	direct      chan []byte
-	gossipNodes int
+	seen        seenSet // recent deltas, relayed once
+	oversized   chan []byte
+	direct      chan []byte // queueDirect
+	gossipNodes int         // members a gossip round goes to
 	stop        chan struct{}
 	stopOnce    sync.Once
 	joinOnce    sync.Once
-	// joining counts the joins under way (Join, JoinInBackground).
-	joining   atomic.Int32
-	wg        sync.WaitGroup
-	ready     chan struct{}
-	readyOnce sync.Once
+	joining     atomic.Int32 // joins under way
+	wg          sync.WaitGroup
+	ready       chan struct{}
+	readyOnce   sync.Once
 }
 
-// failedPeer is a member that left or failed, asked to rejoin until
-// ReconnectTimeout after it went.
+// failedPeer is a failed member, asked to rejoin until ReconnectTimeout.
 type failedPeer struct {
 	address string
 	since   time.Time
 }
 
-// Create starts this member: it listens for gossip and answers other
-// members, but joins nobody until Join. Register every State with AddState
-// between Create and Join: the full state exchanged when joining holds
-// only the keys registered by then.
-//
-// With cluster mode off (cfg.ListenAddress empty) Create returns a nil
-// *Peer and no error. reg may be nil.
+// Create starts this member, which listens and answers but joins nobody
+// until Join; register every State in between. With cluster mode off it
+// returns a nil *Peer and no error. reg may be nil.
 func Create(cfg Config, logger log.Logger, reg prometheus.Registerer) (*Peer, error) {
 	return newPeer(cfg, logger, reg, nil)
 }
@@ -144,16 +131,13 @@ func newPeer(cfg Config, logger log.Logger, reg prometheus.Registerer, wrap wrap
 	if cfg.Name == "" && cfg.NameFile != "" && !saved {
 		level.Warn(p.logger).Log("msg", "cannot keep the member name in the storage directory; a restart will be a new member", "file", cfg.NameFile)
 	}
-	// Gossip to more members in a larger cluster; at least 3, as
-	// memberlist's LAN default.
-	gossipNodes := max(len(cfg.Peers)/2, 3)
-	p.gossipNodes = gossipNodes
+	// More in a larger cluster; at least memberlist's LAN default.
+	p.gossipNodes = max(len(cfg.Peers)/2, 3)
 	p.queue = &memberlist.TransmitLimitedQueue{
 		NumNodes: func() int { return len(*p.members.Load()) },
-		// Each member sends a delta 4 × ⌈log10(n+1)⌉ times, memberlist's
-		// own figure for its messages. 3, as Alertmanager's, lost about 3
-		// in 100 deltas of a burst to one member of three even with relays
-		// (relay.go); 4 lost 3 in 2000.
+		// 4 × ⌈log10(n+1)⌉ sends, memberlist's own figure. 3, as
+		// Alertmanager's, lost about 3 in 100 deltas of a burst even
+		// with relays; 4 lost 3 in 2000.
 		RetransmitMult: 4,
 	}
 
@@ -171,15 +155,13 @@ func newPeer(cfg Config, logger log.Logger, reg prometheus.Registerer, wrap wrap
 	d := &delegate{p}
 	mc.Delegate, mc.Events, mc.Conflict, mc.Alive, mc.Merge = d, d, d, d, d
 	mc.GossipInterval = cfg.GossipInterval
-	mc.GossipNodes = gossipNodes
+	mc.GossipNodes = p.gossipNodes
 	mc.PushPullInterval = cfg.PushPullInterval
 	mc.ProbeTimeout = cfg.ProbeTimeout
 	mc.ProbeInterval = cfg.ProbeInterval
 	mc.UDPBufferSize = maxGossipPacket
-	// No compression: a compressed message expands to up to 40 MiB in
-	// memberlist, past every bound of guard.go, which refuses one in the
-	// clear. What moves is small (BENCHMARKS.md), and encrypted gossip
-	// cannot be compressed anyway.
+	// No compression: a compressed message expands to up to 40 MiB, past
+	// every bound of guard.go; what moves is small, and encrypted anyway.
 	mc.EnableCompression = false
 	mc.Label = cfg.label()
 	mc.Logger = stdlog.New(newLogWriter(p.logger), "", 0)
@@ -232,11 +214,10 @@ func newPeer(cfg Config, logger log.Logger, reg prometheus.Registerer, wrap wrap
 	return p, nil
 }
 
-// Settle waits until the number of live members has stayed the same for
-// three polls ten gossip intervals apart (2 s by default), or ctx ends, or
-// SettleTimeout passes, whichever comes first, and then makes Ready true.
-// A member that acts before it settles may fetch what a peer it has not
-// heard of yet owns: a double call, never a missed one.
+// Settle waits until the number of live members stays the same for three
+// polls ten gossip intervals apart, or ctx ends, or SettleTimeout passes,
+// then makes Ready true. Acting before, a member may fetch what a peer it
+// has not heard of owns: a double call, never a missed one.
 func (p *Peer) Settle(ctx context.Context) {
 	if p == nil {
 		return
@@ -280,19 +261,17 @@ func (p *Peer) Ready() bool {
 	}
 }
 
-// Leave tells the other members this one is leaving, waiting up to timeout
-// for the message to spread, and then stops all gossip. The others move
-// its units at once instead of after failure detection. Leave is for
-// shutdown: the Peer cannot be used again. A nil *Peer does nothing.
+// Leave tells the others this member is leaving, so they move its units
+// at once, waiting up to timeout for it to spread, and stops all gossip.
+// The Peer cannot be used again. A nil *Peer does nothing.
 func (p *Peer) Leave(timeout time.Duration) error {
 	if p == nil {
 		return nil
 	}
 	var err error
 	p.stopOnce.Do(func() {
-		// Say goodbye first: memberlist's leave reaches the others as a
-		// death, and only the metadata tells them it was not a failure
-		// (memberLeft), so that its address is not knocked at again.
+		// Goodbye first: memberlist's leave reaches the others as a
+		// death, and only the metadata says it was not (memberLeft).
 		p.leaving.Store(true)
 		if e := p.ml.UpdateNode(timeout); e != nil {
 			level.Debug(p.logger).Log("msg", "cannot say goodbye before leaving", "err", e)

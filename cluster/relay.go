@@ -2,20 +2,14 @@ package cluster
 
 import "sync"
 
-// Gossip hands each queued delta to a few random members, a few times:
-// with memberlist's queue alone, a delta in a burst can miss a member
-// (measured: 12 of a burst of 100 deltas missed one of two members). So each member
-// relays a delta the first time it merges one, as Alertmanager's states
-// do, and a delta spreads by epidemic instead of from its sender alone.
-// seen remembers recent deltas so that none is relayed twice. Oversized
-// deltas are not relayed: their sender sent them to every member; nor is
-// any delta in a cluster of two, where the only other member sent it.
-// Relays alone still missed a member now and then (3 of 2000 deliveries
-// in a burst); where every gossip round reaches every member, the sender
-// also sends each delta to each member at once (queueDirect, channel.go).
+// With memberlist's queue alone a delta in a burst can miss a member
+// (measured: 12 of 100), so each member relays a delta the first time it
+// merges one, as Alertmanager's states do, and it spreads by epidemic.
+// Oversized deltas (sent to every member) and deltas in a cluster of two
+// are not relayed.
 
-// seenSize is how many recent deltas a member remembers; a delta that
-// comes back after that many others is relayed once more, no harm done.
+// seenSize is how many recent deltas a member remembers; one that comes
+// back later is relayed once more, no harm done.
 const seenSize = 4096
 
 // seenSet is a fixed-size set of message digests, oldest forgotten first.

@@ -3,8 +3,7 @@ package cluster
 import "github.com/prometheus/client_golang/prometheus"
 
 // RowMetrics are the families of the rows members share, counted by the
-// engine that takes, refuses or fetches them (package collector); one set
-// per exporter, registered once.
+// engine (package collector); registered once per exporter.
 type RowMetrics struct {
 	Owned     *prometheus.GaugeVec   // by api
 	Received  *prometheus.CounterVec // by api
