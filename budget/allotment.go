@@ -105,15 +105,9 @@ func NewAllotment(series []Series, listing float64, budget int) Allotment {
 			fixed += s.CallsPerDay
 			continue
 		}
-		k := key{s.Window, s.Every, s.Shared}
-		i, ok := index[k]
-		if !ok {
-			i = len(p.Groups)
-			index[k] = i
-			p.Groups = append(p.Groups, Cut{Window: s.Window, Every: s.Every, Shared: s.Shared, Factor: 1})
-		}
-		p.Groups[i].Series++
-		p.Groups[i].Natural += s.CallsPerDay
+		g := group(&p.Groups, index, key{s.Window, s.Every, s.Shared}, Cut{Window: s.Window, Every: s.Every, Shared: s.Shared, Factor: 1})
+		g.Series++
+		g.Natural += s.CallsPerDay
 	}
 	slices.SortFunc(p.Groups, func(a, b Cut) int {
 		return cmp.Or(cmp.Compare(a.Every, b.Every), cmp.Compare(a.Window, b.Window), compareBool(a.Shared, b.Shared))
@@ -169,6 +163,18 @@ func NewAllotment(series []Series, listing float64, budget int) Allotment {
 	return p
 }
 
+// group returns the element of out under k (index maps keys to places in
+// out), appending first when there is none.
+func group[K comparable, V any](out *[]V, index map[K]int, k K, first V) *V {
+	i, ok := index[k]
+	if !ok {
+		i = len(*out)
+		index[k] = i
+		*out = append(*out, first)
+	}
+	return &(*out)[i]
+}
+
 // factor is the share of its rows a series of spacing every is polled
 // for under a common interval t: t/every, at least 1.
 func factor(every, t time.Duration) float64 {
@@ -204,13 +210,7 @@ func (p Allotment) entries(series []Series) []EntryCut {
 	index := map[string]int{}
 	var out []EntryCut
 	for _, s := range series {
-		i, ok := index[s.Entry]
-		if !ok {
-			i = len(out)
-			index[s.Entry] = i
-			out = append(out, EntryCut{Entry: s.Entry})
-		}
-		e := &out[i]
+		e := group(&out, index, s.Entry, EntryCut{Entry: s.Entry})
 		f := p.seriesFactor(s)
 		e.Series++
 		e.Natural += s.CallsPerDay

@@ -130,13 +130,7 @@ func PatternCategories(a *config.API, pattern *config.Entry) []CategoryCost {
 		if segs := strings.Split(t.Path, "/"); len(segs) > 3 {
 			cat = segs[3]
 		}
-		i, ok := index[cat]
-		if !ok {
-			i = len(out)
-			index[cat] = i
-			out = append(out, CategoryCost{Category: cat})
-		}
-		c := &out[i]
+		c := group(&out, index, cat, CategoryCost{Category: cat})
 		if !paths[t.Path] {
 			paths[t.Path] = true
 			c.Paths++

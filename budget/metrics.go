@@ -26,17 +26,20 @@ type Metrics struct {
 // NewMetrics registers the cost families in reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	const ns = config.Namespace
+	gauge := func(name, help string, labels ...string) *prometheus.GaugeVec {
+		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: name, Help: help}, append([]string{"api"}, labels...))
+	}
 	m := &Metrics{
-		budget: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "daily_budget_calls",
-			Help: "Upstream calls the API may make on the current UTC day: the smaller of daily_budget and the upstream's X-Daily-Limit; absent when neither applies."}, []string{"api"}),
-		used: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "daily_calls_used",
-			Help: "Upstream calls of the API counted on the current UTC day (every call: refreshes, retries, listing), or the upstream's X-Daily-Used when higher, by every member of a cluster; resets at 00:00 UTC."}, []string{"api"}),
-		own: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "daily_calls_used_here",
-			Help: "Upstream calls of the API this member made on the current UTC day; daily_calls_used when it runs alone; resets at 00:00 UTC."}, []string{"api"}),
-		forecast: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "forecast_calls_per_day",
-			Help: "Upstream calls a day the configuration in force costs, per configured endpoint (path as written) and listing endpoint, after expansion, before any cut of the daily budget."}, []string{"api", "endpoint"}),
-		factor: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "coarsening_factor",
-			Help: "Rows of its window per poll under the daily budget's plan, on average (1: every row; 2.5: alternately every 2nd and 3rd row); the largest among a window's spacings."}, []string{"api", "window"}),
+		budget: gauge("daily_budget_calls",
+			"Upstream calls the API may make on the current UTC day: the smaller of daily_budget and the upstream's X-Daily-Limit; absent when neither applies."),
+		used: gauge("daily_calls_used",
+			"Upstream calls of the API counted on the current UTC day (every call: refreshes, retries, listing), or the upstream's X-Daily-Used when higher, by every member of a cluster; resets at 00:00 UTC."),
+		own: gauge("daily_calls_used_here",
+			"Upstream calls of the API this member made on the current UTC day; daily_calls_used when it runs alone; resets at 00:00 UTC."),
+		forecast: gauge("forecast_calls_per_day",
+			"Upstream calls a day the configuration in force costs, per configured endpoint (path as written) and listing endpoint, after expansion, before any cut of the daily budget.", "endpoint"),
+		factor: gauge("coarsening_factor",
+			"Rows of its window per poll under the daily budget's plan, on average (1: every row; 2.5: alternately every 2nd and 3rd row); the largest among a window's spacings.", "window"),
 	}
 	m.peerRefused = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "cluster_peer_counts_refused_total",
 		Help: "Other members' daily call counts refused or cut, by reason: negative, pace (more than a member's bucket allowed since the day began), limit (past the day's limit from one member), members (more member names than a day holds), not_serving (a name that is not a serving member)."}, []string{"api", "reason"})

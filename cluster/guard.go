@@ -183,14 +183,17 @@ func (g *guardTransport) checkStream(conn net.Conn) {
 	defer g.wg.Done()
 	from := conn.RemoteAddr().String()
 	free := func() { <-g.slots }
+	drop := func() {
+		_ = conn.Close()
+		free()
+	}
 	_ = conn.SetReadDeadline(time.Now().Add(peekTimeout))
 	peeked, label, err := peekLabel(conn)
 	if err != nil || label != g.label {
 		if err == nil {
 			g.p.refuse(refusedClusterName, from, "label", label)
 		}
-		_ = conn.Close()
-		free()
+		drop()
 		return
 	}
 	if g.p.keyring == nil {
@@ -200,8 +203,7 @@ func (g *guardTransport) checkStream(conn net.Conn) {
 			if err == nil {
 				g.p.refuse(refusedCompressed, from)
 			}
-			_ = conn.Close()
-			free()
+			drop()
 			return
 		}
 		peeked = append(peeked, typ[0])

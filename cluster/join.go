@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"slices"
 	"strings"
@@ -59,11 +60,10 @@ func (p *Peer) join(ctx context.Context) error {
 		p.wg.Add(1)
 		go p.reconnect()
 	})
-	addrs, errs := resolvePeers(ctx, p.cfg.Peers, p.lookup)
+	addrs, errs := p.resolve(ctx)
 	for _, err := range errs {
 		level.Warn(p.logger).Log("msg", "cannot resolve a peer; trying again every --cluster.reconnect-interval", "err", err)
 	}
-	p.keepResolved(addrs, errs)
 	self := p.Self().Address
 	addrs = slices.DeleteFunc(addrs, func(a string) bool { return a == self })
 	if len(addrs) == 0 {
@@ -101,12 +101,11 @@ func (p *Peer) reconnect() {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), p.cfg.ReconnectInterval)
-		addrs, errs := resolvePeers(ctx, p.cfg.Peers, p.lookup)
+		addrs, errs := p.resolve(ctx)
 		cancel()
 		for _, err := range errs {
 			level.Debug(p.logger).Log("msg", "cannot resolve a peer", "err", err)
 		}
-		p.keepResolved(addrs, errs)
 		for _, a := range p.lost(addrs, time.Now()) {
 			select {
 			case <-p.stop:
@@ -154,18 +153,19 @@ func (p *Peer) lost(resolved []string, now time.Time) []string {
 	return out
 }
 
-// keepResolved keeps the slots of the addresses resolved (members.go);
-// after a failed resolution the old ones stay: a DNS hiccup does not give
-// the slots away.
-func (p *Peer) keepResolved(addrs []string, errs []error) {
+// resolve resolves the peers and keeps the slots of their addresses
+// (members.go); after a failed resolution the old ones stay: a DNS hiccup
+// does not give the slots away.
+func (p *Peer) resolve(ctx context.Context) ([]string, []error) {
+	addrs, errs := resolvePeers(ctx, p.cfg.Peers, p.lookup)
+	keep := addrs
 	if len(errs) > 0 {
 		p.mu.Lock()
-		for a := range p.expected {
-			addrs = append(addrs, a)
-		}
+		keep = slices.AppendSeq(slices.Clone(addrs), maps.Keys(p.expected))
 		p.mu.Unlock()
 	}
-	p.setExpected(addrs)
+	p.setExpected(keep)
+	return addrs, errs
 }
 
 // lookupFunc resolves a host name to addresses, as net.Resolver.LookupHost.

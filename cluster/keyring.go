@@ -24,10 +24,13 @@ func (p *Peer) reloadKeys() {
 	if p.keyring == nil {
 		return // in the clear: turning encryption on needs a restart
 	}
+	fail := func(msg string, err error) {
+		p.m.keyReloads.WithLabelValues("failure").Inc()
+		level.Warn(p.logger).Log("msg", msg, "err", err)
+	}
 	keys, err := readKeys(p.cfg.KeyFile)
 	if err != nil {
-		p.m.keyReloads.WithLabelValues("failure").Inc()
-		level.Warn(p.logger).Log("msg", "cannot read the gossip keys again; the keys in use stay", "err", err)
+		fail("cannot read the gossip keys again; the keys in use stay", err)
 		return
 	}
 	sum := keysSum(keys)
@@ -36,14 +39,12 @@ func (p *Peer) reloadKeys() {
 	}
 	for _, k := range keys {
 		if err := p.keyring.AddKey(k); err != nil {
-			p.m.keyReloads.WithLabelValues("failure").Inc()
-			level.Warn(p.logger).Log("msg", "cannot install a gossip key; the keys in use stay", "err", err)
+			fail("cannot install a gossip key; the keys in use stay", err)
 			return
 		}
 	}
 	if err := p.keyring.UseKey(keys[0]); err != nil {
-		p.m.keyReloads.WithLabelValues("failure").Inc()
-		level.Warn(p.logger).Log("msg", "cannot make the first gossip key primary", "err", err)
+		fail("cannot make the first gossip key primary", err)
 		return
 	}
 	keep := map[string]bool{}
