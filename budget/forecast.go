@@ -220,6 +220,11 @@ func forecastEntry(a *config.API, e *config.Entry, tuples []*config.Tuple, learn
 	}
 	name := e.Key + " " + e.Path
 	var series []Series
+	type groupKey struct {
+		window, basis, chain string
+		every                time.Duration
+	}
+	index := map[groupKey]int{}
 	for _, t := range tuples {
 		if !allOf(t, ef.PerValue) {
 			continue
@@ -229,16 +234,11 @@ func forecastEntry(a *config.API, e *config.Entry, tuples []*config.Tuple, learn
 		}
 		w := tupleCost(a, t, learned)
 		ef.Series++
-		i := 0
-		for i < len(ef.Windows) && !sameGroup(ef.Windows[i], w) {
-			i++
-		}
-		if i == len(ef.Windows) {
-			ef.Windows = append(ef.Windows, w)
-			ef.Windows[i].Series, ef.Windows[i].CallsPerDay = 0, 0
-		}
-		ef.Windows[i].Series++
-		ef.Windows[i].CallsPerDay += w.CallsPerDay
+		first := w
+		first.Series, first.CallsPerDay = 0, 0
+		g := group(&ef.Windows, index, groupKey{w.Window, w.Basis, w.Chain, w.Every}, first)
+		g.Series++
+		g.CallsPerDay += w.CallsPerDay
 		if w.Basis != "unknown" {
 			ef.CallsPerDay += w.CallsPerDay
 			every := w.Every
@@ -261,10 +261,6 @@ func allOf(t *config.Tuple, params []string) bool {
 		}
 	}
 	return true
-}
-
-func sameGroup(a, b WindowForecast) bool {
-	return a.Window == b.Window && a.Every == b.Every && a.Basis == b.Basis && a.Chain == b.Chain
 }
 
 // tupleCost is the calls a day of one series as the schedule polls it:

@@ -108,16 +108,13 @@ func (p *Peer) Ahead(member, unit string) bool {
 		return false
 	}
 	st := p.standing.Load()
-	_, mine := rankIn(st, p.name, unit)
-	for _, list := range [][]Member{st.owners, st.far} {
-		for _, m := range list {
-			if m.Name == member {
-				_, theirs := rankIn(st, member, unit)
-				return theirs < mine
-			}
-		}
+	is := func(m Member) bool { return m.Name == member }
+	if !slices.ContainsFunc(st.owners, is) && !slices.ContainsFunc(st.far, is) {
+		return false
 	}
-	return false
+	_, mine := rankIn(st, p.name, unit)
+	_, theirs := rankIn(st, member, unit)
+	return theirs < mine
 }
 
 // Rank returns this member's rank for unit, as Owner does.
