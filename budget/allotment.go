@@ -92,12 +92,7 @@ type EntryCut struct {
 // MaxInterval, can make it fit.
 func NewAllotment(series []Series, listing float64, budget int) Allotment {
 	p := Allotment{Budget: budget, Listing: listing}
-	type key struct {
-		window string
-		every  time.Duration
-		shared bool
-	}
-	index := map[key]int{}
+	index := map[Cut]int{} // by a group's window, spacing and sharing alone
 	var fixed float64
 	for _, s := range series {
 		p.Natural += s.CallsPerDay
@@ -105,7 +100,8 @@ func NewAllotment(series []Series, listing float64, budget int) Allotment {
 			fixed += s.CallsPerDay
 			continue
 		}
-		g := group(&p.Groups, index, key{s.Window, s.Every, s.Shared}, Cut{Window: s.Window, Every: s.Every, Shared: s.Shared, Factor: 1})
+		k := Cut{Window: s.Window, Every: s.Every, Shared: s.Shared, Factor: 1}
+		g := group(&p.Groups, index, k, k)
 		g.Series++
 		g.Natural += s.CallsPerDay
 	}
@@ -117,11 +113,7 @@ func NewAllotment(series []Series, listing float64, budget int) Allotment {
 	costOf := func(tNamed, tShared time.Duration) float64 {
 		c := fixed
 		for _, g := range p.Groups {
-			t := tNamed
-			if g.Shared {
-				t = tShared
-			}
-			c += cutCost(g.Natural, factor(g.Every, t))
+			c += cutCost(g.Natural, factor(g.Every, pick(g.Shared, tShared, tNamed)))
 		}
 		return c
 	}
@@ -143,11 +135,7 @@ func NewAllotment(series []Series, listing float64, budget int) Allotment {
 	}
 	for i := range p.Groups {
 		g := &p.Groups[i]
-		t := tNamed
-		if g.Shared {
-			t = tShared
-		}
-		g.Factor = factor(g.Every, t)
+		g.Factor = factor(g.Every, pick(g.Shared, tShared, tNamed))
 		g.Planned = cutCost(g.Natural, g.Factor)
 	}
 	p.Planned = costOf(tNamed, tShared)
@@ -263,6 +251,14 @@ func (p Allotment) seriesFactor(s Series) float64 {
 		}
 	}
 	return 1
+}
+
+// pick is a if c, else b.
+func pick[T any](c bool, a, b T) T {
+	if c {
+		return a
+	}
+	return b
 }
 
 func compareBool(a, b bool) int {
