@@ -106,7 +106,7 @@ func NewAllotment(series []Series, listing float64, budget int) Allotment {
 		g.Natural += s.CallsPerDay
 	}
 	slices.SortFunc(p.Groups, func(a, b Cut) int {
-		return cmp.Or(cmp.Compare(a.Every, b.Every), cmp.Compare(a.Window, b.Window), compareBool(a.Shared, b.Shared))
+		return cmp.Or(cmp.Compare(a.Every, b.Every), cmp.Compare(a.Window, b.Window), cmp.Compare(pick(a.Shared, 1, 0), pick(b.Shared, 1, 0)))
 	})
 	p.Available = float64(budget)*(1-Reserve) - listing
 	// costOf: the named series polled every tNamed, the patterns' every tShared.
@@ -259,16 +259,6 @@ func pick[T any](c bool, a, b T) T {
 		return a
 	}
 	return b
-}
-
-func compareBool(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case a:
-		return 1
-	}
-	return -1
 }
 
 // Factors is the coarsening factor of each series cut, by Key: Ethereum
