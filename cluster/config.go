@@ -93,19 +93,35 @@ func AddFlags(app *kingpin.Application) *Config {
 	app.Flag("cluster.advertise-address", "IP:port other replicas reach this one at, when it is not the listen address. Empty: the listen address, or a private IP of this host when listening on all interfaces.").Default("").StringVar(&c.AdvertiseAddress)
 	app.Flag("cluster.peer-name", "Name of this replica in the cluster, unique among them. Empty: the host name and a random suffix.").Default("").StringVar(&c.Name)
 	app.Flag("cluster.peer", "host:port of a replica to join (repeatable). A name that resolves to several addresses, such as a Kubernetes headless Service, joins them all; names are resolved again every --cluster.reconnect-interval.").StringsVar(&c.Peers)
-	app.Flag("cluster.peer-timeout", "Time each replica waits after the one ranked before it before it calls upstream in its place.").Default(defaultPeerTimeout.String()).DurationVar(&c.PeerTimeout)
-	app.Flag("cluster.gossip-interval", "Interval between gossip messages. Lower spreads rows faster and costs more bandwidth.").Default(defaultGossipInterval.String()).DurationVar(&c.GossipInterval)
-	app.Flag("cluster.pushpull-interval", "Interval between full state exchanges with one random replica. Lower repairs lost gossip faster and costs more bandwidth.").Default(defaultPushPullInterval.String()).DurationVar(&c.PushPullInterval)
-	app.Flag("cluster.probe-timeout", "Time to wait for a probed replica's answer before it is suspected; the 99th percentile of the network's round trip.").Default(defaultProbeTimeout.String()).DurationVar(&c.ProbeTimeout)
-	app.Flag("cluster.probe-interval", "Interval between probes of one random replica. Lower detects a failed replica sooner and costs more bandwidth.").Default(defaultProbeInterval.String()).DurationVar(&c.ProbeInterval)
-	app.Flag("cluster.settle-timeout", "Longest wait at start for the number of replicas seen to stop changing.").Default(defaultSettleTimeout.String()).DurationVar(&c.SettleTimeout)
-	app.Flag("cluster.reconnect-interval", "Interval between attempts to resolve --cluster.peer again and rejoin lost replicas.").Default(defaultReconnectInterval.String()).DurationVar(&c.ReconnectInterval)
-	app.Flag("cluster.reconnect-timeout", "How long a replica that left or failed is asked to rejoin before it is forgotten.").Default(defaultReconnectTimeout.String()).DurationVar(&c.ReconnectTimeout)
+	for _, f := range c.durationFlags() {
+		app.Flag(f.name, f.help).Default(f.def.String()).DurationVar(f.field)
+	}
 	app.Flag("cluster.encryption-key-file", "File holding the key that encrypts and authenticates all gossip: 16, 24 or 32 bytes (AES-128, -192, -256), raw or base64; or several base64 keys one a line, the first encrypting and all accepted (a key rotation). Read again every --cluster.reconnect-interval. Every replica needs the same key. Empty: gossip in the clear, which anyone who reaches the port can read and write.").Default("").StringVar(&c.KeyFile)
 	app.Flag("cluster.label", "Name of this cluster, put on every gossip packet: a replica of another cluster name is refused, so that two clusters whose addresses meet (a pod address reused, two releases on one network) stay apart. Every replica of a cluster needs the same; required with --cluster.listen-address (the Helm chart gives <namespace>/<release>).").Default("").StringVar(&c.ClusterName)
 	app.Flag("cluster.max-members", "Most replicas taken into the cluster, this one included: replicas, a rolling update's surge and a margin. A replica past it is refused and counted; it bounds memory and the members a budget share counts.").Default(strconv.Itoa(defaultMaxMembers)).IntVar(&c.MaxMembers)
 	app.Flag("cluster.max-state-bytes", "Largest full state taken from a replica (every row it serves, compressed: some 30-40 bytes a tuple, so the default holds 100 000 tuples); a larger one is refused and counted.").Default(strconv.Itoa(defaultMaxStateBytes)).IntVar(&c.MaxStateBytes)
 	return c
+}
+
+// durationFlag is a duration flag, its field and its default.
+type durationFlag struct {
+	name, help string
+	field      *time.Duration
+	def        time.Duration
+}
+
+// durationFlags are c's duration flags, in the order of AddFlags.
+func (c *Config) durationFlags() []durationFlag {
+	return []durationFlag{
+		{"cluster.peer-timeout", "Time each replica waits after the one ranked before it before it calls upstream in its place.", &c.PeerTimeout, defaultPeerTimeout},
+		{"cluster.gossip-interval", "Interval between gossip messages. Lower spreads rows faster and costs more bandwidth.", &c.GossipInterval, defaultGossipInterval},
+		{"cluster.pushpull-interval", "Interval between full state exchanges with one random replica. Lower repairs lost gossip faster and costs more bandwidth.", &c.PushPullInterval, defaultPushPullInterval},
+		{"cluster.probe-timeout", "Time to wait for a probed replica's answer before it is suspected; the 99th percentile of the network's round trip.", &c.ProbeTimeout, defaultProbeTimeout},
+		{"cluster.probe-interval", "Interval between probes of one random replica. Lower detects a failed replica sooner and costs more bandwidth.", &c.ProbeInterval, defaultProbeInterval},
+		{"cluster.settle-timeout", "Longest wait at start for the number of replicas seen to stop changing.", &c.SettleTimeout, defaultSettleTimeout},
+		{"cluster.reconnect-interval", "Interval between attempts to resolve --cluster.peer again and rejoin lost replicas.", &c.ReconnectInterval, defaultReconnectInterval},
+		{"cluster.reconnect-timeout", "How long a replica that left or failed is asked to rejoin before it is forgotten.", &c.ReconnectTimeout, defaultReconnectTimeout},
+	}
 }
 
 // Enabled reports whether cluster mode is on.
@@ -156,22 +172,9 @@ func (c Config) Validate() error {
 			return fmt.Errorf("--cluster.peer %q: %w", p, err)
 		}
 	}
-	durations := []struct {
-		flag string
-		d    time.Duration
-	}{
-		{"--cluster.peer-timeout", c.PeerTimeout},
-		{"--cluster.gossip-interval", c.GossipInterval},
-		{"--cluster.pushpull-interval", c.PushPullInterval},
-		{"--cluster.probe-timeout", c.ProbeTimeout},
-		{"--cluster.probe-interval", c.ProbeInterval},
-		{"--cluster.settle-timeout", c.SettleTimeout},
-		{"--cluster.reconnect-interval", c.ReconnectInterval},
-		{"--cluster.reconnect-timeout", c.ReconnectTimeout},
-	}
-	for _, d := range durations {
-		if d.d < 0 {
-			return fmt.Errorf("%s must not be negative, got %s", d.flag, d.d)
+	for _, f := range c.durationFlags() {
+		if *f.field < 0 {
+			return fmt.Errorf("--%s must not be negative, got %s", f.name, *f.field)
 		}
 	}
 	if d := c.withDefaults(); d.ProbeTimeout >= d.ProbeInterval {
@@ -185,17 +188,12 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// withDefaults returns c with every zero duration replaced by its default.
+// withDefaults returns c with every zero duration and bound replaced by
+// its default.
 func (c Config) withDefaults() Config {
-	set := setDefault[time.Duration]
-	set(&c.PeerTimeout, defaultPeerTimeout)
-	set(&c.GossipInterval, defaultGossipInterval)
-	set(&c.PushPullInterval, defaultPushPullInterval)
-	set(&c.ProbeTimeout, defaultProbeTimeout)
-	set(&c.ProbeInterval, defaultProbeInterval)
-	set(&c.SettleTimeout, defaultSettleTimeout)
-	set(&c.ReconnectInterval, defaultReconnectInterval)
-	set(&c.ReconnectTimeout, defaultReconnectTimeout)
+	for _, f := range c.durationFlags() {
+		setDefault(f.field, f.def)
+	}
 	setDefault(&c.MaxMembers, defaultMaxMembers)
 	setDefault(&c.MaxStateBytes, defaultMaxStateBytes)
 	setDefault(&c.MaxDeltaBytes, defaultMaxDeltaBytes)
