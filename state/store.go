@@ -51,9 +51,6 @@ func Open(dir string, apis map[string]int, logger log.Logger) (*Store, error) {
 	case err != nil:
 		level.Warn(logger).Log("msg", "the storage directory cannot be locked", "path", dir, "err", err)
 	}
-	if apis == nil {
-		apis = map[string]int{}
-	}
 	s := open(dir, apis, logger)
 	s.lock = l
 	return s, nil
@@ -75,11 +72,11 @@ func OpenStore(dir string, logger log.Logger) *Store {
 	if dir == "" {
 		return nil
 	}
-	return open(dir, nil, logger)
+	return open(dir, filesUnder(dir), logger)
 }
 
-// open reads the files of the APIs in apis, or with apis nil of every API
-// a file is named for.
+// open reads the files of the APIs in apis, each within fileBound of its
+// count.
 func open(dir string, apis map[string]int, logger log.Logger) *Store {
 	s := &Store{dir: dir, logger: logger, loaded: map[string]*File{}, restored: map[string]bool{},
 		written: map[string][]byte{}, failed: map[string]string{}, budgets: map[string]*budgetFile{}}
@@ -88,18 +85,10 @@ func open(dir string, apis map[string]int, logger log.Logger) *Store {
 	} else {
 		s.writable = true
 	}
-	names := slices.Sorted(maps.Keys(apis))
-	if apis == nil {
-		names = filesUnder(dir)
-	}
-	for _, name := range names {
-		n, ok := apis[name]
-		if !ok {
-			n = -1 // no configuration: bounded by maxFile only
-		}
+	for _, name := range slices.Sorted(maps.Keys(apis)) {
 		s.readBudget(name)
 		path := s.file(name)
-		data, err := readFile(path, fileBound(n))
+		data, err := readFile(path, fileBound(apis[name]))
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
@@ -116,19 +105,19 @@ func open(dir string, apis map[string]int, logger log.Logger) *Store {
 	return s
 }
 
-// filesUnder lists the APIs whose state or reservation file is under dir.
-func filesUnder(dir string) []string {
+// filesUnder maps the APIs whose state or reservation file is under dir
+// to -1: no configuration, bounded by maxFile only.
+func filesUnder(dir string) map[string]int {
 	entries, _ := os.ReadDir(dir)
-	seen := map[string]bool{}
+	apis := map[string]int{}
 	for _, e := range entries {
 		name, ok := strings.CutSuffix(e.Name(), ".json")
 		if !ok || name == "" || strings.HasPrefix(name, ".") {
 			continue
 		}
-		name = strings.TrimPrefix(name, "budget-")
-		seen[name] = true
+		apis[strings.TrimPrefix(name, "budget-")] = -1
 	}
-	return slices.Sorted(maps.Keys(seen))
+	return apis
 }
 
 func (s *Store) file(api string) string { return filepath.Join(s.dir, api+".json") }
