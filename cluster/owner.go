@@ -98,7 +98,7 @@ func (p *Peer) Owner(unit string) (owner string, rank int) {
 	if p == nil {
 		return "", 0
 	}
-	return p.rank(unit)
+	return rankIn(p.standing.Load(), p.name, unit)
 }
 
 // Ahead says whether serving member ranks before this member for unit:
@@ -144,8 +144,4 @@ func (p *Peer) PeerTimeout() time.Duration {
 		return 0
 	}
 	return p.cfg.PeerTimeout
-}
-
-func (p *Peer) rank(unit string) (string, int) {
-	return rankIn(p.standing.Load(), p.name, unit)
 }
