@@ -109,7 +109,6 @@ func (p *Peer) queueDirect(msg []byte) {
 
 // sendDirect sends each delta queueDirect queued to every other member.
 func (p *Peer) sendDirect() {
-	defer p.wg.Done()
 	for {
 		select {
 		case <-p.stop:
@@ -130,7 +129,6 @@ func (p *Peer) sendDirect() {
 // one at a time so that a burst opens at most one connection per member,
 // and prunes the gossip queue.
 func (p *Peer) sendOversized() {
-	defer p.wg.Done()
 	t := time.NewTicker(pruneInterval)
 	defer t.Stop()
 	for {
@@ -146,9 +144,7 @@ func (p *Peer) sendOversized() {
 		case msg := <-p.oversized:
 			var wg sync.WaitGroup
 			for _, n := range p.others() {
-				wg.Add(1)
-				go func(n *memberlist.Node) {
-					defer wg.Done()
+				wg.Go(func() {
 					if err := p.ml.SendReliable(n, msg); err != nil {
 						p.m.oversized.WithLabelValues("failed").Inc()
 						level.Debug(p.logger).Log("msg", "cannot send an oversized delta", "member", n.Name, "err", err)
@@ -156,7 +152,7 @@ func (p *Peer) sendOversized() {
 					}
 					p.m.oversized.WithLabelValues("sent").Inc()
 					p.m.sentMsg(kindDeltaLabel, msg)
-				}(n)
+				})
 			}
 			wg.Wait()
 		}

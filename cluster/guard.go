@@ -86,9 +86,8 @@ func newGuard(t memberlist.NodeAwareTransport, p *Peer) *guardTransport {
 		slots:              make(chan struct{}, maxStreams),
 		stop:               make(chan struct{}),
 	}
-	g.wg.Add(2)
-	go g.filterPackets()
-	go g.filterStreams()
+	g.wg.Go(g.filterPackets)
+	g.wg.Go(g.filterStreams)
 	return g
 }
 
@@ -131,7 +130,6 @@ func (g *guardTransport) bounded(conn net.Conn, from string) *boundedConn {
 }
 
 func (g *guardTransport) filterPackets() {
-	defer g.wg.Done()
 	in := g.NodeAwareTransport.PacketCh()
 	for {
 		select {
@@ -157,7 +155,6 @@ func (g *guardTransport) filterPackets() {
 }
 
 func (g *guardTransport) filterStreams() {
-	defer g.wg.Done()
 	in := g.NodeAwareTransport.StreamCh()
 	for {
 		select {
@@ -171,8 +168,7 @@ func (g *guardTransport) filterStreams() {
 				_ = conn.Close()
 				continue
 			}
-			g.wg.Add(1)
-			go g.checkStream(conn)
+			g.wg.Go(func() { g.checkStream(conn) })
 		}
 	}
 }
@@ -180,7 +176,6 @@ func (g *guardTransport) filterStreams() {
 // checkStream hands a stream of this cluster's label on, bounded; its
 // slot is freed when memberlist closes it.
 func (g *guardTransport) checkStream(conn net.Conn) {
-	defer g.wg.Done()
 	from := conn.RemoteAddr().String()
 	free := func() { <-g.slots }
 	drop := func() {

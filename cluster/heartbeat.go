@@ -132,7 +132,6 @@ func (p *Peer) clock() time.Time {
 // heartbeats sends this member's heartbeat every interval and when asked
 // (beatNow), and lets members whose heartbeats stopped stop serving.
 func (p *Peer) heartbeats() {
-	defer p.wg.Done()
 	t := time.NewTicker(p.cfg.heartbeatInterval())
 	defer t.Stop()
 	for {

@@ -57,8 +57,7 @@ func (p *Peer) joinEnded() {
 
 func (p *Peer) join(ctx context.Context) error {
 	p.joinOnce.Do(func() {
-		p.wg.Add(1)
-		go p.reconnect()
+		p.wg.Go(p.reconnect)
 	})
 	addrs, errs := p.resolve(ctx)
 	for _, err := range errs {
@@ -86,7 +85,6 @@ func (p *Peer) join(ctx context.Context) error {
 // the peers again (a Service's new pods) and joins the addresses that are
 // not live members, failed members included until ReconnectTimeout.
 func (p *Peer) reconnect() {
-	defer p.wg.Done()
 	t := time.NewTicker(p.cfg.ReconnectInterval)
 	defer t.Stop()
 	for {

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -43,12 +44,8 @@ var refusedLines = []string{"ignoring alive message", errTooManyMembers.Error(),
 
 func (w *logWriter) Write(b []byte) (int, error) {
 	msg := strings.TrimSpace(string(b))
-	warn := strings.HasPrefix(msg, "[WARN]") || strings.HasPrefix(msg, "[ERR]")
-	for _, r := range refusedLines {
-		if warn && strings.Contains(msg, r) {
-			warn = false
-		}
-	}
+	warn := (strings.HasPrefix(msg, "[WARN]") || strings.HasPrefix(msg, "[ERR]")) &&
+		!slices.ContainsFunc(refusedLines, func(r string) bool { return strings.Contains(msg, r) })
 	if i := strings.Index(msg, "] "); i >= 0 && strings.HasPrefix(msg, "[") {
 		msg = strings.TrimPrefix(msg[i+2:], "memberlist: ")
 	}
@@ -72,16 +69,13 @@ func (w *logWriter) take(kind string) (skipped int, ok bool) {
 	now := w.now()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	k, seen := w.kinds[kind]
-	if !seen {
-		if len(w.kinds) >= maxLogKinds {
-			kind = "other"
-			k, seen = w.kinds[kind]
-		}
-		if !seen {
-			k = &logKind{}
-			w.kinds[kind] = k
-		}
+	if _, seen := w.kinds[kind]; !seen && len(w.kinds) >= maxLogKinds {
+		kind = "other"
+	}
+	k := w.kinds[kind]
+	if k == nil {
+		k = &logKind{}
+		w.kinds[kind] = k
 	}
 	if !k.at.IsZero() && now.Sub(k.at) < logEvery && !now.Before(k.at) {
 		k.skipped++

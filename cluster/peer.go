@@ -201,10 +201,9 @@ func newPeer(cfg Config, logger log.Logger, reg prometheus.Registerer, wrap wrap
 	}
 	p.ml = ml
 	p.registerGauges(reg)
-	p.wg.Add(3)
-	go p.sendOversized()
-	go p.sendDirect()
-	go p.heartbeats()
+	p.wg.Go(p.sendOversized)
+	p.wg.Go(p.sendDirect)
+	p.wg.Go(p.heartbeats)
 	level.Info(p.logger).Log("msg", "cluster member started", "name", p.name, "address", p.Self().Address,
 		"cluster", cfg.ClusterName, "encrypted", p.keyring != nil, "peers", strings.Join(cfg.Peers, ","))
 	if p.keyring == nil {
