@@ -306,17 +306,14 @@ func (p *Peer) refuse(reason, from string, kv ...any) {
 	key := reason + " " + host
 	p.refusedMu.Lock()
 	_, logged := p.refusedLogged[key]
-	if !logged && len(p.refusedLogged) < maxLoggedSources {
+	first := !logged && len(p.refusedLogged) < maxLoggedSources
+	if first {
 		p.refusedLogged[key] = struct{}{}
-	} else {
-		logged = true
 	}
 	p.refusedMu.Unlock()
-	if logged {
-		return
+	if first {
+		level.Warn(p.logger).Log(append([]any{"msg", refusalMessage[reason], "reason", reason, "from", from}, kv...)...)
 	}
-	args := append([]any{"msg", refusalMessage[reason], "reason", reason, "from", from}, kv...)
-	level.Warn(p.logger).Log(args...)
 }
 
 // refusalMessage is the log line of each reason; its keys are every reason.
