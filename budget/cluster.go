@@ -55,7 +55,6 @@ const (
 type peerCount struct {
 	day  time.Time
 	used int
-	at   time.Time
 }
 
 // ObservePeer takes another member's gossiped count of the UTC day of day
@@ -131,7 +130,7 @@ func (b *Budget) observePeerLocked(member string, day time.Time, used int, now t
 		return 0, refused
 	}
 	before := b.peersUsed(l, now)
-	b.peers[member] = peerCount{day: d, used: accepted, at: now}
+	b.peers[member] = peerCount{day: d, used: accepted}
 	return max(b.peersUsed(l, now)-before, 0), refused
 }
 
