@@ -102,7 +102,6 @@ func newPeer(cfg Config, logger log.Logger, reg prometheus.Registerer, wrap wrap
 	}
 	p := &Peer{
 		cfg:           cfg,
-		name:          cfg.Name,
 		logger:        log.With(logger, "component", "cluster"),
 		m:             newMetrics(reg),
 		lookup:        net.DefaultResolver.LookupHost,
