@@ -1,15 +1,11 @@
-// Package exposition writes /metrics: every series rendered to its text
-// line once, when a refresh brings it (Family.Sample), and a scrape
-// writing those bytes as they are, grouped by family, beside the
-// families of the exporter's own registry (Write). Families hands out one
-// family per name as package series names it, each kept to one owner,
-// label set and type.
+// Package exposition writes /metrics: each series' label set rendered
+// once when a refresh brings it (Family.Sample), scrapes writing those
+// bytes grouped by family beside the exporter's own registry (Write).
 package exposition
 
 import (
 	"bytes"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,18 +21,10 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/series"
 )
 
-// Metrics are built once, when a refresh brings new values, as the
-// protocol-buffer form the exposition encoders read; every scrape until the
-// next refresh serves those same objects. A scrape of 10 000 cached series
-// thus costs the encoding and nothing else: no label building, no
-// registry consistency pass.
-
-// Family is one metric family: its name, HELP, unit, type and label
-// names.
+// Family is one metric family.
 type Family struct {
 	name, help, unit string
 	typ              dto.MetricType
-	labels           string // comma-joined label names
 	desc             *prometheus.Desc
 	// names are the label names as given; sorted is their order in a
 	// series' line (the client library sorts them), nil when it writes
@@ -45,10 +33,9 @@ type Family struct {
 	sorted []int
 }
 
-// Sample is one series of a family: its label set as the exposition
-// writes it (rendered once, shared by the samples of a tuple that have
-// the same) and its value, written at scrape time as the client library
-// writes a float.
+// Sample is one series of a family: its label set as rendered once
+// (shared by a tuple's samples that have the same) and its value,
+// written at scrape time.
 type Sample struct {
 	fam    *Family
 	labels string // {a="x",b="y"}, or "" without labels
@@ -69,21 +56,13 @@ func (s Sample) appendLine(b []byte) []byte {
 
 // appendFloat writes a value as the client library's text encoder does.
 func appendFloat(b []byte, f float64) []byte {
-	switch {
-	case f == 1:
+	switch f {
+	case 1:
 		return append(b, '1')
-	case f == 0:
-		return append(b, '0')
-	case f == -1:
-		return append(b, "-1"...)
-	case math.IsNaN(f):
-		return append(b, "NaN"...)
-	case math.IsInf(f, +1):
-		return append(b, "+Inf"...)
-	case math.IsInf(f, -1):
-		return append(b, "-Inf"...)
+	case 0:
+		return append(b, '0') // -0 too
 	}
-	return strconv.AppendFloat(b, f, 'g', -1, 64)
+	return strconv.AppendFloat(b, f, 'g', -1, 64) // NaN, +Inf and -Inf as the encoder writes them
 }
 
 // Name is the family's name.
@@ -92,11 +71,9 @@ func (f *Family) Name() string { return f.name }
 // Type is the family's type.
 func (f *Family) Type() dto.MetricType { return f.typ }
 
-// Families hands out one family per name, as package series names it,
-// and keeps every family to one owner, label set and type, whichever tuple
-// produces it first (series.Claims); a tuple that would break that is
-// refused the family (and told why) instead of breaking the whole
-// exposition.
+// Families hands out one family per name, each kept to one owner, label
+// set and type (series.Claims): a tuple that would break that is refused
+// the family, not the whole exposition.
 type Families struct {
 	claims *series.Claims
 	mu     sync.Mutex
@@ -125,7 +102,8 @@ func (fs *Families) get(owner string, f *config.Field, labelNames []string) (*Fa
 	if sf.Type == series.Counter {
 		typ = dto.MetricType_COUNTER
 	}
-	fam := NewFamily(sf.Name, sf.Help, typ, labelNames).WithUnit(sf.Unit)
+	fam := NewFamily(sf.Name, sf.Help, typ, labelNames)
+	fam.unit = sf.Unit
 	fs.byName[sf.Name] = fam
 	return fam, nil
 }
@@ -133,7 +111,7 @@ func (fs *Families) get(owner string, f *config.Field, labelNames []string) (*Fa
 // NewFamily is a family of the exporter's own (its HELP and labels as
 // given), of the base unit its name ends in (seconds, bytes) if any.
 func NewFamily(name, help string, typ dto.MetricType, labelNames []string) *Family {
-	return &Family{name: name, help: help, typ: typ, labels: strings.Join(labelNames, ","),
+	return &Family{name: name, help: help, typ: typ,
 		desc: prometheus.NewDesc(name, help, labelNames, nil), unit: baseUnit(name, typ),
 		names: slices.Clone(labelNames), sorted: plainOrder(labelNames)}
 }
@@ -153,12 +131,10 @@ func plainOrder(names []string) []int {
 	return order
 }
 
-// AppendLabelSet appends the label set LabelSet renders for these label
-// values, without the client library: a scrape renders it where keeping
-// it rendered would cost a tuple's memory. ok is false where it cannot
-// (a label name the library quotes, a value that is not UTF-8, a count of
-// values that is not the family's): LabelSet then says what the client
-// library does of them.
+// AppendLabelSet appends the label set LabelSet renders, without the
+// client library: rendered per scrape, it costs a tuple no memory. ok is
+// false where it cannot (a name the library quotes, a value not UTF-8, a
+// wrong count of values): LabelSet says what the library does then.
 func (f *Family) AppendLabelSet(b []byte, values []string) (_ []byte, ok bool) {
 	if f.sorted == nil || len(values) != len(f.sorted) {
 		return b, false
@@ -208,14 +184,6 @@ func baseUnit(name string, typ dto.MetricType) string {
 	return ""
 }
 
-// WithUnit gives the family a unit ("" for none), written in OpenMetrics
-// as its # UNIT line: one the name ends in (seconds of x_seconds); f
-// itself, for a family being made.
-func (f *Family) WithUnit(unit string) *Family {
-	f.unit = unit
-	return f
-}
-
 // Unit is the family's unit, "" for none.
 func (f *Family) Unit() string { return f.unit }
 
@@ -260,20 +228,10 @@ func (f *Family) WithLabelSet(set string, v float64) Sample {
 	return Sample{f, set, v}
 }
 
-// SameLabels is a sample of f with the label set of like and value v;
-// ok is false when f's label names are not like's family's.
-func (f *Family) SameLabels(like Sample, v float64) (s Sample, ok bool) {
-	if like.fam == nil || like.fam.labels != f.labels {
-		return Sample{}, false
-	}
-	return Sample{f, like.labels, v}, true
-}
-
 // metric builds one series of a family; the client library validates the
-// label values (an upstream string that is not UTF-8 is refused here). A
-// label whose value is empty is left out: Prometheus reads it as absent,
-// so the series is the same, and its line holds only its own labels (a
-// parameter another entry has is not written on every series).
+// label values (not UTF-8: refused). An empty label is left out:
+// Prometheus reads it as absent, and a parameter another entry has is not
+// written on every series.
 func (f *Family) metric(value float64, labelValues ...string) (*dto.Metric, error) {
 	vt := prometheus.GaugeValue
 	if f.typ == dto.MetricType_COUNTER {

@@ -3,6 +3,7 @@ package exposition
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
@@ -51,6 +52,15 @@ func TestLineIsTheEncodersLine(t *testing.T) {
 	if _, ok := other.SameLabels(s, 1); ok {
 		t.Error("a family of other label names took the label set")
 	}
+}
+
+// SameLabels is a sample of f with the label set of like and value v;
+// ok is false when f's label names are not like's family's.
+func (f *Family) SameLabels(like Sample, v float64) (s Sample, ok bool) {
+	if like.fam == nil || !slices.Equal(like.fam.names, f.names) {
+		return Sample{}, false
+	}
+	return Sample{f, like.labels, v}, true
 }
 
 // A label set rendered once (LabelSet) makes, for any family of the same

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -87,11 +88,7 @@ func (h *Handler) selected(names []string) ([]Collector, error) {
 	}
 	want := map[string]bool{}
 	for _, n := range names {
-		known := false
-		for _, k := range h.Known {
-			known = known || k == n
-		}
-		if !known {
+		if !slices.Contains(h.Known, n) {
 			return nil, fmt.Errorf("collect[]=%q: unknown collector (known: %s)", text.Clip(n, 64, "…"), strings.Join(h.Known, ", "))
 		}
 		want[n] = true
@@ -130,13 +127,5 @@ func (h *Handler) collect(ctx context.Context, cs []Collector) []Sample {
 		}()
 	}
 	wg.Wait()
-	n := 0
-	for _, r := range results {
-		n += len(r)
-	}
-	all := make([]Sample, 0, n)
-	for _, r := range results {
-		all = append(all, r...)
-	}
-	return all
+	return slices.Concat(results...)
 }

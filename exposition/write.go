@@ -14,26 +14,14 @@ import (
 	"github.com/prometheus/common/expfmt"
 )
 
-// The exposition. A tuple's label sets are rendered to text once, when a
-// refresh brings its series, through the client library's own text
-// encoder, and shared by the series that have them; scrapes write each
-// series' name, label set and value (as the encoder writes a float),
-// grouped by family: the bytes the encoder would have written, at a
-// fraction of the cost per scrape and of the memory a line kept per series
-// took (see BENCHMARKS.md). The answer is OpenMetrics
-// when the scraper asks for it (Prometheus does by default), the
-// Prometheus text format, version 0.0.4, otherwise: a series' line is
-// the same in both, only the families' HELP and TYPE lines and the end
-// differ.
+// Scrapes write the bytes the client library's text encoder would, from
+// label sets rendered once (BENCHMARKS.md). OpenMetrics when asked for,
+// else text 0.0.4: a series' line is the same in both.
 //
-// OpenMetrics names a counter's family without the _total its samples
-// carry, so a counter x_total and a gauge x of the same answer would be
-// one family twice, which a strict parser refuses (client_golang#829: the
-// Go collector's go_memstats_alloc_bytes and go_memstats_alloc_bytes_total
-// are such a pair). Such a counter is written in OpenMetrics as a family
-// of type unknown under its full name: its samples keep their name and
-// value, only the type is not said. The text format has no such clash and
-// writes both as they are.
+// OpenMetrics names a counter's family without _total, so a counter
+// x_total beside a gauge x is one family twice, which strict parsers
+// refuse (client_golang#829: go_memstats_alloc_bytes{,_total}). Such a
+// counter is written in OpenMetrics as type unknown under its full name.
 
 // formats are the answers /metrics gives, in the order it prefers them.
 var formats = []expfmt.Format{expfmt.FmtOpenMetrics_1_0_0, expfmt.FmtOpenMetrics_0_0_1, expfmt.FmtText}
@@ -82,9 +70,8 @@ var gzipPool = sync.Pool{New: func() any {
 // registry, gathered) sorted by name, in the format r asks for,
 // gzip-compressed when it accepts it.
 func Write(w http.ResponseWriter, r *http.Request, samples []Sample, own []*dto.MetricFamily) error {
-	// Two passes: count the series of each family, then carve every
-	// family's lines out of one slice (a scrape of 10 000 series would
-	// otherwise grow thousands of small slices).
+	// Count each family's series, then carve its lines out of one slice:
+	// no thousands of small slices growing.
 	byFam := map[*Family]*block{}
 	blocks := make([]*block, 0, len(own)+64)
 	for _, mf := range own {
@@ -163,11 +150,9 @@ func Write(w http.ResponseWriter, r *http.Request, samples []Sample, own []*dto.
 }
 
 // writeHeader writes the HELP and TYPE lines of one of our families, and
-// in OpenMetrics its UNIT where it has one. In OpenMetrics a counter
-// family is named without the _total its samples carry (series.Data
-// refuses a counter without it), unless that name clashes with another
-// family's (unknown): then it is a family of type unknown under its full
-// name, which does not end in its unit, and it says none.
+// in OpenMetrics its UNIT. There a counter is named without _total,
+// unless that clashes (unknown): then it is type unknown under its full
+// name, which does not end in its unit, so it says none.
 func writeHeader(bw *bufio.Writer, f *Family, om, unknown bool) {
 	name, escaper, typ := f.name, helpEscaper, strings.ToLower(f.typ.String())
 	if om {
@@ -197,9 +182,8 @@ func writeHeader(bw *bufio.Writer, f *Family, om, unknown bool) {
 	}
 }
 
-// omClashes returns the counter blocks whose OpenMetrics family name (the
-// name without _total) is another block's name: those are written as
-// families of type unknown under their full names.
+// omClashes returns the counter blocks whose name without _total is
+// another block's name.
 func omClashes(blocks []*block) map[*block]bool {
 	names := make(map[string]bool, len(blocks))
 	for _, b := range blocks {
