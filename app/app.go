@@ -1,11 +1,7 @@
-// Package app is the exporter's process, as a value tests and other
-// programs run in process: New sets up what it serves from Options (the
-// configuration expanded through the upstream's lists, the clients, the
-// storage directory, the cluster, the collectors and the operator's page),
-// Start serves it, Reload puts the file in force again and Stop ends it.
-// Package main parses the command line into Options, handles the signals
-// and runs the subcommands; --config.check is package check's, before any
-// App is built.
+// Package app is the exporter's process as a value tests and other
+// programs run in process: New sets it up from Options, Start serves it,
+// Reload puts the file in force again and Stop ends it. Package main
+// parses the command line into Options and handles the signals.
 package app
 
 import (
@@ -16,6 +12,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-kit/log"
@@ -44,7 +41,7 @@ type App struct {
 	reg      *prometheus.Registry
 	exp      *collector.Exporter
 	expander *expand.Expander
-	landing  *landingPage
+	landing  *page.Handler
 	safe     *config.SafeConfig
 	demo     *demo.Demo
 	closers  []func()
@@ -76,10 +73,8 @@ func (a *App) close() {
 // logged why.
 var ErrSetUp = errors.New("the exporter could not be set up (logged)")
 
-// New sets up what the exporter serves from o: the configuration
-// (expanded through the upstream's lists), the clients, the storage, the
-// cluster, the collectors and the operator's page. It logs what went
-// wrong and returns ErrSetUp, having closed what it started.
+// New sets up what the exporter serves from o. It logs what went wrong
+// and returns ErrSetUp, having closed what it started.
 func New(o Options) (*App, error) {
 	if o.Logger == nil {
 		o.Logger = log.NewNopLogger()
@@ -120,22 +115,13 @@ func (a *App) setUp() error {
 		level.Error(logger).Log(kv...)
 		return ErrSetUp
 	}
-	// "all" and consensus asset names are resolved through the upstream
-	// here, on every reload and daily; --config.check stays offline.
-	// An upstream that is down or slow fails nothing: what needs no list
-	// is served at once, the rest waits for the expander's retries. Only
-	// an error of the file is fatal.
 	reg := prometheus.NewRegistry()
-	// One client per API for the life of the process, shared by
-	// expansion and scrapes: its limits hold whoever calls.
+	// One client per API for the process's life, shared by expansion and
+	// scrapes: its limits hold whoever calls.
 	clients := upstream.NewPool(reg, o.Clock.Now, logger)
 	a.onClose(clients.Close)
-	// What the last run learned: a restart serves it at once and calls
-	// upstream only for what is due.
 	if o.Demo && !o.StorageSet {
-		// The demo's upstream is new at every start (a new address):
-		// nothing kept would apply.
-		o.StoragePath = ""
+		o.StoragePath = "" // the demo's upstream is new at every start: nothing kept would apply
 	}
 	o.StoragePath = resolveStoragePath(o.StoragePath, o.StorageSet, logger) // storagedir.go: data/ of earlier versions
 	store, err := persist.Open(o.StoragePath, cfg, logger)
@@ -144,21 +130,18 @@ func (a *App) setUp() error {
 		return ErrSetUp
 	}
 	a.onClose(func() { store.Close() }) // after the collectors' last save (registered later, run earlier)
-	// A call is counted on disk before it is made: each client the pool
-	// puts in force (listing calls of the start, the engines, a reload's
-	// new account) reserves its calls in the state directory and takes
-	// its saved pauses.
+	// Each client the pool puts in force reserves its calls on disk before
+	// making them, and takes its saved pauses.
 	var keeper collector.Keeper
 	if store != nil {
 		clients.OnClient(store.Keep)
 		keeper = store
 	}
-	// The data API key's plan is read by the expander, with the lists,
-	// and put in force on the API's client; a change of it has the
-	// engine ask its held series again.
+	// The expander reads the key's plan with the lists; a change of it has
+	// the engine ask its held series again.
 	expander := expand.New(logger, expand.Options{Clients: clients, Store: store, Now: o.Clock.Now})
 	var exp *collector.Exporter
-	plans := page.NewPlanHistory() // for the operator's page (landing.go)
+	plans := page.NewPlanHistory()
 	expander.OnPlanChanged(func(api string) {
 		if c := clients.Current(api); c != nil {
 			plans.Note(api, c.Plan(), o.Clock.Now())
@@ -167,8 +150,7 @@ func (a *App) setUp() error {
 			exp.PlanChanged(api)
 		}
 	})
-	// The digest the cluster compares is the file's, before its lists
-	// expand it (cluster.go); a reload's, once it loaded.
+	// The cluster compares the file's digest, before its lists expand it.
 	fileDigest := configDigest(cfg)
 	load := func() (*config.Config, error) {
 		c, err := parse()
@@ -182,9 +164,9 @@ func (a *App) setUp() error {
 		return out, err
 	}
 	start, cancelStart := context.WithTimeout(context.Background(), expand.StartBudget)
-	// An upstream list that does not fit the file (a delisted asset, an
-	// "all" past max_tuples) keeps that API's expanded entries waiting;
-	// it never stops the exporter.
+	// An upstream that is down, or a list that does not fit the file,
+	// keeps the entries that need it waiting; only the file's errors stop
+	// the exporter.
 	cfg, err = expander.Start(start, cfg)
 	cancelStart()
 	if err != nil {
@@ -194,19 +176,15 @@ func (a *App) setUp() error {
 
 	reg.MustRegister(versioncollector.NewCollector(Name), collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), expander)
-	// Cluster mode (off without a listen address: peer is nil, a cluster
-	// of one): replicas share their upstream calls and each serves every
-	// series.
+	// Without a cluster listen address peer is nil: alone.
 	var cc cluster.Config
 	if o.Cluster != nil {
 		cc = *o.Cluster
 	}
-	// The cluster's clock is the provider's, as this member's answers
-	// measured it.
-	cc.Reference = clients.ClockOffset
+	cc.Reference = clients.ClockOffset // the cluster's clock is the provider's
 	if o.StoragePath != "" {
-		// A member restarted with its storage keeps its name, so that
-		// the others do not count its calls of the day twice.
+		// A member restarted keeps its name: the others do not count its
+		// calls of the day twice.
 		cc.NameFile = filepath.Join(o.StoragePath, "cluster-member-name")
 	}
 	peer, err := cluster.Create(cc, log.With(logger, "component", "cluster"), reg)
@@ -223,37 +201,33 @@ func (a *App) setUp() error {
 	}
 	a.onClose(exp.Close)
 	if c := clients.Current(config.APIData); c != nil && c.Plan() != nil {
-		// The series the last run saved as refused by the plan were
-		// refused under the plan it read; the plan read now decides:
-		// asked again, what it still refuses is held without a call.
+		// Series saved as refused were refused under the last run's plan:
+		// the plan read now decides.
 		exp.PlanChanged(config.APIData)
 	}
 	if peer != nil {
-		// Leave after the collectors close (registered later, run
-		// earlier): the others take this member's units at once.
+		// Leave after the collectors close: the others take its units at once.
 		a.onClose(func() {
 			if err := peer.Leave(5 * time.Second); err != nil {
 				level.Warn(logger).Log("msg", "leaving the cluster", "err", err)
 			}
 		})
-		// Joined in the background: /metrics and the probes answer
-		// while the others' full state comes, and the engines call
-		// nothing meanwhile (Peer.Joining).
+		// /metrics and the probes answer while the join's full state comes;
+		// the engines call nothing meanwhile (Peer.Joining).
 		peer.JoinInBackground(context.Background())
-		// Settling only logs and sets onchain_exporter_cluster_settled:
-		// the rows come by the join's push/pull meanwhile, and scrapes
-		// are served from the start.
 		go peer.Settle(context.Background())
 	}
-	// The operator's page (landing.go): the configuration in force, and
-	// per API, endpoint and series what the exporter published.
-	landing := newLanding(o.MetricsPath, o.Demo, exp, peer, expander, clients, plans, o.Clock.Now)
-	landing.Store(cfg)
+	// The operator's page (package page), on the configuration in force.
+	var shown atomic.Pointer[config.Config]
+	shown.Store(cfg)
+	landing := page.NewHandler(page.Source{Version: version.Info(), MetricsPath: o.MetricsPath, Demo: o.Demo,
+		Config: shown.Load, Engines: exp, Peer: peer, Expansion: expander.State, Clean: clients.Clean,
+		Plans: plans, Now: o.Clock.Now})
 	apply := func(c *config.Config) error {
 		if err := exp.ApplyConfig(c); err != nil {
 			return err
 		}
-		landing.Store(c)
+		shown.Store(c)
 		runs(peer, fileDigest)
 		return nil
 	}

@@ -14,15 +14,11 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
-// inCluster makes this member count as the cluster does: each client
-// the pool has in force, and each it puts in force later (a reload's new
-// account; upstream.Pool.OnClient, as its reservation on disk is hooked),
-// has its budget count the cluster's UTC day (the cluster's clock,
-// cluster.Peer.ClusterTime) and log the other members' counts it
-// refuses, from before the engines' first call. (The start's listing
-// calls come before the cluster exists: they count on this member's own
-// day, as a clock's offset is not known yet anyway.) Alone (peer nil) it
-// does nothing.
+// inCluster has the budget of each client the pool puts in force count
+// the cluster's UTC day (cluster.Peer.ClusterTime) and log the members'
+// counts it refuses. The start's listing calls, before the cluster
+// exists, count on this member's own day. Alone (peer nil) it does
+// nothing.
 func inCluster(peer *cluster.Peer, clients *upstream.Pool, logger log.Logger) {
 	if peer == nil {
 		return
@@ -35,26 +31,20 @@ func inCluster(peer *cluster.Peer, clients *upstream.Pool, logger log.Logger) {
 	})
 }
 
-// runs tells the cluster what this member runs, at start and at every
-// configuration put in force: the digest of its file (members own units
-// among those of the same digest, cluster.Peer.SetConfigDigest).
+// runs tells the cluster the digest of the file this member runs: members
+// own units among those of the same digest.
 func runs(peer *cluster.Peer, digest string) {
 	if peer != nil {
 		peer.SetConfigDigest(digest)
 	}
 }
 
-// configDigest is the digest of what decides the calls of a configuration
-// as its file states it, before the upstream's lists and discovery expand
-// it: each API's URL and max_tuples, and each entry's path (a pattern as
-// written), windows, parameters (all as written), cache_ttl and how its
-// rows are read (its fields, rows, time_key, label_fields, max_fields),
-// which a peer's row must match to be taken. Members that read their
-// lists at other times so agree, and so do two files that differ only in
-// comments, the order of keys, the credential, rate_limit or daily_budget
-// (the budget is the cluster's either way). Nothing of a
-// credential is in it: not token_env, token_file nor the credential, and
-// a parameter named like one (api_key) is masked as upstream shows it.
+// configDigest is the digest of what decides a file's calls, before the
+// upstream's lists expand it: each API's URL and max_tuples, each entry
+// as written and how its rows are read. Members that read their lists at
+// other times agree, and so do files that differ only in comments, key
+// order, the credential, rate_limit or daily_budget. No credential is in
+// it: a parameter named like one (api_key) is masked as upstream shows it.
 func configDigest(c *config.Config) string {
 	type param struct {
 		Name   string

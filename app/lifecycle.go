@@ -18,10 +18,9 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/expand"
 )
 
-// Start serves /metrics, the probes, reloads and the page on the listen
-// addresses, and starts the reload loop and background expansion. It
-// returns once the addresses are bound (an error then: the caller calls
-// Stop); what serving ends with later comes on Done.
+// Start serves on the listen addresses and starts the reload loop and
+// background expansion. It returns once the addresses are bound (on an
+// error the caller calls Stop); what serving ends with later comes on Done.
 func (a *App) Start() error {
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	a.reloads = make(chan chan error)
@@ -37,13 +36,12 @@ func (a *App) Start() error {
 	if a.opts.MetricsPath != "/" {
 		mux.Handle("/", a.landing)
 	}
-	// Reloads and background expansion end before the collectors close
-	// (Stop), so that none lands after the final save.
+	// Both end in Stop before the collectors close: none lands after the
+	// final save.
 	a.background.Add(2)
 	go func() { defer a.background.Done(); reloadLoop(a.ctx, a.logger, a.safe, a.reloads) }()
 	go func() { defer a.background.Done(); a.expander.Maintain(a.ctx, expand.Refresh, a.safe.Refine) }()
-	// The server's own messages (a TLS handshake refused, say) go through
-	// the project's logger too: one time key, one format.
+	// The server's own messages go through the project's logger too.
 	a.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(a.slogger.Handler(), slog.LevelWarn)}
 	listeners, err := a.listen()
@@ -67,9 +65,8 @@ func (a *App) Start() error {
 	return nil
 }
 
-// listen binds the TCP listen addresses, so that Start says at once
-// whether they can be served and Addr where. Socket activation and vsock
-// addresses are left to web.ListenAndServe (nil listeners).
+// listen binds the TCP listen addresses, so that Start fails at once if it
+// cannot; socket activation and vsock are web.ListenAndServe's (nil).
 func (a *App) listen() ([]net.Listener, error) {
 	w := a.opts.Web
 	if w.WebSystemdSocket != nil && *w.WebSystemdSocket || w.WebListenAddresses == nil || len(*w.WebListenAddresses) == 0 {
@@ -100,19 +97,15 @@ func (a *App) listen() ([]net.Listener, error) {
 func (a *App) Addr() string { return a.addr }
 
 // Settle waits until the engines have done what is due at the clock's
-// time: with a simulated Options.Clock, what a caller does after moving
-// it.
+// time (collector.Exporter.Settle).
 func (a *App) Settle() { a.exp.Settle() }
 
-// DueTolerance is what the due time of an endpoint's window allows past
-// its learned release (collector.Exporter.DueTolerance), false while it
-// has none.
+// DueTolerance is collector.Exporter.DueTolerance.
 func (a *App) DueTolerance(api, endpoint, window string) (time.Duration, bool) {
 	return a.exp.DueTolerance(api, endpoint, window)
 }
 
-// Done has what serving ended with, when it ends before Stop: an address
-// that cannot be served, a web configuration file that cannot be read.
+// Done has what serving ended with, when it ends before Stop.
 func (a *App) Done() <-chan error { return a.served }
 
 // Reload reads the configuration file again and puts it in force, as
@@ -131,10 +124,10 @@ func (a *App) Reload() error {
 	return <-reply
 }
 
-// Stop ends serving (the requests in flight are answered, for up to 5 s),
-// the reload loop and background expansion, then closes what New started,
-// last started first: the collectors' last save is the last write. It
-// returns once everything has ended; calling it again does nothing.
+// Stop ends serving (requests in flight get up to 5 s), the reload loop
+// and background expansion, then closes what New started, last first:
+// the collectors' last save is the last write. Calling it again does
+// nothing.
 func (a *App) Stop() {
 	a.stopOnce.Do(func() {
 		if a.cancel != nil {

@@ -14,17 +14,16 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/internal/clock"
 )
 
-// Name is the exporter's name, as its version line, its build_info
-// collector and the messages of its command line say it.
+// Name is the exporter's name, as its version line and build_info say it.
 const Name = config.Namespace
 
-// Options are what the exporter is run with: the flags of its command
-// line, as package main parses them.
+// Options are the flags the exporter is run with, as package main parses
+// them.
 type Options struct {
 	// ConfigFile is the configuration file (--config.file).
 	ConfigFile string
-	// Demo serves the embedded demo: a fake upstream in process and a
-	// configuration covering every endpoint (--demo).
+	// Demo serves the embedded demo's fake upstream and configuration
+	// (--demo).
 	Demo bool
 	// MetricsPath is where the metrics are served (--web.telemetry-path);
 	// ValidMetricsPath says which paths can be.
@@ -37,8 +36,7 @@ type Options struct {
 	// none (--storage.path); StorageSet says the user gave it.
 	StoragePath string
 	StorageSet  bool
-	// Web are the listen addresses and the web configuration file
-	// (exporter-toolkit's --web.* flags).
+	// Web is exporter-toolkit's --web.* flags.
 	Web *web.FlagConfig
 	// Cluster is the cluster mode (--cluster.*); nil or without a listen
 	// address, the exporter runs alone.
@@ -48,16 +46,13 @@ type Options struct {
 	Logger  log.Logger
 	Slogger *slog.Logger
 	// Clock is the time the exporter plans, counts and learns on (nil:
-	// the real one). Tests and benchmarks run a simulated clock (the
-	// fake upstream's), move it and call App.Settle; a cluster's gossip
-	// and probes keep the real one.
+	// the real one); tests move a simulated one and call App.Settle. A
+	// cluster's gossip and probes keep the real one.
 	Clock clock.Clock
 }
 
-// DefaultStoragePath is --storage.path's default: a directory named for
-// the exporter. The default was data/, which is also Prometheus' TSDB
-// directory and Alertmanager's, so that, run from one directory, the
-// programs wrote side by side in one data/.
+// DefaultStoragePath is --storage.path's default, named for the exporter:
+// data/, the earlier default, is Prometheus' and Alertmanager's too.
 const DefaultStoragePath = "onchain_exporter_data/"
 
 // DefaultListenAddress is --web.listen-address's default.
@@ -72,8 +67,7 @@ func DefaultOptions() Options {
 }
 
 // ValidMetricsPath says whether the path can be served beside the
-// exporter's own paths and linked: http.ServeMux panics on a pattern it
-// cannot parse or that another one takes, so a scratch mux is asked.
+// exporter's own paths: a scratch http.ServeMux panics on one it cannot.
 func ValidMetricsPath(p string) (ok bool) {
 	if !strings.HasPrefix(p, "/") || strings.ContainsAny(p, " \t\r\n?#") {
 		return false

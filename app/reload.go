@@ -11,9 +11,8 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/config"
 )
 
-// reloadLoop reloads the configuration on POST /-/reload and Reload (the
-// SIGHUP of package main), one at a time, through the same
-// SafeConfig.Reload.
+// reloadLoop reloads the configuration on POST /-/reload and Reload, one
+// at a time.
 func reloadLoop(ctx context.Context, logger log.Logger, safe *config.SafeConfig, requests <-chan chan error) {
 	for {
 		var reply chan error

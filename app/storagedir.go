@@ -13,12 +13,10 @@ import (
 // legacyStoragePath is the default of earlier versions.
 const legacyStoragePath = "data/"
 
-// resolveStoragePath returns the directory to keep state in. A path the
-// user gave (set) or none ("": nothing kept) is used as it is. With the
-// default, an existing data/ that holds the exporter's state files, and
-// no onchain_exporter_data/ yet, keeps being used, with a warning that
-// says how to move it: a restart after an upgrade serves what it learned
-// and calls upstream only for what is due, as before.
+// resolveStoragePath returns the directory to keep state in: the path as
+// given, except that with the default, a data/ that holds the exporter's
+// state and no onchain_exporter_data/ yet stays in use, with a warning:
+// an upgrade keeps what the last run learned.
 func resolveStoragePath(path string, set bool, logger log.Logger) string {
 	if set || path != DefaultStoragePath {
 		return path
@@ -35,11 +33,8 @@ func resolveStoragePath(path string, set bool, logger log.Logger) string {
 	return legacyStoragePath
 }
 
-// stateFiles are the names the exporter writes in its storage directory
-// and nothing else does: each API's state (package state: <api>.json),
-// its budget (budget-<api>.json) and a cluster member's name. Prometheus
-// (wal/, chunks_head/, lock, queries.active) and Alertmanager (nflog,
-// silences) write none of them.
+// stateFiles are the names the exporter writes in its storage directory,
+// which neither Prometheus nor Alertmanager writes.
 func stateFiles() []string {
 	names := []string{"cluster-member-name"}
 	for _, api := range config.APINames {

@@ -13,22 +13,12 @@ import (
 // release.
 var pseudoVersionRE = regexp.MustCompile(`[-.][0-9]{14}-[0-9a-f]{12}(\+[a-z]+)*$`)
 
-// FillVersion completes the build information that -ldflags did not set
-// (go build and go run set none) from what the Go toolchain embeds in
-// every binary, so that --version, the start-up log line and
-// onchain_exporter_build_info say something true rather than nothing:
-//
-//   - version: the main module's version when it is a release tag
-//     (go install ...@v0.1.0, or go build in a clean checkout of the tag),
-//     without its v; else source (the VERSION file, which package main
-//     embeds) with "-devel" (a go run, or a go build between releases);
-//   - revision: vcs.revision, with "-modified" for a tree with uncommitted
-//     changes, else "unknown";
-//   - build date: vcs.time, marked as the commit time it is, else
-//     "unknown";
-//   - branch and build user: not embedded by Go, "unknown".
-//
-// Values set with -ldflags -X are kept.
+// FillVersion completes the build information -ldflags -X did not set
+// from what the toolchain embeds: version, the module's release tag
+// without its v, else source (the VERSION file) with "-devel"; revision,
+// vcs.revision ("-modified" for uncommitted changes); build date,
+// vcs.time marked as the commit time; else, and for branch and build
+// user, "unknown".
 func FillVersion(source string, bi *debug.BuildInfo, ok bool) {
 	var v, rev, at string
 	modified := false
@@ -60,8 +50,7 @@ func FillVersion(source string, bi *debug.BuildInfo, ok bool) {
 	setDefault(&version.BuildUser, "", "unknown")
 }
 
-// setDefault sets an empty *dst to value, or to fallback when value is
-// empty too.
+// setDefault sets an empty *dst to value, else fallback.
 func setDefault(dst *string, value, fallback string) {
 	switch {
 	case *dst != "":
