@@ -12,11 +12,8 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/plan"
 )
 
-// PlanHistory keeps the changes of each API's key's plan in force, as the
-// exporter put them in force (expand.Expander.OnPlanChanged): the page
-// shows them per API and, on a series' view, what each meant for it. It
-// is written by the expander's goroutine and read by pages under its own
-// lock, never the engine's.
+// PlanHistory keeps the changes of each API's key's plan as the exporter
+// put them in force (expand.Expander.OnPlanChanged), under its own lock.
 type PlanHistory struct {
 	mu      sync.Mutex
 	changes map[string][]planSeen

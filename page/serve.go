@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -64,19 +65,11 @@ var templates = template.Must(template.New("").Funcs(template.FuncMap{
 		return PathSeries + "?" + url.Values{"api": {api}, "key": {key}}.Encode()
 	},
 	"labels": func(m map[string]string) string {
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			parts = append(parts, k+"="+m[k])
 		}
-		slices.Sort(keys)
-		var b strings.Builder
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(k + "=" + m[k])
-		}
-		return b.String()
+		return strings.Join(parts, ", ")
 	},
 }).ParseFS(templateFiles, "templates/*.html"))
 
@@ -94,10 +87,9 @@ type view struct {
 	Status
 	Title string
 	// MetricsHref is the metrics path escaped as a URL path.
-	MetricsHref string
-	States      []string
-	// Query is the filter as query parameters, for the links of pages.
-	Prev, Next   string
+	MetricsHref  string
+	States       []string
+	Prev, Next   string // links of the pages
 	First, Last  int
 	StateFilters []stateCount
 	// Orders are the links of the orders of the series (SortKeys).
@@ -285,10 +277,9 @@ func parseQuery(q url.Values) (f Filter, order string, offset, limit int, err er
 	return f, order, offset, limit, nil
 }
 
-// cutForJSON keeps, of the lists the JSON would give whole, the endpoints
-// the filter keeps and at most maxLimit of them, and at most maxLimit
-// entries an API: at a hundred thousand series the answer stays a page,
-// not the configuration (the totals say what was left out).
+// cutForJSON keeps at most maxLimit of the endpoints the filter keeps, and
+// of each API's entries: at 100 000 series the answer stays a page (the
+// totals say what was left out).
 func (st *Status) cutForJSON() {
 	f := st.Series.Filter
 	var kept []Endpoint

@@ -18,17 +18,14 @@ import (
 )
 
 // Version is the version of the JSON at /api/v1/status: a field's meaning
-// never changes within it; fields may be added. 2: a series held back by
-// rate_limit is "held by the rate limit", no longer "failing", and
-// cluster.members lists every live and failed member, not only those that
-// serve. 3: "held by the rate limit" is a series due that waits in its
-// place for rate_limit's next turn (apis[].waiting says until when), not
-// one whose last call was held back; a series never asked is "waiting for
-// first call" whatever its API waits for; apis[].fill is the first fill.
+// never changes within it; fields may be added. 2: "held by the rate
+// limit" state; cluster.members lists failed members too. 3: that state
+// is a series due waiting for a turn (apis[].waiting); a series never
+// asked is "waiting for first call"; apis[].fill.
 const Version = 3
 
-// Source is where the page reads the running exporter. Every function is
-// a read of something published; none calls upstream.
+// Source is where the page reads the running exporter; no function of it
+// calls upstream.
 type Source struct {
 	Version     string // the exporter's version line
 	MetricsPath string
@@ -45,8 +42,16 @@ type Source struct {
 	Now   func() time.Time
 }
 
+// expansion is how each API's lists stand, nil without an expander.
+func (s Source) expansion() map[string]expand.State {
+	if s.Expansion == nil {
+		return nil
+	}
+	return s.Expansion()
+}
+
 // Engines is what the page reads of the refresh engines
-// (collector.Exporter): what each published, without their locks.
+// (collector.Exporter), without their locks.
 type Engines interface {
 	// View is every API's published view.
 	View() []published.API
@@ -72,9 +77,8 @@ var apiTitles = map[string]string{
 // maxLimit is the most series one page holds.
 const maxLimit = 1000
 
-// derived is what the page computes of a configuration once: its
-// findings, each section's forecast, and the tuples of each endpoint as
-// configured and window (groups, made on first use).
+// derived is what the page computes of a configuration once; groups are
+// made on first use.
 type derived struct {
 	cfg      *config.Config
 	findings []string
@@ -87,9 +91,8 @@ type derived struct {
 // groupKey is an endpoint as configured and window.
 type groupKey struct{ path, window string }
 
-// group is what the page needs of the tuples of one endpoint and window:
-// how many, and the paths they ask (the publication delay is learned per
-// path).
+// group is the tuples of one endpoint and window: how many, and the paths
+// they ask (the publication delay is learned per path).
 type group struct {
 	series int
 	paths  []string
@@ -137,9 +140,8 @@ func (d *derived) groupsOf(a *config.API) map[groupKey]*group {
 	return gs
 }
 
-// endpointOf is the line of one series' endpoint and window, as
-// endpoints says it of every endpoint, from the groups of the
-// configuration, made once.
+// endpointOf is the line of one series' endpoint and window, as endpoints
+// says it, from the groups of the configuration.
 func (d *derived) endpointOf(a *config.API, s published.Series, allot budget.Allotment, delay func(published.EndpointWindow) (time.Duration, bool)) Endpoint {
 	t := s.Tuple
 	k := keyOf(t)
@@ -193,9 +195,9 @@ func (h *Handler) derive(cfg *config.Config, views map[string]published.API) *de
 	return d
 }
 
-// Build reads the exporter and returns its status: every API, endpoint
-// and the cluster, and the series the filter keeps from offset, at most
-// limit of them, in the order asked (SortKeys; "": the configuration's).
+// Build returns the exporter's status: every API, endpoint and the
+// cluster, and at most limit of the series the filter keeps from offset,
+// in the order asked (SortKeys; "": the configuration's).
 func (h *Handler) Build(f Filter, order string, offset, limit int) Status {
 	src := h.src
 	now := src.Now()
@@ -215,10 +217,6 @@ func (h *Handler) Build(f Filter, order string, offset, limit int) Status {
 	st.Findings = d.findings
 	plans := src.Engines.Plans()
 	delays := src.Engines.PublicationDelays()
-	var expansion map[string]expand.State
-	if src.Expansion != nil {
-		expansion = src.Expansion()
-	}
 	for _, name := range config.APINames {
 		a := API{Name: name, Title: apiTitles[name], Pauses: []Pause{}, KeyPlan: "unknown", Refusals: "unknown"}
 		sec, v := cfg.APIs[name], views[name]
@@ -228,7 +226,7 @@ func (h *Handler) Build(f Filter, order string, offset, limit int) Status {
 		}
 		sec = v.API // the section the engine runs
 		allot := plans[name]
-		an := apiLine(&a, src, v, allot, expansion, now)
+		an := apiLine(&a, src, v, allot, now)
 		lines = append(lines, an)
 		due := 0
 		st.Endpoints = append(st.Endpoints, endpoints(sec, v.Series, allot, delays, d.forecast[sec])...)
@@ -253,11 +251,7 @@ func (h *Handler) Build(f Filter, order string, offset, limit int) Status {
 			if st.Series.Matched <= offset || len(st.Series.Items) >= limit {
 				continue
 			}
-			item := seriesOf(src, name, s, state, an)
-			if f.Key != "" {
-				item.PlanHistory = planChanges(src.Plans.of(name), s.Tuple, now)
-			}
-			st.Series.Items = append(st.Series.Items, item)
+			st.Series.Items = append(st.Series.Items, seriesOf(src, name, s, state, an, f.Key != ""))
 		}
 		if w := v.Wait; w.By != published.NotHeld && w.Until.After(now) {
 			a.Waiting = &Waiting{Limit: w.By.String(), Until: w.Until.UTC(), Due: due}
@@ -269,11 +263,7 @@ func (h *Handler) Build(f Filter, order string, offset, limit int) Status {
 	}
 	sortCandidates(order, sorted)
 	for _, c := range sorted[min(offset, len(sorted)):min(offset+limit, len(sorted))] {
-		item := seriesOf(src, c.name, c.s, c.state, lines[c.api])
-		if f.Key != "" {
-			item.PlanHistory = planChanges(src.Plans.of(c.name), c.s.Tuple, now)
-		}
-		st.Series.Items = append(st.Series.Items, item)
+		st.Series.Items = append(st.Series.Items, seriesOf(src, c.name, c.s, c.state, lines[c.api], f.Key != ""))
 	}
 	if src.Peer != nil {
 		st.Cluster = clusterOf(src, views, now)
@@ -281,9 +271,8 @@ func (h *Handler) Build(f Filter, order string, offset, limit int) Status {
 	return st
 }
 
-// apiLine fills an API's line from what its engine and client publish,
-// and returns what the words of its series need.
-func apiLine(a *API, src Source, v published.API, allot budget.Allotment, expansion map[string]expand.State, now time.Time) apiNow {
+// apiLine fills an API's line and returns what its series' words need.
+func apiLine(a *API, src Source, v published.API, allot budget.Allotment, now time.Time) apiNow {
 	describe(a, v.API, src.Clean)
 	an := apiState(a, v.Client, allot, now)
 	an.wait = v.Wait
@@ -295,7 +284,7 @@ func apiLine(a *API, src Source, v published.API, allot budget.Allotment, expans
 	}
 	a.PlanLine = allot.Summary(3)
 	a.Forecast, a.Planned = allot.Natural+allot.Listing, allot.Planned+allot.Listing
-	if ex, ok := expansion[a.Name]; ok {
+	if ex, ok := src.expansion()[a.Name]; ok {
 		a.Expansion = Expansion{Lists: true, OK: ex.OK, Read: ex.LastSuccess, Waiting: ex.Waiting}
 		if ex.LastError != "" {
 			a.Expansion.Error = text.Outside(src.Clean(a.Name, ex.LastError), maxOutside*4)
@@ -306,9 +295,8 @@ func apiLine(a *API, src Source, v published.API, allot budget.Allotment, expans
 }
 
 // BuildSeries is the status of one series, its API and its endpoint and
-// window: a look-up of the series (Engines.SeriesView), not a
-// pass over every series. The states are not counted. False when the
-// configuration in force has no such series.
+// window: a look-up, not a pass over every series (states not counted).
+// False when the configuration in force has no such series.
 func (h *Handler) BuildSeries(api, key string) (Status, bool) {
 	src := h.src
 	now := src.Now()
@@ -322,12 +310,8 @@ func (h *Handler) BuildSeries(api, key string) (Status, bool) {
 	d := h.derive(cfg, map[string]published.API{api: v})
 	st.Findings = d.findings
 	allot := src.Engines.Plans()[api]
-	var expansion map[string]expand.State
-	if src.Expansion != nil {
-		expansion = src.Expansion()
-	}
 	a := API{Name: api, Title: apiTitles[api], Pauses: []Pause{}, KeyPlan: "unknown", Refusals: "unknown"}
-	an := apiLine(&a, src, v, allot, expansion, now)
+	an := apiLine(&a, src, v, allot, now)
 	state := stateOf(s, an)
 	if w := v.Wait; w.By != published.NotHeld && w.Until.After(now) {
 		a.Waiting = &Waiting{Limit: w.By.String(), Until: w.Until.UTC()}
@@ -335,8 +319,7 @@ func (h *Handler) BuildSeries(api, key string) (Status, bool) {
 	st.APIs = []API{a}
 	e := d.endpointOf(v.API, s, allot, src.Engines.PublicationDelay)
 	st.Endpoints = []Endpoint{e}
-	item := seriesOf(src, api, s, state, an)
-	item.PlanHistory = planChanges(src.Plans.of(api), s.Tuple, now)
+	item := seriesOf(src, api, s, state, an, true)
 	st.Series = SeriesPage{Filter: Filter{API: api, Key: key}, Total: len(v.API.Tuples), Matched: 1, Limit: 1, Items: []Series{item}}
 	return st, true
 }
@@ -375,8 +358,7 @@ func describe(a *API, sec *config.API, clean func(api, text string) string) {
 	}
 }
 
-// apiState fills what an API's client says now (calls, pauses, holds)
-// and returns what the words of its series need.
+// apiState fills what an API's client says now (calls, pauses, holds).
 func apiState(a *API, up *upstream.Client, allot budget.Allotment, now time.Time) apiNow {
 	an := apiNow{now: now, factor: allot.Factors()}
 	if up == nil {
@@ -416,8 +398,8 @@ func apiState(a *API, up *upstream.Client, allot budget.Allotment, now time.Time
 	return an
 }
 
-// seriesOf is one series' line.
-func seriesOf(src Source, api string, s published.Series, state string, an apiNow) Series {
+// seriesOf is one series' line; plans adds what each plan meant for it.
+func seriesOf(src Source, api string, s published.Series, state string, an apiNow, plans bool) Series {
 	t := s.Tuple
 	path, labels := tupleOutside(t)
 	out := Series{API: api, Key: t.Key, Path: path, Endpoint: path, Window: t.Window, State: state, Served: s.Served,
@@ -459,6 +441,9 @@ func seriesOf(src Source, api string, s published.Series, state string, an apiNo
 		if out.Owner != src.Peer.Name() && state != StatePaused && state != StateHeld {
 			out.Why += "; owned by " + out.Owner + ": this member calls only when its row does not come"
 		}
+	}
+	if plans {
+		out.PlanHistory = planChanges(src.Plans.of(api), t, an.now)
 	}
 	return out
 }
@@ -530,8 +515,8 @@ func answersOf(in []published.Answer) []Answer {
 	return out
 }
 
-// clusterOf says the members' health, the units each owns and the units
-// this member called for their owners.
+// clusterOf says the members' health, the units each owns and those this
+// member called for their owners.
 func clusterOf(src Source, views map[string]published.API, now time.Time) *Cluster {
 	self := src.Peer.Name()
 	c := &Cluster{Self: self, PeerTimeout: src.Peer.PeerTimeout().Seconds(), Settled: src.Peer.Ready(),

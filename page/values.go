@@ -1,7 +1,6 @@
 package page
 
 import (
-	"cmp"
 	"math"
 	"slices"
 	"strconv"
@@ -15,11 +14,6 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/series"
 )
 
-// This file is what a series' view leads with: its values with their
-// family's unit and HELP, the rows they came from as a chart drawn on the
-// server (an inline SVG: no script, nothing loaded), and the orders the
-// series can be listed in.
-
 // maxOutside is the most bytes of a text from outside (a path a listing
 // gave, a label value a row carried, a peer's name) the page shows.
 const maxOutside = 256
@@ -27,10 +21,8 @@ const maxOutside = 256
 // outside is a text from outside as the page shows it (text.Outside).
 func outside(s string) string { return text.Outside(s, maxOutside) }
 
-// valuesOf are the values of a series' samples, each with its family's
-// name, unit and HELP as /metrics says them; a value that is not a finite
-// number (JSON has none) and a sample whose family /metrics refuses are
-// left out.
+// valuesOf are a series' values with their family's name, unit and HELP;
+// values JSON cannot hold and families /metrics refuses are left out.
 func valuesOf(samples []decode.Sample) []Value {
 	out := make([]Value, 0, len(samples))
 	for _, s := range samples {
@@ -108,30 +100,18 @@ type candidate struct {
 }
 
 // sortCandidates orders the series the filter keeps: by Due, earliest
-// (most overdue) first, or by Changed, newest first; those without one
-// last, in the configuration's order.
+// first, or by Changed, newest first; those without one last.
 func sortCandidates(order string, cs []candidate) {
 	slices.SortStableFunc(cs, func(a, b candidate) int {
-		switch {
-		case a.key.IsZero() || b.key.IsZero():
-			return cmp.Compare(boolInt(a.key.IsZero()), boolInt(b.key.IsZero()))
-		case order == SortChanged:
-			return b.key.Compare(a.key)
+		if a.key.IsZero() || b.key.IsZero() || order == SortChanged {
+			return b.key.Compare(a.key) // the zero time is before any other: last
 		}
 		return a.key.Compare(b.key)
 	})
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// chart is a series' rows drawn as an SVG of Width × Height: the line
-// through them and a dot a row, the lowest and highest value and the
-// first and last row's time as labels.
+// chart is a series' rows drawn as an SVG: a line, a dot a row, and the
+// extremes of value and time as labels.
 type chart struct {
 	Width, Height int
 	Line          string // the polyline's points
@@ -195,8 +175,8 @@ func leadOf(vs []Value) *Value {
 	return &vs[0]
 }
 
-// tupleOutside are the texts of a tuple the page shows that came from
-// outside: its path (a listing may have given it) and its label values.
+// tupleOutside are a tuple's path and label values, which may come from
+// outside.
 func tupleOutside(t *config.Tuple) (path string, labels map[string]string) {
 	labels = map[string]string{}
 	for i, n := range t.LabelNames() {

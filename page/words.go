@@ -36,9 +36,7 @@ type apiNow struct {
 	resume time.Time
 	// factor is the coarsening of each series the plan cuts, by key.
 	factor map[string]float64
-	// wait is what the API's due series wait for (published.Wait):
-	// rate_limit's next turn, daily_budget's next call.
-	wait published.Wait
+	wait   published.Wait // what the API's due series wait for
 }
 
 // waitsFor says whether a series waits for a turn of the limit by: due,
@@ -174,35 +172,25 @@ func short(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") }
 
 // human is a duration rounded for reading: 45s, 12m, 3h20m, 2d4h.
 func human(d time.Duration) string {
-	neg := d < 0
-	if neg {
-		d = -d
+	sign := ""
+	if d < 0 {
+		sign, d = "-", -d
 	}
-	var s string
+	if d < time.Minute {
+		return fmt.Sprintf("%s%ds", sign, int(d.Round(time.Second)/time.Second))
+	}
+	// Two units, rounded to the smaller, which is left out when 0.
+	big, small, bn, sn := time.Minute, time.Second, "m", "s"
 	switch {
-	case d < time.Minute:
-		s = fmt.Sprintf("%ds", int(d.Round(time.Second)/time.Second))
-	case d < time.Hour:
-		m := d.Round(time.Second)
-		s = fmt.Sprintf("%dm", int(m/time.Minute))
-		if sec := int(m % time.Minute / time.Second); sec > 0 {
-			s += fmt.Sprintf("%ds", sec)
-		}
-	case d < 48*time.Hour:
-		m := d.Round(time.Minute)
-		s = fmt.Sprintf("%dh", int(m/time.Hour))
-		if mi := int(m % time.Hour / time.Minute); mi > 0 {
-			s += fmt.Sprintf("%dm", mi)
-		}
-	default:
-		h := d.Round(time.Hour)
-		s = fmt.Sprintf("%dd", int(h/(24*time.Hour)))
-		if hr := int(h % (24 * time.Hour) / time.Hour); hr > 0 {
-			s += fmt.Sprintf("%dh", hr)
-		}
+	case d >= 48*time.Hour:
+		big, small, bn, sn = 24*time.Hour, time.Hour, "d", "h"
+	case d >= time.Hour:
+		big, small, bn, sn = time.Hour, time.Minute, "h", "m"
 	}
-	if neg {
-		return "-" + s
+	d = d.Round(small)
+	s := fmt.Sprintf("%s%d%s", sign, int(d/big), bn)
+	if r := int(d % big / small); r > 0 {
+		s += fmt.Sprintf("%d%s", r, sn)
 	}
 	return s
 }
