@@ -15,85 +15,51 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
-// The one door of a tuple's state. Whatever changes a tuple (an answer
-// fetched here, a refresh that failed or was held back, a row a peer
-// fetched, a state file's entry, a reload, a sibling's find, a leader
-// chasing, an owner awaited, a refusal by the key's plan) is an event,
-// and step is the one function that takes the tuple's state and the event
-// and returns the new state and its effects. It reads the configuration
-// and what the key learned (door), holds no lock, does no I/O and reads
-// no clock: what happens when a row arrives, from anywhere, is read here.
-// The engine applies the effects in one place (applyLocked).
+// The one door of a tuple's state: whatever changes a tuple is an event,
+// and step, a pure function (no lock, no I/O, no clock), takes the state
+// and the event and returns the new state and its effects, which the
+// engine applies in one place (applyLocked).
 
 // eventKind is what happened to a tuple.
 type eventKind uint8
 
 const (
-	// evFetched: an answer fetched here and decoded (event.answer).
-	evFetched eventKind = iota
-	// evFailed: a refresh that failed on the wire, or its answer
-	// (event.err).
-	evFailed
-	// evHeld: a refresh rate_limit or the daily budget held back, never
-	// sent (event.err: its limit and when it has a turn again).
-	evHeld
-	// evRefused: the key's plan refused the tuple's request (event.err);
-	// event.sibling when another tuple of its endpoint and window was
-	// refused, and this one is held without a call.
-	evRefused
-	// evPeerRow: a row a peer fetched (event.row, event.delay).
-	evPeerRow
-	// evSaved: a state file's entry (event.row), at start.
-	evSaved
-	// evReset: ask at once (a reload may have fixed a failure).
-	evReset
-	// evRebuild: a reload kept the tuple: its values are built again
-	// with the labels in force; values that cannot be are dropped, and
-	// the tuple asked at once.
-	evRebuild
-	// evSiblingFound: another series of its key found the row it waits
-	// for: due at event.until, the 5 s floor kept.
-	evSiblingFound
-	// evLeaderChasing: due while its key's leader chases the row.
-	evLeaderChasing
-	// evAwaitOwner: due in a cluster, where the unit's owner fetches:
-	// event.wait is this member's rank × peer timeout (0: it owns the
-	// unit), event.fallingBack says the unit's owner was waited for
-	// already.
-	evAwaitOwner
-	// evPlanChanged: the key's plan was read again and differs: a tuple
-	// it held is asked again at once.
-	evPlanChanged
+	evFetched       eventKind = iota // an answer fetched here and decoded (answer)
+	evFailed                         // a refresh that failed, on the wire or its answer (err)
+	evHeld                           // rate_limit or daily_budget held a refresh back, unsent (err)
+	evRefused                        // the key's plan refused the request (err); sibling: another tuple's was
+	evPeerRow                        // a row a peer fetched (row, delay)
+	evSaved                          // a state file's entry (row), at start
+	evReset                          // ask at once (a reload may have fixed a failure)
+	evRebuild                        // a reload kept the tuple: values built again with its labels
+	evSiblingFound                   // another series of its key found its row: due at until, the floor kept
+	evLeaderChasing                  // due while its key's leader chases the row
+	evAwaitOwner                     // due in a cluster: wait is rank × peer timeout (0: owner)
+	evPlanChanged                    // the key's plan changed: a tuple it held is asked at once
 )
 
 // event is one thing that happened to a tuple.
 type event struct {
-	kind eventKind
-	// start is when a refresh was sent (evFetched, evFailed, evRefused).
-	start  time.Time
+	kind   eventKind
+	start  time.Time // when a refresh was sent
 	answer *decode.Answer
 	err    *upstream.Error
 	// sibling: an evRefused learned from another tuple's call.
 	sibling bool
 	// row is the state a peer or a state file offers; delay what the key
-	// learned at the peer. fromOwner says the peer owns the unit, or
-	// this member waits for the unit's owner (a fallback's row is then
-	// as good as its own).
+	// learned at the peer. fromOwner: the peer owns the unit, or this
+	// member waits for the owner (a fallback's row is then as good);
+	// byOwner: the owner itself sent it.
 	row       *Tuple
 	delay     *schedule.Estimate
 	fromOwner bool
-	// byOwner: the row comes from the unit's owner itself, not from a
-	// member falling back for it (the owner is heard again).
-	byOwner bool
-	// said: the sender's text of a peer row's failure, for the page.
-	said string
-	// clusterNow is now on the cluster's clock (the provider's), for a
-	// peer's row: a member whose clock is behind takes the rows the
-	// provider has published, dated after its own now.
+	byOwner   bool
+	said      string // the sender's text of a peer row's failure
+	// clusterNow is now on the cluster's (the provider's) clock: a member
+	// whose clock is behind still takes rows dated after its own now.
 	clusterNow time.Time
 	until      time.Time
-	// decodeFailed: an evFailed whose answer could not be read
-	// (api_errors_total{code="decode"}).
+	// decodeFailed: the answer could not be read (code "decode").
 	decodeFailed bool
 	// wait and fallingBack: evAwaitOwner.
 	wait        time.Duration
@@ -104,39 +70,31 @@ type event struct {
 // saved and sent whole) and what this process keeps beside it.
 type cell struct {
 	Tuple
-	// values are the series built from Samples, ready to serve.
-	values []exposition.Sample
-	// logged is the last error logged, as loggedKey (each is logged
-	// once); deprecatedLog says the deprecation was logged.
-	logged        uint32
+	values        []exposition.Sample // built from Samples, ready to serve
+	logged        uint32              // the last line logged, as loggedKey
 	deprecatedLog bool
-	// fallback says its refresh is this member's own because the unit's
-	// owner's row did not come (cluster.go).
+	// fallback: its refresh is this member's own, the owner's row not come.
 	fallback bool
-	// heldAt is when the last refresh was held back by the budget.
-	heldAt schedule.Instant
-	// awaitFrom is when the tuple came due while this member waits for
-	// its unit's owner (0: it does not wait).
+	heldAt   schedule.Instant // when the last refresh was held back
+	// awaitFrom is when it came due while waiting for its unit's owner
+	// (0: not waiting).
 	awaitFrom schedule.Instant
 }
 
-// door is what step reads besides the tuple's state: the configuration in
-// force, what the key learned (known) and the time. Nothing in it is
-// written.
+// door is what step reads besides the tuple's state; never written.
 type door struct {
 	tuple        *config.Tuple
 	sched        *apiSchedule
 	fams         *exposition.Families
 	maxStaleness time.Duration
-	// clean masks the credential in a message (upstream.Client.Clean).
-	clean func(string) string
-	known schedule.Known
+	clean        func(string) string // upstream.Client.Clean
+	known        schedule.Known
 	// siblingRefused: another tuple of the key said its refusal already.
 	siblingRefused bool
 	now            time.Time
 }
 
-// logLine is a line to log about the tuple; warn, or debug for one said
+// logLine is a line to log about the tuple: warn, or debug when said
 // already.
 type logLine struct {
 	warn     bool
@@ -146,44 +104,31 @@ type logLine struct {
 // effects are what an event does beyond the tuple's state.
 type effects struct {
 	// refused says why the row offered (evPeerRow, evSaved) was not
-	// taken: the tuple keeps what it had. A reason for a counter, and a
-	// sentence for the log.
+	// taken, for a counter; why, for the log. The tuple keeps what it had.
 	refused, why string
-	// known is what the key learned after the event, to keep (planned).
-	known   schedule.Known
-	planned bool
-	// replanKey: what the key's other tuples wait for changed.
-	replanKey bool
-	// codes are added to api_errors_total.
-	codes map[string]int
-	logs  []logLine
-	// rowDelay, when set, is observed in row_delay_seconds; pubDelay is
-	// publication_delay_seconds of the key (for windowed keys and
-	// block rows).
+	known        schedule.Known // what the key learned, kept when planned
+	planned      bool
+	replanKey    bool           // what the key's other tuples wait for changed
+	codes        map[string]int // added to api_errors_total
+	logs         []logLine
+	// rowDelay is observed in row_delay_seconds; pubDelay is the key's
+	// publication_delay_seconds.
 	rowDelay, pubDelay *time.Duration
-	// sent: a refresh left (not held back), counted by role (fallback
-	// or owner); send: the tuple's row goes to the cluster.
-	sent, fallback, send bool
-	// received: a peer's row was taken.
-	received bool
-	// held: the refresh was held back, not sent; no refresh of the API
-	// starts before holdUntil (rate_limit's next turn, daily_budget's
-	// next call), by holdBy.
+	// sent: a refresh left, counted by role (fallback or owner); send:
+	// the row goes to the cluster; received: a peer's row was taken.
+	sent, fallback, send, received bool
+	// held: the refresh was held back by holdBy; none of the API starts
+	// before holdUntil.
 	held      bool
 	holdUntil time.Time
 	holdBy    string
-	// filled: the tuple's first refresh (or a row standing for it) ended.
-	filled bool
-	// refuseKey: hold the key's other tuples with this refusal.
-	refuseKey *upstream.Error
-	// ownerHeard: the unit's owner was heard: its units are waited for
-	// again.
-	ownerHeard bool
-	// samplesChanged: values were rebuilt from new Samples.
+	filled    bool            // the first refresh (or a row standing for it) ended
+	refuseKey *upstream.Error // hold the key's other tuples with this refusal
+	// ownerHeard: the unit's owner is heard again.
+	ownerHeard     bool
 	samplesChanged bool
-	// awaits: the tuple waits for its unit's owner (evAwaitOwner), not
-	// fetched now; fallingBack: the unit's owner was waited for in vain,
-	// its other tuples are not waited for again.
+	// awaits: waiting for the unit's owner, not fetched now; fallingBack:
+	// the owner was waited for in vain, its other tuples are not again.
 	awaits, fallingBack bool
 }
 
@@ -195,9 +140,8 @@ func (fx *effects) log(s *cell, msg, err string) {
 }
 
 // loggedKey is a line's message and error as cell.logged keeps them: a
-// 32-bit FNV-1a hash, 4 bytes a tuple where the text was 16 and its
-// bytes (a tupleState of 288 bytes, not 320). A new line of the same
-// hash as the last would be logged at debug, not warn: once in 2^32.
+// 32-bit FNV-1a hash, to save a tuple's memory. A new line of the same
+// hash would be logged at debug, not warn: once in 2^32.
 func loggedKey(msg, err string) uint32 {
 	h := fnv.New32a()
 	h.Write([]byte(msg))
@@ -206,10 +150,9 @@ func loggedKey(msg, err string) uint32 {
 	return h.Sum32()
 }
 
-// step is the transition: the tuple's state s and an event in, the new
-// state and its effects out. Outside input (a peer's row, a state file's
-// entry, an answer) meets the same checks here (admit) and is either
-// taken whole or refused whole.
+// step is the transition. Outside input (a peer's row, a state file's
+// entry, an answer) meets the same checks here (admit), taken or refused
+// whole.
 func step(d door, s cell, ev event) (cell, effects) {
 	fx := effects{known: d.known, codes: map[string]int{}}
 	switch ev.kind {
@@ -221,14 +164,9 @@ func step(d door, s cell, ev event) (cell, effects) {
 		}
 		return failed(d, s, ev, fx)
 	case evHeld:
-		// Not sent: rate_limit has no turn, or the daily budget no
-		// call, for it now. Nothing failed and nothing was tried: the
-		// last good value stays served as it was (max_staleness does
-		// not run), query_success says what the last call said, and
-		// nothing is learned. The tuple is due again when the limit
-		// has a turn; for rate_limit the engine starts no refresh of
-		// the API before then (applyLocked). A wait, said by the page
-		// and onchain_exporter_tuples_due, not a line per series.
+		// Nothing was tried: the value stays served as it was
+		// (max_staleness does not run) and nothing is learned. Due
+		// again when the limit has a turn: a wait, not a failure.
 		s.heldAt, fx.filled, fx.held = schedule.InstantOf(d.now), true, true
 		fx.holdUntil, fx.holdBy = d.now.Add(max(ev.err.RetryAfter, 0)), ev.err.HeldBy()
 		d.plan(&s, &fx, schedule.Outcome{Until: d.now.Add(max(ev.err.RetryAfter, minInterval))}) // the 5 s floor holds
@@ -271,19 +209,16 @@ func step(d door, s cell, ev event) (cell, effects) {
 	return s, fx
 }
 
-// awaitOwner is a tuple due at now in a cluster: fetched now by the
-// unit's owner, or by this member once rank × peer timeout has passed
-// since it came due here (then as a fallback); till then it waits for
-// the owner's row.
+// awaitOwner is a tuple due in a cluster: the owner fetches it now;
+// another member waits rank × peer timeout for the owner's row, then
+// fetches it as a fallback.
 func awaitOwner(d door, s cell, ev event, fx effects) (cell, effects) {
 	switch {
 	case ev.wait <= 0:
 		s.awaitFrom, s.fallback = 0, false
 		return s, fx
 	case ev.fallingBack:
-		// The unit's owner was waited for already: its other tuples
-		// are not waited for again, one by one.
-		s.fallback = true
+		s.fallback = true // the owner was waited for already
 		return s, fx
 	}
 	if s.awaitFrom == 0 {
@@ -311,17 +246,13 @@ func fetched(d door, s cell, ev event, fx effects) (cell, effects) {
 	var fail *upstream.Error
 	switch {
 	case len(values) == 0 && len(problems) > 0:
-		// Rows were there, their values were not numbers or could not
-		// become series (a family another tuple owns): say so.
 		msg := problems[0]
 		if n := len(problems); n > 1 {
 			msg += " (and " + strconv.Itoa(n-1) + " more)"
 		}
 		fail = &upstream.Error{Code: "bad_value", Message: d.clean(msg)}
 		if len(a.Problems) == 0 {
-			// Every value was good: they are another series' family (a
-			// field renamed onto a name another concept has).
-			fail.Code = "family_conflict"
+			fail.Code = "family_conflict" // good values of another series' family
 		}
 	case len(values) == 0 && a.Future > 0:
 		fail = &upstream.Error{Code: "future_row", Message: d.clean(futureRows(a))}
@@ -332,13 +263,13 @@ func fetched(d door, s cell, ev event, fx effects) (cell, effects) {
 		fx.codes[fail.Code]++
 		ev.err = fail
 		if fail.Code == "future_row" {
-			// Rows from the future only: nothing new is out, as a poll
-			// that missed; the schedule learns nothing from them.
-			return futureOnly(d, s, ev, fx)
+			// Rows dated in the future only: the poll says nothing of its
+			// row, and the schedule learns nothing (a row dated 9999
+			// moves no delay); asked again as a late row is.
+			return failedAs(d, s, ev, fx, schedule.Outcome{Unread: true})
 		}
 		return failed(d, s, ev, fx)
 	}
-	// Served, and what was left out of it counted.
 	fx.codes["bad_value"] += len(problems)
 	fx.codes["future_row"] += a.Future
 
@@ -357,8 +288,7 @@ func fetched(d door, s cell, ev event, fx effects) (cell, effects) {
 		n.Block = &b
 	}
 	n.Deprecated = a.Deprecated
-	// The answer meets the checks a peer's row meets; its plan is this
-	// member's own, made below.
+	// The answer meets a peer row's checks; its plan is made below.
 	candidate := n
 	candidate.Poll = schedule.Poll{}
 	if err := admit(d.tuple, &candidate, d.now); err != nil {
@@ -385,9 +315,8 @@ func fetched(d door, s cell, ev event, fx effects) (cell, effects) {
 	return s, fx
 }
 
-// succeeded takes n, a tuple's state after a good row (fetched here, or
-// by a peer), with its values: served, its row's delay observed, its next
-// refresh planned from o.
+// succeeded takes n, a tuple's state after a good row, with its values:
+// served, its row's delay observed, its next refresh planned from o.
 func succeeded(d door, s cell, n Tuple, values []exposition.Sample, fx effects, o schedule.Outcome) (cell, effects) {
 	prevNewest := s.Newest
 	n.OK, n.LastCode, n.Failures = true, "", 0
@@ -400,8 +329,8 @@ func succeeded(d door, s cell, n Tuple, values []exposition.Sample, fx effects, 
 	}
 	d.plan(&s, &fx, o)
 	if spacing(d.tuple.Window, &s.Tuple) > 0 && s.Newest.Time().After(prevNewest.Time()) && d.tuple.CacheTTL == 0 {
-		// A delay is never below 0: a row the upstream dates after its
-		// end by a clock of its own was out at once, not before it.
+		// Never below 0: a row dated after its end by the upstream's
+		// clock was out at once.
 		length := rowLength(d.tuple.Window, &s.Tuple)
 		if !prevNewest.IsZero() {
 			rd := max(d.now.Sub(s.Newest.Time().Add(length)), 0)
@@ -413,8 +342,7 @@ func succeeded(d door, s cell, n Tuple, values []exposition.Sample, fx effects, 
 	return s, fx
 }
 
-// failed is a refresh that failed: on the wire, its answer, or refused by
-// the key's plan.
+// failed is a refresh that failed, or was refused by the key's plan.
 func failed(d door, s cell, ev event, fx effects) (cell, effects) {
 	return failedAs(d, s, ev, fx, schedule.Outcome{Err: failure(ev.err)})
 }
@@ -439,9 +367,7 @@ func failedAs(d door, s cell, ev event, fx effects, o schedule.Outcome) (cell, e
 			fx.logs[len(fx.logs)-1].warn = false // a sibling in flight with it said so
 		}
 		fx.refuseKey = e
-	case e.Gone:
-		// The upstream says the series does not exist as asked: there
-		// is no last good value to keep serving.
+	case e.Gone: // no such series upstream: no last good value to keep serving
 		s.values, s.Samples = nil, nil
 		fx.log(&s, "refresh failed; the series is dropped until the request is fixed", e.Error())
 	case s.values == nil:
@@ -454,24 +380,11 @@ func failedAs(d door, s cell, ev event, fx effects, o schedule.Outcome) (cell, e
 	return s, fx
 }
 
-// futureOnly is an answer whose rows are all dated in the future: the
-// tuple fails with future_row (nothing is served from it), but the poll
-// says nothing of the row it was for: the schedule learns nothing from it
-// (no miss, no delay moved: a row dated 9999 moves no publication delay)
-// and asks again as it polls a late row (schedule's unreadWait).
-func futureOnly(d door, s cell, ev event, fx effects) (cell, effects) {
-	return failedAs(d, s, ev, fx, schedule.Outcome{Unread: true})
-}
-
-// takePeerRow is a row a peer fetched, taken as if this member had fetched it
-// when it passes the door: the checks a state file's entry meets (admit:
-// numbers, times, the future-row rule, the file's fields and max_fields,
-// the number of samples; times against the later of this member's now
-// and the cluster's, so that a member whose clock is behind takes what
-// the provider published), newer than what is here, sent by the unit's
-// owner (or by a fallback while this member waits for the owner). Its
-// plan is this member's: made by this member's policy from the row, with
-// what the owner learned of the key.
+// takePeerRow is a row a peer fetched, taken as if fetched here when it
+// comes from the owner (or a fallback), is newer than what is here and
+// passes a state file entry's checks (admit, times against the later of
+// this member's now and the cluster's). Its plan is this member's own,
+// with what the owner learned of the key.
 func takePeerRow(d door, s cell, ev event, fx effects) (cell, effects) {
 	row := ev.row
 	switch {
@@ -482,11 +395,11 @@ func takePeerRow(d door, s cell, ev event, fx effects) (cell, effects) {
 		fx.refused = "older" // not worth a line: gossip repeats itself
 		return s, fx
 	}
-	if err := admit(d.tuple, row, clock.Later(d.now, ev.clusterNow)); err != nil {
-		fx.refused, fx.why = "invalid", err.Error()
-		return s, fx
+	err := admit(d.tuple, row, clock.Later(d.now, ev.clusterNow))
+	if err == nil {
+		err = decode.Fit(d.tuple, row.Samples)
 	}
-	if err := decode.Fit(d.tuple, row.Samples); err != nil {
+	if err != nil {
 		fx.refused, fx.why = "invalid", err.Error()
 		return s, fx
 	}
@@ -508,10 +421,7 @@ func takePeerRow(d door, s cell, ev event, fx effects) (cell, effects) {
 	prevNewest := s.Newest
 	s.awaitFrom, fx.ownerHeard, fx.received = 0, ev.byOwner, true
 	n := *row
-	if !row.OK {
-		// A failure at the owner: its values stay as the owner keeps
-		// them, and the tuple is asked again when the owner's plan says,
-		// within the horizon the policy itself plans.
+	if !row.OK { // a failure at the owner: planned as the owner's plan says, within the policy's horizon
 		s.Tuple, s.values, fx.samplesChanged, fx.filled = n, values, true, true
 		d.plan(&s, &fx, schedule.Outcome{Restored: true})
 		fx.replanKey = s.Newest.Time().After(prevNewest.Time())
@@ -519,16 +429,13 @@ func takePeerRow(d door, s cell, ev event, fx effects) (cell, effects) {
 	}
 	n.Poll = s.Poll
 	s, fx = succeeded(d, s, n, values, fx, schedule.Outcome{PrevNewest: prevNewest.Time()})
-	// What the owner learned is the key's: this member's run of the
-	// policy planned its own next refresh and kept the parts its series
-	// play here (which leads, which follows), and learns nothing twice.
+	// What the owner learned is the key's; the roles its series play here
+	// (leader, followers) stay this member's.
 	if delay != nil {
 		fx.known.Adopt(*delay)
 	}
-	// The owner's plan, where it lies within a row of this member's own:
-	// the members then come due together, and the owner's row arrives
-	// before this member's wait for it runs out. A plan further ahead (a
-	// day, from a rogue) is not taken.
+	// The owner's plan, within a row of this member's own: the members
+	// come due together. One further ahead (a rogue's) is not taken.
 	if w := spacing(d.tuple.Window, &s.Tuple); !row.Next.Time().After(s.Next.Time().Add(max(w, minInterval))) {
 		s.Poll = row.Poll
 	}
@@ -540,9 +447,8 @@ func takePeerRow(d door, s cell, ev event, fx effects) (cell, effects) {
 	return s, fx
 }
 
-// plan runs the policy on the event o and keeps the plan it returns: the
-// one place a tuple's next refresh is set. What the key's other tuples
-// wait for may have changed (replanKey).
+// plan runs the policy on o and keeps its plan: the one place a tuple's
+// next refresh is set.
 func (d door) plan(s *cell, fx *effects, o schedule.Outcome) {
 	se := d.sched.series(d.tuple, &s.Tuple)
 	var siblings bool
@@ -551,8 +457,8 @@ func (d door) plan(s *cell, fx *effects, o schedule.Outcome) {
 	fx.replanKey = fx.replanKey || siblings
 }
 
-// rebuild builds the values of a state taken back; a state whose values
-// cannot become series (a label set changed) is asked again at once.
+// rebuild builds the values of a state taken back; one whose values
+// cannot (its labels changed) is asked again at once.
 func (d door) rebuild(s cell, fx effects) (cell, effects) {
 	s.values, fx.samplesChanged = nil, true
 	if s.Samples == nil {
