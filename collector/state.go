@@ -16,87 +16,64 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
-// tupleState is the cache entry of one tuple, the engine's: guarded by the
-// owning apiCollector's lock. What must survive a reload or a restart is
-// one value, Tuple, carried over and persisted as a whole (Store); the
-// rest is rebuilt from it or lives with the process. Scrapes
-// never read it: they read what it published last (view).
+// tupleState is the engine's entry of one tuple, guarded by its
+// apiCollector's lock. What survives a reload or a restart is one value,
+// Tuple; the rest is rebuilt from it or lives with the process. Scrapes
+// read only what it published last (view).
 type tupleState struct {
 	tuple *config.Tuple
-	// cell is what the door changes (door.go): Tuple, the values built
-	// from it, and what this process keeps beside.
-	cell
-	// key names the series it shares a publication delay with
-	// (delayKey), made once.
-	key string
-	// info is what the per-tuple families' samples are made of, with
-	// their label set, rendered once for the tuple (buildInfo; nil until
-	// then, or when it cannot be): a refresh does not render it again.
+	cell         // what the door changes (door.go)
+	key   string // delayKey, made once
+	// info is what the per-tuple families' samples are made of, their
+	// label set rendered once (buildInfo; nil until then, or when it
+	// cannot be).
 	info     *tupleInfo
 	inflight bool // a refresh is under way
-	// removed: a reload dropped the tuple; a refresh under way ends
-	// without a trace.
-	removed bool
-	// first: the tuple has never been refreshed; scrapes wait for its
-	// first refresh, within their deadline.
+	removed  bool // a reload dropped it: a refresh under way ends without a trace
+	// first: never refreshed; scrapes wait for it within their deadline.
 	first bool
 	// running is inflight as scrapes and the page read it, without the
-	// lock: set when a refresh starts, cleared when its outcome is
-	// published. A refresh that starts publishes no view of its own.
+	// lock: cleared when the refresh's outcome is published.
 	running atomic.Bool
 	// slot is its place in the API's queue (-1: not queued), order its
-	// place in the configuration (max_tuples bounds both).
+	// place in the configuration.
 	slot, order int32
-
-	// page is what only the operator's page reads of it (noteLocked,
-	// view.go); nil until an event is noted.
-	page *pageNotes
-
-	// view is what scrapes read of the tuple: published by the engine
-	// after every change, read without a lock.
+	page        *pageNotes // what only the page reads (view.go); nil until noted
+	// view is what scrapes read, published after every change.
 	view atomic.Pointer[tupleView]
 }
 
-// tupleView is what the engine published of a tuple: immutable once
-// published; its series are shared with the tupleState, never copied.
+// tupleView is what the engine published of a tuple, immutable; its
+// series are shared with the tupleState, never copied.
 type tupleView struct {
-	// tuple is the tuple in force when it was published (its delay key,
-	// delayKey, is what a cluster member owns).
-	tuple  *config.Tuple
-	values []exposition.Sample
-	// info is what the per-tuple families' samples are made of
-	// (tupleState.info; nil: none).
-	info         *tupleInfo
-	ok           bool // the last refresh succeeded
-	attempted    bool // a refresh has ended (LastAttempt is set)
-	asked        bool // its first fill is over (tupleState.asked)
+	tuple        *config.Tuple // the tuple in force when published
+	values       []exposition.Sample
+	info         *tupleInfo // nil: none
+	ok           bool       // the last refresh succeeded
+	attempted    bool       // a refresh has ended (LastAttempt is set)
+	asked        bool       // its first fill is over (tupleState.asked)
 	deprecated   bool
 	why          schedule.Why // why next is then, as the policy said
 	failingSince schedule.Instant
 	next         schedule.Instant // when its next refresh is due
-	// For the excess staleness tally (excessTally): the spacing of its
-	// rows (0: not scheduled; the window is the tuple's), the newest
-	// row, and the offset from a row's start at which rows are taken to
-	// be out.
+	// For excessTally: the spacing of its rows (0: not scheduled), the
+	// newest row, and the offset from a row's start at which rows are
+	// taken to be out.
 	w        time.Duration
 	newest   schedule.Instant
 	earliest time.Duration
 	// dueOffset is how long after its start a row is due at the latest
-	// (rowDue, schedule.Estimate.DueOffset), 0 until the key's rows found
-	// on time taught it.
+	// (rowDue), 0 until learned.
 	dueOffset time.Duration
-	// For the operator's page: the values as decoded, the last outcomes,
-	// error text and rows (nil: none noted).
+	// For the operator's page (nil: none noted).
 	samples []decode.Sample
 	page    *pageNotes
 }
 
 // pageNotes are what only the operator's page reads of a tuple: its last
-// outcomes, oldest first (at most maxAnswers), the text of its last
-// failure, masked, and the rows its values came from. One value, replaced
-// whole by noteLocked and never written once published: a tuple's state
-// and its published view share it. 64 bytes; the rows' buffer is sized
-// to the rows there are (published.Points).
+// outcomes, oldest first, the text of its last failure, masked, and the
+// rows its values came from. Replaced whole by noteLocked, never written
+// once published: the state and its view share it.
 type pageNotes struct {
 	answers   []published.Answer
 	lastError string
@@ -112,9 +89,7 @@ func (st *tupleState) lastError() string {
 }
 
 // publishLocked publishes what scrapes serve of the tuple now: a new view,
-// unless the one published holds just that (a view is never written, so
-// a reader cannot tell them apart, and the old one is not left behind as
-// garbage among the tuples' views).
+// unless the one published holds just that (no garbage left behind).
 func (c *apiCollector) publishLocked(st *tupleState) {
 	v := tupleView{tuple: st.tuple, values: st.values, info: st.info, ok: st.OK, attempted: !st.LastAttempt.IsZero(), asked: st.asked(),
 		failingSince: st.FailingSince, next: st.Next, why: st.Why,
@@ -138,8 +113,7 @@ func (c *apiCollector) publishLocked(st *tupleState) {
 	st.view.Store(p)
 }
 
-// sameView says whether two views hold the same: the same values, the
-// same series and notes shared (the same slices and pointers).
+// sameView says whether two views hold the same slices and pointers.
 func sameView(a, b *tupleView) bool {
 	same := func(x, y []exposition.Sample) bool {
 		return len(x) == len(y) && unsafe.SliceData(x) == unsafe.SliceData(y)
@@ -182,11 +156,8 @@ func newTupleFamilies(labels []string) *tupleFamilies {
 }
 
 // tupleInfo is what the per-tuple families' samples of a tuple are made
-// of: which of them it has and their values, and their label set when a
-// scrape cannot render it. Made after the state changed
-// (buildInfo), never written once published; a scrape makes the samples
-// (appendTo). 64 bytes, where the samples themselves were 32 bytes each
-// (96 with three), and the label set, kept, 176 more.
+// of (appendTo), and their label set when a scrape cannot render it;
+// never written once published. Smaller than the samples it makes.
 type tupleInfo struct {
 	tf *tupleFamilies
 	// labels is the label set as the client library rendered it, kept
@@ -211,13 +182,11 @@ const (
 	hasLastSuccess
 )
 
-// buildInfo makes the per-tuple families' info after the state changed;
-// they change only with a refresh, so scrapes serve them as built. A
-// label set that cannot be rendered (a label value that is not UTF-8)
-// leaves the tuple without them: every family of them has its label
-// names, and would refuse it as well. The label set is rendered by the
+// buildInfo makes the per-tuple families' info after the state changed.
+// A label set that cannot be rendered (not UTF-8) leaves the tuple
+// without them: they all share its label names. It is rendered by the
 // client library once, and kept only where a scrape would not render the
-// same (tupleInfo.labels).
+// same.
 func (st *tupleState) buildInfo(tf *tupleFamilies) {
 	var labels string
 	if st.info != nil {
@@ -233,9 +202,7 @@ func (st *tupleState) buildInfo(tf *tupleFamilies) {
 		}
 	}
 	var has infoBits
-	// A tuple never asked has no last refresh to say anything of: it
-	// has no query_success until its first one ends (a fill of thousands
-	// of series is not an outage).
+	// No query_success before the first refresh: a fill is not an outage.
 	if st.asked() {
 		has |= hasSuccess
 		if st.OK {
@@ -268,9 +235,8 @@ func (st *tupleState) buildInfo(tf *tupleFamilies) {
 	st.info = &in // a new value: the published view keeps the old one
 }
 
-// appendTo appends the per-tuple families' samples, in their order; the
-// families share their label names, so the label set is every sample's,
-// rendered from values (the tuple's label values) in scratch unless kept.
+// appendTo appends the per-tuple families' samples, their shared label
+// set rendered from values in scratch unless kept.
 func (in *tupleInfo) appendTo(out []exposition.Sample, values []string, scratch *[]byte) []exposition.Sample {
 	if in == nil || in.has == 0 {
 		return out // none: nothing to render
@@ -318,8 +284,7 @@ func (v *tupleView) emit(out []exposition.Sample, now time.Time, maxStaleness ti
 // refused says whether the view has the sample of query_refused.
 func (v *tupleView) refused() bool { return v.info != nil && v.info.has&hasRefused != 0 }
 
-// delayKey is delayKey(st.tuple), made on first use; the collector's lock
-// guards it like the rest of the state.
+// delayKey is delayKey(st.tuple), made on first use.
 func (st *tupleState) delayKey() string {
 	if st.key == "" {
 		st.key = delayKey(st.tuple)
@@ -333,11 +298,9 @@ func (st *tupleState) refused() bool {
 	return !st.OK && st.LastCode == upstream.PlanRefused
 }
 
-// failed says the tuple's last outcome is a failure: a refresh that
-// failed, or a refusal of its endpoint and window found by a sibling.
-func (st *tupleState) failed() bool {
-	return !st.OK && (!st.LastAttempt.IsZero() || st.LastCode != "")
-}
+// failed says the tuple's last outcome is a failure, its own or a
+// sibling's refusal.
+func (st *tupleState) failed() bool { return !st.OK && st.asked() }
 
 // asked says the tuple has been asked once since it was configured, or
 // holds what an earlier ask left (a saved entry, a peer's row), or a
