@@ -1,9 +1,7 @@
-// Package published is what the refresh engines publish for the operator's
-// page (collector.Exporter.View): plain copies of the published state of
-// each API and series, their last answers and the text of their last
-// failure, read without an engine lock and without an upstream call.
-// Package collector fills them; package page reads them; neither side
-// writes what the other gave.
+// Package published is what the refresh engines publish for the
+// operator's page (collector.Exporter.View), read without an engine lock.
+// Package collector fills it, package page reads it; neither writes what
+// the other gave.
 package published
 
 import (
@@ -20,13 +18,10 @@ import (
 // API is what one API's engine published last.
 type API struct {
 	Name   string
-	API    *config.API      // the section in force; never written
-	Client *upstream.Client // its client: limits, budget, pauses
-	// Filled says every tuple has had its first refresh, or the first
-	// scrape waits for them no longer.
+	API    *config.API // the section in force; never written
+	Client *upstream.Client
+	// Filled: every tuple had its first refresh, or scrapes wait no more.
 	Filled bool
-	// Fill is the fill of the tuples never asked, Wait what the due
-	// tuples wait for now (zero: nothing).
 	Fill   Fill
 	Wait   Wait
 	Series []Series // in the configuration's order
@@ -41,8 +36,7 @@ type Fill struct {
 	Since        time.Time
 	PerMinute    float64
 	Done         time.Time
-	// Line says it in a sentence, as the log says it once a minute.
-	Line string
+	Line         string // as the log says it once a minute
 }
 
 // Wait is what an API's due tuples wait for: the next turn of its
@@ -56,59 +50,49 @@ type Wait struct {
 type Series struct {
 	Tuple *config.Tuple // the tuple in force; never written
 	// OK: the last refresh succeeded; Attempted: one has ended;
-	// InFlight: one is under way; Served: its values are on /metrics.
-	OK, Attempted, InFlight, Served, Deprecated bool
-	// Refused: the key's plan refuses its request, as
-	// onchain_exporter_query_refused says.
-	Refused      bool
-	FailingSince time.Time
-	Next         time.Time    // when its next refresh is due
-	Why          schedule.Why // why then, as the policy decided it
-	Newest       time.Time    // start of the newest row fetched
+	// InFlight: one is under way; Served: its values are on /metrics;
+	// Refused: the key's plan refuses it (query_refused).
+	OK, Attempted, InFlight, Served, Deprecated, Refused bool
+	FailingSince                                         time.Time
+	Next                                                 time.Time    // when its next refresh is due
+	Why                                                  schedule.Why // why then, as the policy decided it
+	Newest                                               time.Time    // start of the newest row fetched
 	// Spacing is the spacing of its rows, 0 when it is not scheduled by
 	// rows (cache_ttl); Earliest the offset from a row's start at which
 	// its rows are taken to be out, 0 until a row came.
 	Spacing, Earliest time.Duration
-	// Unit is what a cluster member owns: the tuples of one endpoint and
-	// window (collector.Exporter.Owner).
+	// Unit is what a cluster member owns (collector.Exporter.Owner).
 	Unit string
-	// Answers are its last outcomes, oldest first (at most 8);
-	// shared with the engine, never to be written.
-	Answers []Answer
-	// LastError is the text of its last failure, credentials masked by
-	// upstream's rule (upstream.Client.Clean) and made inert
-	// (text.Outside); "" once a refresh succeeds.
+	// Answers are its last outcomes, oldest first (at most 8). LastError
+	// is its last failure's text, masked and made inert; "" once a
+	// refresh succeeds. Samples are the values served (or last served),
+	// Points the rows they came from, oldest first. Shared with the
+	// engine: never to be written.
+	Answers   []Answer
 	LastError string
-	// Samples are the values served (or last served), as decoded;
-	// Points the rows they came from, oldest first (nil: none yet).
-	// Both shared with the engine, never to be written.
-	Samples []decode.Sample
-	Points  *Points
-	// Due is when the row after its newest is due at the latest, as
-	// onchain_exporter_row_due_timestamp_seconds says of its endpoint;
-	// zero while it has none.
+	Samples   []decode.Sample
+	Points    *Points
+	// Due is when the row after its newest is due at the latest
+	// (row_due_timestamp_seconds); zero while it has none.
 	Due time.Time
 }
 
 // MaxPoints is how many rows a series keeps for the page's chart.
 const MaxPoints = 12
 
-// Point is one row a series' answers carried: its time (Unix seconds)
-// and the value of its first sample (the chart's series).
+// Point is one row of a series: its time (Unix seconds) and its first
+// value.
 type Point struct {
 	At    int64
 	Value float64
 }
 
-// pointSize is the bytes a row takes in Points: its time in Unix seconds
-// as an unsigned 32-bit number (the years 1970 to 2106) and its value's
-// 64 bits, little-endian.
+// pointSize is a row in Points: its time as a uint32 (1970 to 2106) and
+// its value's 64 bits, little-endian.
 const pointSize = 4 + 8
 
-// Points are a series' last rows, oldest first, pointSize bytes each in
-// one buffer of just their size (none until a row comes: 12 bytes for a
-// series of one row, 144 for one of MaxPoints). A buffer is never written
-// once made: With makes a new one.
+// Points are a series' last rows, oldest first, in one buffer of just
+// their size; never written once made: With makes a new one.
 type Points struct {
 	b []byte
 }
@@ -140,11 +124,9 @@ func (p *Points) Rows() []Point {
 	return rows
 }
 
-// With is p with the row (at, v) noted, p unchanged: a newer row is
-// added (the oldest leaves when all MaxPoints are used), the newest one
-// seen again takes the value it has now (a revised row); an older row,
-// or one outside the years Points hold, is no news, and p itself is
-// returned.
+// With is p with the row (at, v) noted: a newer row is added (the oldest
+// leaves past MaxPoints), the newest one seen again takes its new value;
+// an older row, or one outside the years Points hold, returns p.
 func (p Points) With(at int64, v float64) Points {
 	if at < 0 || at > math.MaxUint32 {
 		return p
@@ -209,39 +191,31 @@ const (
 
 func (l Limit) String() string { return [...]string{"", "rate_limit", "daily_budget"}[l] }
 
-// Instant is a time as an Answer keeps it: Unix nanoseconds, 0 for none
-// (schedule.Instant). Eight bytes where a time.Time takes 24: a series
-// keeps eight answers.
+// Instant is a time as an Answer keeps it (schedule.Instant): 8 bytes,
+// not a time.Time's 24.
 type Instant = schedule.Instant
 
-// Answer is one outcome of a tuple's refresh, as the operator's page lists
-// a series' last ones: 80 bytes, its shape shared with the engine's other
-// answers of that shape.
+// Answer is one outcome of a tuple's refresh; its shape is shared with
+// the engine's other answers of that shape.
 type Answer struct {
 	At Instant // when the call was sent (by a peer: as it says)
-	// Span is, for a call sent, from sending to the outcome here (0 when
-	// not known: a peer's call); for one held back (AnswerHeld, HeldBy),
-	// how long after At the limit that held it has a turn again (Until).
-	// An answer is one or the other: one field for both.
+	// Span is, for a call sent, from sending to the outcome (0 for a
+	// peer's); for one held back, how long after At the limit has a turn
+	// again (Until).
 	Span time.Duration
 	Code string // the error's code, as api_errors_total counts it; "" when ok
-	// Shape is where the answer held its rows and their time, as decode
-	// found them (nil: no answer was read, or it held no rows); Samples
-	// and Fields count the values it gave and their distinct fields;
-	// Newest is its newest row.
+	// Shape is where the answer held its rows, as decode found them (nil:
+	// none read); Samples and Fields count its values and their fields.
 	Shape           *decode.Shape
 	Samples, Fields int32
 	Newest          Instant
-	// Note is what reading the answer said beside its values (fields
-	// skipped, rows dated in the future), masked.
-	Note    string
-	Outcome Outcome
-	By      Caller
-	HeldBy  Limit // the limit that held the call back (AnswerHeld)
+	Note            string // what reading it said beside its values, masked
+	Outcome         Outcome
+	By              Caller
+	HeldBy          Limit // the limit that held the call back (AnswerHeld)
 }
 
-// Until is when the limit that held the call back has a turn again; zero
-// when none held it.
+// Until is when the limit that held the call back has a turn again.
 func (a *Answer) Until() time.Time {
 	if a.HeldBy == NotHeld {
 		return time.Time{}

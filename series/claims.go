@@ -6,11 +6,10 @@ import (
 	"sync"
 )
 
-// Claims keeps every family to one owner, one label set and one type,
-// whichever tuple claims it first, as Prometheus needs of one exposition:
-// a tuple that would break that is refused the family, and told why,
-// instead of breaking every other series. The owner is the tuple's label
-// group (config.Tuple.LabelGroup). Safe for concurrent use.
+// Claims keeps every family to the owner (config.Tuple.LabelGroup),
+// label set and type of its first claim, as one exposition needs: a
+// tuple that would break that is refused the family. Safe for concurrent
+// use.
 type Claims struct {
 	mu     sync.Mutex
 	byName map[string]claim

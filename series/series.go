@@ -1,9 +1,6 @@
-// Package series owns what a tuple's samples are called and labelled:
-// the family name, HELP and type of a field's values, the label names and
-// values of one decoded sample, and the per-tuple families of the row's
-// time and block height. The live exposition and the backfill both ask
-// here, so that a backfilled series and the series a scrape serves are one
-// series in Prometheus.
+// Package series owns what a tuple's samples are called and labelled.
+// The live exposition and the backfill both ask here, so that a
+// backfilled series and a scraped one are one series in Prometheus.
 package series
 
 import (
@@ -31,8 +28,7 @@ const (
 // guide asks that caching be visible.
 const CachedNote = "Cached: refreshed from upstream when a new row is due."
 
-// Family is one metric family: its name, HELP, type and unit (the
-// OpenMetrics UNIT, "" for none; the family's name ends in _<unit>).
+// Family is one metric family; Unit is its OpenMetrics UNIT, "" for none.
 type Family struct {
 	Name, Help, Type, Unit string
 }
@@ -50,8 +46,7 @@ var (
 var reserved = map[string]bool{Timestamp.Name: true, BlockHeight.Name: true}
 
 // Data is the family of a field's values, or why the exposition refuses
-// it: a name the exporter keeps for its own families, a gauge ending in
-// _total or a counter that does not.
+// it.
 func Data(f *config.Field) (Family, error) {
 	name := Prefix + f.Name
 	typ := Gauge
@@ -74,9 +69,8 @@ func Data(f *config.Field) (Family, error) {
 	return Family{Name: name, Help: help + " " + CachedNote, Type: typ, Unit: unitOf(name, typ, f.Unit)}, nil
 }
 
-// unitOf is a family's unit: the field's, where the family's name ends in
-// it, as OpenMetrics requires (a counter's family name is said without
-// _total); "" otherwise, as for a catalog field the file names otherwise.
+// unitOf is the field's unit where the family's name (without a
+// counter's _total) ends in it, as OpenMetrics requires; else "".
 func unitOf(name, typ, unit string) string {
 	if typ == Counter {
 		name = strings.TrimSuffix(name, "_total")
@@ -88,8 +82,7 @@ func unitOf(name, typ, unit string) string {
 }
 
 // Labels are the label names and values of one decoded sample of a tuple:
-// the tuple's labels, then those the sample carries (row labels, constant
-// labels, the key label). The slices are new: a caller may append to them.
+// the tuple's, then the sample's own. The slices are new.
 func Labels(t *config.Tuple, s decode.Sample) (names, values []string) {
 	names = make([]string, 0, len(t.LabelNames())+len(s.ExtraNames()))
 	names = append(append(names, t.LabelNames()...), s.ExtraNames()...)
@@ -98,9 +91,7 @@ func Labels(t *config.Tuple, s decode.Sample) (names, values []string) {
 	return names, values
 }
 
-// TupleLabels are the label names and values of a tuple's own families
-// (Timestamp, BlockHeight, and the exporter's per-tuple families): api,
-// endpoint, asset, window and every parameter label of the configuration.
+// TupleLabels are the label names and values of a tuple's own families.
 func TupleLabels(cfg *config.Config, t *config.Tuple) (names, values []string) {
 	return cfg.TupleLabelNames, t.TupleLabelValues
 }
