@@ -16,26 +16,19 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
-// Replicas that share their calls (package cluster, --cluster.*). Each
-// refresh unit, a delay key (the series of one endpoint and window, which
-// lead and follow together), has an owner among the live members. The
-// owner refreshes its tuples as a lone exporter does and sends every
-// outcome, the tuple's whole Tuple with the key's learned
-// estimate, to the others; they take it as if they had fetched it
-// (adopt), plan from it, and serve it. A member whose tuple is due and
-// whose owner's outcome has not come waits rank × --cluster.peer-timeout
-// past the due time, then fetches the tuple itself: a dead owner costs a
-// late row, never a gap; a partition costs calls twice, never none.
-// A member that joins takes every tuple's state by the cluster's
-// push/pull (MarshalBinary, Merge) and serves at once, with no call.
-// Gossip carries tuples' states (values, times, plans, a failure's masked
-// text), the learned delays and the day's call counts: never a credential.
+// Replicas that share their calls (package cluster). Each unit, a delay
+// key, has an owner among the live members, which refreshes its tuples
+// and sends every outcome with the key's learned estimate; the others
+// take it as if fetched (adopt). A member whose owner's row has not come
+// waits rank × --cluster.peer-timeout past the due time, then fetches
+// itself: a dead owner costs a late row, never a gap. A joining member
+// takes every state by push/pull and serves at once. Gossip never
+// carries a credential.
 
 // stateKey is the name the rows register under with package cluster.
 const stateKey = "rows"
 
-// peerRow is one outcome of a tuple as a member sends it: its state, its
-// samples by the file's field (decode.Wire), what the owner learned.
+// peerRow is one outcome of a tuple as a member sends it.
 type peerRow struct {
 	API     string        `json:"api"`
 	Key     string        `json:"key"`
@@ -44,8 +37,8 @@ type peerRow struct {
 	Samples []decode.Wire `json:"s,omitempty"`
 	// Delay is what the key learned of publication delays, at the owner.
 	Delay *schedule.Estimate `json:"delay,omitempty"`
-	// Member and its count of the API's calls on the UTC day Day: the
-	// cluster's budget (budget.ObservePeer).
+	// Member and its count of the API's calls on the UTC day Day
+	// (budget.ObservePeer).
 	Member string    `json:"member"`
 	Day    time.Time `json:"day"`
 	Used   int       `json:"used"`
@@ -80,9 +73,8 @@ func (c *apiCollector) rowLocked(st *tupleState, peer *cluster.Peer) peerRow {
 	return row
 }
 
-// digestLocked is digest(t), made once for each tuple in force: a
-// full state reads and writes one a row. Tuples a reload dropped are
-// forgotten once they outnumber those in force.
+// digestLocked is digest(t), made once for each tuple in force (a full
+// state needs one a row); dropped tuples are forgotten now and then.
 func (c *apiCollector) digestLocked(t *config.Tuple) string {
 	if d, ok := c.digests[t]; ok {
 		return d
@@ -108,12 +100,9 @@ func (c *apiCollector) sendLocked(st *tupleState) {
 	c.rows.Broadcast(b)
 }
 
-// replanSoon hands the keys a delta touched to the engine's loop, which
-// places them again before it next looks at what is due
-// (replanPendingLocked): the deltas of a burst, each taken under its own
-// hold of the lock, then cost one pass over their key between two passes
-// of the loop, not one each (issue 34: 10 000 hour rows due at once took
-// 82 s to take, 8 ms each).
+// replanSoon hands the keys a delta touched to the engine's loop
+// (replanPendingLocked): a burst of deltas costs one pass over a key,
+// not one each (issue 34).
 func (r replicated) replanSoon(later map[*apiCollector]map[string]bool) {
 	for c, keys := range later {
 		c.mu.Lock()
@@ -121,14 +110,11 @@ func (r replicated) replanSoon(later map[*apiCollector]map[string]bool) {
 			c.replanPending = map[string]bool{}
 		}
 		maps.Copy(c.replanPending, keys)
-		c.wakes.Add(1)
-		c.mu.Unlock()
-		c.signal()
+		c.unlockWake()
 	}
 }
 
-// replanPendingLocked places again every tuple of the keys deltas
-// touched since the last time (replanSoon).
+// replanPendingLocked places again the keys of replanSoon.
 func (c *apiCollector) replanPendingLocked() {
 	if len(c.replanPending) == 0 {
 		return
@@ -140,9 +126,8 @@ func (c *apiCollector) replanPendingLocked() {
 	}
 }
 
-// adoptRows hands each row to the door (adoptLocked) under one hold of
-// the lock; the keys whose other tuples wait for what the rows brought are
-// added to later, placed again once every row is in (replicated.replan).
+// adoptRows hands rows to the door under one hold of the lock; the keys
+// to place again once every row is in are added to later.
 func (c *apiCollector) adoptRows(rows []peerRow, later map[string]bool) {
 	c.mu.Lock()
 	c.replanLater = later
@@ -150,17 +135,11 @@ func (c *apiCollector) adoptRows(rows []peerRow, later map[string]bool) {
 		c.adoptLocked(row)
 	}
 	c.replanLater = nil
-	c.wakes.Add(1)
-	c.mu.Unlock()
-	c.signal()
+	c.unlockWake()
 }
 
-// adoptLocked hands a tuple's outcome a peer fetched to the door (evPeerRow):
-// taken as if this member had fetched it when it passes the checks a
-// state file's entry meets, is newer than what is here and comes from the
-// unit's owner (or from a fallback while this member waits for the
-// owner); refused otherwise, counted by reason, and the tuple keeps what
-// it had.
+// adoptLocked hands a tuple's outcome a peer fetched to the door
+// (evPeerRow); a refusal is counted by reason.
 func (c *apiCollector) adoptLocked(row peerRow) {
 	now := c.clk.Now()
 	if b := c.up.Budget(); b != nil && row.Member != "" && row.Member != c.peer.Name() {
@@ -178,18 +157,13 @@ func (c *apiCollector) adoptLocked(row peerRow) {
 	key := st.delayKey()
 	owner, _ := c.peer.Owner(key)
 	_, falling := c.fallingBack[key]
-	// A row from a member that does not own the unit is taken as a
-	// fallback's would be: once the tuple is due here, the owner's row
-	// not come (another member's wait for it may end before this one's).
-	// A member that ranks before this one for the unit is taken at any
-	// time: its wait for the owner ends first, so its fallback's row is
-	// as good as the owner's, and this member would fetch the same row
-	// later for nothing.
+	// Another member's row is a fallback's: taken once the tuple is due
+	// here; from one ranked before this member at any time (its wait for
+	// the owner ends first).
 	fromOwner := owner == row.Member || c.peer.Ahead(row.Member, key) || falling || st.awaitFrom != 0 || st.LastAttempt.IsZero() || !st.Next.Time().After(now)
 	state := row.State
-	// Ahead of the cluster's clock (the provider's), not this member's:
-	// a member whose clock is behind still takes the rows the provider
-	// has published, and fetches none of them itself.
+	// On the cluster's clock (the provider's): a member whose clock is
+	// behind still takes the rows the provider has published.
 	clusterNow := c.peer.ClusterTime(now)
 	if err := peerRowAhead(st.tuple, &state, clusterNow); err != nil {
 		c.applyLocked(st, effects{refused: "invalid", why: err.Error()})
@@ -208,23 +182,18 @@ func (c *apiCollector) adoptLocked(row peerRow) {
 	}
 	c.handleLocked(st, event{kind: evPeerRow, row: &state, delay: row.Delay, fromOwner: fromOwner, byOwner: owner == row.Member, said: row.Err, clusterNow: clusterNow})
 	if c.replanLater[key] {
-		// Placed now (its key's others after the batch), so that the
-		// queue stays in order between two batches.
-		c.planLocked(st)
+		c.planLocked(st) // now, its key's others after the batch: the queue stays in order
 	}
 }
 
-// peerAheadTolerance is how far after now a row a peer sends may be
-// dated: clocks that differ by seconds, never a row's spacing. A row
-// fetched here may be dated up to its spacing ahead (decode.LatestAt),
-// as the provider's answer to this member says so; a peer's row dated
-// ahead makes every member's schedule wait for a row that does not come
-// (an hour row 59 minutes ahead made the next real row 1.5 h late).
+// peerAheadTolerance is how far after now a peer's row may be dated:
+// clocks differ by seconds. A row dated further ahead would have every
+// member wait for a row that does not come (an hour row 59 min ahead made
+// the next real row 1.5 h late).
 const peerAheadTolerance = decode.DefaultFutureTolerance
 
 // peerRowAhead says why a peer's row of t is dated too far ahead of now,
-// or nil: its row time, newest row or first row seen after now and
-// peerAheadTolerance (or the tuple's spacing, when shorter).
+// or nil.
 func peerRowAhead(t *config.Tuple, s *Tuple, now time.Time) error {
 	limit := now.Add(min(peerAheadTolerance, decode.FutureTolerance(t)))
 	for _, tm := range []struct {
@@ -239,14 +208,11 @@ func peerRowAhead(t *config.Tuple, s *Tuple, now time.Time) error {
 	return nil
 }
 
-// peerFailureLocked is what this member takes of a failure a peer saw
-// (row, not OK): that the peer tried (LastAttempt) and failed (LastCode,
-// Failures), since when (no earlier than this member's last success),
-// and when it tries again, no later than this member's own policy waits
-// after a failure (its longest error step): a failure's hold or pause is
-// the upstream's word to the member that called, not to this one. The
-// values and row times stay this member's own: a failure says nothing of
-// them, and they are served until max_staleness as after a failure here.
+// peerFailureLocked is what this member takes of a failure a peer saw:
+// that it failed, since when (not before this member's last success),
+// and a plan no later than this member's longest error step (a hold or a
+// pause is the upstream's word to the member that called). The values
+// and row times stay this member's own.
 func (c *apiCollector) peerFailureLocked(st *tupleState, row Tuple, now time.Time) Tuple {
 	n := st.Tuple
 	n.OK, n.LastCode, n.LastAttempt, n.Failures = false, row.LastCode, row.LastAttempt, row.Failures
@@ -270,8 +236,7 @@ func (c *apiCollector) peerFailureLocked(st *tupleState, row Tuple, now time.Tim
 }
 
 // awaitOwnerLocked says whether a tuple due at now waits for its unit's
-// owner (evAwaitOwner): then its plan is when this member fetches it
-// itself, as a fallback.
+// owner; its plan is then when this member falls back.
 func (c *apiCollector) awaitOwnerLocked(st *tupleState, now time.Time) bool {
 	if c.peer == nil {
 		return false
@@ -307,15 +272,12 @@ func (c *apiCollector) membersChanged() {
 		}
 	}
 	c.cm.Owned.WithLabelValues(c.name).Set(float64(c.ownedLocked()))
-	c.wakes.Add(1)
-	c.mu.Unlock()
-	c.signal()
+	c.unlockWake()
 }
 
-// watchMembers follows the cluster's membership until stop: every change
-// moves units, and tells the budgets whose counts they take (the members
-// that serve) and the share of a member cut off; a budget a reload put in
-// force is told within membersEvery.
+// watchMembers follows the cluster's membership until stop: a change
+// moves units and tells the budgets the members; a budget a reload put
+// in force is told within membersEvery.
 func (e *Exporter) watchMembers(stop <-chan struct{}) {
 	most, day := 0, time.Time{}
 	tick := time.NewTicker(membersEvery)
@@ -355,8 +317,6 @@ func (e *Exporter) watchMembers(stop <-chan struct{}) {
 	}
 }
 
-// membersEvery is how often the budgets are told the members again
-// without a change: a reload's new budget learns them within it (a
-// count it refused meanwhile comes again with the next row, as counts are
-// the day's whole).
+// membersEvery is how often the budgets are told the members without a
+// change (a count refused meanwhile comes again whole with the next row).
 const membersEvery = 5 * time.Second

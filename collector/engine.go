@@ -46,6 +46,14 @@ func (c *apiCollector) wake() {
 	c.signal()
 }
 
+// unlockWake releases the engine's lock after a change to plan from,
+// counting the wake before (settle waits for it).
+func (c *apiCollector) unlockWake() {
+	c.wakes.Add(1)
+	c.mu.Unlock()
+	c.signal()
+}
+
 // signal hands the loop a wake already counted in c.wakes.
 func (c *apiCollector) signal() {
 	select {
@@ -165,8 +173,7 @@ func (c *apiCollector) dispatch() {
 	c.publishEngineLocked(now)
 	c.handled = wakes
 	if late {
-		c.wakes.Add(1)
-		c.signal()
+		c.wake()
 	}
 	c.settled.Broadcast()
 }

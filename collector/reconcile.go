@@ -98,9 +98,7 @@ func (c *apiCollector) reconcile(ec engineConfig) {
 	}
 	c.recountLocked(c.clk.Now()) // the fill, and the queue's order
 	c.publishViewLocked()
-	c.wakes.Add(1)
-	c.mu.Unlock()
-	c.signal()
+	c.unlockWake()
 }
 
 // reloaded is a reload that changed nothing of the API: the pauses of a
@@ -117,9 +115,7 @@ func (c *apiCollector) reloaded() {
 			c.handleLocked(st, event{kind: evReset})
 		}
 	}
-	c.wakes.Add(1)
-	c.mu.Unlock()
-	c.signal()
+	c.unlockWake()
 }
 
 // PlanChanged says the key's plan of an API changed (it was read again
@@ -142,7 +138,5 @@ func (c *apiCollector) planChanged() {
 			c.handleLocked(st, event{kind: evPlanChanged})
 		}
 	}
-	c.wakes.Add(1)
-	c.mu.Unlock()
-	c.signal()
+	c.unlockWake()
 }

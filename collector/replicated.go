@@ -13,14 +13,10 @@ import (
 // replicated is the Exporter's state as package cluster moves it.
 type replicated struct{ e *Exporter }
 
-// A full state (MarshalBinary) is a frame stream (cluster.FrameWriter):
-// gzip of one frame a row, the row's JSON as a delta carries it. About 770
-// bytes of JSON a tuple compress to 30-40 (BENCHMARKS.md), so that the
-// state of max_tuples' 100 000 fits a push/pull (memberlist's 20 MiB, and
-// --cluster.max-state-bytes' default). It is read a row at a time, within
-// cluster.ReadFrames' bounds and maxFullRows rows. A delta is one row's
-// JSON; a full state of an earlier version, a JSON array of rows, is
-// still taken.
+// A full state (MarshalBinary) is a gzipped frame stream, a row's JSON a
+// frame: 770 bytes a tuple compress to 30-40, so 100 000 tuples fit a
+// push/pull (memberlist's 20 MiB; BENCHMARKS.md). A delta is one row's
+// JSON; an earlier version's full state, a JSON array of rows, is taken.
 
 // fullBatch is how many rows of a full state are taken under one hold of
 // an engine's lock: its refreshes wait at most one batch.
@@ -46,13 +42,10 @@ func (r replicated) MarshalBinary() ([]byte, error) {
 
 // Merge takes a peer's rows: one (a delta) or all (push/pull).
 func (r replicated) Merge(b []byte) error {
+	later := map[*apiCollector]map[string]bool{}
 	if cluster.IsFrames(b) {
-		later := map[*apiCollector]map[string]bool{}
 		n, err := r.mergeFull(b, later)
-		r.replan(later)
-		if n > 0 {
-			r.scraped()
-		}
+		r.replan(later, n > 0)
 		return err
 	}
 	var rows []peerRow
@@ -61,28 +54,22 @@ func (r replicated) Merge(b []byte) error {
 		if err := json.Unmarshal(b, &rows); err != nil {
 			return fmt.Errorf("a peer's rows: %w", err)
 		}
-		later := map[*apiCollector]map[string]bool{}
 		r.take(rows, later)
-		r.replan(later)
-		if len(rows) > 0 {
-			r.scraped()
-		}
+		r.replan(later, len(rows) > 0)
 		return nil
 	}
 	var row peerRow
 	if err := json.Unmarshal(b, &row); err != nil {
 		return fmt.Errorf("a peer's row: %w", err)
 	}
-	later := map[*apiCollector]map[string]bool{}
 	r.take([]peerRow{row}, later)
 	r.replanSoon(later)
 	return nil
 }
 
 // mergeFull takes a full state, fullBatch rows at a time, and returns
-// the rows read; the keys to place again are added to later. A row that
-// cannot be read ends it: the rows before it are taken (each passed the
-// door on its own), the rest are not, and the error says where.
+// the rows read. A row that cannot be read ends it: the rows before it
+// are taken, and the error says where.
 func (r replicated) mergeFull(b []byte, later map[*apiCollector]map[string]bool) (int, error) {
 	batch := make([]peerRow, 0, fullBatch)
 	n, err := cluster.ReadFrames(b, maxFullRows(*r.e.served.Load()), func(frame []byte) error {
@@ -103,9 +90,8 @@ func (r replicated) mergeFull(b []byte, later map[*apiCollector]map[string]bool)
 	return n, nil
 }
 
-// maxFullRows bounds the rows of a full state: a member of the same file
-// sends one a tuple; during a rolling change of the file, a peer may have
-// other tuples, whose rows are dropped.
+// maxFullRows bounds the rows of a full state: one a tuple, with room for
+// a peer amid a rolling change of the file.
 func maxFullRows(engines []*apiCollector) int {
 	n := 1024
 	for _, c := range engines {
@@ -116,9 +102,8 @@ func maxFullRows(engines []*apiCollector) int {
 	return n
 }
 
-// take hands each row to the engine of its API, a batch each, and adds
-// to later, by engine, the keys whose other tuples are to be placed again
-// once every row is in (replan).
+// take hands each row to the engine of its API, and adds to later the
+// keys to place again once every row is in (replan).
 func (r replicated) take(rows []peerRow, later map[*apiCollector]map[string]bool) {
 	if len(rows) == 0 {
 		return
@@ -140,26 +125,21 @@ func (r replicated) take(rows []peerRow, later map[*apiCollector]map[string]bool
 	}
 }
 
-// replan places again, once, every tuple of the keys the rows taken
-// touched: each row placed every tuple of its key again when it came
-// alone, which made a join cost the square of the tuples (issue 34).
-func (r replicated) replan(later map[*apiCollector]map[string]bool) {
+// replan places again, once, every tuple of the keys the rows touched:
+// once a row made a join cost the square of the tuples (issue 34).
+// scraped, for a full state of one row or more: the cluster is scraped,
+// so this member's engines call from now on, scraped themselves or not.
+func (r replicated) replan(later map[*apiCollector]map[string]bool, scraped bool) {
 	for c, keys := range later {
 		c.mu.Lock()
 		for _, key := range slices.Sorted(maps.Keys(keys)) {
 			c.replanKeyLocked(key)
 		}
-		c.wakes.Add(1)
-		c.mu.Unlock()
-		c.signal()
+		c.unlockWake()
 	}
-}
-
-// scraped follows a peer's whole state of one row or more: the cluster is
-// scraped, so this member's engines call from now on, what they own
-// included, whether or not this member is scraped itself. (Not on a
-// single row: the state of the other tuples may still be on its way.)
-func (r replicated) scraped() {
+	if !scraped {
+		return
+	}
 	for _, c := range *r.e.served.Load() {
 		if c.lastScrape.CompareAndSwap(0, r.e.now().UnixNano()) {
 			c.wake()
