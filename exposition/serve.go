@@ -18,30 +18,24 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/internal/text"
 )
 
-// Collector is one collector of /metrics (an API's refresh engine): its
-// name, as collect[] selects it, and its series, read without waiting
-// for an upstream call: fresh says every series was served fresh.
+// Collector is one collector of /metrics (an API's refresh engine), named
+// as collect[] selects it; Collect waits for no upstream call.
 type Collector interface {
 	Name() string
 	Collect(ctx context.Context) (samples []Sample, fresh bool)
 }
 
-// Handler serves /metrics: the series of the collectors collect[]
-// selects (all by default), gathered in parallel within the scrape
-// timeout Prometheus announces, each collector's duration and success,
-// and the families of the exporter's own registry, written by Write.
+// Handler serves /metrics: the collectors collect[] selects (all by
+// default), gathered in parallel within the scrape timeout, and the
+// exporter's own registry.
 type Handler struct {
-	// Collectors are the collectors in force, read at every scrape.
-	Collectors func() []Collector
-	// Known are the names collect[] may give (a name outside them is a
-	// 400; a known one not in force selects nothing).
+	Collectors func() []Collector // in force, read at every scrape
+	// Known are the names collect[] may give (others are a 400).
 	Known []string
-	// Own is the exporter's registry, gathered after the collectors (they
-	// update some of its families).
+	// Own is gathered after the collectors, which update some of it.
 	Own prometheus.Gatherer
-	// DefaultTimeout bounds a scrape that sends no
-	// X-Prometheus-Scrape-Timeout-Seconds; TimeoutOffset is kept free of
-	// the one it sends, for encoding and transfer.
+	// DefaultTimeout bounds a scrape that sends no timeout header;
+	// TimeoutOffset is kept free of the one it sends.
 	DefaultTimeout, TimeoutOffset time.Duration
 	Logger                        log.Logger
 }
@@ -79,8 +73,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// selected are the collectors in force that names select: all of them
-// for none.
+// selected are the collectors in force that names select (none: all).
 func (h *Handler) selected(names []string) ([]Collector, error) {
 	all := h.Collectors()
 	if len(names) == 0 {
@@ -102,8 +95,8 @@ func (h *Handler) selected(names []string) ([]Collector, error) {
 	return out, nil
 }
 
-// collect runs the collectors in parallel, each within ctx, and returns
-// their series with each one's duration and success.
+// collect runs the collectors in parallel within ctx, adding each one's
+// duration and success.
 func (h *Handler) collect(ctx context.Context, cs []Collector) []Sample {
 	results := make([][]Sample, len(cs))
 	var wg sync.WaitGroup

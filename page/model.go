@@ -11,14 +11,12 @@ type Status struct {
 	Demo        bool      `json:"demo"`
 	MetricsPath string    `json:"metrics_path"`
 	// Findings are the configuration's probable typos.
-	Findings  []string   `json:"findings"`
-	APIs      []API      `json:"apis"`
-	Endpoints []Endpoint `json:"endpoints"`
-	// EndpointsMatched counts the endpoints the filter keeps; the JSON
-	// lists the first 1000 of them.
-	EndpointsMatched int            `json:"endpoints_matched"`
-	Cluster          *Cluster       `json:"cluster"` // null alone
-	States           map[string]int `json:"states"`  // series per state, all series
+	Findings         []string       `json:"findings"`
+	APIs             []API          `json:"apis"`
+	Endpoints        []Endpoint     `json:"endpoints"`
+	EndpointsMatched int            `json:"endpoints_matched"` // the JSON lists 1000
+	Cluster          *Cluster       `json:"cluster"`           // null alone
+	States           map[string]int `json:"states"`            // series per state, all series
 	Series           SeriesPage     `json:"series"`
 }
 
@@ -28,64 +26,56 @@ type API struct {
 	Title      string `json:"title"`
 	Configured bool   `json:"configured"`
 	Series     int    `json:"series"`
-	// The configuration in force, credentials masked: where the
-	// credential is read from, never its value.
-	URL             string  `json:"url,omitempty"`
-	Auth            string  `json:"auth,omitempty"`
-	Credential      string  `json:"credential,omitempty"`
-	TimeoutSeconds  float64 `json:"timeout_seconds,omitempty"`
-	Concurrency     int     `json:"concurrency,omitempty"`
-	RateLimit       float64 `json:"rate_limit_per_minute"` // 0: none
-	DailyBudget     int     `json:"daily_budget"`          // 0: none
-	MaxStaleness    float64 `json:"max_staleness_seconds,omitempty"`
-	RevalidateEvery float64 `json:"revalidate_seconds,omitempty"`
-	MaxTuples       int     `json:"max_tuples,omitempty"`
-	Entries         []Entry `json:"entries,omitempty"` // the first 1000 in the JSON
-	EntriesTotal    int     `json:"entries_total"`
-	// Patterns are what each pattern entry expanded to, max_tuples' cut
-	// included.
-	Patterns       []Pattern `json:"patterns,omitempty"`
-	EntriesHidden  int       `json:"-"`                // entries the HTML leaves out
-	CallsToday     int       `json:"calls_today"`      // onchain_exporter_daily_calls_used
-	CallsTodayHere int       `json:"calls_today_here"` // onchain_exporter_daily_calls_used_here
-	Limit          int       `json:"limit_today"`      // onchain_exporter_daily_budget_calls; 0: none
-	Pace           float64   `json:"pace_calls_per_day"`
-	Forecast       float64   `json:"forecast_calls_per_day"` // natural cost, listing included
-	Planned        float64   `json:"planned_calls_per_day"`
-	PlanLine       string    `json:"plan_line"`
-	Hold           string    `json:"hold,omitempty"`
-	// Fill is the first fill of series never asked, null when none
-	// runs; Waiting what the API's due series wait for, null when
-	// nothing holds them but the plan.
+	// The configuration in force: where the credential is read from,
+	// never its value.
+	URL             string    `json:"url,omitempty"`
+	Auth            string    `json:"auth,omitempty"`
+	Credential      string    `json:"credential,omitempty"`
+	TimeoutSeconds  float64   `json:"timeout_seconds,omitempty"`
+	Concurrency     int       `json:"concurrency,omitempty"`
+	RateLimit       float64   `json:"rate_limit_per_minute"` // 0: none
+	DailyBudget     int       `json:"daily_budget"`          // 0: none
+	MaxStaleness    float64   `json:"max_staleness_seconds,omitempty"`
+	RevalidateEvery float64   `json:"revalidate_seconds,omitempty"`
+	MaxTuples       int       `json:"max_tuples,omitempty"`
+	Entries         []Entry   `json:"entries,omitempty"` // the first 1000 in the JSON
+	EntriesTotal    int       `json:"entries_total"`
+	Patterns        []Pattern `json:"patterns,omitempty"`
+	EntriesHidden   int       `json:"-"`                // entries the HTML leaves out
+	CallsToday      int       `json:"calls_today"`      // onchain_exporter_daily_calls_used
+	CallsTodayHere  int       `json:"calls_today_here"` // onchain_exporter_daily_calls_used_here
+	Limit           int       `json:"limit_today"`      // onchain_exporter_daily_budget_calls; 0: none
+	Pace            float64   `json:"pace_calls_per_day"`
+	Forecast        float64   `json:"forecast_calls_per_day"` // natural cost, listing included
+	Planned         float64   `json:"planned_calls_per_day"`
+	PlanLine        string    `json:"plan_line"`
+	Hold            string    `json:"hold,omitempty"`
+	// Fill is the first fill, null when none runs; Waiting what the API's
+	// due series wait for, null when nothing holds them but the plan.
 	Fill      *Fill     `json:"fill"`
 	Waiting   *Waiting  `json:"waiting"`
 	Pauses    []Pause   `json:"pauses"`
 	Expansion Expansion `json:"expansion"`
 	// KeyPlan and Refusals are what the key's plan allows and the series
-	// it refuses, "unknown" until the exporter has read the plan (only
-	// the data API's is read).
+	// it refuses, "unknown" until read (only the data API's is).
 	KeyPlan  string `json:"key_plan"`
 	Refusals string `json:"refusals"`
 	Refused  int    `json:"refused_series"`
-	// PlanHistory is the key's plan as it changed while this process
-	// ran, oldest first (the last maxPlanChanges).
+	// PlanHistory is the key's plan as it changed, oldest first.
 	PlanHistory []PlanChange `json:"plan_history"`
 }
 
-// PlanChange is one change of the key's plan in force, as the exporter
-// saw it.
+// PlanChange is one change of the key's plan in force.
 type PlanChange struct {
 	At      time.Time `json:"at"`      // when it was put in force
 	Plan    string    `json:"plan"`    // its name, "none" when no plan is in force
 	Summary string    `json:"summary"` // what it allows, in a line
 	Changed []string  `json:"changed"` // what differs from the one before
-	// ForSeries says what it meant for one series ("allows it", or why
-	// it refuses it): only in a series' own view (the filter's key).
+	// ForSeries says what it meant for one series: only in its own view.
 	ForSeries string `json:"for_series,omitempty"`
 }
 
-// Fill is how far the first fill of an API's series is: every series
-// is asked once before any is asked twice (docs/budget.md).
+// Fill is how far the first fill of an API's series is (docs/budget.md).
 type Fill struct {
 	Series    int       `json:"series"`
 	Asked     int       `json:"asked"` // asked once already
@@ -95,9 +85,7 @@ type Fill struct {
 	Line      string    `json:"line"`             // "filling: N of M series, ..."
 }
 
-// Waiting is what an API's due series wait for: a turn of its
-// rate_limit or a call of its daily_budget. Not a failure: each keeps its
-// value and its place.
+// Waiting is what an API's due series wait for; not a failure.
 type Waiting struct {
 	Limit string    `json:"limit"` // rate_limit, daily_budget
 	Until time.Time `json:"until"` // when the next turn frees
@@ -139,15 +127,15 @@ type Expansion struct {
 	Waiting int       `json:"entries_waiting"`
 }
 
-// Endpoint is one endpoint and window of an API: the group its series'
-// publication delay is learned for.
+// Endpoint is one endpoint and window of an API, whose publication delay
+// is learned.
 type Endpoint struct {
 	API    string `json:"api"`
 	Path   string `json:"endpoint"` // as configured (forecast_calls_per_day's endpoint)
 	Window string `json:"window"`
 	Series int    `json:"series"`
-	// PublicationDelay is onchain_exporter_publication_delay_seconds of
-	// the endpoint's paths, the largest; null where none is learned.
+	// PublicationDelay is the largest publication_delay_seconds of its
+	// paths; null where none is learned.
 	PublicationDelay *float64 `json:"publication_delay_seconds"`
 	OneRowIn         float64  `json:"one_row_in"` // 1: every row
 	CallsPerDay      float64  `json:"calls_per_day"`
@@ -175,16 +163,13 @@ type Member struct {
 	Name    string `json:"name"`
 	Address string `json:"address"`
 	Self    bool   `json:"self"`
-	// Serving: units are owned among it (live, and its heartbeat of this
-	// configuration came lately).
+	// Serving: units are owned among it (live, heard lately, same file).
 	Serving bool `json:"serving"`
 	Units   int  `json:"units_owned"`
-	// HeartbeatAge is how long ago its last heartbeat came; null for
-	// this member and one never heard.
+	// HeartbeatAge is since its last heartbeat; null for itself, or unheard.
 	HeartbeatAge *float64 `json:"heartbeat_age_seconds"`
-	// ClockOffset is its clock less this member's, by its last
-	// heartbeat; SameConfig says that heartbeat carried this member's
-	// configuration digest (null: none came).
+	// ClockOffset is its clock less this member's; SameConfig: its last
+	// heartbeat carried this member's configuration digest.
 	ClockOffset float64   `json:"clock_offset_seconds"`
 	SameConfig  *bool     `json:"same_config"`
 	Failed      time.Time `json:"failed_since,omitzero"` // it failed or left
@@ -207,9 +192,7 @@ type SeriesPage struct {
 	Matched int    `json:"matched"` // those the filter keeps
 	Offset  int    `json:"offset"`
 	Limit   int    `json:"limit"`
-	// Sort is the order of the items: "" the configuration's, "late"
-	// the most overdue row first, "changed" the newest change of value
-	// first (SortKeys).
+	// Sort is the order of the items (SortKeys; "": the configuration's).
 	Sort  string   `json:"sort"`
 	Items []Series `json:"items"`
 }
@@ -243,23 +226,20 @@ type Series struct {
 	Owner    string            `json:"owner,omitempty"` // cluster member that owns it
 	Deprec   bool              `json:"deprecated,omitempty"`
 	Earliest float64           `json:"rows_out_after_seconds,omitempty"`
-	// HeldUntil is when rate_limit has a turn again for a series that is
-	// due and waits for it (StateRateHeld).
+	// HeldUntil is when rate_limit has a turn again (StateRateHeld).
 	HeldUntil time.Time `json:"held_until,omitzero"`
 	// Values are its values served (or last served), the first the
-	// chart's; Points the rows they came from, oldest first (the last
-	// 16); Changed the row its first value changed at, as far as the
-	// points tell (zero: not within them); Due when its next row is due
-	// at the latest (onchain_exporter_row_due_timestamp_seconds of its
-	// endpoint; zero: not learned).
+	// chart's; Points the rows they came from, oldest first; Changed the
+	// row its first value changed at, as far as they tell; Due when its
+	// next row is due at the latest (row_due_timestamp_seconds).
 	Values  []Value   `json:"values"`
 	Points  []Point   `json:"points"`
 	Changed time.Time `json:"value_changed_row,omitzero"`
 	Due     time.Time `json:"row_due,omitzero"`
 	// Answers are its last outcomes, newest first.
 	Answers []Answer `json:"answers"`
-	// PlanHistory is its API's key's plan history with what each plan
-	// meant for it: only in its own view (the filter's key).
+	// PlanHistory is its API's plan history, what each meant for it: only
+	// in its own view.
 	PlanHistory []PlanChange `json:"plan_history,omitempty"`
 }
 
@@ -272,8 +252,7 @@ type Answer struct {
 	HeldBy   string    `json:"held_by,omitempty"`   // rate_limit, daily_budget
 	Until    time.Time `json:"held_until,omitzero"` // when that limit has a turn again
 	By       string    `json:"by"`                  // this member, fallback, peer
-	// Rows, TimeKey, CountedBy, LabelsFrom and Expected are the answer's
-	// shape as decode found it (rows "" when none was read).
+	// The answer's shape as decode found it (rows "": none read).
 	Rows       string    `json:"rows_at,omitempty"`
 	TimeKey    string    `json:"time_key,omitempty"`
 	CountedBy  string    `json:"counted_by,omitempty"`
@@ -285,9 +264,8 @@ type Answer struct {
 	Note       string    `json:"note,omitempty"`
 }
 
-// Value is one value a series serves: its family, the labels it adds to
-// the series' own, the value, and the family's unit and HELP as
-// /metrics says them.
+// Value is one value a series serves, the labels it adds to the series'
+// own, and its family's unit and HELP.
 type Value struct {
 	Family string            `json:"family"`
 	Labels map[string]string `json:"labels,omitempty"`
