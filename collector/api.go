@@ -20,17 +20,14 @@ import (
 )
 
 // apiCollector is the refresh engine of one API (engine.go) and what it
-// publishes for scrapes. It lives as long as its API is configured: a
-// reload reconciles its tuples (reconcile.go), it is not rebuilt.
+// publishes for scrapes; a reload reconciles it (reconcile.go).
 type apiCollector struct {
-	name   string
-	m      *selfMetrics
-	bm     *budget.Metrics
-	clk    clock.Clock
-	logger log.Logger
-	// idleAfter is how long without a scrape the engine waits before it
-	// stops calling upstream (demand).
-	idleAfter time.Duration
+	name      string
+	m         *selfMetrics
+	bm        *budget.Metrics
+	clk       clock.Clock
+	logger    log.Logger
+	idleAfter time.Duration // Options.IdleAfter
 
 	ctx    context.Context // parent of every refresh; cancelled on close
 	cancel context.CancelFunc
@@ -39,15 +36,13 @@ type apiCollector struct {
 	wakeup   chan struct{} // a refresh ended, a scrape came, a timer fired: plan again
 	loopDone chan struct{}
 
-	// peer is the cluster (nil: this member alone), rows the channel
-	// outcomes go to the others by, cm the cluster's families (cluster.go).
+	// peer is the cluster (nil: alone), rows its channel, cm its families.
 	peer *cluster.Peer
 	rows *cluster.Channel
 	cm   *cluster.RowMetrics
 
 	mu sync.Mutex // guards what follows and every tupleState of this API
-	// The configuration in force: replaced by reconcile, read by a
-	// refresh when it starts (refreshRun) and ends.
+	// The configuration in force, replaced by reconcile.
 	api   *config.API
 	up    *upstream.Client
 	sched *apiSchedule
@@ -61,31 +56,17 @@ type apiCollector struct {
 	byKey   map[string][]*tupleState
 	byTuple map[string]*tupleState // by the tuple's key
 	closed  bool
-	// running counts the refreshes in flight, within the API's
-	// concurrency.
-	running int
-	// timer wakes the loop when the next tuple is due.
-	timer clock.Timer
-	// fallingBack holds the units (delay keys) whose owner's rows did not
-	// come within the peer timeout, since when (cluster.go).
+	running int         // refreshes in flight, within concurrency
+	timer   clock.Timer // wakes the loop when the next tuple is due
+	// fallingBack: the units whose owner's rows did not come, since when.
 	fallingBack map[string]time.Time
-	// replanLater, while a peer's rows are taken (cluster.go adoptRows),
-	// collects the keys to place again once, after the last row, instead
-	// of after each row.
-	replanLater map[string]bool
-	// replanPending are the keys a peer's deltas touched since the loop
-	// last placed them again (cluster.go): a burst of deltas costs one
-	// pass over a key, not one a delta.
+	// replanLater and replanPending: keys to place again once after a
+	// batch of a peer's rows, or a burst of deltas (cluster.go).
+	replanLater   map[string]bool
 	replanPending map[string]bool
-	// digests are the digests of the tuples in force (cluster.go
-	// digestLocked), made once each.
-	digests map[*config.Tuple]string
-	// refusedLogged holds the reasons rows were refused for that were
-	// logged (once each).
-	refusedLogged map[string]bool
-	// shapes holds one copy of each answer shape the page's answers
-	// name (view.go shapeLocked), up to maxShapes.
-	shapes map[decode.Shape]*decode.Shape
+	digests       map[*config.Tuple]string // digestLocked
+	refusedLogged map[string]bool          // refusal reasons logged (once each)
+	shapes        map[decode.Shape]*decode.Shape
 	// handled counts the wakes the loop has acted on; settled is
 	// signalled when handled or running change (settle).
 	handled uint64
@@ -94,32 +75,25 @@ type apiCollector struct {
 	// unfilled counts those still waiting for it.
 	filled   chan struct{}
 	unfilled int
-	// fill is the tuples never asked (fill.go); hold, while it runs, is
-	// a call held back by rate_limit or daily_budget: no refresh starts
-	// until it ends; wait is what the due tuples wait for now.
+	// fill is the tuples never asked (fill.go); hold is a call held back:
+	// no refresh starts until it ends; wait is what due tuples wait for.
 	fill       fillState
 	hold, wait waitState
-	// engine is the fill and the wait as published (engineView).
-	engine atomic.Pointer[engineView]
-
-	// view is what scrapes read: published under mu, read without it.
-	view atomic.Pointer[apiView]
+	engine     atomic.Pointer[engineView] // the fill and the wait as published
+	view       atomic.Pointer[apiView]    // what scrapes read, published under mu
 	// lastScrape and scrapeGap (Unix and plain nanoseconds) say whether
 	// anybody still scrapes.
 	lastScrape, scrapeGap atomic.Int64
-	// wakes counts the wakes asked: a scrape adds one without a lock.
-	wakes atomic.Uint64
+	wakes                 atomic.Uint64 // wakes asked: a scrape adds one without a lock
 }
 
-// apiView is the published list of an API's tuples, replaced whole when
-// a reload changes it; each tuple publishes its own tupleView.
+// apiView is the published list of an API's tuples, replaced whole by a
+// reload; each tuple publishes its own tupleView.
 type apiView struct {
-	api    *config.API
-	up     *upstream.Client
-	tuples []*tupleState // read through their view only
-	// byTuple finds a tuple by its key: the engine's map, replaced whole
-	// by a reload and never written once published.
-	byTuple map[string]*tupleState
+	api     *config.API
+	up      *upstream.Client
+	tuples  []*tupleState          // read through their view only
+	byTuple map[string]*tupleState // never written once published
 	filled  chan struct{}
 }
 
@@ -129,8 +103,8 @@ type refreshRun struct {
 	tuple *config.Tuple
 	api   *config.API
 	up    *upstream.Client
-	// turn is the turn of rate_limit taken for it (dispatch): its call
-	// spends it, or gives it back when it is never sent.
+	// turn is the turn of rate_limit taken for it: spent by its call, or
+	// given back.
 	turn *upstream.Turn
 }
 
@@ -154,12 +128,9 @@ func (c *apiCollector) publishViewLocked() {
 // Name is the API's name, as collect[] selects its engine.
 func (c *apiCollector) Name() string { return c.name }
 
-// Collect serves every tuple from what its engine published, without
-// starting or waiting for a call, and without a lock of the engine's.
-// Only the very first fill of the tuples at start is awaited, until ctx
-// ends; a tuple a reload adds is served once its refresh ends. It reports
-// whether every tuple was served fresh: its last refresh succeeded and its
-// first one has ended.
+// Collect serves every tuple from what its engine published, without a
+// call or a lock. Only the first fill at start is awaited, until ctx
+// ends. fresh: every tuple's last refresh succeeded.
 func (c *apiCollector) Collect(ctx context.Context) ([]exposition.Sample, bool) {
 	v := c.view.Load()
 	now := c.clk.Now()
@@ -212,7 +183,9 @@ func (c *apiCollector) Collect(ctx context.Context) ([]exposition.Sample, bool) 
 
 // excessTally sums, per window, how far each scheduled tuple's served row
 // is behind the newest row published by the learned delay.
-type excessTally map[string]*struct {
+type excessTally map[string]*excessSum
+
+type excessSum struct {
 	sum time.Duration
 	n   int
 }
@@ -225,10 +198,7 @@ func (x excessTally) add(tv *tupleView, now time.Time) {
 	}
 	s := x[tv.tuple.Window]
 	if s == nil {
-		s = &struct {
-			sum time.Duration
-			n   int
-		}{}
+		s = &excessSum{}
 		x[tv.tuple.Window] = s // the window's gauge is set, to 0 if none counts
 	}
 	if tv.newest == 0 || tv.deprecated {
@@ -240,11 +210,9 @@ func (x excessTally) add(tv *tupleView, now time.Time) {
 	}
 }
 
-// refresh calls upstream for one tuple and hands the outcome to the door
-// (handleLocked). It runs detached from any scrape, bounded by the API
-// timeout, on the configuration in force when it started (r); what it
-// read is taken under the tuple's configuration when it ends (a reload
-// may have changed its labels, or dropped it).
+// refresh calls upstream for one tuple, detached from any scrape, and
+// hands the outcome to the door under the tuple's configuration when it
+// ends (a reload may have changed or dropped it).
 func (c *apiCollector) refresh(st *tupleState, r refreshRun) {
 	defer c.wg.Done()
 	ctx, cancel := context.WithTimeout(c.ctx, r.api.Timeout)
@@ -257,9 +225,7 @@ func (c *apiCollector) refresh(st *tupleState, r refreshRun) {
 	st.inflight = false
 	c.running--
 	switch {
-	case st.removed:
-		// The tuple left the configuration: the outcome says nothing
-		// the engine keeps.
+	case st.removed: // the outcome says nothing the engine keeps
 	case c.ctx.Err() != nil:
 		c.planLocked(st) // closing
 		c.filledLocked(st)
@@ -267,8 +233,7 @@ func (c *apiCollector) refresh(st *tupleState, r refreshRun) {
 		c.handleLocked(st, refreshEvent(start, d, err))
 	}
 	st.running.Store(false) // published by the outcome, if any
-	// The plan changed: followers may be due, a slot is free.
-	c.wakes.Add(1)
+	c.wakes.Add(1)          // followers may be due, a slot is free
 	c.settled.Broadcast()
 	c.mu.Unlock()
 	c.signal()
@@ -293,8 +258,8 @@ func refreshEvent(start time.Time, d *decode.Answer, err error) event {
 	}
 }
 
-// fetch is one GET and decode of a tuple. Rows dated after now by more than a spacing are left out (decode.LatestAt):
-// a wrong clock upstream never becomes the newest row nor a plan.
+// fetch is one GET and decode of a tuple. Rows dated after now by more
+// than a spacing are left out: a wrong clock upstream never becomes a plan.
 func (c *apiCollector) fetch(ctx context.Context, up *upstream.Client, t *config.Tuple, now time.Time) (*decode.Answer, error) {
 	endpoint := t.Path
 	if t.Entry != nil {

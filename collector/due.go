@@ -10,17 +10,11 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/schedule"
 )
 
-// rowDue is onchain_exporter_row_due_timestamp_seconds: per API,
-// endpoint and window, when the row after the newest one served is due
-// at the latest, from what the engine learned of its rows. Past it with
-// no newer row, the provider is late (the mixin's OnchainDataLate): the
-// end of the next row's interval, plus the learned release (the latest
-// offset at which the key's recent rows found on time were found), plus
-// the margin the spread of the rows of the API's endpoints of the window
-// explains (schedule.Estimate.DueOffset, schedule.PooledTolerance). A row
-// found late teaches neither. Only windowed rows (min, 10min, hour, day)
-// have one: block rows come when blocks do, and rows without a window
-// follow a cadence with days off.
+// rowDue is onchain_exporter_row_due_timestamp_seconds: when the row
+// after the newest one served is due at the latest (the end of its
+// interval, plus schedule.Estimate.DueOffset); past it, the provider is
+// late (the mixin's OnchainDataLate). Windowed rows only: block rows come
+// when blocks do, windowless rows on a cadence with days off.
 type rowDue struct {
 	vec *prometheus.GaugeVec
 
@@ -39,8 +33,7 @@ func newRowDue(reg prometheus.Registerer) *rowDue {
 }
 
 // dueTally is, per endpoint and window, the latest due time of its
-// tuples (the one that found the newest row: the endpoint is late only
-// when none of its series has the row).
+// tuples: the endpoint is late only when none of its series has the row.
 type dueTally map[dueKey]time.Time
 
 func (d dueTally) add(tv *tupleView) {
@@ -53,9 +46,8 @@ func (d dueTally) add(tv *tupleView) {
 	}
 }
 
-// due is when the row after the tuple's newest is due at the latest: the
-// next row's start, plus its due offset; zero when it has none (not
-// learned, no row yet, or no window).
+// due is when the row after the tuple's newest is due at the latest;
+// zero when not known.
 func (tv *tupleView) due() time.Time {
 	if tv.dueOffset <= 0 || tv.newest == 0 || plan.WindowDuration(tv.tuple.Window) <= 0 {
 		return time.Time{}
@@ -85,10 +77,8 @@ func (d *rowDue) publish(api string, t dueTally) {
 func (d *rowDue) drop(api string) { d.publish(api, nil) }
 
 // DueTolerance is what the due time of an endpoint's window allows past
-// its learned release (schedule.Estimate.DueTolerance: the spread of the
-// rows found on time pooled across the API's endpoints of the window, or
-// the key's own), false while it has no due time: the learned release is
-// the due time less it.
+// its learned release (schedule.Estimate.DueTolerance), false while it
+// has no due time.
 func (e *Exporter) DueTolerance(api, endpoint, window string) (time.Duration, bool) {
 	w := plan.WindowDuration(window)
 	if w <= 0 {

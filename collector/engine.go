@@ -7,26 +7,16 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
-// The refresh engine of one API. It owns the plan of its tuples: a queue
-// ordered by when each is due (queue.go), its next refresh set by the
-// policy of package schedule after every refresh, moved earlier when
-// another series of its key found the row it waits for, later when it
-// waits for its key's leader. Its one loop refreshes every tuple when the
-// plan says, within the API's concurrency (and rate_limit, which the
-// client holds), one refresh per tuple at a time, and publishes each
-// outcome where scrapes read it (a tupleView, state.go). The loop runs on
-// the engine's clock: the real one in production, a simulated one in
-// tests and benchmarks, which drive this same loop by moving the clock
-// and waiting for it to settle (Exporter.Settle). A scrape never starts a
-// call nor waits for one, except for the first fill of tuples never asked
-// (collect).
+// The refresh engine of one API: one loop refreshes each tuple when its
+// plan says (queue.go), within concurrency, one refresh per tuple at a
+// time, and publishes each outcome for scrapes. It runs on the engine's
+// clock, simulated in tests (Exporter.Settle). A scrape never starts a
+// call nor waits for one, except for the first fill.
 //
-// Demand: an exporter nobody scrapes spends nothing. The engine calls
-// upstream only while scrapes come: after idleAfter (or three times the
-// gap between the last two scrapes, if longer) without one it stops, and
-// the next scrape wakes it. Until the first scrape it does nothing. A
-// member of a cluster, once the cluster is scraped, calls whether or not
-// it is scraped itself.
+// Demand: nobody scrapes, nothing is spent. The engine stops after
+// idleAfter without a scrape (or three scrape gaps, if longer) and does
+// nothing before the first. A cluster member, once the cluster is
+// scraped, calls whether or not it is scraped itself.
 
 // DefaultIdleAfter is how long the engine goes on calling upstream after
 // the last scrape.
@@ -38,9 +28,8 @@ func (c *apiCollector) start() {
 	go c.loop()
 }
 
-// wake asks the loop to plan again: a scrape after an idle spell, a
-// timer, a reload. It takes no lock: a scrape never waits for a refresh
-// or a save that holds the engine's.
+// wake asks the loop to plan again, without a lock: a scrape never waits
+// for one.
 func (c *apiCollector) wake() {
 	c.wakes.Add(1)
 	c.signal()
@@ -62,8 +51,8 @@ func (c *apiCollector) signal() {
 	}
 }
 
-// touch records a scrape: demand. A scrape after an idle spell wakes the
-// loop. It takes no lock.
+// touch records a scrape, without a lock; after an idle spell it wakes
+// the loop.
 func (c *apiCollector) touch(now time.Time) {
 	idle := c.idle(now)
 	n := now.UnixNano()
@@ -75,16 +64,13 @@ func (c *apiCollector) touch(now time.Time) {
 	}
 }
 
-// idle says whether nobody scrapes: never yet, or not for a while; or
-// whether this member is joining its cluster. A member of a cluster, once
-// the cluster is scraped (it was, or a peer sent it its whole state), does
-// not idle otherwise: the others serve what it owns to scrapers it may
-// never see (a Service target balanced to one pod).
+// idle says whether nobody scrapes, or this member is joining its
+// cluster. A cluster member, once scraped or sent a peer's whole state,
+// does not idle otherwise: the others serve what it owns to scrapers it
+// may never see.
 func (c *apiCollector) idle(now time.Time) bool {
 	if c.peer.Joining() {
-		// The others' full state is on its way (cluster.go): nothing is
-		// fetched that it may hold; the join's end wakes the engine.
-		return true
+		return true // nothing fetched the others' full state may hold
 	}
 	last := c.lastScrape.Load()
 	if last == 0 {
@@ -108,15 +94,12 @@ func (c *apiCollector) loop() {
 	}
 }
 
-// dispatch starts the refreshes due now, first those planned earliest, as
-// many as the API's concurrency leaves room for, and arms the clock for
-// when the next is due (nothing while the engine idles: a scrape wakes
-// it).
+// dispatch starts the refreshes due now, earliest first, within
+// concurrency, and arms the clock for the next (not while idle).
 func (c *apiCollector) dispatch() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	// The wakes counted by now are handled by this plan; one counted
-	// while it is made (a scrape takes no lock) signals the loop again.
+	// A wake counted while this plan is made signals the loop again.
 	wakes := c.wakes.Load()
 	c.replanPendingLocked() // keys a peer's deltas touched (cluster.go)
 	now := c.clk.Now()
@@ -127,9 +110,8 @@ func (c *apiCollector) dispatch() {
 	late := false
 	c.wait = waitState{}
 	if !c.closed && !c.idle(now) {
-		// A refresh starts with a turn of rate_limit taken for it: a due
-		// tuple that has none waits for the next in its place; it is not
-		// sent to be held back and planned again.
+		// A refresh starts with a turn of rate_limit: without one, a due
+		// tuple waits in its place, not sent to be held back.
 		for c.running < c.api.Concurrency && c.queue.due(now) {
 			turn, wait := c.turnLocked(now)
 			if turn == nil {
@@ -152,9 +134,8 @@ func (c *apiCollector) dispatch() {
 			c.startLocked(st, turn)
 		}
 		if next := c.queue.first(); next != nil {
-			// Due and waiting for a slot: a refresh that ends wakes
-			// the loop; the timer is the fallback. Due and waiting for a
-			// turn: the timer wakes it when the turn frees.
+			// Waiting for a slot, a refresh that ends wakes the loop (the
+			// timer is a fallback); for a turn, the timer does.
 			at := now.Add(time.Second)
 			switch {
 			case !c.wait.until.IsZero():
@@ -163,10 +144,8 @@ func (c *apiCollector) dispatch() {
 				at = c.queue.key(next)
 			}
 			c.timer = c.clk.At(at, c.wake)
-			// A simulated clock moved past at while this plan was made
-			// fired the timers due before this one was armed: the loop
-			// plans again at the new time, or the tuple would wait for
-			// the next move of the clock.
+			// A simulated clock moved past at meanwhile: plan again now,
+			// not at its next move.
 			late = !c.clk.Now().Before(at)
 		}
 	}
@@ -178,18 +157,17 @@ func (c *apiCollector) dispatch() {
 	c.settled.Broadcast()
 }
 
-// startLocked starts the refresh of a tuple taken off the queue, with
-// the turn of rate_limit taken for it.
+// startLocked starts the refresh of a tuple taken off the queue.
 func (c *apiCollector) startLocked(st *tupleState, turn *upstream.Turn) {
 	c.running++
 	st.inflight = true
-	st.running.Store(true) // no view of its own: a view a refresh, not two
+	st.running.Store(true) // no view of its own: one a refresh, not two
 	c.wg.Add(1)
 	go c.refresh(st, refreshRun{tuple: st.tuple, api: c.api, up: c.up, turn: turn})
 }
 
 // settle waits until the loop has handled every wake and no refresh is
-// under way: all that is due at the clock's time is done.
+// under way.
 func (c *apiCollector) settle() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -198,8 +176,7 @@ func (c *apiCollector) settle() {
 	}
 }
 
-// close stops the engine and the refreshes under way, and waits for them;
-// its gauges of the fill and the wait go with it.
+// close stops the engine and the refreshes under way, and waits for them.
 func (c *apiCollector) close() {
 	c.m.due.DeleteLabelValues(c.name)
 	c.m.unasked.DeleteLabelValues(c.name)

@@ -24,40 +24,30 @@ import (
 
 // Options tune an Exporter; the zero value is the production default.
 type Options struct {
-	// Clock is the time the engines run on: clock.Real by default. Tests
-	// and benchmarks give a simulated clock (simclock.Clock), move it, and
-	// call Settle to let the engines catch up: the same loop as in
-	// production, on another clock.
+	// Clock is the time the engines run on (clock.Real by default); tests
+	// move a simulated one and call Settle.
 	Clock clock.Clock
-	// DefaultTimeout bounds a scrape that does not send
-	// X-Prometheus-Scrape-Timeout-Seconds.
+	// DefaultTimeout bounds a scrape that sends no timeout header;
+	// TimeoutOffset is kept free of the one it sends.
 	DefaultTimeout time.Duration
-	// TimeoutOffset is kept free of the Prometheus scrape timeout for
-	// encoding and transfer.
-	TimeoutOffset time.Duration
-	// Clients are the upstream clients, one per API, shared with the
-	// expand.Expander so that limits hold across expansion and scrapes; nil
-	// builds a pool of the Exporter's own, registered in its registry.
+	TimeoutOffset  time.Duration
+	// Clients are the upstream clients, shared with the expand.Expander so
+	// that limits hold across expansion and scrapes; nil: the Exporter's own.
 	Clients *upstream.Pool
-	// Store keeps the tuples' caches and schedules, learned delays,
-	// pauses and the day's count across restarts (package persist);
-	// nil keeps nothing.
+	// Store keeps what was learned across restarts; nil keeps nothing.
 	Store Keeper
-	// SaveInterval is how often a changed state is written to Store
-	// (5 s by default); Close writes it too.
+	// SaveInterval is how often the state is saved to Store (5 s).
 	SaveInterval time.Duration
-	// IdleAfter is how long after the last scrape the refresh engine
-	// stops calling upstream (DefaultIdleAfter, or three times the gap
-	// between scrapes if longer).
+	// IdleAfter is how long after the last scrape the engines stop
+	// calling upstream (DefaultIdleAfter, or three scrape gaps if longer).
 	IdleAfter time.Duration
-	// Peer is the cluster this exporter shares its calls with (nil:
-	// alone). New registers the rows with it: call Peer.Join after New.
+	// Peer is the cluster to share calls with (nil: alone). New registers
+	// the rows with it: call Peer.Join after New.
 	Peer *cluster.Peer
 }
 
 // Exporter serves /metrics for a configuration: one refresh engine per
-// API (apiCollector), which lives as long as its API is configured and
-// keeps every tuple's cache across scrapes and reloads.
+// API (apiCollector), living as long as its API is configured.
 type Exporter struct {
 	logger  log.Logger
 	opts    Options
@@ -67,35 +57,20 @@ type Exporter struct {
 	bm      *budget.Metrics
 	clients *upstream.Pool
 
-	// saveMu serialises saves.
-	saveMu sync.Mutex
+	saveMu sync.Mutex // serialises saves
 	// applyMu serialises ApplyConfig and Close; scrapes never take it.
 	applyMu sync.Mutex
 	cfg     *config.Config
 	closed  bool
 	engines map[string]*apiCollector
-	// delays are the publication delays learned per API; they outlive
-	// reloads.
-	delays map[string]*schedule.Book
-	// gauges are the label sets of the per-endpoint and per-window
-	// gauges set for the configuration in force.
-	gauges map[gaugeKey]bool
-	// leaving counts engines of APIs a reload removed, closing in the
-	// background.
-	leaving sync.WaitGroup
-
-	// plans are the daily budget's plans in force per API, as the
-	// landing page shows them (Plans).
-	plans atomic.Pointer[map[string]budget.Allotment]
-
-	// served is the engines in force, in the configuration's order:
-	// what scrapes and saves read, swapped whole by ApplyConfig.
+	delays  map[string]*schedule.Book // learned per API, across reloads
+	gauges  map[gaugeKey]bool         // the label sets set for the configuration in force
+	leaving sync.WaitGroup            // engines a reload removed, closing
+	plans   atomic.Pointer[map[string]budget.Allotment]
+	// served is the engines in force, in the configuration's order,
+	// swapped whole by ApplyConfig.
 	served atomic.Pointer[[]*apiCollector]
-
-	// scrape serves /metrics from the engines in force (package
-	// exposition).
 	scrape *exposition.Handler
-
 	// peer, rows and cm: the cluster (cluster.go); nil alone.
 	peer *cluster.Peer
 	rows *cluster.Channel
@@ -147,25 +122,29 @@ func New(cfg *config.Config, logger log.Logger, reg *prometheus.Registry, opts .
 		return nil, err
 	}
 	if e.peer != nil {
-		e.stopWatch, e.watchDone = make(chan struct{}), make(chan struct{})
-		go func() {
-			defer close(e.watchDone)
-			e.watchMembers(e.stopWatch)
-		}()
+		e.stopWatch, e.watchDone = background(e.watchMembers)
 	}
 	if e.opts.Store != nil {
 		if e.opts.SaveInterval <= 0 {
 			e.opts.SaveInterval = 5 * time.Second
 		}
-		e.stopSave, e.saveDone = make(chan struct{}), make(chan struct{})
-		go e.saveLoop(e.opts.SaveInterval, e.stopSave, e.saveDone)
+		e.stopSave, e.saveDone = background(e.saveLoop)
 	}
 	return e, nil
 }
 
+// background runs fn until stop is closed; done is closed when it returns.
+func background(fn func(stop <-chan struct{})) (stop, done chan struct{}) {
+	stop, done = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		fn(stop)
+	}()
+	return stop, done
+}
+
 // Plans returns the daily budget's allotment in force for each configured
-// API: what the log line at start and reload says, counted with the
-// cadence learned of the series without a window.
+// API, as the log says it at start and reload.
 func (e *Exporter) Plans() map[string]budget.Allotment {
 	if p := e.plans.Load(); p != nil {
 		return *p
@@ -174,8 +153,8 @@ func (e *Exporter) Plans() map[string]budget.Allotment {
 }
 
 // apiForecast is the forecast of the API name of cfg, with the spacing
-// each series without a window showed: in its engine c (nil at the first
-// start), else in the state file's entry saved for it.
+// each series without a window showed, in its engine c (nil at start) or
+// its saved entry.
 func apiForecast(cfg *config.Config, name string, c *apiCollector, saved *Saved) budget.APIForecast {
 	running := map[string]time.Duration{}
 	if c != nil {
@@ -202,14 +181,9 @@ func apiForecast(cfg *config.Config, name string, c *apiCollector, saved *Saved)
 }
 
 // ApplyConfig puts a configuration in force by reconciling each API's
-// engine with it, not by rebuilding: tuples the new configuration keeps
-// keep their values, plan, learned delays and any refresh in flight;
-// removed tuples leave (a refresh under way ends without a trace); new
-// ones are queued. An API's client is replaced only when its settings
-// change (package upstream's Pool), its limits, budget and pauses carried
-// over. No lock a scrape takes is held, and nothing waits for a call: a
-// reload never stalls a scrape. A configuration equal to the one in force
-// changes nothing.
+// engine with it (reconcile), not by rebuilding; a client is replaced
+// only when its settings change. A reload never stalls a scrape. A
+// configuration equal to the one in force changes nothing.
 func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 	e.applyMu.Lock()
 	defer e.applyMu.Unlock()
@@ -217,8 +191,7 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 		return errors.New("the exporter is closed")
 	}
 	if e.cfg != nil && reflect.DeepEqual(e.cfg, cfg) {
-		// Nothing changed but what a reload always means: the user may
-		// have fixed a rejected key upstream.
+		// The user may have fixed a rejected key upstream.
 		for _, c := range *e.served.Load() {
 			c.reloaded()
 		}
@@ -263,9 +236,6 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 		if e.opts.Store != nil {
 			saved = e.opts.Store.Take(a, up.Account(), e.now())
 		}
-		// The forecast and the plan count what the series without a
-		// window showed (running, or in the state file), not the
-		// default cadence of a series never seen.
 		f := apiForecast(cfg, name, e.engines[name], saved)
 		plans[name] = f.Allotment
 		e.bm.SetForecast(f)
@@ -306,8 +276,7 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 		})
 		for _, t := range a.Tuples {
 			if w := plan.WindowDuration(t.Window); w > 0 && t.CacheTTL == 0 {
-				// Present from the start: the first guess until rows
-				// teach better, and an empty histogram.
+				// Present from the start: the first guess, an empty histogram.
 				k := gaugeKey{name, t.Path, t.Window}
 				if !gauges[k] {
 					gauges[k] = true
@@ -343,16 +312,13 @@ func (e *Exporter) ApplyConfig(cfg *config.Config) error {
 
 // Close stops every refresh under way and saves the state.
 func (e *Exporter) Close() {
-	if e.stopSave != nil {
-		close(e.stopSave)
-		<-e.saveDone
-		e.stopSave = nil
+	for _, bg := range [][2]chan struct{}{{e.stopSave, e.saveDone}, {e.stopWatch, e.watchDone}} {
+		if bg[0] != nil {
+			close(bg[0])
+			<-bg[1]
+		}
 	}
-	if e.stopWatch != nil {
-		close(e.stopWatch)
-		<-e.watchDone
-		e.stopWatch = nil
-	}
+	e.stopSave, e.stopWatch = nil, nil
 	e.applyMu.Lock()
 	if e.closed {
 		e.applyMu.Unlock()
@@ -371,19 +337,14 @@ func (e *Exporter) Close() {
 }
 
 // Settle waits until every engine has done what is due at its clock's
-// time: every wake handled, no refresh under way. It starts nothing. A
-// driver of a simulated clock calls it after it moves the clock, so that
-// what is due at the new time is done before it looks.
+// time: a driver of a simulated clock calls it after moving the clock.
 func (e *Exporter) Settle() {
 	for _, c := range *e.served.Load() {
 		c.settle()
 	}
 }
 
-// ServeHTTP serves one scrape (exposition.Handler): the exporter's own
-// metrics and the data of the engines chosen by collect[] (all by
-// default), each read from what it published, within the scrape timeout
-// Prometheus announces.
+// ServeHTTP serves one scrape (exposition.Handler).
 func (e *Exporter) ServeHTTP(w http.ResponseWriter, r *http.Request) { e.scrape.ServeHTTP(w, r) }
 
 // collectors are the engines in force, as /metrics reads them.
@@ -396,8 +357,7 @@ func (e *Exporter) collectors() []exposition.Collector {
 	return out
 }
 
-// logAllotment names the budget's allotment of an API: at start and on every
-// reload one line, cut or not (docs/budget.md); none without a
+// logAllotment logs an API's allotment, cut or not; nothing without a
 // daily_budget.
 func logAllotment(logger log.Logger, p budget.Allotment) {
 	switch {

@@ -12,59 +12,45 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
-// The first fill, and the wait for a turn. At start, or when a reload
-// adds tuples, some tuples were never asked: until each has been asked
-// once, the queue gives them the calls first (planQueue.key), one log
-// line a minute says how far the fill is, and the page says when it will
-// be done. A call rate_limit or daily_budget has no turn for is not a
-// failure: the engine starts no refresh while none is free, and waits
-// for the next (wait), which the page and onchain_exporter_tuples_due
-// show.
+// The first fill: until each tuple never asked has been asked once, the
+// queue gives them the calls first (planQueue.key), logged once a
+// minute. A call with no turn of rate_limit or daily_budget is a wait,
+// not a failure (onchain_exporter_tuples_due).
 
-// fillLogEvery is how often a fill is logged: one line a minute at most,
-// whatever the number of series, its end included.
+// fillLogEvery is how often a fill is logged, its end included.
 const fillLogEvery = time.Minute
 
-// noRate is the fill's length when no rate is in force (no rate_limit,
-// no daily_budget): the calls go as fast as concurrency allows, and
-// every tuple is asked once before any is asked again.
+// noRate is the fill's length when no rate is in force: every tuple is
+// still asked once before any twice.
 const noRate = maxFill
 
 // maxFill is the longest fill that asks every tuple once before any
-// twice: a fill at a rate the configuration fits takes minutes (10 102
-// series at 540 calls a minute, 19), and one longer than an hour is one
-// the daily budget cannot afford at its pace (79 series at 63 calls a
-// day take 30 hours), where the series asked first would wait a day for
-// their second row. Such a fill goes in the plan's order.
+// twice: one that fits takes minutes (10 102 series at 540 a minute, 19);
+// a longer one is a budget's pace (79 series at 63 calls a day take 30
+// hours), where the first asked would wait a day: it goes in plan order.
 const maxFill = time.Hour
 
-// fillState is an engine's fill: the tuples never asked, since when it
-// runs, and what was logged of it. Guarded by the engine's lock.
+// fillState is an engine's fill, guarded by its lock.
 type fillState struct {
-	unasked int
-	since   time.Time
-	// askedAtStart is how many tuples were asked when it began: the rate
-	// of the fill is measured from there.
-	askedAtStart int
+	unasked      int
+	since        time.Time
+	askedAtStart int // the fill's rate is measured from there
 	logged       time.Time
-	// done is when the last fill ended, its line not logged yet: it
-	// waits for the minute after the last line about the fill.
+	// done is when the last fill ended, its line waiting for the minute
+	// after the last line about it.
 	done time.Time
 }
 
-// waitState is a wait of the engine for a turn: due tuples wait for
-// rate_limit's next turn or daily_budget's next call (by), until.
+// waitState is a wait of the engine for a turn of the limit by.
 type waitState struct {
 	until time.Time
 	by    string
 }
 
-// engineView is what the engine publishes of its API beyond the tuples:
-// the fill and the wait. Immutable once published.
+// engineView is the fill and the wait as published; immutable.
 type engineView struct {
-	// filling: tuples never asked remain; asked of total are asked;
-	// perMinute is the fill's rate (0: not known yet), done when it is
-	// expected to end at that rate.
+	// perMinute is the fill's rate (0: not known yet), done when it ends
+	// at that rate.
 	filling      bool
 	asked, total int
 	since        time.Time
@@ -73,8 +59,8 @@ type engineView struct {
 	wait         waitState
 }
 
-// recountLocked counts the tuples never asked after a reconcile, and
-// starts a fill when some are, or ends one none is left of.
+// recountLocked counts the tuples never asked after a reconcile, starting
+// or ending a fill.
 func (c *apiCollector) recountLocked(now time.Time) {
 	n := 0
 	for _, st := range c.states {
@@ -88,15 +74,12 @@ func (c *apiCollector) recountLocked(now time.Time) {
 		c.fill.since, c.fill.askedAtStart, c.fill.logged, c.fill.done = now, len(c.states)-n, now, time.Time{}
 		c.queue.since = now
 	}
-	// A fill longer than maxFill is one the daily budget cannot afford
-	// at its pace: it goes in the plan's order.
 	c.queue.hold = c.fillLengthLocked(n)
 	c.queue.filling = n > 0 && c.queue.hold <= maxFill
 	heap.Init(&c.queue)
 }
 
-// askedLocked ends a tuple's part of the fill, once: the last one ends
-// the fill, and the queue takes its plain order again.
+// askedLocked ends a tuple's part of the fill; the last ends the fill.
 func (c *apiCollector) askedLocked(now time.Time) {
 	c.fill.unasked--
 	if c.fill.unasked > 0 {
@@ -111,8 +94,8 @@ func (c *apiCollector) askedLocked(now time.Time) {
 	}
 }
 
-// rateLocked is the rate in force, in calls a minute: the lower of
-// rate_limit and daily_budget's pace; 0 when neither applies.
+// rateLocked is the lower of rate_limit and daily_budget's pace, in calls
+// a minute; 0 for neither.
 func (c *apiCollector) rateLocked() float64 {
 	r := c.api.RateLimit
 	if b := c.up.Budget(); b != nil {
@@ -126,9 +109,7 @@ func (c *apiCollector) rateLocked() float64 {
 	return r
 }
 
-// fillLengthLocked is how long n tuples take to ask at the rate in force:
-// a tuple asked already waits that much longer in the queue during a
-// fill (planQueue.key).
+// fillLengthLocked is how long n tuples take to ask at the rate in force.
 func (c *apiCollector) fillLengthLocked(n int) time.Duration {
 	r := c.rateLocked()
 	if r <= 0 {
@@ -138,7 +119,7 @@ func (c *apiCollector) fillLengthLocked(n int) time.Duration {
 }
 
 // fillRateLocked is the fill's rate in calls a minute: measured once it
-// has run a minute, the rate in force before; 0 when neither is known.
+// has run a minute, the rate in force before.
 func (c *apiCollector) fillRateLocked(now time.Time) float64 {
 	if elapsed := now.Sub(c.fill.since); elapsed >= fillLogEvery {
 		asked := len(c.states) - c.fill.unasked - c.fill.askedAtStart
@@ -199,9 +180,8 @@ func (v *engineView) line() string {
 	return s
 }
 
-// turnLocked takes a turn for a refresh to start now: none while a hold
-// runs (a call held back by rate_limit or daily_budget), else one of
-// rate_limit; and, when there is none, until when and by what.
+// turnLocked takes a turn of rate_limit for a refresh to start now; none
+// while a hold runs. Without one, it says what to wait for.
 func (c *apiCollector) turnLocked(now time.Time) (*upstream.Turn, waitState) {
 	if c.hold.until.After(now) {
 		return nil, c.hold

@@ -13,8 +13,7 @@ import (
 
 const namespace = config.Namespace
 
-// selfMetrics are the engine's families, registered once; they live
-// across reloads. The families of upstream calls are package upstream's.
+// selfMetrics are the engine's families, registered once.
 type selfMetrics struct {
 	staleServed *prometheus.CounterVec
 	tuples      *prometheus.GaugeVec
@@ -50,10 +49,8 @@ func newSelfMetrics(reg prometheus.Registerer) *selfMetrics {
 	return m
 }
 
-// delayGauge is publication_delay_seconds, and the values it holds by
-// API, endpoint and window: the page reads one endpoint's value without
-// gathering the family (a hundred thousand paths are a hundred thousand
-// series of it).
+// delayGauge is publication_delay_seconds and the values it holds: the
+// page reads one without gathering the family (one series a path).
 type delayGauge struct {
 	vec *prometheus.GaugeVec
 	mu  sync.Mutex

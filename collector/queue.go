@@ -7,21 +7,14 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/schedule"
 )
 
-// planQueue is the plan of one API: its tuples not in flight, ordered by
-// when each is due (the Plan the policy returned), earliest first, the
-// configuration's order among equals. The engine pops what is due and
-// pushes a tuple back when its refresh ends; it is guarded by the
-// apiCollector's lock.
-//
-// During a fill (fill.go) of at most maxFill, a tuple never asked is
-// ordered as if due when the fill began, at the latest, and one asked
-// already is due the fill's length later than its plan says: every tuple
-// gets its first value before any is asked a second time, unless one was
-// due longer ago than the whole fill takes (docs/budget.md, "The first
+// planQueue is the plan of one API: its tuples not in flight, earliest
+// due first, the configuration's order among equals; guarded by the
+// apiCollector's lock. During a fill of at most maxFill, a tuple never
+// asked is due when the fill began at the latest, and one asked already
+// the fill's length later than its plan says (docs/budget.md, "The first
 // fill").
 type planQueue struct {
 	items []*tupleState
-	// filling: tuples never asked remain, in a fill of at most maxFill;
 	// since is when the fill began, hold its length at the rate in force.
 	filling bool
 	since   time.Time
@@ -75,22 +68,19 @@ func (q *planQueue) first() *tupleState {
 	return q.items[0]
 }
 
-// due says whether the first tuple is due at now: its key is, so that a
-// tuple asked already waits for the fill even when its plan is due.
+// due says whether the first tuple's key is due at now.
 func (q *planQueue) due(now time.Time) bool {
 	st := q.first()
 	return st != nil && !q.key(st).After(now)
 }
 
-// planLocked (re)places a tuple not in flight in the queue, at when its
-// plan says; when another series of its key found the row it waits for,
-// that is an event (evSiblingFound): due as soon as the 5 s floor allows.
+// planLocked (re)places a tuple not in flight in the queue; when another
+// series of its key found its row, it is due as soon as the floor allows.
 func (c *apiCollector) planLocked(st *tupleState) {
 	if st.inflight || st.removed {
 		return // queued again when its refresh ends; or gone
 	}
-	// The floor runs from the last refresh, sent or held back by the
-	// budget: a tuple is never taken more often.
+	// The floor runs from the last refresh, sent or held back.
 	last := st.LastAttempt
 	if held := st.heldAt.Time(); held.After(last.Time()) {
 		last = schedule.InstantOf(held)
@@ -106,8 +96,7 @@ func (c *apiCollector) planLocked(st *tupleState) {
 	c.publishLocked(st)
 }
 
-// replanKeyLocked places again every tuple of a key: a refresh of one of
-// them may have found the row the others wait for.
+// replanKeyLocked places again every tuple of a key.
 func (c *apiCollector) replanKeyLocked(key string) {
 	if c.replanLater != nil {
 		c.replanLater[key] = true // a batch of a peer's rows: once, after it
@@ -119,8 +108,7 @@ func (c *apiCollector) replanKeyLocked(key string) {
 }
 
 // popDueLocked takes the first tuple due at now off the queue, nil when
-// none is. A follower whose key's leader still chases the row waits for it
-// (evLeaderChasing): its plan moves past now, and it is placed again.
+// none is; a follower whose leader chases the row is placed again later.
 func (c *apiCollector) popDueLocked(now time.Time) *tupleState {
 	for {
 		if !c.queue.due(now) {

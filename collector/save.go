@@ -9,10 +9,9 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
-// Keeper keeps what the engines learned across restarts: package
-// persist's Store, over the state files of --storage.path. The engine
-// only gives snapshots and takes back what the door checked; the files
-// are the Keeper's.
+// Keeper keeps what the engines learned across restarts (package
+// persist's Store): the engine gives snapshots and takes back what the
+// door checked; the files are the Keeper's.
 type Keeper interface {
 	// Take hands back, once, what the last run left of an API section
 	// for account, each tuple's entry checked by TakeSaved; nil when
@@ -21,21 +20,18 @@ type Keeper interface {
 	// Save writes the snapshot of every API, one save at a time.
 	Save([]Snapshot)
 	// Keep makes a client's budget reserve its calls on disk and
-	// restores its saved pauses (upstream.Pool.OnClient): the pool the
-	// Exporter builds when Options.Clients is nil is hooked to it.
+	// restores its saved pauses (upstream.Pool.OnClient).
 	Keep(*upstream.Client)
 }
 
-// Saved is what the last run left of an API section, checked: each part
-// ready for its owner.
+// Saved is what the last run left of an API section, checked.
 type Saved struct {
 	Tuples map[string]Tuple // by tuple key, of the same digest
 	Delays map[string]schedule.Estimate
 	Budget *budget.Saved
 }
 
-// Snapshot is what the owners of one API's state gave for a save, each
-// part its owner's snapshot (the listing answers are the Keeper's own).
+// Snapshot is one API's state for a save, each part its owner's.
 type Snapshot struct {
 	API, Account string
 	Tuples       map[string]SavedTuple        // the engine's, by tuple key
@@ -44,10 +40,8 @@ type Snapshot struct {
 	Budget       *budget.Saved                // budget.Budget.Saved
 }
 
-// Save writes the state of every API to the Keeper. It runs every few
-// seconds and on Close; without a Keeper it does nothing. Each engine's
-// lock is held only while its state is copied, never across the write:
-// neither scrapes nor refreshes wait for the disk.
+// Save writes the state of every API to the Keeper, if any. An engine's
+// lock is held only while its state is copied: nothing waits for the disk.
 func (e *Exporter) Save() {
 	if e.opts.Store == nil {
 		return
@@ -79,17 +73,15 @@ func (e *Exporter) snapshot(c *apiCollector) Snapshot {
 }
 
 // SaveTuple is the entry of tuple t in state s as a state file keeps it:
-// under t's digest, the times JSON cannot hold forgotten (one row dated
-// in year 10000 must not stop the whole file from being written).
+// under t's digest, the times JSON cannot hold forgotten.
 func SaveTuple(t *config.Tuple, s Tuple) SavedTuple {
 	s.forgetFarTimes()
 	return SavedTuple{Digest: digest(t), State: s}
 }
 
-// saveLoop saves every interval until stop is closed.
-func (e *Exporter) saveLoop(every time.Duration, stop <-chan struct{}, done chan<- struct{}) {
-	defer close(done)
-	t := time.NewTicker(every)
+// saveLoop saves every Options.SaveInterval until stop is closed.
+func (e *Exporter) saveLoop(stop <-chan struct{}) {
+	t := time.NewTicker(e.opts.SaveInterval)
 	defer t.Stop()
 	for {
 		select {

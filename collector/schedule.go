@@ -10,48 +10,27 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/schedule"
 )
 
-// The engine asks package schedule when each tuple is refreshed: this
-// file turns a tuple's state into what the policy reads (schedule.Series)
-// and an upstream error into a schedule.Failure.
-
 // minInterval is the policy's floor between two refreshes of one tuple.
 var minInterval = schedule.Default.MinInterval
 
-// apiSchedule is the schedule of one API: its Book (what was learned of
-// publication delays, kept across reloads) and the API's settings the
-// policy reads.
+// apiSchedule is the schedule of one API: its Book (the learned
+// publication delays) and the API's settings the policy reads.
 type apiSchedule struct {
-	book       *schedule.Book
-	revalidate time.Duration
-	// maxStaleness caps the wait between polls of a late row of a tuple
-	// without a window (Series.MaxWait).
-	maxStaleness time.Duration
-	// factor is the coarsening the daily budget's plan asks for, by
-	// tuple key: a series is polled for one row in factor
-	// (Series.Factor).
-	factor map[string]float64
+	book         *schedule.Book
+	revalidate   time.Duration
+	maxStaleness time.Duration      // Series.MaxWait
+	factor       map[string]float64 // Series.Factor, by tuple key
 }
 
-// delayKey names the series that share a publication delay
-// (schedule.Key): those of an endpoint and window; a series without a
-// window is a key of its own (the fake's consensus rows of two assets
-// come hours apart, and a follower of a leader published hours earlier
-// would be polled at every floor until its own row came).
+// delayKey names the series that share a publication delay: those of an
+// endpoint and window; a series without a window is a key of its own
+// (two assets' rows may come hours apart).
 func delayKey(t *config.Tuple) string {
 	return schedule.NewKey(t.API, t.Path, t.Window, t.Key).String()
 }
 
-// rowWindow is the spacing of a tuple's rows: its window; for block
-// windows the mean spacing of the rows seen; without a window the cadence
-// it showed (learnCadence), schedule.DefaultCadence until it did. The
-// cadence of an answer without times is rounded to a clock unit
-// (schedule.Grid): its rows are then placed on that unit's grid.
-func rowWindow(st *tupleState) time.Duration { return spacing(st.tuple.Window, &st.Tuple) }
-
-// rowLength is how long after its time a row of window is complete: its
-// window for a windowed row, whose time is its interval's start; none for
-// a block row, whose time is the block's own. A row's delay runs from its
-// time plus rowLength: row_delay_seconds and publication_delay_seconds.
+// rowLength is how long after its time a row of window is complete, where
+// its delay runs from: none for a block row, whose time is the block's.
 func rowLength(window string, s *Tuple) time.Duration {
 	if window == "block" {
 		return 0
@@ -59,9 +38,9 @@ func rowLength(window string, s *Tuple) time.Duration {
 	return spacing(window, s)
 }
 
-// spacing is rowWindow of a tuple's state s in window: the spacing the
-// policy plans with, and the one its plan is checked against when taken
-// back (Tuple.check).
+// spacing is the spacing of the rows of a tuple's state s in window: its
+// window; for blocks the mean seen; without a window the cadence it
+// showed, schedule.DefaultCadence until then.
 func spacing(window string, s *Tuple) time.Duration {
 	switch window {
 	case "block":
@@ -75,17 +54,15 @@ func spacing(window string, s *Tuple) time.Duration {
 	return plan.WindowDuration(window)
 }
 
-// cadence is what a tuple without a window learned of its rows, as
-// package schedule reads it.
+// cadence is what a tuple without a window learned of its rows.
 func cadence(s *Tuple) schedule.Cadence {
 	return schedule.Cadence{Interval: s.Interval, Timeless: s.RowTime.IsZero(), Weekdays: s.Weekdays,
 		Since: s.Since.Time(), Changed: s.Changed.Time(), Newest: s.Newest.Time()}
 }
 
-// learnCadence learns, after an answer a at now that succeeded, how often
-// a tuple without a window has a new row (schedule.Policy.LearnCadence);
-// n is its state with the answer, prev the state before it, lastTry when
-// it was asked before. It returns Outcome.MissedAt.
+// learnCadence learns, after an answer a that succeeded, how often a
+// tuple without a window has a new row; n is its state with the answer,
+// prev the one before. It returns Outcome.MissedAt.
 func learnCadence(t *config.Tuple, n *Tuple, prev Tuple, lastTry time.Time, a *decode.Answer, now time.Time) time.Time {
 	if t.Window != "" || t.CacheTTL > 0 {
 		return time.Time{}
@@ -123,8 +100,7 @@ func (s *apiSchedule) series(t *config.Tuple, st *Tuple) schedule.Series {
 		se.MaxWait = s.maxStaleness
 		if st.RowTime.IsZero() && st.Interval <= 0 && !st.LastSuccess.IsZero() {
 			// Until two changes showed its cadence, an answer without
-			// times is asked every DefaultCadence (max_staleness at
-			// most): no row of it is expected at any time yet.
+			// times is asked every DefaultCadence (max_staleness at most).
 			se.CacheTTL = min(schedule.DefaultCadence, max(s.maxStaleness, minInterval))
 		}
 	}
@@ -132,7 +108,7 @@ func (s *apiSchedule) series(t *config.Tuple, st *Tuple) schedule.Series {
 }
 
 // siblingFound says whether another series of the tuple's key found the
-// row it waits for, at `at` (schedule.Policy.SiblingFound).
+// row it waits for, at at.
 func (s *apiSchedule) siblingFound(st *tupleState, at time.Time) bool {
 	if st.Polls == 0 && !st.Following {
 		return false
@@ -141,8 +117,7 @@ func (s *apiSchedule) siblingFound(st *tupleState, at time.Time) bool {
 }
 
 // waitsForLeader says whether a follower due at now waits for its
-// leader, which is chasing the row (the event evLeaderChasing then moves
-// its plan a learn step on).
+// leader, which is chasing the row.
 func (s *apiSchedule) waitsForLeader(st *tupleState, now time.Time) bool {
 	if !st.Following {
 		return false

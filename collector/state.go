@@ -95,7 +95,7 @@ func (c *apiCollector) publishLocked(st *tupleState) {
 		failingSince: st.FailingSince, next: st.Next, why: st.Why,
 		newest: st.Newest, deprecated: st.Deprecated,
 		samples: st.Samples, page: st.page}
-	if w := rowWindow(st); w > 0 && st.tuple.CacheTTL == 0 {
+	if w := spacing(st.tuple.Window, &st.Tuple); w > 0 && st.tuple.CacheTTL == 0 {
 		v.w = w
 		if !st.Newest.IsZero() && !st.Deprecated {
 			v.earliest = c.sched.book.Earliest(st.delayKey(), st.tuple.Key, w)

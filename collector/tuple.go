@@ -14,29 +14,24 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/schedule"
 )
 
-// Tuple is what a tuple has learned: its last good values and what the
-// schedule needs. It is the tuple's snapshot: what survives a reload, a
-// restart (a state file's entry, SavedTuple) or a peer's refresh (a
-// peerRow), carried over and persisted as a whole. Times are absolute, so
-// that it means the same after a restart.
+// Tuple is what a tuple has learned, its last good values and what the
+// schedule needs: what survives a reload, a restart (SavedTuple) or goes
+// to a peer (peerRow), as a whole. Times are absolute.
 type Tuple struct {
-	// Samples are the last good values as decoded (scaled, labelled):
-	// the series are built from them again with the tuple's labels.
+	// Samples are the last good values as decoded; the series are built
+	// from them with the tuple's labels.
 	Samples  []decode.Sample  `json:"samples,omitempty"`
 	RowTime  schedule.Instant `json:"row_time"` // row time of the values
 	Newest   schedule.Instant `json:"newest"`   // newest row seen
 	Interval time.Duration    `json:"interval,omitempty"`
 	Since    schedule.Instant `json:"since,omitzero"`
 	// Changed is when the values of an answer without times were last
-	// seen to change, as estimated: between the last poll that did not
-	// see the change and the one that did.
+	// seen to change, estimated between two polls.
 	Changed    schedule.Instant `json:"changed,omitzero"`
 	Block      *float64         `json:"block,omitempty"` // block height of the newest row
 	Deprecated bool             `json:"deprecated,omitempty"`
-	// Weekdays are the UTC weekdays rows were seen on (bit i:
-	// time.Weekday i) since Since, the oldest row seen: a series without
-	// a window learns which days it has no rows on (trading days).
-	// Beside Deprecated and OK, so that the three share a word.
+	// Weekdays are the UTC weekdays rows were seen on since Since (bit i:
+	// time.Weekday i): trading days. Beside Deprecated and OK: one word.
 	Weekdays uint8 `json:"weekdays,omitempty"`
 
 	OK           bool             `json:"ok"` // the last refresh succeeded
@@ -46,22 +41,18 @@ type Tuple struct {
 	FailingSince schedule.Instant `json:"failing_since"`
 	Failures     int              `json:"failures,omitempty"`
 
-	// Poll is what the schedule keeps: when the next refresh is due and
-	// where the next row is polled for.
-	schedule.Poll
+	schedule.Poll // when the next refresh is due, and where the row is polled for
 }
 
-// SavedTuple is a tuple's entry in a state file: its state under the
-// digest of the tuple it belongs to (a tuple whose request or series
-// changed does not take it).
+// SavedTuple is a tuple's entry in a state file, under the digest of the
+// tuple it belongs to.
 type SavedTuple struct {
 	Digest string `json:"digest"`
 	State  Tuple  `json:"state"`
 }
 
 // digest is a digest of what makes a tuple's request and series: a saved
-// state, or a row a peer fetched, applies to a tuple of the same digest
-// only.
+// state or a peer's row applies to a tuple of the same digest only.
 func digest(t *config.Tuple) string {
 	b, _ := json.Marshal(struct {
 		Key, Path, Window, Rows, TimeKey string
@@ -76,13 +67,12 @@ func digest(t *config.Tuple) string {
 	return hex.EncodeToString(sum[:12])
 }
 
-// maxFailures bounds the count of failures in a row taken back: the
-// exporter counts them in ones, never near this.
+// maxFailures bounds the failures in a row taken back.
 const maxFailures = 1_000_000
 
 // check says why a tuple's state, saved or sent by a peer, is not one
-// the exporter writes for t at now, or nil. When its plan is due is the
-// schedule's to judge (Outcome.Restored).
+// the exporter writes for t at now, or nil. Its plan is the schedule's
+// to judge.
 func (s *Tuple) check(t *config.Tuple, now time.Time) error {
 	for i, x := range s.Samples {
 		if math.IsNaN(x.Value) || math.IsInf(x.Value, 0) {
@@ -98,9 +88,8 @@ func (s *Tuple) check(t *config.Tuple, now time.Time) error {
 	if s.Failures < 0 || s.Failures > maxFailures {
 		return fmt.Errorf("failures %d is not between 0 and %d", s.Failures, maxFailures)
 	}
-	// The future-row rule of an answer: a row may be up to
-	// decode.FutureTolerance ahead of now (LatestAt takes no newer one);
-	// anything else the exporter did is past.
+	// A row may be up to decode.FutureTolerance ahead of now (as LatestAt
+	// takes it); anything else the exporter did is past.
 	rowAhead := decode.FutureTolerance(t)
 	for _, tm := range []struct {
 		name  string
@@ -115,20 +104,16 @@ func (s *Tuple) check(t *config.Tuple, now time.Time) error {
 			return err
 		}
 	}
-	// The spacing the policy planned with (rowWindow): learned for block
-	// rows and a series without a window.
+	// The spacing the policy planned with, learned for some windows.
 	if err := s.Poll.Check(spacing(t.Window, s)); err != nil {
 		return fmt.Errorf("%w for %s rows", err, windowName(t.Window))
 	}
 	return nil
 }
 
-// admit is the check of a tuple's state that comes from outside (a
-// peer's row, a state file's entry) and of a fetched answer's: check, and
-// no more samples than an answer for t gives. A peer's samples are also
-// fitted to the file's fields (decode.Fit); a saved entry's are those of
-// the tuple it was saved for (its digest; decode.Refit for the fields
-// the file does not list).
+// admit checks a tuple's state from outside (a peer's row, a saved
+// entry) or a fetched answer: check, and no more samples than an answer
+// for t gives.
 func admit(t *config.Tuple, s *Tuple, now time.Time) error {
 	if err := s.check(t, now); err != nil {
 		return err
@@ -147,8 +132,7 @@ func windowName(w string) string {
 }
 
 // TakeSaved reads a tuple's entry of a state file for t at now, through
-// the door's checks (admit): the state, or an error saying why it is not
-// taken (not an entry, another request or series, numbers out of range).
+// the door's checks (admit), or says why it is not taken.
 func TakeSaved(raw json.RawMessage, t *config.Tuple, now time.Time) (Tuple, error) {
 	var e SavedTuple
 	if err := json.Unmarshal(raw, &e); err != nil {
@@ -166,22 +150,19 @@ func TakeSaved(raw json.RawMessage, t *config.Tuple, now time.Time) (Tuple, erro
 		return Tuple{}, err
 	}
 	if err := decode.Refit(t, e.State.Samples); err != nil {
-		// A family named otherwise since it was saved (docs/naming.md):
-		// the next refresh serves it under its name of today.
+		// A family renamed since it was saved (docs/naming.md).
 		return Tuple{}, fmt.Errorf("%w: %v", ErrNotThisTuple, err)
 	}
 	return e.State, nil
 }
 
 // ErrNotThisTuple: an entry saved for another request or series of the
-// key (a changed configuration): not taken, and not worth a warning.
+// key; not worth a warning.
 var ErrNotThisTuple = errors.New("saved for another request or series")
 
-// forgetFarTimes forgets the times of s that an Instant does not hold (a
-// year past 2262, or before 1678; JSON would hold none past 9999): one
-// row dated in year 10000 must not stop the whole file, the day's count
-// with it, from being written. A forgotten plan is due at once; a
-// forgotten row time is none.
+// forgetFarTimes forgets the times of s that an Instant does not hold:
+// one row dated in year 10000 must not stop the whole file, the day's
+// count with it, from being written.
 func (s *Tuple) forgetFarTimes() {
 	schedule.ForgetFar(&s.RowTime, &s.Newest, &s.LastSuccess, &s.LastAttempt, &s.FailingSince, &s.Since, &s.Changed, &s.Next)
 }
