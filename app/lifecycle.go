@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -69,13 +70,9 @@ func (a *App) Start() error {
 // cannot; socket activation and vsock are web.ListenAndServe's (nil).
 func (a *App) listen() ([]net.Listener, error) {
 	w := a.opts.Web
-	if w.WebSystemdSocket != nil && *w.WebSystemdSocket || w.WebListenAddresses == nil || len(*w.WebListenAddresses) == 0 {
+	if w.WebSystemdSocket != nil && *w.WebSystemdSocket || w.WebListenAddresses == nil || len(*w.WebListenAddresses) == 0 ||
+		slices.ContainsFunc(*w.WebListenAddresses, func(addr string) bool { return strings.HasPrefix(addr, "vsock://") }) {
 		return nil, nil
-	}
-	for _, addr := range *w.WebListenAddresses {
-		if strings.HasPrefix(addr, "vsock://") {
-			return nil, nil
-		}
 	}
 	var listeners []net.Listener
 	for _, addr := range *w.WebListenAddresses {

@@ -3,6 +3,7 @@ package app
 import (
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
@@ -33,23 +34,16 @@ func resolveStoragePath(path string, set bool, logger log.Logger) string {
 	return legacyStoragePath
 }
 
-// stateFiles are the names the exporter writes in its storage directory,
-// which neither Prometheus nor Alertmanager writes.
-func stateFiles() []string {
+// holdsExporterState says whether dir holds a file of a name the exporter
+// writes in its storage directory, which neither Prometheus nor
+// Alertmanager writes.
+func holdsExporterState(dir string) bool {
 	names := []string{"cluster-member-name"}
 	for _, api := range config.APINames {
 		names = append(names, api+".json", "budget-"+api+".json")
 	}
-	return names
-}
-
-// holdsExporterState says whether dir holds one of the exporter's state
-// files.
-func holdsExporterState(dir string) bool {
-	for _, name := range stateFiles() {
-		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().IsRegular() {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(names, func(name string) bool {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		return err == nil && fi.Mode().IsRegular()
+	})
 }

@@ -164,21 +164,11 @@ func writeHeader(bw *bufio.Writer, f *Family, om, unknown bool) {
 			name = strings.TrimSuffix(name, "_total")
 		}
 	}
-	bw.WriteString("# HELP ")
-	bw.WriteString(name)
-	bw.WriteByte(' ')
+	bw.WriteString("# HELP " + name + " ")
 	escaper.WriteString(bw, f.help)
-	bw.WriteString("\n# TYPE ")
-	bw.WriteString(name)
-	bw.WriteByte(' ')
-	bw.WriteString(typ)
-	bw.WriteByte('\n')
+	bw.WriteString("\n# TYPE " + name + " " + typ + "\n")
 	if om && f.unit != "" && strings.HasSuffix(name, "_"+f.unit) {
-		bw.WriteString("# UNIT ")
-		bw.WriteString(name)
-		bw.WriteByte(' ')
-		bw.WriteString(f.unit)
-		bw.WriteByte('\n')
+		bw.WriteString("# UNIT " + name + " " + f.unit + "\n")
 	}
 }
 

@@ -126,25 +126,24 @@ func planDiff(a, b *plan.Plan) []string {
 			removed = append(removed, p)
 		}
 	}
-	list := func(what string, paths []string) {
-		if len(paths) == 0 {
-			return
+	// some joins the first maxDiffLines items and says how many more.
+	some := func(items []string, sep string) string {
+		s := strings.Join(items[:min(len(items), maxDiffLines)], sep)
+		if n := len(items) - maxDiffLines; n > 0 {
+			s += fmt.Sprintf(" and %d more", n)
 		}
-		shown := paths[:min(len(paths), maxDiffLines)]
-		line := fmt.Sprintf("%s %s: %s", plural(len(paths), "path"), what, strings.Join(shown, ", "))
-		if n := len(paths) - len(shown); n > 0 {
-			line += fmt.Sprintf(" and %d more", n)
-		}
-		out = append(out, line)
+		return s
 	}
-	list("added", added)
-	list("removed", removed)
-	if len(windows) > 0 {
-		shown := windows[:min(len(windows), maxDiffLines)]
-		out = append(out, "windows or depths changed: "+strings.Join(shown, "; "))
-		if n := len(windows) - len(shown); n > 0 {
-			out[len(out)-1] += fmt.Sprintf(" and %d more", n)
+	for _, l := range []struct {
+		what  string
+		paths []string
+	}{{"added", added}, {"removed", removed}} {
+		if len(l.paths) > 0 {
+			out = append(out, fmt.Sprintf("%s %s: %s", plural(len(l.paths), "path"), l.what, some(l.paths, ", ")))
 		}
+	}
+	if len(windows) > 0 {
+		out = append(out, "windows or depths changed: "+some(windows, "; "))
 	}
 	if !slices.Equal(a.Statics, b.Statics) {
 		out = append(out, fmt.Sprintf("always-allowed paths %d → %d", len(a.Statics), len(b.Statics)))
@@ -163,10 +162,9 @@ func windowsOf(w plan.Windows) string {
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(w)) {
 		if d := w[k]; !d.Unlimited() {
-			parts = append(parts, k+" ("+d.String()+")")
-		} else {
-			parts = append(parts, k)
+			k += " (" + d.String() + ")"
 		}
+		parts = append(parts, k)
 	}
 	return strings.Join(parts, ", ")
 }
