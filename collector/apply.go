@@ -7,8 +7,8 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
-// handleLocked passes an event of a tuple through the door (step) and
-// applies what it did: the one way a tuple's state changes.
+// handleLocked passes an event of a tuple through the door and applies
+// what it did: the one way a tuple's state changes.
 func (c *apiCollector) handleLocked(st *tupleState, ev event) {
 	asked := st.asked()
 	fx := c.transitLocked(st, ev)
@@ -20,9 +20,8 @@ func (c *apiCollector) handleLocked(st *tupleState, ev event) {
 }
 
 // transitLocked passes an event through the door and keeps the state it
-// returns, unless the door refused what the event offered; the queue's
-// own events (a sibling's find, a leader chasing, an owner awaited) need
-// nothing more, the queue places the tuple itself.
+// returns, unless the door refused what the event offered. The queue's
+// own events need nothing more.
 func (c *apiCollector) transitLocked(st *tupleState, ev event) effects {
 	d := door{tuple: st.tuple, sched: c.sched, fams: c.fams, maxStaleness: c.api.MaxStaleness,
 		clean: c.up.Clean, now: c.clk.Now()}
@@ -48,8 +47,7 @@ func (c *apiCollector) transitLocked(st *tupleState, ev event) effects {
 }
 
 // applyLocked is the one place that turns a tuple's effects into metrics,
-// log lines, messages to the cluster and the queue's order, whatever the
-// event's source.
+// log lines, messages to the cluster and the queue's order.
 func (c *apiCollector) applyLocked(st *tupleState, fx effects) {
 	t := st.tuple
 	if fx.refused != "" {
@@ -70,10 +68,8 @@ func (c *apiCollector) applyLocked(st *tupleState, fx effects) {
 	}
 	c.logLocked(st, fx.logs)
 	if fx.held && fx.holdBy == upstream.HeldByRateLimit && fx.holdUntil.After(c.hold.until) {
-		// A turn of rate_limit taken elsewhere (a listing call, a
-		// peer): no refresh starts before the next. A call daily_budget
-		// holds back is planned for its next call alone: the budget
-		// paces the day, and the plan's order stands.
+		// A turn of rate_limit taken elsewhere: no refresh starts before
+		// the next. A daily_budget hold plans that call alone.
 		c.hold = waitState{until: fx.holdUntil, by: fx.holdBy}
 	}
 	if fx.rowDelay != nil {
@@ -109,8 +105,7 @@ func (c *apiCollector) applyLocked(st *tupleState, fx effects) {
 		}
 	}
 	switch {
-	case st.inflight || st.removed:
-		// Placed again when its refresh ends (refresh); or gone.
+	case st.inflight || st.removed: // placed again when its refresh ends; or gone
 	case fx.replanKey:
 		c.replanKeyLocked(st.delayKey()) // st, and its key's followers
 	default:
@@ -118,9 +113,7 @@ func (c *apiCollector) applyLocked(st *tupleState, fx effects) {
 	}
 	c.publishLocked(st)
 	if fx.filled {
-		// After its view is published: a scrape waiting for the first
-		// fill reads it next.
-		c.filledLocked(st)
+		c.filledLocked(st) // after its view is published: a waiting scrape reads it
 	}
 }
 
@@ -139,8 +132,7 @@ func (c *apiCollector) logLocked(st *tupleState, logs []logLine) {
 	}
 }
 
-// filledLocked ends a tuple's first fill: the first scrape waits no more
-// for it.
+// filledLocked ends a tuple's first fill: scrapes wait no more for it.
 func (c *apiCollector) filledLocked(st *tupleState) {
 	if !st.first {
 		return
@@ -152,10 +144,8 @@ func (c *apiCollector) filledLocked(st *tupleState) {
 	}
 }
 
-// releaseFirstLocked ends the first fill's wait of scrapes: the engine
-// waits for a turn of its limits, so the tuples not yet asked will not be
-// before a scrape's deadline. The fill goes on; scrapes serve what is
-// there.
+// releaseFirstLocked ends the scrapes' wait for the first fill: the
+// engine waits for a turn, so the rest will not come before a deadline.
 func (c *apiCollector) releaseFirstLocked() {
 	if c.unfilled == 0 {
 		return

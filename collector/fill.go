@@ -49,14 +49,14 @@ type waitState struct {
 
 // engineView is the fill and the wait as published; immutable.
 type engineView struct {
-	// perMinute is the fill's rate (0: not known yet), done when it ends
-	// at that rate.
-	filling      bool
-	asked, total int
-	since        time.Time
-	perMinute    float64
-	done         time.Time
-	wait         waitState
+	fill published.Fill
+	wait published.Wait
+}
+
+// heldBy is an upstream limit's name as published.
+var heldBy = map[string]published.Limit{
+	upstream.HeldByRateLimit:   published.HeldByRateLimit,
+	upstream.HeldByDailyBudget: published.HeldByDailyBudget,
 }
 
 // recountLocked counts the tuples never asked after a reconcile, starting
@@ -131,53 +131,29 @@ func (c *apiCollector) fillRateLocked(now time.Time) float64 {
 // publishEngineLocked publishes the fill and the wait, and logs the fill
 // once a minute while it runs.
 func (c *apiCollector) publishEngineLocked(now time.Time) {
-	v := &engineView{filling: c.fill.unasked > 0, total: len(c.states), asked: len(c.states) - c.fill.unasked,
-		since: c.fill.since, wait: c.wait}
-	if v.filling {
-		v.perMinute = c.fillRateLocked(now)
-		if v.perMinute > 0 {
-			minutes := float64(c.fill.unasked) / v.perMinute
-			v.done = now.Add(time.Duration(math.Min(minutes, 1e6) * float64(time.Minute)))
+	f := published.Fill{Filling: c.fill.unasked > 0, Total: len(c.states), Asked: len(c.states) - c.fill.unasked, Since: c.fill.since}
+	if f.Filling {
+		f.PerMinute = c.fillRateLocked(now)
+		f.Line = fmt.Sprintf("filling: %d of %d series", f.Asked, f.Total)
+		if f.PerMinute > 0 {
+			minutes := float64(c.fill.unasked) / f.PerMinute
+			f.Done = now.Add(time.Duration(math.Min(minutes, 1e6) * float64(time.Minute)))
+			f.Line += fmt.Sprintf(", %.0f calls a minute, done at about %s", f.PerMinute, f.Done.UTC().Format("15:04 MST"))
 		}
 		if now.Sub(c.fill.logged) >= fillLogEvery {
 			c.fill.logged = now
-			level.Info(c.logger).Log("msg", v.line())
+			level.Info(c.logger).Log("msg", f.Line)
 		}
 	}
-	if !c.fill.done.IsZero() && !v.filling && now.Sub(c.fill.logged) >= fillLogEvery {
+	if !c.fill.done.IsZero() && !f.Filling && now.Sub(c.fill.logged) >= fillLogEvery {
 		level.Info(c.logger).Log("msg", fmt.Sprintf("filled: %d series asked once in %s", len(c.states),
 			c.fill.done.Sub(c.fill.since).Round(time.Second)))
 		c.fill.done, c.fill.logged = time.Time{}, now
 	}
+	v := &engineView{f, published.Wait{Until: c.wait.until, By: heldBy[c.wait.by]}}
 	if old := c.engine.Load(); old == nil || *old != *v {
 		c.engine.Store(v)
 	}
-}
-
-// published is the fill and the wait as the page reads them.
-func (v *engineView) published() (published.Fill, published.Wait) {
-	f := published.Fill{Filling: v.filling, Asked: v.asked, Total: v.total, Since: v.since, PerMinute: v.perMinute, Done: v.done}
-	if v.filling {
-		f.Line = v.line()
-	}
-	w := published.Wait{Until: v.wait.until}
-	switch v.wait.by {
-	case upstream.HeldByRateLimit:
-		w.By = published.HeldByRateLimit
-	case upstream.HeldByDailyBudget:
-		w.By = published.HeldByDailyBudget
-	}
-	return f, w
-}
-
-// line says the fill in a sentence: "filling: 2851 of 10102 series, 540
-// calls a minute, done at about 06:49 UTC".
-func (v *engineView) line() string {
-	s := fmt.Sprintf("filling: %d of %d series", v.asked, v.total)
-	if v.perMinute > 0 {
-		s += fmt.Sprintf(", %.0f calls a minute, done at about %s", v.perMinute, v.done.UTC().Format("15:04 MST"))
-	}
-	return s
 }
 
 // turnLocked takes a turn of rate_limit for a refresh to start now; none

@@ -10,24 +10,18 @@ import (
 
 // engineConfig is what a configuration gives one API's engine.
 type engineConfig struct {
-	api   *config.API
-	up    *upstream.Client
-	sched *apiSchedule
-	fams  *exposition.Families
-	tf    *tupleFamilies
-	// saved is what the last run left of the API's tuples, checked, by
-	// key (first start only).
-	saved map[string]Tuple
-	// reload: a reload, not the start; tuples that fail are retried at
-	// once (the user may have fixed the cause).
-	reload bool
+	api    *config.API
+	up     *upstream.Client
+	sched  *apiSchedule
+	fams   *exposition.Families
+	tf     *tupleFamilies
+	saved  map[string]Tuple // what the last run left, checked, by key
+	reload bool             // not the start: tuples that fail are retried at once
 }
 
-// reconcile puts a configuration in force in a running engine: the
-// tuples it keeps keep their values, plan and any refresh in flight (their
-// series are rebuilt only for labels that changed), removed ones leave
-// the queue and are dropped when a refresh under way ends, new ones are
-// queued, due at once. It makes no call and waits for none.
+// reconcile puts a configuration in force in a running engine: kept
+// tuples keep their values, plan and refresh in flight; removed ones
+// leave the queue; new ones are due at once. It waits for no call.
 func (c *apiCollector) reconcile(ec engineConfig) {
 	c.mu.Lock()
 	old := make(map[string]*tupleState, len(c.states))
@@ -56,9 +50,7 @@ func (c *apiCollector) reconcile(ec engineConfig) {
 		}
 		st.buildInfo(c.tf)
 		if !ec.reload && !st.first && st.LastAttempt.IsZero() && st.values == nil && !st.inflight {
-			// At start, the first scrape waits for it, within its
-			// deadline; a tuple a reload adds is served once filled: a
-			// reload never holds a scrape.
+			// The first scrape waits for it; a reload never holds a scrape.
 			st.first = true
 			c.unfilled++
 		}
@@ -101,9 +93,8 @@ func (c *apiCollector) reconcile(ec engineConfig) {
 	c.unlockWake()
 }
 
-// reloaded is a reload that changed nothing of the API: the pauses of a
-// rejected credential are lifted (the user may have fixed it upstream),
-// and the tuples that fail are retried at once.
+// reloaded is a reload that changed nothing of the API: a rejected
+// credential's pauses are lifted and failing tuples retried at once.
 func (c *apiCollector) reloaded() {
 	c.mu.Lock()
 	up := c.up
@@ -118,11 +109,9 @@ func (c *apiCollector) reloaded() {
 	c.unlockWake()
 }
 
-// PlanChanged says the key's plan of an API changed (it was read again
-// and differs): the series held for a refusal are asked again at once
-// (evPlanChanged), and those the new plan refuses too are held again
-// without a call (upstream.Client asks nothing the plan in force
-// refuses).
+// PlanChanged says the key's plan of an API changed: the series held for
+// a refusal are asked again at once (what it still refuses is held again
+// without a call).
 func (e *Exporter) PlanChanged(api string) {
 	for _, c := range *e.served.Load() {
 		if c.name == api {

@@ -12,13 +12,10 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/upstream"
 )
 
-// This file gives the operator's page read-only copies of what the
-// engines already publish for scrapes (served, apiView, tupleView, plans,
-// the publication delay gauge): no engine lock, no upstream call. What a
-// view does not publish, the page does not show. What only the page reads
-// is kept here too: each tuple's last answers, the text of its last
-// failure and the rows its values came from (published.Points), noted
-// from the door's effects (noteLocked).
+// The operator's page reads copies of what the engines publish for
+// scrapes, without an engine lock; what only the page reads (a tuple's
+// last answers, last failure and rows) is noted from the door's effects
+// here (noteLocked).
 
 // View copies what the engines in force published, at now.
 func (e *Exporter) View() []published.API {
@@ -44,7 +41,7 @@ func (e *Exporter) View() []published.API {
 }
 
 // SeriesView is View of one API without its series, and the one series
-// of key: a look-up, whatever the number of series.
+// of key: a look-up.
 func (e *Exporter) SeriesView(api, key string) (published.API, published.Series, bool) {
 	for _, c := range *e.served.Load() {
 		v := c.view.Load()
@@ -74,13 +71,13 @@ func (c *apiCollector) apiOf(v *apiView) published.API {
 	default:
 	}
 	if ev := c.engine.Load(); ev != nil {
-		a.Fill, a.Wait = ev.published()
+		a.Fill, a.Wait = ev.fill, ev.wait
 	}
 	return a
 }
 
 // seriesOf is what a tuple published, as the page reads it; t is the
-// tuple it held when its API's view was published.
+// tuple in its API's view.
 func seriesOf(st *tupleState, t *config.Tuple, api *config.API, now time.Time) (published.Series, bool) {
 	tv := st.view.Load()
 	if tv == nil {
@@ -116,17 +113,13 @@ func (e *Exporter) PublicationDelay(k published.EndpointWindow) (time.Duration, 
 	return e.m.pubDelay.Get(k)
 }
 
-// maxAnswers is how many outcomes a tuple keeps for the page: 8 of 80
-// bytes, their shapes shared by all the engine's answers (shapeLocked).
+// maxAnswers is how many outcomes a tuple keeps for the page.
 const maxAnswers = 8
 
-// noteLocked keeps what the operator's page shows of an event of st after
-// the door took it (fx), in new notes (st.page): the outcome of a call
-// (here, or a peer's) in answers, the text of its last failure in
-// lastError, masked by the one rule (upstream.Client.Clean) and made
-// inert (text.Outside: a U+202E or an ESC in an upstream's message does
-// not act on the page), and the row its values come from in points. It
-// changes nothing the engine reads.
+// noteLocked keeps in new notes (st.page) what the page shows of an
+// event the door took: the call's outcome, the last failure's text
+// (masked, and inert: a U+202E or an ESC does not act on the page), and
+// the row its values come from. Nothing the engine reads changes.
 func (c *apiCollector) noteLocked(st *tupleState, ev event, fx effects) {
 	if fx.refused != "" {
 		return // a row refused: the tuple keeps what it had
@@ -170,10 +163,7 @@ func (c *apiCollector) note(n *pageNotes, st *tupleState, ev event, fx effects) 
 		}
 		switch e := ev.err; {
 		case ev.kind == evHeld:
-			a.Outcome, a.Code, a.HeldBy, a.Span = published.AnswerHeld, e.Code, published.HeldByRateLimit, e.RetryAfter
-			if e.HeldBy() == upstream.HeldByDailyBudget {
-				a.HeldBy = published.HeldByDailyBudget
-			}
+			a.Outcome, a.Code, a.HeldBy, a.Span = published.AnswerHeld, e.Code, heldBy[e.HeldBy()], e.RetryAfter
 		case ev.kind == evRefused:
 			a.Outcome, a.Code = published.AnswerRefused, e.Code
 		case !st.OK:
@@ -198,6 +188,7 @@ func (c *apiCollector) note(n *pageNotes, st *tupleState, ev event, fx effects) 
 		row := ev.row
 		a = &published.Answer{At: row.LastAttempt, Outcome: published.AnswerOK, By: published.ByPeer,
 			Samples: int32(len(row.Samples)), Fields: int32(decode.Fields(row.Samples)), Newest: row.Newest}
+		n.lastError = ""
 		if !row.OK {
 			a.Outcome, a.Code = published.AnswerError, row.LastCode
 			if row.LastCode == upstream.PlanRefused {
@@ -208,8 +199,6 @@ func (c *apiCollector) note(n *pageNotes, st *tupleState, ev event, fx effects) 
 				said = upstream.Cut(ev.said) // masked at the sender, and here
 			}
 			n.lastError = c.inert(fmt.Sprintf("the refresh a peer made at %s failed: %s", row.LastAttempt.Time().UTC().Format(time.RFC3339), said))
-		} else {
-			n.lastError = ""
 		}
 	case evSaved:
 		if st.failed() && n.lastError == "" {
@@ -225,9 +214,8 @@ func (c *apiCollector) note(n *pageNotes, st *tupleState, ev event, fx effects) 
 	n.answers = append(append(make([]published.Answer, 0, k+1), n.answers[len(n.answers)-k:]...), *a)
 }
 
-// maxShapes bounds the answer shapes an engine keeps one copy of: the
-// shapes of a configuration's endpoints are few, an upstream that
-// answers each call in a new one is not given more.
+// maxShapes bounds the answer shapes an engine keeps one copy of: an
+// upstream answering in ever new shapes is not given more.
 const maxShapes = 256
 
 // shapeLocked is shape in one copy for all the engine's answers, never
@@ -247,13 +235,11 @@ func (c *apiCollector) shapeLocked(shape decode.Shape) *decode.Shape {
 }
 
 // maxErrorText is the most of a failure's text the page keeps: an
-// upstream's message (upstream.MaxText, and what says how much of it was
-// cut) and the words around it.
+// upstream's message (upstream.MaxText) and the words around it.
 const maxErrorText = 2 * upstream.MaxText
 
-// inert is a text from the door's effects or an upstream as the page
-// keeps it: the credential masked (upstream.Client.Clean), then made
-// inert and short (text.Outside).
+// inert is a text as the page keeps it: masked, then made inert and
+// short (text.Outside).
 func (c *apiCollector) inert(s string) string {
 	return text.Outside(c.up.Clean(s), maxErrorText)
 }
