@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"cmp"
 	"fmt"
 	"testing"
 	"time"
@@ -9,6 +10,8 @@ import (
 	"github.com/onchain-exporter/onchain_exporter/plan"
 	"github.com/onchain-exporter/onchain_exporter/schedule"
 )
+
+func windowName(w string) string { return cmp.Or(w, "windowless") }
 
 // TestWhatThePolicyWritesReadsBack: every estimate and plan the policy
 // makes, for every window and every spacing a series can learn (block

@@ -76,15 +76,9 @@ func learnCadence(t *config.Tuple, n *Tuple, prev Tuple, lastTry time.Time, a *d
 
 // changed says whether two answers' decoded values differ.
 func changed(a, b []decode.Sample) bool {
-	if len(a) != len(b) {
-		return true
-	}
-	for i := range a {
-		if a[i].Value != b[i].Value || a[i].Field.Name != b[i].Field.Name || !slices.Equal(a[i].ExtraValues(), b[i].ExtraValues()) {
-			return true
-		}
-	}
-	return false
+	return !slices.EqualFunc(a, b, func(x, y decode.Sample) bool {
+		return x.Value == y.Value && x.Field.Name == y.Field.Name && slices.Equal(x.ExtraValues(), y.ExtraValues())
+	})
 }
 
 // series is what the policy reads of a tuple t in state st.

@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -106,7 +107,7 @@ func (s *Tuple) check(t *config.Tuple, now time.Time) error {
 	}
 	// The spacing the policy planned with, learned for some windows.
 	if err := s.Poll.Check(spacing(t.Window, s)); err != nil {
-		return fmt.Errorf("%w for %s rows", err, windowName(t.Window))
+		return fmt.Errorf("%w for %s rows", err, cmp.Or(t.Window, "windowless"))
 	}
 	return nil
 }
@@ -122,13 +123,6 @@ func admit(t *config.Tuple, s *Tuple, now time.Time) error {
 		return fmt.Errorf("%d samples, more than the %d an answer for this tuple can give", n, most)
 	}
 	return nil
-}
-
-func windowName(w string) string {
-	if w == "" {
-		return "windowless"
-	}
-	return w
 }
 
 // TakeSaved reads a tuple's entry of a state file for t at now, through
