@@ -67,8 +67,7 @@ func (c *apiCollector) rowLocked(st *tupleState, peer *cluster.Peer) peerRow {
 		row.Delay = &e
 	}
 	if b := c.up.Budget(); b != nil {
-		now := c.clk.Now()
-		row.Day, row.Used = b.OwnDay(now) // the budget's day: the cluster's
+		row.Day, row.Used = b.OwnDay(c.clk.Now()) // the budget's day: the cluster's
 	}
 	return row
 }

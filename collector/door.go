@@ -273,15 +273,13 @@ func fetched(d door, s cell, ev event, fx effects) (cell, effects) {
 	fx.codes["bad_value"] += len(problems)
 	fx.codes["future_row"] += a.Future
 
-	prev := s.Tuple
-	lastTry := s.LastAttempt
-	n := s.Tuple
+	prev, n := s.Tuple, s.Tuple
 	n.LastAttempt = schedule.InstantOf(ev.start)
 	n.Samples, n.RowTime, n.Interval = a.Samples, schedule.InstantOf(a.RowTime), min(a.Interval, schedule.MaxSpacing)
 	if a.Newest.After(n.Newest.Time()) || n.Newest.IsZero() {
 		n.Newest = schedule.InstantOf(a.Newest)
 	}
-	missedAt := learnCadence(d.tuple, &n, prev, lastTry.Time(), a, d.now)
+	missedAt := learnCadence(d.tuple, &n, prev, a, d.now)
 	n.Block = nil
 	if a.HasBlock {
 		b := a.Block

@@ -63,13 +63,13 @@ func cadence(s *Tuple) schedule.Cadence {
 // learnCadence learns, after an answer a that succeeded, how often a
 // tuple without a window has a new row; n is its state with the answer,
 // prev the one before. It returns Outcome.MissedAt.
-func learnCadence(t *config.Tuple, n *Tuple, prev Tuple, lastTry time.Time, a *decode.Answer, now time.Time) time.Time {
+func learnCadence(t *config.Tuple, n *Tuple, prev Tuple, a *decode.Answer, now time.Time) time.Time {
 	if t.Window != "" || t.CacheTTL > 0 {
 		return time.Time{}
 	}
 	c, missed := schedule.Default.LearnCadence(cadence(&prev),
 		schedule.Seen{Newest: a.Newest, Oldest: a.Oldest, Step: a.Step, Weekdays: a.Weekdays, Changed: changed(prev.Samples, a.Samples)},
-		lastTry, prev.LastSuccess.IsZero(), now)
+		prev.LastAttempt.Time(), prev.LastSuccess.IsZero(), now)
 	n.Interval, n.Weekdays, n.Since, n.Changed, n.Newest = c.Interval, c.Weekdays, schedule.InstantOf(c.Since), schedule.InstantOf(c.Changed), schedule.InstantOf(c.Newest)
 	return missed
 }

@@ -147,11 +147,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		v := h.viewOf(st, q)
 		s := st.Series.Items[0]
-		for i, a := range st.APIs {
-			if a.Name == s.API {
-				v.API = &st.APIs[i]
-			}
-		}
+		v.API = &st.APIs[0] // BuildSeries gives the series' API alone
 		for i, e := range st.Endpoints {
 			if e.API == s.API && e.Path == s.Endpoint && e.Window == s.Window {
 				v.Endpoint = &st.Endpoints[i]

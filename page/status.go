@@ -317,10 +317,9 @@ func (h *Handler) BuildSeries(api, key string) (Status, bool) {
 		a.Waiting = &Waiting{Limit: w.By.String(), Until: w.Until.UTC()}
 	}
 	st.APIs = []API{a}
-	e := d.endpointOf(v.API, s, allot, src.Engines.PublicationDelay)
-	st.Endpoints = []Endpoint{e}
-	item := seriesOf(src, api, s, state, an, true)
-	st.Series = SeriesPage{Filter: Filter{API: api, Key: key}, Total: len(v.API.Tuples), Matched: 1, Limit: 1, Items: []Series{item}}
+	st.Endpoints = []Endpoint{d.endpointOf(v.API, s, allot, src.Engines.PublicationDelay)}
+	st.Series = SeriesPage{Filter: Filter{API: api, Key: key}, Total: len(v.API.Tuples), Matched: 1, Limit: 1,
+		Items: []Series{seriesOf(src, api, s, state, an, true)}}
 	return st, true
 }
 
