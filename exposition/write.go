@@ -164,11 +164,19 @@ func writeHeader(bw *bufio.Writer, f *Family, om, unknown bool) {
 			name = strings.TrimSuffix(name, "_total")
 		}
 	}
-	bw.WriteString("# HELP " + name + " ")
+	writeStrings(bw, "# HELP ", name, " ")
 	escaper.WriteString(bw, f.help)
-	bw.WriteString("\n# TYPE " + name + " " + typ + "\n")
+	writeStrings(bw, "\n# TYPE ", name, " ", typ, "\n")
 	if om && f.unit != "" && strings.HasSuffix(name, "_"+f.unit) {
-		bw.WriteString("# UNIT " + name + " " + f.unit + "\n")
+		writeStrings(bw, "# UNIT ", name, " ", f.unit, "\n")
+	}
+}
+
+// writeStrings writes s in order: a line's parts without joining them
+// first, which would allocate a string a family at every scrape.
+func writeStrings(bw *bufio.Writer, s ...string) {
+	for _, p := range s {
+		bw.WriteString(p)
 	}
 }
 
