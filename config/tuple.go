@@ -366,7 +366,7 @@ func (t *Tuple) Query() Values {
 	}
 	if t.Endpoint != nil {
 		for k, v := range t.Endpoint.Defaults {
-			if !q.has(k) {
+			if !Values(q).Has(k) {
 				q.set(k, v)
 			}
 		}
@@ -375,7 +375,7 @@ func (t *Tuple) Query() Values {
 		q.set("window", t.Window)
 	}
 	switch {
-	case q.get("limit") != "":
+	case Values(q).Get("limit") != "":
 	case t.API == APIData:
 		q.set("limit", strconv.Itoa(DefaultLimit))
 	case t.Endpoint != nil && t.Endpoint.MaxLimit > 0 && t.Endpoint.Rows != "":

@@ -102,17 +102,13 @@ type valuesBuilder struct{ kv []nameValue }
 
 // set sets name to value, replacing a value set before.
 func (b *valuesBuilder) set(name, value string) {
-	i, ok := Values{kv: b.kv}.find(name)
+	i, ok := Values(*b).find(name)
 	if ok {
 		b.kv[i].value = value
 		return
 	}
 	b.kv = slices.Insert(b.kv, i, nameValue{name, value})
 }
-
-func (b *valuesBuilder) has(name string) bool { return Values{kv: b.kv}.Has(name) }
-
-func (b *valuesBuilder) get(name string) string { return Values{kv: b.kv}.Get(name) }
 
 // values is what was set, in an array of its own length.
 func (b *valuesBuilder) values() Values {
