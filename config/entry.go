@@ -22,11 +22,8 @@ var forbiddenParams = map[string]string{
 // a series that label twice, and "__" names are Prometheus's own.
 var reservedLabels = map[string]bool{"api": true, "endpoint": true, "exchange_code": true, "security_code": true}
 
-var (
-	metricNameRE = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
-	labelNameRE  = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
-	paramNameRE  = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
-)
+// nameRE is what a metric, label or parameter name may be.
+var nameRE = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 
 func (l *errorList) entries(api string, n *yaml.Node) []*Entry {
 	key := join(api, "metrics")
@@ -109,7 +106,7 @@ func (l *errorList) entry(api, key string, n *yaml.Node) *Entry {
 		case "labels":
 			e.LabelFields = l.values(p.value, k)
 			for _, n := range e.LabelFields {
-				if !labelNameRE.MatchString(n) || strings.HasPrefix(n, "__") {
+				if !nameRE.MatchString(n) || strings.HasPrefix(n, "__") {
 					l.add(p.value, k, "%q is not a valid label name", n)
 				}
 			}
@@ -174,8 +171,8 @@ func (l *errorList) param(e *Entry, p paramPair, listed []string) {
 	switch why, bad := forbiddenParams[p.key]; {
 	case bad:
 		l.add(p.keyN, k, "parameter cannot be set: %s", why)
-	case !paramNameRE.MatchString(p.key):
-		l.add(p.keyN, k, "parameter name must match %s", paramNameRE)
+	case !nameRE.MatchString(p.key):
+		l.add(p.keyN, k, "parameter name must match %s", nameRE)
 	case reservedLabels[p.key] || strings.HasPrefix(p.key, "__"):
 		l.add(p.keyN, k, "parameter name is reserved: parameters become labels, and the exporter's series already carry a label of that name")
 	case p.key == "window":
@@ -215,7 +212,7 @@ func (l *errorList) fields(key string, n *yaml.Node) map[string]*Field {
 			switch q.key {
 			case "name":
 				l.str(q.value, fk, &f.Name)
-				if f.Name != "" && !metricNameRE.MatchString(f.Name) {
+				if f.Name != "" && !nameRE.MatchString(f.Name) {
 					l.add(q.value, fk, "%q is not a valid metric name", f.Name)
 				}
 			case "help":
@@ -232,7 +229,7 @@ func (l *errorList) fields(key string, n *yaml.Node) map[string]*Field {
 				}
 			case "key_label":
 				l.str(q.value, fk, &f.KeyLabel)
-				if f.KeyLabel != "" && !labelNameRE.MatchString(f.KeyLabel) {
+				if f.KeyLabel != "" && !nameRE.MatchString(f.KeyLabel) {
 					l.add(q.value, fk, "%q is not a valid label name", f.KeyLabel)
 				}
 			case "labels":
@@ -252,7 +249,7 @@ func (l *errorList) constLabels(key string, n *yaml.Node) map[string]string {
 	}
 	out := map[string]string{}
 	for _, p := range pairs {
-		if !labelNameRE.MatchString(p.key) {
+		if !nameRE.MatchString(p.key) {
 			l.add(p.keyN, join(key, p.key), "%q is not a valid label name", p.key)
 			continue
 		}

@@ -75,7 +75,7 @@ func TestEveryNamedFamilyIsConventional(t *testing.T) {
 	var mfs []*dto.MetricFamily
 	for name, fams := range everyNamedFamily(t) {
 		f := fams[0].f
-		if !metricNameRE.MatchString(name) {
+		if !nameRE.MatchString(name) {
 			t.Errorf("%s (%s): not a metric name", name, fams[0].from)
 		}
 		if f.Unit != "" && !strings.HasSuffix(strings.TrimSuffix(name, "_total"), "_"+f.Unit) {

@@ -33,7 +33,7 @@ func TestDerivedNames(t *testing.T) {
 		if name != tc.name || scale != tc.scale {
 			t.Errorf("%s %s field %s: %s scale %g, want %s scale %g", tc.api, tc.path, tc.field, name, scale, tc.name, tc.scale)
 		}
-		if !metricNameRE.MatchString(name) {
+		if !nameRE.MatchString(name) {
 			t.Errorf("%s: %q is not a valid metric name", tc.path, name)
 		}
 	}

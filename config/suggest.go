@@ -62,7 +62,7 @@ func entryTypo(name string) string { return nearKey(name, entryKeys, 4) }
 
 // editDistance is the optimal string alignment distance between a and b:
 // insertions, deletions, substitutions and transpositions of adjacent
-// bytes each count one. Keys are ASCII (paramNameRE), so bytes are
+// bytes each count one. Keys are ASCII (nameRE), so bytes are
 // letters.
 func editDistance(a, b string) int {
 	// d[i][j] is the distance between a[:i] and b[:j]; three rows
