@@ -57,18 +57,14 @@ const (
 	helpConsensusAnalysts = "Analysts whose stance on the asset is bullish, bearish or neutral on the latest day."
 )
 
-func gauge(name, help string) *Field { return &Field{Name: name, Help: help, Type: "gauge", Scale: 1} }
+func gauge(name, help string) *Field { return gaugeIn("", name, help) }
 
 // gaugeIn is a gauge of a unit, which its name ends in.
 func gaugeIn(unit, name, help string) *Field {
-	f := gauge(name, help)
-	f.Unit = unit
-	return f
+	return &Field{Name: name, Help: help, Type: "gauge", Scale: 1, Unit: unit}
 }
 
-func counter(name, help string) *Field {
-	return &Field{Name: name, Help: help, Type: "counter", Scale: 1}
-}
+func counter(name, help string) *Field { return &Field{Name: name, Help: help, Type: "counter", Scale: 1} }
 
 func ratioFromPercent(name, help string) *Field {
 	return &Field{Name: name, Help: help, Type: "gauge", Scale: 0.01, Unit: unitRatio}
@@ -151,7 +147,7 @@ var Endpoints = []*Endpoint{
 			"close": gauge("equity_close_price", "Close price of the equity on its latest trading day with a value, in the listing currency."),
 			"bps":   gauge("equity_book_value_per_share", "Book value per share (BPS) of the equity, in the listing currency."),
 			"pbr":   gauge("equity_pbr_ratio", "Price-to-book ratio of the equity: close price over book value per share (no unit)."),
-			"bands": withKeyLabel(gauge("equity_pbr_band_price", "Price of the equity at a fixed price-to-book multiple (BPS times the multiple label), in the listing currency."), "multiple"),
+			"bands": {Name: "equity_pbr_band_price", Help: "Price of the equity at a fixed price-to-book multiple (BPS times the multiple label), in the listing currency.", Type: "gauge", Scale: 1, KeyLabel: "multiple"},
 		}},
 
 	// Analyst Consensus API. Every path takes source_text; it changes
@@ -188,11 +184,6 @@ var Endpoints = []*Endpoint{
 			"calls":     gauge("analyst_recorded_calls", "Calls recorded for the analyst on every covered asset."),
 			"followers": gauge("analyst_followers", "Followers of the analyst's account."),
 		}},
-}
-
-func withKeyLabel(f *Field, label string) *Field {
-	f.KeyLabel = label
-	return f
 }
 
 // keyedFor says whether a call with these parameters needs the key.
