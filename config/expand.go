@@ -121,18 +121,11 @@ func (c *Config) ResolveWith(resolve Resolver, match Matcher) (*Config, error) {
 			ne := *e
 			ne.Params = make([]Param, 0, len(e.Params))
 			for _, p := range e.Params {
-				key := join(e.Key, p.Name)
-				rp, err := resolve(a, e, p)
-				if err != nil {
-					l.addAt(p.Line, key, "%v", err)
-					continue
+				if rp, why := resolveParam(resolve, a, e, p); why != "" {
+					l.addAt(p.Line, join(e.Key, p.Name), "%s", why)
+				} else {
+					ne.Params = append(ne.Params, rp)
 				}
-				if p.Values = unique(rp.Values); len(p.Values) == 0 {
-					l.addAt(p.Line, key, "resolves to no value")
-					continue
-				}
-				p.Labels = rp.Labels
-				ne.Params = append(ne.Params, p)
 			}
 			na.Metrics = append(na.Metrics, &ne)
 		}
@@ -167,25 +160,19 @@ func (l *errorList) expandPattern(a *API, e *Entry, resolve Resolver, match Matc
 		ne := *e
 		ne.Path, ne.Windows, ne.Pattern, ne.Exclude, ne.WindowChoice, ne.Origin = m.Path, m.Windows, nil, nil, "", e
 		ne.Params = make([]Param, 0, len(m.Params))
-		ok := true
+		why := ""
 		for _, p := range m.Params {
-			rp, err := resolve(a, &ne, p)
-			if p.Values = unique(rp.Values); err != nil || len(p.Values) == 0 {
-				why := "resolves to no value"
-				if err != nil {
-					why = err.Error()
-				}
-				r.Left = append(r.Left, fmt.Sprintf("%s (%s %s)", m.Path, p.Name, why))
-				ok = false
+			rp, whyNot := resolveParam(resolve, a, &ne, p)
+			if whyNot != "" {
+				why = p.Name + " " + whyNot
 				break
 			}
-			p.Labels = rp.Labels
-			ne.Params = append(ne.Params, p)
+			ne.Params = append(ne.Params, rp)
 		}
-		if !ok {
-			continue
+		if why == "" {
+			why = l.derivedProblem(a, &ne)
 		}
-		if why := l.derivedProblem(a, &ne); why != "" {
+		if why != "" {
 			r.Left = append(r.Left, fmt.Sprintf("%s (%s)", m.Path, why))
 			continue
 		}
@@ -211,6 +198,20 @@ func (l *errorList) derivedProblem(a *API, e *Entry) string {
 	// "file:line: key: message": the message says it.
 	parts := strings.SplitN(scratch.errs[0], ": ", 3)
 	return parts[len(parts)-1]
+}
+
+// resolveParam is p as resolve returns it, its values unique, or why it
+// cannot be sent.
+func resolveParam(resolve Resolver, a *API, e *Entry, p Param) (Param, string) {
+	rp, err := resolve(a, e, p)
+	if err != nil {
+		return p, err.Error()
+	}
+	if p.Values = unique(rp.Values); len(p.Values) == 0 {
+		return p, "resolves to no value"
+	}
+	p.Labels = rp.Labels
+	return p, ""
 }
 
 // unique drops repeated and empty values, keeping the order.
