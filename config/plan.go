@@ -22,25 +22,20 @@ func (c *Config) CheckPlan(p *plan.Plan, now time.Time) []Finding {
 	if a == nil || p == nil {
 		return nil
 	}
-	var out []Finding
+	l := &findingList{file: c.File}
 	for _, t := range a.Tuples {
 		if slices.Contains(strings.Split(t.Path, "/"), All) {
 			continue
 		}
-		r := p.Check(t.Path, t.Window, time.Time{}, now)
-		if r == nil {
-			continue
-		}
-		key, line := t.Entry.Key+".path", t.Entry.KeyLine("path")
-		if r.Reason == plan.WindowNotAllowed {
-			key, line = t.Entry.Key+".window", t.Entry.KeyLine("window")
-		}
-		f := Finding{Kind: FindingPlan, File: c.File, Line: line, Key: key, Message: r.Error() + "; the exporter does not call it"}
-		if !slices.Contains(out, f) {
-			out = append(out, f)
+		if r := t.Refused(p, now); r != nil {
+			key := "path"
+			if r.Reason == plan.WindowNotAllowed {
+				key = "window"
+			}
+			l.add(FindingPlan, t.Entry.KeyLine(key), join(t.Entry.Key, key), "%s; the exporter does not call it", r.Error())
 		}
 	}
-	return out
+	return l.list
 }
 
 // Refused says why the key's plan does not allow the tuple, or nil: the
