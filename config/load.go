@@ -195,7 +195,7 @@ func (l *errorList) api(name string, n *yaml.Node, getenv func(string) string) *
 		l.add(n, join(name, "auth"), "the Indicator API takes its key only as a bearer header")
 	}
 	a.credentialKey = keyNodes["token_env"] != nil || keyNodes["token_file"] != nil
-	l.credential(a, n, keyNodes, getenv)
+	l.credential(a, keyNodes, getenv)
 	l.httpClient(a, &httpKeys)
 	if metricsNode == nil {
 		l.add(n, join(name, "metrics"), "is required: list at least one metric")
@@ -251,44 +251,47 @@ const maxTokenFile = 64 << 10
 // that cannot be read, or is not one line, is reported by expand, and
 // only when an entry of the section needs it: a section of key-free
 // endpoints runs without one.
-func (l *errorList) credential(a *API, n *yaml.Node, keys map[string]*yaml.Node, getenv func(string) string) {
+func (l *errorList) credential(a *API, keys map[string]*yaml.Node, getenv func(string) string) {
 	dir := filepath.Dir(l.file)
+	// what names the credential in a message; empty and oneLine end the
+	// messages for an empty value and one that is not one line.
+	var v, keyName, what, empty, oneLine string
+	unread := func(msg string) { a.unread = &problem{keys[keyName].Line, join(a.Name, keyName), msg} }
 	switch {
 	case a.TokenEnv != "" && a.TokenFile != "":
 		l.add(keys["token_file"], a.Name, "set token_env or token_file, not both")
+		return
 	case a.TokenEnv != "":
 		a.source = "environment variable " + a.TokenEnv
-		key, line := join(a.Name, "token_env"), keys["token_env"].Line
-		v := strings.TrimSpace(getenv(a.TokenEnv))
-		if v == "" {
-			a.unread = &problem{line, key, fmt.Sprintf("environment variable %s is not set or empty", a.TokenEnv)}
-		} else if why := notOneLine(v); why != "" {
-			a.unread = &problem{line, key, fmt.Sprintf("environment variable %s %s; a credential is one line", a.TokenEnv, why)}
-			return
-		}
-		a.token = Secret(v)
+		keyName, what, empty, oneLine = "token_env", a.source, " is not set or empty", "; a credential is one line"
+		v = getenv(a.TokenEnv)
 	case a.TokenFile != "":
 		path := filePath(dir, a.TokenFile)
 		a.source = "file " + path
-		key, line := join(a.Name, "token_file"), keys["token_file"].Line
+		keyName, what = "token_file", path
+		rel := relativeTo(dir, a.TokenFile)
+		empty, oneLine = " is empty"+rel, "; a credential is one line (a trailing line break is fine)"+rel
 		b, err := readAtMost(path, maxTokenFile)
 		if err != nil {
-			a.unread = &problem{line, key, readProblem(dir, a.TokenFile, err)}
+			unread(readProblem(dir, a.TokenFile, err))
 			return
 		}
 		if len(b) > maxTokenFile {
-			a.unread = &problem{line, key, fmt.Sprintf("%s is larger than %d KiB; a credential is one line%s", path, maxTokenFile>>10, relativeTo(dir, a.TokenFile))}
+			unread(fmt.Sprintf("%s is larger than %d KiB; a credential is one line%s", path, maxTokenFile>>10, rel))
 			return
 		}
-		v := strings.TrimSpace(string(b))
-		if v == "" {
-			a.unread = &problem{line, key, fmt.Sprintf("%s is empty%s", path, relativeTo(dir, a.TokenFile))}
-		} else if why := notOneLine(v); why != "" {
-			a.unread = &problem{line, key, fmt.Sprintf("%s %s; a credential is one line (a trailing line break is fine)%s", path, why, relativeTo(dir, a.TokenFile))}
-			return
-		}
-		a.token = Secret(v)
+		v = string(b)
+	default:
+		return
 	}
+	v = strings.TrimSpace(v)
+	if v == "" {
+		unread(what + empty)
+	} else if why := notOneLine(v); why != "" {
+		unread(what + " " + why + oneLine)
+		return
+	}
+	a.token = Secret(v)
 }
 
 // notOneLine says why a trimmed credential cannot be sent: a line break
