@@ -64,7 +64,9 @@ func gaugeIn(unit, name, help string) *Field {
 	return &Field{Name: name, Help: help, Type: "gauge", Scale: 1, Unit: unit}
 }
 
-func counter(name, help string) *Field { return &Field{Name: name, Help: help, Type: "counter", Scale: 1} }
+func counter(name, help string) *Field {
+	return &Field{Name: name, Help: help, Type: "counter", Scale: 1}
+}
 
 func ratioFromPercent(name, help string) *Field {
 	return &Field{Name: name, Help: help, Type: "gauge", Scale: 0.01, Unit: unitRatio}
