@@ -93,22 +93,16 @@ func (c *Config) CheckListingFindings(listing Listing) []Finding {
 				if slices.Contains(catalog, p.Name) {
 					continue // checked at load
 				}
-				msg := fmt.Sprintf("discovery lists no parameter %s for %s (listed: %s); it is sent anyway", p.Name, t.Path, cmp.Or(strings.Join(names, ", "), "none"))
-				if s := nearKey(p.Name, names, 3); s != "" {
-					msg += fmt.Sprintf("; did you mean %q?", s)
-				}
-				l.add(FindingListingParameter, p.Line, join(e.Key, p.Name), "%s", msg)
+				l.add(FindingListingParameter, p.Line, join(e.Key, p.Name), "discovery lists no parameter %s for %s (listed: %s); it is sent anyway%s",
+					p.Name, t.Path, cmp.Or(strings.Join(names, ", "), "none"), didYouMean(nearKey(p.Name, names, 3)))
 				continue
 			}
 			v, ok := t.Params.Lookup(p.Name)
 			if !ok || len(values) == 0 || slices.Contains(values, v) {
 				continue
 			}
-			msg := fmt.Sprintf("discovery lists no value %q of %s for %s (listed: %s); it is asked for anyway", v, p.Name, t.Path, someValues(values, 8))
-			if s := nearKey(v, values, 3); s != "" {
-				msg += fmt.Sprintf("; did you mean %q?", s)
-			}
-			l.add(FindingListingValue, p.Line, join(e.Key, p.Name), "%s", msg)
+			l.add(FindingListingValue, p.Line, join(e.Key, p.Name), "discovery lists no value %q of %s for %s (listed: %s); it is asked for anyway%s",
+				v, p.Name, t.Path, someValues(values, 8), didYouMean(nearKey(v, values, 3)))
 		}
 	}
 	return SortFindings(l.list)

@@ -94,10 +94,19 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
+// didYouMean is what a message adds for a suggestion s: nothing when
+// there is none.
+func didYouMean(s string) string {
+	if s == "" {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %q?", s)
+}
+
 // unknownKeyMessage is the message for a key outside a closed set.
 func unknownKeyMessage(key string, known []string) string {
 	if s := nearKey(key, known, 3); s != "" {
-		return fmt.Sprintf("unknown key; did you mean %q?", s)
+		return "unknown key" + didYouMean(s)
 	}
 	return "unknown key (expected one of " + strings.Join(known, ", ") + ")"
 }

@@ -81,12 +81,8 @@ func (l *errorList) checkTuple(a *API, e *Entry, t *Tuple, inPath map[string]boo
 			if inPath[p.Name] || p.Name == "limit" || slices.Contains(ep.Params, p.Name) {
 				continue
 			}
-			accepted := cmp.Or(strings.Join(ep.Params, ", "), "none")
-			hint := ""
-			if s := nearKey(p.Name, ep.Params, 3); s != "" {
-				hint = fmt.Sprintf("; did you mean %q?", s)
-			}
-			l.addAt(p.Line, join(e.Key, p.Name), "unknown parameter for %s (accepted: %s)%s", ep.Template, accepted, hint)
+			l.addAt(p.Line, join(e.Key, p.Name), "unknown parameter for %s (accepted: %s)%s",
+				ep.Template, cmp.Or(strings.Join(ep.Params, ", "), "none"), didYouMean(nearKey(p.Name, ep.Params, 3)))
 			ok = false
 		}
 		for _, r := range ep.Required {
