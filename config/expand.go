@@ -195,9 +195,7 @@ func (l *errorList) derivedProblem(a *API, e *Entry) string {
 	if len(scratch.errs) == 0 {
 		return ""
 	}
-	// "file:line: key: message": the message says it.
-	parts := strings.SplitN(scratch.errs[0], ": ", 3)
-	return parts[len(parts)-1]
+	return scratch.errs[0].msg
 }
 
 // resolveParam is p as resolve returns it, its values unique, or why it

@@ -307,11 +307,3 @@ func notOneLine(v string) string {
 	}
 	return "holds a control character"
 }
-
-// problem is an error found while reading, kept until expand knows
-// whether it matters.
-type problem struct {
-	line int
-	key  string
-	msg  string
-}

@@ -16,10 +16,9 @@ import (
 // file, the line and the dotted key it concerns, so that one run of
 // --config.check shows them all.
 type errorList struct {
-	file  string
-	errs  []string
-	lines []int // of each of errs
-	seen  map[string]bool
+	file string
+	errs []problem
+	seen map[problem]bool
 	// dedupe keeps one of two tuples that are the same series instead of
 	// reporting it: after discovery, "all" and a listed value, or a name
 	// and a ticker of one asset, legitimately meet.
@@ -31,6 +30,14 @@ type errorList struct {
 	// interned holds one copy of each path and query value the tuples
 	// built so far have (intern).
 	interned map[string]string
+}
+
+// problem is one error of a file: its line, its dotted key and what is
+// wrong.
+type problem struct {
+	line int
+	key  string
+	msg  string
 }
 
 // maxRead bounds the keys and values a file is read through, its aliases
@@ -64,43 +71,34 @@ func (l *errorList) add(n *yaml.Node, key, format string, args ...any) {
 // addAt records a problem at a line; the same problem found again (one per
 // expanded tuple, say) is recorded once.
 func (l *errorList) addAt(line int, key, format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	if key != "" {
-		msg = key + ": " + msg
-	}
-	msg = fmt.Sprintf("%s:%d: %s", l.file, line, msg)
-	if l.seen == nil {
-		l.seen = map[string]bool{}
-	}
-	if l.seen[msg] {
+	p := problem{line, key, fmt.Sprintf(format, args...)}
+	if l.seen[p] {
 		return
 	}
-	l.seen[msg] = true
-	l.errs = append(l.errs, msg)
-	l.lines = append(l.lines, line)
+	if l.seen == nil {
+		l.seen = map[problem]bool{}
+	}
+	l.seen[p] = true
+	l.errs = append(l.errs, p)
 }
 
-// err returns the problems, in the order of their lines: the checks of
-// expanded entries run after the whole file is read.
+// err returns the problems as file:line: key: message, in the order of
+// their lines: the checks of expanded entries run after the whole file is
+// read.
 func (l *errorList) err() error {
 	if len(l.errs) == 0 {
 		return nil
 	}
-	return &Error{Problems: l.sorted()}
-}
-
-// sorted returns the problems in the order of their lines.
-func (l *errorList) sorted() []string {
-	order := make([]int, len(l.errs))
-	for i := range order {
-		order[i] = i
+	sorted := slices.Clone(l.errs)
+	slices.SortStableFunc(sorted, func(a, b problem) int { return cmp.Compare(a.line, b.line) })
+	problems := make([]string, len(sorted))
+	for i, p := range sorted {
+		if problems[i] = fmt.Sprintf("%s:%d: ", l.file, p.line); p.key != "" {
+			problems[i] += p.key + ": "
+		}
+		problems[i] += p.msg
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(l.lines[a], l.lines[b]) })
-	problems := make([]string, len(order))
-	for i, j := range order {
-		problems[i] = l.errs[j]
-	}
-	return problems
+	return &Error{Problems: problems}
 }
 
 // Error is every problem found while loading a configuration file.
