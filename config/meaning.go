@@ -200,15 +200,6 @@ var knownFields = map[concept]map[string]known{
 	{"defi", "total_value_locked"}: {"total_value_locked": {help: "Value locked in the chain's DeFi contracts, as of the row (" + asServed + ")."}},
 }
 
-// knownField is the family of a field the table above describes, or nil.
-func knownField(api, path, field string) *Field {
-	c, ok := conceptOf(api, path)
-	if !ok {
-		return nil
-	}
-	return conceptField(c, field)
-}
-
 // conceptField is the family of a field of a concept the table above
 // describes, or nil.
 func conceptField(c concept, field string) *Field {

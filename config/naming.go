@@ -92,14 +92,14 @@ func (t *Tuple) DerivedField(field string) *Field {
 	if t.API != APIData && t.Entry != nil {
 		path = t.Entry.Path // elsewhere they fill ids ({handle}, {equity})
 	}
-	if f := knownField(t.API, path, field); f != nil {
-		return f
-	}
-	name, scale, unit := derivedName(t.API, path, field)
 	where := path
 	if c, ok := conceptOf(t.API, path); ok {
+		if f := conceptField(c, field); f != nil {
+			return f
+		}
 		where = "the " + c.String() + " endpoints"
 	}
+	name, scale, unit := derivedName(t.API, path, field)
 	help := fmt.Sprintf("Field %s of %s, as the API serves it (not in the built-in catalog).", field, where)
 	if scale != 1 {
 		help = fmt.Sprintf("Field %s of %s, scaled by %g into %s (not in the built-in catalog).", field, where, scale, unitWords[unit])
