@@ -38,9 +38,7 @@ const ourCredential = "not taken here: the credential comes from token_env or to
 
 // httpClientPairs collects a section's HTTP client keys while the section
 // is read; httpClient turns them into the section's HTTPClient.
-type httpClientPairs struct {
-	pairs []pair
-}
+type httpClientPairs []pair
 
 // take keeps p when it is an HTTP client key, reports it when it is a
 // refused one, and says whether p was either.
@@ -50,7 +48,7 @@ func (h *httpClientPairs) take(l *errorList, p pair, key string) bool {
 		return true
 	}
 	if slices.Contains(httpClientKeys, p.key) {
-		h.pairs = append(h.pairs, p)
+		*h = append(*h, p)
 		return true
 	}
 	return false
@@ -67,7 +65,7 @@ func (l *errorList) httpClient(a *API, h *httpClientPairs) {
 	errs := len(l.errs)
 	nodes := map[string]*yaml.Node{}
 	fromEnvSet := false
-	for _, p := range h.pairs {
+	for _, p := range *h {
 		k := join(a.Name, p.key)
 		nodes[p.key] = p.keyN
 		switch p.key {
