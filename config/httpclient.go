@@ -184,17 +184,7 @@ func (l *errorList) tlsConfig(t *promconfig.TLSConfig, n *yaml.Node, key, dir st
 }
 
 func (l *errorList) boolean(n *yaml.Node, key string, dst *bool) bool {
-	v, ok := l.scalar(n, key)
-	if !ok {
-		return false
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil || n.Tag != "!!bool" {
-		l.add(n, key, "must be true or false, got %q", v)
-		return false
-	}
-	*dst = b
-	return true
+	return typed(l, n, key, dst, "true or false", strconv.ParseBool, "!!bool")
 }
 
 func (l *errorList) tlsVersion(n *yaml.Node, key string, dst *promconfig.TLSVersion) {

@@ -184,42 +184,38 @@ func (l *errorList) scalar(n *yaml.Node, key string) (string, bool) {
 }
 
 func (l *errorList) str(n *yaml.Node, key string, dst *string) {
-	if v, ok := l.scalar(n, key); ok {
-		if n.Tag != "!!str" {
-			l.add(n, key, "must be a string, got %q", v)
-			return
-		}
-		*dst = v
-	}
+	typed(l, n, key, dst, "a string", func(v string) (string, error) { return v, nil }, "!!str")
 }
 
 // integer reads an integer into dst and says whether it could.
 func (l *errorList) integer(n *yaml.Node, key string, dst *int) bool {
-	v, ok := l.scalar(n, key)
-	if !ok {
-		return false
-	}
-	i, err := strconv.Atoi(v)
-	if err != nil || n.Tag != "!!int" {
-		l.add(n, key, "must be an integer, got %q", v)
-		return false
-	}
-	*dst = i
-	return true
+	return typed(l, n, key, dst, "an integer", strconv.Atoi, "!!int")
 }
 
 // float reads a finite number into dst and says whether it could.
 func (l *errorList) float(n *yaml.Node, key string, dst *float64) bool {
+	return typed(l, n, key, dst, "a number", func(v string) (float64, error) {
+		f, err := strconv.ParseFloat(v, 64)
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			err = strconv.ErrRange
+		}
+		return f, err
+	}, "!!int", "!!float")
+}
+
+// typed reads a scalar of one of tags through parse into dst and says
+// whether it could; what names the type wanted.
+func typed[T any](l *errorList, n *yaml.Node, key string, dst *T, what string, parse func(string) (T, error), tags ...string) bool {
 	v, ok := l.scalar(n, key)
 	if !ok {
 		return false
 	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || (n.Tag != "!!int" && n.Tag != "!!float") || math.IsInf(f, 0) || math.IsNaN(f) {
-		l.add(n, key, "must be a number, got %q", v)
+	x, err := parse(v)
+	if err != nil || !slices.Contains(tags, n.Tag) {
+		l.add(n, key, "must be %s, got %q", what, v)
 		return false
 	}
-	*dst = f
+	*dst = x
 	return true
 }
 
