@@ -35,26 +35,20 @@ func (d Duration) String() string {
 	}
 	var b strings.Builder
 	b.WriteByte('P')
-	for _, p := range []struct {
-		n    int
-		unit byte
-	}{{d.Years, 'Y'}, {d.Months, 'M'}, {d.Days, 'D'}} {
-		if p.n != 0 {
-			b.WriteString(strconv.Itoa(p.n))
-			b.WriteByte(p.unit)
+	for i, n := range []int{d.Years, d.Months, d.Days} {
+		if n != 0 {
+			b.WriteString(strconv.Itoa(n))
+			b.WriteByte("YMD"[i])
 		}
 	}
 	if d.Clock != 0 {
 		b.WriteByte('T')
 		c := d.Clock
-		for _, p := range []struct {
-			unit time.Duration
-			c    byte
-		}{{time.Hour, 'H'}, {time.Minute, 'M'}, {time.Second, 'S'}} {
-			if n := c / p.unit; n != 0 {
+		for i, unit := range []time.Duration{time.Hour, time.Minute, time.Second} {
+			if n := c / unit; n != 0 {
 				b.WriteString(strconv.FormatInt(int64(n), 10))
-				b.WriteByte(p.c)
-				c -= n * p.unit
+				b.WriteByte("HMS"[i])
+				c -= n * unit
 			}
 		}
 	}
@@ -78,54 +72,41 @@ func ParseDuration(s string) (Duration, error) {
 	if hasClock && clock == "" {
 		return d, fmt.Errorf("%q is not an ISO 8601 duration: nothing after T", s)
 	}
-	parts := 0
-	read := func(field, units string, each func(n int, unit byte)) error {
-		last := -1
+	// rest, or what follows T, is not empty: the loop reads a part at least.
+	for side, field := range []string{date, clock} {
+		units, last := [2]string{"YMWD", "HMS"}[side], -1
 		for field != "" {
 			i := 0
 			for i < len(field) && field[i] >= '0' && field[i] <= '9' {
 				i++
 			}
 			if i == 0 || i == len(field) {
-				return fmt.Errorf("%q is not an ISO 8601 duration of whole numbers", s)
+				return Duration{}, fmt.Errorf("%q is not an ISO 8601 duration of whole numbers", s)
 			}
 			n, err := strconv.Atoi(field[:i])
 			if err != nil || n > maxDurationPart {
-				return fmt.Errorf("%q is not an ISO 8601 duration: %s is too large", s, field[:i])
+				return Duration{}, fmt.Errorf("%q is not an ISO 8601 duration: %s is too large", s, field[:i])
 			}
 			at := strings.IndexByte(units, field[i])
 			if at < 0 || at <= last {
-				return fmt.Errorf("%q is not an ISO 8601 duration: unit %q out of place", s, field[i])
+				return Duration{}, fmt.Errorf("%q is not an ISO 8601 duration: unit %q out of place", s, field[i])
 			}
-			last = at
-			each(n, field[i])
-			parts++
-			field = field[i+1:]
+			if side == 1 {
+				d.Clock += time.Duration(n) * [...]time.Duration{time.Hour, time.Minute, time.Second}[at]
+			} else {
+				switch units[at] {
+				case 'Y':
+					d.Years = n
+				case 'M':
+					d.Months = n
+				case 'W':
+					d.Days += 7 * n
+				case 'D':
+					d.Days += n
+				}
+			}
+			last, field = at, field[i+1:]
 		}
-		return nil
-	}
-	err := read(date, "YMWD", func(n int, unit byte) {
-		switch unit {
-		case 'Y':
-			d.Years = n
-		case 'M':
-			d.Months = n
-		case 'W':
-			d.Days += 7 * n
-		case 'D':
-			d.Days += n
-		}
-	})
-	if err == nil {
-		err = read(clock, "HMS", func(n int, unit byte) {
-			d.Clock += time.Duration(n) * map[byte]time.Duration{'H': time.Hour, 'M': time.Minute, 'S': time.Second}[unit]
-		})
-	}
-	if err != nil {
-		return Duration{}, err
-	}
-	if parts == 0 {
-		return d, fmt.Errorf("%q is not an ISO 8601 duration (P1D, P1Y, PT12H, P0D)", s)
 	}
 	return d, nil
 }
