@@ -165,18 +165,14 @@ func planName(raw json.RawMessage) (string, error) {
 		return "", nil
 	}
 	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return text.Outside(strings.TrimSpace(s), most), nil
-	}
-	obj, err := object(raw, keyPlan)
-	if err != nil {
-		return "", err
-	}
-	if obj["name"] == nil || string(obj["name"]) == "null" {
-		return "", nil
-	}
-	if err := json.Unmarshal(obj["name"], &s); err != nil {
-		return "", fmt.Errorf("%s.name: want a string, got %s", keyPlan, describe(obj["name"], nil))
+	if json.Unmarshal(raw, &s) != nil {
+		obj, err := object(raw, keyPlan)
+		if err != nil {
+			return "", err
+		}
+		if name := obj["name"]; name != nil && string(name) != "null" && json.Unmarshal(name, &s) != nil {
+			return "", fmt.Errorf("%s.name: want a string, got %s", keyPlan, describe(name, nil))
+		}
 	}
 	return text.Outside(strings.TrimSpace(s), most), nil
 }
