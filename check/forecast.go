@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -69,18 +70,11 @@ func perValue(e budget.EntryForecast) string {
 
 // entryCalls is an entry's calls a day, "?" for a part not known.
 func entryCalls(e budget.EntryForecast) string {
-	known, unknown := false, false
-	for _, w := range e.Windows {
-		if w.Basis == "unknown" {
-			unknown = true
-		} else {
-			known = true
-		}
-	}
+	isUnknown := func(w budget.WindowForecast) bool { return w.Basis == "unknown" }
 	switch {
-	case !unknown:
+	case !slices.ContainsFunc(e.Windows, isUnknown):
 		return budget.FormatCalls(e.CallsPerDay)
-	case known:
+	case slices.ContainsFunc(e.Windows, func(w budget.WindowForecast) bool { return !isUnknown(w) }):
 		return budget.FormatCalls(e.CallsPerDay) + " + ?"
 	}
 	return "?"
