@@ -327,10 +327,8 @@ func (l *errorList) tuple(a *API, e *Entry, window string, params Values) *Tuple
 		return nil
 	}
 	path = l.intern(path)
-	t := &Tuple{API: a.Name, Entry: e, Path: path, Window: window, Params: params}
-	if e.CacheTTL > 0 {
-		t.CacheTTL = e.CacheTTL.Seconds()
-	}
+	// cache_ttl is never negative (duration refuses it).
+	t := &Tuple{API: a.Name, Entry: e, Path: path, Window: window, Params: params, CacheTTL: e.CacheTTL.Seconds()}
 	t.Endpoint = endpointFor(a.Name, path)
 	t.Keyed = a.Name == APIData || t.Endpoint == nil || t.Endpoint.keyedFor(params)
 	ok := l.checkTuple(a, e, t, inPath)
