@@ -55,10 +55,7 @@ func (c *Config) CheckListingFindings(listing Listing) []Finding {
 			continue
 		}
 		e := t.Entry
-		inPath := map[string]bool{"limit": true}
-		for _, m := range placeholderRE.FindAllStringSubmatch(e.Path, -1) {
-			inPath[m[1]] = true
-		}
+		inPath := func(name string) bool { return name == "limit" || strings.Contains(e.Path, "{"+name+"}") }
 		params, listed := listing[t.Path]
 		if !listed {
 			if t.Endpoint != nil {
@@ -70,7 +67,7 @@ func (c *Config) CheckListingFindings(listing Listing) []Finding {
 			}
 			l.add(FindingListingPath, e.KeyLine("path"), join(e.Key, "path"), "%s", msg)
 			for _, p := range e.Params {
-				if inPath[p.Name] || known[p.Name] {
+				if inPath(p.Name) || known[p.Name] {
 					continue
 				}
 				if s := nearKey(p.Name, knownNames, 4); s != "" {
@@ -85,7 +82,7 @@ func (c *Config) CheckListingFindings(listing Listing) []Finding {
 			catalog = t.Endpoint.Params
 		}
 		for _, p := range e.Params {
-			if inPath[p.Name] {
+			if inPath(p.Name) {
 				continue
 			}
 			values, has := params[p.Name]

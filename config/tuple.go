@@ -305,13 +305,11 @@ func (e *Entry) param(name string) *Param {
 }
 
 func (l *errorList) tuple(a *API, e *Entry, window string, params Values) *Tuple {
-	inPath := map[string]bool{}
 	segmentsOK := true
 	path := e.Path // without placeholders, one string for all its tuples
 	if strings.Contains(path, "{") {
 		path = placeholderRE.ReplaceAllStringFunc(e.Path, func(m string) string {
 			name := m[1 : len(m)-1]
-			inPath[name] = true
 			if e.failed[name] {
 				segmentsOK = false // refused while reading, reported there
 				return m
@@ -331,7 +329,7 @@ func (l *errorList) tuple(a *API, e *Entry, window string, params Values) *Tuple
 	t := &Tuple{API: a.Name, Entry: e, Path: path, Window: window, Params: params, CacheTTL: e.CacheTTL.Seconds()}
 	t.Endpoint = endpointFor(a.Name, path)
 	t.Keyed = a.Name == APIData || t.Endpoint == nil || t.Endpoint.keyedFor(params)
-	ok := l.checkTuple(a, e, t, inPath)
+	ok := l.checkTuple(a, e, t)
 	t.resolveFields()
 	var keyQ valuesBuilder
 	for k, v := range t.Query().All() {

@@ -59,7 +59,7 @@ func (l *errorList) checkPath(a *API, e *Entry) bool {
 	return ok
 }
 
-func (l *errorList) checkTuple(a *API, e *Entry, t *Tuple, inPath map[string]bool) bool {
+func (l *errorList) checkTuple(a *API, e *Entry, t *Tuple) bool {
 	ok := true
 	ep := t.Endpoint
 	windows := knownWindows
@@ -78,7 +78,7 @@ func (l *errorList) checkTuple(a *API, e *Entry, t *Tuple, inPath map[string]boo
 	if ep != nil {
 		maxLimit = ep.MaxLimit
 		for _, p := range e.Params {
-			if inPath[p.Name] || p.Name == "limit" || slices.Contains(ep.Params, p.Name) {
+			if p.Name == "limit" || slices.Contains(ep.Params, p.Name) || strings.Contains(e.Path, "{"+p.Name+"}") {
 				continue
 			}
 			l.addAt(p.Line, join(e.Key, p.Name), "unknown parameter for %s (accepted: %s)%s",
