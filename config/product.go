@@ -226,10 +226,9 @@ func (b *tupleBudget) done() {
 	if !b.l.dedupe || !b.over || !b.report {
 		return
 	}
-	key, line := join(b.api.Name, "max_tuples"), b.api.line
+	count := countText(b.kept)
 	if b.cut {
-		b.l.addAt(line, key, "the metrics list expands to at least %s series, more than max_tuples (%d)", countText(max(b.kept, b.largest)), b.limit)
-		return
+		count = "at least " + countText(max(b.kept, b.largest))
 	}
-	b.l.addAt(line, key, "the metrics list expands to %d series, more than max_tuples (%d)", b.kept, b.limit)
+	b.l.addAt(b.api.line, join(b.api.Name, "max_tuples"), "the metrics list expands to %s series, more than max_tuples (%d)", count, b.limit)
 }
