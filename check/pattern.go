@@ -75,12 +75,10 @@ func expandPatterns(ctx context.Context, cfg *config.Config, pool *upstream.Pool
 // onlyUnlisted says whether every error err joins is a path no list
 // knows (expand.UnlistedPath).
 func onlyUnlisted(err error) bool {
-	for _, e := range joined(err) {
-		if _, ok := e.(*expand.UnlistedPath); !ok {
-			return false
-		}
-	}
-	return err != nil
+	return err != nil && !slices.ContainsFunc(joined(err), func(e error) bool {
+		_, ok := e.(*expand.UnlistedPath)
+		return !ok
+	})
 }
 
 // printPatterns says what each pattern entry of the data API selects.
