@@ -93,10 +93,11 @@ func (l *errorList) err() error {
 	slices.SortStableFunc(sorted, func(a, b problem) int { return cmp.Compare(a.line, b.line) })
 	problems := make([]string, len(sorted))
 	for i, p := range sorted {
-		if problems[i] = fmt.Sprintf("%s:%d: ", l.file, p.line); p.key != "" {
-			problems[i] += p.key + ": "
+		key := ""
+		if p.key != "" {
+			key = p.key + ": "
 		}
-		problems[i] += p.msg
+		problems[i] = fmt.Sprintf("%s:%d: %s%s", l.file, p.line, key, p.msg)
 	}
 	return &Error{Problems: problems}
 }
