@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -146,7 +148,7 @@ func (c Config) Validate() error {
 	if c.ClusterName == "" {
 		return errors.New("--cluster.label is required with --cluster.listen-address: name the cluster, the same on every replica (the Helm chart gives <namespace>/<release>), so that two clusters whose addresses meet stay apart")
 	}
-	if l := len(c.label()); l > memberlist.LabelMaxSize {
+	if len(c.label()) > memberlist.LabelMaxSize {
 		return fmt.Errorf("--cluster.label is %d bytes long; at most %d", len(c.ClusterName), memberlist.LabelMaxSize-len(labelPrefix)-1)
 	}
 	if c.MaxMembers < 0 {
@@ -192,19 +194,12 @@ func (c Config) Validate() error {
 // its default.
 func (c Config) withDefaults() Config {
 	for _, f := range c.durationFlags() {
-		setDefault(f.field, f.def)
+		*f.field = cmp.Or(*f.field, f.def)
 	}
-	setDefault(&c.MaxMembers, defaultMaxMembers)
-	setDefault(&c.MaxStateBytes, defaultMaxStateBytes)
-	setDefault(&c.MaxDeltaBytes, defaultMaxDeltaBytes)
+	c.MaxMembers = cmp.Or(c.MaxMembers, defaultMaxMembers)
+	c.MaxStateBytes = cmp.Or(c.MaxStateBytes, defaultMaxStateBytes)
+	c.MaxDeltaBytes = cmp.Or(c.MaxDeltaBytes, defaultMaxDeltaBytes)
 	return c
-}
-
-func setDefault[T comparable](v *T, def T) {
-	var zero T
-	if *v == zero {
-		*v = def
-	}
 }
 
 // label is what every packet and stream of this cluster carries.
@@ -316,25 +311,12 @@ func memberName(c Config) (name string, saved bool, err error) {
 	if err != nil {
 		return "", false, err
 	}
-	if c.NameFile == "" {
-		return name, false, nil
-	}
-	if err := os.WriteFile(c.NameFile, []byte(name+"\n"), 0o600); err != nil {
-		return name, false, nil
-	}
-	return name, true, nil
+	saved = c.NameFile != "" && os.WriteFile(c.NameFile, []byte(name+"\n"), 0o600) == nil
+	return name, saved, nil
 }
 
 // validName reports whether a saved name is non-empty, at most
 // maxNameBytes, printable ASCII without spaces.
 func validName(n string) bool {
-	if n == "" || len(n) > maxNameBytes {
-		return false
-	}
-	for i := 0; i < len(n); i++ {
-		if n[i] <= ' ' || n[i] > '~' {
-			return false
-		}
-	}
-	return true
+	return n != "" && len(n) <= maxNameBytes && !strings.ContainsFunc(n, func(r rune) bool { return r <= ' ' || r > '~' })
 }
