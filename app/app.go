@@ -5,6 +5,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io/fs"
@@ -76,18 +77,10 @@ var ErrSetUp = errors.New("the exporter could not be set up (logged)")
 // New sets up what the exporter serves from o. It logs what went wrong
 // and returns ErrSetUp, having closed what it started.
 func New(o Options) (*App, error) {
-	if o.Logger == nil {
-		o.Logger = log.NewNopLogger()
-	}
-	if o.Slogger == nil {
-		o.Slogger = slog.New(slog.DiscardHandler)
-	}
-	if o.Web == nil {
-		o.Web = DefaultOptions().Web
-	}
-	if o.Clock == nil {
-		o.Clock = clock.Real
-	}
+	o.Logger = cmp.Or(o.Logger, log.NewNopLogger())
+	o.Slogger = cmp.Or(o.Slogger, slog.New(slog.DiscardHandler))
+	o.Web = cmp.Or(o.Web, DefaultOptions().Web)
+	o.Clock = cmp.Or(o.Clock, clock.Real)
 	a := &App{opts: o, logger: o.Logger, slogger: o.Slogger}
 	if err := a.setUp(); err != nil {
 		a.close()
@@ -193,7 +186,7 @@ func (a *App) setUp() error {
 		return ErrSetUp
 	}
 	inCluster(peer, clients, logger)
-	runs(peer, fileDigest)
+	peer.SetConfigDigest(fileDigest)
 	exp, err = collector.New(cfg, logger, reg, collector.Options{Clock: o.Clock, DefaultTimeout: o.DefaultTimeout, TimeoutOffset: o.TimeoutOffset, Clients: clients, Store: keeper, Peer: peer})
 	if err != nil {
 		level.Error(logger).Log("msg", "cannot start the collectors", "err", err)
@@ -228,7 +221,7 @@ func (a *App) setUp() error {
 			return err
 		}
 		shown.Store(c)
-		runs(peer, fileDigest)
+		peer.SetConfigDigest(fileDigest)
 		return nil
 	}
 	safe := config.NewSafeConfig(reg, load, apply)

@@ -31,14 +31,6 @@ func inCluster(peer *cluster.Peer, clients *upstream.Pool, logger log.Logger) {
 	})
 }
 
-// runs tells the cluster the digest of the file this member runs: members
-// own units among those of the same digest.
-func runs(peer *cluster.Peer, digest string) {
-	if peer != nil {
-		peer.SetConfigDigest(digest)
-	}
-}
-
 // configDigest is the digest of what decides a file's calls, before the
 // upstream's lists expand it: each API's URL and max_tuples, each entry
 // as written and how its rows are read. Members that read their lists at

@@ -39,9 +39,8 @@ func (a *App) Start() error {
 	}
 	// Both end in Stop before the collectors close: none lands after the
 	// final save.
-	a.background.Add(2)
-	go func() { defer a.background.Done(); reloadLoop(a.ctx, a.logger, a.safe, a.reloads) }()
-	go func() { defer a.background.Done(); a.expander.Maintain(a.ctx, expand.Refresh, a.safe.Refine) }()
+	a.background.Go(func() { reloadLoop(a.ctx, a.logger, a.safe, a.reloads) })
+	a.background.Go(func() { a.expander.Maintain(a.ctx, expand.Refresh, a.safe.Refine) })
 	// The server's own messages go through the project's logger too.
 	a.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(a.slogger.Handler(), slog.LevelWarn)}

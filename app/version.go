@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"regexp"
 	"runtime/debug"
 	"strings"
@@ -43,20 +44,9 @@ func FillVersion(source string, bi *debug.BuildInfo, ok bool) {
 	if at != "" {
 		at += " (commit time)"
 	}
-	setDefault(&version.Version, v, strings.TrimSpace(source)+"-devel")
-	setDefault(&version.Revision, rev, "unknown")
-	setDefault(&version.BuildDate, at, "unknown")
-	setDefault(&version.Branch, "", "unknown")
-	setDefault(&version.BuildUser, "", "unknown")
-}
-
-// setDefault sets an empty *dst to value, else fallback.
-func setDefault(dst *string, value, fallback string) {
-	switch {
-	case *dst != "":
-	case value != "":
-		*dst = value
-	default:
-		*dst = fallback
-	}
+	version.Version = cmp.Or(version.Version, v, strings.TrimSpace(source)+"-devel")
+	version.Revision = cmp.Or(version.Revision, rev, "unknown")
+	version.BuildDate = cmp.Or(version.BuildDate, at, "unknown")
+	version.Branch = cmp.Or(version.Branch, "unknown")
+	version.BuildUser = cmp.Or(version.BuildUser, "unknown")
 }
