@@ -55,7 +55,7 @@ type Budget struct {
 // New returns a budget of limit calls per UTC day (0 = none of our own)
 // whose bucket is full at now.
 func New(limit int, now time.Time) *Budget {
-	b := &Budget{own: max(limit, 0)}
+	b := &Budget{own: max(limit, 0), peers: map[string]peerCount{}, logged: map[refusalKey]time.Time{}}
 	b.advance(now)
 	return b
 }

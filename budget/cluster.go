@@ -1,6 +1,7 @@
 package budget
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"time"
@@ -93,9 +94,6 @@ func (b *Budget) observePeerLocked(member string, day time.Time, used int, now t
 	if !d.Equal(b.day) {
 		return 0, nil // another day's count: nothing of today's
 	}
-	if b.peers == nil {
-		b.peers = map[string]peerCount{}
-	}
 	prev, ok := b.peers[member]
 	if !ok || !prev.day.Equal(d) {
 		// Yesterday's count stays beside today's until a day later: it
@@ -148,12 +146,7 @@ func (b *Budget) dayAllowance(l int, now time.Time) int {
 
 // peerCap is the most one member may count on a day: the limit, or
 // MaxDailyCalls, so that no sum overflows.
-func peerCap(l int) int {
-	if l > 0 {
-		return min(l, MaxDailyCalls)
-	}
-	return MaxDailyCalls
-}
+func peerCap(l int) int { return min(cmp.Or(l, MaxDailyCalls), MaxDailyCalls) }
 
 // refusePeer counts a refusal and says whether to log it: not within
 // refusalLogEvery of the last, nor past maxLoggedRefusals members and
@@ -165,9 +158,6 @@ func (b *Budget) refusePeer(member, reason string, used, kept, l int, now time.T
 	b.peerRefused[reason]++
 	if b.logger == nil {
 		return refusal{}, false
-	}
-	if b.logged == nil {
-		b.logged = map[refusalKey]time.Time{}
 	}
 	k := refusalKey{member, reason}
 	if at, ok := b.logged[k]; ok && now.Sub(at) < refusalLogEvery && !now.Before(at) {

@@ -61,9 +61,6 @@ func (a APIForecast) PerValueCalls() float64 {
 // listed per all (a list of none fails expansion).
 func (a APIForecast) AtLeast() float64 { return a.CallsPerDay + a.PerValueCalls() }
 
-// ListCalls is the listing calls a day.
-func (a APIForecast) ListCalls() float64 { return float64(len(a.Lists)) }
-
 // RateLimitPerDay is rate_limit × 1440; 0 without one.
 func (a APIForecast) RateLimitPerDay() float64 { return a.RateLimit * 1440 }
 
@@ -204,8 +201,9 @@ func ForecastAPI(a *config.API, learned Learned) APIForecast {
 		}
 		series = append(series, ss...)
 	}
-	f.CallsPerDay += f.ListCalls()
-	f.Allotment = NewAllotment(series, f.ListCalls(), a.DailyBudget)
+	listing := float64(len(f.Lists)) // each read once a day
+	f.CallsPerDay += listing
+	f.Allotment = NewAllotment(series, listing, a.DailyBudget)
 	return f
 }
 
@@ -267,7 +265,7 @@ func allOf(t *config.Tuple, params []string) bool {
 // every cache_ttl; else per row × Overhead of its window or learned
 // cadence (UnwindowedInterval until learned); at least every revalidate.
 func tupleCost(a *config.API, t *config.Tuple, learned Learned) WindowForecast {
-	w := WindowForecast{Window: t.Window, Series: 1}
+	w := WindowForecast{Window: t.Window, Series: 1, Basis: "rows"}
 	if t.CacheTTL > 0 {
 		w.Every = max(time.Duration(t.CacheTTL*float64(time.Second)), minInterval)
 		w.Basis = "cache_ttl"
@@ -282,16 +280,12 @@ func tupleCost(a *config.API, t *config.Tuple, learned Learned) WindowForecast {
 				w.Every, w.Basis = max(d, minInterval), "learned cadence"
 			}
 		}
-		w.RowsPerDay = perDay(w.Every)
-		w.CallsPerDay = w.RowsPerDay * Overhead
 	case "block":
-		chain, every, ok := BlockSpacing(t)
-		w.Chain = chain
-		if !ok {
+		var ok bool
+		if w.Chain, w.Every, ok = BlockSpacing(t); !ok {
 			w.Basis = "unknown"
 			return w
 		}
-		w.Every = every
 	default:
 		w.Every = plan.WindowDuration(t.Window)
 		if w.Every == 0 {
@@ -299,11 +293,8 @@ func tupleCost(a *config.API, t *config.Tuple, learned Learned) WindowForecast {
 			return w
 		}
 	}
-	if w.Basis == "" {
-		w.Basis = "rows"
-		w.RowsPerDay = perDay(w.Every)
-		w.CallsPerDay = w.RowsPerDay * Overhead
-	}
+	w.RowsPerDay = perDay(w.Every)
+	w.CallsPerDay = w.RowsPerDay * Overhead
 	if r := max(a.Revalidate, minInterval); a.Revalidate > 0 && perDay(r) > w.CallsPerDay {
 		w.Every, w.Basis, w.CallsPerDay = r, "revalidate", perDay(r)
 	}
