@@ -276,18 +276,17 @@ func writeAtomic(dir, path string, data []byte) error {
 	}
 	name := tmp.Name()
 	defer os.Remove(name) // after a successful rename there is nothing to remove
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Sync()
 	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
 	}
-	if err := tmp.Close(); err != nil {
-		return err
+	if err == nil {
+		err = os.Rename(name, path)
 	}
-	if err := os.Rename(name, path); err != nil {
+	if err != nil {
 		return err
 	}
 	if d, err := os.Open(dir); err == nil {
