@@ -1,6 +1,9 @@
 package cluster
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
@@ -37,22 +40,29 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	counter := func(name, help string) prometheus.Counter {
 		return f.NewCounter(prometheus.CounterOpts{Name: namespace + name, Help: help})
 	}
-	counterVec := func(name, help, label string) *prometheus.CounterVec {
-		return f.NewCounterVec(prometheus.CounterOpts{Name: namespace + name, Help: help}, []string{label})
+	// counterVec's series of values exist from the start, at 0.
+	counterVec := func(name, help, label string, values ...string) *prometheus.CounterVec {
+		v := f.NewCounterVec(prometheus.CounterOpts{Name: namespace + name, Help: help}, []string{label})
+		for _, x := range values {
+			v.WithLabelValues(x)
+		}
+		return v
 	}
+	kinds := []string{kindFullLabel, kindDeltaLabel}
+	results := []string{"success", "failure"}
 	m := &metrics{
 		received: counterVec("messages_received_total",
-			"Cluster messages received, by kind: full (a peer's whole state, by push/pull) or delta (one broadcast, retransmissions and relays included).", "kind"),
+			"Cluster messages received, by kind: full (a peer's whole state, by push/pull) or delta (one broadcast, retransmissions and relays included).", "kind", append(kinds, kindHeartbeatLabel)...),
 		receivedBytes: counterVec("messages_received_bytes_total",
-			"Bytes of cluster messages received, by kind, before memberlist's framing and encryption.", "kind"),
+			"Bytes of cluster messages received, by kind, before memberlist's framing and encryption.", "kind", kinds...),
 		sent: counterVec("messages_sent_total",
-			"Cluster messages sent, by kind; a delta counts once per member it is sent to, retransmissions included.", "kind"),
+			"Cluster messages sent, by kind; a delta counts once per member it is sent to, retransmissions included.", "kind", kinds...),
 		sentBytes: counterVec("messages_sent_bytes_total",
-			"Bytes of cluster messages sent, by kind, before memberlist's framing and encryption.", "kind"),
+			"Bytes of cluster messages sent, by kind, before memberlist's framing and encryption.", "kind", kinds...),
 		invalid: counterVec("messages_invalid_total",
-			"Cluster messages received that could not be used, by kind: undecodable, another format version, an unknown state key, or refused by the state's Merge.", "kind"),
+			"Cluster messages received that could not be used, by kind: undecodable, another format version, an unknown state key, or refused by the state's Merge.", "kind", append(kinds, kindHeartbeatLabel)...),
 		oversized: counterVec("oversized_messages_total",
-			"Deltas too large for a gossip packet, sent to each member over TCP instead, by result: sent and failed count per member, dropped counts deltas refused because the queue was full.", "result"),
+			"Deltas too large for a gossip packet, sent to each member over TCP instead, by result: sent and failed count per member, dropped counts deltas refused because the queue was full.", "result", "sent", "failed", "dropped"),
 		pruned: counter("messages_pruned_total",
 			"Queued deltas dropped because more than the queue's limit waited to be gossiped; push/pull repairs them."),
 		relayed: counter("messages_relayed_total",
@@ -62,28 +72,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		leaves: counter("peer_leaves_total",
 			"Other members seen leaving the cluster, whether they left or were declared failed."),
 		rejoins: counterVec("join_attempts_total",
-			"Attempts to join an address of --cluster.peer or a failed member, by result (success, failure).", "result"),
+			"Attempts to join an address of --cluster.peer or a failed member, by result (success, failure).", "result", results...),
 		refused: counterVec("messages_refused_total",
-			"Gossip refused before it is read, by reason: cluster_name (another --cluster.label), streams (too many at once), stream_size, state_size, delta_size (past their bounds), members (a member past --cluster.max-members), compressed (compressed gossip in the clear).", "reason"),
+			"Gossip refused before it is read, by reason: cluster_name (another --cluster.label), streams (too many at once), stream_size, state_size, delta_size (past their bounds), members (a member past --cluster.max-members), compressed (compressed gossip in the clear).", "reason", slices.Collect(maps.Keys(refusalMessage))...),
 		keyReloads: counterVec("encryption_key_reloads_total",
-			"Changes of --cluster.encryption-key-file installed in the keyring, by result (success, failure).", "result"),
-	}
-	for r := range refusalMessage {
-		m.refused.WithLabelValues(r)
-	}
-	for _, r := range []string{"success", "failure"} {
-		m.keyReloads.WithLabelValues(r)
-		m.rejoins.WithLabelValues(r)
-	}
-	m.received.WithLabelValues(kindHeartbeatLabel)
-	m.invalid.WithLabelValues(kindHeartbeatLabel)
-	for _, k := range []string{kindFullLabel, kindDeltaLabel} {
-		for _, v := range []*prometheus.CounterVec{m.received, m.receivedBytes, m.sent, m.sentBytes, m.invalid} {
-			v.WithLabelValues(k)
-		}
-	}
-	for _, r := range []string{"sent", "failed", "dropped"} {
-		m.oversized.WithLabelValues(r)
+			"Changes of --cluster.encryption-key-file installed in the keyring, by result (success, failure).", "result", results...),
 	}
 	return m
 }
