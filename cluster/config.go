@@ -191,7 +191,7 @@ func (c Config) Validate() error {
 }
 
 // withDefaults returns c with every zero duration and bound replaced by
-// its default.
+// its default, and a nil Clock by time.Now.
 func (c Config) withDefaults() Config {
 	for _, f := range c.durationFlags() {
 		*f.field = cmp.Or(*f.field, f.def)
@@ -199,6 +199,9 @@ func (c Config) withDefaults() Config {
 	c.MaxMembers = cmp.Or(c.MaxMembers, defaultMaxMembers)
 	c.MaxStateBytes = cmp.Or(c.MaxStateBytes, defaultMaxStateBytes)
 	c.MaxDeltaBytes = cmp.Or(c.MaxDeltaBytes, defaultMaxDeltaBytes)
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
 	return c
 }
 

@@ -121,14 +121,6 @@ func decodeHeartbeat(b []byte) (name, digest string, sent time.Time, err error) 
 	return string(n), string(d), time.Unix(0, int64(binary.BigEndian.Uint64(rest))), nil
 }
 
-// clock is Config.Clock, or time.Now.
-func (p *Peer) clock() time.Time {
-	if p.cfg.Clock != nil {
-		return p.cfg.Clock()
-	}
-	return time.Now()
-}
-
 // heartbeats sends this member's heartbeat every interval and when asked
 // (beatNow), and lets members whose heartbeats stopped stop serving.
 func (p *Peer) heartbeats() {
@@ -142,7 +134,7 @@ func (p *Peer) heartbeats() {
 		case <-p.beat:
 		}
 		p.mu.Lock()
-		msg := encodeHeartbeat(p.name, p.digest, p.clock())
+		msg := encodeHeartbeat(p.name, p.digest, p.cfg.Clock())
 		p.publishLocked(time.Now())
 		p.mu.Unlock()
 		for _, n := range p.others() {
@@ -169,7 +161,7 @@ func (p *Peer) receiveHeartbeat(b []byte) {
 		return
 	}
 	prev, had := p.heard[name]
-	h := heard{digest: digest, at: now, offset: sent.Sub(p.clock()), warned: prev.warned, warnedAt: prev.warnedAt}
+	h := heard{digest: digest, at: now, offset: sent.Sub(p.cfg.Clock()), warned: prev.warned, warnedAt: prev.warnedAt}
 	var line []any
 	switch {
 	case digest == "":
