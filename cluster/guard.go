@@ -116,13 +116,10 @@ func (g *guardTransport) DialAddressTimeout(addr memberlist.Address, timeout tim
 	return g.bounded(conn, addr.Addr), nil
 }
 
-// DialTimeout implements memberlist.Transport, as DialAddressTimeout.
+// DialTimeout implements memberlist.Transport, as memberlist's
+// NetTransport does: DialAddressTimeout without a name.
 func (g *guardTransport) DialTimeout(addr string, timeout time.Duration) (net.Conn, error) {
-	conn, err := g.NodeAwareTransport.DialTimeout(addr, timeout)
-	if err != nil {
-		return nil, err
-	}
-	return g.bounded(conn, addr), nil
+	return g.DialAddressTimeout(memberlist.Address{Addr: addr}, timeout)
 }
 
 func (g *guardTransport) bounded(conn net.Conn, from string) *boundedConn {
