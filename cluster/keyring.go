@@ -3,6 +3,7 @@ package cluster
 import (
 	"bytes"
 	"crypto/sha256"
+	"slices"
 
 	"github.com/go-kit/log/level"
 )
@@ -47,12 +48,8 @@ func (p *Peer) reloadKeys() {
 		fail("cannot make the first gossip key primary", err)
 		return
 	}
-	keep := map[string]bool{}
-	for _, k := range keys {
-		keep[string(k)] = true
-	}
 	for _, k := range p.keyring.GetKeys() {
-		if !keep[string(k)] {
+		if !slices.ContainsFunc(keys, func(x []byte) bool { return bytes.Equal(x, k) }) {
 			if err := p.keyring.RemoveKey(k); err != nil {
 				level.Warn(p.logger).Log("msg", "cannot remove a gossip key the file no longer holds", "err", err)
 			}
