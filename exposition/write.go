@@ -123,14 +123,15 @@ func Write(w http.ResponseWriter, r *http.Request, samples []Sample, own []*dto.
 	bw := bufio.NewWriterSize(out, 64<<10)
 	buf := make([]byte, 0, 512) // a line, written
 	for _, b := range blocks {
-		if b.mf != nil {
+		if mf := b.mf; mf != nil {
+			if clash[b] { // only in OpenMetrics
+				mf = asUnknown(mf)
+			}
 			var err error
-			if om && clash[b] {
-				_, err = expfmt.MetricFamilyToOpenMetrics(bw, asUnknown(b.mf))
-			} else if om {
-				_, err = expfmt.MetricFamilyToOpenMetrics(bw, b.mf)
+			if om {
+				_, err = expfmt.MetricFamilyToOpenMetrics(bw, mf)
 			} else {
-				_, err = expfmt.MetricFamilyToText(bw, b.mf)
+				_, err = expfmt.MetricFamilyToText(bw, mf)
 			}
 			if err != nil {
 				return err
@@ -189,10 +190,8 @@ func omClashes(blocks []*block) map[*block]bool {
 	}
 	var clash map[*block]bool
 	for _, b := range blocks {
-		typ := dto.MetricType_UNTYPED
-		if b.mf != nil {
-			typ = b.mf.GetType()
-		} else if b.fam != nil {
+		typ := b.mf.GetType()
+		if b.fam != nil {
 			typ = b.fam.typ
 		}
 		if typ != dto.MetricType_COUNTER {

@@ -253,8 +253,8 @@ func (h *Handler) Build(f Filter, order string, offset, limit int) Status {
 			}
 			st.Series.Items = append(st.Series.Items, seriesOf(src, name, s, state, an, f.Key != ""))
 		}
-		if w := v.Wait; w.By != published.NotHeld && w.Until.After(now) {
-			a.Waiting = &Waiting{Limit: w.By.String(), Until: w.Until.UTC(), Due: due}
+		if a.Waiting != nil {
+			a.Waiting.Due = due
 		}
 		if a.KeyPlan != "unknown" || a.Refused > 0 {
 			a.Refusals = plural(a.Refused, "series")
@@ -275,7 +275,9 @@ func (h *Handler) Build(f Filter, order string, offset, limit int) Status {
 func apiLine(a *API, src Source, v published.API, allot budget.Allotment, now time.Time) apiNow {
 	describe(a, v.API, src.Clean)
 	an := apiState(a, v.Client, allot, now)
-	an.wait = v.Wait
+	if an.wait = v.Wait; an.wait.By != published.NotHeld && an.wait.Until.After(now) {
+		a.Waiting = &Waiting{Limit: an.wait.By.String(), Until: an.wait.Until.UTC()}
+	}
 	if f := v.Fill; f.Filling {
 		a.Fill = &Fill{Series: f.Total, Asked: f.Asked, Since: f.Since.UTC(), PerMinute: f.PerMinute, Line: f.Line}
 		if !f.Done.IsZero() {
@@ -313,9 +315,6 @@ func (h *Handler) BuildSeries(api, key string) (Status, bool) {
 	a := API{Name: api, Title: apiTitles[api], Pauses: []Pause{}, KeyPlan: "unknown", Refusals: "unknown"}
 	an := apiLine(&a, src, v, allot, now)
 	state := stateOf(s, an)
-	if w := v.Wait; w.By != published.NotHeld && w.Until.After(now) {
-		a.Waiting = &Waiting{Limit: w.By.String(), Until: w.Until.UTC()}
-	}
 	st.APIs = []API{a}
 	st.Endpoints = []Endpoint{d.endpointOf(v.API, s, allot, src.Engines.PublicationDelay)}
 	st.Series = SeriesPage{Filter: Filter{API: api, Key: key}, Total: len(v.API.Tuples), Matched: 1, Limit: 1,
@@ -450,21 +449,16 @@ func seriesOf(src Source, api string, s published.Series, state string, an apiNo
 // endpoints groups an API's series by endpoint (as configured) and
 // window.
 func endpoints(sec *config.API, series []published.Series, allot budget.Allotment, delays map[published.EndpointWindow]time.Duration, f budget.APIForecast) []Endpoint {
-	type key struct{ path, window string }
-	idx := map[key]int{}
+	idx := map[groupKey]int{}
 	var out []Endpoint
 	for _, s := range series {
 		t := s.Tuple
-		path := t.Path
-		if t.Entry != nil {
-			path = t.Entry.Path
-		}
-		k := key{path, t.Window}
+		k := keyOf(t)
 		i, ok := idx[k]
 		if !ok {
 			i = len(out)
 			idx[k] = i
-			out = append(out, Endpoint{API: sec.Name, Path: path, Window: t.Window, OneRowIn: 1})
+			out = append(out, Endpoint{API: sec.Name, Path: k.path, Window: t.Window, OneRowIn: 1})
 		}
 		e := &out[i]
 		e.Series++
@@ -480,7 +474,7 @@ func endpoints(sec *config.API, series []published.Series, allot budget.Allotmen
 	}
 	for _, en := range f.Entries {
 		for _, w := range en.Windows {
-			if i, ok := idx[key{en.Path, w.Window}]; ok {
+			if i, ok := idx[groupKey{en.Path, w.Window}]; ok {
 				out[i].CallsPerDay += w.CallsPerDay
 				out[i].PlannedPerDay += w.CallsPerDay / allot.Factor(w.Window, w.Every)
 			}
