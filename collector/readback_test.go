@@ -84,7 +84,7 @@ func TestWhatThePolicyWritesReadsBack(t *testing.T) {
 								t.Fatalf("at %s the policy learned %+v, which a restart refuses: %v", now, e, err)
 							}
 						}
-						if err := s.check(tu, now); err != nil {
+						if err := admit(tu, &s, now); err != nil {
 							t.Fatalf("at %s the tuple's state %+v is one a restart refuses: %v", now, s.Poll, err)
 						}
 						now = s.Next.Time()

@@ -71,10 +71,10 @@ func digest(t *config.Tuple) string {
 // maxFailures bounds the failures in a row taken back.
 const maxFailures = 1_000_000
 
-// check says why a tuple's state, saved or sent by a peer, is not one
-// the exporter writes for t at now, or nil. Its plan is the schedule's
-// to judge.
-func (s *Tuple) check(t *config.Tuple, now time.Time) error {
+// admit says why a tuple's state from outside (a peer's row, a saved
+// entry) or a fetched answer is not one the exporter writes for t at now,
+// or nil. Its plan is the schedule's to judge.
+func admit(t *config.Tuple, s *Tuple, now time.Time) error {
 	for i, x := range s.Samples {
 		if math.IsNaN(x.Value) || math.IsInf(x.Value, 0) {
 			return fmt.Errorf("sample %d is %v, not a finite number", i, x.Value)
@@ -108,16 +108,6 @@ func (s *Tuple) check(t *config.Tuple, now time.Time) error {
 	// The spacing the policy planned with, learned for some windows.
 	if err := s.Poll.Check(spacing(t.Window, s)); err != nil {
 		return fmt.Errorf("%w for %s rows", err, cmp.Or(t.Window, "windowless"))
-	}
-	return nil
-}
-
-// admit checks a tuple's state from outside (a peer's row, a saved
-// entry) or a fetched answer: check, and no more samples than an answer
-// for t gives.
-func admit(t *config.Tuple, s *Tuple, now time.Time) error {
-	if err := s.check(t, now); err != nil {
-		return err
 	}
 	if n, most := len(s.Samples), decode.MaxSamples(t); n > most {
 		return fmt.Errorf("%d samples, more than the %d an answer for this tuple can give", n, most)
