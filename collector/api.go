@@ -247,8 +247,6 @@ func refreshEvent(start time.Time, d *decode.Answer, err error) event {
 		return event{kind: evFailed, start: start, err: &upstream.Error{Code: "decode", Message: de.msg}, decodeFailed: true}
 	case err == nil:
 		return event{kind: evFetched, start: start, answer: d}
-	case e == nil:
-		return event{kind: evFailed, start: start, err: upstream.AsError(err)}
 	case e.HeldBack:
 		return event{kind: evHeld, start: start, err: e}
 	case e.Refused:

@@ -86,11 +86,9 @@ func (c *apiCollector) digestLocked(t *config.Tuple) string {
 	return d
 }
 
-// sendLocked sends the outcome of a refresh this member made.
+// sendLocked sends the outcome of a refresh this member made; c.peer is
+// set.
 func (c *apiCollector) sendLocked(st *tupleState) {
-	if c.peer == nil {
-		return
-	}
 	b, err := json.Marshal(c.rowLocked(st, c.peer))
 	if err != nil {
 		level.Debug(c.logger).Log("msg", "a row could not be sent to the cluster", "err", err)
@@ -115,11 +113,14 @@ func (r replicated) replanSoon(later map[*apiCollector]map[string]bool) {
 
 // replanPendingLocked places again the keys of replanSoon.
 func (c *apiCollector) replanPendingLocked() {
-	if len(c.replanPending) == 0 {
-		return
+	if keys := c.replanPending; len(keys) > 0 {
+		c.replanPending = nil
+		c.replanKeysLocked(keys)
 	}
-	keys := c.replanPending
-	c.replanPending = nil
+}
+
+// replanKeysLocked places again every tuple of keys, in the keys' order.
+func (c *apiCollector) replanKeysLocked(keys map[string]bool) {
 	for _, key := range slices.Sorted(maps.Keys(keys)) {
 		c.replanKeyLocked(key)
 	}
@@ -295,10 +296,7 @@ func (e *Exporter) watchMembers(stop <-chan struct{}) {
 		}
 		most = max(most, n)
 		for _, c := range *e.served.Load() {
-			c.mu.Lock()
-			up := c.up
-			c.mu.Unlock()
-			if b := up.Budget(); b != nil {
+			if b := c.view.Load().up.Budget(); b != nil {
 				b.SetMembers(others, most)
 			}
 			if moved {

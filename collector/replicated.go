@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/onchain-exporter/onchain_exporter/cluster"
 )
@@ -132,9 +130,7 @@ func (r replicated) take(rows []peerRow, later map[*apiCollector]map[string]bool
 func (r replicated) replan(later map[*apiCollector]map[string]bool, scraped bool) {
 	for c, keys := range later {
 		c.mu.Lock()
-		for _, key := range slices.Sorted(maps.Keys(keys)) {
-			c.replanKeyLocked(key)
-		}
+		c.replanKeysLocked(keys)
 		c.unlockWake()
 	}
 	if !scraped {
