@@ -96,10 +96,7 @@ func (c *apiCollector) reconcile(ec engineConfig) {
 // reloaded is a reload that changed nothing of the API: a rejected
 // credential's pauses are lifted and failing tuples retried at once.
 func (c *apiCollector) reloaded() {
-	c.mu.Lock()
-	up := c.up
-	c.mu.Unlock()
-	up.Reloaded()
+	c.view.Load().up.Reloaded() // published by the reconcile that made it served
 	c.mu.Lock()
 	for _, st := range c.states {
 		if st.failed() && !st.inflight {

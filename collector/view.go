@@ -124,16 +124,11 @@ func (c *apiCollector) noteLocked(st *tupleState, ev event, fx effects) {
 	if fx.refused != "" {
 		return // a row refused: the tuple keeps what it had
 	}
-	var n pageNotes
+	n := new(pageNotes) // a copy: the published view keeps the old notes
 	if st.page != nil {
-		n = *st.page
+		*n = *st.page
 	}
-	c.note(&n, st, ev, fx)
-	st.page = &n
-}
-
-// note is noteLocked on a copy of the tuple's notes.
-func (c *apiCollector) note(n *pageNotes, st *tupleState, ev event, fx effects) {
+	st.page = n
 	if len(st.Samples) > 0 && !st.RowTime.IsZero() {
 		n.points = n.points.With(st.RowTime.Unix(), st.Samples[0].Value)
 	}
