@@ -56,7 +56,7 @@ func (tv *tupleView) due() time.Time {
 }
 
 // publish sets the API's due times and deletes those of endpoints it no
-// longer has.
+// longer has (all of them for nil: its engine closed).
 func (d *rowDue) publish(api string, t dueTally) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -72,9 +72,6 @@ func (d *rowDue) publish(api string, t dueTally) {
 	}
 	d.last[api] = now
 }
-
-// drop deletes an API's due times (its engine closed).
-func (d *rowDue) drop(api string) { d.publish(api, nil) }
 
 // DueTolerance is what the due time of an endpoint's window allows past
 // its learned release (schedule.Estimate.DueTolerance), false while it

@@ -180,7 +180,7 @@ func (c *apiCollector) settle() {
 func (c *apiCollector) close() {
 	c.m.due.DeleteLabelValues(c.name)
 	c.m.unasked.DeleteLabelValues(c.name)
-	c.m.rowDue.drop(c.name)
+	c.m.rowDue.publish(c.name, nil)
 	c.mu.Lock()
 	c.closed = true
 	if c.timer != nil {

@@ -20,10 +20,6 @@ import (
 // fillLogEvery is how often a fill is logged, its end included.
 const fillLogEvery = time.Minute
 
-// noRate is the fill's length when no rate is in force: every tuple is
-// still asked once before any twice.
-const noRate = maxFill
-
 // maxFill is the longest fill that asks every tuple once before any
 // twice: one that fits takes minutes (10 102 series at 540 a minute, 19);
 // a longer one is a budget's pace (79 series at 63 calls a day take 30
@@ -74,7 +70,12 @@ func (c *apiCollector) recountLocked(now time.Time) {
 		c.fill.since, c.fill.askedAtStart, c.fill.logged, c.fill.done = now, len(c.states)-n, now, time.Time{}
 		c.queue.since = now
 	}
-	c.queue.hold = c.fillLengthLocked(n)
+	// How long n tuples take to ask at the rate in force; with none, every
+	// tuple is still asked once before any twice.
+	c.queue.hold = maxFill
+	if r := c.rateLocked(); r > 0 {
+		c.queue.hold = time.Duration(float64(n) / r * float64(time.Minute))
+	}
 	c.queue.filling = n > 0 && c.queue.hold <= maxFill
 	heap.Init(&c.queue)
 }
@@ -107,15 +108,6 @@ func (c *apiCollector) rateLocked() float64 {
 		}
 	}
 	return r
-}
-
-// fillLengthLocked is how long n tuples take to ask at the rate in force.
-func (c *apiCollector) fillLengthLocked(n int) time.Duration {
-	r := c.rateLocked()
-	if r <= 0 {
-		return noRate
-	}
-	return time.Duration(float64(n) / r * float64(time.Minute))
 }
 
 // fillRateLocked is the fill's rate in calls a minute: measured once it

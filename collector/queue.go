@@ -85,7 +85,8 @@ func (c *apiCollector) planLocked(st *tupleState) {
 	if held := st.heldAt.Time(); held.After(last.Time()) {
 		last = schedule.InstantOf(held)
 	}
-	if floor := last.Time().Add(minInterval); floor.Before(st.Next.Time()) && c.sched.siblingFound(st, floor) {
+	if floor := last.Time().Add(minInterval); floor.Before(st.Next.Time()) && (st.Polls > 0 || st.Following) &&
+		c.sched.book.SiblingFound(st.delayKey(), c.sched.series(st.tuple, &st.Tuple), st.Poll, floor) {
 		c.transitLocked(st, event{kind: evSiblingFound, until: floor})
 	}
 	if st.slot >= 0 {

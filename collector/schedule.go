@@ -101,15 +101,6 @@ func (s *apiSchedule) series(t *config.Tuple, st *Tuple) schedule.Series {
 	return se
 }
 
-// siblingFound says whether another series of the tuple's key found the
-// row it waits for, at at.
-func (s *apiSchedule) siblingFound(st *tupleState, at time.Time) bool {
-	if st.Polls == 0 && !st.Following {
-		return false
-	}
-	return s.book.SiblingFound(st.delayKey(), s.series(st.tuple, &st.Tuple), st.Poll, at)
-}
-
 // waitsForLeader says whether a follower due at now waits for its
 // leader, which is chasing the row.
 func (s *apiSchedule) waitsForLeader(st *tupleState, now time.Time) bool {
