@@ -177,10 +177,7 @@ func (h *Handler) viewOf(st Status, q url.Values) view {
 	v.First = page.Offset + 1
 	v.Last = page.Offset + len(page.Items)
 	link := func(change func(url.Values)) string {
-		c := url.Values{}
-		for k, vs := range q {
-			c[k] = slices.Clone(vs)
-		}
+		c := maps.Clone(q) // q is never nil; change only sets and deletes keys
 		change(c)
 		return PathIndex + "?" + c.Encode()
 	}

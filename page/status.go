@@ -279,10 +279,7 @@ func apiLine(a *API, src Source, v published.API, allot budget.Allotment, now ti
 		a.Waiting = &Waiting{Limit: an.wait.By.String(), Until: an.wait.Until.UTC()}
 	}
 	if f := v.Fill; f.Filling {
-		a.Fill = &Fill{Series: f.Total, Asked: f.Asked, Since: f.Since.UTC(), PerMinute: f.PerMinute, Line: f.Line}
-		if !f.Done.IsZero() {
-			a.Fill.Done = f.Done.UTC()
-		}
+		a.Fill = &Fill{Series: f.Total, Asked: f.Asked, Since: f.Since.UTC(), PerMinute: f.PerMinute, Done: f.Done.UTC(), Line: f.Line}
 	}
 	a.PlanLine = allot.Summary(3)
 	a.Forecast, a.Planned = allot.Natural+allot.Listing, allot.Planned+allot.Listing
@@ -399,9 +396,14 @@ func apiState(a *API, up *upstream.Client, allot budget.Allotment, now time.Time
 // seriesOf is one series' line; plans adds what each plan meant for it.
 func seriesOf(src Source, api string, s published.Series, state string, an apiNow, plans bool) Series {
 	t := s.Tuple
-	path, labels := tupleOutside(t)
+	path := outside(t.Path)
 	out := Series{API: api, Key: t.Key, Path: path, Endpoint: path, Window: t.Window, State: state, Served: s.Served,
-		Deprec: s.Deprecated, Labels: labels}
+		Deprec: s.Deprecated, Labels: map[string]string{}}
+	for i, n := range t.LabelNames() {
+		if i < len(t.LabelValues) {
+			out.Labels[n] = outside(t.LabelValues[i])
+		}
+	}
 	if t.Entry != nil {
 		out.Endpoint = t.Entry.Path
 	}
@@ -412,9 +414,7 @@ func seriesOf(src Source, api string, s published.Series, state string, an apiNo
 	out.Request = outside(src.Clean(api, out.Request))
 	out.Values = valuesOf(s.Samples)
 	out.Points, out.Changed = pointsOf(s.Points)
-	if !s.Due.IsZero() {
-		out.Due = s.Due.UTC()
-	}
+	out.Due = s.Due.UTC() // the zero time stays zero
 	if !s.Newest.IsZero() {
 		out.Newest = s.Newest.UTC()
 		end := s.Newest.Add(s.Spacing)
@@ -422,10 +422,7 @@ func seriesOf(src Source, api string, s published.Series, state string, an apiNo
 	}
 	out.Spacing, out.Earliest = s.Spacing.Seconds(), s.Earliest.Seconds()
 	next, why := nextOf(s, state, an)
-	if !next.IsZero() {
-		out.Next = next.UTC()
-	}
-	out.Why = why
+	out.Next, out.Why = next.UTC(), why
 	if !s.OK && s.Attempted || s.Refused {
 		out.Failing = s.FailingSince.UTC()
 		out.Error = s.LastError // masked by the engine, upstream's rule
@@ -489,13 +486,10 @@ func answersOf(in []published.Answer) []Answer {
 	for i := len(in) - 1; i >= 0; i-- {
 		a := in[i]
 		o := Answer{At: a.At.Time(), Outcome: a.Outcome.String(), Code: a.Code, HeldBy: a.HeldBy.String(), By: a.By.String(),
-			Samples: int(a.Samples), Fields: int(a.Fields), Note: a.Note}
+			Samples: int(a.Samples), Fields: int(a.Fields), Note: a.Note, Until: a.Until().UTC()}
 		if a.Outcome != published.AnswerHeld && a.By != published.ByPeer {
 			d := a.Span.Seconds()
 			o.Duration = &d
-		}
-		if u := a.Until(); !u.IsZero() {
-			o.Until = u.UTC()
 		}
 		if a.Newest != 0 {
 			o.Newest = a.Newest.Time()
@@ -547,7 +541,7 @@ func clusterOf(src Source, views map[string]published.API, now time.Time) *Clust
 	}
 	for _, h := range src.Peer.Health() {
 		m := Member{Name: outside(h.Name), Address: outside(h.Address), Self: h.Self, Serving: h.Serving, Units: owned[h.Name],
-			ClockOffset: h.Offset.Seconds()}
+			ClockOffset: h.Offset.Seconds(), Failed: h.Failed.UTC()}
 		if h.Serving {
 			c.Serving++
 		}
@@ -555,9 +549,6 @@ func clusterOf(src Source, views map[string]published.API, now time.Time) *Clust
 			age := max(now.Sub(h.Heard), 0).Seconds()
 			same := h.SameConfig
 			m.HeartbeatAge, m.SameConfig = &age, &same
-		}
-		if !h.Failed.IsZero() {
-			m.Failed = h.Failed.UTC()
 		}
 		for _, f := range c.Fallbacks {
 			if f.Owner == m.Name {

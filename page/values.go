@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/onchain-exporter/onchain_exporter/config"
 	"github.com/onchain-exporter/onchain_exporter/decode"
 	"github.com/onchain-exporter/onchain_exporter/internal/text"
 	"github.com/onchain-exporter/onchain_exporter/published"
@@ -173,16 +172,4 @@ func leadOf(vs []Value) *Value {
 		return nil
 	}
 	return &vs[0]
-}
-
-// tupleOutside are a tuple's path and label values, which may come from
-// outside.
-func tupleOutside(t *config.Tuple) (path string, labels map[string]string) {
-	labels = map[string]string{}
-	for i, n := range t.LabelNames() {
-		if i < len(t.LabelValues) {
-			labels[n] = outside(t.LabelValues[i])
-		}
-	}
-	return outside(t.Path), labels
 }
