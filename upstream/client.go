@@ -212,8 +212,8 @@ func (u *Client) get(ctx context.Context, path string, query url.Values, keyed b
 	if until, by, ok := u.paused(keyed); ok {
 		return nil, nil, &Error{Code: "paused", PauseUntil: until, Message: fmt.Sprintf("calls paused until %s after %s", until.UTC().Format(time.RFC3339), by)}
 	}
-	if e := u.planRefusal(path, query); e != nil {
-		return nil, nil, fail(e) // not sent: the plan refuses it
+	if r, _ := u.planCheck(path, query); r != nil { // not sent: the plan refuses it
+		return nil, nil, fail(&Error{Code: PlanRefused, Refused: true, Hold: PlanHold, Message: "not asked: " + r.Error()})
 	}
 	resp, e := u.send(ctx, path, query, keyed)
 	if e != nil {
@@ -222,7 +222,7 @@ func (u *Client) get(ctx context.Context, path string, query url.Values, keyed b
 	body := resp.body
 	fail = func(e *Error) *Error {
 		e.URL = resp.shown
-		if e.Refused && u.planAllows(path, query) {
+		if r, known := u.planCheck(path, query); e.Refused && known && r == nil {
 			// A refusal the plan in force does not explain (a passing
 			// fault, a plan changing now) is retried, not held a day.
 			e.Hold = 0

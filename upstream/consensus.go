@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -82,13 +83,11 @@ func (consensusDialect) check(status int, h http.Header, body []byte, now time.T
 	case "DAILY_LIMIT_EXCEEDED":
 		e.PauseUntil = nextUTCMidnight(now)
 	case "RATE_LIMIT_EXCEEDED":
-		e.RetryAfter = retryAfter(h, now)
-		if b.RetryAfter != nil && *b.RetryAfter > 0 && secondsAtMostADay(*b.RetryAfter) > e.RetryAfter {
-			e.RetryAfter = secondsAtMostADay(*b.RetryAfter)
+		var asked time.Duration // the body's retry_after, beside the header's
+		if b.RetryAfter != nil {
+			asked = secondsAtMostADay(*b.RetryAfter)
 		}
-		if e.RetryAfter == 0 {
-			e.RetryAfter = defaultRetry
-		}
+		e.RetryAfter = cmp.Or(max(retryAfter(h, now), asked), defaultRetry)
 		e.Pause = e.RetryAfter
 	case "INVALID_PARAMETER", "UNKNOWN_ASSET", "ANALYST_NOT_FOUND", "ANALYST_NOT_ELIGIBLE", "NO_DATA":
 		e.Hold, e.Gone = HoldNotFound, true

@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -213,10 +214,7 @@ func httpError(status int, word, message string, h http.Header, now time.Time) *
 	case status == 401:
 		e.Pause, e.Credential = AuthPause, true
 	case status == 429:
-		e.RetryAfter = retryAfter(h, now)
-		if e.RetryAfter == 0 {
-			e.RetryAfter = defaultRetry
-		}
+		e.RetryAfter = cmp.Or(retryAfter(h, now), defaultRetry)
 		e.Pause = e.RetryAfter
 	case status == 400 || status == 404 || status == 405:
 		e.Hold, e.Gone = HoldNotFound, true

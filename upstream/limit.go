@@ -43,14 +43,12 @@ func newMinuteCap(perMinute float64, now func() time.Time) *minuteCap {
 // from outside may size it.
 func capShape(perMinute float64) (int, time.Duration) {
 	switch {
-	case !(perMinute <= config.MaxRateLimit): // NaN too
-		return config.MaxRateLimit, time.Minute + limitMargin
-	case perMinute >= 1:
+	case perMinute >= 1 && perMinute <= config.MaxRateLimit:
 		return int(math.Floor(perMinute)), time.Minute + limitMargin
-	case perMinute > 0:
+	case perMinute > 0 && perMinute < 1:
 		return 1, time.Duration(float64(time.Minute)/perMinute) + limitMargin
 	}
-	return config.MaxRateLimit, time.Minute + limitMargin
+	return config.MaxRateLimit, time.Minute + limitMargin // NaN too
 }
 
 // resize sets a new rate, keeping the send times already spent.
@@ -139,7 +137,7 @@ func (c *minuteCap) wait(ctx context.Context) (at time.Time, err error) {
 		}
 		// The deadline is real time, whatever clock the cap keeps.
 		if dl, ok := ctx.Deadline(); ok && d > time.Until(dl) {
-			return time.Time{}, ownLimitError(d, "own rate limit (rate_limit) would pass the deadline")
+			return time.Time{}, &Error{Code: "rate_limited", Message: "own rate limit (rate_limit) would pass the deadline", HeldBack: true, RetryAfter: d}
 		}
 		if err := c.sleep(ctx, d); err != nil {
 			return time.Time{}, err
@@ -189,12 +187,6 @@ type turnKey struct{}
 // retry or a redirect hop takes its own.
 func WithTurn(ctx context.Context, t *Turn) context.Context {
 	return context.WithValue(ctx, turnKey{}, t)
-}
-
-// ownLimitError is the error of a request rate_limit holds back; a turn
-// frees after wait.
-func ownLimitError(wait time.Duration, msg string) *Error {
-	return &Error{Code: "rate_limited", Message: msg, HeldBack: true, RetryAfter: wait}
 }
 
 // limitTransport makes every request that reaches the network wait for

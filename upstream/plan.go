@@ -36,25 +36,15 @@ func (u *Client) SetPlan(p *plan.Plan) bool {
 // Plan is the key's plan in force; nil when none is known.
 func (u *Client) Plan() *plan.Plan { return u.plan.p.Load() }
 
-// planRefusal is the plan's refusal of a request; nil when it allows it
-// or none is known. The history depth is not checked: the engine asks
-// recent rows only, and the backfill respects it itself.
-func (u *Client) planRefusal(path string, query url.Values) *Error {
+// planCheck is the plan's refusal of a request, nil when it allows it;
+// known is false when no plan is known. The history depth is not checked:
+// the engine asks recent rows only, and the backfill respects it itself.
+func (u *Client) planCheck(path string, query url.Values) (r *plan.Refusal, known bool) {
 	p := u.plan.p.Load()
 	if p == nil || u.api.Name != config.APIData {
-		return nil
+		return nil, false
 	}
-	r := p.Check(path, query.Get("window"), time.Time{}, u.now())
-	if r == nil {
-		return nil
-	}
-	return &Error{Code: PlanRefused, Refused: true, Hold: PlanHold, Message: "not asked: " + r.Error()}
-}
-
-// planAllows says whether a plan is known and allows the request.
-func (u *Client) planAllows(path string, query url.Values) bool {
-	p := u.plan.p.Load()
-	return p != nil && u.api.Name == config.APIData && p.Check(path, query.Get("window"), time.Time{}, u.now()) == nil
+	return p.Check(path, query.Get("window"), time.Time{}, u.now()), true
 }
 
 // setPlan shows the plan in force: its name and its rate limit.

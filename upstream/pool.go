@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -110,13 +111,7 @@ func (p *Pool) build(a *config.API, old *Client, inForce bool) *Client {
 	if old == nil || !sameAccount(old.api, a) {
 		return c
 	}
-	var kept []Pause
-	for _, ps := range old.Pauses() {
-		if !ps.Credential {
-			kept = append(kept, ps)
-		}
-	}
-	c.RestorePauses(kept)
+	c.RestorePauses(slices.DeleteFunc(old.Pauses(), func(ps Pause) bool { return ps.Credential }))
 	lim, day := old.rateCap(), old.Budget()
 	c.mu.Lock()
 	defer c.mu.Unlock()
