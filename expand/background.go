@@ -152,33 +152,25 @@ func (x *Expander) Maintain(ctx context.Context, every time.Duration, refine fun
 	wait := x.plan(refreshAt)
 	for {
 		timer := time.NewTimer(wait)
+		needed := false
 		select {
 		case <-ctx.Done():
 			timer.Stop()
 			return
 		case <-x.changed: // an expansion (a reload's, or this loop's) changed the plan
-			timer.Stop()
-			wait = x.plan(refreshAt)
-			continue
 		case <-x.clients.Refusals(): // the key's plan may have changed
-			timer.Stop()
-			if x.planAgain(ctx) { // patterns expand by the plan
-				if err := refine(func() (*config.Config, error) { return x.reexpand(ctx) }); err != nil && ctx.Err() == nil {
-					level.Error(x.logger).Log("msg", "background expansion not put in force", "err", err)
-				}
-			}
-			wait = x.plan(refreshAt)
-			continue
+			needed = x.planAgain(ctx) // patterns expand by the plan
 		case <-timer.C:
+			x.mu.Lock()
+			retry := x.failures > 0
+			needed = x.source != nil && len(x.state) > 0
+			x.mu.Unlock()
+			if !retry {
+				x.cache.renew() // a refresh asks for fresh lists
+				refreshAt = time.Now().Add(every)
+			}
 		}
-		x.mu.Lock()
-		retry := x.failures > 0
-		needed := x.source != nil && len(x.state) > 0
-		x.mu.Unlock()
-		if !retry {
-			x.cache.renew() // a refresh asks for fresh lists
-			refreshAt = time.Now().Add(every)
-		}
+		timer.Stop()
 		if needed {
 			err := refine(func() (*config.Config, error) { return x.reexpand(ctx) })
 			if err != nil && ctx.Err() == nil { // only the file can be wrong

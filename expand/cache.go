@@ -1,6 +1,7 @@
 package expand
 
 import (
+	"maps"
 	"sync"
 	"time"
 
@@ -87,22 +88,17 @@ func (c *Cache) Saved(api, account string) map[string]*Answer {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var out map[string]*Answer
-	add := func(path string, a *Answer) {
-		if out == nil {
-			out = map[string]*Answer{}
-		}
-		out[path] = a
-	}
+	out := map[string]*Answer{}
 	if s, ok := c.saved[api]; ok && s.account == account {
-		for path, a := range s.byPath {
-			add(path, a)
-		}
+		maps.Copy(out, s.byPath)
 	}
 	for _, l := range c.lists {
 		if l.api == api && l.account == account {
-			add(l.path, &Answer{Rows: l.rows, At: l.at})
+			out[l.path] = &Answer{Rows: l.rows, At: l.at}
 		}
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }

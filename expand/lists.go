@@ -2,6 +2,8 @@ package expand
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -29,10 +31,7 @@ type listResult struct {
 // fetchAll reads every list needed at the same time: at start the budget
 // is short, and one slow API must not use it up for the others.
 func (r *resolution) fetchAll() {
-	keys := make([]string, 0, len(r.requests))
-	for k := range r.requests {
-		keys = append(keys, k)
-	}
+	keys := slices.Collect(maps.Keys(r.requests))
 	results := make([]listResult, len(keys))
 	var wg sync.WaitGroup
 	for i, k := range keys {

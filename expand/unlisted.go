@@ -187,16 +187,14 @@ func (r *resolution) unlisted(cfg, out *config.Config, listing config.Listing, b
 			r.waiting[src.Metrics[i]] = true
 			r.entryAPI[src.Metrics[i]] = config.APIData
 		}
+		if key := listKey(src, config.DataDiscovery(u.Path)); !slices.Contains(r.needs[config.APIData], key) {
+			r.needs[config.APIData] = append(r.needs[config.APIData], key)
+		}
 	}
 	if blamed == nil {
 		blamed = map[string]error{}
 	}
 	blamed[config.APIData] = errors.Join(blamed[config.APIData], err)
-	for _, u := range bad {
-		if key := listKey(src, config.DataDiscovery(u.Path)); !slices.Contains(r.needs[config.APIData], key) {
-			r.needs[config.APIData] = append(r.needs[config.APIData], key)
-		}
-	}
 	out, err = r.withoutWaiting(cfg).ResolveWith(r.resolve, r.match)
 	return out, blamed, err
 }
