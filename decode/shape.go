@@ -165,17 +165,17 @@ func inObject(obj map[string]any, path string) ([]any, string, error) {
 		}
 		return path + "." + k
 	}
+	if len(lists) == 0 {
+		if hasNumbers(obj) {
+			return []any{obj}, path, nil
+		}
+		lists = empty // no rows, but where they would be
+	}
 	switch {
 	case len(lists) == 1:
 		return obj[lists[0]].([]any), join(lists[0]), nil
 	case len(lists) > 1:
 		return nil, "", fmt.Errorf("the answer holds several lists of rows (%s); set rows: to one of them", quoteAll(lists, join))
-	case hasNumbers(obj):
-		return []any{obj}, path, nil
-	case len(empty) == 1:
-		return nil, join(empty[0]), nil
-	case len(empty) > 1:
-		return nil, "", fmt.Errorf("the answer holds several lists of rows (%s); set rows: to one of them", quoteAll(empty, join))
 	}
 	return nil, "", fmt.Errorf("no rows in the answer: no list of objects, and no numeric field in %s (set rows: to where they are)", describePath(path))
 }
@@ -306,19 +306,16 @@ func epoch(f float64) (time.Time, bool) {
 // Number accepts JSON numbers only, and only finite ones.
 func Number(v any) (float64, bool) {
 	var f float64
+	var err error
 	switch x := v.(type) {
 	case json.Number:
-		var err error
 		f, err = strconv.ParseFloat(string(x), 64)
-		if err != nil {
-			return 0, false
-		}
 	case float64:
 		f = x
 	default:
 		return 0, false
 	}
-	if math.IsNaN(f) || math.IsInf(f, 0) {
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 		return 0, false
 	}
 	return f, true

@@ -3,6 +3,7 @@ package decode
 import (
 	"encoding/binary"
 	"encoding/json"
+	"maps"
 	"math"
 	"slices"
 )
@@ -72,11 +73,7 @@ func (s *sharer) share(v any) (out any, id uint64, ok bool) {
 	case nil:
 		return s.lookup(s.scalars, v, append(s.buf[:0], '0'))
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
+		keys := slices.Sorted(maps.Keys(x))
 		ids := make([]uint64, len(keys))
 		all := true
 		for i, k := range keys {
