@@ -105,7 +105,10 @@ type reading struct {
 // and fills what the answer says beside its values. Rows dated after
 // until (when it is set) are left out and counted (LatestAt).
 func readRows(root any, t *config.Tuple, defaultRows string, until time.Time) ([]row, *reading, error) {
-	pin := pinsOf(t)
+	var pin pins
+	if t.Entry != nil {
+		pin = pins{rows: t.Entry.Rows, timeKey: t.Entry.TimeKey, labels: t.Entry.LabelFields != nil}
+	}
 	list, at, err := FindRows(root, pin.rows, t.Rows(), defaultRows)
 	if err != nil {
 		return nil, nil, err
@@ -199,13 +202,6 @@ type pins struct {
 	labels        bool
 }
 
-func pinsOf(t *config.Tuple) pins {
-	if t.Entry == nil {
-		return pins{}
-	}
-	return pins{rows: t.Entry.Rows, timeKey: t.Entry.TimeKey, labels: t.Entry.LabelFields != nil}
-}
-
 // rowRules is what reading the rows of one answer takes from the tuple,
 // made once per answer (History reads its rows one at a time).
 type rowRules struct {
@@ -231,16 +227,6 @@ func newRowRules(t *config.Tuple, labelsFrom []string, timeKey string) *rowRules
 	}
 	most, _ := strconv.Atoi(t.Query().Get("limit"))
 	return &rowRules{skip: skip, most: most, fieldLimit: t.Entry.FieldLimit(), named: map[string]*config.Field{}}
-}
-
-// derivedField is the tuple's family of a field outside the catalog.
-func (rr *rowRules) derivedField(t *config.Tuple, name string) *config.Field {
-	f := rr.named[name]
-	if f == nil {
-		f = t.DerivedField(name)
-		rr.named[name] = f
-	}
-	return f
 }
 
 // collect walks rows newest first, keeping the first usable value of every
@@ -281,14 +267,22 @@ func (d *reading) collect(rows []row, t *config.Tuple, labelsFrom []string, rr *
 				}
 				if f = derived[name]; f == nil {
 					if _, isNumber := Number(r.obj[name]); !isNumber {
-						d.notANumber(r.obj[name], name) // no family is made for it
+						// No family is made for it. A string or a number out
+						// of range is bad data, as add says; else no value.
+						switch v := r.obj[name]; v.(type) {
+						case string, json.Number:
+							d.problem(fmt.Sprintf("field %s is not a finite number (%s)", name, describe(v)))
+						}
 						continue
 					}
 					if len(derived) >= fieldLimit {
 						over++
 						continue
 					}
-					f = rr.derivedField(t, name) // the naming rule (config/naming.go)
+					if f = rr.named[name]; f == nil {
+						f = t.DerivedField(name) // the naming rule (config/naming.go)
+						rr.named[name] = f
+					}
 					derived[name] = f
 				}
 			}
@@ -352,15 +346,6 @@ func (d *reading) add(v any, name string, f *config.Field, t *config.Tuple, labe
 		return
 	}
 	d.Samples = append(d.Samples, newSample(f, t, labels, x, "", ""))
-}
-
-// notANumber reports a field outside the catalog as add would: a string
-// or a number out of range is bad data; anything else is no value.
-func (d *reading) notANumber(v any, name string) {
-	switch v.(type) {
-	case string, json.Number:
-		d.problem(fmt.Sprintf("field %s is not a finite number (%s)", name, describe(v)))
-	}
 }
 
 // maxProblems bounds the problems an answer lists one by one; the rest

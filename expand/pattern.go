@@ -77,8 +77,6 @@ func (r *resolution) match(a *config.API, e *config.Entry) ([]config.Match, []st
 	return out, left, nil
 }
 
-func pathOf(it map[string]any) string { s, _ := it["path"].(string); return s }
-
 // maxShownPath is the most of a listed path a line about it shows.
 const maxShownPath = 200
 
@@ -120,7 +118,8 @@ func (r *resolution) byPath(a *config.API, list string) ([]pathRow, error) {
 	}
 	items := make([]pathRow, len(rows))
 	for i, row := range rows {
-		items[i] = pathRow{path: pathOf(row), row: row}
+		path, _ := row["path"].(string)
+		items[i] = pathRow{path: path, row: row}
 	}
 	slices.SortStableFunc(items, func(x, y pathRow) int { return cmp.Compare(x.path, y.path) })
 	if r.sorted == nil {

@@ -42,10 +42,6 @@ type Series struct {
 	MaxWait time.Duration
 }
 
-// windowless says whether the series has no window: W is learned, and
-// its key is its own.
-func (s Series) windowless() bool { return s.Window == "" }
-
 // after is the start of the row that follows the one starting at t: a
 // spacing later, past the weekdays the series has no rows on.
 func (s Series) after(t time.Time) time.Time {
@@ -199,10 +195,11 @@ func (p *Policy) Step(k Known, s Series, pl Poll, o Outcome, now time.Time) (Kno
 	return k, pl, !k.Key.Seen.Equal(seen) || k.Key.Split != split
 }
 
-// respaced drops what a series without a window learned for another
-// spacing: a delay at one spacing says nothing at another.
+// respaced drops what a series without a window (W learned, its key its
+// own) learned for another spacing: a delay at one spacing says nothing
+// at another.
 func (p *Policy) respaced(k Known, s Series, pl Poll) (Known, Poll) {
-	if !s.windowless() || s.W <= 0 || pl.Spacing == s.W {
+	if s.Window != "" || s.W <= 0 || pl.Spacing == s.W {
 		return k, pl
 	}
 	if pl.Spacing != 0 {

@@ -348,15 +348,11 @@ func transportError(err error) *Error {
 		return &Error{Code: "transport", Message: msg}
 	}
 	code := "transport"
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || isTimeout(err) {
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || errors.As(err, &ne) && ne.Timeout() {
 		code = "timeout"
 	}
 	return &Error{Code: code, Message: strings.TrimSpace(err.Error()), Retryable: true}
-}
-
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // DefaultRows is where the API's answers hold their rows, as a dotted path.

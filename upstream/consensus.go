@@ -81,7 +81,8 @@ func (consensusDialect) check(status int, h http.Header, body []byte, now time.T
 	case "RAW_ACCESS_REQUIRED":
 		e.Hold = AuthPause // Client.Get drops source_text and asks again
 	case "DAILY_LIMIT_EXCEEDED":
-		e.PauseUntil = nextUTCMidnight(now)
+		y, m, d := now.UTC().Date()
+		e.PauseUntil = time.Date(y, m, d+1, 0, 0, 0, 0, time.UTC) // the next UTC midnight
 	case "RATE_LIMIT_EXCEEDED":
 		var asked time.Duration // the body's retry_after, beside the header's
 		if b.RetryAfter != nil {
@@ -116,9 +117,4 @@ func isCode(s string) bool {
 		}
 	}
 	return true
-}
-
-func nextUTCMidnight(now time.Time) time.Time {
-	y, m, d := now.UTC().Date()
-	return time.Date(y, m, d+1, 0, 0, 0, 0, time.UTC)
 }

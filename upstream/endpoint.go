@@ -11,9 +11,3 @@ type endpointKey struct{}
 func WithEndpoint(ctx context.Context, endpoint string) context.Context {
 	return context.WithValue(ctx, endpointKey{}, endpoint)
 }
-
-// endpointOf is the endpoint ctx carries, or "".
-func endpointOf(ctx context.Context) string {
-	s, _ := ctx.Value(endpointKey{}).(string)
-	return s
-}

@@ -118,7 +118,7 @@ func (it *instrumentTransport) RoundTrip(req *http.Request) (*http.Response, err
 	start := time.Now()
 	resp, err := it.next.RoundTrip(req)
 	it.m.requestDuration.WithLabelValues(it.api).Observe(time.Since(start).Seconds())
-	endpoint := endpointOf(req.Context())
+	endpoint, _ := req.Context().Value(endpointKey{}).(string)
 	if err != nil {
 		it.m.requests.WithLabelValues(it.api, endpoint, "error").Inc()
 		return resp, err
