@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/onchain-exporter/onchain_exporter/internal/text"
 	"github.com/onchain-exporter/onchain_exporter/plan"
 )
 
@@ -48,7 +49,7 @@ func ParseKey(s string) (k Key, own string, err error) {
 		k = Key{API: parts[0], Path: parts[1], Series: parts[3]}
 	}
 	if k.API == "" || !strings.HasPrefix(k.Path, "/") {
-		return Key{}, "", fmt.Errorf("%q is not a delay key (API, endpoint and window, or a series without one)", cutKey(s))
+		return Key{}, "", fmt.Errorf("%q is not a delay key (API, endpoint and window, or a series without one)", text.Clip(s, 80, "…"))
 	}
 	return k, own, nil
 }
@@ -70,11 +71,4 @@ func (k Key) MaxSpacing() time.Duration {
 		return w
 	}
 	return MaxSpacing
-}
-
-func cutKey(s string) string {
-	if len(s) > 80 {
-		return s[:80] + "…"
-	}
-	return s
 }

@@ -161,15 +161,7 @@ const PlanRefused = "plan_refused"
 // plan_required (the dialects pass required_plans as it), or a 401 whose
 // message names a plan.
 func refusedByPlan(status int, word, message string) bool {
-	switch {
-	case strings.EqualFold(word, "plan_required"):
-		return true
-	case status == 403:
-		return true
-	case status == 401:
-		return strings.Contains(strings.ToLower(message), "plan")
-	}
-	return false
+	return strings.EqualFold(word, "plan_required") || status == 403 || status == 401 && strings.Contains(strings.ToLower(message), "plan")
 }
 
 // refuse makes e the plan's refusal of its request: held, never a pause.
@@ -246,10 +238,7 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 
 // secondsAtMostADay converts a count of seconds without overflowing.
 func secondsAtMostADay(s int64) time.Duration {
-	if s > int64(maxRetryAfter/time.Second) {
-		return maxRetryAfter
-	}
-	return time.Duration(s) * time.Second
+	return time.Duration(min(s, int64(maxRetryAfter/time.Second))) * time.Second
 }
 
 // envelopeStatus is the data API's status object.

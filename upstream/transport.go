@@ -63,33 +63,28 @@ func (rt *retryTransport) CloseIdleConnections() { closeIdle(rt.next) }
 // long: at least Retry-After, 2 s for 503, 1 s for other server faults.
 func retryDelay(resp *http.Response, err error, now time.Time) (time.Duration, bool) {
 	if err != nil {
-		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return 0, false
-		}
-		if _, refused := certificateError(err); refused {
-			return 0, false // the same certificate comes back
-		}
+		// Not retried: a call cut short, a refused certificate or unusable
+		// TLS files (the same come back), or one not sent (rate_limit,
+		// daily_budget: asked again when a turn frees).
+		_, refused := certificateError(err)
 		var unusable *unusableTLSError
-		if errors.As(err, &unusable) {
-			return 0, false // the same files are read again
-		}
 		var own *Error
-		if errors.As(err, &own) && own.HeldBack {
-			return 0, false // not sent (rate_limit, daily_budget): asked again when a turn frees
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || refused ||
+			errors.As(err, &unusable) || errors.As(err, &own) && own.HeldBack {
+			return 0, false
 		}
 		return 500 * time.Millisecond, true
 	}
-	var floor time.Duration
-	switch resp.StatusCode {
-	case http.StatusServiceUnavailable:
-		floor = 2 * time.Second
-	case http.StatusInternalServerError, http.StatusBadGateway, http.StatusGatewayTimeout:
-		floor = time.Second
-	default:
+	floor, ok := retryFloors[resp.StatusCode]
+	if !ok {
 		return 0, false
 	}
 	return max(floor, retryAfter(resp.Header, now)), true
 }
+
+// retryFloors are the least waits before the retry of a server fault.
+var retryFloors = map[int]time.Duration{http.StatusServiceUnavailable: 2 * time.Second,
+	http.StatusInternalServerError: time.Second, http.StatusBadGateway: time.Second, http.StatusGatewayTimeout: time.Second}
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
