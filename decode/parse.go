@@ -58,10 +58,8 @@ func parseWhole(body []byte, maxItems int) (v any, ok bool) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, false
 	}
-	for _, c := range body[dec.InputOffset():] {
-		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
-			return nil, false // data after the value
-		}
+	if len(bytes.TrimLeft(body[dec.InputOffset():], " \t\r\n")) > 0 {
+		return nil, false // data after the value
 	}
 	return v, true
 }

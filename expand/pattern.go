@@ -84,18 +84,9 @@ const maxShownPath = 200
 // starts with / and holds only letters, digits and - . _ ~ / : (none of
 // which a URL, a label or a log line changes).
 func plainPath(p string) bool {
-	if !strings.HasPrefix(p, "/") {
-		return false
-	}
-	for _, r := range p {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
-		case strings.ContainsRune("-._~/:", r):
-		default:
-			return false
-		}
-	}
-	return true
+	return strings.HasPrefix(p, "/") && strings.IndexFunc(p, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-._~/:", r))
+	}) < 0
 }
 
 // pathRow is an item of a discovery list and its path.

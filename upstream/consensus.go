@@ -108,13 +108,7 @@ func (consensusDialect) check(status int, h http.Header, body []byte, now time.T
 // isCode says whether an upstream error code may become a label value: a
 // short word of letters, digits and underscores.
 func isCode(s string) bool {
-	if s == "" || len(s) > 64 {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_') {
-			return false
-		}
-	}
-	return true
+	return s != "" && len(s) <= 64 && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_')
+	}) < 0
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -95,9 +96,7 @@ func (c *minuteCap) add(t time.Time) {
 	for i > 0 && c.sent[i-1].After(t) {
 		i--
 	}
-	c.sent = append(c.sent, time.Time{})
-	copy(c.sent[i+1:], c.sent[i:])
-	c.sent[i] = t
+	c.sent = slices.Insert(c.sent, i, t)
 	if len(c.sent) > c.n {
 		c.sent = c.sent[len(c.sent)-c.n:]
 	}
