@@ -268,16 +268,7 @@ func (x *Expander) warnUnlisted(cfg *config.Config, listing config.Listing) {
 
 // firstWarning says whether a warning is new to this process: logged
 // once, not at every expansion.
-func (x *Expander) firstWarning(w string) bool {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.warned == nil {
-		x.warned = map[string]bool{}
-	}
-	seen := x.warned[w]
-	x.warned[w] = true
-	return !seen
-}
+func (x *Expander) firstWarning(w string) bool { return x.newly("\x00warned "+w, "said") }
 
 // equityID is the id of a row of /api/equities: its id, or
 // <exchange_code>:<security_code>.

@@ -43,10 +43,9 @@ type Expander struct {
 	logger             log.Logger
 	now                func() time.Time
 	clients            *upstream.Pool
-	retryMin, retryMax time.Duration // the back-off while lists fail
-	changed            chan struct{} // wakes Maintain after every expansion
-	store              Store         // nil keeps nothing
-	warned             map[string]bool
+	retryMin, retryMax time.Duration                // the back-off while lists fail
+	changed            chan struct{}                // wakes Maintain after every expansion
+	store              Store                        // nil keeps nothing
 	plans              func(*config.API) *plan.Plan // Options.Plan
 	once               bool                         // Options.Once
 	patterns           []patternState               // of the last expansion, guarded by mu

@@ -145,13 +145,9 @@ func (p *Policy) Next(k Known, s Series, pl Poll, o Outcome, now time.Time) (Kno
 	}
 	k, pl = p.respaced(k, s, pl)
 	switch {
-	case o.Reset:
+	case o.Reset, o.Restored && pl.Next.Time().After(p.horizon(s, now)): // restored further ahead than this policy sets: not trusted
 		pl.Next, pl.Why = InstantOf(now), WhyNow
 	case o.Restored:
-		// Further ahead than this policy sets: not trusted.
-		if pl.Next.Time().After(p.horizon(s, now)) {
-			pl.Next, pl.Why = InstantOf(now), WhyNow
-		}
 	case o.LeaderChasing:
 		pl.Next, pl.Why = InstantOf(now.Add(max(p.LearnStep(s.W), p.MinInterval))), WhyLeader
 	case o.Unread:
