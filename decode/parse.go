@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 )
 
 // Parse reads one JSON answer into the generic form the package reads
@@ -192,8 +193,5 @@ func (p *parser) array() ([]any, error) {
 	if len(tail) < half {
 		start = 0
 	}
-	out := make([]any, 0, len(head)+len(tail))
-	out = append(out, head...)
-	out = append(out, tail[start:]...)
-	return append(out, tail[:start]...), nil
+	return slices.Concat(head, tail[start:], tail[:start]), nil
 }

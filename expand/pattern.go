@@ -198,12 +198,7 @@ func chooseWindows(e *config.Entry, allowed []string) ([]string, string) {
 	slices.SortStableFunc(allowed, coarserFirst)
 	switch {
 	case len(e.Windows) > 0:
-		var out []string
-		for _, w := range e.Windows {
-			if slices.Contains(allowed, w) {
-				out = append(out, w)
-			}
-		}
+		out := slices.DeleteFunc(slices.Clone(e.Windows), func(w string) bool { return !slices.Contains(allowed, w) })
 		if len(out) == 0 {
 			return nil, fmt.Sprintf("none of the windows %s (allowed: %s)", strings.Join(e.Windows, ", "), strings.Join(allowed, ", "))
 		}
