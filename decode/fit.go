@@ -43,19 +43,17 @@ func Fit(t *config.Tuple, samples []Sample) error {
 				derived[g.Name] = true
 			}
 		}
-		var f *config.Field
 		err := fmt.Errorf("field %q is not one the file asks of this tuple", text.Clip(x.Field.Name, 64, "…"))
 		for _, g := range candidates {
 			if err = fitLabels(t, g, x); err == nil {
-				f = g
+				x.Field = g
 				break
 			}
 			err = fmt.Errorf("field %q: %w", g.Name, err)
 		}
-		if f == nil {
+		if err != nil {
 			return err
 		}
-		x.Field = f
 	}
 	if n, most := len(derived), t.Entry.FieldLimit(); n > most {
 		return fmt.Errorf("%d fields outside the catalog, beyond max_fields=%d", n, most)

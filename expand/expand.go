@@ -262,9 +262,7 @@ func (r *resolution) plan(cfg *config.Config) bool {
 			continue
 		}
 		for _, e := range a.Metrics {
-			if e.Pattern != nil || slices.ContainsFunc(e.Params, func(p config.Param) bool { return expandable(a.Name, p) }) {
-				left = true
-			}
+			left = left || e.Pattern != nil || slices.ContainsFunc(e.Params, func(p config.Param) bool { return expandable(a.Name, p) })
 			for _, l := range a.EntryLists(e) {
 				key := listKey(a, l.Path)
 				r.entryAPI[e] = name

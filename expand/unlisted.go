@@ -50,10 +50,7 @@ func Unlisted(cfg *config.Config, listing config.Listing) []*UnlistedPath {
 		if t.Endpoint != nil || t.Entry.Origin != nil {
 			continue // the catalog's, or selected from discovery
 		}
-		if _, listed := listing[t.Path]; listed {
-			continue
-		}
-		if slices.Contains(strings.Split(t.Path, "/"), config.All) {
+		if _, listed := listing[t.Path]; listed || slices.Contains(strings.Split(t.Path, "/"), config.All) {
 			continue
 		}
 		if idx == nil {
