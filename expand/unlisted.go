@@ -56,10 +56,7 @@ func Unlisted(cfg *config.Config, listing config.Listing) []*UnlistedPath {
 		if idx == nil {
 			idx = newPathIndex(listing)
 		}
-		if !idx.versions[version(t.Path)] {
-			continue
-		}
-		if slices.ContainsFunc(out, func(u *UnlistedPath) bool { return u.Entry.Key == t.Entry.Key && u.Path == t.Path }) {
+		if !idx.versions[version(t.Path)] || slices.ContainsFunc(out, func(u *UnlistedPath) bool { return u.Entry.Key == t.Entry.Key && u.Path == t.Path }) {
 			continue
 		}
 		out = append(out, &UnlistedPath{File: cfg.File, Entry: t.Entry, Path: t.Path, Near: idx.near(t.Path)})

@@ -104,11 +104,8 @@ func (u *Client) pause(keyed bool, until time.Time, code string, credential bool
 	code = labelCode(code) // saved pauses are read back through here
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if u.closed {
-		return false
-	}
 	p := &u.pauses[lane(keyed)]
-	if !until.After(p.until) {
+	if u.closed || !until.After(p.until) {
 		return false
 	}
 	started := credential && !(p.credential && u.now().Before(p.until))
