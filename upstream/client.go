@@ -61,13 +61,7 @@ type Client struct {
 	// pauses holds one API-wide pause per lane, key-free [0] and keyed
 	// [1]: upstream limits and rejects the two apart (a key's quota or a
 	// bad key stop keyed calls; key-free calls count per IP).
-	pauses [2]pauseState
-}
-
-type pauseState struct {
-	until      time.Time
-	by         string
-	credential bool
+	pauses [2]Pause
 }
 
 func lane(keyed bool) int {
@@ -149,7 +143,7 @@ func (u *Client) Close() {
 	u.mu.Lock()
 	u.closed = true
 	u.mu.Unlock()
-	u.lift(func(pauseState) bool { return true })
+	u.lift(func(Pause) bool { return true })
 }
 
 // Get performs one GET of the API's path with query and returns the body

@@ -28,9 +28,9 @@ func (u *Client) Pauses() []Pause {
 	defer u.mu.Unlock()
 	var out []Pause
 	now := u.now()
-	for i, p := range u.pauses {
-		if p.by != "" && now.Before(p.until) {
-			out = append(out, Pause{Keyed: i == 1, Until: p.until, By: p.by, Credential: p.credential})
+	for _, p := range u.pauses {
+		if p.By != "" && now.Before(p.Until) {
+			out = append(out, p)
 		}
 	}
 	return out
@@ -63,18 +63,18 @@ const MaxRestoredPause = 24 * time.Hour
 // Reloaded lifts the pauses a reload may have fixed: those of a rejected
 // or unentitled credential. Rate-limit and quota pauses stay.
 func (u *Client) Reloaded() {
-	u.lift(func(p pauseState) bool { return p.credential })
+	u.lift(func(p Pause) bool { return p.Credential })
 	u.mu.Lock()
 	u.noRaw = false // the plan may have changed too
 	u.mu.Unlock()
 }
 
-func (u *Client) lift(which func(pauseState) bool) {
+func (u *Client) lift(which func(Pause) bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	for i := range u.pauses {
-		if by := u.pauses[i].by; by != "" && which(u.pauses[i]) {
-			u.pauses[i] = pauseState{}
+		if by := u.pauses[i].By; by != "" && which(u.pauses[i]) {
+			u.pauses[i] = Pause{}
 			u.unmark(by)
 		}
 	}
@@ -85,16 +85,16 @@ func (u *Client) paused(keyed bool) (time.Time, string, bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	p := &u.pauses[lane(keyed)]
-	if p.until.IsZero() {
+	if p.Until.IsZero() {
 		return time.Time{}, "", false
 	}
-	if !u.now().Before(p.until) {
-		by := p.by
-		*p = pauseState{}
+	if !u.now().Before(p.Until) {
+		by := p.By
+		*p = Pause{}
 		u.unmark(by)
 		return time.Time{}, "", false
 	}
-	return p.until, p.by, true
+	return p.Until, p.By, true
 }
 
 // pause stops the calls of a lane until then, unless a longer pause is in
@@ -105,12 +105,12 @@ func (u *Client) pause(keyed bool, until time.Time, code string, credential bool
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	p := &u.pauses[lane(keyed)]
-	if u.closed || !until.After(p.until) {
+	if u.closed || !until.After(p.Until) {
 		return false
 	}
-	started := credential && !(p.credential && u.now().Before(p.until))
-	old := p.by
-	*p = pauseState{until: until, by: code, credential: credential}
+	started := credential && !(p.Credential && u.now().Before(p.Until))
+	old := p.By
+	*p = Pause{Keyed: keyed, Until: until, By: code, Credential: credential}
 	u.unmark(old)
 	u.m.apiPaused.DeleteLabelValues(u.api.Name, "")
 	u.m.apiPaused.WithLabelValues(u.api.Name, code).Set(1)
@@ -145,8 +145,8 @@ func (u *Client) logCredentialPause(keyed bool, until time.Time, code string, re
 func (u *Client) unmark(code string) {
 	paused := false
 	for _, p := range u.pauses {
-		paused = paused || p.by != ""
-		if code != "" && p.by == code {
+		paused = paused || p.By != ""
+		if code != "" && p.By == code {
 			return
 		}
 	}
