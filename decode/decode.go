@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -105,15 +106,14 @@ type reading struct {
 // and fills what the answer says beside its values. Rows dated after
 // until (when it is set) are left out and counted (LatestAt).
 func readRows(root any, t *config.Tuple, defaultRows string, until time.Time) ([]row, *reading, error) {
-	var pin pins
-	if t.Entry != nil {
-		pin = pins{rows: t.Entry.Rows, timeKey: t.Entry.TimeKey, labels: t.Entry.LabelFields != nil}
-	}
-	list, at, err := FindRows(root, pin.rows, t.Rows(), defaultRows)
+	// What the entry says of the payload (not the catalog's guesses): a
+	// pinned shape must hold.
+	pin := cmp.Or(t.Entry, &noEntry)
+	list, at, err := FindRows(root, pin.Rows, t.Rows(), defaultRows)
 	if err != nil {
 		return nil, nil, err
 	}
-	if obj, ok := root.(map[string]any); ok && pin.rows == "" && at != "." && !carriesFields(list, t.Fields) && carriesFields([]any{obj}, t.Fields) {
+	if obj, ok := root.(map[string]any); ok && pin.Rows == "" && at != "." && !carriesFields(list, t.Fields) && carriesFields([]any{obj}, t.Fields) {
 		// The object is the row; the list it holds (its top analysts, say)
 		// carries none of the series' fields.
 		list, at = []any{obj}, "."
@@ -132,10 +132,10 @@ func readRows(root any, t *config.Tuple, defaultRows string, until time.Time) ([
 			continue
 		}
 		r := row{obj: obj}
-		key, tm, ok := FindTimeKey(obj, pin.timeKey, t.TimeKey())
+		key, tm, ok := FindTimeKey(obj, pin.TimeKey, t.TimeKey())
 		if !ok && rootObj != nil {
 			// Rows of a list may take their time from the answer around them.
-			key, tm, ok = FindTimeKey(rootObj, pin.timeKey, t.TimeKey())
+			key, tm, ok = FindTimeKey(rootObj, pin.TimeKey, t.TimeKey())
 		}
 		if ok {
 			r.time = tm
@@ -145,10 +145,10 @@ func readRows(root any, t *config.Tuple, defaultRows string, until time.Time) ([
 		}
 		rows = append(rows, r)
 	}
-	if pin.timeKey != "" && len(rows) > 0 && timeKey == "" {
-		return nil, nil, fmt.Errorf("no row has a time under %q (time_key: %s is set in the configuration)", pin.timeKey, pin.timeKey)
+	if pin.TimeKey != "" && len(rows) > 0 && timeKey == "" {
+		return nil, nil, fmt.Errorf("no row has a time under %q (time_key: %s is set in the configuration)", pin.TimeKey, pin.TimeKey)
 	}
-	labels, labelsFrom := labelSources(rows, t, pin.labels)
+	labels, labelsFrom := labelSources(rows, t, pin.LabelFields != nil)
 	rows, countedBy, skipped := countItems(rows, t, labels)
 	d.Problems = append(d.Problems, skipped...)
 	if countedBy != "" {
@@ -195,12 +195,8 @@ func readRows(root any, t *config.Tuple, defaultRows string, until time.Time) ([
 	return rows, d, nil
 }
 
-// pins are what the entry says of the payload (not the catalog's
-// guesses): a pinned shape must hold.
-type pins struct {
-	rows, timeKey string
-	labels        bool
-}
+// noEntry pins nothing, for a tuple without an entry.
+var noEntry config.Entry
 
 // rowRules is what reading the rows of one answer takes from the tuple,
 // made once per answer (History reads its rows one at a time).
