@@ -94,9 +94,6 @@ func (r *resolution) logExpanded(a *config.API, e *config.Entry, p config.Param,
 	l := level.Debug(r.x.logger)
 	if r.x.newly(a.Name+" "+e.Key+" "+e.Path+"."+p.Name, strings.Join(values, ",")) {
 		l = level.Info(r.x.logger)
-		if r.touched == nil {
-			r.touched = map[string]bool{}
-		}
 		r.touched[a.Name] = true
 	}
 	shown := values

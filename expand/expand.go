@@ -255,7 +255,7 @@ func listKey(a *config.API, path string) string { return a.Name + " " + a.URL.St
 func (r *resolution) plan(cfg *config.Config) bool {
 	left := false
 	r.needs, r.entryLists, r.requests = map[string][]string{}, map[*config.Entry][]string{}, map[string]listRequest{}
-	r.entryAPI, r.lists, r.waiting = map[*config.Entry]string{}, map[string]listResult{}, map[*config.Entry]bool{}
+	r.entryAPI, r.lists, r.waiting, r.touched = map[*config.Entry]string{}, map[string]listResult{}, map[*config.Entry]bool{}, map[string]bool{}
 	for _, name := range config.APINames {
 		a := cfg.APIs[name]
 		if a == nil {

@@ -235,17 +235,14 @@ func (p *Policy) afterSuccess(k *Known, s Series, pl *Poll, o Outcome, now time.
 		case pl.Following && k.Key.FoundSince(s.after(prevNewest)):
 			// Its leader found the row, this one did not.
 			p.followed(k, s.after(prevNewest), false)
-			pl.Following = false
-			pl.Polls++
-			pl.Missed = now.Sub(s.after(prevNewest))
+			pl.Following, pl.Polls, pl.Missed = false, pl.Polls+1, now.Sub(s.after(prevNewest))
 		case now.Before(s.after(prevNewest).Add(pl.Due)):
 			// Polled before the row was due: nothing learned.
 		case pl.Probing:
 			p.probeMissed(k, w)
 			pl.Probing, pl.Planned = false, false
 		default:
-			pl.Polls++ // the row was due and is not there (yet)
-			pl.Missed = now.Sub(s.after(prevNewest))
+			pl.Polls, pl.Missed = pl.Polls+1, now.Sub(s.after(prevNewest)) // the row was due and is not there (yet)
 		}
 	}
 	if s.CacheTTL > 0 {
