@@ -1,6 +1,7 @@
 package fakeapi
 
 import (
+	"slices"
 	"strings"
 	"time"
 )
@@ -54,13 +55,7 @@ var (
 
 // without is list without the value v.
 func without(list []string, v string) []string {
-	out := make([]string, 0, len(list))
-	for _, x := range list {
-		if x != v {
-			out = append(out, x)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(list), func(x string) bool { return x == v })
 }
 
 // Windows and parameters of the full catalog.

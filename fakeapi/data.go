@@ -213,25 +213,6 @@ func genericFields(asset, metric string) func(c *rowCtx, t time.Time, row *obj) 
 	return func(c *rowCtx, t time.Time, row *obj) { row.add("value", c.num("value", 0, 1e6, 4, t)) }
 }
 
-// genericEndpoint serves a /v1/{asset}/{category}/{metric} path outside
-// the table (genericPaths, Options.ExtraPaths) with the fields of
-// genericFields. exchange and token are checked when given.
-func genericEndpoint(path, asset, category, metric string) *endpoint {
-	ex := exchanges
-	if category == "exchange-flows" {
-		ex = flowExchanges
-	}
-	params := []param{{name: "exchange", values: ex}}
-	switch asset {
-	case "erc20":
-		params = append(params, param{name: "token", values: erc20Tokens})
-	case "stablecoin":
-		params = append(params, param{name: "token", values: stablecoins})
-	}
-	return &endpoint{path: path, windows: windowsGeneric, maxLimit: 100000, params: params,
-		fields: genericFields(asset, metric)}
-}
-
 // genericPaths are the v1 paths outside the table that the fake serves:
 // the exchange flows and reserves the README, examples/ and the tests
 // use. The fake serves what its discovery lists, the table and these,
@@ -256,14 +237,28 @@ var smallByPath = func() map[string]*endpoint {
 	return m
 }()
 
-// genericOf is the generic endpoint of a /v1/{asset}/{category}/{metric}
-// path of a known asset, or nil for any other path.
+// genericOf is the endpoint of a /v1/{asset}/{category}/{metric} path of
+// a known asset outside the table (genericPaths, Options.ExtraPaths), with
+// the fields of genericFields; exchange and token are checked when given.
+// nil for any other path.
 func genericOf(path string) *endpoint {
 	segs := strings.Split(path, "/")
 	if len(segs) != 5 || segs[0] != "" || segs[1] != "v1" || !slices.Contains(v1Assets, segs[2]) || segs[3] == "" || segs[4] == "" {
 		return nil
 	}
-	return genericEndpoint(path, segs[2], segs[3], segs[4])
+	asset, category := segs[2], segs[3]
+	ex := exchanges
+	if category == "exchange-flows" {
+		ex = flowExchanges
+	}
+	params := []param{{name: "exchange", values: ex}}
+	switch asset {
+	case "erc20":
+		params = append(params, param{name: "token", values: erc20Tokens})
+	case "stablecoin":
+		params = append(params, param{name: "token", values: stablecoins})
+	}
+	return &endpoint{path: path, windows: windowsGeneric, maxLimit: 100000, params: params, fields: genericFields(asset, segs[4])}
 }
 
 // lookupEndpoint finds the endpoint serving path and the asset named by a
