@@ -36,14 +36,14 @@ func ParseCatalog(s string) (Catalog, error) {
 // provider adds or retires endpoints.
 func (s *Server) SetCatalog(c Catalog) {
 	s.access.Lock()
-	s.catalog = c
+	s.opts.Catalog = c
 	s.access.Unlock()
 }
 
 func (s *Server) catalogNow() Catalog {
 	s.access.RLock()
 	defer s.access.RUnlock()
-	return s.catalog
+	return s.opts.Catalog
 }
 
 // Parameter values of the full catalog besides those of data.go.

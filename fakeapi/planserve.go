@@ -102,14 +102,14 @@ func ParsePlanAnswer(s string) (PlanAnswer, error) {
 // SetPlanAnswer changes how the plan endpoint answers from now on.
 func (s *Server) SetPlanAnswer(a PlanAnswer) {
 	s.access.Lock()
-	s.planAnswerMode = a
+	s.opts.PlanAnswer = a
 	s.access.Unlock()
 }
 
 // servePlan answers a plan request of a key on plan p.
 func (s *Server) servePlan(w http.ResponseWriter, p Tier) {
 	s.access.RLock()
-	mode := s.planAnswerMode
+	mode := s.opts.PlanAnswer
 	s.access.RUnlock()
 	if mode.Status != 0 && mode.Status != http.StatusOK {
 		writeEnvelopeError(w, mode.Status)

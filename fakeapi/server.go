@@ -91,16 +91,13 @@ type Server struct {
 	// refused counts the data calls answered 403 by the key's plan.
 	refused atomic.Int64
 
-	// access guards what a data API key may read, which SetDataKey
-	// changes while the server runs.
+	// access guards keys, opts.Catalog and opts.PlanAnswer, which
+	// SetDataKey, SetCatalog and SetPlanAnswer change while the server
+	// runs.
 	access sync.RWMutex
 	// keys maps each data API key to its plan; nil means no
 	// authentication (dataKeys).
 	keys map[string]Tier
-	// catalog is what the data API serves besides ExtraPaths.
-	catalog Catalog
-	// planAnswerMode is how the plan endpoint answers.
-	planAnswerMode PlanAnswer
 
 	mu sync.Mutex
 	// pathCalls counts the requests of each path the fake serves; an
@@ -124,10 +121,7 @@ func New(o Options) *Server {
 		faults:    map[string]Fault{},
 		buckets:   map[string]*rateBucket{},
 		keys:      dataKeys(o),
-		catalog:   o.Catalog,
 		calls:     map[string]*atomic.Int64{},
-
-		planAnswerMode: o.PlanAnswer,
 	}
 	if s.now == nil {
 		s.now = time.Now
