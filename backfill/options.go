@@ -170,15 +170,6 @@ func (o *Options) target() string {
 	return "openmetrics " + abs
 }
 
-// labelMap is Labels as a map, for the progress file.
-func (o *Options) labelMap() map[string]string {
-	m := make(map[string]string, len(o.Labels))
-	for _, l := range o.Labels {
-		m[l.Name] = l.Value
-	}
-	return m
-}
-
 // DefaultProgressFile is where the progress of a run is kept unless
 // --progress.file says otherwise: beside the output, or for remote write
 // under the storage directory, one file per target.

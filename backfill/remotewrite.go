@@ -172,10 +172,6 @@ type remoteWrite struct {
 	inARow         int // series refused since the last accepted
 }
 
-func newRemoteWrite(ctx context.Context, rw *RemoteWrite, logger log.Logger) *remoteWrite {
-	return &remoteWrite{ctx: ctx, rw: rw, logger: logger}
-}
-
 func (s *remoteWrite) series(def *seriesDef, each func(add func(ms int64, v float64) error) error) error {
 	labels := promLabels(def)
 	s.start(def, labels)
@@ -228,7 +224,7 @@ func (s *remoteWrite) flush() error {
 		return nil
 	}
 	defer func() { s.pending, s.defs, s.n = s.pending[:0], s.defs[:0], 0 }()
-	err := s.sendBatch(s.pending)
+	err := s.rw.send(s.ctx, &prompb.WriteRequest{Timeseries: s.pending})
 	var refused *refusedError
 	if !errors.As(err, &refused) {
 		if err == nil {
@@ -240,7 +236,7 @@ func (s *remoteWrite) flush() error {
 		return s.refuse(0, refused)
 	}
 	for i := range s.pending {
-		err := s.sendBatch(s.pending[i : i+1])
+		err := s.rw.send(s.ctx, &prompb.WriteRequest{Timeseries: s.pending[i : i+1]})
 		switch {
 		case errors.As(err, &refused):
 			if err := s.refuse(i, refused); err != nil {
@@ -253,10 +249,6 @@ func (s *remoteWrite) flush() error {
 		}
 	}
 	return nil
-}
-
-func (s *remoteWrite) sendBatch(ts []prompb.TimeSeries) error {
-	return s.rw.send(s.ctx, &prompb.WriteRequest{Timeseries: ts})
 }
 
 // refuse records pending series i as refused, and stops the run once

@@ -104,7 +104,7 @@ func Run(ctx context.Context, cfg *config.Config, pool *upstream.Pool, o Options
 	r.applyBudgets()
 	var rw *remoteWrite
 	if o.RemoteWrite != nil {
-		rw = newRemoteWrite(ctx, o.RemoteWrite, o.Logger)
+		rw = &remoteWrite{ctx: ctx, rw: o.RemoteWrite, logger: o.Logger}
 		r.sink = rw
 		if o.RemoteWrite.QueryURL != "" && !o.RemoteWrite.noReadBack {
 			r.ver = newVerifier(ctx, o.RemoteWrite, o.Logger)
@@ -185,7 +185,11 @@ func prepare(cfg *config.Config, o *Options, dry bool) (*progress, []*config.Tup
 	if err := o.validate(dry); err != nil {
 		return nil, nil, err
 	}
-	want := progressFile{Target: o.target(), From: o.From, To: o.To, Stamp: o.Stamp, Step: o.Step.String(), Labels: o.labelMap()}
+	labels := make(map[string]string, len(o.Labels))
+	for _, l := range o.Labels {
+		labels[l.Name] = l.Value
+	}
+	want := progressFile{Target: o.target(), From: o.From, To: o.To, Stamp: o.Stamp, Step: o.Step.String(), Labels: labels}
 	prog, err := openProgress(o.ProgressFile, want, o.ToSet)
 	if err != nil {
 		return nil, nil, err
