@@ -140,31 +140,6 @@ func labelList(m map[string]string) string {
 	return strings.Join(out, ",")
 }
 
-// done records a series as written.
-func (p *progress) done(key string, r seriesRecord) {
-	p.file.Series[key] = r
-	p.dirty = true
-}
-
-// family records a family's HELP, type and claim.
-func (p *progress) family(name string, r familyRecord) {
-	if old, ok := p.file.Families[name]; ok {
-		r.Size = old.Size
-	}
-	p.file.Families[name] = r
-	p.dirty = true
-}
-
-// sizes records the lengths of the OpenMetrics parts.
-func (p *progress) sizes(s map[string]int64) {
-	for name, n := range s {
-		r := p.file.Families[name]
-		r.Size = n
-		p.file.Families[name] = r
-	}
-	p.dirty = true
-}
-
 // save writes the file when it changed and the last save is older than
 // saveEvery, or at once with force.
 func (p *progress) save(now time.Time, force bool) error {

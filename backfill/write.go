@@ -76,18 +76,24 @@ func (r *runner) write(oc *outcome) error {
 		return nil
 	}
 	record := func() {
+		// Each family's HELP, type and claim, the lengths of the
+		// OpenMetrics parts, and the series as written.
+		fams := r.prog.file.Families
 		for _, def := range oc.ts.defs {
-			rec := familyRecord{Help: def.fam.Help, Type: def.fam.Type}
+			rec := familyRecord{Help: def.fam.Help, Type: def.fam.Type, Size: fams[def.fam.Name].Size}
 			if def.claim != nil {
 				rec.Owner, rec.Labels = t.LabelGroup(), def.claim
 			}
-			r.prog.family(def.fam.Name, rec)
+			fams[def.fam.Name] = rec
 		}
-		if sizes != nil {
-			r.prog.sizes(sizes)
+		for name, n := range sizes {
+			f := fams[name]
+			f.Size = n
+			fams[name] = f
 		}
 		oc.rec.Samples = samples
-		r.prog.done(t.Key, oc.rec)
+		r.prog.file.Series[t.Key] = oc.rec
+		r.prog.dirty = true
 		r.sum.Written++
 		r.sum.Rows += int64(oc.rec.Rows)
 		r.sum.Samples += samples
