@@ -237,11 +237,7 @@ func omFamily(f series.Family) (name, typ string) {
 func appendTimestamp(b []byte, ms int64) []byte {
 	b = strconv.AppendInt(b, ms/1000, 10)
 	if r := ms % 1000; r != 0 {
-		if r < 0 {
-			r = -r
-		}
-		b = append(b, '.')
-		b = append(b, fmt.Sprintf("%03d", r)...)
+		b = fmt.Appendf(b, ".%03d", max(r, -r))
 	}
 	return b
 }

@@ -113,8 +113,9 @@ func (s *Server) identify(r *http.Request) (ident, *apiError) {
 }
 
 // rate checks, and when consume is set uses, one request of id's
-// allowance. A refused request uses nothing.
-func (s *Server) rate(id ident, now time.Time, consume bool) (rateBucket, *apiError) {
+// allowance, and states what is left in w's headers. A refused request
+// uses nothing.
+func (s *Server) rate(w http.ResponseWriter, id ident, now time.Time, consume bool) *apiError {
 	minute, day := floorDiv(now.Unix(), 60), floorDiv(now.Unix(), 86400)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -131,29 +132,19 @@ func (s *Server) rate(id ident, now time.Time, consume bool) (rateBucket, *apiEr
 	if b.day != day {
 		b.day, b.dayN = day, 0
 	}
+	var err *apiError
 	switch {
 	case !consume:
 	case id.daily && b.dayN >= freeDailyLimit:
-		return *b, &apiError{Code: "DAILY_LIMIT_EXCEEDED", Limit: freeDailyLimit, Used: b.dayN}
+		err = &apiError{Code: "DAILY_LIMIT_EXCEEDED", Limit: freeDailyLimit, Used: b.dayN}
 	case b.n >= id.limit:
-		return *b, &apiError{Code: "RATE_LIMIT_EXCEEDED", RetryAfter: secondsUntil(now, time.Minute)}
+		err = &apiError{Code: "RATE_LIMIT_EXCEEDED", RetryAfter: secondsUntil(now, time.Minute)}
 	default:
 		b.n++
 		if id.daily {
 			b.dayN++
 		}
 	}
-	return *b, nil
-}
-
-// secondsUntil is the whole seconds, at least 1, until the next multiple
-// of d.
-func secondsUntil(now time.Time, d time.Duration) int {
-	next := floorTo(now, d).Add(d)
-	return max(int((next.Sub(now)+time.Second-1)/time.Second), 1)
-}
-
-func setRateHeaders(w http.ResponseWriter, id ident, b rateBucket) {
 	h := w.Header()
 	h.Set("X-RateLimit-Limit", strconv.Itoa(id.limit))
 	h.Set("X-RateLimit-Remaining", strconv.Itoa(max(id.limit-b.n, 0)))
@@ -161,6 +152,14 @@ func setRateHeaders(w http.ResponseWriter, id ident, b rateBucket) {
 		h.Set("X-Daily-Limit", strconv.Itoa(freeDailyLimit))
 		h.Set("X-Daily-Used", strconv.Itoa(b.dayN))
 	}
+	return err
+}
+
+// secondsUntil is the whole seconds, at least 1, until the next multiple
+// of d.
+func secondsUntil(now time.Time, d time.Duration) int {
+	next := floorTo(now, d).Add(d)
+	return max(int((next.Sub(now)+time.Second-1)/time.Second), 1)
 }
 
 // writeConsensusError answers with the error object of e.
@@ -280,15 +279,11 @@ func (s *Server) serveConsensus(w http.ResponseWriter, r *http.Request) {
 	now := s.now()
 	id, keyErr := s.identify(r)
 	fail := func(e *apiError) { writeConsensusError(w, now, e) }
-	peek := func() {
-		b, _ := s.rate(id, now, false)
-		setRateHeaders(w, id, b)
-	}
 	s.mu.Lock()
 	forced := s.consensusErr
 	s.mu.Unlock()
 	if forced != "" {
-		peek()
+		s.rate(w, id, now, false)
 		if forced == "RATE_LIMIT_EXCEEDED" {
 			w.Header().Set("X-RateLimit-Remaining", "0")
 		}
@@ -311,13 +306,11 @@ func (s *Server) serveConsensus(w http.ResponseWriter, r *http.Request) {
 		early = &apiError{Code: "API_KEY_REQUIRED"}
 	}
 	if early != nil {
-		peek()
+		s.rate(w, id, now, false)
 		fail(early)
 		return
 	}
-	b, err := s.rate(id, now, true)
-	setRateHeaders(w, id, b)
-	if err != nil {
+	if err := s.rate(w, id, now, true); err != nil {
 		fail(err)
 		return
 	}

@@ -104,8 +104,7 @@ func (s *Server) writeAPIError(w http.ResponseWriter, r *http.Request, api strin
 	default:
 		id, _ := s.identify(r)
 		now := s.now()
-		b, _ := s.rate(id, now, false)
-		setRateHeaders(w, id, b)
+		s.rate(w, id, now, false)
 		e := &apiError{Code: map[int]string{401: "INVALID_API_KEY", 429: "RATE_LIMIT_EXCEEDED", 500: "INTERNAL_ERROR", 503: "SERVICE_UNAVAILABLE"}[code]}
 		e.RetryAfter = retryAfter
 		writeConsensusError(w, now, e)
