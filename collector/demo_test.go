@@ -19,7 +19,7 @@ import (
 // succeeds, and the exposition passes promtool, in every payload dialect.
 func TestDemoShowsEveryIndicatorAndConsensusFamily(t *testing.T) {
 	eachDialect(t, func(t *testing.T, dialect fakeapi.Dialect) {
-		d, err := demo.Listen(log.NewNopLogger(), "127.0.0.1:0", demo.Payload{Dialect: dialect})
+		d, err := demo.Listen(log.NewNopLogger(), "127.0.0.1:0", fakeapi.Options{Dialect: dialect})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -89,16 +89,11 @@ func (f *Command) Run(ctx context.Context, logger log.Logger, out io.Writer) int
 	if err != nil {
 		return fail(2, fmt.Errorf("--fake.plan-answer: %w", err))
 	}
-	d, err := Listen(logger, *f.listen, Payload{Dialect: dialect, Timeless: *f.timeless})
+	d, err := Listen(logger, *f.listen, fakeapi.Options{Dialect: dialect, Timeless: *f.timeless, Catalog: catalog, PlanAnswer: answer, DataKeys: keys})
 	if err != nil {
 		return fail(1, err)
 	}
 	defer d.Close()
-	d.Fake.SetCatalog(catalog)
-	d.Fake.SetPlanAnswer(answer)
-	for k, p := range keys {
-		d.Fake.SetDataKey(k, p)
-	}
 	fmt.Fprint(out, fakeBanner(d.URL), fakePlansBanner(d.URL, keys))
 	<-ctx.Done()
 	level.Info(logger).Log("msg", "fake upstream stopped")

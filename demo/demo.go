@@ -81,26 +81,20 @@ func Start(logger log.Logger) (*Demo, error) {
 			return nil, fmt.Errorf("%s=%q: want true or false", TimelessEnv, v)
 		}
 	}
-	return Listen(logger, "127.0.0.1:0", Payload{Dialect: dialect, Timeless: timeless})
-}
-
-// Payload is the shape of the fake's Indicator and Analyst Consensus
-// answers: their dialect, and whether they carry times.
-type Payload struct {
-	Dialect  fakeapi.Dialect
-	Timeless bool
+	return Listen(logger, "127.0.0.1:0", fakeapi.Options{Dialect: dialect, Timeless: timeless})
 }
 
 // FaultPath is where the fake upstream's own server switches its faults
 // (see FaultHandler), beside the three APIs.
 const FaultPath = "/-/fault"
 
-// Listen serves the fake upstream on addr, in the payload given, with the
-// demo's credentials: the data API at the root, the Indicator API under
-// /indicator, the Analyst Consensus API under /consensus, and FaultPath.
-func Listen(logger log.Logger, addr string, p Payload) (*Demo, error) {
-	fake := fakeapi.New(fakeapi.Options{DataToken: DataToken, IndicatorToken: IndicatorToken,
-		ConsensusKeys: map[string]string{ConsensusKey: "premium"}, Dialect: p.Dialect, Timeless: p.Timeless})
+// Listen serves the fake upstream on addr, configured by o with the demo's
+// credentials in place of o's: the data API at the root, the Indicator
+// API under /indicator, the Analyst Consensus API under /consensus, and
+// FaultPath.
+func Listen(logger log.Logger, addr string, o fakeapi.Options) (*Demo, error) {
+	o.DataToken, o.IndicatorToken, o.ConsensusKeys = DataToken, IndicatorToken, map[string]string{ConsensusKey: "premium"}
+	fake := fakeapi.New(o)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("demo upstream: %w", err)
@@ -119,7 +113,7 @@ func Listen(logger log.Logger, addr string, p Payload) (*Demo, error) {
 		d.Close()
 		return nil, err
 	}
-	level.Info(logger).Log("msg", "fake upstream serving", "url", d.URL, "dialect", p.Dialect, "timeless", p.Timeless)
+	level.Info(logger).Log("msg", "fake upstream serving", "url", d.URL, "dialect", o.Dialect, "timeless", o.Timeless)
 	return d, nil
 }
 

@@ -46,7 +46,7 @@ func TestDailyJobDropsEveryExporterWideFamily(t *testing.T) {
 		t.Fatal("prometheus.yml: no job drops the exporter-wide families")
 	}
 
-	d, err := demo.Listen(log.NewNopLogger(), "127.0.0.1:0", demo.Payload{Dialect: fakeapi.DialectA})
+	d, err := demo.Listen(log.NewNopLogger(), "127.0.0.1:0", fakeapi.Options{Dialect: fakeapi.DialectA})
 	if err != nil {
 		t.Fatal(err)
 	}
