@@ -28,28 +28,27 @@ const (
 	contactEmail  = "data-partnerships@consensus.example.com"
 )
 
-// errorKinds maps each error code to its HTTP status, legacy wording and
-// message.
+// errorKinds maps each error code to its HTTP status and message; its
+// legacy wording ("error") is the code in lower case with spaces.
 var errorKinds = map[string]struct {
 	status  int
-	legacy  string
 	message string
 }{
-	"API_KEY_REQUIRED":     {401, "api key required", "This endpoint needs an API key: send it in the X-API-Key header or the api_key query parameter."},
-	"INVALID_API_KEY":      {401, "invalid api key", "The API key is unknown, inactive or expired, or its subscription is not active. Do not retry with the same key."},
-	"PLAN_REQUIRED":        {401, "plan required", "The plan of this key cannot read this endpoint; required_plans lists the plans that can."},
-	"RAW_ACCESS_REQUIRED":  {403, "raw access required", "source_text=statement needs raw access on the key. Drop it to get the excerpt."},
-	"DAILY_LIMIT_EXCEEDED": {429, "daily limit exceeded", "The Free plan's daily quota is used up; it resets at 00:00 UTC."},
-	"RATE_LIMIT_EXCEEDED":  {429, "rate limit exceeded", "Too many requests this minute. Wait retry_after seconds."},
-	"INVALID_PARAMETER":    {400, "invalid parameter", "A query parameter is malformed or outside the accepted values; param names it."},
-	"UNKNOWN_ASSET":        {400, "unknown asset", "The asset is not registered; resolve it through /assets."},
-	"ANALYST_NOT_FOUND":    {404, "analyst not found", "No tracked analyst matches; pick a handle from /analysts/top."},
-	"ANALYST_NOT_ELIGIBLE": {404, "analyst not eligible", "The analyst is excluded from the stance pipeline."},
-	"NO_DATA":              {404, "no data", "No rows for this analyst and asset in the range."},
-	"SERVICE_UNAVAILABLE":  {503, "service unavailable", "The upstream list is unavailable. Retry after a few seconds with the same request."},
-	"INTERNAL_ERROR":       {500, "internal error", "Server fault. Retry once after a few seconds."},
-	"NOT_FOUND":            {404, "not found", "No such endpoint."},
-	"METHOD_NOT_ALLOWED":   {405, "method not allowed", "Only GET is served."},
+	"API_KEY_REQUIRED":     {401, "This endpoint needs an API key: send it in the X-API-Key header or the api_key query parameter."},
+	"INVALID_API_KEY":      {401, "The API key is unknown, inactive or expired, or its subscription is not active. Do not retry with the same key."},
+	"PLAN_REQUIRED":        {401, "The plan of this key cannot read this endpoint; required_plans lists the plans that can."},
+	"RAW_ACCESS_REQUIRED":  {403, "source_text=statement needs raw access on the key. Drop it to get the excerpt."},
+	"DAILY_LIMIT_EXCEEDED": {429, "The Free plan's daily quota is used up; it resets at 00:00 UTC."},
+	"RATE_LIMIT_EXCEEDED":  {429, "Too many requests this minute. Wait retry_after seconds."},
+	"INVALID_PARAMETER":    {400, "A query parameter is malformed or outside the accepted values; param names it."},
+	"UNKNOWN_ASSET":        {400, "The asset is not registered; resolve it through /assets."},
+	"ANALYST_NOT_FOUND":    {404, "No tracked analyst matches; pick a handle from /analysts/top."},
+	"ANALYST_NOT_ELIGIBLE": {404, "The analyst is excluded from the stance pipeline."},
+	"NO_DATA":              {404, "No rows for this analyst and asset in the range."},
+	"SERVICE_UNAVAILABLE":  {503, "The upstream list is unavailable. Retry after a few seconds with the same request."},
+	"INTERNAL_ERROR":       {500, "Server fault. Retry once after a few seconds."},
+	"NOT_FOUND":            {404, "No such endpoint."},
+	"METHOD_NOT_ALLOWED":   {405, "Only GET is served."},
 }
 
 // apiError is one Analyst Consensus error answer.
@@ -174,11 +173,10 @@ func consensusErrorBody(w http.ResponseWriter, now time.Time, e *apiError) (int,
 	kind, ok := errorKinds[e.Code]
 	if !ok {
 		kind.status = http.StatusInternalServerError
-		kind.legacy = strings.ToLower(strings.ReplaceAll(e.Code, "_", " "))
 		kind.message = "Error " + e.Code + "."
 	}
 	body := obj{
-		{"error", kind.legacy},
+		{"error", strings.ToLower(strings.ReplaceAll(e.Code, "_", " "))},
 		{"code", e.Code},
 		{"message", kind.message},
 		{"docs_url", consensusSite + "/docs/errors#" + strings.ToLower(e.Code)},
