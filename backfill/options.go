@@ -1,6 +1,7 @@
 package backfill
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -106,9 +107,7 @@ func ParseDate(flag, s string) (time.Time, error) {
 
 // setDefaults fills what was left out.
 func (o *Options) setDefaults() {
-	if o.Stamp == "" {
-		o.Stamp = StampEnd
-	}
+	o.Stamp = cmp.Or(o.Stamp, StampEnd)
 	if o.Concurrency <= 0 {
 		o.Concurrency = DefaultConcurrency
 	}

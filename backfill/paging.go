@@ -1,6 +1,7 @@
 package backfill
 
 import (
+	"cmp"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -152,9 +153,6 @@ func fromFor(t *config.Tuple, kp *keyplan.Plan, from, to, now time.Time) (start 
 // clampNote says why a series starts after --from.
 func clampNote(t *config.Tuple, kp *keyplan.Plan, start time.Time) string {
 	d, _ := kp.Depth(t.Path, t.Window)
-	w := t.Window
-	if w == "" {
-		w = keyplan.DefaultWindow
-	}
-	return fmt.Sprintf("from %s: the key's plan (%s) reads %s at %s back to %s", start.UTC().Format(time.RFC3339), kp.Name, t.Path, w, d)
+	return fmt.Sprintf("from %s: the key's plan (%s) reads %s at %s back to %s", start.UTC().Format(time.RFC3339), kp.Name, t.Path,
+		cmp.Or(t.Window, keyplan.DefaultWindow), d)
 }

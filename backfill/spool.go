@@ -3,6 +3,7 @@ package backfill
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"io"
 	"math"
@@ -43,9 +44,7 @@ func (s *spool) add(series int, ms int64, v float64) error {
 	binary.LittleEndian.PutUint32(s.rec[0:], uint32(series))
 	binary.LittleEndian.PutUint64(s.rec[4:], uint64(ms))
 	binary.LittleEndian.PutUint64(s.rec[12:], math.Float64bits(v))
-	if s.limit == 0 {
-		s.limit = spillAt
-	}
+	s.limit = cmp.Or(s.limit, spillAt)
 	if s.file == nil && s.mem.Len()+recordSize > s.limit {
 		if err := s.spill(); err != nil {
 			return err

@@ -1,6 +1,7 @@
 package fakeapi
 
 import (
+	"cmp"
 	"maps"
 	"net"
 	"net/http"
@@ -89,10 +90,7 @@ func clientIP(r *http.Request) string {
 // INVALID_API_KEY and the request's IP identity.
 func (s *Server) identify(r *http.Request) (ident, *apiError) {
 	ipID := ident{bucket: "ip:" + clientIP(r), limit: keyFreeLimit}
-	key := r.Header.Get("X-API-Key")
-	if key == "" {
-		key = r.URL.Query().Get("api_key")
-	}
+	key := cmp.Or(r.Header.Get("X-API-Key"), r.URL.Query().Get("api_key"))
 	if key == "" {
 		return ipID, nil
 	}
@@ -190,10 +188,7 @@ func consensusErrorBody(w http.ResponseWriter, now time.Time, e *apiError) (int,
 	}
 	switch e.Code {
 	case "PLAN_REQUIRED":
-		plan, req := e.Plan, e.RequiredPlans
-		if plan == "" {
-			plan = "free"
-		}
+		plan, req := cmp.Or(e.Plan, "free"), e.RequiredPlans
 		if req == nil {
 			req = premiumPlans
 		}

@@ -1,6 +1,7 @@
 package fakeapi
 
 import (
+	"cmp"
 	"net/http"
 	"net/url"
 	"slices"
@@ -93,10 +94,7 @@ func (s *Server) serveData(w http.ResponseWriter, r *http.Request) {
 // the plan does not cover is 403 (planCovers), once its parameters are
 // known to be valid.
 func (s *Server) rows(ep *endpoint, pathAsset string, q url.Values, plan Tier) (window string, rows []obj, message string, code int) {
-	window = q.Get("window")
-	if window == "" {
-		window = "day"
-	}
+	window = cmp.Or(q.Get("window"), "day")
 	if !slices.Contains(ep.windows, window) {
 		return window, nil, "", http.StatusBadRequest
 	}

@@ -1,6 +1,7 @@
 package fakeapi
 
 import (
+	"cmp"
 	"math"
 	"net/http"
 	"slices"
@@ -132,10 +133,7 @@ func (s *Server) serveIndicator(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	order := q.Get("order")
-	if order == "" {
-		order = "desc"
-	}
+	order := cmp.Or(q.Get("order"), "desc")
 	if order != "desc" && order != "asc" {
 		writeIndicatorError(w, http.StatusBadRequest, "bad_request", "order must be desc or asc.")
 		return
