@@ -102,6 +102,10 @@ func (c *Command) Run(ctx context.Context, g Globals, stdout, stderr io.Writer) 
 		logOut = bar
 	}
 	logger := g.NewLogger(logOut)
+	fail := func(msg string, err error) int {
+		level.Error(logger).Log("msg", msg, "err", err)
+		return 1
+	}
 	opts, err := c.options(g)
 	if err != nil {
 		level.Error(logger).Log("msg", "bad flags", "err", err)
@@ -113,16 +117,14 @@ func (c *Command) Run(ctx context.Context, g Globals, stdout, stderr io.Writer) 
 	}
 	parse, d, err := demo.Source(g.ConfigFile, g.Demo, logger)
 	if err != nil {
-		level.Error(logger).Log("msg", "cannot start the demo", "err", err)
-		return 1
+		return fail("cannot start the demo", err)
 	}
 	if d != nil {
 		defer d.Close()
 	}
 	cfg, err := parse()
 	if err != nil {
-		level.Error(logger).Log("msg", "cannot load the configuration", "err", err)
-		return 1
+		return fail("cannot load the configuration", err)
 	}
 	if *c.dryRun {
 		// The key's plan as the last run kept it: a dry run calls nothing.
@@ -130,8 +132,7 @@ func (c *Command) Run(ctx context.Context, g Globals, stdout, stderr io.Writer) 
 			opts.Plan = expand.PlanOf(saved.Get(config.APIData, keyplan.Path)).Plan
 		}
 		if err := DryRun(stdout, cfg, opts); err != nil {
-			level.Error(logger).Log("msg", "dry run", "err", err)
-			return 1
+			return fail("dry run", err)
 		}
 		return 0
 	}
@@ -142,21 +143,18 @@ func (c *Command) Run(ctx context.Context, g Globals, stdout, stderr io.Writer) 
 		level.Warn(logger).Log("msg", "the target's query API cannot be told from its remote-write URL: what it keeps is not read back; give --remote-write.query-url (or none)")
 	}
 	if err := CheckOutput(opts); err != nil {
-		level.Error(logger).Log("msg", "cannot write the output", "err", err)
-		return 1
+		return fail("cannot write the output", err)
 	}
 	// The target is checked before any upstream call, the listings of
 	// "all" included.
 	if err := CheckTarget(ctx, opts.RemoteWrite, logger); err != nil {
-		level.Error(logger).Log("msg", "cannot write to the remote-write target", "err", err)
-		return 1
+		return fail("cannot write to the remote-write target", err)
 	}
 	reg := prometheus.NewRegistry()
 	pool := upstream.NewPool(reg, time.Now, logger)
 	defer pool.Close()
 	if cfg, err = expandLists(ctx, logger, pool, cfg); err != nil {
-		level.Error(logger).Log("msg", "the configuration does not fit the upstream's lists", "err", err)
-		return 1
+		return fail("the configuration does not fit the upstream's lists", err)
 	}
 	sum, err := Run(ctx, cfg, pool, opts)
 	if sum != nil {
@@ -169,8 +167,7 @@ func (c *Command) Run(ctx context.Context, g Globals, stdout, stderr io.Writer) 
 		level.Warn(logger).Log("msg", "interrupted; run again with the same flags to go on", "progress_file", opts.ProgressFile)
 		return 1
 	case err != nil:
-		level.Error(logger).Log("msg", "backfill failed", "err", err)
-		return 1
+		return fail("backfill failed", err)
 	case !sum.Complete:
 		level.Warn(logger).Log("msg", "some series are not written yet; run again with the same flags to go on", "progress_file", opts.ProgressFile)
 		return 1
