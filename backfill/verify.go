@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -356,11 +357,7 @@ func labelsKey(name string, ls []Label) string {
 // it), so that it selects them and few others.
 func selector(defs []*seriesDef) string {
 	values := map[string][]string{}
-	var names []string
 	add := func(name, value string) {
-		if _, ok := values[name]; !ok {
-			names = append(names, name)
-		}
 		if !slices.Contains(values[name], value) {
 			values[name] = append(values[name], value)
 		}
@@ -372,13 +369,13 @@ func selector(defs []*seriesDef) string {
 		}
 	}
 	for _, d := range defs {
-		for _, name := range names {
+		for name := range values {
 			if name != "__name__" && !slices.ContainsFunc(d.labels, func(l Label) bool { return l.Name == name }) {
 				add(name, "")
 			}
 		}
 	}
-	slices.Sort(names)
+	names := slices.Sorted(maps.Keys(values))
 	var b strings.Builder
 	b.WriteByte('{')
 	for i, name := range names {
