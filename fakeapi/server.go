@@ -126,11 +126,10 @@ func New(o Options) *Server {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	for w, d := range defaultLags {
-		s.delays[w] = Delay{Base: d}
-	}
-	for w, d := range o.PublishLag {
-		s.delays[w] = Delay{Base: d}
+	for _, lags := range []map[string]time.Duration{defaultLags, o.PublishLag} {
+		for w, d := range lags {
+			s.delays[w] = Delay{Base: d}
+		}
 	}
 	for w, d := range o.Publish {
 		s.delays[w] = d
