@@ -109,7 +109,7 @@ func (f *Command) planKeys() (map[string]fakeapi.Tier, error) {
 	keys := make(map[string]fakeapi.Tier, len(*f.keys))
 	for k, name := range *f.keys {
 		if k == "" {
-			return nil, fmt.Errorf("--fake.key=%s: the key is empty (KEY=PLAN)", "="+name)
+			return nil, fmt.Errorf("--fake.key==%s: the key is empty (KEY=PLAN)", name)
 		}
 		p, err := fakeapi.ParseTier(name)
 		if err != nil {

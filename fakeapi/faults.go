@@ -105,9 +105,8 @@ func (s *Server) writeAPIError(w http.ResponseWriter, r *http.Request, api strin
 		id, _ := s.identify(r)
 		now := s.now()
 		s.rate(w, id, now, false)
-		e := &apiError{Code: map[int]string{401: "INVALID_API_KEY", 429: "RATE_LIMIT_EXCEEDED", 500: "INTERNAL_ERROR", 503: "SERVICE_UNAVAILABLE"}[code]}
-		e.RetryAfter = retryAfter
-		writeConsensusError(w, now, e)
+		writeConsensusError(w, now, &apiError{RetryAfter: retryAfter,
+			Code: map[int]string{401: "INVALID_API_KEY", 429: "RATE_LIMIT_EXCEEDED", 500: "INTERNAL_ERROR", 503: "SERVICE_UNAVAILABLE"}[code]})
 	}
 }
 
