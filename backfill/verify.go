@@ -110,7 +110,6 @@ type verifier struct {
 	ctx      context.Context
 	rw       *RemoteWrite
 	logger   log.Logger
-	url      string // the query API
 	redacted string
 	now      func() time.Time
 	settle   time.Duration
@@ -122,7 +121,7 @@ type verifier struct {
 }
 
 func newVerifier(ctx context.Context, rw *RemoteWrite, logger log.Logger) *verifier {
-	v := &verifier{ctx: ctx, rw: rw, logger: logger, url: rw.QueryURL, now: time.Now,
+	v := &verifier{ctx: ctx, rw: rw, logger: logger, now: time.Now,
 		settle: checkSettle, grace: rw.ReadBackWait, every: checkEvery}
 	if v.grace <= 0 {
 		v.grace = DefaultReadBackWait
@@ -130,8 +129,8 @@ func newVerifier(ctx context.Context, rw *RemoteWrite, logger log.Logger) *verif
 	if rw.checkTimes != nil {
 		v.settle, v.every = rw.checkTimes[0], rw.checkTimes[1]
 	}
-	v.redacted = v.url
-	if u, err := url.Parse(v.url); err == nil {
+	v.redacted = rw.QueryURL
+	if u, err := url.Parse(rw.QueryURL); err == nil {
 		v.redacted = u.Redacted()
 	}
 	return v
@@ -314,7 +313,7 @@ type queryAnswer struct {
 func (v *verifier) ask(form url.Values, resultType string) (*queryAnswer, error) {
 	ctx, cancel := context.WithTimeout(v.ctx, v.rw.Timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, v.url, strings.NewReader(form.Encode()))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, v.rw.QueryURL, strings.NewReader(form.Encode()))
 	if err != nil {
 		return nil, err
 	}
@@ -325,7 +324,7 @@ func (v *verifier) ask(form url.Values, resultType string) (*queryAnswer, error)
 	req.Header.Set("User-Agent", version.ComponentUserAgent(config.Namespace))
 	resp, err := v.rw.Client.Do(req)
 	if err != nil {
-		return nil, redactURL(err, v.url, v.redacted)
+		return nil, redactURL(err, v.rw.QueryURL, v.redacted)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
