@@ -340,5 +340,5 @@ func (f remoteWriteFlags) config() (*RemoteWriteConfig, error) {
 		}
 		c.Headers[name] = value
 	}
-	return &c, c.Validate()
+	return &c, nil // Build validates it
 }
