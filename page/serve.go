@@ -65,11 +65,16 @@ var templates = template.Must(template.New("").Funcs(template.FuncMap{
 		return PathSeries + "?" + url.Values{"api": {api}, "key": {key}}.Encode()
 	},
 	"labels": func(m map[string]string) string {
-		var parts []string
-		for _, k := range slices.Sorted(maps.Keys(m)) {
-			parts = append(parts, k+"="+m[k])
+		var b strings.Builder // one string a label set: the index lists thousands
+		for i, k := range slices.Sorted(maps.Keys(m)) {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(k)
+			b.WriteByte('=')
+			b.WriteString(m[k])
 		}
-		return strings.Join(parts, ", ")
+		return b.String()
 	},
 }).ParseFS(templateFiles, "templates/*.html"))
 
