@@ -216,11 +216,13 @@ func (u *Client) get(ctx context.Context, path string, query url.Values, keyed b
 	body := resp.body
 	fail = func(e *Error) *Error {
 		e.URL = resp.shown
-		if r, known := u.planCheck(path, query); e.Refused && known && r == nil {
+		if e.Refused { // only a refusal asks the plan
 			// A refusal the plan in force does not explain (a passing
 			// fault, a plan changing now) is retried, not held a day.
-			e.Hold = 0
-			e.Details = strings.TrimSpace(e.Details + " (the key's plan lists it: asked again soon)")
+			if r, known := u.planCheck(path, query); known && r == nil {
+				e.Hold = 0
+				e.Details = strings.TrimSpace(e.Details + " (the key's plan lists it: asked again soon)")
+			}
 		}
 		return u.failOn(keyed, e)
 	}
