@@ -92,7 +92,7 @@ func (r *resolution) segments(a *config.API, e *config.Entry, p config.Param, va
 // time), and the values all left out (leaveOut).
 func (r *resolution) logExpanded(a *config.API, e *config.Entry, p config.Param, values []string, left ...string) {
 	l := level.Debug(r.x.logger)
-	if r.x.newly(a.Name+" "+e.Key+" "+e.Path+"."+p.Name, strings.Join(values, ",")) {
+	if r.x.newly("values", a.Name+" "+e.Key+" "+e.Path+"."+p.Name, strings.Join(values, ",")) {
 		l = level.Info(r.x.logger)
 		r.touched[a.Name] = true
 	}
@@ -265,7 +265,7 @@ func (x *Expander) warnUnlisted(cfg *config.Config, listing config.Listing) {
 
 // firstWarning says whether a warning is new to this process: logged
 // once, not at every expansion.
-func (x *Expander) firstWarning(w string) bool { return x.newly("\x00warned "+w, "said") }
+func (x *Expander) firstWarning(w string) bool { return x.newly("warned", w, "said") }
 
 // equityID is the id of a row of /api/equities: its id, or
 // <exchange_code>:<security_code>.
@@ -423,12 +423,17 @@ func IndicatorPaths(rows []map[string]any) []string {
 	return out
 }
 
-// newly records what key last came to, said, and reports whether that
-// changed: a result logged at info once, at debug when repeated.
-func (x *Expander) newly(key, said string) bool {
+// logKey names a log line newly keeps: what it is about (kind) and of
+// what (key).
+type logKey struct{ kind, key string }
+
+// newly records what a line last said, and reports whether that changed:
+// a result logged at info once, at debug when repeated.
+func (x *Expander) newly(kind, key, said string) bool {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	changed := x.logged[key] != said
-	x.logged[key] = said
+	k := logKey{kind, key}
+	changed := x.logged[k] != said
+	x.logged[k] = said
 	return changed
 }

@@ -54,7 +54,7 @@ type Expander struct {
 	mu sync.Mutex
 	// logged holds what each log line keyed by newly last said: the same
 	// again (on a reload) is logged at debug only.
-	logged map[string]string
+	logged map[logKey]string
 	// source is the configuration, as loaded, last expanded without
 	// error; digest identifies what that expansion produced.
 	source *config.Config
@@ -96,7 +96,7 @@ type Options struct {
 
 // New returns an Expander tuned by opts.
 func New(logger log.Logger, opts ...Options) *Expander {
-	x := &Expander{logger: logger, now: time.Now, logged: map[string]string{},
+	x := &Expander{logger: logger, now: time.Now, logged: map[logKey]string{},
 		retryMin: 5 * time.Second, retryMax: time.Minute, changed: make(chan struct{}, 1),
 		state: map[string]*State{}, planSaid: map[string]string{}}
 	if len(opts) > 0 {

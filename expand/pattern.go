@@ -239,7 +239,7 @@ func (x *Expander) planLimits(cfg *config.Config) *config.Config {
 	}
 	out := budget.WithPlanLimits(cfg, x.plans(a))
 	if na := out.APIs[config.APIData]; na != a && na.LimitsFromPlan != "" {
-		if x.newly("plan limits", fmt.Sprintf("%s %v %d", na.LimitsFromPlan, na.RateLimit, na.DailyBudget)) {
+		if x.newly("plan limits", "", fmt.Sprintf("%s %v %d", na.LimitsFromPlan, na.RateLimit, na.DailyBudget)) {
 			level.Info(x.logger).Log("msg", "rate_limit and daily_budget not set in the file: taken from the key's plan, less the reserve",
 				"api", na.Name, "plan", na.LimitsFromPlan, "rate_limit", na.RateLimit, "daily_budget", na.DailyBudget)
 		}
@@ -271,7 +271,7 @@ func (x *Expander) notePatterns(cfg *config.Config) {
 		}
 		for _, p := range a.Patterns {
 			states = append(states, patternState{api: name, entry: p.Entry.Key, pattern: p.Entry.Path, tuples: p.Tuples, cut: p.Cut})
-			if !x.newly("pattern "+name+" "+p.Entry.Key+" "+p.Entry.Path, fmt.Sprintf("%d %d %d %v", p.Paths, p.Tuples, p.Cut, p.Err)) {
+			if !x.newly("pattern", name+" "+p.Entry.Key+" "+p.Entry.Path, fmt.Sprintf("%d %d %d %v", p.Paths, p.Tuples, p.Cut, p.Err)) {
 				continue
 			}
 			kv := []any{"api", name, "entry", p.Entry.Key, "pattern", p.Entry.Path, "paths", p.Paths, "tuples", p.Tuples}
@@ -316,7 +316,7 @@ func PlanOf(a *Answer) plan.Outcome {
 // --config.check does from a state file. Entries whose lists are not kept
 // stay out.
 func Offline(cfg *config.Config, answers func(api, path string) *Answer, p *plan.Plan, logger log.Logger) (*config.Config, error) {
-	x := &Expander{logger: logger, now: time.Now, logged: map[string]string{}, state: map[string]*State{},
+	x := &Expander{logger: logger, now: time.Now, logged: map[logKey]string{}, state: map[string]*State{},
 		planSaid: map[string]string{}, plans: func(*config.API) *plan.Plan { return p }}
 	r := &resolution{x: x, ctx: context.Background()}
 	if !r.plan(cfg) {
