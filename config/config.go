@@ -2,6 +2,7 @@ package config
 
 import (
 	"net/url"
+	"strings"
 	"time"
 
 	promconfig "github.com/prometheus/common/config"
@@ -184,6 +185,13 @@ func (e *Entry) KeyLine(key string) int {
 		return n
 	}
 	return e.Line
+}
+
+// takesAnyway says whether parameter name is not judged by a list of an
+// endpoint's parameters: limit (checked on its own) or a placeholder of
+// the entry's path ({asset}).
+func (e *Entry) takesAnyway(name string) bool {
+	return name == "limit" || strings.Contains(e.Path, "{"+name+"}")
 }
 
 // Param is one request parameter of an entry with its listed values.

@@ -95,7 +95,7 @@ func (c *Config) Findings() []Finding {
 					"%s is outside the built-in catalog; did you mean %s? (it is asked for as written)", e.Path, s)
 			}
 			for _, p := range e.Params {
-				if p.Name == "limit" || slices.Contains(known, p.Name) || strings.Contains(e.Path, "{"+p.Name+"}") {
+				if e.takesAnyway(p.Name) || slices.Contains(known, p.Name) {
 					continue
 				}
 				if s := nearKey(p.Name, known, 4); s != "" {

@@ -55,7 +55,6 @@ func (c *Config) CheckListingFindings(listing Listing) []Finding {
 			continue
 		}
 		e := t.Entry
-		inPath := func(name string) bool { return name == "limit" || strings.Contains(e.Path, "{"+name+"}") }
 		params, listed := listing[t.Path]
 		if !listed {
 			if t.Endpoint != nil {
@@ -67,7 +66,7 @@ func (c *Config) CheckListingFindings(listing Listing) []Finding {
 			}
 			l.add(FindingListingPath, e.KeyLine("path"), join(e.Key, "path"), "%s", msg)
 			for _, p := range e.Params {
-				if inPath(p.Name) || known[p.Name] {
+				if e.takesAnyway(p.Name) || known[p.Name] {
 					continue
 				}
 				if s := nearKey(p.Name, knownNames, 4); s != "" {
@@ -82,7 +81,7 @@ func (c *Config) CheckListingFindings(listing Listing) []Finding {
 			catalog = t.Endpoint.Params
 		}
 		for _, p := range e.Params {
-			if inPath(p.Name) {
+			if e.takesAnyway(p.Name) {
 				continue
 			}
 			values, has := params[p.Name]

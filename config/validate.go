@@ -78,7 +78,7 @@ func (l *errorList) checkTuple(a *API, e *Entry, t *Tuple) bool {
 	if ep != nil {
 		maxLimit = ep.MaxLimit
 		for _, p := range e.Params {
-			if p.Name == "limit" || slices.Contains(ep.Params, p.Name) || strings.Contains(e.Path, "{"+p.Name+"}") {
+			if e.takesAnyway(p.Name) || slices.Contains(ep.Params, p.Name) {
 				continue
 			}
 			l.addAt(p.Line, join(e.Key, p.Name), "unknown parameter for %s (accepted: %s)%s",
